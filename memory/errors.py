@@ -1,0 +1,43 @@
+"""Exceptions of the memory package. Every message says what to do next.
+
+    MemorySystemError
+    ├── InvalidInputError          bad text, type, metadata, ids, files
+    │   └── ImportFileError        an export file that cannot be imported (nothing was written)
+    ├── NotFoundError              an id that does not exist (for this user)
+    ├── StoreUnavailableError      Redis unreachable or missing modules
+    ├── EmbeddingModelMismatchError an index built with another embedding model
+    └── EmbedderError              the embedding model could not load or run
+
+Driver errors (redis-py, onnxruntime, ollama) are translated at the I/O boundary with
+`raise ... from e`; nothing above the memory package sees them.
+"""
+
+from __future__ import annotations
+
+
+class MemorySystemError(Exception):
+    """Base class of every error raised by the memory package."""
+
+
+class InvalidInputError(MemorySystemError, ValueError):
+    """The caller passed something the memory system cannot accept."""
+
+
+class ImportFileError(InvalidInputError):
+    """An import file failed validation; nothing was written."""
+
+
+class NotFoundError(MemorySystemError, LookupError):
+    """The requested memory does not exist, or belongs to another user."""
+
+
+class StoreUnavailableError(MemorySystemError, ConnectionError):
+    """Redis could not be reached or lacks the search/JSON modules."""
+
+
+class EmbeddingModelMismatchError(MemorySystemError):
+    """An index was built with another embedding model or dimension."""
+
+
+class EmbedderError(MemorySystemError):
+    """The embedding model could not be loaded or failed to embed."""

@@ -1,0 +1,100 @@
+"""Every Redis key and index name of the project, built in one place.
+
+User ids and session ids are free text chosen by people, so they never appear raw inside a key:
+`a:b` + `c` and `a` + `b:c` would collide. Keys that depend on them use a digest instead.
+Memories themselves are keyed by their ULID; their owner lives in an indexed TAG field.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+
+def digest(*parts: str, length: int = 24) -> str:
+    """Stable, collision-resistant short id of one or more strings (NUL-separated)."""
+    h = hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()
+    return h[:length]
+
+
+class Keys:
+    """Key and index names under one namespace (`MEMORY_NAMESPACE`, default `cm`)."""
+
+    def __init__(self, namespace: str = "cm") -> None:
+        self.ns = namespace
+
+    # --- indexes (RedisVL) -------------------------------------------------------------
+    @property
+    def episodic_index(self) -> str:
+        return f"{self.ns}_episodic"
+
+    @property
+    def semantic_index(self) -> str:
+        return f"{self.ns}_semantic"
+
+    @property
+    def procedural_index(self) -> str:
+        return f"{self.ns}_procedural"
+
+    @property
+    def episodic_prefix(self) -> str:
+        return f"{self.ns}:episodic"
+
+    @property
+    def semantic_prefix(self) -> str:
+        return f"{self.ns}:semantic"
+
+    @property
+    def procedural_prefix(self) -> str:
+        return f"{self.ns}:procedure"
+
+    def episodic(self, memory_id: str) -> str:
+        return f"{self.episodic_prefix}:{memory_id}"
+
+    def semantic(self, fact_id: str) -> str:
+        return f"{self.semantic_prefix}:{fact_id}"
+
+    def procedure(self, user_id: str, query_hash: str) -> str:
+        """O(1) procedural lookup: one hash per (user, normalised query)."""
+        return f"{self.procedural_prefix}:{digest(user_id, length=16)}:{query_hash}"
+
+    # --- short-term --------------------------------------------------------------------
+    def session(self, user_id: str, session_id: str) -> str:
+        return f"{self.ns}:session:{digest(user_id, session_id)}"
+
+    def user_sessions(self, user_id: str) -> str:
+        """Set of session ids a user has written to (for listing and purging)."""
+        return f"{self.ns}:user_sessions:{digest(user_id)}"
+
+    @property
+    def users(self) -> str:
+        """Set of all user ids that have memories (for pickers and stats)."""
+        return f"{self.ns}:users"
+
+    # --- bookkeeping -------------------------------------------------------------------
+    def index_meta(self, index_name: str) -> str:
+        """Hash recording the embedding model and dimension an index was built with."""
+        return f"{self.ns}:index_meta:{index_name}"
+
+    @property
+    def knowledge_loaded(self) -> str:
+        """Hash: knowledge-file fact digest -> semantic fact id (idempotent loading)."""
+        return f"{self.ns}:semantic_loaded"
+
+    @property
+    def embedding_cache_name(self) -> str:
+        return f"{self.ns}_embedcache"
+
+    @property
+    def metrics_latency(self) -> str:
+        """Stream of latency samples, capped with MAXLEN."""
+        return f"{self.ns}:metrics:latency"
+
+    @property
+    def metrics_counters(self) -> str:
+        """Hash of counters (embedding cache hits/misses, extraction outcomes...)."""
+        return f"{self.ns}:metrics:counters"
+
+    @property
+    def metrics_counts_history(self) -> str:
+        """Stream of periodic memory-count snapshots (growth chart)."""
+        return f"{self.ns}:metrics:counts"

@@ -1,0 +1,128 @@
+"""Latency samples and counters of memory operations, kept in Redis with bounded retention.
+
+Samples are buffered in process and written by a background thread (one pipelined round trip
+every `flush_interval_s`), so recording never adds a Redis round trip to the answer path.
+Latency goes to a stream capped with MAXLEN (approximate trimming keeps XADD O(1)); counters
+live in one hash.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import redis
+
+from memory.keys import Keys
+
+log = logging.getLogger(__name__)
+
+
+class MetricsRecorder:
+    def __init__(
+        self,
+        client: redis.Redis,
+        keys: Keys,
+        max_entries: int = 50_000,
+        flush_interval_s: float = 0.5,
+        background: bool = True,
+    ) -> None:
+        self._r = client
+        self._keys = keys
+        self._max = max_entries
+        self._samples: list[dict[str, str]] = []
+        self._counts: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._interval = flush_interval_s
+        self._thread: threading.Thread | None = None
+        if background:
+            self._thread = threading.Thread(target=self._loop, name="metrics-flush", daemon=True)
+            self._thread.start()
+
+    # --- recording ---------------------------------------------------------------------
+    def record(self, memory_type: str, operation: str, ms: float, hit: bool | None = None) -> None:
+        sample = {
+            "ts": str(int(time.time() * 1000)),
+            "type": memory_type,
+            "op": operation,
+            "ms": f"{ms:.3f}",
+            "hit": "" if hit is None else ("1" if hit else "0"),
+        }
+        with self._lock:
+            self._samples.append(sample)
+
+    def count(self, name: str, n: int = 1) -> None:
+        if n:
+            with self._lock:
+                self._counts[name] = self._counts.get(name, 0) + n
+
+    @contextmanager
+    def timer(self, memory_type: str, operation: str) -> Iterator[dict[str, Any]]:
+        """Times the block; set `t["hit"] = True/False` inside it to record a hit or miss."""
+        t: dict[str, Any] = {"hit": None}
+        start = time.perf_counter()
+        try:
+            yield t
+        finally:
+            t["ms"] = (time.perf_counter() - start) * 1000
+            self.record(memory_type, operation, t["ms"], t["hit"])
+
+    # --- flushing ----------------------------------------------------------------------
+    def flush(self) -> None:
+        with self._lock:
+            samples, self._samples = self._samples, []
+            counts, self._counts = self._counts, {}
+        if not samples and not counts:
+            return
+        try:
+            pipe = self._r.pipeline(transaction=False)
+            for s in samples:
+                pipe.xadd(self._keys.metrics_latency, s, maxlen=self._max, approximate=True)
+            for name, n in counts.items():
+                pipe.hincrby(self._keys.metrics_counters, name, n)
+            pipe.execute()
+        except redis.RedisError as e:  # metrics must never break memory operations
+            log.warning("Could not write %d metric samples: %s", len(samples), e)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self._interval):
+            self.flush()
+
+    def close(self) -> None:
+        self._stop.set()
+        self.flush()
+
+    # --- reading -----------------------------------------------------------------------
+    def latency_samples(self, since_ms: int = 0, limit: int | None = None) -> list[dict[str, Any]]:
+        """Samples newer than `since_ms`, oldest first: ts, type, op, ms, hit (None/True/False)."""
+        self.flush()
+        raw = self._r.xrange(self._keys.metrics_latency, min=f"{since_ms}-0", count=limit)
+        out = []
+        for _id, fields in raw:
+            f = {k.decode(): v.decode() for k, v in fields.items()}
+            out.append(
+                {
+                    "ts": int(f["ts"]),
+                    "type": f["type"],
+                    "op": f["op"],
+                    "ms": float(f["ms"]),
+                    "hit": None if f["hit"] == "" else f["hit"] == "1",
+                }
+            )
+        return out
+
+    def counters(self) -> dict[str, int]:
+        self.flush()
+        raw = self._r.hgetall(self._keys.metrics_counters)
+        return {k.decode(): int(v) for k, v in raw.items()}
+
+    def reset(self) -> None:
+        with self._lock:
+            self._samples.clear()
+            self._counts.clear()
+        self._r.delete(self._keys.metrics_latency, self._keys.metrics_counters)

@@ -1,0 +1,281 @@
+"""Domain models of the four CoALA memory types, recall results and the coordinator's context."""
+
+from __future__ import annotations
+
+import json
+import time
+from enum import Enum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from memory.errors import InvalidInputError
+
+#: Longest text accepted for one memory or message. Long enough for a pasted paragraph, short
+#: enough that one memory stays a memory (and embeds within MiniLM's 256-token window's reach).
+MAX_TEXT_CHARS = 4000
+MAX_ID_CHARS = 200
+MAX_TAGS = 20
+MAX_METADATA_BYTES = 8000
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class MemoryType(str, Enum):
+    EPISODIC = "episodic"
+    SEMANTIC = "semantic"
+    PROCEDURAL = "procedural"
+    SHORT_TERM = "short_term"
+
+    @classmethod
+    def parse(cls, value: str | MemoryType) -> MemoryType:
+        try:
+            return cls(str(value.value if isinstance(value, MemoryType) else value).lower())
+        except ValueError:
+            valid = ", ".join(m.value for m in cls)
+            raise InvalidInputError(f"Unknown memory type {value!r}; use one of: {valid}.") from None
+
+
+class EventType(str, Enum):
+    PREFERENCE = "preference"
+    GOAL = "goal"
+    HEALTH_EVENT = "health_event"
+    INTERACTION = "interaction"
+    MILESTONE = "milestone"
+    CORRECTION = "correction"
+    FEEDBACK = "feedback"
+
+    @classmethod
+    def parse(cls, value: str | EventType) -> EventType:
+        try:
+            return cls(str(value.value if isinstance(value, EventType) else value).lower())
+        except ValueError:
+            valid = ", ".join(m.value for m in cls)
+            raise InvalidInputError(f"Unknown event type {value!r}; use one of: {valid}.") from None
+
+
+def check_text(value: str, what: str = "text") -> str:
+    """Strip and validate a memory text: not empty, at most MAX_TEXT_CHARS characters."""
+    if not isinstance(value, str):
+        raise InvalidInputError(f"{what} must be a string.")
+    value = value.strip()
+    if not value:
+        raise InvalidInputError(f"{what} is empty: write what should be remembered.")
+    if len(value) > MAX_TEXT_CHARS:
+        raise InvalidInputError(
+            f"{what} is {len(value)} characters; the limit is {MAX_TEXT_CHARS}. "
+            "Split it into several memories."
+        )
+    return value
+
+
+def check_id(value: str, what: str = "user id") -> str:
+    """Validate a user or session id: non-empty, printable, at most MAX_ID_CHARS characters.
+
+    Any characters are allowed (they are escaped in filters and digested in keys)."""
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInputError(f"A {what} is required (got {value!r}).")
+    if len(value) > MAX_ID_CHARS:
+        raise InvalidInputError(f"The {what} is longer than {MAX_ID_CHARS} characters.")
+    if any(ord(c) < 32 for c in value):
+        raise InvalidInputError(f"The {what} contains control characters.")
+    return value
+
+
+def check_tags(tags: list[str] | None) -> list[str]:
+    out: list[str] = []
+    for t in tags or []:
+        if not isinstance(t, str):
+            raise InvalidInputError("Tags must be strings.")
+        t = t.strip().lstrip("#").strip()
+        if not t:
+            continue
+        if len(t) > 64:
+            raise InvalidInputError(f"Tag {t[:20]!r}... is longer than 64 characters.")
+        if t.lower() not in out:
+            out.append(t.lower())
+    if len(out) > MAX_TAGS:
+        raise InvalidInputError(f"At most {MAX_TAGS} tags per memory.")
+    return out
+
+
+def check_metadata(metadata: Any) -> dict[str, Any]:
+    if metadata is None:
+        return {}
+    if isinstance(metadata, str):
+        try:
+            metadata = json.loads(metadata)
+        except json.JSONDecodeError as e:
+            raise InvalidInputError(f"Metadata is not valid JSON: {e.msg}.") from None
+    if not isinstance(metadata, dict):
+        raise InvalidInputError("Metadata must be a JSON object (key/value pairs).")
+    try:
+        size = len(json.dumps(metadata))
+    except (TypeError, ValueError) as e:
+        raise InvalidInputError(f"Metadata cannot be stored as JSON: {e}.") from None
+    if size > MAX_METADATA_BYTES:
+        raise InvalidInputError(f"Metadata is {size} bytes; the limit is {MAX_METADATA_BYTES}.")
+    return metadata
+
+
+# --------------------------------------------------------------------------------------
+# Stored records
+# --------------------------------------------------------------------------------------
+
+
+class EpisodicMemory(BaseModel):
+    """Something that happened with one user."""
+
+    model_config = ConfigDict(use_enum_values=False)
+
+    id: str = Field(description="ULID, sortable by creation time")
+    user_id: str
+    event_type: EventType = EventType.INTERACTION
+    description: str = Field(description="The memory itself, as recalled")
+    context: str = Field(default="", description="Where/why it was learned")
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    tags: list[str] = Field(default_factory=list)
+    session_id: str = ""
+    timestamp: int = Field(description="When it happened, ms since epoch")
+    created_at: int = Field(description="When it was stored, ms since epoch")
+    importance: float = Field(default=0.5, ge=0, le=1)
+    access_count: int = 0
+    last_accessed: int = 0
+    expires_at: int | None = Field(default=None, description="ms since epoch; None = never")
+    pinned: bool = False
+    superseded_by: str | None = Field(
+        default=None, description="Id of the memory that replaced this one (kept as history)"
+    )
+
+    @property
+    def text(self) -> str:
+        return self.description
+
+
+class SemanticFact(BaseModel):
+    """An impersonal fact: pre-loaded from the knowledge file or added by a user."""
+
+    id: str
+    fact: str
+    category: str = "general"
+    fact_type: str = "general"
+    context: str = ""
+    source: str = "user"
+    added_by: str = Field(default="", description="User id that added it; '' for the knowledge file")
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    timestamp: int
+    pinned: bool = False
+    importance: float = Field(default=0.5, ge=0, le=1)
+
+    @property
+    def text(self) -> str:
+        return self.fact
+
+
+class SequenceStats(BaseModel):
+    """Statistics of one distinct tool sequence for a query pattern."""
+
+    tools: list[str]
+    executions: int = 0
+    successes: int = 0
+    failures: int = 0
+    score_sum: float = 0.0
+    avg_time_ms: float = 0.0
+    avg_score: float = 0.0
+    last_used: int = 0
+
+
+class ProceduralPattern(BaseModel):
+    """A learned way of answering one kind of question for one user."""
+
+    id: str = Field(description="Normalised-query hash")
+    user_id: str
+    query_pattern: str
+    normalized_query: str
+    tool_sequence: list[str] = Field(description="The best sequence so far")
+    executions: int = 0
+    successes: int = 0
+    failures: int = 0
+    avg_time_ms: float = 0.0
+    avg_score: float = 0.0
+    created_at: int
+    last_used: int
+    sequences: dict[str, SequenceStats] = Field(default_factory=dict)
+    confidence: float = 0.0
+    recommended: bool = False
+    pinned: bool = False
+
+
+class ChatMessage(BaseModel):
+    id: str
+    role: Literal["user", "assistant", "system", "tool"]
+    content: str
+    timestamp: int
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------------------
+# Recall
+# --------------------------------------------------------------------------------------
+
+RelevanceBand = Literal["high", "moderate", "low"]
+
+
+def relevance_band(score: float) -> RelevanceBand:
+    """Bands as in seed 001: >= 0.7 high, >= 0.4 moderate, else low."""
+    if score >= 0.7:
+        return "high"
+    if score >= 0.4:
+        return "moderate"
+    return "low"
+
+
+class ScoreParts(BaseModel):
+    """Why a memory was recalled: each signal in 0..1 and the fused final score."""
+
+    vector: float = Field(default=0.0, description="Cosine similarity of embeddings (0..1)")
+    text: float = Field(default=0.0, description="BM25 score normalised within the query (0..1)")
+    recency: float = Field(default=0.0, description="exp decay with the configured half-life")
+    importance: float = 0.0
+    final: float = 0.0
+
+
+class RecallHit(BaseModel):
+    id: str
+    memory_type: MemoryType
+    text: str
+    score: float
+    band: RelevanceBand
+    parts: ScoreParts
+    record: dict[str, Any] = Field(default_factory=dict, description="The stored fields")
+
+
+class ProceduralSuggestion(BaseModel):
+    pattern_id: str
+    query_pattern: str
+    tool_sequence: list[str]
+    confidence: float
+    recommended: bool
+    executions: int
+    avg_score: float
+    similarity: float = Field(description="1.0 for an exact normalised-query match")
+    match: Literal["exact", "similar"]
+
+
+class MemoryContext(BaseModel):
+    """Everything recalled for one message, ready for a prompt and for display."""
+
+    user_id: str
+    session_id: str
+    query: str
+    episodic: list[RecallHit] = Field(default_factory=list)
+    semantic: list[RecallHit] = Field(default_factory=list)
+    procedural: ProceduralSuggestion | None = None
+    short_term: list[ChatMessage] = Field(default_factory=list)
+    hits: dict[str, int] = Field(default_factory=dict, description="hits per memory type")
+    prompt_block: str = Field(default="", description="Text for the system prompt")
+    prompt_tokens: int = 0
+    timings_ms: dict[str, float] = Field(default_factory=dict)
+    retrieved_at: int = Field(default_factory=now_ms)
