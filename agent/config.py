@@ -1,0 +1,48 @@
+"""Settings of the agent's own behaviour (the LLM host/model live in `memory.config.Settings`).
+
+Environment variables are prefixed `AGENT_` (e.g. `AGENT_MAX_TOOL_ITERATIONS=4`).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class AgentSettings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="AGENT_", env_file=".env", env_file_encoding="utf-8", extra="ignore"
+    )
+
+    max_tool_iterations: int = Field(
+        default=5, ge=1, le=20, description="Model rounds that may call tools in one turn"
+    )
+    status_cache_s: float = Field(
+        default=3.0, ge=0, description="How long an LLM status check is reused by status()"
+    )
+    status_timeout_s: float = Field(
+        default=2.0, gt=0, description="Timeout of the reachability check (GET /api/tags)"
+    )
+    temperature: float = Field(default=0.2, ge=0, le=2)
+    llm_extraction: Literal["auto", "always", "off"] = Field(
+        default="auto",
+        description="Background LLM extraction: auto = only for messages that talk about the "
+        "user (first person); always; off (trigger phrases and #tags still work).",
+    )
+    extraction_timeout_s: float = Field(default=120.0, gt=0)
+    dedup_threshold: float = Field(
+        default=0.95,
+        ge=0.5,
+        le=1.0,
+        description="Cosine similarity at or above which a new memory of the same event type "
+        "is a near-duplicate and not stored (conservative: different facts stay apart)",
+    )
+    store_episodes: bool = Field(
+        default=False,
+        description="Also store every exchange as an 'interaction' episodic memory",
+    )
+    wellness_seed: int = Field(default=42, description="Seed of the synthetic wellness data")
+    wellness_days: int = Field(default=180, ge=14, le=3650)
+    extraction_log_size: int = Field(default=200, gt=0)

@@ -1,0 +1,58 @@
+"""Exceptions of the agent package. Every message says what to do next.
+
+    AgentError
+    ├── LLMError                     anything wrong with the language model
+    │   ├── LLMUnavailableError      Ollama not reachable (not running, wrong OLLAMA_HOST)
+    │   ├── ModelNotFoundError       the model is not pulled
+    │   ├── LLMTimeoutError          no answer within OLLAMA_TIMEOUT_S
+    │   └── LLMResponseError         Ollama answered with an error
+    ├── ToolError                    a tool could not run (returned to the model, never raised
+    │   │                            out of a turn)
+    │   ├── UnknownToolError         the model asked for a tool that does not exist
+    │   └── ToolArgumentsError       arguments missing, of the wrong type, or not an object
+    └── ExtractionError              structured memory extraction failed after its retry
+
+The `ollama`/`httpx` errors are translated in `agent.llm` only, with `raise ... from e`.
+"""
+
+from __future__ import annotations
+
+
+class AgentError(Exception):
+    """Base class of every error raised by the agent package."""
+
+
+class LLMError(AgentError):
+    """The language model could not answer."""
+
+
+class LLMUnavailableError(LLMError, ConnectionError):
+    """Ollama is not reachable."""
+
+
+class ModelNotFoundError(LLMError, LookupError):
+    """The requested model is not pulled on the Ollama server."""
+
+
+class LLMTimeoutError(LLMError, TimeoutError):
+    """Ollama did not answer in time."""
+
+
+class LLMResponseError(LLMError):
+    """Ollama answered with an error."""
+
+
+class ToolError(AgentError):
+    """A tool call failed; the message is shown to the model."""
+
+
+class UnknownToolError(ToolError, LookupError):
+    """No tool of that name is registered."""
+
+
+class ToolArgumentsError(ToolError, ValueError):
+    """The arguments of a tool call do not match its schema."""
+
+
+class ExtractionError(AgentError):
+    """Structured memory extraction failed (after its retry)."""

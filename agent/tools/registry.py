@@ -1,0 +1,300 @@
+"""A registry of typed Python functions exposed to the model as tools.
+
+A tool is a plain function with type hints and a Google-style docstring:
+
+    def aggregate_metrics(ctx: ToolContext, metric: Metric, days: int = 7) -> dict:
+        '''Average, min, max or sum of one daily metric over the last N days.
+
+        Args:
+            metric: which metric
+            days: how many days back from today
+        '''
+
+The registry derives a pydantic model from the signature (to validate the model's arguments)
+and a JSON schema (to send to Ollama). A parameter annotated `ToolContext` is not shown to
+the model: the registry passes the caller's user/session. A toolkit is any object with a
+`name` and a `tools()` method returning such functions; toolkits are pluggable.
+
+`execute()` never raises: unknown tools, malformed arguments and failing tools come back as a
+`ToolCallRecord` with `error` set, which the loop returns to the model.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import logging
+import re
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Protocol, get_type_hints
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+
+from agent.errors import ToolArgumentsError, ToolError, UnknownToolError
+from agent.types import StoredMemory, ToolCallRecord
+
+log = logging.getLogger(__name__)
+
+MAX_RESULT_CHARS = 6000
+
+
+@dataclass
+class ToolContext:
+    """Who the tool runs for. Tools append the memories they write to `stored`."""
+
+    user_id: str
+    session_id: str
+    stored: list[StoredMemory] = field(default_factory=list)
+
+
+class Toolkit(Protocol):
+    name: str
+
+    def tools(self) -> list[Callable[..., Any]]: ...
+
+
+@dataclass
+class ToolSpec:
+    name: str
+    description: str
+    func: Callable[..., Any]
+    args_model: type[BaseModel]
+    schema: dict[str, Any]
+    context_param: str | None
+    toolkit: str = ""
+
+
+_ARGS_RE = re.compile(r"^\s*(Args|Arguments|Parameters):\s*$", re.MULTILINE)
+_SECTION_RE = re.compile(r"^\s*(Returns|Raises|Yields|Examples?|Notes?):\s*$", re.MULTILINE)
+_ARG_LINE_RE = re.compile(r"^\s{2,}(\w+)(?:\s*\([^)]*\))?:\s*(.*)$")
+
+
+def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
+    """(description, {arg: description}) from a Google-style docstring."""
+    doc = inspect.cleandoc(doc or "")
+    m = _ARGS_RE.search(doc)
+    if not m:
+        end = _SECTION_RE.search(doc)
+        return (doc[: end.start()] if end else doc).strip(), {}
+    description = doc[: m.start()].strip()
+    rest = doc[m.end() :]
+    end = _SECTION_RE.search(rest)
+    if end:
+        rest = rest[: end.start()]
+    args: dict[str, str] = {}
+    current: str | None = None
+    for line in rest.splitlines():
+        am = _ARG_LINE_RE.match(line)
+        if am:
+            current = am.group(1)
+            args[current] = am.group(2).strip()
+        elif current and line.strip():
+            args[current] += " " + line.strip()
+    return description, args
+
+
+_JSON_TYPES = {"string", "integer", "number", "boolean", "array", "object"}
+
+
+def _wire_property(prop: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    """Simplify one pydantic JSON-schema property to what Ollama's Tool model carries."""
+    if "$ref" in prop:
+        prop = {**defs.get(prop["$ref"].split("/")[-1], {}), **{k: v for k, v in prop.items() if k != "$ref"}}
+    if "anyOf" in prop:  # Optional[X] -> X
+        options = [o for o in prop["anyOf"] if o.get("type") != "null"]
+        base = _wire_property(options[0], defs) if options else {"type": "string"}
+        merged = {**base, **{k: v for k, v in prop.items() if k not in ("anyOf", "default")}}
+        return _wire_property(merged, defs)
+    out: dict[str, Any] = {}
+    if prop.get("type") in _JSON_TYPES:
+        out["type"] = prop["type"]
+    elif "enum" in prop:
+        out["type"] = "string"
+    if "enum" in prop:
+        out["enum"] = prop["enum"]
+    if "items" in prop:
+        out["items"] = _wire_property(prop["items"], defs)
+    desc = prop.get("description", "")
+    lo, hi = prop.get("minimum"), prop.get("maximum")
+    if lo is not None or hi is not None:
+        desc = (desc + f" (range {'' if lo is None else lo}..{'' if hi is None else hi})").strip()
+    if "default" in prop and prop["default"] is not None:
+        desc = (desc + f" (default: {json.dumps(prop['default'])})").strip()
+    if desc:
+        out["description"] = desc
+    return out
+
+
+def build_spec(func: Callable[..., Any], *, name: str | None = None, toolkit: str = "") -> ToolSpec:
+    name = name or func.__name__
+    description, arg_docs = parse_docstring(func.__doc__)
+    hints = get_type_hints(func, include_extras=True)
+    fields: dict[str, Any] = {}
+    context_param: str | None = None
+    for pname, param in inspect.signature(func).parameters.items():
+        if pname == "self":
+            continue
+        ann = hints.get(pname, Any)
+        if ann is ToolContext or ann == "ToolContext":
+            context_param = pname
+            continue
+        default = ... if param.default is inspect.Parameter.empty else param.default
+        fields[pname] = (ann, Field(default, description=arg_docs.get(pname)))
+    args_model = create_model(  # type: ignore[call-overload]
+        f"{name}_args", __config__=ConfigDict(extra="forbid"), **fields
+    )
+    js = args_model.model_json_schema()
+    defs = js.get("$defs", {})
+    props = {k: _wire_property(v, defs) for k, v in js.get("properties", {}).items()}
+    schema = {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {
+                "type": "object",
+                "properties": props,
+                "required": list(js.get("required", [])),
+            },
+        },
+    }
+    return ToolSpec(name, description, func, args_model, schema, context_param, toolkit)
+
+
+def is_empty_result(result: Any) -> bool:
+    """None, an empty container, or a dict reporting `count: 0` / `empty: true`."""
+    if result is None:
+        return True
+    if isinstance(result, list | tuple | set | str) and not result:
+        return True
+    if isinstance(result, dict):
+        if not result:
+            return True
+        if result.get("empty") is True:
+            return True
+        if result.get("count") == 0:
+            return True
+    return False
+
+
+def result_for_model(record: ToolCallRecord) -> str:
+    """The tool message content sent back to the model."""
+    if record.error is not None:
+        payload: Any = {"error": record.error}
+    else:
+        payload = record.result
+    try:
+        text = json.dumps(payload, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        text = json.dumps(str(payload))
+    if len(text) > MAX_RESULT_CHARS:
+        text = text[:MAX_RESULT_CHARS] + '..." (truncated)'
+    return text
+
+
+def _describe_validation(e: ValidationError) -> str:
+    parts = []
+    for err in e.errors():
+        loc = ".".join(str(x) for x in err["loc"]) or "arguments"
+        parts.append(f"{loc}: {err['msg']}")
+    return "; ".join(parts)
+
+
+class ToolRegistry:
+    """Holds tool specs; builds the schemas for the model; runs calls safely."""
+
+    def __init__(self, toolkits: Iterable[Toolkit] = ()) -> None:
+        self._specs: dict[str, ToolSpec] = {}
+        for tk in toolkits:
+            self.add_toolkit(tk)
+
+    def add_toolkit(self, toolkit: Toolkit) -> None:
+        for func in toolkit.tools():
+            self.register(func, toolkit=toolkit.name)
+
+    def register(
+        self, func: Callable[..., Any], *, name: str | None = None, toolkit: str = ""
+    ) -> ToolSpec:
+        spec = build_spec(func, name=name, toolkit=toolkit)
+        if spec.name in self._specs:
+            raise ValueError(f"A tool named {spec.name!r} is already registered.")
+        self._specs[spec.name] = spec
+        return spec
+
+    def names(self) -> list[str]:
+        return list(self._specs)
+
+    def get(self, name: str) -> ToolSpec | None:
+        return self._specs.get(name)
+
+    def schemas(self) -> list[dict[str, Any]]:
+        return [s.schema for s in self._specs.values()]
+
+    def __len__(self) -> int:
+        return len(self._specs)
+
+    def execute(self, name: str, arguments: Any, ctx: ToolContext) -> ToolCallRecord:
+        """Run one call. Never raises: failures come back in `record.error`."""
+        t0 = time.perf_counter()
+        shown_args = arguments if isinstance(arguments, dict) else {"_raw": arguments}
+        try:
+            spec = self._specs.get(name)
+            if spec is None:
+                raise UnknownToolError(
+                    f"There is no tool named {name!r}. Available tools: {', '.join(self._specs)}."
+                )
+            args = self._parse_arguments(spec, arguments)
+            shown_args = args
+            call_args = dict(args)
+            if spec.context_param:
+                call_args[spec.context_param] = ctx
+            result = spec.func(**call_args)
+            return ToolCallRecord(
+                name=name,
+                arguments=shown_args,
+                result=result,
+                error=None,
+                ms=(time.perf_counter() - t0) * 1000,
+                empty=is_empty_result(result),
+            )
+        except (ToolError, ValueError, LookupError) as e:
+            # ToolError and the memory package's InvalidInputError/NotFoundError: the message
+            # is written for a reader, so the model gets it as is.
+            log.info("tool %s failed: %s", name, e)
+            error = str(e)
+        except Exception as e:  # a bug in a tool: keep the turn alive, log the traceback
+            log.exception("tool %s crashed", name)
+            error = f"The tool failed unexpectedly ({type(e).__name__}: {e})."
+        return ToolCallRecord(
+            name=name,
+            arguments=shown_args,
+            result=None,
+            error=error,
+            ms=(time.perf_counter() - t0) * 1000,
+        )
+
+    @staticmethod
+    def _parse_arguments(spec: ToolSpec, arguments: Any) -> dict[str, Any]:
+        if arguments is None:
+            arguments = {}
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments) if arguments.strip() else {}
+            except json.JSONDecodeError as e:
+                raise ToolArgumentsError(
+                    f"Arguments of {spec.name} are not valid JSON ({e.msg}); "
+                    "send a JSON object matching the tool's parameters."
+                ) from None
+        if not isinstance(arguments, dict):
+            raise ToolArgumentsError(
+                f"Arguments of {spec.name} must be a JSON object, got {type(arguments).__name__}."
+            )
+        try:
+            model = spec.args_model.model_validate(arguments)
+        except ValidationError as e:
+            raise ToolArgumentsError(
+                f"Invalid arguments for {spec.name}: {_describe_validation(e)}."
+            ) from None
+        return {k: getattr(model, k) for k in spec.args_model.model_fields}
