@@ -1,0 +1,76 @@
+"""One way to get a Redis client: `connect(settings)`.
+
+REDIS_URL set: connect there. Not set: start (or reuse) the embedded Redis Stack of
+`memory.server` in REDIS_DATA_DIR on 127.0.0.1:REDIS_PORT. Either way the server must answer
+PING and have the `search` and `ReJSON` modules; anything else becomes `StoreUnavailableError`.
+"""
+
+from __future__ import annotations
+
+import time
+
+import redis
+
+from memory.config import PROJECT_ROOT, Settings
+from memory.errors import StoreUnavailableError
+from memory.server import EmbeddedRedis
+
+REQUIRED_MODULES = ("search", "ReJSON")
+LOADING_TIMEOUT_S = 60.0
+
+
+def connect(settings: Settings) -> redis.Redis:
+    """A checked client (bytes responses: RedisVL needs them for vectors)."""
+    if settings.redis_url:
+        url = settings.redis_url
+        hint = (
+            f"check that a Redis Stack runs at {url} (`docker compose up -d redis`), "
+            "or unset REDIS_URL to use the embedded server"
+        )
+    else:
+        server = EmbeddedRedis(settings.redis_data_dir, settings.redis_port, PROJECT_ROOT)
+        url = server.start()
+        hint = "start it with `python -m memory redis start` or set REDIS_URL"
+    try:
+        client = redis.Redis.from_url(
+            url, decode_responses=False, socket_connect_timeout=5, health_check_interval=30
+        )
+    except ValueError as e:
+        raise StoreUnavailableError(f"REDIS_URL {url!r} is not a valid Redis URL: {e}") from e
+    try:
+        _ping(client)
+        names = {_str(m[b"name"]) for m in client.module_list()}
+    except redis.AuthenticationError as e:
+        client.close()
+        raise StoreUnavailableError(
+            f"Redis at {url} refused the credentials ({e}): fix the user/password in REDIS_URL."
+        ) from e
+    except redis.RedisError as e:
+        client.close()
+        raise StoreUnavailableError(f"Cannot reach Redis at {url} ({e}): {hint}.") from e
+    missing = [m for m in REQUIRED_MODULES if m not in names]
+    if missing:
+        client.close()
+        raise StoreUnavailableError(
+            f"Redis at {url} lacks the module(s) {', '.join(missing)}: use Redis Stack "
+            "(image redis/redis-stack-server, or Redis 8) or unset REDIS_URL to use the "
+            "embedded server."
+        )
+    return client
+
+
+def _ping(client: redis.Redis) -> None:
+    """PING, waiting while the server is still loading its data set."""
+    deadline = time.monotonic() + LOADING_TIMEOUT_S
+    while True:
+        try:
+            client.ping()
+            return
+        except redis.BusyLoadingError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+
+
+def _str(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value

@@ -1,0 +1,243 @@
+"""Episodic memory: what happened with one user (preferences, goals, events, corrections...).
+
+One Redis hash per memory (`{ns}:episodic:{ulid}`) indexed by RedisVL: the owner is a TAG
+field that every query filters on, so no query can read another user's memories.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import redis
+from redisvl.index import SearchIndex
+from redisvl.query import CountQuery, FilterQuery
+from redisvl.query.filter import FilterExpression, Num, Tag
+from ulid import ULID
+
+from memory.errors import InvalidInputError, NotFoundError
+from memory.keys import Keys
+from memory.models import (
+    EpisodicMemory,
+    EventType,
+    MemoryType,
+    check_id,
+    check_metadata,
+    check_tags,
+    check_text,
+    now_ms,
+)
+from memory.recall import HybridRequest, RecallWeights, build_request
+from memory.records import decode, encode
+
+TEXT_FIELDS = {"description": 1.0, "context": 0.5}
+RETURN_FIELDS = [
+    "user_id", "event_type", "description", "context", "metadata", "tags", "session_id",
+    "timestamp", "created_at", "importance", "access_count", "last_accessed", "expires_at",
+    "pinned", "status", "superseded_by",
+]
+SORTABLE = {"timestamp", "created_at", "importance", "access_count", "last_accessed"}
+
+
+def embedding_text(description: str, context: str = "") -> str:
+    """The text whose embedding represents a memory."""
+    return description
+
+
+class EpisodicStore:
+    def __init__(self, client: redis.Redis, keys: Keys, index: SearchIndex) -> None:
+        self._r = client
+        self._keys = keys
+        self.index = index
+
+    # --- building and writing ------------------------------------------------------------
+    @staticmethod
+    def build(
+        user_id: str,
+        text: str,
+        *,
+        event_type: EventType | str = EventType.PREFERENCE,
+        context: str = "",
+        metadata: Any = None,
+        tags: list[str] | None = None,
+        importance: float = 0.5,
+        timestamp_ms: int | None = None,
+        expires_at_ms: int | None = None,
+        session_id: str = "",
+        memory_id: str | None = None,
+        created_at: int | None = None,
+    ) -> EpisodicMemory:
+        """Validate everything before anything is written."""
+        check_id(user_id)
+        if not isinstance(importance, int | float) or not 0 <= importance <= 1:
+            raise InvalidInputError(f"Importance must be between 0 and 1 (got {importance!r}).")
+        now = now_ms()
+        if expires_at_ms is not None and expires_at_ms <= now:
+            raise InvalidInputError("The expiry time is in the past.")
+        if context and len(context) > 4000:
+            raise InvalidInputError("Context is longer than 4000 characters.")
+        return EpisodicMemory(
+            id=memory_id or str(ULID()),
+            user_id=user_id,
+            event_type=EventType.parse(event_type),
+            description=check_text(text, "Memory text"),
+            context=(context or "").strip(),
+            metadata=check_metadata(metadata),
+            tags=check_tags(tags),
+            session_id=session_id or "",
+            timestamp=int(timestamp_ms if timestamp_ms is not None else now),
+            created_at=created_at or now,
+            importance=float(importance),
+            expires_at=expires_at_ms,
+        )
+
+    def write(self, pipe: redis.client.Pipeline, mem: EpisodicMemory, vec: np.ndarray) -> None:
+        """Queue the writes of one memory on a pipeline (the caller executes it)."""
+        key = self._keys.episodic(mem.id)
+        data = mem.model_dump(exclude={"id"})
+        data["status"] = "superseded" if mem.superseded_by else "active"
+        data["embedding"] = vec
+        pipe.delete(key)
+        pipe.hset(key, mapping=encode(data))
+        if mem.expires_at:
+            pipe.pexpireat(key, mem.expires_at)
+        pipe.sadd(self._keys.users, mem.user_id)
+
+    # --- reading -------------------------------------------------------------------------
+    def get(self, user_id: str, memory_id: str) -> EpisodicMemory:
+        raw = self._r.hgetall(self._keys.episodic(_check_memory_id(memory_id)))
+        if not raw:
+            raise NotFoundError(f"No episodic memory {memory_id!r}.")
+        rec = decode(raw)
+        if rec.get("user_id") != user_id:
+            # Same answer as a missing id: never confirm another user's memory exists.
+            raise NotFoundError(f"No episodic memory {memory_id!r}.")
+        rec["id"] = memory_id
+        return EpisodicMemory.model_validate(rec)
+
+    def get_vector(self, memory_id: str) -> bytes | None:
+        return self._r.hget(self._keys.episodic(memory_id), "embedding")
+
+    @staticmethod
+    def filter_for(
+        user_id: str,
+        *,
+        event_types: list[str] | None = None,
+        tags: list[str] | None = None,
+        since_ms: int | None = None,
+        until_ms: int | None = None,
+        active_only: bool = True,
+        session_id: str | None = None,
+        pinned: bool | None = None,
+    ) -> FilterExpression:
+        """Per-user filter. Values are escaped by RedisVL's Tag; an empty user id is refused
+        (an empty Tag filter would match everyone)."""
+        f: FilterExpression = Tag("user_id") == check_id(user_id)
+        if event_types:
+            f = f & (Tag("event_type") == [EventType.parse(e).value for e in event_types])
+        if tags:
+            clean = check_tags(tags)
+            if clean:
+                f = f & (Tag("tags") == clean)
+        if since_ms is not None:
+            f = f & (Num("timestamp") >= int(since_ms))
+        if until_ms is not None:
+            f = f & (Num("timestamp") <= int(until_ms))
+        if active_only:
+            f = f & (Tag("status") == "active")
+        if session_id:
+            f = f & (Tag("session_id") == session_id)
+        if pinned is not None:
+            f = f & (Tag("pinned") == ("1" if pinned else "0"))
+        return f
+
+    def hybrid_request(
+        self,
+        user_id: str,
+        query_text: str,
+        query_vec: np.ndarray,
+        k: int,
+        weights: RecallWeights,
+        **filters: Any,
+    ) -> HybridRequest:
+        return build_request(
+            MemoryType.EPISODIC, self.index, query_text, query_vec, TEXT_FIELDS, RETURN_FIELDS,
+            self.filter_for(user_id, **filters), k, weights,
+        )
+
+    def list(
+        self,
+        user_id: str,
+        *,
+        sort_by: str = "timestamp",
+        descending: bool = True,
+        page: int = 1,
+        page_size: int = 50,
+        **filters: Any,
+    ) -> tuple[list[dict[str, Any]], int]:
+        if sort_by not in SORTABLE:
+            raise InvalidInputError(f"Cannot sort by {sort_by!r}; use one of {sorted(SORTABLE)}.")
+        if page < 1 or not 1 <= page_size <= 1000:
+            raise InvalidInputError("Page must be >= 1 and page size between 1 and 1000.")
+        f = self.filter_for(user_id, **filters)
+        q = FilterQuery(
+            filter_expression=f, return_fields=RETURN_FIELDS, num_results=page_size,
+            sort_by=(sort_by, "DESC" if descending else "ASC"),
+        )
+        q.paging((page - 1) * page_size, page_size)
+        rows = []
+        for row in self.index.query(q):
+            rec = decode(row)
+            rec["id"] = str(row["id"]).rsplit(":", 1)[-1]
+            rec["text"] = rec.get("description", "")
+            rows.append(rec)
+        total = self.index.query(CountQuery(filter_expression=f))
+        return rows, int(total)
+
+    def ids_for_user(self, user_id: str) -> list[str]:
+        """Every memory id of a user, superseded ones included."""
+        f = self.filter_for(user_id, active_only=False)
+        ids: list[str] = []
+        q = FilterQuery(filter_expression=f, return_fields=["user_id"], num_results=500)
+        for batch in self.index.paginate(q, page_size=500):
+            ids.extend(str(r["id"]).rsplit(":", 1)[-1] for r in batch)
+        return ids
+
+    def count(self, user_id: str | None = None) -> int:
+        f = self.filter_for(user_id, active_only=False) if user_id else None
+        return int(self.index.query(CountQuery(filter_expression=f)))
+
+    # --- changing ------------------------------------------------------------------------
+    def touch(self, memory_ids: list[str]) -> None:
+        """Count an access (recall) of each memory; skips ids deleted meanwhile."""
+        if not memory_ids:
+            return
+        ts = now_ms()
+        pipe = self._r.pipeline(transaction=False)
+        for mid in memory_ids:
+            key = self._keys.episodic(mid)
+            # HINCRBY would create a stub hash for a deleted memory; guard with EXISTS in Lua-free
+            # form: HSETEX is Redis 8 only, so update only keys that still exist.
+            pipe.exists(key)
+        exists = pipe.execute()
+        pipe = self._r.pipeline(transaction=False)
+        for mid, ok in zip(memory_ids, exists, strict=True):
+            if ok:
+                key = self._keys.episodic(mid)
+                pipe.hincrby(key, "access_count", 1)
+                pipe.hset(key, "last_accessed", ts)
+        pipe.execute()
+
+    def set_fields(self, user_id: str, memory_id: str, fields: dict[str, Any]) -> None:
+        self.get(user_id, memory_id)  # ownership check
+        self._r.hset(self._keys.episodic(memory_id), mapping=encode(fields))
+
+    def delete_many(self, pipe: redis.client.Pipeline, memory_ids: list[str]) -> None:
+        for mid in memory_ids:
+            pipe.delete(self._keys.episodic(mid))
+
+
+def _check_memory_id(memory_id: str) -> str:
+    if not isinstance(memory_id, str) or not memory_id or len(memory_id) > 64 or ":" in memory_id:
+        raise NotFoundError(f"No memory with id {memory_id!r}.")
+    return memory_id

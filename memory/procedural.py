@@ -1,0 +1,281 @@
+"""Procedural memory: tool sequences that worked for a kind of question, per user.
+
+One hash per (user, normalised query) at `{ns}:procedure:{user digest}:{query hash}`: an exact
+repeat of a question is an O(1) HGETALL. The same hashes are indexed by RedisVL with the
+question's embedding, so a similar question finds the pattern by vector.
+
+Confidence of a tool sequence (Beta(1, 1) prior, i.e. Laplace's rule of succession, with the
+success score in [0, 1] counted as a fractional success):
+
+    confidence = (sum of success scores + 1) / (executions + 2)
+
+One perfect run gives 2/3 ≈ 0.67, two give 0.75, three 0.80: it never reaches 1.0, rises with
+repeated success and falls with every failure. A sequence is `recommended` when its confidence
+is at least `PROCEDURAL_RECOMMEND_THRESHOLD` (default 0.7: at least two clean successes).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import Any
+
+import numpy as np
+import redis
+from redisvl.index import SearchIndex
+from redisvl.query import FilterQuery, VectorQuery
+from redisvl.query.filter import Tag
+
+from memory.errors import InvalidInputError, NotFoundError
+from memory.keys import Keys
+from memory.models import (
+    ProceduralPattern,
+    ProceduralSuggestion,
+    SequenceStats,
+    check_id,
+    check_text,
+    now_ms,
+)
+from memory.records import decode, encode
+from memory.schema import VECTOR_FIELD
+
+SIMILAR_MIN = 0.72  # cosine similarity for "a similar question" (MiniLM)
+RETURN_FIELDS = ["user_id", "query_pattern", "normalized_query", "tool_sequence", "executions",
+                 "successes", "failures", "avg_time_ms", "avg_score", "created_at", "last_used",
+                 "sequences", "confidence", "pinned"]
+
+_NON_WORD = re.compile(r"[^\w\s]", re.UNICODE)
+_SPACE = re.compile(r"\s+")
+_NUMBER = re.compile(r"\d+")
+
+
+def normalize_query(query: str) -> str:
+    """Lower case, no punctuation, numbers as '#', single spaces: 'Steps on 3 May?' ->
+    'steps on # may'."""
+    q = _NON_WORD.sub(" ", query.lower())
+    q = _NUMBER.sub("#", q)
+    return _SPACE.sub(" ", q).strip()
+
+
+def query_hash(normalized: str) -> str:
+    return hashlib.sha256(normalized.encode("utf-8")).hexdigest()[:16]
+
+
+def confidence(score_sum: float, executions: int) -> float:
+    return (score_sum + 1.0) / (executions + 2.0)
+
+
+def sequence_key(tools: list[str]) -> str:
+    return " > ".join(tools)
+
+
+class ProceduralStore:
+    def __init__(self, client: redis.Redis, keys: Keys, index: SearchIndex,
+                 recommend_threshold: float = 0.7) -> None:
+        self._r = client
+        self._keys = keys
+        self.index = index
+        self.threshold = recommend_threshold
+
+    def key(self, user_id: str, normalized: str) -> str:
+        return self._keys.procedure(user_id, query_hash(normalized))
+
+    # --- writing -------------------------------------------------------------------------
+    def record(
+        self,
+        user_id: str,
+        query: str,
+        tools: list[str],
+        success_score: float,
+        execution_time_ms: float,
+        query_vec: np.ndarray | None,
+    ) -> ProceduralPattern:
+        """Add one execution of `tools` for `query`; atomic under concurrent writers."""
+        check_id(user_id)
+        query = check_text(query, "Query")
+        if not tools or not all(isinstance(t, str) and t for t in tools):
+            raise InvalidInputError("A tool sequence needs at least one tool name.")
+        if not 0 <= success_score <= 1:
+            raise InvalidInputError("The success score must be between 0 and 1.")
+        normalized = normalize_query(query)
+        key = self.key(user_id, normalized)
+        now = now_ms()
+        with self._r.pipeline(transaction=True) as pipe:
+            while True:
+                try:
+                    pipe.watch(key)
+                    raw = pipe.hgetall(key)
+                    pattern = self.parse(key, raw) if raw else ProceduralPattern(
+                        id=query_hash(normalized), user_id=user_id, query_pattern=query,
+                        normalized_query=normalized, tool_sequence=list(tools),
+                        created_at=now, last_used=now,
+                    )
+                    self._apply(pattern, tools, success_score, execution_time_ms, now)
+                    data = pattern.model_dump(exclude={"id", "sequences"})
+                    data["sequences"] = {k: v.model_dump() for k, v in pattern.sequences.items()}
+                    mapping = encode(data)
+                    if not raw:
+                        if query_vec is None:
+                            raise InvalidInputError("A new pattern needs the query's embedding.")
+                        mapping[VECTOR_FIELD] = np.asarray(query_vec, dtype=np.float32).tobytes()
+                    pipe.multi()
+                    pipe.hset(key, mapping=mapping)
+                    pipe.sadd(self._keys.users, user_id)
+                    pipe.execute()
+                    return pattern
+                except redis.WatchError:
+                    continue
+
+    def _apply(self, p: ProceduralPattern, tools: list[str], score: float, ms: float,
+               now: int) -> None:
+        skey = sequence_key(tools)
+        s = p.sequences.get(skey) or SequenceStats(tools=list(tools))
+        s.executions += 1
+        s.score_sum += score
+        ok = score >= 0.5
+        s.successes += int(ok)
+        s.failures += int(not ok)
+        s.avg_time_ms += (ms - s.avg_time_ms) / s.executions
+        s.avg_score = s.score_sum / s.executions
+        s.last_used = now
+        p.sequences[skey] = s
+        p.executions += 1
+        p.successes += int(ok)
+        p.failures += int(not ok)
+        p.avg_time_ms += (ms - p.avg_time_ms) / p.executions
+        p.avg_score += (score - p.avg_score) / p.executions
+        p.last_used = now
+        best = max(p.sequences.values(), key=lambda x: confidence(x.score_sum, x.executions))
+        p.tool_sequence = list(best.tools)
+        p.confidence = round(confidence(best.score_sum, best.executions), 4)
+        p.recommended = p.confidence >= self.threshold
+
+    def adjust_last(self, user_id: str, query: str, tools: list[str], new_score: float) -> None:
+        """Re-score the most recent execution (e.g. the user's next message was a correction)."""
+        normalized = normalize_query(query)
+        key = self.key(user_id, normalized)
+        with self._r.pipeline(transaction=True) as pipe:
+            while True:
+                try:
+                    pipe.watch(key)
+                    raw = pipe.hgetall(key)
+                    if not raw:
+                        return
+                    p = self.parse(key, raw)
+                    s = p.sequences.get(sequence_key(tools))
+                    if s is None or s.executions == 0:
+                        return
+                    old = s.avg_score  # best estimate of the last run's score
+                    s.score_sum += new_score - min(old, s.score_sum)
+                    if old >= 0.5 > new_score:
+                        s.successes -= 1
+                        s.failures += 1
+                        p.successes -= 1
+                        p.failures += 1
+                    s.avg_score = s.score_sum / s.executions
+                    best = max(p.sequences.values(),
+                               key=lambda x: confidence(x.score_sum, x.executions))
+                    p.tool_sequence = list(best.tools)
+                    p.confidence = round(confidence(best.score_sum, best.executions), 4)
+                    p.recommended = p.confidence >= self.threshold
+                    data = {"sequences": {k: v.model_dump() for k, v in p.sequences.items()},
+                            "tool_sequence": p.tool_sequence, "confidence": p.confidence,
+                            "successes": p.successes, "failures": p.failures}
+                    pipe.multi()
+                    pipe.hset(key, mapping=encode(data))
+                    pipe.execute()
+                    return
+                except redis.WatchError:
+                    continue
+
+    # --- reading -------------------------------------------------------------------------
+    def parse(self, key: str | bytes, raw: dict[Any, Any]) -> ProceduralPattern:
+        rec = decode(raw)
+        rec["id"] = (key.decode() if isinstance(key, bytes) else key).rsplit(":", 1)[-1]
+        rec["sequences"] = {k: SequenceStats.model_validate(v)
+                            for k, v in (rec.get("sequences") or {}).items()}
+        rec["recommended"] = float(rec.get("confidence", 0)) >= self.threshold
+        return ProceduralPattern.model_validate(rec)
+
+    def exact_request(self, pipe: redis.client.Pipeline, user_id: str, query: str) -> str:
+        key = self.key(user_id, normalize_query(query))
+        pipe.hgetall(key)
+        return key
+
+    def similar_query(self, user_id: str, query_vec: np.ndarray, k: int = 1) -> VectorQuery:
+        return VectorQuery(
+            vector=np.asarray(query_vec, dtype=np.float32).tobytes(),
+            vector_field_name=VECTOR_FIELD, return_fields=RETURN_FIELDS,
+            filter_expression=Tag("user_id") == check_id(user_id), num_results=k,
+        )
+
+    def suggestion(self, pattern: ProceduralPattern, similarity: float,
+                   match: str) -> ProceduralSuggestion:
+        return ProceduralSuggestion(
+            pattern_id=pattern.id, query_pattern=pattern.query_pattern,
+            tool_sequence=pattern.tool_sequence, confidence=pattern.confidence,
+            recommended=pattern.recommended, executions=pattern.executions,
+            avg_score=round(pattern.avg_score, 4), similarity=round(similarity, 4),
+            match=match,  # type: ignore[arg-type]
+        )
+
+    def from_row(self, row: dict[str, Any]) -> ProceduralPattern:
+        return self.parse(str(row["id"]), {k: v for k, v in row.items()
+                                              if k not in ("id", "vector_distance")})
+
+    def get(self, user_id: str, pattern_id: str) -> ProceduralPattern:
+        if not pattern_id or ":" in pattern_id or len(pattern_id) > 64:
+            raise NotFoundError(f"No procedural pattern {pattern_id!r}.")
+        key = self._keys.procedure(user_id, pattern_id)
+        raw = self._r.hgetall(key)
+        if not raw or decode(raw).get("user_id") != user_id:
+            raise NotFoundError(f"No procedural pattern {pattern_id!r}.")
+        return self.parse(key, raw)
+
+    def list(self, user_id: str, sort_by: str = "last_used", descending: bool = True,
+             page: int = 1, page_size: int = 50) -> tuple[list[dict[str, Any]], int]:
+        if sort_by not in ("last_used", "confidence", "executions", "created_at"):
+            raise InvalidInputError("Procedural patterns sort by last_used, confidence, "
+                                    "executions or created_at.")
+        f = Tag("user_id") == check_id(user_id)
+        q = FilterQuery(filter_expression=f, return_fields=RETURN_FIELDS, num_results=page_size,
+                        sort_by=(sort_by, "DESC" if descending else "ASC"))
+        q.paging((page - 1) * page_size, page_size)
+        rows = []
+        for row in self.index.query(q):
+            p = self.from_row(row)
+            d = p.model_dump()
+            d["text"] = p.query_pattern
+            d["sequences"] = {k: v.model_dump() for k, v in p.sequences.items()}
+            rows.append(d)
+        from redisvl.query import CountQuery
+
+        return rows, int(self.index.query(CountQuery(filter_expression=f)))
+
+    def keys_for_user(self, user_id: str) -> list[str]:
+        q = FilterQuery(filter_expression=Tag("user_id") == check_id(user_id),
+                        return_fields=["user_id"], num_results=500)
+        keys: list[str] = []
+        for batch in self.index.paginate(q, page_size=500):
+            keys.extend(str(r["id"]) for r in batch)
+        return keys
+
+    def set_pinned(self, user_id: str, pattern_id: str, pinned: bool) -> None:
+        self.get(user_id, pattern_id)
+        self._r.hset(self._keys.procedure(user_id, pattern_id), "pinned", "1" if pinned else "0")
+
+    def write_raw(self, pipe: redis.client.Pipeline, pattern: ProceduralPattern,
+                  vec: np.ndarray) -> None:
+        """For import: write a whole pattern as it was exported."""
+        data = pattern.model_dump(exclude={"id", "sequences", "recommended"})
+        data["sequences"] = {k: v.model_dump() for k, v in pattern.sequences.items()}
+        mapping = encode(data)
+        mapping[VECTOR_FIELD] = np.asarray(vec, dtype=np.float32).tobytes()
+        key = self._keys.procedure(pattern.user_id, pattern.id)
+        pipe.delete(key)
+        pipe.hset(key, mapping=mapping)
+
+
+def sequences_json(p: ProceduralPattern) -> str:
+    return json.dumps({k: v.model_dump() for k, v in p.sequences.items()})

@@ -1,0 +1,82 @@
+"""Encoding of memory records to Redis hash fields and back (one place for field formats)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+
+from memory.schema import VECTOR_FIELD
+
+# Fields stored as JSON text in the hash.
+JSON_FIELDS = {"metadata", "sequences", "tool_sequence"}
+# Fields stored as comma-separated TAG values.
+LIST_FIELDS = {"tags"}
+BOOL_FIELDS = {"pinned", "recommended"}
+INT_FIELDS = {"timestamp", "created_at", "access_count", "last_accessed", "expires_at",
+              "executions", "successes", "failures", "last_used"}
+FLOAT_FIELDS = {"importance", "avg_time_ms", "avg_score", "confidence"}
+
+
+def vector_bytes(vec: np.ndarray) -> bytes:
+    return np.asarray(vec, dtype=np.float32).tobytes()
+
+
+def bytes_vector(raw: bytes) -> np.ndarray:
+    return np.frombuffer(raw, dtype=np.float32)
+
+
+def encode(record: dict[str, Any]) -> dict[str, Any]:
+    """Pydantic dump -> hash mapping (strings, numbers, bytes)."""
+    out: dict[str, Any] = {}
+    for k, v in record.items():
+        if k == VECTOR_FIELD:
+            out[k] = v if isinstance(v, bytes) else vector_bytes(v)
+        elif k in JSON_FIELDS:
+            out[k] = json.dumps(v, ensure_ascii=False)
+        elif k in LIST_FIELDS:
+            out[k] = ",".join(v)
+        elif k in BOOL_FIELDS:
+            out[k] = "1" if v else "0"
+        elif v is None:
+            # Numeric index fields must stay numeric ("" would make the hash unindexable).
+            out[k] = 0 if k in INT_FIELDS or k in FLOAT_FIELDS else ""
+        elif hasattr(v, "value"):  # enums
+            out[k] = v.value
+        else:
+            out[k] = v
+    return out
+
+
+def _text(v: Any) -> str:
+    return v.decode("utf-8") if isinstance(v, bytes) else str(v)
+
+
+def decode(raw: dict[Any, Any]) -> dict[str, Any]:
+    """Hash fields (from HGETALL or a RedisVL result) -> plain Python values."""
+    out: dict[str, Any] = {}
+    for k, v in raw.items():
+        key = _text(k)
+        if key == VECTOR_FIELD or key in ("vector_distance", "score"):
+            if key != VECTOR_FIELD:
+                out[key] = float(_text(v))
+            continue
+        s = _text(v)
+        if key in JSON_FIELDS:
+            out[key] = json.loads(s) if s else ({} if key != "tool_sequence" else [])
+        elif key in LIST_FIELDS:
+            out[key] = [t for t in s.split(",") if t]
+        elif key in BOOL_FIELDS:
+            out[key] = s == "1"
+        elif key in INT_FIELDS:
+            out[key] = int(float(s)) if s else (None if key == "expires_at" else 0)
+        elif key in FLOAT_FIELDS:
+            out[key] = float(s) if s else 0.0
+        else:
+            out[key] = s
+    if out.get("superseded_by") == "":
+        out["superseded_by"] = None
+    if out.get("expires_at") == 0:
+        out["expires_at"] = None
+    return out

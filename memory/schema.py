@@ -1,0 +1,134 @@
+"""RedisVL index schemas of the vector-backed memory types, and the embedding-model guard.
+
+Each index records the embedding model and dimension it was built with (in a small hash beside
+it); opening it with another embedder is refused, because vectors of different models are not
+comparable. `python -m memory reembed` rebuilds the vectors with the configured model.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import redis
+from redisvl.index import SearchIndex
+from redisvl.schema import IndexSchema
+
+from memory.errors import EmbeddingModelMismatchError, StoreUnavailableError
+from memory.keys import Keys
+
+VECTOR_FIELD = "embedding"
+
+
+def _vector_field(dims: int, algorithm: str) -> dict[str, Any]:
+    attrs: dict[str, Any] = {
+        "dims": dims,
+        "distance_metric": "cosine",
+        "algorithm": algorithm,
+        "datatype": "float32",
+    }
+    if algorithm == "hnsw":
+        attrs.update({"m": 16, "ef_construction": 200, "ef_runtime": 64})
+    return {"name": VECTOR_FIELD, "type": "vector", "attrs": attrs}
+
+
+def episodic_schema(keys: Keys, dims: int, algorithm: str) -> IndexSchema:
+    return IndexSchema.from_dict(
+        {
+            "index": {"name": keys.episodic_index, "prefix": keys.episodic_prefix,
+                      "storage_type": "hash"},
+            "fields": [
+                {"name": "user_id", "type": "tag"},
+                {"name": "event_type", "type": "tag"},
+                {"name": "tags", "type": "tag", "attrs": {"separator": ","}},
+                {"name": "session_id", "type": "tag"},
+                {"name": "pinned", "type": "tag"},
+                {"name": "status", "type": "tag"},  # active | superseded
+                {"name": "description", "type": "text", "attrs": {"weight": 1.0}},
+                {"name": "context", "type": "text", "attrs": {"weight": 0.5}},
+                {"name": "timestamp", "type": "numeric", "attrs": {"sortable": True}},
+                {"name": "created_at", "type": "numeric", "attrs": {"sortable": True}},
+                {"name": "importance", "type": "numeric", "attrs": {"sortable": True}},
+                {"name": "access_count", "type": "numeric", "attrs": {"sortable": True}},
+                {"name": "last_accessed", "type": "numeric", "attrs": {"sortable": True}},
+                {"name": "expires_at", "type": "numeric"},
+                _vector_field(dims, algorithm),
+            ],
+        }
+    )
+
+
+def semantic_schema(keys: Keys, dims: int, algorithm: str) -> IndexSchema:
+    return IndexSchema.from_dict(
+        {
+            "index": {"name": keys.semantic_index, "prefix": keys.semantic_prefix,
+                      "storage_type": "hash"},
+            "fields": [
+                {"name": "category", "type": "tag"},
+                {"name": "fact_type", "type": "tag"},
+                {"name": "source", "type": "tag"},
+                {"name": "added_by", "type": "tag"},
+                {"name": "pinned", "type": "tag"},
+                {"name": "fact", "type": "text", "attrs": {"weight": 1.0}},
+                {"name": "context", "type": "text", "attrs": {"weight": 0.5}},
+                {"name": "timestamp", "type": "numeric", "attrs": {"sortable": True}},
+                {"name": "importance", "type": "numeric", "attrs": {"sortable": True}},
+                _vector_field(dims, algorithm),
+            ],
+        }
+    )
+
+
+def procedural_schema(keys: Keys, dims: int, algorithm: str) -> IndexSchema:
+    return IndexSchema.from_dict(
+        {
+            "index": {"name": keys.procedural_index, "prefix": keys.procedural_prefix,
+                      "storage_type": "hash"},
+            "fields": [
+                {"name": "user_id", "type": "tag"},
+                {"name": "pinned", "type": "tag"},
+                {"name": "query_pattern", "type": "text"},
+                {"name": "executions", "type": "numeric", "attrs": {"sortable": True}},
+                {"name": "confidence", "type": "numeric", "attrs": {"sortable": True}},
+                {"name": "last_used", "type": "numeric", "attrs": {"sortable": True}},
+                {"name": "created_at", "type": "numeric", "attrs": {"sortable": True}},
+                _vector_field(dims, algorithm),
+            ],
+        }
+    )
+
+
+def open_index(
+    client: redis.Redis,
+    keys: Keys,
+    schema: IndexSchema,
+    model_id: str,
+    dims: int,
+) -> SearchIndex:
+    """Create the index if missing; refuse one built with another embedding model."""
+    index = SearchIndex(schema, redis_client=client)
+    meta_key = keys.index_meta(schema.index.name)
+    try:
+        exists = index.exists()
+        meta = client.hgetall(meta_key)
+    except redis.RedisError as e:
+        raise StoreUnavailableError(f"Redis error while opening {schema.index.name}: {e}") from e
+    if exists and meta:
+        built_model = meta.get(b"model_id", b"").decode()
+        built_dims = int(meta.get(b"dims", b"0"))
+        if built_model != model_id or built_dims != dims:
+            raise EmbeddingModelMismatchError(
+                f"Index {schema.index.name!r} was built with embedding model {built_model!r} "
+                f"({built_dims} dimensions) but the configured embedder is {model_id!r} "
+                f"({dims} dimensions). Re-embed the stored memories with "
+                "`python -m memory reembed`, or set EMBEDDING_PROVIDER back."
+            )
+    if not exists:
+        index.create(overwrite=False)
+    if not meta or not exists:
+        client.hset(meta_key, mapping={"model_id": model_id, "dims": dims})
+    return index
+
+
+def index_model(client: redis.Redis, keys: Keys, index_name: str) -> dict[str, Any]:
+    meta = client.hgetall(keys.index_meta(index_name))
+    return {k.decode(): v.decode() for k, v in meta.items()}

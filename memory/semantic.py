@@ -1,0 +1,192 @@
+"""Semantic memory: impersonal facts, loaded from the shipped knowledge file and added by users.
+
+One hash per fact (`{ns}:semantic:{ulid}`). Facts a user adds carry `added_by`, so a user purge
+removes them too. Loading the knowledge file is idempotent: each file fact is keyed by a digest
+of its text in `{ns}:semantic_loaded`, so a restart adds only facts that are new in the file.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import redis
+from redisvl.index import SearchIndex
+from redisvl.query import CountQuery, FilterQuery
+from redisvl.query.filter import FilterExpression, Tag
+from ulid import ULID
+
+from memory.errors import InvalidInputError, NotFoundError
+from memory.keys import Keys, digest
+from memory.models import MemoryType, SemanticFact, check_metadata, check_text, now_ms
+from memory.recall import HybridRequest, RecallWeights, build_request
+from memory.records import decode, encode
+
+TEXT_FIELDS = {"fact": 1.0, "context": 0.5}
+RETURN_FIELDS = ["fact", "category", "fact_type", "context", "source", "added_by", "metadata",
+                 "timestamp", "pinned", "importance"]
+_NAME_MAX = 48
+
+
+def _label(value: str, what: str) -> str:
+    value = (value or "general").strip().lower()
+    if not value or len(value) > _NAME_MAX:
+        raise InvalidInputError(f"The {what} must be 1-{_NAME_MAX} characters.")
+    return value
+
+
+class SemanticStore:
+    def __init__(self, client: redis.Redis, keys: Keys, index: SearchIndex) -> None:
+        self._r = client
+        self._keys = keys
+        self.index = index
+
+    @staticmethod
+    def build(
+        text: str,
+        *,
+        category: str = "general",
+        fact_type: str = "general",
+        context: str = "",
+        source: str = "user",
+        added_by: str = "",
+        metadata: Any = None,
+        importance: float = 0.5,
+        fact_id: str | None = None,
+        timestamp_ms: int | None = None,
+    ) -> SemanticFact:
+        if not 0 <= importance <= 1:
+            raise InvalidInputError("Importance must be between 0 and 1.")
+        return SemanticFact(
+            id=fact_id or str(ULID()),
+            fact=check_text(text, "Fact text"),
+            category=_label(category, "category"),
+            fact_type=_label(fact_type, "fact type"),
+            context=(context or "").strip(),
+            source=(source or "user").strip()[:64],
+            added_by=added_by or "",
+            metadata=check_metadata(metadata),
+            timestamp=timestamp_ms or now_ms(),
+            importance=importance,
+        )
+
+    def write(self, pipe: redis.client.Pipeline, fact: SemanticFact, vec: np.ndarray) -> None:
+        data = fact.model_dump(exclude={"id"})
+        data["embedding"] = vec
+        key = self._keys.semantic(fact.id)
+        pipe.delete(key)
+        pipe.hset(key, mapping=encode(data))
+
+    def get(self, fact_id: str) -> SemanticFact:
+        if not fact_id or ":" in fact_id or len(fact_id) > 64:
+            raise NotFoundError(f"No semantic fact {fact_id!r}.")
+        raw = self._r.hgetall(self._keys.semantic(fact_id))
+        if not raw:
+            raise NotFoundError(f"No semantic fact {fact_id!r}.")
+        rec = decode(raw)
+        rec["id"] = fact_id
+        return SemanticFact.model_validate(rec)
+
+    @staticmethod
+    def filter_for(
+        category: str | None = None,
+        added_by: str | None = None,
+        pinned: bool | None = None,
+        fact_type: str | None = None,
+    ) -> FilterExpression | None:
+        f: FilterExpression | None = None
+
+        def add(expr: FilterExpression) -> None:
+            nonlocal f
+            f = expr if f is None else f & expr
+
+        if category:
+            add(Tag("category") == category.lower())
+        if fact_type:
+            add(Tag("fact_type") == fact_type.lower())
+        if added_by:
+            add(Tag("added_by") == added_by)
+        if pinned is not None:
+            add(Tag("pinned") == ("1" if pinned else "0"))
+        return f
+
+    def hybrid_request(
+        self, query_text: str, query_vec: np.ndarray, k: int, weights: RecallWeights,
+        category: str | None = None,
+    ) -> HybridRequest:
+        return build_request(
+            MemoryType.SEMANTIC, self.index, query_text, query_vec, TEXT_FIELDS, RETURN_FIELDS,
+            self.filter_for(category=category), k, weights,
+        )
+
+    def list(
+        self, *, category: str | None = None, added_by: str | None = None,
+        pinned: bool | None = None, sort_by: str = "timestamp", descending: bool = True,
+        page: int = 1, page_size: int = 50,
+    ) -> tuple[list[dict[str, Any]], int]:
+        if sort_by not in ("timestamp", "importance"):
+            raise InvalidInputError("Semantic facts sort by 'timestamp' or 'importance'.")
+        f = self.filter_for(category=category, added_by=added_by, pinned=pinned)
+        q = FilterQuery(filter_expression=f, return_fields=RETURN_FIELDS, num_results=page_size,
+                        sort_by=(sort_by, "DESC" if descending else "ASC"))
+        q.paging((page - 1) * page_size, page_size)
+        rows = []
+        for row in self.index.query(q):
+            rec = decode(row)
+            rec["id"] = str(row["id"]).rsplit(":", 1)[-1]
+            rec["text"] = rec.get("fact", "")
+            rows.append(rec)
+        return rows, int(self.index.query(CountQuery(filter_expression=f)))
+
+    def ids_added_by(self, user_id: str) -> list[str]:
+        q = FilterQuery(filter_expression=Tag("added_by") == user_id, return_fields=["fact"],
+                        num_results=500)
+        ids: list[str] = []
+        for batch in self.index.paginate(q, page_size=500):
+            ids.extend(str(r["id"]).rsplit(":", 1)[-1] for r in batch)
+        return ids
+
+    def count(self) -> int:
+        return int(self.index.query(CountQuery()))
+
+    def delete_many(self, pipe: redis.client.Pipeline, fact_ids: list[str]) -> None:
+        for fid in fact_ids:
+            pipe.delete(self._keys.semantic(fid))
+
+    # --- knowledge file ------------------------------------------------------------------
+    @staticmethod
+    def read_knowledge_file(path: Path) -> list[SemanticFact]:
+        try:
+            raw = json.loads(Path(path).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise InvalidInputError(f"Knowledge file {path} does not exist.") from None
+        except json.JSONDecodeError as e:
+            raise InvalidInputError(f"Knowledge file {path} is not valid JSON: {e}.") from None
+        items = raw.get("facts", raw) if isinstance(raw, dict) else raw
+        if not isinstance(items, list):
+            raise InvalidInputError(f"Knowledge file {path} must hold a list of facts.")
+        facts = []
+        for i, item in enumerate(items):
+            if not isinstance(item, dict) or "fact" not in item:
+                raise InvalidInputError(f"Knowledge file {path}: entry {i} has no 'fact'.")
+            facts.append(
+                SemanticStore.build(
+                    item["fact"], category=item.get("category", "general"),
+                    fact_type=item.get("fact_type", "general"), context=item.get("context", ""),
+                    source=item.get("source", "knowledge_file"),
+                    fact_id="kf" + digest(item["fact"], length=24),
+                )
+            )
+        return facts
+
+    def missing_from_store(self, facts: list[SemanticFact]) -> list[SemanticFact]:
+        if not facts:
+            return []
+        loaded = self._r.hmget(self._keys.knowledge_loaded, [f.id for f in facts])
+        return [f for f, done in zip(facts, loaded, strict=True) if not done]
+
+    def mark_loaded(self, pipe: redis.client.Pipeline, facts: list[SemanticFact]) -> None:
+        if facts:
+            pipe.hset(self._keys.knowledge_loaded, mapping={f.id: "1" for f in facts})

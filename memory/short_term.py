@@ -1,0 +1,96 @@
+"""Short-term memory: the recent messages of one session, in a Redis list.
+
+`{ns}:session:{digest(user, session)}` holds JSON messages oldest first (RPUSH), capped at
+`SHORT_TERM_MAX_MESSAGES` (LTRIM) and expiring `SHORT_TERM_TTL_S` after the last write. The
+prompt gets the newest messages that fit a token budget (default 80 % of the context window).
+"""
+
+from __future__ import annotations
+
+import json
+
+import redis
+from ulid import ULID
+
+from memory.errors import InvalidInputError
+from memory.keys import Keys
+from memory.models import ChatMessage, check_id, check_text, now_ms
+from memory.tokens import message_tokens
+
+ROLES = ("user", "assistant", "system", "tool")
+MAX_MESSAGE_CHARS = 32_000  # a long assistant answer is still one message
+
+
+class ShortTermStore:
+    def __init__(self, client: redis.Redis, keys: Keys, max_messages: int, ttl_s: int) -> None:
+        self._r = client
+        self._keys = keys
+        self.max_messages = max_messages
+        self.ttl_s = ttl_s
+
+    @staticmethod
+    def build(role: str, content: str, metadata: dict | None = None) -> ChatMessage:
+        if role not in ROLES:
+            raise InvalidInputError(f"Unknown role {role!r}; use one of {', '.join(ROLES)}.")
+        if isinstance(content, str) and len(content) > MAX_MESSAGE_CHARS:
+            raise InvalidInputError(f"A message is limited to {MAX_MESSAGE_CHARS} characters.")
+        text = check_text(content, "Message") if role == "user" else (content or "").strip()
+        return ChatMessage(id=str(ULID()), role=role, content=text,  # type: ignore[arg-type]
+                           timestamp=now_ms(), metadata=metadata or {})
+
+    def write(self, pipe: redis.client.Pipeline, user_id: str, session_id: str,
+              messages: list[ChatMessage]) -> None:
+        check_id(user_id)
+        check_id(session_id, "session id")
+        key = self._keys.session(user_id, session_id)
+        pipe.rpush(key, *[m.model_dump_json() for m in messages])
+        pipe.ltrim(key, -self.max_messages, -1)
+        pipe.expire(key, self.ttl_s)
+        pipe.sadd(self._keys.user_sessions(user_id), session_id)
+        pipe.sadd(self._keys.users, user_id)
+
+    def recent_request(self, pipe: redis.client.Pipeline, user_id: str, session_id: str,
+                       n: int) -> None:
+        pipe.lrange(self._keys.session(user_id, session_id), -n, -1)
+
+    @staticmethod
+    def parse(raw: list[bytes]) -> list[ChatMessage]:
+        return [ChatMessage.model_validate(json.loads(r)) for r in raw]
+
+    def recent(self, user_id: str, session_id: str, n: int = 50) -> list[ChatMessage]:
+        check_id(user_id)
+        check_id(session_id, "session id")
+        return self.parse(self._r.lrange(self._keys.session(user_id, session_id), -n, -1))
+
+    @staticmethod
+    def within_budget(messages: list[ChatMessage], budget_tokens: int) -> list[ChatMessage]:
+        """Newest messages whose estimated tokens fit the budget (oldest trimmed first)."""
+        kept: list[ChatMessage] = []
+        used = 0
+        for m in reversed(messages):
+            cost = message_tokens(m.content)
+            if used + cost > budget_tokens:
+                break
+            kept.append(m)
+            used += cost
+        return list(reversed(kept))
+
+    def sessions(self, user_id: str) -> list[str]:
+        return sorted(s.decode() for s in self._r.smembers(self._keys.user_sessions(check_id(user_id))))
+
+    def count(self, user_id: str, session_id: str) -> int:
+        return int(self._r.llen(self._keys.session(user_id, session_id)))
+
+    def ttl(self, user_id: str, session_id: str) -> int:
+        return int(self._r.ttl(self._keys.session(user_id, session_id)))
+
+    def delete_message(self, user_id: str, session_id: str, message_id: str) -> bool:
+        key = self._keys.session(user_id, session_id)
+        for raw in self._r.lrange(key, 0, -1):
+            if json.loads(raw).get("id") == message_id:
+                return bool(self._r.lrem(key, 1, raw))
+        return False
+
+    def clear(self, pipe: redis.client.Pipeline, user_id: str, session_id: str) -> None:
+        pipe.delete(self._keys.session(user_id, session_id))
+        pipe.srem(self._keys.user_sessions(user_id), session_id)
