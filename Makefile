@@ -1,0 +1,45 @@
+# Everyday commands. `make setup` is idempotent and quick when nothing changed.
+VENV := .venv
+PY := $(VENV)/bin/python
+HOST ?= 127.0.0.1
+PORT ?= 8501
+
+.PHONY: help setup setup-test run test lint format redis-start redis-stop redis-status
+
+help:
+	@echo "make setup         .venv + pinned packages + libssl1.1 for the embedded Redis"
+	@echo "make run           start the embedded Redis, then the app on http://$(HOST):$(PORT)"
+	@echo "make test          setup (incl. chromium for browser tests), then pytest"
+	@echo "make lint          ruff check, ruff format --check, mypy memory agent"
+	@echo "make redis-stop    stop the embedded Redis"
+
+setup:
+	bash scripts/setup.sh
+
+setup-test:
+	bash scripts/setup.sh --browser
+
+run: setup
+	$(PY) -m memory redis start
+	$(PY) -m streamlit run app.py --server.address $(HOST) --server.port $(PORT)
+
+test: setup-test
+	$(PY) -m pytest -q
+
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy memory agent
+
+format: setup
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+redis-start: setup
+	$(PY) -m memory redis start
+
+redis-status:
+	$(PY) -m memory redis status
+
+redis-stop:
+	$(PY) -m memory redis stop

@@ -1,0 +1,95 @@
+"""Fixtures shared by every test folder.
+
+A real Redis Stack (the embedded one of `memory.server`) runs once per test session on a free
+port with a throw-away data dir; each test gets its own `namespace`, whose keys and indexes are
+removed afterwards, so tests never see each other's data. Tests under tests/integration,
+tests/app and tests/e2e get the matching marker automatically (`pytest -m "not e2e"`).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+
+from memory.config import PROJECT_ROOT, Settings
+from memory.server import EmbeddedRedis, free_port, pid_alive
+
+TESTS_DIR = Path(__file__).resolve().parent
+FOLDER_MARKERS = ("integration", "app", "e2e")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        try:
+            folder = item.path.resolve().relative_to(TESTS_DIR).parts[0]
+        except (ValueError, IndexError):
+            continue
+        if folder in FOLDER_MARKERS:
+            item.add_marker(folder)
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedRedis]:
+    """A Redis Stack for the whole session. Fails (never skips) when it cannot start."""
+    server = EmbeddedRedis(tmp_path_factory.mktemp("redis"), free_port(), PROJECT_ROOT)
+    server.start()  # raises StoreUnavailableError with the server's log tail
+    pid = server.status()["pid"]
+    try:
+        yield server
+    finally:
+        try:
+            server.stop()
+        finally:
+            if pid is not None and pid_alive(pid):  # stop() failed: end our own process only
+                os.kill(pid, signal.SIGKILL)
+
+
+@pytest.fixture(scope="session")
+def redis_url(redis_server: EmbeddedRedis) -> str:
+    return redis_server.url
+
+
+@pytest.fixture
+def redis_client(redis_url: str) -> Iterator[redis.Redis]:
+    client = redis.Redis.from_url(redis_url, decode_responses=False)
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def namespace(redis_client: redis.Redis) -> Iterator[str]:
+    """A fresh MEMORY_NAMESPACE; its keys (ns:*, ns_*) and indexes (ns*) are dropped after."""
+    ns = "t" + uuid.uuid4().hex[:12]
+    yield ns
+    for name in redis_client.execute_command("FT._LIST"):
+        if _str(name).startswith(ns):
+            redis_client.execute_command("FT.DROPINDEX", name)
+    batch: list[bytes] = []
+    for key in redis_client.scan_iter(match=f"{ns}*", count=1000):
+        batch.append(key)
+        if len(batch) >= 500:
+            redis_client.unlink(*batch)
+            batch.clear()
+    if batch:
+        redis_client.unlink(*batch)
+
+
+@pytest.fixture
+def settings(redis_url: str, namespace: str, tmp_path: Path) -> Settings:
+    """Settings pointing at the session's Redis and this test's namespace (no `.env` read)."""
+    return Settings(
+        _env_file=None,
+        redis_url=redis_url,
+        memory_namespace=namespace,
+        redis_data_dir=tmp_path / "redis",
+    )
+
+
+def _str(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
