@@ -1,0 +1,5 @@
+import sys
+
+from memory.cli import main
+
+sys.exit(main())

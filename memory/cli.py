@@ -1,0 +1,317 @@
+"""`python -m memory`: the memory system from the command line (`--json` for scripts).
+
+    python -m memory redis start|stop|status
+    python -m memory add --user U --type episodic --text T [--kind preference] [--json]
+    python -m memory add --type semantic --text T [--category C] [--json]
+    python -m memory recall --user U --query Q [--session S] [--k N] [--json]
+    python -m memory search --user U --query Q [--type episodic] [--json]
+    python -m memory list --user U --type T [--json]
+    python -m memory delete --user U --id ID [--type T]
+    python -m memory export --user U -o FILE
+    python -m memory import FILE [--user U] [--replace]
+    python -m memory stats [--user U] [--json]
+    python -m memory health [--json]
+    python -m memory reembed
+    python -m memory bench latency|locomo ...
+
+Exit codes: 0 ok, 1 memory error (message on stderr), 2 usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from memory.config import PROJECT_ROOT, Settings
+from memory.errors import MemorySystemError, NotFoundError
+from memory.models import MemoryType
+
+
+def _print(args: argparse.Namespace, payload: Any, text: str) -> None:
+    if getattr(args, "json", False):
+        print(json.dumps(payload, ensure_ascii=False, default=str))
+    else:
+        print(text)
+
+
+def _coordinator(settings: Settings):  # type: ignore[no-untyped-def]
+    from memory.coordinator import MemoryCoordinator
+
+    return MemoryCoordinator.from_settings(settings)
+
+
+# --- commands -------------------------------------------------------------------------
+def cmd_redis(args: argparse.Namespace, settings: Settings) -> int:
+    from memory.server import EmbeddedRedis
+
+    if settings.redis_url and args.action != "status":
+        print(f"REDIS_URL is set ({settings.redis_url}); the embedded server is not used.",
+              file=sys.stderr)
+    server = EmbeddedRedis(settings.redis_data_dir, settings.redis_port, PROJECT_ROOT)
+    if args.action == "start":
+        url = server.start()
+        _print(args, {"url": url, **server.status()}, url)
+    elif args.action == "stop":
+        stopped = server.stop()
+        _print(args, {"stopped": stopped}, "stopped" if stopped else "not running")
+    else:
+        st = server.status()
+        _print(args, st, "\n".join(f"{k}: {v}" for k, v in st.items()))
+    return 0
+
+
+def cmd_add(args: argparse.Namespace, settings: Settings) -> int:
+    mtype = MemoryType.parse(args.type)
+    coord = _coordinator(settings)
+    try:
+        if mtype is MemoryType.EPISODIC:
+            if not args.user:
+                raise SystemExit("--user is required for episodic memories")
+            meta = json.loads(args.metadata) if args.metadata else None
+            mem = coord.add_episodic(args.user, args.text, event_type=args.kind or "preference",
+                                     tags=args.tag, importance=args.importance,
+                                     context=args.context or "", metadata=meta)
+            _print(args, {"id": mem.id, "type": "episodic"}, mem.id)
+        elif mtype is MemoryType.SEMANTIC:
+            fact = coord.add_semantic(args.text, category=args.category or "general",
+                                      fact_type=args.kind or "general",
+                                      added_by=args.user or "", context=args.context or "")
+            _print(args, {"id": fact.id, "type": "semantic"}, fact.id)
+        elif mtype is MemoryType.SHORT_TERM:
+            if not args.user or not args.session:
+                raise SystemExit("--user and --session are required for short-term messages")
+            msg = coord.add_message(args.user, args.session, args.role, args.text)
+            _print(args, {"id": msg.id, "type": "short_term"}, msg.id)
+        else:
+            raise SystemExit("Procedural patterns are learned from tool use; they cannot be "
+                             "added by hand.")
+    finally:
+        coord.close()
+    return 0
+
+
+def cmd_recall(args: argparse.Namespace, settings: Settings) -> int:
+    coord = _coordinator(settings)
+    try:
+        ctx = coord.retrieve_all_context(args.user, args.session, args.query,
+                                         k_episodic=args.k, k_semantic=args.k)
+    finally:
+        coord.close()
+
+    def hits(items: list) -> list[dict[str, Any]]:
+        return [{"id": h.id, "text": h.text, "score": h.score, "band": h.band,
+                 "parts": h.parts.model_dump(), "record": h.record} for h in items]
+
+    payload = {
+        "episodic": hits(ctx.episodic),
+        "semantic": hits(ctx.semantic),
+        "procedural": ctx.procedural.model_dump() if ctx.procedural else None,
+        "short_term": [m.model_dump() for m in ctx.short_term],
+        "hits": ctx.hits,
+        "prompt_block": ctx.prompt_block,
+        "timings_ms": ctx.timings_ms,
+    }
+    lines = [ctx.prompt_block or "(nothing recalled)",
+             f"\nhits: {ctx.hits}  total {ctx.timings_ms.get('total')} ms"]
+    _print(args, payload, "\n".join(lines))
+    return 0
+
+
+def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
+    coord = _coordinator(settings)
+    try:
+        hits = coord.search(args.user, args.query, args.type, k=args.k)
+    finally:
+        coord.close()
+    _print(args, [h.model_dump(mode="json") for h in hits],
+           "\n".join(f"{h.score:.3f} {h.band:8} {h.id} {h.text}" for h in hits) or "no hits")
+    return 0
+
+
+def cmd_list(args: argparse.Namespace, settings: Settings) -> int:
+    coord = _coordinator(settings)
+    try:
+        rows, total = coord.list_memories(args.user, args.type, page=args.page,
+                                          page_size=args.page_size)
+    finally:
+        coord.close()
+    _print(args, {"total": total, "items": rows},
+           "\n".join(f"{r['id']}  {r.get('text', '')}" for r in rows) + f"\n({total} in all)")
+    return 0
+
+
+def cmd_delete(args: argparse.Namespace, settings: Settings) -> int:
+    coord = _coordinator(settings)
+    try:
+        types = [args.type] if args.type else [t.value for t in MemoryType]
+        for t in types:
+            try:
+                coord.delete_memory(args.user, t, args.id)
+                _print(args, {"deleted": args.id, "type": t}, f"deleted {t} {args.id}")
+                return 0
+            except NotFoundError:
+                continue
+        raise NotFoundError(f"No memory {args.id!r} for user {args.user!r}.")
+    finally:
+        coord.close()
+
+
+def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
+    coord = _coordinator(settings)
+    try:
+        data = coord.export_user(args.user)
+    finally:
+        coord.close()
+    text = json.dumps(data, ensure_ascii=False, indent=2)
+    if args.output == "-":
+        print(text)
+    else:
+        Path(args.output).write_text(text, encoding="utf-8")
+        counts = {k: len(data[k]) for k in ("episodic", "semantic", "procedural")}
+        print(f"exported {counts} to {args.output}", file=sys.stderr)
+    return 0
+
+
+def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
+    from memory.errors import ImportFileError
+
+    try:
+        raw = Path(args.file).read_bytes()
+    except OSError as e:
+        raise ImportFileError(f"Cannot read {args.file}: {e.strerror}.") from None
+    coord = _coordinator(settings)
+    try:
+        counts = coord.import_user(raw, mode="replace" if args.replace else "merge",
+                                   user_id=args.user)
+    finally:
+        coord.close()
+    _print(args, {"imported": counts}, f"imported {counts}")
+    return 0
+
+
+def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
+    coord = _coordinator(settings)
+    try:
+        stats = coord.get_memory_stats(args.user, args.session)
+        stats["counters"] = coord.metrics.counters()
+    finally:
+        coord.close()
+    _print(args, stats, json.dumps(stats, indent=2, default=str))
+    return 0
+
+
+def cmd_health(args: argparse.Namespace, settings: Settings) -> int:
+    coord = _coordinator(settings)
+    try:
+        report = coord.health()
+    finally:
+        coord.close()
+    lines = [f"{'ok ' if c.get('ok') else 'FAIL'} {name}: "
+             + ", ".join(f"{k}={v}" for k, v in c.items() if k != "ok")
+             for name, c in report["checks"].items()]
+    _print(args, report, "\n".join(lines))
+    return 0 if report["ok"] else 1
+
+
+def cmd_reembed(args: argparse.Namespace, settings: Settings) -> int:
+    from memory.reembed import reembed_all
+
+    counts = reembed_all(settings, progress=lambda msg: print(msg, file=sys.stderr))
+    _print(args, counts, f"re-embedded {counts}")
+    return 0
+
+
+# --- parser ---------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m memory", description="CoALA memory on Redis.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    def cmd(name: str, fn: Any, help_: str) -> argparse.ArgumentParser:
+        sp = sub.add_parser(name, help=help_)
+        sp.add_argument("--json", action="store_true", help="machine-readable output")
+        sp.set_defaults(fn=fn)
+        return sp
+
+    sp = cmd("redis", cmd_redis, "start/stop/status of the embedded Redis Stack")
+    sp.add_argument("action", choices=["start", "stop", "status"])
+
+    sp = cmd("add", cmd_add, "add a memory")
+    sp.add_argument("--user")
+    sp.add_argument("--type", default="episodic")
+    sp.add_argument("--text", required=True)
+    sp.add_argument("--kind", help="episodic event type, or semantic fact type")
+    sp.add_argument("--category")
+    sp.add_argument("--context")
+    sp.add_argument("--tag", action="append")
+    sp.add_argument("--importance", type=float, default=0.5)
+    sp.add_argument("--metadata", help="JSON object")
+    sp.add_argument("--session")
+    sp.add_argument("--role", default="user")
+
+    sp = cmd("recall", cmd_recall, "recall everything relevant to a query")
+    sp.add_argument("--user", required=True)
+    sp.add_argument("--query", required=True)
+    sp.add_argument("--session", default="cli")
+    sp.add_argument("--k", type=int, default=5)
+
+    sp = cmd("search", cmd_search, "hybrid search of one memory type")
+    sp.add_argument("--user", required=True)
+    sp.add_argument("--query", required=True)
+    sp.add_argument("--type", default="episodic")
+    sp.add_argument("--k", type=int, default=10)
+
+    sp = cmd("list", cmd_list, "list memories of a type")
+    sp.add_argument("--user", required=True)
+    sp.add_argument("--type", default="episodic")
+    sp.add_argument("--page", type=int, default=1)
+    sp.add_argument("--page-size", type=int, default=50)
+
+    sp = cmd("delete", cmd_delete, "delete a memory by id")
+    sp.add_argument("--user", required=True)
+    sp.add_argument("--id", required=True)
+    sp.add_argument("--type")
+
+    sp = cmd("export", cmd_export, "export a user's memories to JSON")
+    sp.add_argument("--user", required=True)
+    sp.add_argument("-o", "--output", required=True, help="file, or - for stdout")
+
+    sp = cmd("import", cmd_import, "import an export file (atomic)")
+    sp.add_argument("file")
+    sp.add_argument("--user", help="import under this user instead of the file's")
+    sp.add_argument("--replace", action="store_true", help="purge the user first")
+
+    sp = cmd("stats", cmd_stats, "memory counts and counters")
+    sp.add_argument("--user")
+    sp.add_argument("--session")
+
+    cmd("health", cmd_health, "Redis, modules, indexes, embedder")
+    cmd("reembed", cmd_reembed, "recompute every vector with the configured embedder")
+
+    try:
+        from memory.bench import add_bench_parser
+    except ImportError:
+        add_bench_parser = None
+    if add_bench_parser is not None:
+        add_bench_parser(sub)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    import logging
+
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    args = build_parser().parse_args(argv)
+    settings = Settings()
+    try:
+        return int(args.fn(args, settings) or 0)
+    except MemorySystemError as e:
+        if getattr(args, "json", False):
+            print(json.dumps({"error": str(e), "type": type(e).__name__}))
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except json.JSONDecodeError as e:
+        print(f"error: --metadata is not valid JSON: {e.msg}", file=sys.stderr)
+        return 2

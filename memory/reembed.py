@@ -1,0 +1,60 @@
+"""Re-embedding: rebuild every index with the configured embedder (after a model change).
+
+The indexes are dropped without their documents, recreated with the new dimension, and every
+stored text is embedded again in batches; the hashes keep their ids and fields.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from redisvl.index import SearchIndex
+
+from memory.config import Settings
+from memory.connection import connect
+from memory.embeddings import build_embedder
+from memory.keys import Keys
+from memory.records import vector_bytes
+from memory.schema import VECTOR_FIELD, episodic_schema, procedural_schema, semantic_schema
+
+BATCH = 256
+
+
+def reembed_all(settings: Settings, progress: Callable[[str], None] = lambda m: None) -> dict:
+    client = connect(settings)
+    keys = Keys(settings.memory_namespace)
+    embedder = build_embedder(settings)
+    dims, model, algo = embedder.dims, embedder.model_id, settings.vector_algorithm
+    counts = {}
+    for name, schema, field in (
+        ("episodic", episodic_schema(keys, dims, algo), "description"),
+        ("semantic", semantic_schema(keys, dims, algo), "fact"),
+        ("procedural", procedural_schema(keys, dims, algo), "query_pattern"),
+    ):
+        index = SearchIndex(schema, redis_client=client)
+        if index.exists():
+            index.delete(drop=False)  # keep the documents
+        prefix = schema.index.prefix
+        keys_found = [k for k in client.scan_iter(match=f"{prefix}:*", count=1000)]
+        done = 0
+        for start in range(0, len(keys_found), BATCH):
+            chunk = keys_found[start : start + BATCH]
+            pipe = client.pipeline(transaction=False)
+            for k in chunk:
+                pipe.hget(k, field)
+            texts = [(t or b"").decode() for t in pipe.execute()]
+            vecs = embedder.embed_many([t or " " for t in texts])
+            pipe = client.pipeline(transaction=False)
+            for k, v in zip(chunk, vecs, strict=True):
+                pipe.hset(k, VECTOR_FIELD, vector_bytes(v))
+            pipe.execute()
+            done += len(chunk)
+            progress(f"{name}: {done}/{len(keys_found)}")
+        index.create(overwrite=False)
+        client.hset(keys.index_meta(schema.index.name), mapping={"model_id": model, "dims": dims})
+        counts[name] = len(keys_found)
+    # Cached query vectors belong to the old model (they are keyed by model too; drop anyway).
+    stale = list(client.scan_iter(match=f"{keys.embedding_cache_name}:*", count=1000))
+    if stale:
+        client.delete(*stale)
+    return counts
