@@ -1,0 +1,117 @@
+"""Background memory extraction: off the answer path, with a visible log of outcomes.
+
+One worker thread runs jobs in submission order (so a later "new goal" is written after an
+earlier one). Each job is an `ExtractionOutcome` that goes pending -> done | failed; the log
+keeps the most recent ones for the UI (`ChatAgent.extraction_log()`).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from typing import Any
+
+from memory.errors import MemorySystemError
+
+from agent.errors import ExtractionError, LLMError
+from agent.extraction import LLMExtractor
+from agent.types import ExtractionOutcome
+from agent.writer import MemoryWriter
+
+log = logging.getLogger(__name__)
+
+
+class BackgroundExtractor:
+    def __init__(self, extractor: LLMExtractor, writer: MemoryWriter, *, log_size: int = 200) -> None:
+        self._extractor = extractor
+        self._writer = writer
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory-extraction")
+        self._log: deque[ExtractionOutcome] = deque(maxlen=log_size)
+        self._futures: set[Future[Any]] = set()
+        self._lock = threading.Lock()
+
+    def submit(
+        self, turn_id: str, user_id: str, session_id: str, model: str, message: str
+    ) -> ExtractionOutcome:
+        outcome = ExtractionOutcome(
+            turn_id=turn_id, user_id=user_id, session_id=session_id, status="pending",
+            detail="LLM extraction queued", started_at=time.time(),
+        )
+        with self._lock:
+            self._log.append(outcome)
+            fut = self._pool.submit(self._run, outcome, model, message)
+            self._futures.add(fut)
+        fut.add_done_callback(self._forget)
+        return outcome.model_copy()
+
+    def record(self, outcome: ExtractionOutcome) -> None:
+        """Log an outcome decided without a job (e.g. skipped while offline)."""
+        with self._lock:
+            self._log.append(outcome)
+
+    def _forget(self, fut: Future[Any]) -> None:
+        with self._lock:
+            self._futures.discard(fut)
+
+    def _run(self, outcome: ExtractionOutcome, model: str, message: str) -> None:
+        status, detail = "failed", ""
+        stored, dups, attempts = [], 0, 0
+        try:
+            candidates, attempts = self._extractor.extract(model, message)
+            for cand in candidates:
+                res = self._writer.write(outcome.user_id, outcome.session_id, cand,
+                                         context="LLM extraction")
+                if res.stored is not None:
+                    stored.append(res.stored)
+                else:
+                    dups += 1
+            status = "done"
+            detail = f"{len(stored)} stored, {dups} already known" if candidates else "nothing to remember"
+        except ExtractionError as e:
+            attempts = 2
+            detail = str(e)
+        except LLMError as e:
+            detail = f"model error: {e}"
+        except MemorySystemError as e:
+            detail = f"memory store error: {e}"
+        except Exception as e:  # keep the worker alive; the failure is logged and visible
+            log.exception("memory extraction crashed")
+            detail = f"unexpected error: {type(e).__name__}: {e}"
+        if status == "failed":
+            log.warning("memory extraction for turn %s failed: %s", outcome.turn_id, detail)
+        with self._lock:
+            outcome.status = status  # type: ignore[assignment]
+            outcome.detail = detail
+            outcome.stored = stored
+            outcome.duplicates = dups
+            outcome.attempts = attempts
+            outcome.finished_at = time.time()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for every queued job; True when none is left."""
+        with self._lock:
+            pending = set(self._futures)
+        if not pending:
+            return True
+        _, not_done = wait(pending, timeout=timeout)
+        return not not_done
+
+    def outcomes(self, user_id: str | None = None, limit: int | None = None) -> list[ExtractionOutcome]:
+        """Most recent first."""
+        with self._lock:
+            items = [o.model_copy(deep=True) for o in reversed(self._log)
+                     if user_id is None or o.user_id == user_id]
+        return items[:limit] if limit else items
+
+    def get(self, turn_id: str) -> ExtractionOutcome | None:
+        with self._lock:
+            for o in reversed(self._log):
+                if o.turn_id == turn_id:
+                    return o.model_copy(deep=True)
+        return None
+
+    def shutdown(self, wait_for_jobs: bool = True) -> None:
+        self._pool.shutdown(wait=wait_for_jobs, cancel_futures=not wait_for_jobs)

@@ -1,0 +1,195 @@
+"""Terminal chat for scripting and checks.
+
+    python -m agent chat --user U --session S [--model M] [--json] "message"
+    python -m agent status [--json]
+
+`chat --json` prints {"reply", "recalled": {...}, "tools": [...], "stored": [...], "mode", ...};
+without --json, a readable transcript. Exit code 0 when the turn completed (also in
+memory-only mode), 2 for bad input, 3 when the memory store is unavailable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from typing import Any
+
+from memory.errors import InvalidInputError, MemorySystemError
+
+from agent.types import TurnEvent, TurnResult
+
+
+def _build(args: argparse.Namespace) -> Any:
+    from memory.config import Settings
+    from memory.coordinator import MemoryCoordinator
+
+    from agent.loop.agent import ChatAgent
+
+    settings = Settings()
+    if getattr(args, "model", None):
+        settings = settings.model_copy(update={"ollama_model": args.model})
+    coordinator = MemoryCoordinator.from_settings(settings)
+    return ChatAgent(settings, coordinator), coordinator
+
+
+def _recalled_json(result: TurnResult) -> dict[str, Any]:
+    ctx = result.recalled
+    def hit(h: Any) -> dict[str, Any]:
+        et = h.record.get("event_type") or h.record.get("category")
+        return {"id": h.id, "type": h.memory_type.value, "kind": getattr(et, "value", et),
+                "text": h.text, "score": round(h.score, 4), "band": h.band}
+    return {
+        "episodic": [hit(h) for h in ctx.episodic],
+        "semantic": [hit(h) for h in ctx.semantic],
+        "procedural": ctx.procedural.model_dump(mode="json") if ctx.procedural else None,
+        "short_term": len(ctx.short_term),
+        "prompt_block": result.memory_block,
+    }
+
+
+def result_json(result: TurnResult) -> dict[str, Any]:
+    return {
+        "reply": result.reply,
+        "mode": result.mode,
+        "model": result.model,
+        "recalled": _recalled_json(result),
+        "tools": [t.model_dump(mode="json") for t in result.tools],
+        "stored": [m.model_dump(mode="json") for m in result.stored],
+        "extraction": result.extraction,
+        "success_score": result.success_score,
+        "timings_ms": result.timings_ms,
+        "turn_id": result.turn_id,
+        "error": result.error,
+    }
+
+
+def _print_event(ev: TurnEvent, out: Any) -> None:
+    if ev.kind == "token":
+        out.write(ev.text)
+        out.flush()
+    elif ev.kind == "status":
+        out.write(f"· {ev.text}\n")
+    elif ev.kind == "recall":
+        out.write(f"· {ev.text}\n")
+        ctx = ev.data["context"]
+        for h in [*ctx.episodic, *ctx.semantic]:
+            out.write(f"    - [{h.memory_type.value}] {h.text} ({h.band})\n")
+        if ctx.procedural is not None:
+            out.write(f"    - [procedural] {' -> '.join(ctx.procedural.tool_sequence)} "
+                      f"(confidence {ctx.procedural.confidence:.2f})\n")
+    elif ev.kind == "tool_start":
+        out.write(f"· tool {ev.text}({json.dumps(ev.data.get('arguments'), default=str)})\n")
+    elif ev.kind == "tool_end":
+        rec = ev.data["record"]
+        state = f"error: {rec.error}" if rec.error else ("empty" if rec.empty else "ok")
+        out.write(f"  -> {state} ({rec.ms:.0f} ms)\n")
+    elif ev.kind == "stored":
+        m = ev.data["memory"]
+        extra = f", replaces {m.superseded_id}" if m.superseded_id else ""
+        out.write(f"· remembered [{m.event_type}] {m.text} ({m.how}{extra})\n")
+
+
+def cmd_chat(args: argparse.Namespace) -> int:
+    agent, coordinator = _build(args)
+    try:
+        if args.json:
+            result = agent.chat(args.user, args.session, args.message, model=args.model)
+            if args.wait:
+                agent.wait_for_background(args.wait)
+                outcome = agent.extraction_status(result.turn_id)
+                if outcome is not None:
+                    result.extraction = outcome.status + (f": {outcome.detail}" if outcome.detail else "")
+                    result.stored += outcome.stored
+            print(json.dumps(result_json(result), ensure_ascii=False, indent=2))
+            return 0
+        out = sys.stdout
+        out.write(f"{args.user}> {args.message}\n")
+        result = None
+        started = False
+        for ev in agent.run_turn(args.user, args.session, args.message, model=args.model):
+            if ev.kind == "token" and not started:
+                out.write("assistant> ")
+                started = True
+            if ev.kind == "done":
+                result = ev.data["result"]
+            else:
+                _print_event(ev, out)
+        out.write("\n")
+        if result is not None:
+            out.write(f"· mode: {result.mode}; extraction: {result.extraction}; "
+                      f"{result.timings_ms.get('total', 0):.0f} ms\n")
+            if args.wait and result.extraction == "pending":
+                agent.wait_for_background(args.wait)
+                outcome = agent.extraction_status(result.turn_id)
+                if outcome is not None:
+                    out.write(f"· extraction {outcome.status}: {outcome.detail}\n")
+                    for m in outcome.stored:
+                        out.write(f"· remembered [{m.event_type}] {m.text} (llm)\n")
+        return 0
+    finally:
+        agent.wait_for_background(args.wait or 0.01)
+        agent.close()
+        close = getattr(coordinator, "close", None)
+        if close:
+            close()
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from memory.config import Settings
+
+    from agent.config import AgentSettings
+    from agent.llm import OllamaLLM
+
+    settings = Settings()
+    model = args.model or settings.ollama_model
+    st = OllamaLLM.from_settings(settings, AgentSettings().status_timeout_s).status(model)
+    if args.json:
+        print(json.dumps(st.model_dump(mode="json"), indent=2))
+    else:
+        print(f"Ollama at {st.host}: {'reachable' if st.reachable else 'NOT reachable'}")
+        print(f"Model {st.model}: {'available' if st.model_available else 'NOT available'}")
+        if st.models:
+            print("Pulled models: " + ", ".join(st.models))
+        if st.message:
+            print(st.message)
+    return 0 if st.ok else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m agent", description=__doc__.split("\n")[0])
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging to stderr")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    chat = sub.add_parser("chat", help="one chat turn")
+    chat.add_argument("--user", required=True)
+    chat.add_argument("--session", required=True)
+    chat.add_argument("--model", default=None, help="Ollama model (default: OLLAMA_MODEL)")
+    chat.add_argument("--json", action="store_true", help="print the turn as JSON")
+    chat.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
+                      help="wait for background memory extraction and report it")
+    chat.add_argument("message")
+    chat.set_defaults(func=cmd_chat)
+
+    status = sub.add_parser("status", help="is Ollama reachable and the model pulled?")
+    status.add_argument("--model", default=None)
+    status.add_argument("--json", action="store_true")
+    status.set_defaults(func=cmd_status)
+
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    if not args.verbose:
+        logging.getLogger("httpx").setLevel(logging.WARNING)
+    try:
+        return int(args.func(args))
+    except InvalidInputError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except MemorySystemError as e:
+        print(f"error: the memory store is unavailable: {e}", file=sys.stderr)
+        return 3

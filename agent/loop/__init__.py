@@ -1,0 +1,5 @@
+"""The answer loop."""
+
+from agent.loop.agent import ChatAgent
+
+__all__ = ["ChatAgent"]

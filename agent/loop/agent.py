@@ -1,0 +1,462 @@
+"""`ChatAgent`: one turn = check the model, recall, extract triggers, answer (tools), learn, store.
+
+    run_turn(user, session, message)  ->  TurnEvent stream
+      1. status      re-check Ollama (fast); choose "llm" or "memory-only" mode
+      2. learning    a correction of the previous answer lowers that answer's tool pattern
+      3. recall      coordinator.retrieve_all_context, before the model sees anything
+      4. triggers    "remember: ...", #tags -> stored now (read-after-write for the next turn)
+      5. answer      streamed; tool loop with an iteration cap; tool errors go back to the model
+                     (memory-only: a plain reply saying the model is offline + the recall)
+      6. learn/store coordinator.store_interaction with the tool sequence and a success score
+      7. extraction  LLM extraction queued in the background (status visible in the result)
+      done           TurnResult
+
+The agent never talks to Redis itself: everything goes through the `MemoryCoordinator`.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from ulid import ULID
+
+from memory.errors import MemorySystemError
+from memory.models import MemoryContext, check_id, check_text
+
+from agent.background import BackgroundExtractor
+from agent.config import AgentSettings
+from agent.errors import LLMError
+from agent.extraction import LLMExtractor, extract_triggers, talks_about_user
+from agent.learning import LearningTracker, success_score, tool_sequence
+from agent.llm import LLM, OllamaLLM
+from agent.prompt import (
+    MemoryBlock,
+    build_system_prompt,
+    history_messages,
+    render_memory_block,
+)
+from agent.tools.memory_tools import MemoryToolkit
+from agent.tools.registry import Toolkit, ToolContext, ToolRegistry, result_for_model
+from agent.tools.wellness import WellnessToolkit
+from agent.types import (
+    ExtractionOutcome,
+    LLMStatus,
+    StoredMemory,
+    ToolCallRecord,
+    TurnEvent,
+    TurnResult,
+)
+from agent.writer import MemoryWriter
+
+log = logging.getLogger(__name__)
+
+RECALL_TYPES = ("episodic", "semantic", "procedural", "short_term")
+CAP_NOTE = (
+    "The tool-call limit for this answer is reached. Answer now with the results you have, "
+    "and say briefly if something could not be looked up."
+)
+EMPTY_REPLY = "(The model returned an empty answer.)"
+
+
+def _ms(t0: float) -> float:
+    return round((time.perf_counter() - t0) * 1000, 3)
+
+
+class ChatAgent:
+    """The chat agent. Thread-safe: one instance serves every user and session.
+
+    `toolkits`: the pluggable domain toolkits (default: the synthetic wellness toolkit; pass
+    `[]` for none). The memory tools are always registered.
+    """
+
+    def __init__(
+        self,
+        settings: Any,
+        coordinator: Any,
+        llm: LLM | None = None,
+        toolkits: Iterable[Toolkit] | None = None,
+        *,
+        agent_settings: AgentSettings | None = None,
+    ) -> None:
+        self.settings = settings
+        self.config = agent_settings or AgentSettings()
+        self.coordinator = coordinator
+        self.llm: LLM = llm or OllamaLLM.from_settings(
+            settings, status_timeout_s=self.config.status_timeout_s
+        )
+        self.writer = MemoryWriter(coordinator, dedup_threshold=self.config.dedup_threshold)
+        if toolkits is None:
+            toolkits = [WellnessToolkit(seed=self.config.wellness_seed, days=self.config.wellness_days)]
+        self.registry = ToolRegistry([MemoryToolkit(coordinator, self.writer), *toolkits])
+        self.learning = LearningTracker(coordinator)
+        self.background = BackgroundExtractor(
+            LLMExtractor(self.llm), self.writer, log_size=self.config.extraction_log_size
+        )
+        self._status: dict[str, LLMStatus] = {}
+        self._status_lock = threading.Lock()
+
+    @property
+    def default_model(self) -> str:
+        return str(self.settings.ollama_model)
+
+    # ---- status ------------------------------------------------------------------------
+    def status(self, refresh: bool = False, model: str | None = None) -> LLMStatus:
+        """Is Ollama up and the model pulled? Cached `status_cache_s` seconds; never raises."""
+        model = model or self.default_model
+        with self._status_lock:
+            cached = self._status.get(model)
+        if (
+            not refresh
+            and cached is not None
+            and time.time() - cached.checked_at < self.config.status_cache_s
+        ):
+            return cached
+        st = self.llm.status(model)
+        with self._status_lock:
+            self._status[model] = st
+        return st
+
+    def list_models(self) -> list[str]:
+        """Models pulled on the Ollama server; [] when it is unreachable."""
+        try:
+            return self.llm.list_models()
+        except LLMError as e:
+            log.info("cannot list models: %s", e)
+            return []
+
+    # ---- background --------------------------------------------------------------------
+    def wait_for_background(self, timeout: float | None = None) -> bool:
+        """Wait for queued memory extraction; True when nothing is left (tests, CLI)."""
+        return self.background.wait(timeout)
+
+    def extraction_log(self, user_id: str | None = None, limit: int | None = 50) -> list[ExtractionOutcome]:
+        """Recent extraction outcomes, newest first."""
+        return self.background.outcomes(user_id, limit)
+
+    def extraction_status(self, turn_id: str) -> ExtractionOutcome | None:
+        return self.background.get(turn_id)
+
+    def close(self) -> None:
+        self.background.shutdown()
+
+    # ---- turns -------------------------------------------------------------------------
+    def chat(
+        self,
+        user_id: str,
+        session_id: str,
+        message: str,
+        *,
+        model: str | None = None,
+        recall_types: Iterable[str] | None = None,
+    ) -> TurnResult:
+        """Run a turn to the end and return its result."""
+        result: TurnResult | None = None
+        for ev in self.run_turn(user_id, session_id, message, model=model, recall_types=recall_types):
+            if ev.kind == "done":
+                result = ev.data["result"]
+        assert result is not None
+        return result
+
+    def run_turn(
+        self,
+        user_id: str,
+        session_id: str,
+        message: str,
+        *,
+        model: str | None = None,
+        recall_types: Iterable[str] | None = None,
+    ) -> Iterator[TurnEvent]:
+        """Run one turn, yielding events as they happen; the last is `done` with the result."""
+        check_id(user_id)
+        check_id(session_id, "session id")
+        message = check_text(message, "Message")
+        types = set(RECALL_TYPES if recall_types is None else recall_types)
+        unknown = types - set(RECALL_TYPES)
+        if unknown:
+            raise ValueError(f"Unknown recall types {sorted(unknown)}; use {RECALL_TYPES}.")
+        return self._turn(user_id, session_id, message, model or self.default_model, types)
+
+    def _turn(
+        self, user_id: str, session_id: str, message: str, model: str, types: set[str]
+    ) -> Iterator[TurnEvent]:
+        t_turn = time.perf_counter()
+        turn_id = str(ULID())
+        timings: dict[str, float] = {}
+        errors: list[str] = []
+
+        # 1. model status, re-checked every turn
+        t = time.perf_counter()
+        st = self.status(refresh=True, model=model)
+        timings["llm_status"] = _ms(t)
+        mode = "llm" if st.ok else "memory-only"
+        yield TurnEvent(
+            kind="status",
+            text=f"Model {model} ready" if st.ok else f"Memory-only mode: {st.message}",
+            data={"stage": "llm_status", "mode": mode, "llm": st},
+        )
+
+        # 2. does this message correct the previous answer?
+        note = self.learning.observe_message(user_id, session_id, message)
+        if note:
+            yield TurnEvent(kind="status", text=note, data={"stage": "learning"})
+
+        # 3. recall, before the model sees anything
+        t = time.perf_counter()
+        ctx = self._recall(user_id, session_id, message, types, errors)
+        timings["recall"] = _ms(t)
+        yield TurnEvent(kind="recall", text=_recall_summary(ctx), data={"context": ctx})
+
+        # 4. explicit triggers and #tags: stored now
+        t = time.perf_counter()
+        stored: list[StoredMemory] = []
+        for cand in extract_triggers(message):
+            try:
+                res = self.writer.write(user_id, session_id, cand, context="trigger phrase")
+            except MemorySystemError as e:
+                errors.append(f"could not store {cand.text!r}: {e}")
+                continue
+            if res.stored is not None:
+                stored.append(res.stored)
+                yield TurnEvent(kind="stored", text=res.stored.text, data={"memory": res.stored})
+            else:
+                yield TurnEvent(
+                    kind="status",
+                    text=f"Already remembered: {cand.text}",
+                    data={"stage": "dedup", "duplicate_of": res.duplicate_of, "reason": res.reason},
+                )
+        timings["triggers"] = _ms(t)
+
+        block = render_memory_block(
+            ctx, stored_now=stored, budget_tokens=int(self.settings.memory_prompt_tokens)
+        )
+
+        # 5. answer
+        t = time.perf_counter()
+        records: list[ToolCallRecord] = []
+        hit_cap = llm_failed = False
+        reply = ""
+        if mode == "llm":
+            yield TurnEvent(kind="status", text="Thinking…", data={"stage": "answer"})
+            tctx = ToolContext(user_id=user_id, session_id=session_id)
+            try:
+                reply, hit_cap = yield from self._answer(model, message, ctx, block, records, tctx)
+            except LLMError as e:
+                llm_failed = True
+                errors.append(str(e))
+                mode = "memory-only"
+                with self._status_lock:
+                    self._status.pop(model, None)
+                yield TurnEvent(
+                    kind="status", text=f"Memory-only mode: {e}",
+                    data={"stage": "answer", "mode": mode},
+                )
+            for m in tctx.stored:
+                stored.append(m)
+        if mode == "memory-only":
+            reason = errors[-1] if llm_failed else st.message
+            offline = not st.reachable or llm_failed
+            reply = _memory_only_reply(reason, ctx, stored, partial=reply, offline=offline)
+            yield TurnEvent(kind="token", text=reply)
+        timings["answer"] = _ms(t)
+
+        # 6. learn and store the exchange
+        t = time.perf_counter()
+        tools_used = tool_sequence(records)
+        score = success_score(records, hit_cap=hit_cap, llm_error=llm_failed)
+        try:
+            self.coordinator.store_interaction(
+                user_id,
+                session_id,
+                message,
+                reply,
+                tools_used=tools_used or None,
+                execution_time_ms=timings["answer"],
+                success_score=score,
+                store_episode=self.config.store_episodes and mode == "llm",
+            )
+        except MemorySystemError as e:
+            errors.append(f"could not store the exchange: {e}")
+            log.warning("store_interaction failed: %s", e)
+        self.learning.remember_turn(user_id, session_id, message, tools_used, score)
+        timings["store"] = _ms(t)
+
+        # 7. LLM extraction in the background
+        extraction = self._queue_extraction(turn_id, user_id, session_id, model, message, mode)
+
+        timings["total"] = _ms(t_turn)
+        result = TurnResult(
+            turn_id=turn_id,
+            reply=reply,
+            mode=mode,  # type: ignore[arg-type]
+            recalled=ctx,
+            memory_block=block.text,
+            tools=records,
+            stored=stored,
+            timings_ms=timings,
+            model=model if mode == "llm" else None,
+            extraction=extraction,
+            success_score=score,
+            error="; ".join(errors) or None,
+        )
+        yield TurnEvent(kind="done", text=reply, data={"result": result})
+
+    # ---- steps -------------------------------------------------------------------------
+    def _recall(
+        self, user_id: str, session_id: str, message: str, types: set[str], errors: list[str]
+    ) -> MemoryContext:
+        try:
+            return self.coordinator.retrieve_all_context(
+                user_id,
+                session_id,
+                message,
+                include_episodic="episodic" in types,
+                include_semantic="semantic" in types,
+                include_procedural="procedural" in types,
+                include_short_term="short_term" in types,
+                prompt_token_budget=int(self.settings.memory_prompt_tokens),
+            )
+        except MemorySystemError as e:
+            log.warning("recall failed: %s", e)
+            errors.append(f"recall failed: {e}")
+            return MemoryContext(user_id=user_id, session_id=session_id, query=message)
+
+    def _answer(
+        self,
+        model: str,
+        message: str,
+        ctx: MemoryContext,
+        block: MemoryBlock,
+        records: list[ToolCallRecord],
+        tctx: ToolContext,
+    ) -> Iterator[TurnEvent]:
+        """Stream the model's answer, running tools. Returns (reply, hit_cap) via StopIteration."""
+        system = build_system_prompt(block, tool_names=self.registry.names())
+        history_budget = max(
+            0,
+            int(self.settings.context_window_tokens * self.settings.short_term_budget_ratio)
+            - block.tokens
+            - 1500,
+        )
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": system},
+            *history_messages(ctx.short_term, budget_tokens=history_budget, exclude_text=message),
+            {"role": "user", "content": message},
+        ]
+        schemas = self.registry.schemas()
+        options = {"temperature": self.config.temperature}
+        parts: list[str] = []
+        cap = self.config.max_tool_iterations
+        for round_no in range(cap + 1):
+            final_round = round_no == cap
+            if final_round:
+                messages.append({"role": "system", "content": CAP_NOTE})
+            content = ""
+            calls = []
+            for chunk in self.llm.stream_chat(
+                model, messages, tools=None if final_round else schemas, options=options
+            ):
+                if chunk.content:
+                    content += chunk.content
+                    yield TurnEvent(kind="token", text=chunk.content)
+                if chunk.done:
+                    calls = chunk.tool_calls
+            if content:
+                parts.append(content)
+            if not calls or final_round:
+                break
+            messages.append({
+                "role": "assistant",
+                "content": content,
+                "tool_calls": [
+                    {"function": {"name": c.name,
+                                  "arguments": c.arguments if isinstance(c.arguments, dict) else {}}}
+                    for c in calls
+                ],
+            })
+            for call in calls:
+                yield TurnEvent(
+                    kind="tool_start", text=call.name,
+                    data={"name": call.name, "arguments": call.arguments},
+                )
+                n_stored = len(tctx.stored)
+                rec = self.registry.execute(call.name, call.arguments, tctx)
+                records.append(rec)
+                yield TurnEvent(kind="tool_end", text=call.name, data={"record": rec})
+                for m in tctx.stored[n_stored:]:
+                    yield TurnEvent(kind="stored", text=m.text, data={"memory": m})
+                messages.append({"role": "tool", "content": result_for_model(rec), "tool_name": call.name})
+        hit_cap = len(records) > 0 and round_no == cap
+        reply = "".join(parts).strip()
+        return reply or EMPTY_REPLY, hit_cap
+
+    def _queue_extraction(
+        self, turn_id: str, user_id: str, session_id: str, model: str, message: str, mode: str
+    ) -> str:
+        policy = self.config.llm_extraction
+        if policy == "off":
+            return "skipped (disabled)"
+        if mode != "llm":
+            self.background.record(ExtractionOutcome(
+                turn_id=turn_id, user_id=user_id, session_id=session_id, status="skipped",
+                detail="model offline: trigger phrases and #tags only", started_at=time.time(),
+                finished_at=time.time(),
+            ))
+            return "skipped (offline)"
+        if policy == "auto" and not talks_about_user(message):
+            return "skipped (nothing personal)"
+        self.background.submit(turn_id, user_id, session_id, model, message)
+        return "pending"
+
+
+def _recall_summary(ctx: MemoryContext) -> str:
+    parts = []
+    if ctx.episodic:
+        parts.append(f"{len(ctx.episodic)} about you")
+    if ctx.semantic:
+        parts.append(f"{len(ctx.semantic)} general facts")
+    if ctx.procedural is not None:
+        parts.append(f"a learned tool pattern ({ctx.procedural.confidence:.2f})")
+    if ctx.short_term:
+        parts.append(f"{len(ctx.short_term)} recent messages")
+    return "Recalled " + ", ".join(parts) if parts else "Nothing recalled"
+
+
+def _memory_only_reply(
+    reason: str,
+    ctx: MemoryContext,
+    stored: list[StoredMemory],
+    *,
+    partial: str = "",
+    offline: bool = True,
+) -> str:
+    state = "offline" if offline else "not available"
+    lines = [f"The language model is {state}, so this is a memory-only reply (no AI answer).", reason]
+    if partial:
+        lines += ["", "Partial answer before the model failed:", partial]
+    lines.append("")
+    if stored:
+        lines.append("I saved your message and remembered:")
+        lines += [f"- [{m.event_type or m.memory_type}] {m.text}" for m in stored]
+    else:
+        lines.append("I saved your message.")
+    lines.append("")
+    hits = [*ctx.episodic, *ctx.semantic]
+    if hits:
+        lines.append("What I remember that may be relevant:")
+        for h in hits:
+            et = h.record.get("event_type") or h.record.get("category") or h.memory_type.value
+            et = getattr(et, "value", et)
+            lines.append(f"- [{et}] {h.text} (relevance: {h.band})")
+    else:
+        lines.append("I have no memories relevant to this message yet.")
+    if ctx.procedural is not None:
+        lines.append(
+            "For questions like this I would normally use: "
+            + " -> ".join(ctx.procedural.tool_sequence)
+            + f" (confidence {ctx.procedural.confidence:.2f})."
+        )
+    return "\n".join(lines).strip()
