@@ -48,8 +48,10 @@ def cmd_redis(args: argparse.Namespace, settings: Settings) -> int:
     from memory.server import EmbeddedRedis
 
     if settings.redis_url and args.action != "status":
-        print(f"REDIS_URL is set ({settings.redis_url}); the embedded server is not used.",
-              file=sys.stderr)
+        print(
+            f"REDIS_URL is set ({settings.redis_url}); the embedded server is not used.",
+            file=sys.stderr,
+        )
     server = EmbeddedRedis(settings.redis_data_dir, settings.redis_port, PROJECT_ROOT)
     if args.action == "start":
         url = server.start()
@@ -71,14 +73,24 @@ def cmd_add(args: argparse.Namespace, settings: Settings) -> int:
             if not args.user:
                 raise SystemExit("--user is required for episodic memories")
             meta = json.loads(args.metadata) if args.metadata else None
-            mem = coord.add_episodic(args.user, args.text, event_type=args.kind or "preference",
-                                     tags=args.tag, importance=args.importance,
-                                     context=args.context or "", metadata=meta)
+            mem = coord.add_episodic(
+                args.user,
+                args.text,
+                event_type=args.kind or "preference",
+                tags=args.tag,
+                importance=args.importance,
+                context=args.context or "",
+                metadata=meta,
+            )
             _print(args, {"id": mem.id, "type": "episodic"}, mem.id)
         elif mtype is MemoryType.SEMANTIC:
-            fact = coord.add_semantic(args.text, category=args.category or "general",
-                                      fact_type=args.kind or "general",
-                                      added_by=args.user or "", context=args.context or "")
+            fact = coord.add_semantic(
+                args.text,
+                category=args.category or "general",
+                fact_type=args.kind or "general",
+                added_by=args.user or "",
+                context=args.context or "",
+            )
             _print(args, {"id": fact.id, "type": "semantic"}, fact.id)
         elif mtype is MemoryType.SHORT_TERM:
             if not args.user or not args.session:
@@ -86,8 +98,9 @@ def cmd_add(args: argparse.Namespace, settings: Settings) -> int:
             msg = coord.add_message(args.user, args.session, args.role, args.text)
             _print(args, {"id": msg.id, "type": "short_term"}, msg.id)
         else:
-            raise SystemExit("Procedural patterns are learned from tool use; they cannot be "
-                             "added by hand.")
+            raise SystemExit(
+                "Procedural patterns are learned from tool use; they cannot be added by hand."
+            )
     finally:
         coord.close()
     return 0
@@ -96,14 +109,24 @@ def cmd_add(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_recall(args: argparse.Namespace, settings: Settings) -> int:
     coord = _coordinator(settings)
     try:
-        ctx = coord.retrieve_all_context(args.user, args.session, args.query,
-                                         k_episodic=args.k, k_semantic=args.k)
+        ctx = coord.retrieve_all_context(
+            args.user, args.session, args.query, k_episodic=args.k, k_semantic=args.k
+        )
     finally:
         coord.close()
 
     def hits(items: list) -> list[dict[str, Any]]:
-        return [{"id": h.id, "text": h.text, "score": h.score, "band": h.band,
-                 "parts": h.parts.model_dump(), "record": h.record} for h in items]
+        return [
+            {
+                "id": h.id,
+                "text": h.text,
+                "score": h.score,
+                "band": h.band,
+                "parts": h.parts.model_dump(),
+                "record": h.record,
+            }
+            for h in items
+        ]
 
     payload = {
         "episodic": hits(ctx.episodic),
@@ -114,8 +137,10 @@ def cmd_recall(args: argparse.Namespace, settings: Settings) -> int:
         "prompt_block": ctx.prompt_block,
         "timings_ms": ctx.timings_ms,
     }
-    lines = [ctx.prompt_block or "(nothing recalled)",
-             f"\nhits: {ctx.hits}  total {ctx.timings_ms.get('total')} ms"]
+    lines = [
+        ctx.prompt_block or "(nothing recalled)",
+        f"\nhits: {ctx.hits}  total {ctx.timings_ms.get('total')} ms",
+    ]
     _print(args, payload, "\n".join(lines))
     return 0
 
@@ -126,20 +151,27 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
         hits = coord.search(args.user, args.query, args.type, k=args.k)
     finally:
         coord.close()
-    _print(args, [h.model_dump(mode="json") for h in hits],
-           "\n".join(f"{h.score:.3f} {h.band:8} {h.id} {h.text}" for h in hits) or "no hits")
+    _print(
+        args,
+        [h.model_dump(mode="json") for h in hits],
+        "\n".join(f"{h.score:.3f} {h.band:8} {h.id} {h.text}" for h in hits) or "no hits",
+    )
     return 0
 
 
 def cmd_list(args: argparse.Namespace, settings: Settings) -> int:
     coord = _coordinator(settings)
     try:
-        rows, total = coord.list_memories(args.user, args.type, page=args.page,
-                                          page_size=args.page_size)
+        rows, total = coord.list_memories(
+            args.user, args.type, page=args.page, page_size=args.page_size
+        )
     finally:
         coord.close()
-    _print(args, {"total": total, "items": rows},
-           "\n".join(f"{r['id']}  {r.get('text', '')}" for r in rows) + f"\n({total} in all)")
+    _print(
+        args,
+        {"total": total, "items": rows},
+        "\n".join(f"{r['id']}  {r.get('text', '')}" for r in rows) + f"\n({total} in all)",
+    )
     return 0
 
 
@@ -184,8 +216,9 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
         raise ImportFileError(f"Cannot read {args.file}: {e.strerror}.") from None
     coord = _coordinator(settings)
     try:
-        counts = coord.import_user(raw, mode="replace" if args.replace else "merge",
-                                   user_id=args.user)
+        counts = coord.import_user(
+            raw, mode="replace" if args.replace else "merge", user_id=args.user
+        )
     finally:
         coord.close()
     _print(args, {"imported": counts}, f"imported {counts}")
@@ -209,9 +242,11 @@ def cmd_health(args: argparse.Namespace, settings: Settings) -> int:
         report = coord.health()
     finally:
         coord.close()
-    lines = [f"{'ok ' if c.get('ok') else 'FAIL'} {name}: "
-             + ", ".join(f"{k}={v}" for k, v in c.items() if k != "ok")
-             for name, c in report["checks"].items()]
+    lines = [
+        f"{'ok ' if c.get('ok') else 'FAIL'} {name}: "
+        + ", ".join(f"{k}={v}" for k, v in c.items() if k != "ok")
+        for name, c in report["checks"].items()
+    ]
     _print(args, report, "\n".join(lines))
     return 0 if report["ok"] else 1
 

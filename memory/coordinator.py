@@ -91,24 +91,31 @@ class MemoryCoordinator:
             client, self.keys, settings.metrics_max_entries
         )
         self.embedder = CachedEmbedder(
-            embedder, client, self.keys.embedding_cache_name, settings.embedding_cache_ttl_s,
+            embedder,
+            client,
+            self.keys.embedding_cache_name,
+            settings.embedding_cache_ttl_s,
             self.metrics_recorder,
         )
         model, dims = embedder.model_id, embedder.dims
         algo = settings.vector_algorithm
         try:
             self.episodic = EpisodicStore(
-                client, self.keys,
+                client,
+                self.keys,
                 open_index(client, self.keys, episodic_schema(self.keys, dims, algo), model, dims),
             )
             self.semantic = SemanticStore(
-                client, self.keys,
+                client,
+                self.keys,
                 open_index(client, self.keys, semantic_schema(self.keys, dims, algo), model, dims),
             )
             self.procedural = ProceduralStore(
-                client, self.keys,
-                open_index(client, self.keys, procedural_schema(self.keys, dims, algo), model,
-                           dims),
+                client,
+                self.keys,
+                open_index(
+                    client, self.keys, procedural_schema(self.keys, dims, algo), model, dims
+                ),
                 settings.procedural_recommend_threshold,
             )
         except redis.ConnectionError as e:
@@ -179,8 +186,9 @@ class MemoryCoordinator:
             t = time.perf_counter()
             qvec, source = self.embedder.embed_query(query)
             timings["embed"] = _ms(t)
-            self.metrics_recorder.record("embedding", "embed_query", timings["embed"],
-                                         hit=source != "model")
+            self.metrics_recorder.record(
+                "embedding", "embed_query", timings["embed"], hit=source != "model"
+            )
 
         # Short-term and the exact procedural lookup: one pipelined round trip.
         t = time.perf_counter()
@@ -192,26 +200,39 @@ class MemoryCoordinator:
             exact_key = self.procedural.exact_request(pipe, user_id, query)
         raw = pipe.execute() if (include_short_term or include_procedural) else []
         if include_short_term:
-            budget = int(self.settings.context_window_tokens * self.settings.short_term_budget_ratio)
-            ctx.short_term = self.short_term.within_budget(self.short_term.parse(raw.pop(0)),
-                                                           budget)
+            budget = int(
+                self.settings.context_window_tokens * self.settings.short_term_budget_ratio
+            )
+            ctx.short_term = self.short_term.within_budget(
+                self.short_term.parse(raw.pop(0)), budget
+            )
             timings["short_term"] = _ms(t)
-            self.metrics_recorder.record("short_term", "recall", timings["short_term"],
-                                         hit=bool(ctx.short_term))
+            self.metrics_recorder.record(
+                "short_term", "recall", timings["short_term"], hit=bool(ctx.short_term)
+            )
         exact_raw = raw.pop(0) if include_procedural else None
 
         # Hybrid searches (vector + BM25 per type, each type one pipelined round trip).
         requests = []
         if include_episodic and qvec is not None:
-            requests.append(self.episodic.hybrid_request(user_id, query, qvec, k_episodic,
-                                                         self.weights))
+            requests.append(
+                self.episodic.hybrid_request(user_id, query, qvec, k_episodic, self.weights)
+            )
         if include_semantic and qvec is not None:
             requests.append(self.semantic.hybrid_request(query, qvec, k_semantic, self.weights))
         now = now_ms()
         for req, (vrows, trows) in zip(requests, self._timed_run(requests, timings), strict=True):
             t = time.perf_counter()
-            hits = fuse(req.memory_type, vrows, trows, qvec, req.k, self.weights, now,
-                        _text_of(req.memory_type))
+            hits = fuse(
+                req.memory_type,
+                vrows,
+                trows,
+                qvec,
+                req.k,
+                self.weights,
+                now,
+                _text_of(req.memory_type),
+            )
             if req.memory_type is MemoryType.EPISODIC:
                 ctx.episodic = hits
             else:
@@ -224,8 +245,9 @@ class MemoryCoordinator:
             t = time.perf_counter()
             ctx.procedural = self._procedural_suggestion(user_id, exact_key, exact_raw, qvec)
             timings["procedural"] = _ms(t)
-            self.metrics_recorder.record("procedural", "recall", timings["procedural"],
-                                         hit=ctx.procedural is not None)
+            self.metrics_recorder.record(
+                "procedural", "recall", timings["procedural"], hit=ctx.procedural is not None
+            )
 
         ctx.hits = {
             "episodic": len(ctx.episodic),
@@ -239,8 +261,9 @@ class MemoryCoordinator:
         timings["prompt"] = _ms(t)
         timings["total"] = _ms(t0)
         ctx.timings_ms = timings
-        self.metrics_recorder.record("all", "retrieve_all_context", timings["total"],
-                                     hit=any(ctx.hits.values()))
+        self.metrics_recorder.record(
+            "all", "retrieve_all_context", timings["total"], hit=any(ctx.hits.values())
+        )
         if ctx.episodic:
             self._background.submit(self._touch_quietly, [h.id for h in ctx.episodic])
         return ctx
@@ -253,20 +276,21 @@ class MemoryCoordinator:
             timings[f"_{req.memory_type.value}"] = _ms(t)
         return results
 
-    def _procedural_suggestion(self, user_id: str, exact_key: str, exact_raw: dict | None,
-                               qvec: np.ndarray) -> ProceduralSuggestion | None:
+    def _procedural_suggestion(
+        self, user_id: str, exact_key: str, exact_raw: dict | None, qvec: np.ndarray
+    ) -> ProceduralSuggestion | None:
         """Exact normalised-query match first (O(1) hash), else the most similar question."""
         if exact_raw:
-            return self.procedural.suggestion(self.procedural.parse(exact_key, exact_raw), 1.0,
-                                              "exact")
+            return self.procedural.suggestion(
+                self.procedural.parse(exact_key, exact_raw), 1.0, "exact"
+            )
         rows = self.procedural.index.query(self.procedural.similar_query(user_id, qvec, k=1))
         if not rows:
             return None
         similarity = 1.0 - float(rows[0].get("vector_distance", 1.0))
         if similarity < SIMILAR_MIN:
             return None
-        return self.procedural.suggestion(self.procedural.from_row(rows[0]), similarity,
-                                          "similar")
+        return self.procedural.suggestion(self.procedural.from_row(rows[0]), similarity, "similar")
 
     def _touch_quietly(self, ids: list[str]) -> None:
         try:
@@ -303,17 +327,25 @@ class MemoryCoordinator:
         qvec, _ = self.embedder.embed_query(query)
         if mtype is MemoryType.EPISODIC:
             req = self.episodic.hybrid_request(
-                user_id, query, qvec, k, weights,
+                user_id,
+                query,
+                qvec,
+                k,
+                weights,
                 event_types=[e.value if isinstance(e, EventType) else e for e in event_types or []],
-                tags=tags, since_ms=since_ms, until_ms=until_ms,
+                tags=tags,
+                since_ms=since_ms,
+                until_ms=until_ms,
                 active_only=not include_superseded,
             )
         elif mtype is MemoryType.SEMANTIC:
             req = self.semantic.hybrid_request(query, qvec, k, weights, category=category)
         else:
-            raise InvalidInputError("Search covers episodic and semantic memories; procedural "
-                                    "patterns are listed, short-term messages are per session.")
-        (vrows, trows), = run_requests([req])
+            raise InvalidInputError(
+                "Search covers episodic and semantic memories; procedural "
+                "patterns are listed, short-term messages are per session."
+            )
+        ((vrows, trows),) = run_requests([req])
         hits = fuse(mtype, vrows, trows, qvec, k, weights, now_ms(), _text_of(mtype))
         self.metrics_recorder.record(mtype.value, "search", _ms(t), hit=bool(hits))
         return hits
@@ -326,9 +358,14 @@ class MemoryCoordinator:
         from redisvl.query import VectorQuery
 
         from memory.episodic import RETURN_FIELDS
-        q = VectorQuery(vector=vec.tobytes(), vector_field_name="embedding",
-                        return_fields=RETURN_FIELDS,
-                        filter_expression=self.episodic.filter_for(user_id), num_results=k)
+
+        q = VectorQuery(
+            vector=vec.tobytes(),
+            vector_field_name="embedding",
+            return_fields=RETURN_FIELDS,
+            filter_expression=self.episodic.filter_for(user_id),
+            num_results=k,
+        )
         out = []
         for row in self.episodic.index.query(q):
             from memory.records import decode
@@ -339,19 +376,26 @@ class MemoryCoordinator:
             sim = max(0.0, 1.0 - float(row.get("vector_distance", 1.0)))
             from memory.models import ScoreParts, relevance_band
 
-            out.append(RecallHit(id=rid, memory_type=MemoryType.EPISODIC,
-                                 text=rec.get("description", ""), score=round(sim, 4),
-                                 band=relevance_band(sim),
-                                 parts=ScoreParts(vector=round(sim, 4), final=round(sim, 4)),
-                                 record=rec))
+            out.append(
+                RecallHit(
+                    id=rid,
+                    memory_type=MemoryType.EPISODIC,
+                    text=rec.get("description", ""),
+                    score=round(sim, 4),
+                    band=relevance_band(sim),
+                    parts=ScoreParts(vector=round(sim, 4), final=round(sim, 4)),
+                    record=rec,
+                )
+            )
         return out
 
     # =====================================================================================
     # Writing
     # =====================================================================================
     @translate_redis_errors
-    def add_episodic(self, user_id: str, text: str, *, supersedes: str | None = None,
-                     **fields: Any) -> EpisodicMemory:
+    def add_episodic(
+        self, user_id: str, text: str, *, supersedes: str | None = None, **fields: Any
+    ) -> EpisodicMemory:
         t = time.perf_counter()
         mem = EpisodicStore.build(user_id, text, **fields)
         if supersedes:
@@ -366,16 +410,18 @@ class MemoryCoordinator:
         return mem
 
     @translate_redis_errors
-    def add_episodic_many(self, user_id: str, items: list[dict[str, Any]],
-                          batch_size: int = 256) -> list[str]:
+    def add_episodic_many(
+        self, user_id: str, items: list[dict[str, Any]], batch_size: int = 256
+    ) -> list[str]:
         """Bulk write path: validate all, embed in batches, write in pipelined batches."""
         mems = [EpisodicStore.build(user_id, **item) for item in items]
         ids: list[str] = []
         for start in range(0, len(mems), batch_size):
             chunk = mems[start : start + batch_size]
             t = time.perf_counter()
-            vecs = self.embedder.embed_many([embedding_text(m.description, m.context)
-                                             for m in chunk])
+            vecs = self.embedder.embed_many(
+                [embedding_text(m.description, m.context) for m in chunk]
+            )
             pipe = self._r.pipeline(transaction=False)
             for m, v in zip(chunk, vecs, strict=True):
                 self.episodic.write(pipe, m, v)
@@ -398,8 +444,9 @@ class MemoryCoordinator:
         return fact
 
     def _queue_supersede(self, pipe: redis.client.Pipeline, old_id: str, new_id: str) -> None:
-        pipe.hset(self.keys.episodic(old_id),
-                  mapping={"superseded_by": new_id, "status": "superseded"})
+        pipe.hset(
+            self.keys.episodic(old_id), mapping={"superseded_by": new_id, "status": "superseded"}
+        )
 
     @translate_redis_errors
     def supersede(self, user_id: str, old_id: str, new_id: str) -> None:
@@ -413,18 +460,27 @@ class MemoryCoordinator:
         pipe.execute()
 
     @translate_redis_errors
-    def record_procedure(self, user_id: str, query: str, tools: list[str], *,
-                         success_score: float, execution_time_ms: float) -> ProceduralPattern:
+    def record_procedure(
+        self,
+        user_id: str,
+        query: str,
+        tools: list[str],
+        *,
+        success_score: float,
+        execution_time_ms: float,
+    ) -> ProceduralPattern:
         t = time.perf_counter()
         qvec, _ = self.embedder.embed_query(check_text(query, "Query"))
-        pattern = self.procedural.record(user_id, query, tools, success_score,
-                                         execution_time_ms, qvec)
+        pattern = self.procedural.record(
+            user_id, query, tools, success_score, execution_time_ms, qvec
+        )
         self.metrics_recorder.record("procedural", "record", _ms(t))
         return pattern
 
     @translate_redis_errors
-    def rescore_last_procedure(self, user_id: str, query: str, tools: list[str],
-                               success_score: float) -> None:
+    def rescore_last_procedure(
+        self, user_id: str, query: str, tools: list[str], success_score: float
+    ) -> None:
         """Lower (or raise) the score of the last run of `tools` for `query`."""
         self.procedural.adjust_last(user_id, query, tools, success_score)
 
@@ -444,10 +500,15 @@ class MemoryCoordinator:
         """Both messages to short-term, the exchange as an episodic interaction, the tool
         sequence with its outcome to procedural memory."""
         t0 = time.perf_counter()
-        msgs = [ShortTermStore.build("user", user_message),
-                ShortTermStore.build("assistant", assistant_response)]
-        result: dict[str, Any] = {"short_term": [m.id for m in msgs], "episodic": None,
-                                  "procedural": None}
+        msgs = [
+            ShortTermStore.build("user", user_message),
+            ShortTermStore.build("assistant", assistant_response),
+        ]
+        result: dict[str, Any] = {
+            "short_term": [m.id for m in msgs],
+            "episodic": None,
+            "procedural": None,
+        }
         pipe = self._r.pipeline(transaction=True)
         self.short_term.write(pipe, user_id, session_id, msgs)
         qvec: np.ndarray | None = None
@@ -456,9 +517,12 @@ class MemoryCoordinator:
             qvec, _ = self.embedder.embed_query(msgs[0].content)
         if store_episode:
             mem = EpisodicStore.build(
-                user_id, msgs[0].content, event_type=EventType.INTERACTION,
+                user_id,
+                msgs[0].content,
+                event_type=EventType.INTERACTION,
                 context=_interaction_context(msgs[1].content),
-                session_id=session_id, importance=0.3,
+                session_id=session_id,
+                importance=0.3,
                 metadata={"assistant_message_id": msgs[1].id, "tools": tools_used or []},
             )
             self.episodic.write(pipe, mem, qvec)  # type: ignore[arg-type]
@@ -466,8 +530,9 @@ class MemoryCoordinator:
         pipe.execute()
         if tools_used:
             score = 1.0 if success_score is None else float(success_score)
-            pattern = self.procedural.record(user_id, msgs[0].content, tools_used, score,
-                                             execution_time_ms, qvec)
+            pattern = self.procedural.record(
+                user_id, msgs[0].content, tools_used, score, execution_time_ms, qvec
+            )
             result["procedural"] = pattern.id
             result["procedural_confidence"] = pattern.confidence
         self.metrics_recorder.record("all", "store_interaction", _ms(t0))
@@ -511,22 +576,38 @@ class MemoryCoordinator:
         mtype = MemoryType.parse(memory_type)
         check_id(user_id)
         if mtype is MemoryType.EPISODIC:
-            return self.episodic.list(
-                user_id, sort_by=sort_by, descending=descending, page=page, page_size=page_size,
-                event_types=event_types, tags=tags, since_ms=since_ms, until_ms=until_ms,
-                active_only=not include_superseded, pinned=pinned, session_id=session_id,
+            return self.episodic.list_page(
+                user_id,
+                sort_by=sort_by,
+                descending=descending,
+                page=page,
+                page_size=page_size,
+                event_types=event_types,
+                tags=tags,
+                since_ms=since_ms,
+                until_ms=until_ms,
+                active_only=not include_superseded,
+                pinned=pinned,
+                session_id=session_id,
             )
         if mtype is MemoryType.SEMANTIC:
-            return self.semantic.list(
-                category=category, pinned=pinned, page=page, page_size=page_size,
+            return self.semantic.list_page(
+                category=category,
+                pinned=pinned,
+                page=page,
+                page_size=page_size,
                 sort_by=sort_by if sort_by in ("timestamp", "importance") else "timestamp",
                 descending=descending,
             )
         if mtype is MemoryType.PROCEDURAL:
-            sort = sort_by if sort_by in ("last_used", "confidence", "executions",
-                                          "created_at") else "last_used"
-            return self.procedural.list(user_id, sort_by=sort, descending=descending,
-                                        page=page, page_size=page_size)
+            sort = (
+                sort_by
+                if sort_by in ("last_used", "confidence", "executions", "created_at")
+                else "last_used"
+            )
+            return self.procedural.list_page(
+                user_id, sort_by=sort, descending=descending, page=page, page_size=page_size
+            )
         sessions = [session_id] if session_id else self.short_term.sessions(user_id)
         rows: list[dict[str, Any]] = []
         for s in sessions:
@@ -537,8 +618,9 @@ class MemoryCoordinator:
         return rows[start : start + page_size], len(rows)
 
     @translate_redis_errors
-    def get_memory(self, user_id: str, memory_type: MemoryType | str,
-                   memory_id: str) -> dict[str, Any]:
+    def get_memory(
+        self, user_id: str, memory_type: MemoryType | str, memory_id: str
+    ) -> dict[str, Any]:
         mtype = MemoryType.parse(memory_type)
         check_id(user_id)
         if mtype is MemoryType.EPISODIC:
@@ -557,8 +639,9 @@ class MemoryCoordinator:
         raise NotFoundError(f"No short-term message {memory_id!r}.")
 
     @translate_redis_errors
-    def update_memory(self, user_id: str, memory_type: MemoryType | str, memory_id: str,
-                      **changes: Any) -> dict[str, Any]:
+    def update_memory(
+        self, user_id: str, memory_type: MemoryType | str, memory_id: str, **changes: Any
+    ) -> dict[str, Any]:
         """Edit a memory; the vector is recomputed when its text changes."""
         from memory.editing import apply_update
 
@@ -591,8 +674,9 @@ class MemoryCoordinator:
             raise NotFoundError(f"No short-term message {memory_id!r}.")
         self.metrics_recorder.record(mtype.value, "delete", 0.0)
 
-    def pin(self, user_id: str, memory_type: MemoryType | str, memory_id: str,
-            pinned: bool = True) -> None:
+    def pin(
+        self, user_id: str, memory_type: MemoryType | str, memory_id: str, pinned: bool = True
+    ) -> None:
         self.update_memory(user_id, memory_type, memory_id, pinned=pinned)
 
     @translate_redis_errors
@@ -607,8 +691,9 @@ class MemoryCoordinator:
     # Housekeeping
     # =====================================================================================
     @translate_redis_errors
-    def get_memory_stats(self, user_id: str | None = None,
-                         session_id: str | None = None) -> dict[str, Any]:
+    def get_memory_stats(
+        self, user_id: str | None = None, session_id: str | None = None
+    ) -> dict[str, Any]:
         stats: dict[str, Any] = {
             "episodic": {"memory_count": self.episodic.count(user_id)},
             "semantic": {"fact_count": self.semantic.count()},
@@ -619,13 +704,16 @@ class MemoryCoordinator:
             "users": int(self._r.scard(self.keys.users)),
         }
         if user_id:
-            rows, total = self.procedural.list(user_id, page_size=1000)
+            rows, total = self.procedural.list_page(user_id, page_size=1000)
             execs = sum(r["executions"] for r in rows)
             stats["procedural"] = {
                 "total_procedures": total,
                 "total_executions": execs,
-                "overall_avg_score": round(sum(r["avg_score"] * r["executions"] for r in rows)
-                                           / execs, 4) if execs else None,
+                "overall_avg_score": round(
+                    sum(r["avg_score"] * r["executions"] for r in rows) / execs, 4
+                )
+                if execs
+                else None,
                 "recommended": sum(1 for r in rows if r["recommended"]),
             }
             sessions = self.short_term.sessions(user_id)
@@ -638,8 +726,9 @@ class MemoryCoordinator:
         else:
             from redisvl.query import CountQuery
 
-            stats["procedural"] = {"total_procedures":
-                                   int(self.procedural.index.query(CountQuery()))}
+            stats["procedural"] = {
+                "total_procedures": int(self.procedural.index.query(CountQuery()))
+            }
         return stats
 
     @translate_redis_errors
@@ -675,8 +764,11 @@ class MemoryCoordinator:
             texts.extend(t.decode() for t in pipe.execute() if t)
         sessions = self.short_term.sessions(user_id)
         for s in sessions:
-            texts.extend(m.content for m in self.short_term.recent(
-                user_id, s, self.settings.short_term_max_messages) if m.role == "user")
+            texts.extend(
+                m.content
+                for m in self.short_term.recent(user_id, s, self.settings.short_term_max_messages)
+                if m.role == "user"
+            )
         pipe = self._r.pipeline(transaction=True)
         self.episodic.delete_many(pipe, ep_ids)
         self.semantic.delete_many(pipe, sem_ids)
@@ -688,17 +780,25 @@ class MemoryCoordinator:
         pipe.srem(self.keys.users, user_id)
         pipe.execute()
         self.embedder.forget(list(set(texts)))
-        return {"episodic": len(ep_ids), "semantic": len(sem_ids), "procedural": len(proc_keys),
-                "sessions": len(sessions)}
+        return {
+            "episodic": len(ep_ids),
+            "semantic": len(sem_ids),
+            "procedural": len(proc_keys),
+            "sessions": len(sessions),
+        }
 
     def export_user(self, user_id: str) -> dict[str, Any]:
         from memory.transfer import export_user
 
         return export_user(self, user_id)
 
-    def import_user(self, data: dict[str, Any] | str | bytes, *,
-                    mode: Literal["merge", "replace"] = "merge",
-                    user_id: str | None = None) -> dict[str, int]:
+    def import_user(
+        self,
+        data: dict[str, Any] | str | bytes,
+        *,
+        mode: Literal["merge", "replace"] = "merge",
+        user_id: str | None = None,
+    ) -> dict[str, int]:
         from memory.transfer import import_user
 
         return import_user(self, data, mode=mode, user_id=user_id)
@@ -728,12 +828,21 @@ class MemoryCoordinator:
         return check_health(self)
 
     def index_models(self) -> dict[str, dict[str, Any]]:
-        return {name: index_model(self._r, self.keys, name) for name in
-                (self.keys.episodic_index, self.keys.semantic_index, self.keys.procedural_index)}
+        return {
+            name: index_model(self._r, self.keys, name)
+            for name in (
+                self.keys.episodic_index,
+                self.keys.semantic_index,
+                self.keys.procedural_index,
+            )
+        }
 
     def vector_of(self, memory_type: MemoryType, memory_id: str) -> np.ndarray | None:
-        key = (self.keys.episodic(memory_id) if memory_type is MemoryType.EPISODIC
-               else self.keys.semantic(memory_id))
+        key = (
+            self.keys.episodic(memory_id)
+            if memory_type is MemoryType.EPISODIC
+            else self.keys.semantic(memory_id)
+        )
         raw = self._r.hget(key, "embedding")
         return bytes_vector(raw) if raw else None
 

@@ -12,14 +12,37 @@ from memory.semantic import SemanticStore
 if TYPE_CHECKING:
     from memory.coordinator import MemoryCoordinator
 
-EPISODIC_EDITABLE = {"text", "description", "context", "event_type", "tags", "metadata",
-                     "importance", "expires_at", "pinned", "timestamp"}
-SEMANTIC_EDITABLE = {"text", "fact", "category", "fact_type", "context", "source", "pinned",
-                     "importance"}
+EPISODIC_EDITABLE = {
+    "text",
+    "description",
+    "context",
+    "event_type",
+    "tags",
+    "metadata",
+    "importance",
+    "expires_at",
+    "pinned",
+    "timestamp",
+}
+SEMANTIC_EDITABLE = {
+    "text",
+    "fact",
+    "category",
+    "fact_type",
+    "context",
+    "source",
+    "pinned",
+    "importance",
+}
 
 
-def apply_update(coord: MemoryCoordinator, user_id: str, mtype: MemoryType, memory_id: str,
-                 changes: dict[str, Any]) -> dict[str, Any]:
+def apply_update(
+    coord: MemoryCoordinator,
+    user_id: str,
+    mtype: MemoryType,
+    memory_id: str,
+    changes: dict[str, Any],
+) -> dict[str, Any]:
     check_id(user_id)
     if not changes:
         raise InvalidInputError("Nothing to change.")
@@ -35,8 +58,9 @@ def apply_update(coord: MemoryCoordinator, user_id: str, mtype: MemoryType, memo
     raise InvalidInputError("Short-term messages cannot be edited; delete them instead.")
 
 
-def _update_episodic(coord: MemoryCoordinator, user_id: str, memory_id: str,
-                     changes: dict[str, Any]) -> dict[str, Any]:
+def _update_episodic(
+    coord: MemoryCoordinator, user_id: str, memory_id: str, changes: dict[str, Any]
+) -> dict[str, Any]:
     unknown = set(changes) - EPISODIC_EDITABLE
     if unknown:
         raise InvalidInputError(f"Cannot change {sorted(unknown)} of an episodic memory.")
@@ -45,7 +69,8 @@ def _update_episodic(coord: MemoryCoordinator, user_id: str, memory_id: str,
     expires = changes.get("expires_at", old.expires_at)
     # Re-validate the whole record with the store's own rules (same as a new memory).
     new = EpisodicStore.build(
-        user_id, text,
+        user_id,
+        text,
         event_type=changes.get("event_type", old.event_type),
         context=changes.get("context", old.context),
         metadata=changes.get("metadata", old.metadata),
@@ -53,13 +78,19 @@ def _update_episodic(coord: MemoryCoordinator, user_id: str, memory_id: str,
         importance=changes.get("importance", old.importance),
         timestamp_ms=changes.get("timestamp", old.timestamp),
         expires_at_ms=expires if expires != old.expires_at else None,
-        session_id=old.session_id, memory_id=old.id, created_at=old.created_at,
+        session_id=old.session_id,
+        memory_id=old.id,
+        created_at=old.created_at,
     )
-    new = new.model_copy(update={
-        "access_count": old.access_count, "last_accessed": old.last_accessed,
-        "pinned": bool(changes.get("pinned", old.pinned)), "superseded_by": old.superseded_by,
-        "expires_at": expires,
-    })
+    new = new.model_copy(
+        update={
+            "access_count": old.access_count,
+            "last_accessed": old.last_accessed,
+            "pinned": bool(changes.get("pinned", old.pinned)),
+            "superseded_by": old.superseded_by,
+            "expires_at": expires,
+        }
+    )
     if new.description != old.description or new.context != old.context:
         vec = coord.embedder.embed(embedding_text(new.description, new.context))
         coord.embedder.forget([old.description])
@@ -76,8 +107,9 @@ def _update_episodic(coord: MemoryCoordinator, user_id: str, memory_id: str,
     return coord.get_memory(user_id, MemoryType.EPISODIC, memory_id)
 
 
-def _update_semantic(coord: MemoryCoordinator, user_id: str, fact_id: str,
-                     changes: dict[str, Any]) -> dict[str, Any]:
+def _update_semantic(
+    coord: MemoryCoordinator, user_id: str, fact_id: str, changes: dict[str, Any]
+) -> dict[str, Any]:
     unknown = set(changes) - SEMANTIC_EDITABLE
     if unknown:
         raise InvalidInputError(f"Cannot change {sorted(unknown)} of a semantic fact.")
@@ -88,9 +120,12 @@ def _update_semantic(coord: MemoryCoordinator, user_id: str, fact_id: str,
         changes.get("text", changes.get("fact", old.fact)),
         category=changes.get("category", old.category),
         fact_type=changes.get("fact_type", old.fact_type),
-        context=changes.get("context", old.context), source=changes.get("source", old.source),
-        added_by=old.added_by, metadata=old.metadata,
-        importance=changes.get("importance", old.importance), fact_id=old.id,
+        context=changes.get("context", old.context),
+        source=changes.get("source", old.source),
+        added_by=old.added_by,
+        metadata=old.metadata,
+        importance=changes.get("importance", old.importance),
+        fact_id=old.id,
         timestamp_ms=old.timestamp,
     )
     new = new.model_copy(update={"pinned": bool(changes.get("pinned", old.pinned))})

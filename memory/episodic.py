@@ -165,7 +165,7 @@ class EpisodicStore:
             self.filter_for(user_id, **filters), k, weights,
         )
 
-    def list(
+    def list_page(
         self,
         user_id: str,
         *,

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import time
-from enum import Enum
+from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from memory.errors import InvalidInputError
 
@@ -23,7 +23,7 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-class MemoryType(str, Enum):
+class MemoryType(StrEnum):
     EPISODIC = "episodic"
     SEMANTIC = "semantic"
     PROCEDURAL = "procedural"
@@ -35,10 +35,12 @@ class MemoryType(str, Enum):
             return cls(str(value.value if isinstance(value, MemoryType) else value).lower())
         except ValueError:
             valid = ", ".join(m.value for m in cls)
-            raise InvalidInputError(f"Unknown memory type {value!r}; use one of: {valid}.") from None
+            raise InvalidInputError(
+                f"Unknown memory type {value!r}; use one of: {valid}."
+            ) from None
 
 
-class EventType(str, Enum):
+class EventType(StrEnum):
     PREFERENCE = "preference"
     GOAL = "goal"
     HEALTH_EVENT = "health_event"
@@ -163,7 +165,9 @@ class SemanticFact(BaseModel):
     fact_type: str = "general"
     context: str = ""
     source: str = "user"
-    added_by: str = Field(default="", description="User id that added it; '' for the knowledge file")
+    added_by: str = Field(
+        default="", description="User id that added it; '' for the knowledge file"
+    )
     metadata: dict[str, Any] = Field(default_factory=dict)
     timestamp: int
     pinned: bool = False

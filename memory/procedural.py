@@ -41,9 +41,22 @@ from memory.records import decode, encode
 from memory.schema import VECTOR_FIELD
 
 SIMILAR_MIN = 0.72  # cosine similarity for "a similar question" (MiniLM)
-RETURN_FIELDS = ["user_id", "query_pattern", "normalized_query", "tool_sequence", "executions",
-                 "successes", "failures", "avg_time_ms", "avg_score", "created_at", "last_used",
-                 "sequences", "confidence", "pinned"]
+RETURN_FIELDS = [
+    "user_id",
+    "query_pattern",
+    "normalized_query",
+    "tool_sequence",
+    "executions",
+    "successes",
+    "failures",
+    "avg_time_ms",
+    "avg_score",
+    "created_at",
+    "last_used",
+    "sequences",
+    "confidence",
+    "pinned",
+]
 
 _NON_WORD = re.compile(r"[^\w\s]", re.UNICODE)
 _SPACE = re.compile(r"\s+")
@@ -71,8 +84,9 @@ def sequence_key(tools: list[str]) -> str:
 
 
 class ProceduralStore:
-    def __init__(self, client: redis.Redis, keys: Keys, index: SearchIndex,
-                 recommend_threshold: float = 0.7) -> None:
+    def __init__(
+        self, client: redis.Redis, keys: Keys, index: SearchIndex, recommend_threshold: float = 0.7
+    ) -> None:
         self._r = client
         self._keys = keys
         self.index = index
@@ -106,10 +120,18 @@ class ProceduralStore:
                 try:
                     pipe.watch(key)
                     raw = pipe.hgetall(key)
-                    pattern = self.parse(key, raw) if raw else ProceduralPattern(
-                        id=query_hash(normalized), user_id=user_id, query_pattern=query,
-                        normalized_query=normalized, tool_sequence=list(tools),
-                        created_at=now, last_used=now,
+                    pattern = (
+                        self.parse(key, raw)
+                        if raw
+                        else ProceduralPattern(
+                            id=query_hash(normalized),
+                            user_id=user_id,
+                            query_pattern=query,
+                            normalized_query=normalized,
+                            tool_sequence=list(tools),
+                            created_at=now,
+                            last_used=now,
+                        )
                     )
                     self._apply(pattern, tools, success_score, execution_time_ms, now)
                     data = pattern.model_dump(exclude={"id", "sequences"})
@@ -127,8 +149,9 @@ class ProceduralStore:
                 except redis.WatchError:
                     continue
 
-    def _apply(self, p: ProceduralPattern, tools: list[str], score: float, ms: float,
-               now: int) -> None:
+    def _apply(
+        self, p: ProceduralPattern, tools: list[str], score: float, ms: float, now: int
+    ) -> None:
         skey = sequence_key(tools)
         s = p.sequences.get(skey) or SequenceStats(tools=list(tools))
         s.executions += 1
@@ -174,14 +197,19 @@ class ProceduralStore:
                         p.successes -= 1
                         p.failures += 1
                     s.avg_score = s.score_sum / s.executions
-                    best = max(p.sequences.values(),
-                               key=lambda x: confidence(x.score_sum, x.executions))
+                    best = max(
+                        p.sequences.values(), key=lambda x: confidence(x.score_sum, x.executions)
+                    )
                     p.tool_sequence = list(best.tools)
                     p.confidence = round(confidence(best.score_sum, best.executions), 4)
                     p.recommended = p.confidence >= self.threshold
-                    data = {"sequences": {k: v.model_dump() for k, v in p.sequences.items()},
-                            "tool_sequence": p.tool_sequence, "confidence": p.confidence,
-                            "successes": p.successes, "failures": p.failures}
+                    data = {
+                        "sequences": {k: v.model_dump() for k, v in p.sequences.items()},
+                        "tool_sequence": p.tool_sequence,
+                        "confidence": p.confidence,
+                        "successes": p.successes,
+                        "failures": p.failures,
+                    }
                     pipe.multi()
                     pipe.hset(key, mapping=encode(data))
                     pipe.execute()
@@ -193,8 +221,9 @@ class ProceduralStore:
     def parse(self, key: str | bytes, raw: dict[Any, Any]) -> ProceduralPattern:
         rec = decode(raw)
         rec["id"] = (key.decode() if isinstance(key, bytes) else key).rsplit(":", 1)[-1]
-        rec["sequences"] = {k: SequenceStats.model_validate(v)
-                            for k, v in (rec.get("sequences") or {}).items()}
+        rec["sequences"] = {
+            k: SequenceStats.model_validate(v) for k, v in (rec.get("sequences") or {}).items()
+        }
         rec["recommended"] = float(rec.get("confidence", 0)) >= self.threshold
         return ProceduralPattern.model_validate(rec)
 
@@ -206,23 +235,31 @@ class ProceduralStore:
     def similar_query(self, user_id: str, query_vec: np.ndarray, k: int = 1) -> VectorQuery:
         return VectorQuery(
             vector=np.asarray(query_vec, dtype=np.float32).tobytes(),
-            vector_field_name=VECTOR_FIELD, return_fields=RETURN_FIELDS,
-            filter_expression=Tag("user_id") == check_id(user_id), num_results=k,
+            vector_field_name=VECTOR_FIELD,
+            return_fields=RETURN_FIELDS,
+            filter_expression=Tag("user_id") == check_id(user_id),
+            num_results=k,
         )
 
-    def suggestion(self, pattern: ProceduralPattern, similarity: float,
-                   match: str) -> ProceduralSuggestion:
+    def suggestion(
+        self, pattern: ProceduralPattern, similarity: float, match: str
+    ) -> ProceduralSuggestion:
         return ProceduralSuggestion(
-            pattern_id=pattern.id, query_pattern=pattern.query_pattern,
-            tool_sequence=pattern.tool_sequence, confidence=pattern.confidence,
-            recommended=pattern.recommended, executions=pattern.executions,
-            avg_score=round(pattern.avg_score, 4), similarity=round(similarity, 4),
+            pattern_id=pattern.id,
+            query_pattern=pattern.query_pattern,
+            tool_sequence=pattern.tool_sequence,
+            confidence=pattern.confidence,
+            recommended=pattern.recommended,
+            executions=pattern.executions,
+            avg_score=round(pattern.avg_score, 4),
+            similarity=round(similarity, 4),
             match=match,  # type: ignore[arg-type]
         )
 
     def from_row(self, row: dict[str, Any]) -> ProceduralPattern:
-        return self.parse(str(row["id"]), {k: v for k, v in row.items()
-                                              if k not in ("id", "vector_distance")})
+        return self.parse(
+            str(row["id"]), {k: v for k, v in row.items() if k not in ("id", "vector_distance")}
+        )
 
     def get(self, user_id: str, pattern_id: str) -> ProceduralPattern:
         if not pattern_id or ":" in pattern_id or len(pattern_id) > 64:
@@ -233,14 +270,25 @@ class ProceduralStore:
             raise NotFoundError(f"No procedural pattern {pattern_id!r}.")
         return self.parse(key, raw)
 
-    def list(self, user_id: str, sort_by: str = "last_used", descending: bool = True,
-             page: int = 1, page_size: int = 50) -> tuple[list[dict[str, Any]], int]:
+    def list_page(
+        self,
+        user_id: str,
+        sort_by: str = "last_used",
+        descending: bool = True,
+        page: int = 1,
+        page_size: int = 50,
+    ) -> tuple[list[dict[str, Any]], int]:
         if sort_by not in ("last_used", "confidence", "executions", "created_at"):
-            raise InvalidInputError("Procedural patterns sort by last_used, confidence, "
-                                    "executions or created_at.")
+            raise InvalidInputError(
+                "Procedural patterns sort by last_used, confidence, executions or created_at."
+            )
         f = Tag("user_id") == check_id(user_id)
-        q = FilterQuery(filter_expression=f, return_fields=RETURN_FIELDS, num_results=page_size,
-                        sort_by=(sort_by, "DESC" if descending else "ASC"))
+        q = FilterQuery(
+            filter_expression=f,
+            return_fields=RETURN_FIELDS,
+            num_results=page_size,
+            sort_by=(sort_by, "DESC" if descending else "ASC"),
+        )
         q.paging((page - 1) * page_size, page_size)
         rows = []
         for row in self.index.query(q):
@@ -254,8 +302,11 @@ class ProceduralStore:
         return rows, int(self.index.query(CountQuery(filter_expression=f)))
 
     def keys_for_user(self, user_id: str) -> list[str]:
-        q = FilterQuery(filter_expression=Tag("user_id") == check_id(user_id),
-                        return_fields=["user_id"], num_results=500)
+        q = FilterQuery(
+            filter_expression=Tag("user_id") == check_id(user_id),
+            return_fields=["user_id"],
+            num_results=500,
+        )
         keys: list[str] = []
         for batch in self.index.paginate(q, page_size=500):
             keys.extend(str(r["id"]) for r in batch)
@@ -265,8 +316,9 @@ class ProceduralStore:
         self.get(user_id, pattern_id)
         self._r.hset(self._keys.procedure(user_id, pattern_id), "pinned", "1" if pinned else "0")
 
-    def write_raw(self, pipe: redis.client.Pipeline, pattern: ProceduralPattern,
-                  vec: np.ndarray) -> None:
+    def write_raw(
+        self, pipe: redis.client.Pipeline, pattern: ProceduralPattern, vec: np.ndarray
+    ) -> None:
         """For import: write a whole pattern as it was exported."""
         data = pattern.model_dump(exclude={"id", "sequences", "recommended"})
         data["sequences"] = {k: v.model_dump() for k, v in pattern.sequences.items()}

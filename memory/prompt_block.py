@@ -26,21 +26,31 @@ def render_prompt_block(ctx: MemoryContext, budget_tokens: int) -> tuple[str, in
         rec = h.record
         kind = str(rec.get("event_type", "memory")).upper()
         extra = f" (context: {rec['context']})" if rec.get("context") else ""
-        lines.append(("Personal memories of this user",
-                      f"- [{_date(rec.get('timestamp'))}] {kind} ({h.band} relevance): "
-                      f"{h.text}{extra}"))
+        lines.append(
+            (
+                "Personal memories of this user",
+                f"- [{_date(rec.get('timestamp'))}] {kind} ({h.band} relevance): {h.text}{extra}",
+            )
+        )
     if ctx.procedural is not None:
         p = ctx.procedural
         verdict = "recommended" if p.recommended else "not yet recommended"
-        lines.append(("Learned procedure",
-                      f"- For questions like {p.query_pattern!r}, the tool sequence "
-                      f"{' -> '.join(p.tool_sequence)} worked before (confidence "
-                      f"{p.confidence:.2f}, {p.executions} runs, {verdict})."))
+        lines.append(
+            (
+                "Learned procedure",
+                f"- For questions like {p.query_pattern!r}, the tool sequence "
+                f"{' -> '.join(p.tool_sequence)} worked before (confidence "
+                f"{p.confidence:.2f}, {p.executions} runs, {verdict}).",
+            )
+        )
     for h in ctx.semantic:
         rec = h.record
-        lines.append(("General knowledge",
-                      f"- [{str(rec.get('category', 'general')).upper()}] ({h.band} relevance) "
-                      f"{h.text}"))
+        lines.append(
+            (
+                "General knowledge",
+                f"- [{str(rec.get('category', 'general')).upper()}] ({h.band} relevance) {h.text}",
+            )
+        )
     out: list[str] = []
     used = 0
     section = None

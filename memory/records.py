@@ -14,8 +14,17 @@ JSON_FIELDS = {"metadata", "sequences", "tool_sequence"}
 # Fields stored as comma-separated TAG values.
 LIST_FIELDS = {"tags"}
 BOOL_FIELDS = {"pinned", "recommended"}
-INT_FIELDS = {"timestamp", "created_at", "access_count", "last_accessed", "expires_at",
-              "executions", "successes", "failures", "last_used"}
+INT_FIELDS = {
+    "timestamp",
+    "created_at",
+    "access_count",
+    "last_accessed",
+    "expires_at",
+    "executions",
+    "successes",
+    "failures",
+    "last_used",
+}
 FLOAT_FIELDS = {"importance", "avg_time_ms", "avg_score", "confidence"}
 
 

@@ -34,8 +34,11 @@ def _vector_field(dims: int, algorithm: str) -> dict[str, Any]:
 def episodic_schema(keys: Keys, dims: int, algorithm: str) -> IndexSchema:
     return IndexSchema.from_dict(
         {
-            "index": {"name": keys.episodic_index, "prefix": keys.episodic_prefix,
-                      "storage_type": "hash"},
+            "index": {
+                "name": keys.episodic_index,
+                "prefix": keys.episodic_prefix,
+                "storage_type": "hash",
+            },
             "fields": [
                 {"name": "user_id", "type": "tag"},
                 {"name": "event_type", "type": "tag"},
@@ -60,8 +63,11 @@ def episodic_schema(keys: Keys, dims: int, algorithm: str) -> IndexSchema:
 def semantic_schema(keys: Keys, dims: int, algorithm: str) -> IndexSchema:
     return IndexSchema.from_dict(
         {
-            "index": {"name": keys.semantic_index, "prefix": keys.semantic_prefix,
-                      "storage_type": "hash"},
+            "index": {
+                "name": keys.semantic_index,
+                "prefix": keys.semantic_prefix,
+                "storage_type": "hash",
+            },
             "fields": [
                 {"name": "category", "type": "tag"},
                 {"name": "fact_type", "type": "tag"},
@@ -81,8 +87,11 @@ def semantic_schema(keys: Keys, dims: int, algorithm: str) -> IndexSchema:
 def procedural_schema(keys: Keys, dims: int, algorithm: str) -> IndexSchema:
     return IndexSchema.from_dict(
         {
-            "index": {"name": keys.procedural_index, "prefix": keys.procedural_prefix,
-                      "storage_type": "hash"},
+            "index": {
+                "name": keys.procedural_index,
+                "prefix": keys.procedural_prefix,
+                "storage_type": "hash",
+            },
             "fields": [
                 {"name": "user_id", "type": "tag"},
                 {"name": "pinned", "type": "tag"},

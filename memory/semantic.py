@@ -25,8 +25,18 @@ from memory.recall import HybridRequest, RecallWeights, build_request
 from memory.records import decode, encode
 
 TEXT_FIELDS = {"fact": 1.0, "context": 0.5}
-RETURN_FIELDS = ["fact", "category", "fact_type", "context", "source", "added_by", "metadata",
-                 "timestamp", "pinned", "importance"]
+RETURN_FIELDS = [
+    "fact",
+    "category",
+    "fact_type",
+    "context",
+    "source",
+    "added_by",
+    "metadata",
+    "timestamp",
+    "pinned",
+    "importance",
+]
 _NAME_MAX = 48
 
 
@@ -113,24 +123,45 @@ class SemanticStore:
         return f
 
     def hybrid_request(
-        self, query_text: str, query_vec: np.ndarray, k: int, weights: RecallWeights,
+        self,
+        query_text: str,
+        query_vec: np.ndarray,
+        k: int,
+        weights: RecallWeights,
         category: str | None = None,
     ) -> HybridRequest:
         return build_request(
-            MemoryType.SEMANTIC, self.index, query_text, query_vec, TEXT_FIELDS, RETURN_FIELDS,
-            self.filter_for(category=category), k, weights,
+            MemoryType.SEMANTIC,
+            self.index,
+            query_text,
+            query_vec,
+            TEXT_FIELDS,
+            RETURN_FIELDS,
+            self.filter_for(category=category),
+            k,
+            weights,
         )
 
-    def list(
-        self, *, category: str | None = None, added_by: str | None = None,
-        pinned: bool | None = None, sort_by: str = "timestamp", descending: bool = True,
-        page: int = 1, page_size: int = 50,
+    def list_page(
+        self,
+        *,
+        category: str | None = None,
+        added_by: str | None = None,
+        pinned: bool | None = None,
+        sort_by: str = "timestamp",
+        descending: bool = True,
+        page: int = 1,
+        page_size: int = 50,
     ) -> tuple[list[dict[str, Any]], int]:
         if sort_by not in ("timestamp", "importance"):
             raise InvalidInputError("Semantic facts sort by 'timestamp' or 'importance'.")
         f = self.filter_for(category=category, added_by=added_by, pinned=pinned)
-        q = FilterQuery(filter_expression=f, return_fields=RETURN_FIELDS, num_results=page_size,
-                        sort_by=(sort_by, "DESC" if descending else "ASC"))
+        q = FilterQuery(
+            filter_expression=f,
+            return_fields=RETURN_FIELDS,
+            num_results=page_size,
+            sort_by=(sort_by, "DESC" if descending else "ASC"),
+        )
         q.paging((page - 1) * page_size, page_size)
         rows = []
         for row in self.index.query(q):
@@ -141,8 +172,9 @@ class SemanticStore:
         return rows, int(self.index.query(CountQuery(filter_expression=f)))
 
     def ids_added_by(self, user_id: str) -> list[str]:
-        q = FilterQuery(filter_expression=Tag("added_by") == user_id, return_fields=["fact"],
-                        num_results=500)
+        q = FilterQuery(
+            filter_expression=Tag("added_by") == user_id, return_fields=["fact"], num_results=500
+        )
         ids: list[str] = []
         for batch in self.index.paginate(q, page_size=500):
             ids.extend(str(r["id"]).rsplit(":", 1)[-1] for r in batch)
@@ -173,8 +205,10 @@ class SemanticStore:
                 raise InvalidInputError(f"Knowledge file {path}: entry {i} has no 'fact'.")
             facts.append(
                 SemanticStore.build(
-                    item["fact"], category=item.get("category", "general"),
-                    fact_type=item.get("fact_type", "general"), context=item.get("context", ""),
+                    item["fact"],
+                    category=item.get("category", "general"),
+                    fact_type=item.get("fact_type", "general"),
+                    context=item.get("context", ""),
                     source=item.get("source", "knowledge_file"),
                     fact_id="kf" + digest(item["fact"], length=24),
                 )

@@ -35,11 +35,21 @@ class ShortTermStore:
         if isinstance(content, str) and len(content) > MAX_MESSAGE_CHARS:
             raise InvalidInputError(f"A message is limited to {MAX_MESSAGE_CHARS} characters.")
         text = check_text(content, "Message") if role == "user" else (content or "").strip()
-        return ChatMessage(id=str(ULID()), role=role, content=text,  # type: ignore[arg-type]
-                           timestamp=now_ms(), metadata=metadata or {})
+        return ChatMessage(
+            id=str(ULID()),
+            role=role,
+            content=text,  # type: ignore[arg-type]
+            timestamp=now_ms(),
+            metadata=metadata or {},
+        )
 
-    def write(self, pipe: redis.client.Pipeline, user_id: str, session_id: str,
-              messages: list[ChatMessage]) -> None:
+    def write(
+        self,
+        pipe: redis.client.Pipeline,
+        user_id: str,
+        session_id: str,
+        messages: list[ChatMessage],
+    ) -> None:
         check_id(user_id)
         check_id(session_id, "session id")
         key = self._keys.session(user_id, session_id)
@@ -49,8 +59,9 @@ class ShortTermStore:
         pipe.sadd(self._keys.user_sessions(user_id), session_id)
         pipe.sadd(self._keys.users, user_id)
 
-    def recent_request(self, pipe: redis.client.Pipeline, user_id: str, session_id: str,
-                       n: int) -> None:
+    def recent_request(
+        self, pipe: redis.client.Pipeline, user_id: str, session_id: str, n: int
+    ) -> None:
         pipe.lrange(self._keys.session(user_id, session_id), -n, -1)
 
     @staticmethod
@@ -76,7 +87,9 @@ class ShortTermStore:
         return list(reversed(kept))
 
     def sessions(self, user_id: str) -> list[str]:
-        return sorted(s.decode() for s in self._r.smembers(self._keys.user_sessions(check_id(user_id))))
+        return sorted(
+            s.decode() for s in self._r.smembers(self._keys.user_sessions(check_id(user_id)))
+        )
 
     def count(self, user_id: str, session_id: str) -> int:
         return int(self._r.llen(self._keys.session(user_id, session_id)))

@@ -50,19 +50,35 @@ def export_user(coord: MemoryCoordinator, user_id: str) -> dict[str, Any]:
     check_id(user_id)
     episodic = [coord.episodic.get(user_id, mid) for mid in coord.episodic.ids_for_user(user_id)]
     semantic = [coord.semantic.get(fid) for fid in coord.semantic.ids_added_by(user_id)]
-    procedural = [coord.procedural.get(user_id, k.rsplit(":", 1)[-1])
-                  for k in coord.procedural.keys_for_user(user_id)]
-    sessions = {s: coord.short_term.recent(user_id, s, coord.settings.short_term_max_messages)
-                for s in coord.short_term.sessions(user_id)}
-    doc = ExportFile(format=FORMAT, version=VERSION, user_id=user_id, exported_at=now_ms(),
-                     embedding_model=coord.embedder.model_id, episodic=episodic,
-                     semantic=semantic, procedural=procedural, short_term=sessions)
+    procedural = [
+        coord.procedural.get(user_id, k.rsplit(":", 1)[-1])
+        for k in coord.procedural.keys_for_user(user_id)
+    ]
+    sessions = {
+        s: coord.short_term.recent(user_id, s, coord.settings.short_term_max_messages)
+        for s in coord.short_term.sessions(user_id)
+    }
+    doc = ExportFile(
+        format=FORMAT,
+        version=VERSION,
+        user_id=user_id,
+        exported_at=now_ms(),
+        embedding_model=coord.embedder.model_id,
+        episodic=episodic,
+        semantic=semantic,
+        procedural=procedural,
+        short_term=sessions,
+    )
     return doc.model_dump(mode="json")
 
 
-def import_user(coord: MemoryCoordinator, data: dict[str, Any] | str | bytes, *,
-                mode: Literal["merge", "replace"] = "merge",
-                user_id: str | None = None) -> dict[str, int]:
+def import_user(
+    coord: MemoryCoordinator,
+    data: dict[str, Any] | str | bytes,
+    *,
+    mode: Literal["merge", "replace"] = "merge",
+    user_id: str | None = None,
+) -> dict[str, int]:
     """Import an export file; `user_id` imports it under another user. Atomic."""
     if mode not in ("merge", "replace"):
         raise InvalidInputError("Import mode must be 'merge' or 'replace'.")
@@ -72,34 +88,62 @@ def import_user(coord: MemoryCoordinator, data: dict[str, Any] | str | bytes, *,
     try:
         episodic = [
             EpisodicStore.build(
-                target, m.description, event_type=m.event_type, context=m.context,
-                metadata=m.metadata, tags=m.tags, importance=m.importance,
+                target,
+                m.description,
+                event_type=m.event_type,
+                context=m.context,
+                metadata=m.metadata,
+                tags=m.tags,
+                importance=m.importance,
                 timestamp_ms=m.timestamp,
                 expires_at_ms=m.expires_at if m.expires_at and m.expires_at > now_ms() else None,
-                session_id=m.session_id, memory_id=_safe_id(m.id), created_at=m.created_at,
-            ).model_copy(update={"pinned": m.pinned, "superseded_by": m.superseded_by,
-                                 "access_count": m.access_count,
-                                 "last_accessed": m.last_accessed})
+                session_id=m.session_id,
+                memory_id=_safe_id(m.id),
+                created_at=m.created_at,
+            ).model_copy(
+                update={
+                    "pinned": m.pinned,
+                    "superseded_by": m.superseded_by,
+                    "access_count": m.access_count,
+                    "last_accessed": m.last_accessed,
+                }
+            )
             for m in doc.episodic
             if not (m.expires_at and m.expires_at <= now_ms())
         ]
         semantic = [
-            SemanticStore.build(f.fact, category=f.category, fact_type=f.fact_type,
-                                context=f.context, source=f.source, added_by=target,
-                                metadata=f.metadata, importance=f.importance,
-                                fact_id=_safe_id(f.id), timestamp_ms=f.timestamp)
+            SemanticStore.build(
+                f.fact,
+                category=f.category,
+                fact_type=f.fact_type,
+                context=f.context,
+                source=f.source,
+                added_by=target,
+                metadata=f.metadata,
+                importance=f.importance,
+                fact_id=_safe_id(f.id),
+                timestamp_ms=f.timestamp,
+            )
             for f in doc.semantic
         ]
-        procedural = [p.model_copy(update={"user_id": target, "id": _safe_id(p.id)})
-                      for p in doc.procedural]
-        sessions = {check_id(s, "session id"): [ShortTermStore.build(m.role, m.content).model_copy(
-            update={"id": m.id, "timestamp": m.timestamp}) for m in msgs]
-            for s, msgs in doc.short_term.items()}
+        procedural = [
+            p.model_copy(update={"user_id": target, "id": _safe_id(p.id)}) for p in doc.procedural
+        ]
+        sessions = {
+            check_id(s, "session id"): [
+                ShortTermStore.build(m.role, m.content).model_copy(
+                    update={"id": m.id, "timestamp": m.timestamp}
+                )
+                for m in msgs
+            ]
+            for s, msgs in doc.short_term.items()
+        }
     except InvalidInputError as e:
         raise ImportFileError(f"The file was not imported (nothing changed): {e}") from e
 
-    ep_vecs = coord.embedder.embed_many([embedding_text(m.description, m.context)
-                                         for m in episodic])
+    ep_vecs = coord.embedder.embed_many(
+        [embedding_text(m.description, m.context) for m in episodic]
+    )
     sem_vecs = coord.embedder.embed_many([f.fact for f in semantic])
     proc_vecs = coord.embedder.embed_many([p.query_pattern for p in procedural])
 
@@ -118,8 +162,12 @@ def import_user(coord: MemoryCoordinator, data: dict[str, Any] | str | bytes, *,
             coord.short_term.write(pipe, target, s, msgs)
     pipe.sadd(coord.keys.users, target)
     pipe.execute()
-    return {"episodic": len(episodic), "semantic": len(semantic), "procedural": len(procedural),
-            "short_term": sum(len(m) for m in sessions.values())}
+    return {
+        "episodic": len(episodic),
+        "semantic": len(semantic),
+        "procedural": len(procedural),
+        "short_term": sum(len(m) for m in sessions.values()),
+    }
 
 
 def _parse(data: dict[str, Any] | str | bytes) -> ExportFile:
@@ -129,18 +177,22 @@ def _parse(data: dict[str, Any] | str | bytes) -> ExportFile:
         try:
             data = json.loads(data)
         except json.JSONDecodeError as e:
-            raise ImportFileError(f"Not a JSON file (line {e.lineno}: {e.msg}); "
-                                  "nothing was imported.") from None
+            raise ImportFileError(
+                f"Not a JSON file (line {e.lineno}: {e.msg}); nothing was imported."
+            ) from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise ImportFileError(f"Not a memory export (expected \"format\": \"{FORMAT}\"); "
-                              "nothing was imported.")
+        raise ImportFileError(
+            f'Not a memory export (expected "format": "{FORMAT}"); nothing was imported.'
+        )
     try:
         return ExportFile.model_validate(data)
     except ValidationError as e:
         first = e.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        raise ImportFileError(f"Invalid export file at {where}: {first['msg']} "
-                              f"({e.error_count()} problem(s)); nothing was imported.") from None
+        raise ImportFileError(
+            f"Invalid export file at {where}: {first['msg']} "
+            f"({e.error_count()} problem(s)); nothing was imported."
+        ) from None
 
 
 def _safe_id(value: str) -> str:

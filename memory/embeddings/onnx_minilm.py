@@ -37,8 +37,9 @@ class OnnxMiniLMEmbedder:
     model_id = "all-MiniLM-L6-v2-int8-onnx"
     dims = 384
 
-    def __init__(self, model_path: Path | None = None, tokenizer_path: Path | None = None,
-                 threads: int = 0) -> None:
+    def __init__(
+        self, model_path: Path | None = None, tokenizer_path: Path | None = None, threads: int = 0
+    ) -> None:
         try:
             import onnxruntime as ort
             from tokenizers import Tokenizer
