@@ -9,16 +9,20 @@ Fixtures:
     closed_ollama_url an http://127.0.0.1:PORT where nothing listens (Ollama "down")
     fake_coordinator  an in-memory FakeCoordinator (agent unit tests)
     wellness_today    the fixed "today" of the synthetic wellness data in tests
+    agent_factory     make_agent(coordinator, ollama_url, settings=..., **AgentSettings)
 """
 
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import date
 
 import pytest
 
+from agent.config import AgentSettings
+from agent.loop.agent import ChatAgent
+from agent.tools.wellness import WellnessToolkit
 from tests.fakes.fake_coordinator import FakeCoordinator
 from tests.fakes.fake_ollama import FakeOllama
 
@@ -49,3 +53,41 @@ def fake_coordinator() -> FakeCoordinator:
 @pytest.fixture
 def wellness_today() -> date:
     return date(2026, 11, 20)
+
+
+def make_agent(
+    coordinator: object,
+    ollama_url: str,
+    *,
+    settings: object | None = None,
+    today: date = date(2026, 11, 20),
+    **agent_config: object,
+) -> ChatAgent:
+    """A ChatAgent on `coordinator`, talking to the Ollama at `ollama_url`, with the wellness
+    toolkit's data fixed at `today` and AgentSettings overridden by `agent_config`."""
+    from memory.config import Settings
+
+    base = settings if settings is not None else Settings(_env_file=None)
+    s = base.model_copy(update={"ollama_host": ollama_url})  # type: ignore[attr-defined]
+    cfg = AgentSettings(_env_file=None, **agent_config)  # type: ignore[arg-type]
+    return ChatAgent(
+        s,
+        coordinator,
+        toolkits=[WellnessToolkit(seed=cfg.wellness_seed, days=cfg.wellness_days, today=today)],
+        agent_settings=cfg,
+    )
+
+
+@pytest.fixture
+def agent_factory() -> Iterator[Callable[..., ChatAgent]]:
+    """make_agent(...), closing every agent it built after the test."""
+    built: list[ChatAgent] = []
+
+    def factory(*args: object, **kwargs: object) -> ChatAgent:
+        agent = make_agent(*args, **kwargs)  # type: ignore[arg-type]
+        built.append(agent)
+        return agent
+
+    yield factory
+    for agent in built:
+        agent.close()

@@ -1,0 +1,70 @@
+"""The Ollama client against the fake server: the real `ollama` package runs end to end."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent.errors import LLMTimeoutError, LLMUnavailableError, ModelNotFoundError
+from agent.llm import OllamaLLM
+from tests.fakes.fake_ollama import FakeOllama
+from tests.fakes.fixtures import closed_ollama_url, fake_ollama  # noqa: F401
+
+
+def test_status_reports_a_reachable_server_and_its_pulled_model(fake_ollama: FakeOllama) -> None:
+    st = OllamaLLM(fake_ollama.url).status("qwen2.5:7b")
+    assert st.ok and st.reachable and st.model_available
+    assert st.models == ["qwen2.5:7b"]
+    assert st.message == ""
+
+
+def test_status_says_how_to_start_ollama_when_nothing_listens(closed_ollama_url: str) -> None:
+    st = OllamaLLM(closed_ollama_url).status("qwen2.5:7b")
+    assert not st.reachable and not st.ok
+    assert "ollama serve" in st.message and closed_ollama_url in st.message
+
+
+def test_status_says_which_model_to_pull(fake_ollama: FakeOllama) -> None:
+    st = OllamaLLM(fake_ollama.url).status("llama3.2:3b")
+    assert st.reachable and not st.model_available
+    assert "ollama pull llama3.2:3b" in st.message
+
+
+def test_model_without_tag_matches_latest(fake_ollama: FakeOllama) -> None:
+    fake_ollama.models.append("mistral:latest")
+    assert OllamaLLM(fake_ollama.url).status("mistral").model_available
+
+
+def test_stream_chat_yields_tokens_then_tool_calls(fake_ollama: FakeOllama) -> None:
+    fake_ollama.queue_tool_calls([("search_workouts", {"days": 7})], content="Let me check. ")
+    chunks = list(OllamaLLM(fake_ollama.url).stream_chat("qwen2.5:7b", [{"role": "user", "content": "hi"}]))
+    text = "".join(c.content for c in chunks)
+    assert text == "Let me check. "
+    assert chunks[-1].done
+    assert [(c.name, c.arguments) for c in chunks[-1].tool_calls] == [("search_workouts", {"days": 7})]
+    assert fake_ollama.chat_requests()[0].body["stream"] is True
+
+
+def test_chat_with_a_model_that_is_not_pulled_says_what_to_run(fake_ollama: FakeOllama) -> None:
+    with pytest.raises(ModelNotFoundError, match="ollama pull phi3"):
+        list(OllamaLLM(fake_ollama.url).stream_chat("phi3", [{"role": "user", "content": "hi"}]))
+
+
+def test_chat_when_ollama_is_down_says_how_to_start_it(closed_ollama_url: str) -> None:
+    with pytest.raises(LLMUnavailableError, match="ollama serve"):
+        list(OllamaLLM(closed_ollama_url).stream_chat("qwen2.5:7b", [{"role": "user", "content": "hi"}]))
+
+
+def test_a_model_that_does_not_answer_in_time_raises_a_timeout(fake_ollama: FakeOllama) -> None:
+    fake_ollama.queue_hold()  # released when the fake stops
+    llm = OllamaLLM(fake_ollama.url, timeout_s=0.3)
+    with pytest.raises(LLMTimeoutError, match="OLLAMA_TIMEOUT_S"):
+        list(llm.stream_chat("qwen2.5:7b", [{"role": "user", "content": "hi"}]))
+
+
+def test_chat_json_sends_the_schema_as_format(fake_ollama: FakeOllama) -> None:
+    fake_ollama.queue_structured({"memories": []})
+    schema = {"type": "object", "properties": {"memories": {"type": "array"}}}
+    raw = OllamaLLM(fake_ollama.url).chat_json("qwen2.5:7b", [{"role": "user", "content": "x"}], schema)
+    assert raw == '{"memories": []}'
+    req = fake_ollama.chat_requests(structured=True)[0]
+    assert req.body["format"] == schema and req.body["stream"] is False
