@@ -1,0 +1,77 @@
+"""Fixtures of the integration tests: a `MemoryCoordinator` on the session's Redis Stack.
+
+The ONNX embedder is loaded once per session and handed to each test's coordinator through the
+constructor, so a test pays only for its own namespace.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+
+import numpy as np
+import pytest
+import redis
+
+from memory.config import Settings
+from memory.coordinator import MemoryCoordinator
+from memory.embeddings import OnnxMiniLMEmbedder
+
+
+class SessionEmbedder:
+    """The real ONNX MiniLM embedder, loaded once, remembering the vectors it computed.
+
+    The model is deterministic, so a remembered vector is the vector the model would give;
+    it only saves re-embedding the knowledge file in every test's fresh namespace."""
+
+    def __init__(self) -> None:
+        self.inner = OnnxMiniLMEmbedder()
+        self.model_id = self.inner.model_id
+        self.dims = self.inner.dims
+        self._memo: dict[str, np.ndarray] = {}
+        self._lock = threading.Lock()
+
+    def embed(self, text: str) -> np.ndarray:
+        return self.embed_many([text])[0]
+
+    def embed_many(self, texts: list[str]) -> np.ndarray:
+        with self._lock:
+            missing = [t for t in dict.fromkeys(texts) if t not in self._memo]
+        if missing:
+            vecs = self.inner.embed_many(missing)
+            with self._lock:
+                self._memo.update(zip(missing, vecs, strict=True))
+        with self._lock:
+            rows = [self._memo[t] for t in texts]
+        return np.stack(rows) if rows else np.zeros((0, self.dims), dtype=np.float32)
+
+
+@pytest.fixture(scope="session")
+def embedder() -> SessionEmbedder:
+    return SessionEmbedder()
+
+
+@pytest.fixture
+def coordinator(
+    redis_client: redis.Redis, embedder: SessionEmbedder, settings: Settings
+) -> Iterator[MemoryCoordinator]:
+    """A coordinator in this test's namespace (knowledge file loaded); closed after the test."""
+    coord = MemoryCoordinator(redis_client, embedder, settings)
+    yield coord
+    coord.close()
+
+
+@pytest.fixture
+def snapshot(redis_client: redis.Redis, namespace: str) -> Callable[[], dict[bytes, bytes]]:
+    """Every key of the namespace that holds memories (not metrics, not the query-embedding
+    cache) with its serialised content: equal snapshots mean nothing was written or removed."""
+
+    def take() -> dict[bytes, bytes]:
+        out: dict[bytes, bytes] = {}
+        for key in redis_client.scan_iter(match=f"{namespace}*", count=1000):
+            if b":metrics:" in key or key.startswith(f"{namespace}_embedcache".encode()):
+                continue
+            out[key] = redis_client.dump(key) or b""
+        return out
+
+    return take

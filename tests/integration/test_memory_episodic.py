@@ -1,0 +1,305 @@
+"""Episodic memory on a real Redis Stack: write, read, edit, search, expiry, supersession."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+import redis
+
+from memory.coordinator import MemoryCoordinator
+from memory.errors import InvalidInputError, NotFoundError
+from memory.models import EventType, MemoryType, now_ms
+
+DAY = 86_400_000
+U = "user-1"
+
+
+def texts(hits: list) -> list[str]:
+    return [h.text for h in hits]
+
+
+def test_add_get_list(coordinator: MemoryCoordinator) -> None:
+    mem = coordinator.add_episodic(
+        U,
+        "I am allergic to peanuts",
+        event_type="health_event",
+        context="told at dinner",
+        tags=["Food", "allergy"],
+        metadata={"severity": "high"},
+        importance=0.9,
+    )
+    got = coordinator.get_memory(U, "episodic", mem.id)
+    assert got["text"] == "I am allergic to peanuts"
+    assert got["event_type"] == "health_event"
+    assert got["context"] == "told at dinner"
+    assert got["tags"] == ["food", "allergy"]
+    assert got["metadata"] == {"severity": "high"}
+    assert got["importance"] == 0.9
+    assert got["pinned"] is False and got["superseded_by"] is None
+
+    coordinator.add_episodic(U, "I want to run a marathon in October", event_type="goal")
+    rows, total = coordinator.list_memories(U, "episodic")
+    assert total == 2
+    assert [r["text"] for r in rows] == [
+        "I want to run a marathon in October",
+        "I am allergic to peanuts",
+    ]  # newest first
+    rows, total = coordinator.list_memories(U, "episodic", event_types=["goal"])
+    assert (total, [r["event_type"] for r in rows]) == (1, ["goal"])
+
+
+def test_list_sorts_and_pages(coordinator: MemoryCoordinator) -> None:
+    now = now_ms()
+    for i in range(7):
+        coordinator.add_episodic(
+            U,
+            f"Walked {i + 1} km today",
+            event_type="milestone",
+            timestamp_ms=now - (7 - i) * DAY,
+            importance=i / 10,
+        )
+    page1, total = coordinator.list_memories(U, "episodic", page=1, page_size=3)
+    page3, _ = coordinator.list_memories(U, "episodic", page=3, page_size=3)
+    assert total == 7
+    assert [r["text"] for r in page1] == [
+        "Walked 7 km today",
+        "Walked 6 km today",
+        "Walked 5 km today",
+    ]
+    assert [r["text"] for r in page3] == ["Walked 1 km today"]
+    by_importance, _ = coordinator.list_memories(
+        U, "episodic", sort_by="importance", descending=False, page_size=2
+    )
+    assert [r["importance"] for r in by_importance] == [0.0, 0.1]
+    with pytest.raises(InvalidInputError, match="sort"):
+        coordinator.list_memories(U, "episodic", sort_by="description")
+
+
+def test_update_text_re_embeds_and_search_finds_the_new_text(
+    coordinator: MemoryCoordinator,
+) -> None:
+    mem = coordinator.add_episodic(U, "I drink green tea every morning", event_type="preference")
+    before = coordinator.vector_of(MemoryType.EPISODIC, mem.id)
+
+    updated = coordinator.update_memory(
+        U, "episodic", mem.id, text="I switched to espresso for breakfast"
+    )
+    after = coordinator.vector_of(MemoryType.EPISODIC, mem.id)
+    assert updated["text"] == "I switched to espresso for breakfast"
+    assert before is not None and after is not None
+    assert float(np.dot(before, after)) < 0.9  # a new vector, not the old one
+    assert float(
+        np.dot(after, coordinator.embedder.embed("I switched to espresso for breakfast"))
+    ) == pytest.approx(1.0, abs=1e-4)
+
+    hits = coordinator.search(U, "espresso")
+    assert texts(hits) == ["I switched to espresso for breakfast"]
+    assert hits[0].parts.text > 0
+    assert "green tea" not in " ".join(texts(coordinator.search(U, "green tea")))
+    _, total = coordinator.list_memories(U, "episodic")
+    assert total == 1  # edited in place, not duplicated
+
+
+def test_update_other_fields_keeps_the_vector(coordinator: MemoryCoordinator) -> None:
+    mem = coordinator.add_episodic(U, "Knee hurts after long runs", event_type="health_event")
+    before = coordinator.vector_of(MemoryType.EPISODIC, mem.id)
+    got = coordinator.update_memory(
+        U, "episodic", mem.id, tags=["knee"], importance=0.8, event_type="correction"
+    )
+    assert (got["tags"], got["importance"], got["event_type"]) == (["knee"], 0.8, "correction")
+    assert got["text"] == "Knee hurts after long runs"
+    assert np.array_equal(before, coordinator.vector_of(MemoryType.EPISODIC, mem.id))
+    with pytest.raises(InvalidInputError, match="Cannot change"):
+        coordinator.update_memory(U, "episodic", mem.id, session_id="another")
+
+
+def test_delete(coordinator: MemoryCoordinator) -> None:
+    keep = coordinator.add_episodic(U, "I like swimming")
+    gone = coordinator.add_episodic(U, "I like cycling")
+    coordinator.delete_memory(U, "episodic", gone.id)
+    with pytest.raises(NotFoundError):
+        coordinator.get_memory(U, "episodic", gone.id)
+    assert [r["id"] for r in coordinator.list_memories(U, "episodic")[0]] == [keep.id]
+    assert texts(coordinator.search(U, "cycling")) in ([], ["I like swimming"])
+    with pytest.raises(NotFoundError):
+        coordinator.delete_memory(U, "episodic", gone.id)
+
+
+def test_pin(coordinator: MemoryCoordinator) -> None:
+    mem = coordinator.add_episodic(
+        U, "My doctor said: no more than 3 coffees a day", importance=0.2
+    )
+    coordinator.add_episodic(U, "Coffee tastes better with oat milk", importance=0.2)
+    coordinator.pin(U, "episodic", mem.id)
+    assert coordinator.get_memory(U, "episodic", mem.id)["pinned"] is True
+    pinned, total = coordinator.list_memories(U, "episodic", pinned=True)
+    assert (total, [r["id"] for r in pinned]) == (1, [mem.id])
+    hit = next(h for h in coordinator.search(U, "coffee") if h.id == mem.id)
+    assert hit.parts.importance == 1.0  # pinned memories count as most important
+    coordinator.pin(U, "episodic", mem.id, pinned=False)
+    assert coordinator.get_memory(U, "episodic", mem.id)["pinned"] is False
+
+
+@pytest.fixture
+def diary(coordinator: MemoryCoordinator) -> dict[str, str]:
+    now = now_ms()
+    items = {
+        "peanuts": dict(
+            text="I am allergic to peanuts",
+            event_type="health_event",
+            tags=["food", "allergy"],
+            timestamp_ms=now - 40 * DAY,
+        ),
+        "marathon": dict(
+            text="My goal is to run a marathon in under four hours",
+            event_type="goal",
+            tags=["running"],
+            timestamp_ms=now - 10 * DAY,
+        ),
+        "vegetarian": dict(
+            text="I became vegetarian last year",
+            event_type="preference",
+            tags=["food"],
+            timestamp_ms=now - 2 * DAY,
+        ),
+        "knee": dict(
+            text="Sprained my left knee while hiking",
+            event_type="health_event",
+            tags=["injury"],
+            timestamp_ms=now - 1 * DAY,
+        ),
+    }
+    return {name: coordinator.add_episodic(U, **fields).id for name, fields in items.items()}
+
+
+def test_search_by_meaning(coordinator: MemoryCoordinator, diary: dict[str, str]) -> None:
+    hits = coordinator.search(U, "Which foods make me sick?", k=3)
+    assert hits[0].id == diary["peanuts"]
+    assert hits[0].parts.vector > 0.3
+    assert hits[0].band in ("high", "moderate", "low")
+
+
+def test_search_by_words(coordinator: MemoryCoordinator, diary: dict[str, str]) -> None:
+    hits = coordinator.search(U, "hiking", k=3)
+    assert hits[0].id == diary["knee"]
+    assert hits[0].parts.text == 1.0
+    assert all(h.parts.final == h.score for h in hits)
+
+
+def test_search_filtered_by_event_type(
+    coordinator: MemoryCoordinator, diary: dict[str, str]
+) -> None:
+    hits = coordinator.search(U, "health and food", event_types=["health_event"], min_score=0)
+    assert {h.id for h in hits} == {diary["peanuts"], diary["knee"]}
+    hits = coordinator.search(U, "health and food", event_types=[EventType.GOAL], min_score=0)
+    assert [h.id for h in hits] == [diary["marathon"]]
+    with pytest.raises(InvalidInputError, match="Unknown event type"):
+        coordinator.search(U, "food", event_types=["dream"])
+
+
+def test_search_filtered_by_time_window(
+    coordinator: MemoryCoordinator, diary: dict[str, str]
+) -> None:
+    now = now_ms()
+    recent = coordinator.search(U, "food running knee", since_ms=now - 5 * DAY, min_score=0)
+    assert {h.id for h in recent} == {diary["vegetarian"], diary["knee"]}
+    older = coordinator.search(U, "food running knee", until_ms=now - 5 * DAY, min_score=0)
+    assert {h.id for h in older} == {diary["peanuts"], diary["marathon"]}
+    window = coordinator.search(
+        U, "food running knee", since_ms=now - 20 * DAY, until_ms=now - 5 * DAY, min_score=0
+    )
+    assert [h.id for h in window] == [diary["marathon"]]
+
+
+def test_search_filtered_by_tags(coordinator: MemoryCoordinator, diary: dict[str, str]) -> None:
+    hits = coordinator.search(U, "what do I eat", tags=["FOOD"], min_score=0)
+    assert {h.id for h in hits} == {diary["peanuts"], diary["vegetarian"]}
+    hits = coordinator.search(U, "what do I eat", tags=["injury", "running"], min_score=0)
+    assert {h.id for h in hits} == {diary["knee"], diary["marathon"]}  # any of the tags
+    assert coordinator.search(U, "what do I eat", tags=["no-such-tag"], min_score=0) == []
+
+
+def test_adversarial_tags_do_not_widen_the_filter(
+    coordinator: MemoryCoordinator, diary: dict[str, str]
+) -> None:
+    for tag in ["food|injury", "food}", "*", "-food", "food allergy", "@tags:{food}"]:
+        hits = coordinator.search(U, "what do I eat", tags=[tag], min_score=0)
+        assert hits == [], tag
+    odd = coordinator.add_episodic(U, "Tagged oddly", tags=["a|b", "x}"])
+    hits = coordinator.search(U, "Tagged oddly", tags=["a|b"], min_score=0)
+    assert [h.id for h in hits] == [odd.id]
+
+
+def test_expiry_sets_a_key_ttl_and_the_memory_disappears(
+    coordinator: MemoryCoordinator,
+    redis_client: redis.Redis,
+) -> None:
+    later = coordinator.add_episodic(
+        U, "Remind me: dentist on Friday", expires_at_ms=now_ms() + 3_600_000
+    )
+    ttl = redis_client.pttl(coordinator.keys.episodic(later.id))
+    assert 0 < ttl <= 3_600_000
+    assert coordinator.get_memory(U, "episodic", later.id)["expires_at"] == later.expires_at
+    forever = coordinator.add_episodic(U, "My birthday is in June")
+    assert redis_client.pttl(coordinator.keys.episodic(forever.id)) == -1
+
+    soon = coordinator.add_episodic(U, "Parking ticket expires soon", expires_at_ms=now_ms() + 300)
+    deadline = time.monotonic() + 10
+    while redis_client.exists(coordinator.keys.episodic(soon.id)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    with pytest.raises(NotFoundError):
+        coordinator.get_memory(U, "episodic", soon.id)
+    assert soon.id not in {r["id"] for r in coordinator.list_memories(U, "episodic")[0]}
+
+
+def test_removing_an_expiry_makes_the_memory_permanent(
+    coordinator: MemoryCoordinator,
+    redis_client: redis.Redis,
+) -> None:
+    mem = coordinator.add_episodic(U, "Temporary note", expires_at_ms=now_ms() + 3_600_000)
+    coordinator.update_memory(U, "episodic", mem.id, expires_at=None)
+    assert redis_client.pttl(coordinator.keys.episodic(mem.id)) == -1
+    assert coordinator.get_memory(U, "episodic", mem.id)["expires_at"] is None
+
+
+def test_supersede_hides_from_recall_but_keeps_history(coordinator: MemoryCoordinator) -> None:
+    old = coordinator.add_episodic(U, "I live in Berlin", event_type="preference")
+    new = coordinator.add_episodic(
+        U, "I moved from Berlin to Munich", event_type="correction", supersedes=old.id
+    )
+    assert coordinator.get_memory(U, "episodic", old.id)["superseded_by"] == new.id
+
+    hits = coordinator.search(U, "Where do I live? Berlin", min_score=0)
+    assert old.id not in {h.id for h in hits}
+    assert new.id in {h.id for h in hits}
+    ctx = coordinator.retrieve_all_context(U, "s1", "Where do I live? Berlin")
+    assert old.id not in {h.id for h in ctx.episodic}
+
+    history, total = coordinator.list_memories(U, "episodic")
+    assert total == 2 and {r["id"] for r in history} == {old.id, new.id}
+    active, total = coordinator.list_memories(U, "episodic", include_superseded=False)
+    assert (total, [r["id"] for r in active]) == (1, [new.id])
+    with_history = coordinator.search(U, "Berlin", include_superseded=True, min_score=0)
+    assert old.id in {h.id for h in with_history}
+
+
+def test_supersede_after_the_fact(coordinator: MemoryCoordinator) -> None:
+    old = coordinator.add_episodic(U, "I sleep 6 hours a night")
+    new = coordinator.add_episodic(U, "I now sleep 8 hours a night")
+    coordinator.supersede(U, old.id, new.id)
+    assert [h.id for h in coordinator.search(U, "hours of sleep a night", min_score=0)] == [new.id]
+    with pytest.raises(InvalidInputError, match="itself"):
+        coordinator.supersede(U, new.id, new.id)
+    with pytest.raises(NotFoundError):
+        coordinator.supersede(U, old.id, "01NOSUCHMEMORY0000000000000")
+
+
+def test_recall_counts_accesses(coordinator: MemoryCoordinator) -> None:
+    mem = coordinator.add_episodic(U, "I prefer running in the early morning")
+    coordinator.retrieve_all_context(U, "s", "When do I like to run?")
+    coordinator.close()  # waits for the background bookkeeping
+    got = coordinator.get_memory(U, "episodic", mem.id)
+    assert got["access_count"] == 1
+    assert got["last_accessed"] > 0

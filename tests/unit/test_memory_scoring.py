@@ -1,0 +1,193 @@
+"""Scores a user sees: procedural confidence, relevance bands, and the hybrid-recall fusion."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from memory.config import Settings
+from memory.models import MemoryType, relevance_band
+from memory.procedural import confidence, normalize_query, query_hash
+from memory.recall import DAY_MS, RecallWeights, fuse
+
+NOW = 1_750_000_000_000
+THRESHOLD = Settings(_env_file=None).procedural_recommend_threshold
+
+
+# --- procedural confidence (Beta(1, 1) posterior mean) -----------------------------------
+def test_one_success_is_not_certainty() -> None:
+    assert confidence(1.0, 1) == pytest.approx(2 / 3)
+    assert confidence(1.0, 1) < 1.0
+
+
+def test_confidence_rises_with_each_success_and_never_reaches_one() -> None:
+    values = [confidence(float(n), n) for n in range(1, 50)]
+    assert values == sorted(values)
+    assert len(set(values)) == len(values)  # strictly rising
+    assert all(v < 1.0 for v in values)
+
+
+def test_confidence_falls_with_each_failure() -> None:
+    after_two_successes = confidence(2.0, 2)
+    one_failure = confidence(2.0, 3)
+    two_failures = confidence(2.0, 4)
+    assert after_two_successes > one_failure > two_failures
+
+
+def test_partial_success_counts_as_a_fraction() -> None:
+    assert confidence(0.0, 1) < confidence(0.5, 1) < confidence(1.0, 1)
+
+
+def test_recommended_threshold_needs_two_clean_successes() -> None:
+    assert THRESHOLD == 0.7
+    assert confidence(1.0, 1) < THRESHOLD  # one success: not yet recommended
+    assert confidence(2.0, 2) >= THRESHOLD  # two: recommended
+    assert confidence(2.0, 3) < THRESHOLD  # a failure drops it below again
+
+
+def test_no_runs_means_no_opinion() -> None:
+    assert confidence(0.0, 0) == 0.5
+
+
+# --- query normalisation (the O(1) procedural lookup key) -------------------------------
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("Steps on 3 May?", "steps on # may"),
+        ("  How   MANY steps,   did I walk?? ", "how many steps did i walk"),
+        ("sleep on 2024-05-03", "sleep on # # #"),
+        ("Café au lait!", "café au lait"),
+        ("???", ""),
+    ],
+)
+def test_normalize_query(query: str, expected: str) -> None:
+    assert normalize_query(query) == expected
+
+
+def test_same_question_with_other_numbers_shares_a_pattern() -> None:
+    a = query_hash(normalize_query("How many steps did I walk on 3 May?"))
+    b = query_hash(normalize_query("how many steps did I walk on 14 may"))
+    c = query_hash(normalize_query("How much did I sleep on 3 May?"))
+    assert a == b
+    assert a != c
+
+
+# --- relevance bands (seed 001) ----------------------------------------------------------
+@pytest.mark.parametrize(
+    ("score", "band"),
+    [
+        (1.0, "high"),
+        (0.7, "high"),
+        (0.6999, "moderate"),
+        (0.4, "moderate"),
+        (0.3999, "low"),
+        (0.0, "low"),
+    ],
+)
+def test_relevance_bands(score: float, band: str) -> None:
+    assert relevance_band(score) == band
+
+
+# --- fusion ------------------------------------------------------------------------------
+def unit(*values: float) -> np.ndarray:
+    v = np.asarray(values, dtype=np.float32)
+    return v / np.linalg.norm(v)
+
+
+QUERY = unit(1, 0, 0, 0)
+NO_EXTRAS = RecallWeights(recency=0.0, importance=0.0, min_score=0.0)
+
+
+def vector_row(mid: str, distance: float, **fields: object) -> dict:
+    return {
+        "id": f"ns:episodic:{mid}",
+        "vector_distance": str(distance),
+        "description": f"memory {mid}",
+        "timestamp": str(NOW),
+        "importance": "0.5",
+        **{k: str(v) for k, v in fields.items()},
+    }
+
+
+def text_row(mid: str, bm25: float, vec: np.ndarray | None = None, **fields: object) -> dict:
+    row = {
+        "id": f"ns:episodic:{mid}",
+        "score": bm25,
+        "description": f"memory {mid}",
+        "timestamp": str(NOW),
+        "importance": "0.5",
+        **{k: str(v) for k, v in fields.items()},
+    }
+    if vec is not None:
+        row["embedding"] = vec.tobytes()
+    return row
+
+
+def text_of(rec: dict) -> str:
+    return rec["description"]
+
+
+def run(vrows: list, trows: list, weights: RecallWeights = NO_EXTRAS, k: int = 10) -> dict:
+    hits = fuse(MemoryType.EPISODIC, vrows, trows, QUERY, k, weights, NOW, text_of)
+    return {h.id: h for h in hits}
+
+
+def test_vector_only_hit_has_its_similarity_and_no_text_part() -> None:
+    hits = run([vector_row("a", 0.2)], [])
+    a = hits["a"]
+    assert a.parts.vector == pytest.approx(0.8)
+    assert a.parts.text == 0.0
+    assert a.score == pytest.approx(0.6 * 0.8)  # vector weight 0.6 of 0.6 + 0.4
+    assert a.text == "memory a"
+    assert a.memory_type is MemoryType.EPISODIC
+
+
+def test_hit_found_by_both_queries_combines_both_parts() -> None:
+    hits = run(
+        [vector_row("a", 0.2), vector_row("b", 0.3)], [text_row("a", 4.0), text_row("b", 2.0)]
+    )
+    assert hits["a"].parts.text == 1.0  # best BM25 of the query
+    assert hits["b"].parts.text == 0.5
+    assert hits["a"].score == pytest.approx(0.6 * 0.8 + 0.4 * 1.0)
+    assert hits["a"].parts.final == hits["a"].score
+    assert hits["a"].band == "high"
+
+
+def test_text_only_hit_gets_its_vector_similarity_from_the_stored_vector() -> None:
+    stored = unit(1, 1, 0, 0)  # cosine with QUERY = 0.7071
+    hits = run([], [text_row("t", 3.0, vec=stored)])
+    assert hits["t"].parts.text == 1.0
+    assert hits["t"].parts.vector == pytest.approx(0.7071, abs=1e-4)
+    assert "embedding" not in hits["t"].record  # vectors are not handed to the UI
+
+
+def test_hits_below_the_threshold_are_dropped() -> None:
+    weights = RecallWeights(recency=0.0, importance=0.0, min_score=0.3)
+    hits = run([vector_row("close", 0.1), vector_row("far", 0.8)], [], weights)
+    assert set(hits) == {"close"}  # far: 0.6 * 0.2 = 0.12 < 0.3
+
+
+def test_results_are_best_first_and_cut_to_k() -> None:
+    rows = [vector_row(str(i), d) for i, d in enumerate([0.5, 0.1, 0.3, 0.2])]
+    hits = fuse(MemoryType.EPISODIC, rows, [], QUERY, 2, NO_EXTRAS, NOW, text_of)
+    assert [h.id for h in hits] == ["1", "3"]
+    assert hits[0].score >= hits[1].score
+
+
+def test_recency_and_importance_shift_the_score() -> None:
+    weights = RecallWeights(recency=0.1, importance=0.1, half_life_days=30, min_score=0.0)
+    old = vector_row("old", 0.2, timestamp=NOW - 30 * DAY_MS, importance=0.0)
+    new = vector_row("new", 0.2, timestamp=NOW, importance=0.0)
+    pinned = vector_row("pinned", 0.2, timestamp=NOW - 30 * DAY_MS, importance=0.0, pinned=1)
+    hits = run([old, new, pinned], [], weights)
+    assert hits["new"].parts.recency == 1.0
+    assert hits["old"].parts.recency == pytest.approx(0.5)  # one half-life
+    assert hits["new"].score > hits["old"].score
+    assert hits["pinned"].parts.importance == 1.0  # pinned counts as most important
+    assert hits["pinned"].score > hits["old"].score
+
+
+def test_scores_stay_within_zero_and_one() -> None:
+    weights = RecallWeights(recency=0.5, importance=0.5, min_score=0.0)
+    hits = run([vector_row("a", 0.0, importance=1.0)], [text_row("a", 9.0)], weights)
+    assert 0.0 <= hits["a"].score <= 1.0
