@@ -1,0 +1,180 @@
+"""Chat page (the entry script): `streamlit run app.py`.
+
+History comes from short-term memory; each reply is streamed while a status box shows recall
+and tool calls; under each answer an "Execution details" expander explains it. The other
+pages live in `pages/` and share the same set-up (`ui.layout.page_setup`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import streamlit as st
+
+from ui import state
+from ui.details import render_details
+from ui.errors import guard, message_for
+from ui.format import fmt_duration
+from ui.layout import PageContext, page_setup
+
+SUGGESTIONS = (
+    "Remember that I'm vegetarian and training for a half marathon in April",
+    "I prefer short answers with bullet points",
+    "What do you remember about me?",
+)
+
+
+def details_key(reply: str) -> str:
+    """Details are kept per answer text: the history (from Redis) can be matched to them."""
+    return "reply:" + hashlib.sha1(reply.strip().encode()).hexdigest()[:16]
+
+
+def offline_banner(ctx: PageContext) -> None:
+    status = ctx.llm_status
+    if status is not None and status.ok:
+        return
+    model = (status.model if status else None) or ctx.settings.ollama_model
+    host = (status.host if status else None) or ctx.settings.ollama_host
+    if status is not None and status.reachable:
+        what = f"Ollama is running at `{host}` but the model **{model}** is not pulled."
+        fix = f"ollama pull {model}"
+    else:
+        what = f"Ollama is not reachable at `{host}`."
+        fix = f"ollama serve   # in another terminal\nollama pull {model}"
+    st.warning(
+        f"**Memory-only mode.** {what} The agent still recalls and stores memories and answers "
+        "from them, without a language model. To chat with the full agent, run:",
+        icon="📴",
+    )
+    st.code(fix, language="bash")
+
+
+def history(ctx: PageContext) -> int:
+    messages: list[Any] = []
+    with guard("Loading the chat history"):
+        messages = list(ctx.coordinator.recent_messages(ctx.user_id, ctx.session_id, n=50) or [])
+    details: dict[str, Any] = st.session_state.turn_details
+    for m in messages:
+        if m.role not in ("user", "assistant"):
+            continue
+        with st.chat_message(m.role):
+            st.markdown(m.content)
+            if m.role == "assistant":
+                d = details.get(str(m.metadata.get("turn_id", ""))) or details.get(
+                    details_key(m.content)
+                )
+                if d:
+                    _refresh_extraction(ctx, d)
+                    render_details(d, key=m.id)
+    return len(messages)
+
+
+def _refresh_extraction(ctx: PageContext, d: dict[str, Any]) -> None:
+    """Background extraction finishes after the answer: show its outcome once known."""
+    if ctx.agent is None or not str(d.get("extraction", "")).startswith("pending"):
+        return
+    outcome = ctx.agent.extraction_status(str(d.get("turn_id", "")))
+    if outcome is None or outcome.status == "pending":
+        return
+    d["extraction"] = outcome.status + (f": {outcome.detail}" if outcome.detail else "")
+    d["stored"] = [*(d.get("stored") or []), *(m.model_dump(mode="json") for m in outcome.stored)]
+
+
+def empty_state() -> None:
+    with st.chat_message("assistant"):
+        st.markdown(
+            "Hi! I remember what you tell me, across sessions. Tell me about yourself, "
+            "your goals or your preferences, then ask me something. Everything I store "
+            "shows up in the sidebar's **memory editor** and on the **Memories** page."
+        )
+        cols = st.columns(len(SUGGESTIONS))
+        for i, (col, text) in enumerate(zip(cols, SUGGESTIONS, strict=True)):
+            col.button(
+                text,
+                key=f"suggestion_{i}",
+                on_click=lambda t=text: st.session_state.update(pending_prompt=t),
+                use_container_width=True,
+            )
+
+
+def run_turn(ctx: PageContext, prompt: str) -> None:
+    agent = ctx.agent
+    assert agent is not None
+    with st.chat_message("user"):
+        st.markdown(prompt)
+    with st.chat_message("assistant"):
+        box = st.status("Recalling memories…", expanded=False)
+        got: dict[str, Any] = {}
+
+        def tokens() -> Any:
+            events = agent.run_turn(
+                ctx.user_id,
+                ctx.session_id,
+                prompt,
+                model=st.session_state.model,
+                recall_types=state.recall_types(),
+            )
+            for ev in events:
+                if ev.kind == "token":
+                    got["streamed"] = True
+                    yield ev.text
+                elif ev.kind == "status":
+                    box.update(label=ev.text or "Working…", state="running")
+                elif ev.kind == "recall":
+                    box.write(f"🧠 {ev.text}")
+                elif ev.kind == "tool_start":
+                    box.update(label=f"Running tool `{ev.text}`…", state="running")
+                elif ev.kind == "tool_end":
+                    rec = ev.data.get("record")
+                    ms = fmt_duration(getattr(rec, "ms", 0))
+                    mark = "❌" if getattr(rec, "error", None) else "🔧"
+                    box.write(f"{mark} `{ev.text}` · {ms}")
+                elif ev.kind == "stored":
+                    box.write(f"💾 {ev.text}")
+                elif ev.kind == "done":
+                    got["result"] = ev.data.get("result")
+
+        try:
+            st.write_stream(tokens())
+        except Exception as e:  # noqa: BLE001 - shown as a message, never a traceback
+            box.update(label="Something went wrong", state="error")
+            st.error(message_for(e, "Answering"), icon="⚠️")
+            return
+        result = got.get("result")
+        if result is None:
+            box.update(label="The turn ended without a result", state="error")
+            return
+        if not got.get("streamed") and result.reply:
+            st.markdown(result.reply)
+        rec = result.recalled
+        n = len(rec.episodic) + len(rec.semantic) + (1 if rec.procedural else 0)
+        label = f"Recalled {n} memor{'y' if n == 1 else 'ies'}"
+        if result.tools:
+            label += f" · {len(result.tools)} tool call(s)"
+        box.update(label=label, state="error" if result.error else "complete", expanded=False)
+        d = result.model_dump(mode="json")
+        state.remember_details(details_key(result.reply), d)
+        if result.turn_id:
+            state.remember_details(result.turn_id, d)
+        render_details(d, key=result.turn_id or details_key(result.reply))
+    if result.stored:
+        st.rerun()  # so the sidebar's recent memories show what this turn stored
+
+
+ctx = page_setup("Chat", "💬", layout="centered")
+st.title("💬 Chat with memory")
+st.caption(
+    f"You are **{ctx.user_id}** in session `{ctx.session_id}`. Before every answer the agent "
+    "recalls your memories; open *Execution details* under an answer to see why."
+)
+if ctx.agent is None:
+    st.error(ctx.agent_error or "The chat agent is not available.", icon="🚫")
+    st.stop()
+offline_banner(ctx)
+if history(ctx) == 0 and "pending_prompt" not in st.session_state:
+    empty_state()
+typed = st.chat_input("Message the agent…", key="chat_input")
+prompt = typed or st.session_state.pop("pending_prompt", None)
+if prompt:
+    run_turn(ctx, prompt)

@@ -1,0 +1,57 @@
+"""Memories page: browse, filter, search, add, edit, delete, export and import memories."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ui.browse import episodic_tab, procedural_tab, semantic_tab, short_term_tab
+from ui.errors import guard
+from ui.format import TYPE_HELP, type_label
+from ui.layout import page_setup
+from ui.manage import add_tab, cleanup_tab, search_tab, transfer_tab
+
+ctx = page_setup("Memories", "🗂️")
+st.title("🗂️ Memories")
+st.caption(
+    f"Everything the agent remembers about **{ctx.user_id}**, by memory type. Select rows to "
+    "edit, pin or delete them; changes apply to the next answer."
+)
+
+with guard("Counting memories"):
+    counts = {
+        t: ctx.coordinator.list_memories(ctx.user_id, t, page_size=1)[1]
+        for t in ("episodic", "semantic", "procedural")
+    }
+    counts["short_term"] = len(ctx.coordinator.recent_messages(ctx.user_id, ctx.session_id, n=200))
+    cols = st.columns(4)
+    for col, (mtype, n) in zip(cols, counts.items(), strict=True):
+        col.metric(type_label(mtype), n, help=TYPE_HELP[mtype], border=True)
+
+tabs = st.tabs(
+    [
+        type_label("episodic"),
+        type_label("semantic"),
+        type_label("procedural"),
+        type_label("short_term"),
+        "🔎 Search",
+        "➕ Add",
+        "⇅ Import / export",
+        "🧹 Clean up",
+    ]
+)
+for tab, render in zip(
+    tabs,
+    (
+        episodic_tab,
+        semantic_tab,
+        procedural_tab,
+        short_term_tab,
+        search_tab,
+        add_tab,
+        transfer_tab,
+        cleanup_tab,
+    ),
+    strict=True,
+):
+    with tab:
+        render(ctx)

@@ -1,0 +1,147 @@
+"""Stats page: latency per memory type and operation, hit rates, cache, counts, extraction."""
+
+from __future__ import annotations
+
+import time
+
+import streamlit as st
+
+from ui import charts
+from ui.errors import guard
+from ui.format import fmt_duration
+from ui.layout import page_setup
+
+WINDOWS = {
+    "Last 15 minutes": 15 * 60,
+    "Last hour": 3600,
+    "Last 24 hours": 86400,
+    "Last 7 days": 7 * 86400,
+    "All time": None,
+}
+RECALL_OPS = ("search", "recall", "retrieve", "query")
+
+ctx = page_setup("Stats", "📊")
+st.title("📊 Stats")
+c1, c2, c3 = st.columns([4, 2, 1], vertical_alignment="bottom")
+c1.caption(
+    "How the memory system performs: latency of every memory operation, how often recall "
+    "finds something, how often embeddings come from the cache, and what extraction stored."
+)
+window = c2.selectbox("Window", list(WINDOWS), index=2, key="stats_window")
+c3.button("Refresh", key="stats_refresh", icon="🔄", use_container_width=True)
+
+seconds = WINDOWS[window]
+since_ms = int((time.time() - seconds) * 1000) if seconds else 0
+samples, counters, counts, rows_by_type = [], {}, {}, {}
+with guard("Loading metrics"):
+    samples = ctx.coordinator.metrics.latency_samples(since_ms=since_ms)
+    counters = ctx.coordinator.metrics.counters()
+with guard("Counting memories"):
+    for mtype in ("episodic", "semantic", "procedural"):
+        rows, total = ctx.coordinator.list_memories(ctx.user_id, mtype, page_size=1000)
+        counts[mtype] = total
+        rows_by_type[mtype] = rows
+    counts["short_term"] = len(ctx.coordinator.recent_messages(ctx.user_id, ctx.session_id, n=200))
+
+df = charts.samples_frame(samples)
+if not df.empty and (df["op"] == "retrieve_all_context").any():
+    recall = df[df["op"] == "retrieve_all_context"]  # the whole recall before an answer
+elif not df.empty:
+    recall = df[df["op"].str.contains("|".join(RECALL_OPS), case=False)]
+else:
+    recall = df
+hr = charts.hit_rate_frame(df)
+cache_rate = charts.cache_hit_rate(counters)
+
+m1, m2, m3, m4, m5 = st.columns(5)
+m1.metric(
+    "Memories",
+    sum(counts.values()),
+    help=f"Episodic and procedural memories of {ctx.user_id}, semantic facts (shared by all "
+    "users) and the messages of the current session",
+    border=True,
+)
+m2.metric(
+    "Recall p95",
+    fmt_duration(recall["ms"].quantile(0.95)) if not recall.empty else "–",
+    help="95th percentile of the whole recall before an answer (all memory types)",
+    border=True,
+)
+hits, misses = (int(hr["hits"].sum()), int(hr["misses"].sum())) if not hr.empty else (0, 0)
+m3.metric(
+    "Recall hit rate",
+    f"{hits / (hits + misses):.0%}" if hits + misses else "–",
+    help="Recalls that found at least one memory above the relevance threshold",
+    border=True,
+)
+m4.metric(
+    "Embedding cache hits",
+    f"{cache_rate:.0%}" if cache_rate is not None else "–",
+    help="Texts whose embedding came from the cache (all time)",
+    border=True,
+)
+m5.metric("Operations measured", len(df), help=f"In the window: {window.lower()}", border=True)
+
+if df.empty:
+    st.info(
+        "No measurements in this window yet. Chat on the **Chat** page or search on the "
+        "**Memories** page, then press Refresh.",
+        icon="📈",
+    )
+else:
+    all_series = sorted(df["series"].unique())
+    chosen = st.multiselect(
+        "Operations",
+        all_series,
+        default=all_series,
+        key="stats_series",
+        placeholder="All operations",
+    )
+    st.plotly_chart(charts.latency_over_time(df, chosen or None), key="chart_latency_time")
+    table = charts.latency_table(df)
+    a, b = st.columns(2)
+    a.plotly_chart(charts.latency_bars(table), key="chart_latency_bars")
+    if hr.empty:
+        b.info("No recall has recorded a hit or a miss yet.", icon="🎯")
+    else:
+        b.plotly_chart(charts.hit_rate_figure(hr), key="chart_hit_rate")
+    with st.expander("Latency numbers"):
+        st.dataframe(
+            table,
+            hide_index=True,
+            key="latency_table",
+            column_config={
+                c: st.column_config.NumberColumn(format="%.2f")
+                for c in ("p50 (ms)", "p95 (ms)", "max")
+            },
+        )
+
+a, b = st.columns(2)
+if sum(counts.values()):
+    a.plotly_chart(charts.counts_figure(counts), key="chart_counts")
+else:
+    a.info(f"No memories stored for {ctx.user_id} yet.", icon="🗂️")
+gf = charts.growth_frame(rows_by_type)
+if gf.empty:
+    b.info("Growth appears once memories are stored.", icon="📈")
+else:
+    b.plotly_chart(charts.growth_figure(gf), key="chart_growth")
+
+a, b = st.columns(2)
+if cache_rate is None:
+    a.info("The embedding cache has not been used yet.", icon="🧮")
+else:
+    a.plotly_chart(charts.cache_figure(counters), key="chart_cache")
+outcomes = []
+if ctx.agent is not None:
+    with guard("Reading the extraction log"):
+        outcomes = ctx.agent.extraction_log(limit=None)
+ef = charts.extraction_frame(counters, outcomes)
+if ef.empty:
+    b.info(
+        "No memory extraction yet: it runs after each chat turn (with a model, or from "
+        "trigger phrases like “remember that …” in memory-only mode).",
+        icon="🧩",
+    )
+else:
+    b.plotly_chart(charts.extraction_figure(ef), key="chart_extraction")

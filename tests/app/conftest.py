@@ -1,0 +1,81 @@
+"""AppTest fixtures: each test runs the real pages against the session's Redis Stack, in its
+own MEMORY_NAMESPACE, with OLLAMA_HOST pointing at the fake Ollama server (or nowhere).
+
+`ui.resources` caches one coordinator per distinct settings, so every test gets a coordinator
+of its own namespace, and `coordinator` below is the very instance the pages use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from memory.config import Settings
+from memory.server import free_port
+from tests.fakes.fake_ollama import FakeOllama
+
+TIMEOUT_S = 30
+
+
+@pytest.fixture(scope="session")
+def fake_ollama() -> Iterator[FakeOllama]:
+    with FakeOllama(models=["qwen2.5:7b", "llama3.2:3b"]) as fake:
+        yield fake
+
+
+@pytest.fixture
+def app_env(
+    monkeypatch: pytest.MonkeyPatch, redis_url: str, namespace: str, fake_ollama: FakeOllama
+) -> Settings:
+    monkeypatch.setenv("REDIS_URL", redis_url)
+    monkeypatch.setenv("MEMORY_NAMESPACE", namespace)
+    monkeypatch.setenv("OLLAMA_HOST", fake_ollama.url)
+    monkeypatch.setenv("OLLAMA_MODEL", "qwen2.5:7b")
+    return Settings()
+
+
+@pytest.fixture
+def offline_env(app_env: Settings, monkeypatch: pytest.MonkeyPatch) -> Settings:
+    """Like app_env, but nothing listens at OLLAMA_HOST (memory-only mode)."""
+    monkeypatch.setenv("OLLAMA_HOST", f"http://127.0.0.1:{free_port()}")
+    return Settings()
+
+
+@pytest.fixture
+def coordinator(app_env: Settings) -> Any:
+    from ui import resources
+
+    return resources.get_coordinator()
+
+
+@pytest.fixture
+def agent(app_env: Settings) -> Any:
+    from ui import resources
+
+    return resources.get_agent()
+
+
+@pytest.fixture
+def make_app() -> Callable[..., AppTest]:
+    """`make_app("pages/memories.py", user="alice")`: an AppTest of a page, already run."""
+
+    def make(script: str = "app.py", *, user: str = "alice", session: str = "s-test") -> AppTest:
+        at = AppTest.from_file(f"../../{script}", default_timeout=TIMEOUT_S)
+        at.session_state["user_id"] = user
+        at.session_state["session_id"] = session
+        return at.run()
+
+    return make
+
+
+def texts(at: AppTest, element: str = "markdown") -> str:
+    """All the text of one element type on the page, joined (for `in` assertions)."""
+    return "\n".join(str(getattr(e, "value", "")) for e in at.get(element))
+
+
+def no_errors(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]

@@ -1,0 +1,101 @@
+"""The chat page: a turn through the real agent (fake Ollama), history from short-term memory,
+execution details under each answer, the memory-only banner."""
+
+from __future__ import annotations
+
+from tests.app.conftest import no_errors, texts
+
+
+def chat_texts(at) -> list[tuple[str, str]]:  # type: ignore[no-untyped-def]
+    return [
+        (m.name, "\n".join(str(e.value) for e in m.markdown if hasattr(e, "value")))
+        for m in at.chat_message
+    ]
+
+
+def test_new_user_sees_a_greeting_with_suggestions(app_env, make_app) -> None:
+    at = make_app("app.py", user="newcomer")
+    no_errors(at)
+    assert at.title[0].value == "💬 Chat with memory"
+    assert "Tell me about yourself" in texts(at)
+    assert at.button(key="suggestion_2").label == "What do you remember about me?"
+    assert not at.warning, "the fake Ollama is up: no memory-only banner"
+
+
+def test_a_turn_streams_the_reply_stores_the_memory_and_explains_itself(
+    app_env, make_app, coordinator, fake_ollama
+) -> None:
+    at = make_app("app.py", user="alice")
+    at.chat_input(key="chat_input").set_value("Remember that I am vegetarian").run()
+    no_errors(at)
+
+    messages = chat_texts(at)
+    assert messages[0] == ("user", "Remember that I am vegetarian")
+    assert messages[1][0] == "assistant"
+    assert "You said: Remember that I am vegetarian" in messages[1][1]
+    # the trigger phrase stored an episodic memory, visible in the sidebar editor at once
+    rows, _ = coordinator.list_memories("alice", "episodic")
+    assert [r["text"] for r in rows] == ["I am vegetarian"]
+    assert at.sidebar.button(key=f"sb_del_{rows[0]['id']}")
+    # history comes from short-term memory
+    assert [m.content for m in coordinator.recent_messages("alice", "s-test")][0] == (
+        "Remember that I am vegetarian"
+    )
+    details = at.expander
+    assert details and details[0].label == "🔍 Execution details"
+    assert "I am vegetarian" in texts(at) and "via trigger" in texts(at)
+
+    # next turn: the memory is recalled and shown with its score in the details
+    at.chat_input(key="chat_input").set_value("What should I eat tonight? I am vegetarian").run()
+    no_errors(at)
+    assert len(at.chat_message) == 4
+    assert "I remember: I am vegetarian" in chat_texts(at)[3][1]
+    recalled = [df.value for df in at.dataframe if "Memory" in df.value.columns]
+    assert any("I am vegetarian" in set(df["Memory"]) for df in recalled)
+    table = next(df for df in recalled if "I am vegetarian" in set(df["Memory"]))
+    assert {"Score", "Band", "Vector", "Keywords", "Recency"} <= set(table.columns)
+    assert "Prompt" in [t.label for t in at.tabs]
+
+
+def test_history_is_reloaded_from_short_term_memory(app_env, make_app, coordinator) -> None:
+    coordinator.add_message("alice", "s-test", "user", "Hello there")
+    coordinator.add_message("alice", "s-test", "assistant", "Hi Alice, how can I help?")
+    at = make_app("app.py", user="alice", session="s-test")
+    no_errors(at)
+    assert chat_texts(at) == [("user", "Hello there"), ("assistant", "Hi Alice, how can I help?")]
+
+
+def test_recall_toggles_limit_what_is_recalled(app_env, make_app, coordinator) -> None:
+    coordinator.add_episodic("alice", "I am allergic to peanuts", event_type="health_event")
+    at = make_app("app.py", user="alice")
+    at.sidebar.toggle(key="sb_recall_episodic").set_value(False).run()
+    at.chat_input(key="chat_input").set_value("Am I allergic to peanuts?").run()
+    no_errors(at)
+    assert "I am allergic to peanuts" not in chat_texts(at)[1][1]
+    at.sidebar.toggle(key="sb_recall_episodic").set_value(True).run()
+    at.chat_input(key="chat_input").set_value("Am I allergic to peanuts?").run()
+    assert "I remember: I am allergic to peanuts" in chat_texts(at)[-1][1]
+
+
+def test_offline_model_shows_memory_only_banner_and_still_answers(offline_env, make_app) -> None:
+    at = make_app("app.py", user="alice")
+    no_errors(at)
+    banner = at.warning[0].value
+    assert "Memory-only mode" in banner and "not reachable" in banner
+    assert "ollama serve" in at.code[0].value and "ollama pull qwen2.5:7b" in at.code[0].value
+    assert "Ollama offline" in texts(at.sidebar)
+
+    at.chat_input(key="chat_input").set_value("Remember that I live in Lyon").run()
+    no_errors(at)
+    reply = chat_texts(at)[1][1]
+    assert "memory-only reply" in reply and "I live in Lyon" in reply
+    assert "📴 memory-only" in texts(at, "caption")
+
+
+def test_model_choice_lists_models_from_ollama(app_env, make_app) -> None:
+    at = make_app("app.py")
+    box = at.sidebar.selectbox(key="sb_model")
+    assert set(box.options) == {"qwen2.5:7b", "llama3.2:3b"}
+    box.set_value("llama3.2:3b").run()
+    assert at.session_state["model"] == "llama3.2:3b"
+    assert "llama3.2:3b" in texts(at.sidebar)

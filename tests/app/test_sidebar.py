@@ -1,0 +1,98 @@
+"""The sidebar memory editor (on every page): add, search, delete; users and sessions."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.app.conftest import no_errors, texts
+
+
+@pytest.mark.parametrize("page", ["app.py", "pages/memories.py", "pages/stats.py"])
+def test_every_page_has_the_sidebar_editor(app_env, make_app, page: str) -> None:
+    at = make_app(page)
+    no_errors(at)
+    assert at.sidebar.button(key="sb_add_btn").label == "Remember"
+    assert at.sidebar.text_input(key="sb_search")
+    assert at.sidebar.selectbox(key="sb_user").value == "alice"
+
+
+def test_add_an_episodic_memory_then_delete_it(app_env, make_app, coordinator) -> None:
+    at = make_app("pages/memories.py")
+    assert "No memories yet for this user" in texts(at.sidebar, "caption")
+    at.sidebar.selectbox(key="sb_add_event_type").set_value("goal")
+    at.sidebar.text_area(key="sb_add_text").input("Run a half marathon in April")
+    at.sidebar.text_input(key="sb_add_tags").input("running, #Goals")
+    at.sidebar.button(key="sb_add_btn").click().run()
+    no_errors(at)
+
+    rows, total = coordinator.list_memories("alice", "episodic")
+    assert total == 1
+    mem = rows[0]
+    assert (mem["text"], mem["event_type"], mem["tags"]) == (
+        "Run a half marathon in April", "goal", ["running", "goals"],
+    )  # fmt: skip
+    assert at.toast[0].value.startswith("Remembered: Run a half marathon")
+    assert at.sidebar.text_area(key="sb_add_text").value == ""  # cleared for the next one
+    assert "Run a half marathon in April" in texts(at.sidebar)
+    # the Memories page table shows it too
+    assert "Run a half marathon in April" in set(at.dataframe(key="tbl_episodic").value["Memory"])
+
+    at.sidebar.button(key=f"sb_del_{mem['id']}").click().run()
+    no_errors(at)
+    assert coordinator.list_memories("alice", "episodic")[1] == 0
+    assert "Run a half marathon in April" not in texts(at.sidebar)
+    assert at.toast[0].value.startswith("Deleted: Run a half marathon")
+
+
+def test_add_a_semantic_fact(app_env, make_app, coordinator) -> None:
+    at = make_app("app.py")
+    at.sidebar.radio(key="sb_add_type").set_value("semantic").run()
+    at.sidebar.text_input(key="sb_add_category").input("nutrition")
+    at.sidebar.text_area(key="sb_add_text").input("Lentils are rich in iron")
+    at.sidebar.button(key="sb_add_btn").click().run()
+    no_errors(at)
+    rows, _ = coordinator.list_memories("alice", "semantic", category="nutrition")
+    mine = [r["text"] for r in rows if r["added_by"] == "alice"]
+    assert mine == ["Lentils are rich in iron"]
+    assert "Lentils are rich in iron" in texts(at.sidebar)  # recent: facts this user added
+
+
+def test_empty_text_is_refused_with_a_message(app_env, make_app, coordinator) -> None:
+    at = make_app("app.py")
+    at.sidebar.button(key="sb_add_btn").click().run()
+    assert at.warning[0].value == "Write what should be remembered first."
+    assert coordinator.list_memories("alice", "episodic")[1] == 0
+
+
+def test_search_finds_memories_with_their_relevance(app_env, make_app, coordinator) -> None:
+    coordinator.add_episodic("alice", "I am vegetarian", event_type="preference")
+    at = make_app("app.py")
+    at.sidebar.text_input(key="sb_search").input("vegetarian food").run()
+    no_errors(at)
+    found = texts(at.sidebar)
+    assert "I am vegetarian" in found and "📔 Episodic" in found
+
+
+def test_switching_users_shows_only_their_memories(app_env, make_app, coordinator) -> None:
+    # (typing a brand-new user name is covered by the browser tests: AppTest cannot type
+    # into a selectbox that accepts new options)
+    coordinator.add_episodic("alice", "Alice likes tea", event_type="preference")
+    coordinator.add_episodic("bob", "Bob likes coffee", event_type="preference")
+    at = make_app("app.py")
+    assert at.sidebar.selectbox(key="sb_user").options == ["alice", "bob"]
+    assert "Alice likes tea" in texts(at.sidebar)
+    at.sidebar.selectbox(key="sb_user").set_value("bob").run()
+    no_errors(at)
+    assert at.session_state["user_id"] == "bob"
+    assert "Alice likes tea" not in texts(at.sidebar)
+    assert "Bob likes coffee" in texts(at.sidebar)
+    assert "You are **bob**" in texts(at, "caption")
+
+
+def test_new_chat_starts_a_new_session(app_env, make_app) -> None:
+    at = make_app("app.py", session="s-old")
+    at.sidebar.button(key="sb_new_session").click().run()
+    no_errors(at)
+    new = at.session_state["session_id"]
+    assert new != "s-old" and new.startswith("s-")
+    assert at.sidebar.selectbox(key="sb_session").value == new

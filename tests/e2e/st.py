@@ -1,0 +1,52 @@
+"""Small Playwright helpers for Streamlit pages (waits, sidebar, screenshots)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from playwright.sync_api import Locator, Page, expect
+
+TIMEOUT_MS = 30_000
+
+
+def wait_idle(page: Page, timeout: float = TIMEOUT_MS) -> None:
+    """Wait until the app is connected and no script run is in progress."""
+    page.wait_for_selector(
+        "[data-testid='stApp'][data-test-connection-state='CONNECTED']", timeout=timeout
+    )
+    page.wait_for_selector(
+        "[data-testid='stApp'][data-test-script-state='notRunning']", timeout=timeout
+    )
+
+
+def open_page(page: Page, url: str, heading: str) -> None:
+    """Open a URL and wait for the page's title (an `h1`) and the end of its run."""
+    page.goto(url)
+    expect(page.get_by_role("heading", name=heading, level=1)).to_be_visible(timeout=TIMEOUT_MS)
+    wait_idle(page)
+
+
+def sidebar(page: Page) -> Locator:
+    return page.get_by_test_id("stSidebar")
+
+
+def by_key(page: Page | Locator, key: str) -> Locator:
+    """The element container of a widget created with `key=...` (Streamlit adds a class)."""
+    return page.locator(f".st-key-{key}")
+
+
+def no_exceptions(page: Page) -> None:
+    expect(page.get_by_test_id("stException")).to_have_count(0)
+
+
+def screenshot(page: Page, path: Path, height: int = 2200) -> None:
+    """A tall-viewport screenshot: Streamlit scrolls inside its own container, so a
+    full-page screenshot would not grow with the content."""
+    size = page.viewport_size or {"width": 1440, "height": 1000}
+    page.set_viewport_size({"width": size["width"], "height": height})
+    try:
+        wait_idle(page)
+        page.wait_for_timeout(400)  # let charts and grids finish drawing after the resize
+        page.screenshot(path=str(path), full_page=True)
+    finally:
+        page.set_viewport_size(size)

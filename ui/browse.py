@@ -1,0 +1,437 @@
+"""Memories page, browsing: one tab per memory type with filters, a table whose rows can be
+selected, and actions on the selection (edit one, pin/unpin, delete several after a
+confirmation). Editing goes through `coordinator.update_memory`, which re-embeds changed text.
+"""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+import streamlit as st
+
+from memory.models import EventType
+from ui import state
+from ui.errors import guard, run_action
+from ui.format import (
+    EVENT_TYPE_LABELS,
+    day_end_ms,
+    day_start_ms,
+    fmt_ms_time,
+    parse_tags,
+    snippet,
+    to_datetime,
+)
+from ui.tables import (
+    EPISODIC_COLUMNS,
+    MESSAGE_COLUMNS,
+    PROCEDURAL_COLUMNS,
+    SEMANTIC_COLUMNS,
+    SEQUENCE_COLUMNS,
+    episodic_frame,
+    messages_frame,
+    procedural_frame,
+    semantic_frame,
+    sequences_frame,
+)
+
+if TYPE_CHECKING:
+    from ui.layout import PageContext
+
+PAGE_SIZE = 50
+PINNED_CHOICES = {"All": None, "Pinned": True, "Not pinned": False}
+
+
+# --- shared pieces -------------------------------------------------------------------------
+
+
+def _page_picker(key: str, total: int) -> int:
+    pages = max(1, -(-total // PAGE_SIZE))
+    if pages == 1:
+        return 1
+    return int(st.number_input(f"Page (of {pages})", 1, pages, 1, key=key))
+
+
+def _date_filter(key: str) -> tuple[int | None, int | None]:
+    value = st.date_input("Date range", value=(), key=key, format="YYYY-MM-DD")
+    dates = list(value) if isinstance(value, list | tuple) else ([value] if value else [])
+    since = day_start_ms(dates[0]) if dates else None
+    until = day_end_ms(dates[-1]) if dates else None
+    return since, until
+
+
+def _selection(event: Any, df: pd.DataFrame) -> list[dict[str, Any]]:
+    """Selected rows of a table as dicts (indices past the end are ignored)."""
+    try:
+        rows = list(event.selection.rows)
+    except AttributeError:
+        rows = []
+    return [df.iloc[i].to_dict() for i in rows if 0 <= i < len(df)]
+
+
+def _table(df: pd.DataFrame, key: str, columns: dict[str, Any]) -> list[dict[str, Any]]:
+    event = st.dataframe(
+        df,
+        hide_index=True,
+        column_config=columns,
+        key=key,
+        on_select="rerun",
+        selection_mode="multi-row",
+        height=min(38 + 35 * max(len(df), 1), 460),
+    )
+    return _selection(event, df)
+
+
+def _bulk_actions(ctx: PageContext, mtype: str, table_key: str, selected: list[dict]) -> None:
+    """Pin/unpin and delete for the selected rows; delete asks for a confirmation first."""
+    ids = [str(r["id"]) for r in selected]
+    confirm_key = f"confirm_delete_{mtype}"
+    pending = st.session_state.get(confirm_key)
+    if pending:
+        st.warning(
+            f"Delete {len(pending)} {mtype} memor{'y' if len(pending) == 1 else 'ies'}? "
+            "This cannot be undone.",
+            icon="🗑️",
+        )
+        c1, c2, _ = st.columns([2, 1, 5])
+        c1.button(
+            "Yes, delete",
+            key=f"yes_delete_{mtype}",
+            type="primary",
+            on_click=_on_delete_many,
+            args=(ctx.coordinator, ctx.user_id, mtype, pending, table_key, confirm_key),
+        )
+        c2.button(
+            "Cancel",
+            key=f"no_delete_{mtype}",
+            on_click=st.session_state.pop,
+            args=(confirm_key, None),
+        )
+        return
+    if not ids:
+        st.caption("Select rows (tick the box at the left of a row) to edit, pin or delete them.")
+        return
+    c1, c2, c3, _ = st.columns([2, 2, 2, 4])
+    c1.button(
+        f"Delete {len(ids)} selected",
+        key=f"delete_sel_{mtype}",
+        icon="🗑️",
+        on_click=st.session_state.__setitem__,
+        args=(confirm_key, ids),
+    )
+    c2.button(
+        "Pin",
+        key=f"pin_sel_{mtype}",
+        icon="📌",
+        on_click=_on_pin,
+        args=(ctx.coordinator, ctx.user_id, mtype, ids, True),
+    )
+    c3.button(
+        "Unpin",
+        key=f"unpin_sel_{mtype}",
+        on_click=_on_pin,
+        args=(ctx.coordinator, ctx.user_id, mtype, ids, False),
+    )
+
+
+def _on_delete_many(
+    coord: Any, user_id: str, mtype: str, ids: list[str], table_key: str, confirm_key: str
+) -> None:
+    done = 0
+    for memory_id in ids:
+        ok, _ = run_action("Deleting a memory", coord.delete_memory, user_id, mtype, memory_id)
+        done += int(ok)
+    st.session_state.pop(confirm_key, None)
+    st.session_state.pop(table_key, None)  # the old row numbers point at other rows now
+    if done:
+        state.flash(f"Deleted {done} memor{'y' if done == 1 else 'ies'}.")
+
+
+def _on_pin(coord: Any, user_id: str, mtype: str, ids: list[str], pinned: bool) -> None:
+    done = sum(int(run_action("Pinning", coord.pin, user_id, mtype, i, pinned)[0]) for i in ids)
+    if done:
+        state.flash(f"{'Pinned' if pinned else 'Unpinned'} {done}.")
+
+
+def _get_record(ctx: PageContext, mtype: str, memory_id: str) -> dict[str, Any] | None:
+    record: dict[str, Any] | None = None
+    with guard("Loading the memory"):
+        record = ctx.coordinator.get_memory(ctx.user_id, mtype, memory_id)
+    return record
+
+
+def _expiry_inputs(prefix: str, expires_at: Any) -> int | None:
+    current = to_datetime(expires_at)
+    never = st.checkbox("Never expires", value=current is None, key=f"{prefix}_never")
+    when = st.date_input(
+        "Expires on",
+        value=(current.date() if current else date.today() + timedelta(days=30)),
+        key=f"{prefix}_expires",
+        help="Ignored when 'Never expires' is ticked.",
+    )
+    return None if never else day_end_ms(when)
+
+
+# --- episodic ------------------------------------------------------------------------------
+
+
+def episodic_tab(ctx: PageContext) -> None:
+    f1, f2, f3, f4 = st.columns([3, 2, 2, 2])
+    kinds = f1.multiselect(
+        "Kind",
+        [e.value for e in EventType],
+        format_func=lambda v: EVENT_TYPE_LABELS.get(v, v),
+        key="f_ep_kinds",
+        placeholder="All kinds",
+    )
+    with f2:
+        since, until = _date_filter("f_ep_dates")
+    tags = parse_tags(f3.text_input("Tags", key="f_ep_tags", placeholder="diet, running"))
+    pinned = PINNED_CHOICES[f4.selectbox("Pinned", list(PINNED_CHOICES), key="f_ep_pinned")]
+    show_old = st.toggle(
+        "Show replaced memories",
+        value=True,
+        key="f_ep_superseded",
+        help="When a fact changes, the old memory is kept as history but no longer recalled.",
+    )
+    rows: list[dict[str, Any]] = []
+    total = 0
+    with guard("Loading episodic memories"):
+        page = st.session_state.get("f_ep_page", 1)
+        rows, total = ctx.coordinator.list_memories(
+            ctx.user_id,
+            "episodic",
+            event_types=kinds or None,
+            tags=tags or None,
+            since_ms=since,
+            until_ms=until,
+            pinned=pinned,
+            include_superseded=show_old,
+            page=page,
+            page_size=PAGE_SIZE,
+        )
+    filtered = bool(kinds or tags or since or pinned is not None)
+    if not rows:
+        if filtered:
+            st.info("No episodic memory matches these filters.", icon="🔎")
+        else:
+            st.info(
+                "No episodic memories yet. Tell the agent about yourself on the **Chat** page "
+                "(“remember that I run every Sunday”), or add one in the **➕ Add** tab.",
+                icon="📔",
+            )
+        return
+    st.caption(f"{total} memor{'y' if total == 1 else 'ies'}" + (" match" if filtered else ""))
+    df = episodic_frame(rows)
+    selected = _table(df, "tbl_episodic", EPISODIC_COLUMNS)
+    _page_picker("f_ep_page", total)
+    _bulk_actions(ctx, "episodic", "tbl_episodic", selected)
+    if len(selected) == 1:
+        _edit_episodic(ctx, str(selected[0]["id"]))
+
+
+def _edit_episodic(ctx: PageContext, memory_id: str) -> None:
+    rec = _get_record(ctx, "episodic", memory_id)
+    if not rec:
+        return
+    p = f"ed_ep_{memory_id}"
+    st.markdown(f"##### ✏️ Edit memory `{memory_id}`")
+    with st.form(p, border=True):
+        text = st.text_area(
+            "Memory", value=rec.get("text") or rec.get("description", ""), key=f"{p}_text"
+        )
+        c1, c2 = st.columns(2)
+        kinds = [e.value for e in EventType]
+        current_kind = str(rec.get("event_type") or "interaction")
+        kind = c1.selectbox(
+            "Kind",
+            kinds,
+            index=kinds.index(current_kind) if current_kind in kinds else 0,
+            format_func=lambda v: EVENT_TYPE_LABELS.get(v, v),
+            key=f"{p}_kind",
+        )
+        tags = c2.text_input("Tags", value=", ".join(rec.get("tags") or []), key=f"{p}_tags")
+        c3, c4 = st.columns(2)
+        importance = c3.slider(
+            "Importance", 0.0, 1.0, float(rec.get("importance") or 0.5), 0.05, key=f"{p}_importance"
+        )
+        with c4:
+            expires = _expiry_inputs(p, rec.get("expires_at"))
+        context = st.text_input("Context", value=rec.get("context") or "", key=f"{p}_context")
+        pinned = st.checkbox("📌 Pinned", value=bool(rec.get("pinned")), key=f"{p}_pinned")
+        submitted = st.form_submit_button("Save changes", type="primary", key=f"{p}_save")
+    if rec.get("superseded_by"):
+        st.caption(f"Replaced by `{rec['superseded_by']}`: kept as history, not recalled.")
+    if submitted:
+        changes: dict[str, Any] = {}
+        if text.strip() != (rec.get("text") or rec.get("description") or ""):
+            changes["text"] = text
+        if kind != current_kind:
+            changes["event_type"] = kind
+        if parse_tags(tags) != list(rec.get("tags") or []):
+            changes["tags"] = parse_tags(tags)
+        if abs(importance - float(rec.get("importance") or 0.5)) > 1e-9:
+            changes["importance"] = importance
+        if expires != rec.get("expires_at") and not (expires is None and not rec.get("expires_at")):
+            changes["expires_at"] = expires
+        if context != (rec.get("context") or ""):
+            changes["context"] = context
+        if pinned != bool(rec.get("pinned")):
+            changes["pinned"] = pinned
+        _save(ctx, "episodic", memory_id, changes)
+
+
+def _save(ctx: PageContext, mtype: str, memory_id: str, changes: dict[str, Any]) -> None:
+    if not changes:
+        st.info("Nothing changed.", icon="ℹ️")
+        return
+    with guard("Saving the memory"):
+        ctx.coordinator.update_memory(ctx.user_id, mtype, memory_id, **changes)
+        note = " (re-embedded)" if "text" in changes else ""
+        state.flash(f"Saved: {', '.join(changes)}{note}.")
+        st.rerun()
+
+
+# --- semantic ------------------------------------------------------------------------------
+
+
+def semantic_tab(ctx: PageContext) -> None:
+    f1, f2, f3 = st.columns([3, 2, 2])
+    category = f1.text_input("Category", key="f_sem_category", placeholder="All categories")
+    mine = f2.toggle("Only facts I added", key="f_sem_mine")
+    pinned = PINNED_CHOICES[f3.selectbox("Pinned", list(PINNED_CHOICES), key="f_sem_pinned")]
+    rows: list[dict[str, Any]] = []
+    total = 0
+    with guard("Loading semantic facts"):
+        page = st.session_state.get("f_sem_page", 1)
+        rows, total = ctx.coordinator.list_memories(
+            ctx.user_id,
+            "semantic",
+            category=category.strip() or None,
+            pinned=pinned,
+            page=page,
+            page_size=PAGE_SIZE,
+        )
+    if mine:
+        rows = [r for r in rows if r.get("added_by") == ctx.user_id]
+        total = len(rows)
+    if not rows:
+        st.info(
+            "No facts match. Facts come from the knowledge file and from users: add one in "
+            "the **➕ Add** tab (type *Semantic*).",
+            icon="📚",
+        )
+        return
+    st.caption(f"{total} fact{'s' if total != 1 else ''}")
+    df = semantic_frame(rows)
+    selected = _table(df, "tbl_semantic", SEMANTIC_COLUMNS)
+    if not mine:
+        _page_picker("f_sem_page", total)
+    _bulk_actions(ctx, "semantic", "tbl_semantic", selected)
+    if len(selected) == 1:
+        _edit_semantic(ctx, str(selected[0]["id"]))
+
+
+def _edit_semantic(ctx: PageContext, memory_id: str) -> None:
+    rec = _get_record(ctx, "semantic", memory_id)
+    if not rec:
+        return
+    p = f"ed_sem_{memory_id}"
+    st.markdown(f"##### ✏️ Edit fact `{memory_id}`")
+    with st.form(p, border=True):
+        text = st.text_area("Fact", value=rec.get("text") or rec.get("fact", ""), key=f"{p}_text")
+        c1, c2, c3 = st.columns(3)
+        category = c1.text_input("Category", value=rec.get("category") or "", key=f"{p}_cat")
+        fact_type = c2.text_input("Fact type", value=rec.get("fact_type") or "", key=f"{p}_type")
+        source = c3.text_input("Source", value=rec.get("source") or "", key=f"{p}_source")
+        context = st.text_input("Context", value=rec.get("context") or "", key=f"{p}_context")
+        pinned = st.checkbox("📌 Pinned", value=bool(rec.get("pinned")), key=f"{p}_pinned")
+        submitted = st.form_submit_button("Save changes", type="primary", key=f"{p}_save")
+    if submitted:
+        old = {
+            "text": rec.get("text") or rec.get("fact") or "",
+            "category": rec.get("category") or "",
+            "fact_type": rec.get("fact_type") or "",
+            "source": rec.get("source") or "",
+            "context": rec.get("context") or "",
+            "pinned": bool(rec.get("pinned")),
+        }
+        new = {
+            "text": text.strip(),
+            "category": category,
+            "fact_type": fact_type,
+            "source": source,
+            "context": context,
+            "pinned": pinned,
+        }
+        _save(ctx, "semantic", memory_id, {k: v for k, v in new.items() if v != old[k]})
+
+
+# --- procedural ----------------------------------------------------------------------------
+
+
+def procedural_tab(ctx: PageContext) -> None:
+    rows: list[dict[str, Any]] = []
+    total = 0
+    with guard("Loading procedural patterns"):
+        rows, total = ctx.coordinator.list_memories(
+            ctx.user_id, "procedural", sort_by="last_used", page_size=PAGE_SIZE
+        )
+    if not rows:
+        st.info(
+            "No procedures learned yet. When the agent answers with tools, it records which "
+            "tool sequence worked for which kind of question, and its confidence grows with "
+            "each successful run. Ask a question that needs a tool on the **Chat** page.",
+            icon="🛠️",
+        )
+        return
+    st.caption(
+        f"{total} pattern{'s' if total != 1 else ''}. A pattern is recommended to the agent "
+        f"once its confidence passes {ctx.settings.procedural_recommend_threshold:.0%}."
+    )
+    df = procedural_frame(rows)
+    selected = _table(df, "tbl_procedural", PROCEDURAL_COLUMNS)
+    _bulk_actions(ctx, "procedural", "tbl_procedural", selected)
+    by_id = {str(r.get("id")): r for r in rows}
+    for sel in selected[:3]:
+        pattern = by_id.get(str(sel["id"])) or {}
+        st.markdown(f"##### Tool sequences tried for “{snippet(sel['Question pattern'], 80)}”")
+        seq = sequences_frame(pattern)
+        if seq.empty:
+            st.caption("No per-sequence statistics recorded.")
+        else:
+            st.dataframe(
+                seq, hide_index=True, column_config=SEQUENCE_COLUMNS, key=f"seq_{sel['id']}"
+            )
+
+
+# --- short-term ----------------------------------------------------------------------------
+
+
+def short_term_tab(ctx: PageContext) -> None:
+    sessions: list[str] = []
+    with guard("Listing sessions"):
+        sessions = list(ctx.coordinator.list_sessions(ctx.user_id) or [])
+    current = ctx.session_id  # format_func must not read session state (AppTest calls it)
+    options = list(dict.fromkeys([current, *sessions]))
+    session = st.selectbox(
+        "Session",
+        options,
+        key="f_st_session",
+        format_func=lambda s: f"{s} (current)" if s == current else s,
+    )
+    messages: list[Any] = []
+    with guard("Loading messages"):
+        messages = list(ctx.coordinator.recent_messages(ctx.user_id, session, n=200) or [])
+    if not messages:
+        st.info("This session has no messages yet. Chat on the **Chat** page.", icon="💬")
+        return
+    last = fmt_ms_time(getattr(messages[-1], "timestamp", 0))
+    st.caption(f"{len(messages)} messages · last {last}")
+    st.dataframe(
+        messages_frame(messages),
+        hide_index=True,
+        column_config=MESSAGE_COLUMNS,
+        key="tbl_short_term",
+    )

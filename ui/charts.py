@@ -1,0 +1,304 @@
+"""Stats page data shaping (pandas) and plotly figures. No Streamlit calls here.
+
+Inputs are what the memory core records: latency samples `{ts, type, op, ms, hit}` from
+`metrics.latency_samples()`, counters from `metrics.counters()`, and memory rows.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import plotly.express as px
+import plotly.graph_objects as go
+
+from ui.format import SERIES_LABELS, TYPE_COLORS, TYPE_LABELS
+
+CACHE_COUNTERS = {
+    "embed_cache_local_hit": "In-process hit",
+    "embed_cache_redis_hit": "Redis hit",
+    "embed_cache_miss": "Miss (model ran)",
+}
+CACHE_COLORS = {"In-process hit": "#59A14F", "Redis hit": "#76B7B2", "Miss (model ran)": "#E15759"}
+HEIGHT = 320
+
+
+def _style(fig: go.Figure, *, height: int = HEIGHT, legend: bool = True) -> go.Figure:
+    fig.update_layout(
+        height=height,
+        margin={"l": 8, "r": 8, "t": 36, "b": 8},
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0, "title": None},
+        showlegend=legend,
+        hoverlabel={"namelength": -1},
+    )
+    return fig
+
+
+def _color_for(label: str) -> str:
+    for key, color in TYPE_COLORS.items():
+        if label.startswith(key) or label.startswith(SERIES_LABELS.get(key, "~")):
+            return color
+    return TYPE_COLORS["other"]
+
+
+# --- latency -----------------------------------------------------------------------------
+
+
+def samples_frame(samples: list[dict[str, Any]]) -> pd.DataFrame:
+    df = pd.DataFrame(samples, columns=["ts", "type", "op", "ms", "hit"])
+    if df.empty:
+        return df.assign(when=pd.Series(dtype="datetime64[ms]"), series=pd.Series(dtype=str))
+    df["ms"] = df["ms"].astype(float)
+    df = df[df["ms"] > 0].copy()  # deletes are counted with 0 ms: not a latency
+    df["when"] = pd.to_datetime(df["ts"], unit="ms", utc=True).dt.tz_convert(None)
+    df["series"] = df["type"].map(lambda t: SERIES_LABELS.get(t, t)) + " · " + df["op"]
+    return df
+
+
+def bucket_for(df: pd.DataFrame) -> str:
+    """A time bucket giving ~30–60 points over the samples' span."""
+    if df.empty:
+        return "1min"
+    span_s = (df["when"].max() - df["when"].min()).total_seconds()
+    for seconds, rule in ((120, "5s"), (1800, "1min"), (3 * 3600, "5min"), (86400, "30min")):
+        if span_s <= seconds:
+            return rule
+    return "3h" if span_s <= 7 * 86400 else "1D"
+
+
+def latency_table(df: pd.DataFrame) -> pd.DataFrame:
+    """p50/p95/max and count per memory type and operation (the whole window)."""
+    if df.empty:
+        return pd.DataFrame(columns=["Type", "Operation", "Count", "p50 (ms)", "p95 (ms)", "max"])
+    g = df.groupby(["type", "op"])["ms"]
+    out = pd.DataFrame(
+        {
+            "Count": g.size(),
+            "p50 (ms)": g.quantile(0.5),
+            "p95 (ms)": g.quantile(0.95),
+            "max": g.max(),
+        }
+    ).reset_index()
+    out["type"] = out["type"].map(lambda t: SERIES_LABELS.get(t, t))
+    return out.rename(columns={"type": "Type", "op": "Operation"}).sort_values(
+        ["Type", "Operation"]
+    )
+
+
+def latency_over_time(df: pd.DataFrame, ops: list[str] | None = None) -> go.Figure:
+    """p50 (solid) and p95 (dotted) per type · operation, bucketed over time."""
+    if ops:
+        df = df[df["series"].isin(ops)]
+    rule = bucket_for(df)
+    g = df.set_index("when").groupby("series")["ms"].resample(rule)
+    pts = pd.concat({"p50": g.quantile(0.5), "p95": g.quantile(0.95)}, axis=1).dropna()
+    pts = pts.reset_index().melt(
+        id_vars=["series", "when"],
+        value_vars=["p50", "p95"],
+        var_name="percentile",
+        value_name="ms",
+    )
+    fig = px.line(
+        pts,
+        x="when",
+        y="ms",
+        color="series",
+        line_dash="percentile",
+        markers=True,
+        color_discrete_map={s: _color_for(s) for s in pts["series"].unique()},
+        line_dash_map={"p50": "solid", "p95": "dot"},
+        labels={"when": "", "ms": "latency (ms)", "series": ""},
+        title=f"Latency p50 / p95 over time ({rule} buckets)",
+    )
+    fig.update_yaxes(rangemode="tozero")
+    return _style(fig, height=380)
+
+
+def latency_bars(table: pd.DataFrame) -> go.Figure:
+    long = table.assign(series=table["Type"] + " · " + table["Operation"]).melt(
+        id_vars=["series", "Type"],
+        value_vars=["p50 (ms)", "p95 (ms)"],
+        var_name="percentile",
+        value_name="ms",
+    )
+    fig = px.bar(
+        long,
+        x="ms",
+        y="series",
+        color="percentile",
+        barmode="group",
+        orientation="h",
+        text_auto=".1f",
+        color_discrete_map={"p50 (ms)": "#4C78A8", "p95 (ms)": "#F28E2B"},
+        labels={"series": "", "ms": "ms", "percentile": ""},
+        title="p50 / p95 per memory type and operation",
+    )
+    fig.update_yaxes(categoryorder="category descending")
+    return _style(fig, height=max(HEIGHT, 60 + 44 * long["series"].nunique()))
+
+
+# --- hit rates ---------------------------------------------------------------------------
+
+
+def hit_rate_frame(df: pd.DataFrame) -> pd.DataFrame:
+    """Recall hit rate per memory type from samples that recorded a hit or a miss."""
+    if df.empty:
+        return pd.DataFrame(columns=["type", "Type", "hits", "misses", "rate"])
+    known = df[df["hit"].notna()]
+    if known.empty:
+        return pd.DataFrame(columns=["type", "Type", "hits", "misses", "rate"])
+    hits = known["hit"].astype(bool)
+    g = known.assign(h=hits, m=~hits).groupby("type")[["h", "m"]].sum().reset_index()
+    g["rate"] = g["h"] / (g["h"] + g["m"])
+    g["Type"] = g["type"].map(lambda t: SERIES_LABELS.get(t, t))
+    return g.rename(columns={"h": "hits", "m": "misses"})
+
+
+def hit_rate_figure(hr: pd.DataFrame) -> go.Figure:
+    fig = px.bar(
+        hr,
+        x="Type",
+        y="rate",
+        color="type",
+        text=hr["rate"].map(lambda r: f"{r:.0%}"),
+        hover_data={"hits": True, "misses": True, "type": False},
+        color_discrete_map=TYPE_COLORS,
+        labels={"rate": "hit rate", "Type": ""},
+        title="Recall hit rate per memory type",
+    )
+    fig.update_yaxes(range=[0, 1.05], tickformat=".0%")
+    return _style(fig, legend=False)
+
+
+def cache_frame(counters: dict[str, int]) -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {"outcome": label, "count": int(counters.get(k, 0))}
+            for k, label in CACHE_COUNTERS.items()
+        ]
+    )
+
+
+def cache_hit_rate(counters: dict[str, int]) -> float | None:
+    hits = counters.get("embed_cache_local_hit", 0) + counters.get("embed_cache_redis_hit", 0)
+    total = hits + counters.get("embed_cache_miss", 0)
+    return hits / total if total else None
+
+
+def cache_figure(counters: dict[str, int]) -> go.Figure:
+    cf = cache_frame(counters)
+    fig = px.pie(
+        cf,
+        names="outcome",
+        values="count",
+        hole=0.55,
+        color="outcome",
+        color_discrete_map=CACHE_COLORS,
+        title="Embedding cache",
+    )
+    rate = cache_hit_rate(counters)
+    fig.update_traces(textinfo="percent", sort=False)
+    fig.add_annotation(
+        text=f"{rate:.0%}<br>hits" if rate is not None else "–", showarrow=False, font_size=18
+    )
+    return _style(fig)
+
+
+# --- memory counts -----------------------------------------------------------------------
+
+
+def counts_figure(counts: dict[str, int]) -> go.Figure:
+    df = pd.DataFrame(
+        [{"type": t, "Type": SERIES_LABELS.get(t, t), "count": n} for t, n in counts.items()]
+    )
+    fig = px.bar(
+        df,
+        x="Type",
+        y="count",
+        color="type",
+        text="count",
+        color_discrete_map=TYPE_COLORS,
+        labels={"Type": "", "count": "memories"},
+        title="Memories per type",
+    )
+    return _style(fig, legend=False)
+
+
+def growth_frame(rows_by_type: dict[str, list[dict[str, Any]]]) -> pd.DataFrame:
+    """Cumulative number of memories per type over their creation time."""
+    frames = []
+    for mtype, rows in rows_by_type.items():
+        ts = [int(r.get("created_at") or r.get("timestamp") or 0) for r in rows]
+        ts = sorted(t for t in ts if t > 0)
+        if not ts:
+            continue
+        when = pd.to_datetime(pd.Series(ts), unit="ms", utc=True).dt.tz_convert(None)
+        frames.append(pd.DataFrame({"when": when, "count": range(1, len(ts) + 1), "type": mtype}))
+    if not frames:
+        return pd.DataFrame(columns=["when", "count", "type", "Type"])
+    out = pd.concat(frames, ignore_index=True)
+    out["Type"] = out["type"].map(lambda t: SERIES_LABELS.get(t, t))
+    return out
+
+
+def growth_figure(gf: pd.DataFrame) -> go.Figure:
+    fig = px.line(
+        gf,
+        x="when",
+        y="count",
+        color="Type",
+        line_shape="hv",
+        markers=True,
+        color_discrete_map={TYPE_LABELS[t]: c for t, c in TYPE_COLORS.items() if t in TYPE_LABELS},
+        labels={"when": "", "count": "memories", "Type": ""},
+        title="Growth over time",
+    )
+    fig.update_yaxes(rangemode="tozero")
+    return _style(fig)
+
+
+# --- extraction --------------------------------------------------------------------------
+
+
+def extraction_frame(counters: dict[str, int], outcomes: list[Any] | None = None) -> pd.DataFrame:
+    """Extraction outcomes from the `extraction_*` counters; when there are none, from the
+    agent's in-process extraction log (jobs by status, memories stored, duplicates)."""
+    rows = [
+        {"outcome": k.removeprefix("extraction_").replace("_", " "), "count": int(v)}
+        for k, v in counters.items()
+        if k.startswith("extraction_")
+    ]
+    if not rows and outcomes:
+        tally: dict[str, int] = {}
+        for o in outcomes:
+            tally[f"jobs {o.status}"] = tally.get(f"jobs {o.status}", 0) + 1
+            tally["memories stored"] = tally.get("memories stored", 0) + len(o.stored)
+            tally["duplicates skipped"] = tally.get("duplicates skipped", 0) + int(o.duplicates)
+        rows = [{"outcome": k, "count": v} for k, v in tally.items()]
+    return pd.DataFrame(rows, columns=["outcome", "count"]).sort_values("count", ascending=False)
+
+
+def extraction_figure(ef: pd.DataFrame) -> go.Figure:
+    def color(outcome: str) -> str:
+        o = outcome.lower()
+        if any(w in o for w in ("fail", "error", "invalid")):
+            return "#E15759"
+        if any(w in o for w in ("dup", "skip")):
+            return "#BAB0AC"
+        if any(w in o for w in ("supersed", "retry")):
+            return "#F28E2B"
+        return "#59A14F"
+
+    fig = px.bar(
+        ef,
+        x="count",
+        y="outcome",
+        orientation="h",
+        text="count",
+        color="outcome",
+        color_discrete_map={o: color(o) for o in ef["outcome"]},
+        labels={"outcome": "", "count": "jobs / memories"},
+        title="Memory extraction outcomes",
+    )
+    fig.update_yaxes(categoryorder="total ascending")
+    return _style(fig, legend=False, height=max(HEIGHT, 60 + 36 * len(ef)))

@@ -1,0 +1,244 @@
+"""The "Execution details" expander under each answer: why the agent answered as it did.
+
+Input is a turn as plain data (`TurnResult.model_dump(mode="json")`), kept in session state so
+the details of older answers survive reruns. Tabs:
+
+    Recalled   memories per type with score, score parts and relevance band; the procedural
+               suggestion with its confidence; short-term messages in context
+    Tools      each call with arguments, result (or error) and time
+    Stored     what the turn wrote or superseded, and the background extraction status
+    Prompt     exactly what was injected into the system prompt
+    Timing     time per stage
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from ui.format import BAND_BADGES, EVENT_TYPE_LABELS, fmt_duration, type_label
+
+TOTAL_KEYS = ("total", "total_ms", "turn")
+
+
+def summary_line(d: dict[str, Any]) -> str:
+    """One line above the tabs: mode, model, what was recalled, total time."""
+    rec = d.get("recalled") or {}
+    parts: list[str] = []
+    if d.get("mode") == "llm":
+        parts.append(f"🤖 {d.get('model') or 'LLM'}")
+    else:
+        parts.append("📴 memory-only")
+    counts = []
+    for mtype in ("episodic", "semantic"):
+        n = len(rec.get(mtype) or [])
+        if n:
+            counts.append(f"{n} {mtype}")
+    if rec.get("procedural"):
+        counts.append("1 procedure")
+    n_short = len(rec.get("short_term") or [])
+    if n_short:
+        counts.append(f"{n_short} recent messages")
+    parts.append("recalled " + (", ".join(counts) if counts else "nothing"))
+    if d.get("tools"):
+        parts.append(f"{len(d['tools'])} tool call(s)")
+    if d.get("stored"):
+        parts.append(f"stored {len(d['stored'])}")
+    total = _total_ms(d.get("timings_ms") or {})
+    if total is not None:
+        parts.append(f"⏱ {fmt_duration(total)}")
+    return " · ".join(parts)
+
+
+def render_details(d: dict[str, Any], *, key: str, expanded: bool = False) -> None:
+    tools = d.get("tools") or []
+    stored = d.get("stored") or []
+    with st.expander("🔍 Execution details", expanded=expanded):
+        st.caption(summary_line(d))
+        if d.get("error"):
+            st.warning(d["error"], icon="⚠️")
+        tabs = st.tabs(
+            ["Recalled", f"Tools ({len(tools)})", f"Stored ({len(stored)})", "Prompt", "Timing"]
+        )
+        with tabs[0]:
+            _recalled(d.get("recalled") or {}, key)
+        with tabs[1]:
+            _tools(tools)
+        with tabs[2]:
+            _stored(stored, d.get("extraction") or "")
+        with tabs[3]:
+            _prompt(d)
+        with tabs[4]:
+            _timings(d, key)
+
+
+def hits_frame(hits: list[dict[str, Any]]) -> pd.DataFrame:
+    rows = []
+    for h in hits:
+        parts = h.get("parts") or {}
+        rows.append(
+            {
+                "Memory": h.get("text", ""),
+                "Score": float(h.get("score") or 0.0),
+                "Band": BAND_BADGES.get(h.get("band", ""), h.get("band", "")),
+                "Vector": float(parts.get("vector") or 0.0),
+                "Keywords": float(parts.get("text") or 0.0),
+                "Recency": float(parts.get("recency") or 0.0),
+                "Importance": float(parts.get("importance") or 0.0),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+HIT_COLUMNS = {
+    "Memory": st.column_config.TextColumn(width="large"),
+    "Score": st.column_config.ProgressColumn(
+        min_value=0.0, max_value=1.0, format="%.2f", help="Fused final score"
+    ),
+    "Band": st.column_config.TextColumn(help="high ≥ 0.7 · moderate ≥ 0.4 · low"),
+    "Vector": st.column_config.NumberColumn(format="%.2f", help="Cosine similarity"),
+    "Keywords": st.column_config.NumberColumn(format="%.2f", help="BM25, normalised"),
+    "Recency": st.column_config.NumberColumn(format="%.2f", help="Decays with age"),
+    "Importance": st.column_config.NumberColumn(format="%.2f"),
+}
+
+
+def _recalled(rec: dict[str, Any], key: str) -> None:
+    anything = False
+    for mtype in ("episodic", "semantic"):
+        hits = rec.get(mtype) or []
+        if not hits:
+            continue
+        anything = True
+        st.markdown(f"**{type_label(mtype)}** · {len(hits)} recalled")
+        st.dataframe(
+            hits_frame(hits),
+            hide_index=True,
+            column_config=HIT_COLUMNS,
+            key=f"det_{key}_{mtype}",
+        )
+    proc = rec.get("procedural")
+    if proc:
+        anything = True
+        seq = " → ".join(f"`{t}`" for t in proc.get("tool_sequence") or []) or "(no tools)"
+        conf = float(proc.get("confidence") or 0.0)
+        verdict = "recommended" if proc.get("recommended") else "not yet trusted"
+        st.markdown(
+            f"**{type_label('procedural')}** · suggested tools {seq}  \n"
+            f"confidence **{conf:.0%}** ({verdict}) · {proc.get('executions', 0)} runs · "
+            f"avg score {float(proc.get('avg_score') or 0):.2f} · "
+            f"{proc.get('match', '')} match on “{proc.get('query_pattern', '')}”"
+        )
+        st.progress(min(max(conf, 0.0), 1.0))
+    short = rec.get("short_term") or []
+    if short:
+        anything = True
+        st.markdown(
+            f"**{type_label('short_term')}** · {len(short)} recent messages of this session "
+            "were in context"
+        )
+    if not anything:
+        st.caption(
+            "Nothing was recalled above the relevance threshold (or auto-recall is switched "
+            "off in the sidebar). Tell the agent about yourself and ask again."
+        )
+
+
+def _tools(tools: list[dict[str, Any]]) -> None:
+    if not tools:
+        st.caption("No tools were called for this answer.")
+        return
+    for t in tools:
+        status = "❌" if t.get("error") else ("∅" if t.get("empty") else "✅")
+        st.markdown(f"{status} **`{t.get('name', '?')}`** · {fmt_duration(t.get('ms'))}")
+        c1, c2 = st.columns(2)
+        with c1:
+            st.caption("Arguments")
+            st.json(t.get("arguments") or {}, expanded=1)
+        with c2:
+            if t.get("error"):
+                st.caption("Error")
+                st.markdown(f":red[{t['error']}]")
+            else:
+                st.caption("Result")
+                result = t.get("result")
+                if isinstance(result, dict | list):
+                    st.json(result, expanded=1)
+                else:
+                    st.code(str(result), language=None, wrap_lines=True)
+
+
+def _stored(stored: list[dict[str, Any]], extraction: str) -> None:
+    if not stored:
+        st.caption("Nothing new was stored by this turn (besides the chat history).")
+    for m in stored:
+        kind = EVENT_TYPE_LABELS.get(m.get("event_type") or "", m.get("event_type") or "")
+        meta = " · ".join(
+            x for x in (type_label(m.get("memory_type", "")), kind, f"via {m.get('how')}") if x
+        )
+        line = f"💾 {m.get('text', '')}  \n:gray[{meta}]"
+        if m.get("superseded_id"):
+            line += f"  \n:orange[replaces `{m['superseded_id']}` (kept as history)]"
+        st.markdown(line)
+    if extraction:
+        st.caption(f"Background extraction: {extraction}")
+
+
+def _prompt(d: dict[str, Any]) -> None:
+    block = d.get("memory_block") or (d.get("recalled") or {}).get("prompt_block") or ""
+    tokens = (d.get("recalled") or {}).get("prompt_tokens")
+    if not block:
+        st.caption("No memory was injected into the prompt.")
+        return
+    if tokens:
+        st.caption(f"Injected into the system prompt (~{tokens} tokens):")
+    st.code(block, language=None, wrap_lines=True)
+
+
+def timings_frame(d: dict[str, Any]) -> pd.DataFrame:
+    timings: dict[str, float] = {}
+    for k, v in ((d.get("recalled") or {}).get("timings_ms") or {}).items():
+        timings[f"recall: {k}"] = float(v)
+    for k, v in (d.get("timings_ms") or {}).items():
+        timings[k] = float(v)
+    total = _total_ms(d.get("timings_ms") or {}) or sum(
+        v for k, v in timings.items() if not k.startswith("recall: ") and k not in TOTAL_KEYS
+    )
+    rows = [
+        {"Stage": k, "ms": v, "Share": (v / total if total else 0.0)}
+        for k, v in timings.items()
+        if k not in TOTAL_KEYS
+    ]
+    if total:
+        rows.append({"Stage": "total", "ms": total, "Share": 1.0})
+    return pd.DataFrame(rows)
+
+
+def _timings(d: dict[str, Any], key: str) -> None:
+    df = timings_frame(d)
+    if df.empty:
+        st.caption("No timings were recorded.")
+        return
+    st.dataframe(
+        df,
+        hide_index=True,
+        key=f"det_{key}_timings",
+        column_config={
+            "ms": st.column_config.NumberColumn("Time (ms)", format="%.1f"),
+            "Share": st.column_config.ProgressColumn(
+                "Share of the turn", min_value=0.0, max_value=1.0, format="percent"
+            ),
+        },
+    )
+
+
+def _total_ms(timings: dict[str, Any]) -> float | None:
+    for k in TOTAL_KEYS:
+        if k in timings:
+            try:
+                return float(timings[k])
+            except (TypeError, ValueError):
+                return None
+    return None

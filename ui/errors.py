@@ -1,0 +1,58 @@
+"""Errors become messages on the page, never tracebacks.
+
+`guard("Loading memories")` wraps one section: an expected error of the memory package shows
+its own message (which says what to do); anything else is logged with its traceback and shown
+as one line. Streamlit's control flow (`st.stop`, `st.rerun`) derives from BaseException and
+passes through untouched.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import streamlit as st
+
+from memory.errors import InvalidInputError, MemorySystemError, NotFoundError
+
+log = logging.getLogger(__name__)
+
+
+def message_for(exc: Exception, what: str) -> str:
+    if isinstance(exc, InvalidInputError | NotFoundError):
+        return str(exc)
+    if isinstance(exc, MemorySystemError):
+        return f"{what} failed: {exc}"
+    if isinstance(exc, NotImplementedError):
+        return f"{what} is not available in this version of the memory core yet."
+    return (
+        f"{what} failed unexpectedly ({type(exc).__name__}: {exc}). "
+        "The full error is in the app's log."
+    )
+
+
+@contextmanager
+def guard(what: str) -> Iterator[None]:
+    """Run a page section; turn any exception into an `st.error` and carry on."""
+    try:
+        yield
+    except Exception as exc:  # noqa: BLE001 - the point is that nothing escapes to the page
+        if not isinstance(exc, MemorySystemError):
+            log.exception("%s failed", what)
+        st.error(message_for(exc, what), icon="⚠️")
+
+
+def run_action(what: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[bool, Any]:
+    """Call `fn` from a widget callback: (True, result), or (False, None) after queueing the
+    error message for the next run (callbacks cannot draw on the page)."""
+    from ui.state import flash
+
+    try:
+        return True, fn(*args, **kwargs)
+    except Exception as exc:  # noqa: BLE001
+        if not isinstance(exc, MemorySystemError):
+            log.exception("%s failed", what)
+        flash(message_for(exc, what), "error")
+        return False, None

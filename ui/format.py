@@ -1,0 +1,98 @@
+"""Small display helpers shared by the pages: names, icons, colours, times, snippets."""
+
+from __future__ import annotations
+
+from datetime import date, datetime, time
+from typing import Any
+
+TYPE_LABELS = {
+    "episodic": "Episodic",
+    "semantic": "Semantic",
+    "procedural": "Procedural",
+    "short_term": "Short-term",
+}
+#: Names of the other series the metrics recorder uses (charts only).
+SERIES_LABELS = {**TYPE_LABELS, "embedding": "Embedding", "all": "All types"}
+TYPE_ICONS = {"episodic": "📔", "semantic": "📚", "procedural": "🛠️", "short_term": "💬"}
+TYPE_HELP = {
+    "episodic": "What happened with you: preferences, goals, events. Private to each user.",
+    "semantic": "Impersonal facts the agent knows (from the knowledge file or added by users).",
+    "procedural": "Which tools worked for which kind of question, with a learned confidence.",
+    "short_term": "The recent messages of the current chat session.",
+}
+#: One colour per memory type, used by every chart (calm, colour-blind friendly).
+TYPE_COLORS = {
+    "episodic": "#4C78A8",
+    "semantic": "#59A14F",
+    "procedural": "#F28E2B",
+    "short_term": "#B07AA1",
+    "embedding": "#76B7B2",
+    "all": "#E15759",
+    "llm": "#9C755F",
+    "other": "#BAB0AC",
+}
+BAND_BADGES = {"high": "🟢 high", "moderate": "🟡 moderate", "low": "⚪ low"}
+EVENT_TYPE_LABELS = {
+    "preference": "Preference",
+    "goal": "Goal",
+    "health_event": "Health event",
+    "interaction": "Interaction",
+    "milestone": "Milestone",
+    "correction": "Correction",
+    "feedback": "Feedback",
+}
+
+
+def type_label(memory_type: str, with_icon: bool = True) -> str:
+    label = TYPE_LABELS.get(memory_type, memory_type)
+    return f"{TYPE_ICONS.get(memory_type, '•')} {label}" if with_icon else label
+
+
+def fmt_ms_time(ms: Any) -> str:
+    """`2026-11-21 22:54` from ms since epoch (local time); '' for empty."""
+    if not ms:
+        return ""
+    try:
+        return datetime.fromtimestamp(int(ms) / 1000).strftime("%Y-%m-%d %H:%M")
+    except (TypeError, ValueError, OSError):
+        return ""
+
+
+def to_datetime(ms: Any) -> datetime | None:
+    if not ms:
+        return None
+    try:
+        return datetime.fromtimestamp(int(ms) / 1000)
+    except (TypeError, ValueError, OSError):
+        return None
+
+
+def day_start_ms(d: date) -> int:
+    return int(datetime.combine(d, time.min).timestamp() * 1000)
+
+
+def day_end_ms(d: date) -> int:
+    return int(datetime.combine(d, time.max).timestamp() * 1000)
+
+
+def fmt_duration(ms: Any) -> str:
+    try:
+        v = float(ms)
+    except (TypeError, ValueError):
+        return "–"
+    if v >= 1000:
+        return f"{v / 1000:.2f} s"
+    if v >= 10:
+        return f"{v:.0f} ms"
+    return f"{v:.1f} ms"
+
+
+def snippet(text: Any, n: int = 80) -> str:
+    s = " ".join(str(text or "").split())
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def parse_tags(raw: str) -> list[str]:
+    """`"diet, #health  sleep"` → ["diet", "health", "sleep"]."""
+    parts = raw.replace(",", " ").split()
+    return [p.lstrip("#") for p in parts if p.lstrip("#")]

@@ -1,0 +1,127 @@
+"""`page_setup`: the first call of every page (chat, Memories, Stats).
+
+The app uses Streamlit's `pages/` folder mode, so opening `/memories` or `/stats` by URL runs
+that page's file directly, without `app.py`. Every page therefore starts with `page_setup()`,
+which does everything a page needs no matter how it was reached: page config, shared
+resources, session state, the sidebar (navigation + memory editor) and queued messages.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import streamlit as st
+from pydantic import ValidationError
+
+from memory.errors import MemorySystemError
+from ui import resources, state
+from ui.errors import message_for
+from ui.sidebar import render_nav, render_sidebar
+
+if TYPE_CHECKING:
+    from agent import ChatAgent, LLMStatus
+    from memory.config import Settings
+    from memory.coordinator import MemoryCoordinator
+
+log = logging.getLogger(__name__)
+
+APP_NAME = "Memory Chat"
+
+
+@dataclass
+class PageContext:
+    settings: Settings
+    coordinator: MemoryCoordinator
+    agent: ChatAgent | None
+    llm_status: LLMStatus | None = None
+    models: list[str] = field(default_factory=list)
+    agent_error: str = ""
+
+    @property
+    def user_id(self) -> str:
+        return str(st.session_state.user_id)
+
+    @property
+    def session_id(self) -> str:
+        return str(st.session_state.session_id)
+
+
+def page_setup(title: str, icon: str, *, layout: str = "wide") -> PageContext:
+    """Configure the page and return its context; on a fatal problem show how to fix it and
+    stop the run (no traceback on screen)."""
+    st.set_page_config(page_title=f"{title} · {APP_NAME}", page_icon=icon, layout=layout)  # type: ignore[arg-type]
+
+    try:
+        settings = resources.get_settings()
+    except ValidationError as e:
+        _fatal(
+            "A setting is invalid",
+            f"{e.errors()[0].get('loc', ['?'])[0]}: {e.errors()[0].get('msg', e)}",
+            "Fix it in `.env` or the environment, then restart the app.",
+        )
+    try:
+        coordinator = resources.get_coordinator()
+    except MemorySystemError as e:
+        _fatal(
+            "The memory store is not available",
+            str(e),
+            "Start Redis with `make redis-start` (or `python -m memory redis start`), or point "
+            "REDIS_URL at a Redis Stack server, then press Retry.",
+        )
+    except Exception as e:  # noqa: BLE001
+        log.exception("Could not open the memory coordinator")
+        _fatal("The memory store could not be opened", message_for(e, "Opening memory"), "")
+
+    state.init_state(coordinator.list_sessions)
+
+    ctx = PageContext(settings=settings, coordinator=coordinator, agent=None)
+    try:
+        ctx.agent = resources.get_agent()
+    except Exception as e:  # noqa: BLE001
+        log.exception("Could not build the chat agent")
+        ctx.agent_error = message_for(e, "Starting the chat agent")
+    if ctx.agent is not None:
+        agent = ctx.agent
+        ctx.llm_status = _safe(lambda: agent.status(model=st.session_state.model))
+        ctx.models = list(_safe(ctx.agent.list_models) or [])
+
+    render_sidebar(ctx)
+    show_flashes()
+    return ctx
+
+
+def show_flashes() -> None:
+    for kind, text in state.pop_flashes():
+        if kind == "error":
+            st.error(text, icon="⚠️")
+        elif kind == "warning":
+            st.warning(text, icon="✋")
+        elif kind == "info":
+            st.toast(text, icon="ℹ️")
+        else:
+            st.toast(text, icon="✅")
+
+
+def page_header(title: str, icon: str, caption: str) -> None:
+    st.title(f"{icon} {title}")
+    st.caption(caption)
+
+
+def _safe(fn: Any) -> Any:
+    try:
+        return fn()
+    except Exception:  # noqa: BLE001 - status checks must never break a page
+        log.exception("%s failed", getattr(fn, "__name__", fn))
+        return None
+
+
+def _fatal(headline: str, detail: str, fix: str) -> None:
+    with st.sidebar:
+        render_nav()
+    st.error(f"**{headline}.** {detail}", icon="🚫")
+    if fix:
+        st.info(fix, icon="🛠️")
+    st.button("Retry", key="fatal_retry", icon="🔄")
+    st.stop()

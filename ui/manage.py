@@ -1,0 +1,248 @@
+"""Memories page, managing: hybrid search, add, export/import, and the clean-up actions
+(clear a session, purge a user), each behind an explicit confirmation."""
+
+from __future__ import annotations
+
+import json
+from datetime import date, timedelta
+from typing import TYPE_CHECKING, Any
+
+import streamlit as st
+
+from memory.errors import ImportFileError, InvalidInputError
+from memory.models import EventType
+from ui import state
+from ui.details import HIT_COLUMNS, hits_frame
+from ui.errors import guard, message_for
+from ui.format import EVENT_TYPE_LABELS, day_end_ms, parse_tags, snippet, type_label
+
+if TYPE_CHECKING:
+    from ui.layout import PageContext
+
+
+# --- search --------------------------------------------------------------------------------
+
+
+def search_tab(ctx: PageContext) -> None:
+    with st.form("search_form", border=False):
+        c1, c2, c3 = st.columns([5, 2, 1], vertical_alignment="bottom")
+        query = c1.text_input("Search", key="s_query", placeholder="e.g. what does she eat")
+        types = c2.multiselect(
+            "Types",
+            ["episodic", "semantic"],
+            default=["episodic", "semantic"],
+            format_func=type_label,
+            key="s_types",
+        )
+        c3.form_submit_button("Search", type="primary", key="s_go", icon="🔎")
+        with st.expander("Options"):
+            o1, o2, o3 = st.columns(3)
+            k = o1.slider("Results per type", 1, 30, 10, key="s_k")
+            min_score = o2.slider("Minimum score", 0.0, 1.0, 0.0, 0.05, key="s_min")
+            kinds = o3.multiselect(
+                "Kinds (episodic)",
+                [e.value for e in EventType],
+                format_func=lambda v: EVENT_TYPE_LABELS.get(v, v),
+                key="s_kinds",
+            )
+    if not query.strip():
+        st.caption(
+            "Hybrid search: vector similarity (meaning) fused with BM25 (keywords), plus a "
+            "little recency and importance, exactly as the agent recalls. Each result shows "
+            "why it matched."
+        )
+        return
+    hits: list[Any] = []
+    with guard("Searching"):
+        for mtype in types or ["episodic", "semantic"]:
+            hits.extend(
+                ctx.coordinator.search(
+                    ctx.user_id,
+                    query,
+                    mtype,
+                    k=k,
+                    min_score=min_score or None,
+                    event_types=(kinds or None) if mtype == "episodic" else None,
+                )
+                or []
+            )
+    if not hits:
+        st.info("Nothing found above the minimum score. Try other words.", icon="🔎")
+        return
+    hits.sort(key=lambda h: h.score, reverse=True)
+    df = hits_frame([h.model_dump(mode="json") for h in hits])
+    df.insert(0, "Type", [type_label(getattr(h.memory_type, "value", h.memory_type)) for h in hits])
+    st.caption(f"{len(hits)} result{'s' if len(hits) != 1 else ''} for “{query}”")
+    st.dataframe(df, hide_index=True, column_config=HIT_COLUMNS, key="s_results")
+
+
+# --- add -----------------------------------------------------------------------------------
+
+
+def add_tab(ctx: PageContext) -> None:
+    mtype = st.radio(
+        "Type", ["episodic", "semantic"], format_func=type_label, horizontal=True, key="a_type"
+    )
+    with st.form("add_form", clear_on_submit=True):
+        text = st.text_area(
+            "Memory" if mtype == "episodic" else "Fact",
+            key="a_text",
+            placeholder="I'm allergic to peanuts"
+            if mtype == "episodic"
+            else "Adults need 7–9 hours of sleep",
+        )
+        c1, c2, c3 = st.columns(3)
+        if mtype == "episodic":
+            kind = c1.selectbox(
+                "Kind",
+                [e.value for e in EventType],
+                format_func=lambda v: EVENT_TYPE_LABELS.get(v, v),
+                key="a_kind",
+            )
+            tags = c2.text_input("Tags", key="a_tags", placeholder="health, food")
+            importance = c3.slider("Importance", 0.0, 1.0, 0.5, 0.05, key="a_importance")
+            d1, d2 = st.columns(2)
+            expire = d1.checkbox("Expires", key="a_expire")
+            expires_on = d2.date_input(
+                "on", value=date.today() + timedelta(days=30), key="a_expires_on"
+            )
+        else:
+            kind = c1.text_input("Category", key="a_category", placeholder="general")
+            fact_type = c2.text_input("Fact type", key="a_fact_type", placeholder="general")
+        context = st.text_input(
+            "Context (optional)", key="a_context", placeholder="Where or why this was learned"
+        )
+        submitted = st.form_submit_button("Add memory", type="primary", icon="💾", key="a_go")
+    if not submitted:
+        return
+    if not text.strip():
+        st.warning("Write the memory first.", icon="✋")
+        return
+    with guard("Adding the memory"):
+        if mtype == "episodic":
+            ctx.coordinator.add_episodic(
+                ctx.user_id,
+                text,
+                event_type=kind,
+                tags=parse_tags(tags),
+                importance=importance,
+                expires_at_ms=day_end_ms(expires_on) if expire else None,
+                context=context or "Added on the Memories page",
+                session_id=ctx.session_id,
+            )
+        else:
+            ctx.coordinator.add_semantic(
+                text,
+                category=kind.strip() or "general",
+                fact_type=fact_type.strip() or "general",
+                context=context,
+                source="user",
+                added_by=ctx.user_id,
+            )
+        st.success(f"Added: {snippet(text, 80)}", icon="✅")
+
+
+# --- export / import -----------------------------------------------------------------------
+
+
+def transfer_tab(ctx: PageContext) -> None:
+    c1, c2 = st.columns(2, gap="large")
+    with c1:
+        st.markdown("##### ⬇️ Export")
+        st.caption(
+            f"Everything stored for **{ctx.user_id}**: episodic memories (with their history), "
+            "the facts they added, learned procedures and chat sessions, as one JSON file."
+        )
+        coord, user = ctx.coordinator, ctx.user_id
+        st.download_button(
+            "Download JSON",
+            data=lambda: json.dumps(coord.export_user(user), indent=2, ensure_ascii=False),
+            file_name=f"memories-{user}-{date.today():%Y%m%d}.json",
+            mime="application/json",
+            key="x_download",
+            icon="💾",
+            on_click="ignore",
+        )
+    with c2:
+        st.markdown("##### ⬆️ Import")
+        st.caption(
+            "A file exported by this app. The whole file is checked first: if anything is "
+            "invalid, nothing is imported."
+        )
+        upload = st.file_uploader("Export file", type=["json"], key="x_upload")
+        mode = st.radio(
+            "Mode",
+            ["merge", "replace"],
+            horizontal=True,
+            key="x_mode",
+            format_func=lambda m: {
+                "merge": "Merge (keep existing)",
+                "replace": "Replace the user's memories",
+            }[m],
+        )
+        if upload is None:
+            return
+        data = upload.getvalue()
+        preview = _preview(data)
+        if preview:
+            st.caption(preview)
+        if st.button("Import", key="x_import", type="primary", icon="⬆️"):
+            try:
+                counts = ctx.coordinator.import_user(data, mode=mode)
+            except (ImportFileError, InvalidInputError) as e:
+                st.error(f"Nothing was imported: {e}", icon="🚫")
+                return
+            except Exception as e:  # noqa: BLE001
+                st.error(message_for(e, "Importing"), icon="⚠️")
+                return
+            summary = ", ".join(f"{n} {k}" for k, n in (counts or {}).items()) or "nothing new"
+            st.success(f"Imported {summary}.", icon="✅")
+
+
+def _preview(data: bytes) -> str:
+    try:
+        doc = json.loads(data)
+    except (ValueError, UnicodeDecodeError):
+        return ""
+    if not isinstance(doc, dict):
+        return ""
+    user = doc.get("user_id") or doc.get("user") or "?"
+    parts = [f"{len(v)} {k}" for k, v in doc.items() if isinstance(v, list)]
+    return f"File for user **{user}**: " + (", ".join(parts) or "no lists found")
+
+
+# --- clean up ------------------------------------------------------------------------------
+
+
+def cleanup_tab(ctx: PageContext) -> None:
+    c1, c2 = st.columns(2, gap="large")
+    with c1, st.container(border=True):
+        st.markdown("##### 🧽 Clear a session")
+        st.caption("Deletes the chat messages of one session. Long-term memories stay.")
+        sessions: list[str] = []
+        with guard("Listing sessions"):
+            sessions = list(ctx.coordinator.list_sessions(ctx.user_id) or [])
+        options = list(dict.fromkeys([ctx.session_id, *sessions]))
+        session = st.selectbox("Session", options, key="c_session")
+        sure = st.checkbox(f"Yes, delete the messages of `{session}`", key="c_session_sure")
+        if st.button("Clear session", key="c_session_go", disabled=not sure, icon="🧽"):
+            with guard("Clearing the session"):
+                n = ctx.coordinator.clear_session_memories(ctx.user_id, session)
+                st.success(f"Deleted {n} message{'s' if n != 1 else ''} of `{session}`.")
+    with c2, st.container(border=True):
+        st.markdown("##### 🔥 Purge this user")
+        st.caption(
+            f"Deletes **everything** stored for **{ctx.user_id}**: episodic memories, facts they "
+            "added, procedures, sessions. Export first if you may need it again."
+        )
+        typed = st.text_input(
+            "Type the user id to confirm", key="c_purge_confirm", placeholder=ctx.user_id
+        )
+        ok = typed.strip() == ctx.user_id
+        if st.button("Purge user", key="c_purge_go", disabled=not ok, type="primary", icon="🔥"):
+            with guard("Purging the user"):
+                counts = ctx.coordinator.clear_user_memories(ctx.user_id)
+                total = sum((counts or {}).values())
+                state.flash(f"Purged {ctx.user_id}: {total} records deleted.")
+                st.session_state.pop("c_purge_confirm", None)
+                st.rerun()

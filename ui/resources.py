@@ -1,0 +1,75 @@
+"""Shared, thread-safe resources of the app: the only module that uses `st.cache_resource`.
+
+One `MemoryCoordinator` and one `ChatAgent` per distinct `Settings` per process. Settings are
+read from the environment (and `.env`) on every run, which is cheap; the expensive objects are
+cached under a key built from the settings, so a test that points `REDIS_URL` or
+`MEMORY_NAMESPACE` elsewhere gets its own coordinator instead of another test's.
+
+Failures are not cached (Streamlit retries a factory that raised), so starting Redis after the
+app shows "cannot reach Redis" and pressing *Retry* is enough.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+import streamlit as st
+
+from memory.config import Settings
+
+if TYPE_CHECKING:
+    from agent import ChatAgent
+    from memory.coordinator import MemoryCoordinator
+
+log = logging.getLogger(__name__)
+
+
+def get_settings() -> Settings:
+    """The project's settings as the environment says now (validated by pydantic)."""
+    return _settings(_env_key())
+
+
+def get_coordinator() -> MemoryCoordinator:
+    """The memory coordinator for the current settings (connects and opens indexes once)."""
+    settings = get_settings()
+    return _coordinator(settings.model_dump_json(), settings)
+
+
+def get_agent() -> ChatAgent:
+    """The chat agent for the current settings, sharing the cached coordinator."""
+    settings = get_settings()
+    return _agent(settings.model_dump_json(), settings, get_coordinator())
+
+
+# --- cached factories -------------------------------------------------------------------
+
+
+def _env_key() -> tuple[tuple[str, str], ...]:
+    """The environment variables Settings may read: a cache key that changes when they do.
+
+    (Arguments whose name starts with `_` are not hashed by Streamlit, so keys go first.)"""
+    import os
+
+    names = {name.upper() for name in Settings.model_fields}
+    return tuple(sorted((k, v) for k, v in os.environ.items() if k.upper() in names))
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _settings(env: tuple[tuple[str, str], ...]) -> Settings:  # env: the cache key
+    return Settings()
+
+
+@st.cache_resource(show_spinner="Connecting to Redis and loading the embedding model…")
+def _coordinator(key: str, _settings: Settings) -> MemoryCoordinator:
+    from memory.coordinator import MemoryCoordinator
+
+    log.info("Opening the memory coordinator (namespace %s)", _settings.memory_namespace)
+    return MemoryCoordinator.from_settings(_settings)
+
+
+@st.cache_resource(show_spinner=False)
+def _agent(key: str, _settings: Settings, _coordinator: MemoryCoordinator) -> ChatAgent:
+    from agent import ChatAgent
+
+    return ChatAgent(_settings, _coordinator)

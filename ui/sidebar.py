@@ -1,0 +1,311 @@
+"""The sidebar on every page: navigation, who is chatting, the model, and the memory editor.
+
+Navigation        Chat · Memories · Stats (when the default page list is hidden)
+👤 User/session   pick or type a user; pick a session or start a new one
+🤖 Model          Ollama status with the command that fixes it; model choice; which
+                  memory types are recalled automatically before each answer
+🧠 Memory editor  add (text + type + kind), search, recent memories with delete buttons
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import streamlit as st
+
+from memory.models import EventType, check_id
+from ui import state
+from ui.errors import guard, run_action
+from ui.format import (
+    BAND_BADGES,
+    EVENT_TYPE_LABELS,
+    TYPE_HELP,
+    fmt_ms_time,
+    parse_tags,
+    snippet,
+    type_label,
+)
+
+if TYPE_CHECKING:
+    from ui.layout import PageContext
+
+PAGES = (
+    ("app.py", "Chat", "💬"),
+    ("pages/memories.py", "Memories", "🗂️"),
+    ("pages/stats.py", "Stats", "📊"),
+)
+ADDABLE_TYPES = ("episodic", "semantic")
+RECENT_N = 6
+
+
+def render_sidebar(ctx: PageContext) -> None:
+    with st.sidebar:
+        render_nav()
+        _who(ctx)
+        _model(ctx)
+        _editor(ctx)
+
+
+def render_nav() -> None:
+    """Our own page links, labelled and with icons, when the default page list is hidden
+    (`client.showSidebarNavigation = false`); otherwise Streamlit's list is already there."""
+    if st.get_option("client.showSidebarNavigation") is not False:
+        return
+    for path, label, icon in PAGES:
+        st.page_link(path, label=label, icon=icon)
+    st.divider()
+
+
+# --- who is chatting -------------------------------------------------------------------
+
+
+def _who(ctx: PageContext) -> None:
+    ss = st.session_state
+    coord = ctx.coordinator
+    users: list[str] = []
+    sessions: list[str] = []
+    with guard("Listing users"):
+        users = list(coord.list_users() or [])
+    with guard("Listing sessions"):
+        sessions = list(coord.list_sessions(ss.user_id) or [])
+    user_options = sorted(set(users) | {ss.user_id})
+    session_options = list(dict.fromkeys([ss.session_id, *sessions]))
+
+    ss["sb_user"] = ss.user_id
+    st.selectbox(
+        "👤 User",
+        user_options,
+        key="sb_user",
+        accept_new_options=True,
+        on_change=_on_user,
+        args=(coord,),
+        help="Each user has private memories. Type a new name to add a user.",
+    )
+    ss["sb_session"] = ss.session_id
+    c1, c2 = st.columns([3, 2], vertical_alignment="bottom")
+    c1.selectbox(
+        "Session",
+        session_options,
+        key="sb_session",
+        on_change=_on_session,
+        help="Short-term memory (the chat history) belongs to one session; long-term "
+        "memories are shared by all sessions of the user.",
+    )
+    c2.button("New chat", key="sb_new_session", icon="➕", on_click=_on_new_session)
+
+
+def _on_user(coord: Any) -> None:
+    value = str(st.session_state.get("sb_user") or "").strip()
+    try:
+        check_id(value, "user id")
+    except ValueError as e:
+        state.flash(str(e), "error")
+        return
+    state.switch_user(value, coord.list_sessions)
+
+
+def _on_session() -> None:
+    state.switch_session(st.session_state.sb_session)
+
+
+def _on_new_session() -> None:
+    state.switch_session(state.new_session_id())
+    state.flash("Started a new chat session. Long-term memories carry over.", "info")
+
+
+# --- model and recall --------------------------------------------------------------------
+
+
+def _model(ctx: PageContext) -> None:
+    ss = st.session_state
+    agent = ctx.agent
+    with st.expander("🤖 Model & auto-recall", expanded=False):
+        if agent is None:
+            st.caption("The chat agent could not start; see the message on the page.")
+        else:
+            with guard("Checking Ollama"):
+                status = ctx.llm_status
+                models = list(ctx.models)
+                if status is not None and status.ok:
+                    st.markdown(f"🟢 **{status.model}** ready at `{status.host}`")
+                elif status is not None and status.reachable:
+                    st.markdown(f"🟠 **{status.model}** is not pulled")
+                    st.caption(status.message)
+                else:
+                    st.markdown("🔴 **Ollama offline**: memory-only mode")
+                    if status is not None and status.message:
+                        st.caption(status.message)
+                if models:
+                    current = ss.model or (status.model if status else models[0])
+                    options = list(dict.fromkeys([current, *models]))
+                    ss["sb_model"] = current
+                    st.selectbox("Chat model", options, key="sb_model", on_change=_on_model)
+        st.caption("Recalled automatically before each answer:")
+        for mtype, label in state.RECALL_TYPES.items():
+            ss[f"sb_recall_{mtype}"] = bool(ss.recall.get(mtype, True))
+            st.toggle(
+                label,
+                key=f"sb_recall_{mtype}",
+                on_change=_on_recall,
+                args=(mtype,),
+                help=TYPE_HELP[mtype],
+            )
+
+
+def _on_model() -> None:
+    st.session_state.model = st.session_state.sb_model
+
+
+def _on_recall(mtype: str) -> None:
+    st.session_state.recall[mtype] = bool(st.session_state[f"sb_recall_{mtype}"])
+
+
+# --- memory editor -----------------------------------------------------------------------
+
+
+def _editor(ctx: PageContext) -> None:
+    st.markdown("#### 🧠 Memory editor")
+    add_tab, search_tab, recent_tab = st.tabs(["➕ Add", "🔎 Search", "🕒 Recent"])
+    with add_tab:
+        _add_form(ctx)
+    with search_tab:
+        _search(ctx)
+    with recent_tab:
+        _recent(ctx)
+
+
+def _add_form(ctx: PageContext) -> None:
+    ss = st.session_state
+    mtype = st.radio(
+        "Type",
+        ADDABLE_TYPES,
+        format_func=type_label,
+        key="sb_add_type",
+        horizontal=True,
+        help="Episodic: about this user. Semantic: a general fact.",
+    )
+    if mtype == "episodic":
+        st.selectbox(
+            "Kind",
+            [e.value for e in EventType],
+            format_func=lambda v: EVENT_TYPE_LABELS.get(v, v),
+            key="sb_add_event_type",
+        )
+    else:
+        ss.setdefault("sb_add_category", "general")
+        st.text_input("Category", key="sb_add_category", placeholder="general")
+    st.text_area(
+        "What should be remembered?",
+        key="sb_add_text",
+        height=80,
+        placeholder="e.g. I prefer short answers with bullet points",
+    )
+    st.text_input("Tags (optional)", key="sb_add_tags", placeholder="diet, running")
+    st.button(
+        "Remember",
+        key="sb_add_btn",
+        type="primary",
+        icon="💾",
+        on_click=_on_add,
+        args=(ctx.coordinator,),
+        use_container_width=True,
+    )
+
+
+def _on_add(coord: Any) -> None:
+    ss = st.session_state
+    text = str(ss.get("sb_add_text") or "").strip()
+    if not text:
+        state.flash("Write what should be remembered first.", "warning")
+        return
+    tags = parse_tags(str(ss.get("sb_add_tags") or ""))
+    if ss.get("sb_add_type", "episodic") == "semantic":
+        ok, _ = run_action(
+            "Adding the fact",
+            coord.add_semantic,
+            text,
+            category=(str(ss.get("sb_add_category") or "").strip() or "general"),
+            source="user",
+            added_by=ss.user_id,
+            context="Added in the sidebar memory editor",
+        )
+    else:
+        ok, _ = run_action(
+            "Adding the memory",
+            coord.add_episodic,
+            ss.user_id,
+            text,
+            event_type=ss.get("sb_add_event_type", EventType.PREFERENCE.value),
+            tags=tags,
+            session_id=ss.session_id,
+            context="Added in the sidebar memory editor",
+        )
+    if ok:
+        ss.sb_add_text = ""
+        ss.sb_add_tags = ""
+        state.flash(f"Remembered: {snippet(text, 60)}", "success")
+
+
+def _search(ctx: PageContext) -> None:
+    q = st.text_input("Search memories", key="sb_search", placeholder="e.g. running")
+    if not q.strip():
+        st.caption("Hybrid search (meaning + keywords) over your episodic and semantic memories.")
+        return
+    hits: list[Any] = []
+    with guard("Searching"):
+        for mtype, k in (("episodic", 5), ("semantic", 3)):
+            hits.extend(ctx.coordinator.search(ctx.user_id, q, mtype, k=k) or [])
+    if not hits:
+        st.caption("Nothing found. Try other words, or add the memory in ➕ Add.")
+        return
+    hits.sort(key=lambda h: h.score, reverse=True)
+    for h in hits:
+        mtype = getattr(h.memory_type, "value", h.memory_type)
+        st.markdown(
+            f"{snippet(h.text, 90)}  \n"
+            f":gray[{type_label(mtype)} · {BAND_BADGES.get(h.band, h.band)} · {h.score:.2f}]"
+        )
+
+
+def recent_memories(coord: Any, user_id: str, n: int = RECENT_N) -> list[dict[str, Any]]:
+    """The user's newest episodic memories and the facts they added, newest first."""
+    rows: list[dict[str, Any]] = []
+    ep, _ = coord.list_memories(user_id, "episodic", page_size=n, include_superseded=False)
+    rows.extend({**r, "_type": "episodic"} for r in ep)
+    sem, _ = coord.list_memories(user_id, "semantic", page_size=n * 4)
+    rows.extend({**r, "_type": "semantic"} for r in sem if r.get("added_by") == user_id)
+    rows.sort(key=lambda r: int(r.get("created_at") or r.get("timestamp") or 0), reverse=True)
+    return rows[:n]
+
+
+def _recent(ctx: PageContext) -> None:
+    rows: list[dict[str, Any]] = []
+    with guard("Listing recent memories"):
+        rows = recent_memories(ctx.coordinator, ctx.user_id)
+    if not rows:
+        st.caption(
+            "No memories yet for this user. Add one in ➕ Add, or tell the agent something "
+            "like “remember that I'm vegetarian”."
+        )
+        return
+    for r in rows:
+        c1, c2 = st.columns([6, 1], vertical_alignment="center")
+        when = fmt_ms_time(r.get("created_at") or r.get("timestamp"))
+        kind = r.get("event_type") or r.get("category") or ""
+        c1.markdown(
+            f"{snippet(r.get('text'), 70)}  \n:gray[{type_label(r['_type'])} · {kind} · {when}]"
+        )
+        c2.button(
+            "",
+            key=f"sb_del_{r['id']}",
+            icon="🗑️",
+            help="Delete this memory",
+            on_click=_on_delete,
+            args=(ctx.coordinator, ctx.user_id, r["_type"], r["id"], r.get("text", "")),
+        )
+
+
+def _on_delete(coord: Any, user_id: str, mtype: str, memory_id: str, text: str) -> None:
+    ok, _ = run_action("Deleting the memory", coord.delete_memory, user_id, mtype, memory_id)
+    if ok:
+        state.flash(f"Deleted: {snippet(text, 60)}", "success")

@@ -1,0 +1,91 @@
+"""Per-browser-session state: initialised in one function, read through small helpers.
+
+Canonical values live under plain keys (`user_id`, `session_id`, `model`, `recall`,
+`turn_details`, `flash`); widgets use their own keys and copy into these in callbacks, so
+switching pages (which re-creates widgets) never loses a choice.
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import datetime
+from typing import Any
+
+import streamlit as st
+
+DEFAULT_USER = "demo"
+
+#: Memory types the agent can recall before each answer, with their sidebar labels.
+RECALL_TYPES: dict[str, str] = {
+    "episodic": "Episodic (about you)",
+    "semantic": "Semantic (facts)",
+    "procedural": "Procedural (tool habits)",
+    "short_term": "Short-term (this chat)",
+}
+
+
+def new_session_id() -> str:
+    """A readable, unique-enough session id: `s-20261121-2254-3fa1`."""
+    return f"s-{datetime.now():%Y%m%d-%H%M}-{secrets.token_hex(2)}"
+
+
+def init_state(sessions_of: Any = None) -> None:
+    """Set every key this app uses, once per browser session.
+
+    `sessions_of(user_id) -> list[str]` (the coordinator's `list_sessions`) lets a returning
+    user continue their latest session; without it a new session is started.
+    """
+    ss = st.session_state
+    if "user_id" not in ss:
+        user = str(st.query_params.get("user", "") or "").strip() or DEFAULT_USER
+        ss.user_id = user[:200]
+    if "session_id" not in ss:
+        ss.session_id = _latest_session(sessions_of, ss.user_id) or new_session_id()
+    ss.setdefault("model", None)  # None: the agent's configured default model
+    ss.setdefault("recall", dict.fromkeys(RECALL_TYPES, True))
+    ss.setdefault("turn_details", {})  # assistant message id / turn id -> TurnResult as dict
+    ss.setdefault("flash", [])  # (kind, text) shown once on the next run
+
+
+def _latest_session(sessions_of: Any, user_id: str) -> str | None:
+    if sessions_of is None:
+        return None
+    try:
+        sessions = list(sessions_of(user_id))
+    except Exception:  # noqa: BLE001 - the caller shows store errors; fall back quietly here
+        return None
+    return sessions[0] if sessions else None
+
+
+def switch_user(user_id: str, sessions_of: Any = None) -> None:
+    ss = st.session_state
+    ss.user_id = user_id
+    ss.session_id = _latest_session(sessions_of, user_id) or new_session_id()
+
+
+def switch_session(session_id: str) -> None:
+    st.session_state.session_id = session_id
+
+
+def recall_types() -> list[str]:
+    """The memory types the user wants recalled automatically."""
+    return [t for t, on in st.session_state.recall.items() if on]
+
+
+def flash(text: str, kind: str = "success") -> None:
+    """Queue a message for the next run (callbacks cannot draw on the page)."""
+    st.session_state.flash.append((kind, text))
+
+
+def pop_flashes() -> list[tuple[str, str]]:
+    items = list(st.session_state.get("flash", []))
+    st.session_state.flash = []
+    return items
+
+
+def remember_details(key: str, details: dict[str, Any]) -> None:
+    """Keep a turn's execution details for re-display under its answer (bounded)."""
+    store: dict[str, Any] = st.session_state.turn_details
+    store[key] = details
+    while len(store) > 200:
+        store.pop(next(iter(store)))

@@ -1,0 +1,203 @@
+"""Memory records → pandas frames + column configs for `st.dataframe` (Memories page)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from ui.format import EVENT_TYPE_LABELS, to_datetime
+
+
+def _tags(value: Any) -> list[str]:
+    if isinstance(value, list):
+        return [str(t) for t in value]
+    if isinstance(value, str) and value:
+        return [t for t in value.replace("|", ",").split(",") if t]
+    return []
+
+
+def _bool(value: Any) -> bool:
+    if isinstance(value, str):
+        return value.lower() in ("1", "true", "yes")
+    return bool(value)
+
+
+def episodic_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {
+                "📌": _bool(r.get("pinned")),
+                "Memory": r.get("text") or r.get("description") or "",
+                "Kind": EVENT_TYPE_LABELS.get(str(r.get("event_type")), r.get("event_type")),
+                "Tags": _tags(r.get("tags")),
+                "Importance": float(r.get("importance") or 0.0),
+                "When": to_datetime(r.get("timestamp") or r.get("created_at")),
+                "Expires": to_datetime(r.get("expires_at")),
+                "Recalled": int(r.get("access_count") or 0),
+                "Replaced by": r.get("superseded_by") or "",
+                "Session": r.get("session_id") or "",
+                "id": r.get("id", ""),
+            }
+            for r in rows
+        ],
+        columns=[
+            "📌",
+            "Memory",
+            "Kind",
+            "Tags",
+            "Importance",
+            "When",
+            "Expires",
+            "Recalled",
+            "Replaced by",
+            "Session",
+            "id",
+        ],
+    )
+
+
+EPISODIC_COLUMNS = {
+    "📌": st.column_config.CheckboxColumn(width="small", help="Pinned memories are kept"),
+    "Memory": st.column_config.TextColumn(width="large"),
+    "Tags": st.column_config.ListColumn(),
+    "Importance": st.column_config.ProgressColumn(min_value=0.0, max_value=1.0, format="%.2f"),
+    "When": st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm"),
+    "Expires": st.column_config.DatetimeColumn(format="YYYY-MM-DD", help="Empty: never"),
+    "Recalled": st.column_config.NumberColumn(help="How often recall returned it"),
+    "Replaced by": st.column_config.TextColumn(
+        help="Superseded memories are kept as history and hidden from recall"
+    ),
+    "id": st.column_config.TextColumn(width="small"),
+}
+
+
+def semantic_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {
+                "📌": _bool(r.get("pinned")),
+                "Fact": r.get("text") or r.get("fact") or "",
+                "Category": r.get("category") or "",
+                "Type": r.get("fact_type") or "",
+                "Source": r.get("source") or "",
+                "Added by": r.get("added_by") or "knowledge file",
+                "When": to_datetime(r.get("timestamp")),
+                "id": r.get("id", ""),
+            }
+            for r in rows
+        ],
+        columns=["📌", "Fact", "Category", "Type", "Source", "Added by", "When", "id"],
+    )
+
+
+SEMANTIC_COLUMNS = {
+    "📌": st.column_config.CheckboxColumn(width="small"),
+    "Fact": st.column_config.TextColumn(width="large"),
+    "When": st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm"),
+    "id": st.column_config.TextColumn(width="small"),
+}
+
+
+def procedural_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    out = []
+    for r in rows:
+        seq = r.get("tool_sequence") or []
+        if isinstance(seq, str):
+            seq = [t for t in seq.replace("→", ",").split(",") if t.strip()]
+        out.append(
+            {
+                "📌": _bool(r.get("pinned")),
+                "Question pattern": r.get("query_pattern") or r.get("text") or "",
+                "Best tools": " → ".join(str(t).strip() for t in seq) or "(none)",
+                "Confidence": float(r.get("confidence") or 0.0),
+                "Recommended": _bool(r.get("recommended")),
+                "Runs": int(r.get("executions") or 0),
+                "Successes": int(r.get("successes") or 0),
+                "Failures": int(r.get("failures") or 0),
+                "Avg score": float(r.get("avg_score") or 0.0),
+                "Avg time (ms)": float(r.get("avg_time_ms") or 0.0),
+                "Last used": to_datetime(r.get("last_used")),
+                "id": r.get("id", ""),
+            }
+        )
+    return pd.DataFrame(
+        out,
+        columns=[
+            "📌",
+            "Question pattern",
+            "Best tools",
+            "Confidence",
+            "Recommended",
+            "Runs",
+            "Successes",
+            "Failures",
+            "Avg score",
+            "Avg time (ms)",
+            "Last used",
+            "id",
+        ],
+    )
+
+
+PROCEDURAL_COLUMNS = {
+    "📌": st.column_config.CheckboxColumn(width="small"),
+    "Question pattern": st.column_config.TextColumn(width="large"),
+    "Confidence": st.column_config.ProgressColumn(
+        min_value=0.0, max_value=1.0, format="percent", help="Grows with successful runs"
+    ),
+    "Avg score": st.column_config.NumberColumn(format="%.2f"),
+    "Avg time (ms)": st.column_config.NumberColumn(format="%.0f"),
+    "Last used": st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm"),
+    "id": st.column_config.TextColumn(width="small"),
+}
+
+
+def sequences_frame(pattern: dict[str, Any]) -> pd.DataFrame:
+    seqs = pattern.get("sequences") or {}
+    rows = []
+    for name, s in seqs.items() if isinstance(seqs, dict) else []:
+        tools = s.get("tools") or [name]
+        runs = int(s.get("executions") or 0)
+        rows.append(
+            {
+                "Tools": " → ".join(tools),
+                "Runs": runs,
+                "Successes": int(s.get("successes") or 0),
+                "Failures": int(s.get("failures") or 0),
+                "Success rate": (int(s.get("successes") or 0) / runs) if runs else 0.0,
+                "Avg score": float(s.get("avg_score") or 0.0),
+                "Avg time (ms)": float(s.get("avg_time_ms") or 0.0),
+                "Last used": to_datetime(s.get("last_used")),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+SEQUENCE_COLUMNS = {
+    "Success rate": st.column_config.ProgressColumn(min_value=0.0, max_value=1.0, format="percent"),
+    "Avg score": st.column_config.NumberColumn(format="%.2f"),
+    "Avg time (ms)": st.column_config.NumberColumn(format="%.0f"),
+    "Last used": st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm"),
+}
+
+
+def messages_frame(messages: list[Any]) -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {
+                "When": to_datetime(getattr(m, "timestamp", None)),
+                "Role": getattr(m, "role", ""),
+                "Message": getattr(m, "content", ""),
+            }
+            for m in messages
+        ],
+        columns=["When", "Role", "Message"],
+    )
+
+
+MESSAGE_COLUMNS = {
+    "When": st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm:ss"),
+    "Message": st.column_config.TextColumn(width="large"),
+}
