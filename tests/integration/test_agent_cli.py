@@ -1,0 +1,76 @@
+"""`python -m agent chat` as a user would script it: a real process, real Redis, fake Ollama."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from typing import Any
+
+from memory.config import PROJECT_ROOT, Settings
+
+from tests.fakes.fake_ollama import FakeOllama, remembered_lines
+from tests.fakes.fixtures import closed_ollama_url, fake_ollama  # noqa: F401
+
+
+def _run(settings: Settings, ollama_url: str, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "REDIS_URL": str(settings.redis_url),
+        "MEMORY_NAMESPACE": settings.memory_namespace,
+        "OLLAMA_HOST": ollama_url,
+        "OLLAMA_MODEL": "qwen2.5:7b",
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "agent", *args], cwd=PROJECT_ROOT, env=env,
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+
+
+def _chat_json(settings: Settings, url: str, user: str, session: str, message: str) -> dict[str, Any]:
+    proc = _run(settings, url, "chat", "--user", user, "--session", session, "--json", message)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_chat_json_prints_reply_recall_tools_stored_and_mode(
+    settings: Settings, fake_ollama: FakeOllama
+) -> None:
+    out = _chat_json(settings, fake_ollama.url, "alice", "s1", "Remember: I prefer evening runs")
+    assert {"reply", "recalled", "tools", "stored", "mode"} <= set(out)
+    assert out["mode"] == "llm"
+    assert [(m["text"], m["how"]) for m in out["stored"]] == [("I prefer evening runs", "trigger")]
+
+    fake_ollama.queue_tool_calls([("search_workouts", {"workout_type": "run", "days": 14})])
+    fake_ollama.queue_reply("You ran in the evenings.")
+    out = _chat_json(settings, fake_ollama.url, "alice", "s2", "When do I prefer to run?")
+    assert out["reply"] == "You ran in the evenings."
+    assert [t["name"] for t in out["tools"]] == ["search_workouts"] and out["tools"][0]["error"] is None
+    assert [h["text"] for h in out["recalled"]["episodic"]][0] == "I prefer evening runs"
+    assert "I prefer evening runs" in remembered_lines(fake_ollama.chat_requests()[-2].system_prompt)
+
+
+def test_chat_json_with_ollama_down_is_memory_only_and_exits_zero(
+    settings: Settings, closed_ollama_url: str
+) -> None:
+    out = _chat_json(settings, closed_ollama_url, "carol", "s1", "Important: I have asthma")
+    assert out["mode"] == "memory-only"
+    assert "ollama serve" in out["reply"]
+    assert [m["event_type"] for m in out["stored"]] == ["health_event"]
+
+
+def test_chat_without_json_prints_a_readable_transcript(
+    settings: Settings, fake_ollama: FakeOllama
+) -> None:
+    fake_ollama.queue_reply("Hello Dana, nice to meet you.")
+    proc = _run(settings, fake_ollama.url, "chat", "--user", "dana", "--session", "s1", "Hi, I'm Dana")
+    assert proc.returncode == 0, proc.stderr
+    assert "dana> Hi, I'm Dana" in proc.stdout
+    assert "assistant> Hello Dana, nice to meet you." in proc.stdout
+    assert "mode: llm" in proc.stdout
+
+
+def test_status_says_what_to_run(settings: Settings, closed_ollama_url: str) -> None:
+    proc = _run(settings, closed_ollama_url, "status")
+    assert proc.returncode == 1 and "ollama serve" in proc.stdout
