@@ -14,18 +14,19 @@ from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any
 
-from memory.errors import MemorySystemError
-
 from agent.errors import ExtractionError, LLMError
 from agent.extraction import LLMExtractor
 from agent.types import ExtractionOutcome
 from agent.writer import MemoryWriter
+from memory.errors import MemorySystemError
 
 log = logging.getLogger(__name__)
 
 
 class BackgroundExtractor:
-    def __init__(self, extractor: LLMExtractor, writer: MemoryWriter, *, log_size: int = 200) -> None:
+    def __init__(
+        self, extractor: LLMExtractor, writer: MemoryWriter, *, log_size: int = 200
+    ) -> None:
         self._extractor = extractor
         self._writer = writer
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory-extraction")
@@ -37,8 +38,12 @@ class BackgroundExtractor:
         self, turn_id: str, user_id: str, session_id: str, model: str, message: str
     ) -> ExtractionOutcome:
         outcome = ExtractionOutcome(
-            turn_id=turn_id, user_id=user_id, session_id=session_id, status="pending",
-            detail="LLM extraction queued", started_at=time.time(),
+            turn_id=turn_id,
+            user_id=user_id,
+            session_id=session_id,
+            status="pending",
+            detail="LLM extraction queued",
+            started_at=time.time(),
         )
         with self._lock:
             self._log.append(outcome)
@@ -62,14 +67,19 @@ class BackgroundExtractor:
         try:
             candidates, attempts = self._extractor.extract(model, message)
             for cand in candidates:
-                res = self._writer.write(outcome.user_id, outcome.session_id, cand,
-                                         context="LLM extraction")
+                res = self._writer.write(
+                    outcome.user_id, outcome.session_id, cand, context="LLM extraction"
+                )
                 if res.stored is not None:
                     stored.append(res.stored)
                 else:
                     dups += 1
             status = "done"
-            detail = f"{len(stored)} stored, {dups} already known" if candidates else "nothing to remember"
+            detail = (
+                f"{len(stored)} stored, {dups} already known"
+                if candidates
+                else "nothing to remember"
+            )
         except ExtractionError as e:
             attempts = 2
             detail = str(e)
@@ -99,11 +109,16 @@ class BackgroundExtractor:
         _, not_done = wait(pending, timeout=timeout)
         return not not_done
 
-    def outcomes(self, user_id: str | None = None, limit: int | None = None) -> list[ExtractionOutcome]:
+    def outcomes(
+        self, user_id: str | None = None, limit: int | None = None
+    ) -> list[ExtractionOutcome]:
         """Most recent first."""
         with self._lock:
-            items = [o.model_copy(deep=True) for o in reversed(self._log)
-                     if user_id is None or o.user_id == user_id]
+            items = [
+                o.model_copy(deep=True)
+                for o in reversed(self._log)
+                if user_id is None or o.user_id == user_id
+            ]
         return items[:limit] if limit else items
 
     def get(self, turn_id: str) -> ExtractionOutcome | None:

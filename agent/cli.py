@@ -16,16 +16,14 @@ import logging
 import sys
 from typing import Any
 
-from memory.errors import InvalidInputError, MemorySystemError
-
 from agent.types import TurnEvent, TurnResult
+from memory.errors import InvalidInputError, MemorySystemError
 
 
 def _build(args: argparse.Namespace) -> Any:
+    from agent.loop.agent import ChatAgent
     from memory.config import Settings
     from memory.coordinator import MemoryCoordinator
-
-    from agent.loop.agent import ChatAgent
 
     settings = Settings()
     if getattr(args, "model", None):
@@ -36,10 +34,18 @@ def _build(args: argparse.Namespace) -> Any:
 
 def _recalled_json(result: TurnResult) -> dict[str, Any]:
     ctx = result.recalled
+
     def hit(h: Any) -> dict[str, Any]:
         et = h.record.get("event_type") or h.record.get("category")
-        return {"id": h.id, "type": h.memory_type.value, "kind": getattr(et, "value", et),
-                "text": h.text, "score": round(h.score, 4), "band": h.band}
+        return {
+            "id": h.id,
+            "type": h.memory_type.value,
+            "kind": getattr(et, "value", et),
+            "text": h.text,
+            "score": round(h.score, 4),
+            "band": h.band,
+        }
+
     return {
         "episodic": [hit(h) for h in ctx.episodic],
         "semantic": [hit(h) for h in ctx.semantic],
@@ -77,8 +83,10 @@ def _print_event(ev: TurnEvent, out: Any) -> None:
         for h in [*ctx.episodic, *ctx.semantic]:
             out.write(f"    - [{h.memory_type.value}] {h.text} ({h.band})\n")
         if ctx.procedural is not None:
-            out.write(f"    - [procedural] {' -> '.join(ctx.procedural.tool_sequence)} "
-                      f"(confidence {ctx.procedural.confidence:.2f})\n")
+            out.write(
+                f"    - [procedural] {' -> '.join(ctx.procedural.tool_sequence)} "
+                f"(confidence {ctx.procedural.confidence:.2f})\n"
+            )
     elif ev.kind == "tool_start":
         out.write(f"· tool {ev.text}({json.dumps(ev.data.get('arguments'), default=str)})\n")
     elif ev.kind == "tool_end":
@@ -100,7 +108,9 @@ def cmd_chat(args: argparse.Namespace) -> int:
                 agent.wait_for_background(args.wait)
                 outcome = agent.extraction_status(result.turn_id)
                 if outcome is not None:
-                    result.extraction = outcome.status + (f": {outcome.detail}" if outcome.detail else "")
+                    result.extraction = outcome.status + (
+                        f": {outcome.detail}" if outcome.detail else ""
+                    )
                     result.stored += outcome.stored
             print(json.dumps(result_json(result), ensure_ascii=False, indent=2))
             return 0
@@ -118,8 +128,10 @@ def cmd_chat(args: argparse.Namespace) -> int:
                 _print_event(ev, out)
         out.write("\n")
         if result is not None:
-            out.write(f"· mode: {result.mode}; extraction: {result.extraction}; "
-                      f"{result.timings_ms.get('total', 0):.0f} ms\n")
+            out.write(
+                f"· mode: {result.mode}; extraction: {result.extraction}; "
+                f"{result.timings_ms.get('total', 0):.0f} ms\n"
+            )
             if args.wait and result.extraction == "pending":
                 agent.wait_for_background(args.wait)
                 outcome = agent.extraction_status(result.turn_id)
@@ -137,10 +149,9 @@ def cmd_chat(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from memory.config import Settings
-
     from agent.config import AgentSettings
     from agent.llm import OllamaLLM
+    from memory.config import Settings
 
     settings = Settings()
     model = args.model or settings.ollama_model
@@ -167,8 +178,13 @@ def main(argv: list[str] | None = None) -> int:
     chat.add_argument("--session", required=True)
     chat.add_argument("--model", default=None, help="Ollama model (default: OLLAMA_MODEL)")
     chat.add_argument("--json", action="store_true", help="print the turn as JSON")
-    chat.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
-                      help="wait for background memory extraction and report it")
+    chat.add_argument(
+        "--wait",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="wait for background memory extraction and report it",
+    )
     chat.add_argument("message")
     chat.set_defaults(func=cmd_chat)
 

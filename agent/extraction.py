@@ -19,11 +19,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from memory.models import EventType
-
 from agent.errors import ExtractionError, LLMError
 from agent.llm import LLM
 from agent.writer import FACT_EVENT_TYPE, MemoryCandidate
+from memory.models import EventType
 
 log = logging.getLogger(__name__)
 
@@ -87,24 +86,49 @@ TAG_EVENT_TYPES: dict[str, EventType] = {
 }
 
 _EVENT_KEYWORDS: list[tuple[EventType, re.Pattern[str]]] = [
-    (EventType.CORRECTION, re.compile(
-        r"\b(that'?s wrong|that is wrong|incorrect|not correct|you were wrong|correction)\b")),
-    (EventType.FEEDBACK, re.compile(
-        r"\b(too (long|verbose|short|detailed)|your (answer|answers|response|responses|reply)"
-        r"|less detail|more detail|be more|be less)\b")),
-    (EventType.GOAL, re.compile(
-        r"\b(goal|target|aim(ing)? (to|for)|want to (reach|lose|gain|run|get|weigh|sleep|walk|do)"
-        r"|trying to|plan(ning)? to|by (january|february|march|april|may|june|july|august"
-        r"|september|october|november|december|summer|winter|spring|the end))\b")),
-    (EventType.HEALTH_EVENT, re.compile(
-        r"\b(pain\w*|hurts?|aches?|sore|injur\w*|sick|ill|diagnos\w*|surgery|sprain\w*|fever|migraine|allerg\w*"
-        r"|medication|doctor|physio\w*|asthma|diabet\w*|blood pressure)\b")),
-    (EventType.MILESTONE, re.compile(
-        r"\b(first time|personal best|pb|new record|finished my|completed my|achieved"
-        r"|ran my first|my first (marathon|half|race|10k|5k))\b")),
-    (EventType.PREFERENCE, re.compile(
-        r"\b(prefer\w*|like|likes|love|hate|dislike|favou?rite|rather|enjoy|always|never"
-        r"|don'?t like|do not like)\b")),
+    (
+        EventType.CORRECTION,
+        re.compile(
+            r"\b(that'?s wrong|that is wrong|incorrect|not correct|you were wrong|correction)\b"
+        ),
+    ),
+    (
+        EventType.FEEDBACK,
+        re.compile(
+            r"\b(too (long|verbose|short|detailed)|your (answer|answers|response|responses|reply)"
+            r"|less detail|more detail|be more|be less)\b"
+        ),
+    ),
+    (
+        EventType.GOAL,
+        re.compile(
+            r"\b(goal|target|aim(ing)? (to|for)"
+            r"|want to (reach|lose|gain|run|get|weigh|sleep|walk|do)"
+            r"|trying to|plan(ning)? to|by (january|february|march|april|may|june|july|august"
+            r"|september|october|november|december|summer|winter|spring|the end))\b"
+        ),
+    ),
+    (
+        EventType.HEALTH_EVENT,
+        re.compile(
+            r"\b(pain\w*|hurts?|aches?|sore|injur\w*|sick|ill|diagnos\w*|surgery|sprain\w*|fever|migraine|allerg\w*"
+            r"|medication|doctor|physio\w*|asthma|diabet\w*|blood pressure)\b"
+        ),
+    ),
+    (
+        EventType.MILESTONE,
+        re.compile(
+            r"\b(first time|personal best|pb|new record|finished my|completed my|achieved"
+            r"|ran my first|my first (marathon|half|race|10k|5k))\b"
+        ),
+    ),
+    (
+        EventType.PREFERENCE,
+        re.compile(
+            r"\b(prefer\w*|like|likes|love|hate|dislike|favou?rite|rather|enjoy|always|never"
+            r"|don'?t like|do not like)\b"
+        ),
+    ),
 ]
 
 # Slots for supersession. A slot is assigned only when exactly one topic matches, so that
@@ -116,19 +140,27 @@ _SLOT_TOPICS: dict[EventType, dict[str, re.Pattern[str]]] = {
         "steps": re.compile(r"\bsteps\b"),
         "resting_hr": re.compile(r"\b(resting heart rate|resting hr|heart rate|bpm)\b"),
         "running": re.compile(r"\b(run|running|5k|10k|marathon|half marathon)\b"),
-        "workouts_per_week": re.compile(r"\b(workouts?|train(ing)?|exercise) (\d+|\w+) (times|days) (a|per) week\b"),
+        "workouts_per_week": re.compile(
+            r"\b(workouts?|train(ing)?|exercise) (\d+|\w+) (times|days) (a|per) week\b"
+        ),
     },
     EventType.PREFERENCE: {
-        "units": re.compile(r"\b(units|metric|imperial|miles|kilomet(er|re)s|celsius|fahrenheit)\b"),
+        "units": re.compile(
+            r"\b(units|metric|imperial|miles|kilomet(er|re)s|celsius|fahrenheit)\b"
+        ),
         "response_style": re.compile(
-            r"\b(concise|brief|short answers|detailed|bullet\w*|verbose|long answers|tables?)\b"),
+            r"\b(concise|brief|short answers|detailed|bullet\w*|verbose|long answers|tables?)\b"
+        ),
         "workout_time": re.compile(
             r"\b(morning|evening|afternoon|night|early|late)\b.*\b(workouts?|train\w*|exercis\w*"
             r"|runs?|running)\b|\b(workouts?|train\w*|exercis\w*|runs?|running)\b.*"
-            r"\b(morning|evening|afternoon|night)s?\b"),
+            r"\b(morning|evening|afternoon|night)s?\b"
+        ),
     },
 }
-SLOTS: list[str] = [f"{et.value}:{topic}" for et, topics in _SLOT_TOPICS.items() for topic in topics]
+SLOTS: list[str] = [
+    f"{et.value}:{topic}" for et, topics in _SLOT_TOPICS.items() for topic in topics
+]
 
 
 def classify_event_type(text: str, tags: list[str] | None = None) -> EventType:
@@ -167,7 +199,9 @@ def _strip_tags(text: str) -> str:
 def _is_question(sentence: str) -> bool:
     s = sentence.strip().lower()
     return s.endswith("?") or bool(
-        re.match(r"^(what|how|why|when|where|who|which|do|does|did|is|are|can|could|should|will)\b", s)
+        re.match(
+            r"^(what|how|why|when|where|who|which|do|does|did|is|are|can|could|should|will)\b", s
+        )
     )
 
 
@@ -212,7 +246,7 @@ def extract_triggers(message: str) -> list[MemoryCandidate]:
             i += 1
             continue
         pos, phrase, keep = found
-        body = sentence[pos:] if keep else sentence[pos + len(phrase):]
+        body = sentence[pos:] if keep else sentence[pos + len(phrase) :]
         # "remember:" alone on a line: the memory is the next sentence.
         if not _strip_tags(body).strip(" :") and i + 1 < len(sentences):
             i += 1
@@ -229,7 +263,9 @@ def extract_triggers(message: str) -> list[MemoryCandidate]:
                     event_type=et,
                     tags=sent_tags,
                     slot=detect_slot(text, et),
-                    importance=0.8 if phrase.startswith(("important", "never forget", "critical")) else 0.7,
+                    importance=0.8
+                    if phrase.startswith(("important", "never forget", "critical"))
+                    else 0.7,
                     how="trigger",
                 )
             )
@@ -242,8 +278,13 @@ def extract_triggers(message: str) -> list[MemoryCandidate]:
             if sent_tags and len(text) >= 3 and not _is_question(sentence):
                 et = classify_event_type(text, sent_tags)
                 candidates.append(
-                    MemoryCandidate(text=text, event_type=et, tags=sent_tags,
-                                    slot=detect_slot(text, et), how="trigger")
+                    MemoryCandidate(
+                        text=text,
+                        event_type=et,
+                        tags=sent_tags,
+                        slot=detect_slot(text, et),
+                        how="trigger",
+                    )
                 )
     return candidates
 
@@ -277,8 +318,9 @@ ExtractedType = Literal[
 
 
 class ExtractedMemory(BaseModel):
-    text: str = Field(min_length=3, max_length=500,
-                      description="One self-contained, durable fact about the user")
+    text: str = Field(
+        min_length=3, max_length=500, description="One self-contained, durable fact about the user"
+    )
     event_type: ExtractedType
     slot: str = Field(default="none", description="Which changing value this sets, or none")
     tags: list[str] = Field(default_factory=list, max_length=5)
@@ -331,17 +373,21 @@ def _to_candidates(result: ExtractionResult) -> list[MemoryCandidate]:
         et = FACT_EVENT_TYPE if m.event_type == "fact" else EventType(m.event_type)
         slot = m.slot if m.slot in SLOTS and m.slot.startswith(f"{et.value}:") else None
         tags = [t.strip().lstrip("#").lower() for t in m.tags if t.strip().lstrip("#")][:5]
-        out.append(MemoryCandidate(text=m.text.strip(), event_type=et, tags=tags, slot=slot,
-                                   importance=0.6, how="llm"))
+        out.append(
+            MemoryCandidate(
+                text=m.text.strip(), event_type=et, tags=tags, slot=slot, importance=0.6, how="llm"
+            )
+        )
     return out
 
 
 def _describe(e: Exception) -> str:
     if isinstance(e, ValidationError):
         errs = e.errors()
-        first = errs[0] if errs else {}
-        loc = ".".join(str(x) for x in first.get("loc", ())) or "answer"
-        return f"{loc}: {first.get('msg', str(e))}" + (f" (+{len(errs) - 1} more)" if len(errs) > 1 else "")
+        if not errs:
+            return str(e)
+        loc = ".".join(str(x) for x in errs[0]["loc"]) or "answer"
+        return f"{loc}: {errs[0]['msg']}" + (f" (+{len(errs) - 1} more)" if len(errs) > 1 else "")
     return str(e)
 
 
@@ -357,7 +403,10 @@ class LLMExtractor:
         the model cannot be reached."""
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": EXTRACTION_SYSTEM.format(slots=", ".join(SLOTS))},
-            {"role": "user", "content": "User message:\n" + json.dumps(message, ensure_ascii=False)},
+            {
+                "role": "user",
+                "content": "User message:\n" + json.dumps(message, ensure_ascii=False),
+            },
         ]
         schema = extraction_schema()
         last_error = ""
@@ -368,14 +417,19 @@ class LLMExtractor:
                 return _to_candidates(result), attempt
             except ValidationError as e:
                 last_error = _describe(e)
-                log.warning("extraction attempt %d invalid: %s; raw=%r", attempt, last_error, raw[:300])
+                log.warning(
+                    "extraction attempt %d invalid: %s; raw=%r", attempt, last_error, raw[:300]
+                )
                 messages = [
                     *messages,
                     {"role": "assistant", "content": raw[:2000]},
-                    {"role": "user", "content": (
-                        f"That answer was invalid ({last_error}). Reply again with JSON only, "
-                        'exactly {"memories": [{"text": ..., "event_type": ..., "slot": ...}]}.'
-                    )},
+                    {
+                        "role": "user",
+                        "content": (
+                            f"That answer was invalid ({last_error}). Reply again with JSON only, "
+                            'exactly {"memories": [{"text": ..., "event_type": ..., "slot": ...}]}.'
+                        ),
+                    },
                 ]
         raise ExtractionError(f"invalid JSON from the model twice: {last_error}")
 

@@ -14,10 +14,9 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from memory.errors import MemorySystemError
-
 from agent.extraction import is_correction
 from agent.types import ToolCallRecord
+from memory.errors import MemorySystemError
 
 log = logging.getLogger(__name__)
 
@@ -88,8 +87,11 @@ class LearningTracker:
                 rescore(user_id, last.query, last.tools, CORRECTION_SCORE)
             else:
                 self._coord.record_procedure(
-                    user_id, last.query, last.tools,
-                    success_score=CORRECTION_SCORE, execution_time_ms=0.0,
+                    user_id,
+                    last.query,
+                    last.tools,
+                    success_score=CORRECTION_SCORE,
+                    execution_time_ms=0.0,
                 )
         except MemorySystemError as e:
             log.warning("could not re-score the corrected tool sequence: %s", e)

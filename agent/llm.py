@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 import httpx
 import ollama
+from pydantic import ValidationError
 
 from agent.errors import (
     LLMError,
@@ -214,9 +215,11 @@ class _Translate:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: Any) -> bool:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: Any
+    ) -> None:
         if exc is None or isinstance(exc, LLMError | GeneratorExit):
-            return False
+            return None
         if isinstance(exc, ollama.ResponseError):
             text = str(exc.error)
             if exc.status_code == 404 and self.model and "not found" in text.lower():
@@ -235,4 +238,6 @@ class _Translate:
             raise LLMUnavailableError(start_hint(self.host)) from exc
         if isinstance(exc, ollama.RequestError):
             raise LLMResponseError(f"Invalid request to Ollama: {exc}") from exc
-        return False
+        if isinstance(exc, ValidationError):  # a response the client could not parse
+            raise LLMResponseError(f"Ollama sent an answer the client cannot read: {exc}") from exc
+        return None

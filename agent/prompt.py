@@ -19,9 +19,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from memory.models import ChatMessage, MemoryContext, RecallHit
-
 from agent.types import StoredMemory
+from memory.models import ChatMessage, MemoryContext, RecallHit
 
 SYSTEM_RULES = """\
 You are a friendly wellness assistant with long-term memory of this user.
@@ -134,9 +133,12 @@ def render_memory_block(
             + (", recommended" if proc.recommended else ", not yet recommended")
             + ")"
         )
-        sections.append(("Learned tool pattern (procedural, a suggestion):", [
-            f"- [procedural] {neutralise(desc)}"
-        ]))
+        sections.append(
+            (
+                "Learned tool pattern (procedural, a suggestion):",
+                [f"- [procedural] {neutralise(desc)}"],
+            )
+        )
 
     head, tail = f"<<<MEMORY {nonce}>>>", f"<<<END MEMORY {nonce}>>>"
     used = approx_tokens(head) + approx_tokens(tail)
@@ -163,7 +165,9 @@ def render_memory_block(
         out.append(f"({omitted} more memories omitted to fit the token budget)")
     out.append(tail)
     text = "\n".join(out)
-    return MemoryBlock(text=text, nonce=nonce, lines=kept, omitted=omitted, tokens=approx_tokens(text))
+    return MemoryBlock(
+        text=text, nonce=nonce, lines=kept, omitted=omitted, tokens=approx_tokens(text)
+    )
 
 
 def build_system_prompt(block: MemoryBlock, *, tool_names: Sequence[str] = ()) -> str:
@@ -181,8 +185,11 @@ def history_messages(
     msgs = sorted(
         (m for m in short_term if m.role in ("user", "assistant")), key=lambda m: m.timestamp
     )
-    if msgs and exclude_text is not None and msgs[-1].role == "user" and (
-        msgs[-1].content.strip() == exclude_text.strip()
+    if (
+        msgs
+        and exclude_text is not None
+        and msgs[-1].role == "user"
+        and (msgs[-1].content.strip() == exclude_text.strip())
     ):
         msgs = msgs[:-1]  # the current message, if the store already has it
     out: list[dict[str, Any]] = []

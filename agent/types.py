@@ -1,11 +1,11 @@
 """The agent's public data types: what the UI and the CLI receive from `ChatAgent`.
 
-    LLMStatus         is the model server up, is the model pulled, what to run if not
-    ToolCallRecord    one tool call made during a turn
-    StoredMemory      one memory written because of a turn (trigger, LLM extraction, ...)
-    TurnEvent         streamed while a turn runs (status, recall, tool_*, token, stored, done)
-    TurnResult        the whole turn, carried by the final `done` event
-    ExtractionOutcome one background extraction job, as listed by `extraction_log()`
+LLMStatus         is the model server up, is the model pulled, what to run if not
+ToolCallRecord    one tool call made during a turn
+StoredMemory      one memory written because of a turn (trigger, LLM extraction, ...)
+TurnEvent         streamed while a turn runs (status, recall, tool_*, token, stored, done)
+TurnResult        the whole turn, carried by the final `done` event
+ExtractionOutcome one background extraction job, as listed by `extraction_log()`
 """
 
 from __future__ import annotations

@@ -25,9 +25,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from memory.models import EventType, MemoryType
-
 from agent.types import StoredMemory
+from memory.models import EventType, MemoryType
 
 log = logging.getLogger(__name__)
 
@@ -123,8 +122,13 @@ class MemoryWriter:
                 superseded_id=old_id,
                 tags=list(mem.tags),
             )
-            log.info("stored %s memory %s (%s)%s", stored.event_type, mem.id, cand.how,
-                     f", superseding {old_id}" if old_id else "")
+            log.info(
+                "stored %s memory %s (%s)%s",
+                stored.event_type,
+                mem.id,
+                cand.how,
+                f", superseding {old_id}" if old_id else "",
+            )
             return WriteResult(stored=stored, reason="superseded" if old_id else "stored")
 
     def _find_duplicate(self, user_id: str, cand: MemoryCandidate) -> WriteResult | None:

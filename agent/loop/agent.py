@@ -19,13 +19,10 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterable, Iterator
-from typing import Any
+from collections.abc import Generator, Iterable, Iterator
+from typing import Any, Literal
 
 from ulid import ULID
-
-from memory.errors import MemorySystemError
-from memory.models import MemoryContext, check_id, check_text
 
 from agent.background import BackgroundExtractor
 from agent.config import AgentSettings
@@ -40,7 +37,7 @@ from agent.prompt import (
     render_memory_block,
 )
 from agent.tools.memory_tools import MemoryToolkit
-from agent.tools.registry import Toolkit, ToolContext, ToolRegistry, result_for_model
+from agent.tools.registry import ToolContext, Toolkit, ToolRegistry, result_for_model
 from agent.tools.wellness import WellnessToolkit
 from agent.types import (
     ExtractionOutcome,
@@ -51,6 +48,8 @@ from agent.types import (
     TurnResult,
 )
 from agent.writer import MemoryWriter
+from memory.errors import MemorySystemError
+from memory.models import MemoryContext, check_id, check_text
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +89,9 @@ class ChatAgent:
         )
         self.writer = MemoryWriter(coordinator, dedup_threshold=self.config.dedup_threshold)
         if toolkits is None:
-            toolkits = [WellnessToolkit(seed=self.config.wellness_seed, days=self.config.wellness_days)]
+            toolkits = [
+                WellnessToolkit(seed=self.config.wellness_seed, days=self.config.wellness_days)
+            ]
         self.registry = ToolRegistry([MemoryToolkit(coordinator, self.writer), *toolkits])
         self.learning = LearningTracker(coordinator)
         self.background = BackgroundExtractor(
@@ -133,7 +134,9 @@ class ChatAgent:
         """Wait for queued memory extraction; True when nothing is left (tests, CLI)."""
         return self.background.wait(timeout)
 
-    def extraction_log(self, user_id: str | None = None, limit: int | None = 50) -> list[ExtractionOutcome]:
+    def extraction_log(
+        self, user_id: str | None = None, limit: int | None = 50
+    ) -> list[ExtractionOutcome]:
         """Recent extraction outcomes, newest first."""
         return self.background.outcomes(user_id, limit)
 
@@ -155,7 +158,9 @@ class ChatAgent:
     ) -> TurnResult:
         """Run a turn to the end and return its result."""
         result: TurnResult | None = None
-        for ev in self.run_turn(user_id, session_id, message, model=model, recall_types=recall_types):
+        for ev in self.run_turn(
+            user_id, session_id, message, model=model, recall_types=recall_types
+        ):
             if ev.kind == "done":
                 result = ev.data["result"]
         assert result is not None
@@ -192,7 +197,7 @@ class ChatAgent:
         t = time.perf_counter()
         st = self.status(refresh=True, model=model)
         timings["llm_status"] = _ms(t)
-        mode = "llm" if st.ok else "memory-only"
+        mode: Literal["llm", "memory-only"] = "llm" if st.ok else "memory-only"
         yield TurnEvent(
             kind="status",
             text=f"Model {model} ready" if st.ok else f"Memory-only mode: {st.message}",
@@ -251,7 +256,8 @@ class ChatAgent:
                 with self._status_lock:
                     self._status.pop(model, None)
                 yield TurnEvent(
-                    kind="status", text=f"Memory-only mode: {e}",
+                    kind="status",
+                    text=f"Memory-only mode: {e}",
                     data={"stage": "answer", "mode": mode},
                 )
             for m in tctx.stored:
@@ -291,7 +297,7 @@ class ChatAgent:
         result = TurnResult(
             turn_id=turn_id,
             reply=reply,
-            mode=mode,  # type: ignore[arg-type]
+            mode=mode,
             recalled=ctx,
             memory_block=block.text,
             tools=records,
@@ -332,7 +338,7 @@ class ChatAgent:
         block: MemoryBlock,
         records: list[ToolCallRecord],
         tctx: ToolContext,
-    ) -> Iterator[TurnEvent]:
+    ) -> Generator[TurnEvent, None, tuple[str, bool]]:
         """Stream the model's answer, running tools. Returns (reply, hit_cap) via StopIteration."""
         system = build_system_prompt(block, tool_names=self.registry.names())
         history_budget = max(
@@ -368,18 +374,25 @@ class ChatAgent:
                 parts.append(content)
             if not calls or final_round:
                 break
-            messages.append({
-                "role": "assistant",
-                "content": content,
-                "tool_calls": [
-                    {"function": {"name": c.name,
-                                  "arguments": c.arguments if isinstance(c.arguments, dict) else {}}}
-                    for c in calls
-                ],
-            })
+            messages.append(
+                {
+                    "role": "assistant",
+                    "content": content,
+                    "tool_calls": [
+                        {
+                            "function": {
+                                "name": c.name,
+                                "arguments": c.arguments if isinstance(c.arguments, dict) else {},
+                            }
+                        }
+                        for c in calls
+                    ],
+                }
+            )
             for call in calls:
                 yield TurnEvent(
-                    kind="tool_start", text=call.name,
+                    kind="tool_start",
+                    text=call.name,
                     data={"name": call.name, "arguments": call.arguments},
                 )
                 n_stored = len(tctx.stored)
@@ -388,7 +401,9 @@ class ChatAgent:
                 yield TurnEvent(kind="tool_end", text=call.name, data={"record": rec})
                 for m in tctx.stored[n_stored:]:
                     yield TurnEvent(kind="stored", text=m.text, data={"memory": m})
-                messages.append({"role": "tool", "content": result_for_model(rec), "tool_name": call.name})
+                messages.append(
+                    {"role": "tool", "content": result_for_model(rec), "tool_name": call.name}
+                )
         hit_cap = len(records) > 0 and round_no == cap
         reply = "".join(parts).strip()
         return reply or EMPTY_REPLY, hit_cap
@@ -400,11 +415,17 @@ class ChatAgent:
         if policy == "off":
             return "skipped (disabled)"
         if mode != "llm":
-            self.background.record(ExtractionOutcome(
-                turn_id=turn_id, user_id=user_id, session_id=session_id, status="skipped",
-                detail="model offline: trigger phrases and #tags only", started_at=time.time(),
-                finished_at=time.time(),
-            ))
+            self.background.record(
+                ExtractionOutcome(
+                    turn_id=turn_id,
+                    user_id=user_id,
+                    session_id=session_id,
+                    status="skipped",
+                    detail="model offline: trigger phrases and #tags only",
+                    started_at=time.time(),
+                    finished_at=time.time(),
+                )
+            )
             return "skipped (offline)"
         if policy == "auto" and not talks_about_user(message):
             return "skipped (nothing personal)"
@@ -434,7 +455,10 @@ def _memory_only_reply(
     offline: bool = True,
 ) -> str:
     state = "offline" if offline else "not available"
-    lines = [f"The language model is {state}, so this is a memory-only reply (no AI answer).", reason]
+    lines = [
+        f"The language model is {state}, so this is a memory-only reply (no AI answer).",
+        reason,
+    ]
     if partial:
         lines += ["", "Partial answer before the model failed:", partial]
     lines.append("")

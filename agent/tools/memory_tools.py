@@ -13,12 +13,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from memory.models import EventType, MemoryType
-
 from agent.errors import ToolError
 from agent.extraction import classify_event_type, detect_slot
 from agent.tools.registry import ToolContext
 from agent.writer import FACT_EVENT_TYPE, MemoryCandidate, MemoryWriter
+from memory.models import EventType, MemoryType
 
 RememberType = Literal[
     "preference", "goal", "health_event", "milestone", "correction", "feedback", "fact", "knowledge"
@@ -58,11 +57,13 @@ class MemoryToolkit:
         content: Annotated[str, Field(min_length=3, max_length=2000)],
         memory_type: RememberType | None = None,
     ) -> dict[str, Any]:
-        """Store something about the user in long-term memory, when the user asks you to remember it.
+        """Store something about the user in long-term memory, when the user asks you to
+        remember it.
 
         Args:
             content: the fact, preference or goal, as one self-contained sentence
-            memory_type: preference, goal, health_event, milestone, correction, feedback or fact; guessed from the text when omitted
+            memory_type: preference, goal, health_event, milestone, correction, feedback or
+                fact; guessed from the text when omitted
         """
         if memory_type in (None, ""):
             et = classify_event_type(content)
@@ -71,12 +72,21 @@ class MemoryToolkit:
         else:
             et = EventType(memory_type)
         cand = MemoryCandidate(
-            text=content.strip(), event_type=et, slot=detect_slot(content, et), how="tool",
+            text=content.strip(),
+            event_type=et,
+            slot=detect_slot(content, et),
+            how="tool",
             importance=0.7,
         )
-        res = self._writer.write(ctx.user_id, ctx.session_id, cand, context="remember_information tool")
+        res = self._writer.write(
+            ctx.user_id, ctx.session_id, cand, context="remember_information tool"
+        )
         if res.stored is None:
-            return {"stored": False, "reason": res.reason, "already_remembered_as": res.duplicate_of}
+            return {
+                "stored": False,
+                "reason": res.reason,
+                "already_remembered_as": res.duplicate_of,
+            }
         ctx.stored.append(res.stored)
         out: dict[str, Any] = {"stored": True, "id": res.stored.id, "event_type": et.value}
         if res.stored.superseded_id:
@@ -90,7 +100,8 @@ class MemoryToolkit:
         limit: Annotated[int, Field(ge=1, le=20)] = 5,
         memory_type: Literal["episodic", "semantic"] | None = None,
     ) -> dict[str, Any]:
-        """Search long-term memory: the user's own memories (episodic) and general knowledge (semantic).
+        """Search long-term memory: the user's own memories (episodic) and general
+        knowledge (semantic).
 
         Args:
             query: what to look for, in a few words
@@ -102,14 +113,16 @@ class MemoryToolkit:
         for mt in types:
             for hit in self._coord.search(ctx.user_id, query, MemoryType(mt), k=limit):
                 et = hit.record.get("event_type")
-                results.append({
-                    "id": hit.id,
-                    "memory_type": mt,
-                    "event_type": _jsonable(et) if et else None,
-                    "text": hit.text,
-                    "score": round(float(hit.score), 3),
-                    "relevance": hit.band,
-                })
+                results.append(
+                    {
+                        "id": hit.id,
+                        "memory_type": mt,
+                        "event_type": _jsonable(et) if et else None,
+                        "text": hit.text,
+                        "score": round(float(hit.score), 3),
+                        "relevance": hit.band,
+                    }
+                )
         return {"query": query, "count": len(results), "memories": results}
 
     def get_memory_stats(self, ctx: ToolContext) -> dict[str, Any]:
@@ -123,7 +136,8 @@ class MemoryToolkit:
         memory_id: Annotated[str, Field(min_length=1, max_length=200)],
         memory_type: Literal["episodic", "procedural"] = "episodic",
     ) -> dict[str, Any]:
-        """Delete one of the user's memories, when the user asks you to forget it. Find its id with recall_information first.
+        """Delete one of the user's memories, when the user asks you to forget it.
+        Find its id with recall_information first.
 
         Args:
             memory_id: the id of the memory, as returned by recall_information

@@ -77,8 +77,8 @@ def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
     m = _ARGS_RE.search(doc)
     if not m:
         end = _SECTION_RE.search(doc)
-        return (doc[: end.start()] if end else doc).strip(), {}
-    description = doc[: m.start()].strip()
+        return " ".join((doc[: end.start()] if end else doc).split()), {}
+    description = " ".join(doc[: m.start()].split())
     rest = doc[m.end() :]
     end = _SECTION_RE.search(rest)
     if end:
@@ -101,7 +101,10 @@ _JSON_TYPES = {"string", "integer", "number", "boolean", "array", "object"}
 def _wire_property(prop: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
     """Simplify one pydantic JSON-schema property to what Ollama's Tool model carries."""
     if "$ref" in prop:
-        prop = {**defs.get(prop["$ref"].split("/")[-1], {}), **{k: v for k, v in prop.items() if k != "$ref"}}
+        prop = {
+            **defs.get(prop["$ref"].split("/")[-1], {}),
+            **{k: v for k, v in prop.items() if k != "$ref"},
+        }
     if "anyOf" in prop:  # Optional[X] -> X
         options = [o for o in prop["anyOf"] if o.get("type") != "null"]
         base = _wire_property(options[0], defs) if options else {"type": "string"}
@@ -142,9 +145,7 @@ def build_spec(func: Callable[..., Any], *, name: str | None = None, toolkit: st
             continue
         default = ... if param.default is inspect.Parameter.empty else param.default
         fields[pname] = (ann, Field(default, description=arg_docs.get(pname)))
-    args_model = create_model(  # type: ignore[call-overload]
-        f"{name}_args", __config__=ConfigDict(extra="forbid"), **fields
-    )
+    args_model = create_model(f"{name}_args", __config__=ConfigDict(extra="forbid"), **fields)
     js = args_model.model_json_schema()
     defs = js.get("$defs", {})
     props = {k: _wire_property(v, defs) for k, v in js.get("properties", {}).items()}

@@ -114,7 +114,11 @@ class WellnessDataset:
                     date=d.isoformat(),
                     resting_hr=round(rhr0 + rhr_slope * i + float(rng.normal(0, 1.8)), 1),
                     sleep_hours=round(
-                        float(np.clip(sleep_mean + (0.6 if weekend else 0) + rng.normal(0, 0.6), 3.5, 10.5)),
+                        float(
+                            np.clip(
+                                sleep_mean + (0.6 if weekend else 0) + rng.normal(0, 0.6), 3.5, 10.5
+                            )
+                        ),
                         2,
                     ),
                     weight_kg=round(weight0 + weight_slope * i + float(rng.normal(0, 0.35)), 1),
@@ -125,7 +129,11 @@ class WellnessDataset:
                 kind = kinds[int(rng.choice(len(kinds), p=shares))]
                 _, mins_mu, mins_sd, km_per_min, hr, kcal = _WORKOUTS[kind]
                 mins = int(max(10, rng.normal(mins_mu, mins_sd)))
-                dist = round(mins * km_per_min * float(rng.uniform(0.85, 1.15)), 2) if km_per_min else None
+                dist = (
+                    round(mins * km_per_min * float(rng.uniform(0.85, 1.15)), 2)
+                    if km_per_min
+                    else None
+                )
                 workouts.append(
                     Workout(
                         date=d.isoformat(),
@@ -205,7 +213,12 @@ class WellnessToolkit:
             return ds
 
     def tools(self) -> list[Callable[..., Any]]:
-        return [self.search_workouts, self.aggregate_metrics, self.compare_periods, self.trend_analysis]
+        return [
+            self.search_workouts,
+            self.aggregate_metrics,
+            self.compare_periods,
+            self.trend_analysis,
+        ]
 
     def _check_days(self, days: int) -> None:
         if days > self._days:
@@ -256,7 +269,7 @@ class WellnessToolkit:
         """Average, minimum, maximum or sum of one daily metric over the last N days.
 
         Args:
-            metric: resting_hr, sleep_hours, weight_kg, steps, workout_minutes, workout_count, workout_avg_hr, calories or distance_km
+            metric: which daily metric (workout_* and calories/distance_km sum the workouts)
             days: how many days back from today
             aggregation: avg, min, max or sum
         """
@@ -283,7 +296,7 @@ class WellnessToolkit:
         """Compare a metric over the last N days with the N days before that.
 
         Args:
-            metric: resting_hr, sleep_hours, weight_kg, steps, workout_minutes, workout_count, workout_avg_hr, calories or distance_km
+            metric: which daily metric (workout_* and calories/distance_km sum the workouts)
             period_days: length of each period in days (7 = this week vs last week)
             aggregation: avg, min, max or sum
         """
@@ -317,7 +330,7 @@ class WellnessToolkit:
         """Linear trend of a metric over the last N days: change per week and direction.
 
         Args:
-            metric: resting_hr, sleep_hours, weight_kg, steps, workout_minutes, workout_count, workout_avg_hr, calories or distance_km
+            metric: which daily metric (workout_* and calories/distance_km sum the workouts)
             days: how many days back from today (at least 7 for a meaningful trend)
         """
         self._check_days(days)

@@ -30,7 +30,6 @@ from memory.models import (
     check_text,
     relevance_band,
 )
-
 from tests.fakes.fake_ollama import embed_text
 
 
@@ -65,11 +64,17 @@ class FakeCoordinator:
             if m.user_id != user_id or (active_only and m.superseded_by):
                 continue
             sim = float(max(0.0, np.dot(q, _vec(m.description))))
-            hits.append(RecallHit(
-                id=m.id, memory_type=MemoryType.EPISODIC, text=m.description, score=sim,
-                band=relevance_band(sim), parts=ScoreParts(vector=sim, final=sim),
-                record={**m.model_dump(mode="json"), "id": m.id},
-            ))
+            hits.append(
+                RecallHit(
+                    id=m.id,
+                    memory_type=MemoryType.EPISODIC,
+                    text=m.description,
+                    score=sim,
+                    band=relevance_band(sim),
+                    parts=ScoreParts(vector=sim, final=sim),
+                    record={**m.model_dump(mode="json"), "id": m.id},
+                )
+            )
         hits.sort(key=lambda h: h.score, reverse=True)
         return hits[:k]
 
@@ -79,19 +84,34 @@ class FakeCoordinator:
         for f in self.semantic.values():
             sim = float(max(0.0, np.dot(q, _vec(f.fact))))
             if sim >= self.min_score:
-                hits.append(RecallHit(
-                    id=f.id, memory_type=MemoryType.SEMANTIC, text=f.fact, score=sim,
-                    band=relevance_band(sim), parts=ScoreParts(vector=sim, final=sim),
-                    record=f.model_dump(mode="json"),
-                ))
+                hits.append(
+                    RecallHit(
+                        id=f.id,
+                        memory_type=MemoryType.SEMANTIC,
+                        text=f.fact,
+                        score=sim,
+                        band=relevance_band(sim),
+                        parts=ScoreParts(vector=sim, final=sim),
+                        record=f.model_dump(mode="json"),
+                    )
+                )
         hits.sort(key=lambda h: h.score, reverse=True)
         return hits[:k]
 
     def retrieve_all_context(
-        self, user_id: str, session_id: str, query: str, *, include_episodic: bool = True,
-        include_semantic: bool = True, include_procedural: bool = True,
-        include_short_term: bool = True, k_episodic: int = 5, k_semantic: int = 3,
-        k_short_term: int = 10, prompt_token_budget: int | None = None,
+        self,
+        user_id: str,
+        session_id: str,
+        query: str,
+        *,
+        include_episodic: bool = True,
+        include_semantic: bool = True,
+        include_procedural: bool = True,
+        include_short_term: bool = True,
+        k_episodic: int = 5,
+        k_semantic: int = 3,
+        k_short_term: int = 10,
+        prompt_token_budget: int | None = None,
     ) -> MemoryContext:
         self._log("retrieve_all_context", user_id, session_id, query)
         if self.fail_recall is not None:
@@ -99,8 +119,9 @@ class FakeCoordinator:
         with self._lock:
             ctx = MemoryContext(user_id=user_id, session_id=session_id, query=query)
             if include_episodic:
-                ctx.episodic = [h for h in self._hits(user_id, query, k_episodic)
-                                if h.score >= self.min_score]
+                ctx.episodic = [
+                    h for h in self._hits(user_id, query, k_episodic) if h.score >= self.min_score
+                ]
             if include_semantic:
                 ctx.semantic = self._semantic_hits(query, k_semantic)
             if include_procedural:
@@ -110,8 +131,15 @@ class FakeCoordinator:
             ctx.hits = {"episodic": len(ctx.episodic), "semantic": len(ctx.semantic)}
             return ctx
 
-    def search(self, user_id: str, query: str, memory_type: Any = MemoryType.EPISODIC, *,
-               k: int = 10, **_: Any) -> list[RecallHit]:
+    def search(
+        self,
+        user_id: str,
+        query: str,
+        memory_type: Any = MemoryType.EPISODIC,
+        *,
+        k: int = 10,
+        **_: Any,
+    ) -> list[RecallHit]:
         mt = MemoryType.parse(memory_type)
         if mt is MemoryType.SEMANTIC:
             return self._semantic_hits(query, k)
@@ -122,10 +150,20 @@ class FakeCoordinator:
             return self._hits(user_id, text, k)
 
     # ---- writing -----------------------------------------------------------------------
-    def add_episodic(self, user_id: str, text: str, *, supersedes: str | None = None,
-                     event_type: EventType | str = EventType.PREFERENCE, context: str = "",
-                     metadata: dict[str, Any] | None = None, tags: list[str] | None = None,
-                     importance: float = 0.5, session_id: str = "", **_: Any) -> EpisodicMemory:
+    def add_episodic(
+        self,
+        user_id: str,
+        text: str,
+        *,
+        supersedes: str | None = None,
+        event_type: EventType | str = EventType.PREFERENCE,
+        context: str = "",
+        metadata: dict[str, Any] | None = None,
+        tags: list[str] | None = None,
+        importance: float = 0.5,
+        session_id: str = "",
+        **_: Any,
+    ) -> EpisodicMemory:
         self._log("add_episodic", user_id, text, supersedes=supersedes)
         text = check_text(text)
         with self._lock:
@@ -135,9 +173,16 @@ class FakeCoordinator:
                     raise NotFoundError(f"No memory {supersedes}")
             now = int(time.time() * 1000)
             mem = EpisodicMemory(
-                id=str(ULID()), user_id=user_id, event_type=EventType.parse(event_type),
-                description=text, context=context, metadata=dict(metadata or {}),
-                tags=list(tags or []), session_id=session_id, timestamp=now, created_at=now,
+                id=str(ULID()),
+                user_id=user_id,
+                event_type=EventType.parse(event_type),
+                description=text,
+                context=context,
+                metadata=dict(metadata or {}),
+                tags=list(tags or []),
+                session_id=session_id,
+                timestamp=now,
+                created_at=now,
                 importance=importance,
             )
             self.episodic[mem.id] = mem
@@ -146,8 +191,9 @@ class FakeCoordinator:
             return mem
 
     def add_semantic(self, text: str, **fields: Any) -> SemanticFact:
-        fact = SemanticFact(id=str(ULID()), fact=check_text(text),
-                            timestamp=int(time.time() * 1000), **fields)
+        fact = SemanticFact(
+            id=str(ULID()), fact=check_text(text), timestamp=int(time.time() * 1000), **fields
+        )
         self.semantic[fact.id] = fact
         return fact
 
@@ -159,16 +205,24 @@ class FakeCoordinator:
         key = (user_id, _norm_query(query))
         return self.procedures.setdefault(key, {"query": query, "runs": []})
 
-    def record_procedure(self, user_id: str, query: str, tools: list[str], *,
-                         success_score: float, execution_time_ms: float) -> Any:
+    def record_procedure(
+        self,
+        user_id: str,
+        query: str,
+        tools: list[str],
+        *,
+        success_score: float,
+        execution_time_ms: float,
+    ) -> Any:
         self._log("record_procedure", user_id, query, tools, success_score=success_score)
         with self._lock:
             p = self._pattern(user_id, query)
             p["runs"].append((list(tools), float(success_score)))
             return p
 
-    def rescore_last_procedure(self, user_id: str, query: str, tools: list[str],
-                               success_score: float) -> None:
+    def rescore_last_procedure(
+        self, user_id: str, query: str, tools: list[str], success_score: float
+    ) -> None:
         self._log("rescore_last_procedure", user_id, query, tools, success_score=success_score)
         with self._lock:
             p = self._pattern(user_id, query)
@@ -180,7 +234,9 @@ class FakeCoordinator:
     @staticmethod
     def confidence(p: dict[str, Any]) -> tuple[list[str], float, int, float]:
         runs = p["runs"]
-        best = max({tuple(t) for t, _ in runs}, key=lambda s: sum(1 for t, _ in runs if tuple(t) == s))
+        best = max(
+            {tuple(t) for t, _ in runs}, key=lambda s: sum(1 for t, _ in runs if tuple(t) == s)
+        )
         scores = [sc for t, sc in runs if tuple(t) == best]
         avg = sum(scores) / len(scores)
         n = len(scores)
@@ -200,17 +256,38 @@ class FakeCoordinator:
         sim, p = best
         tools, conf, n, avg = self.confidence(p)
         return ProceduralSuggestion(
-            pattern_id=_norm_query(p["query"]), query_pattern=p["query"], tool_sequence=tools,
-            confidence=round(conf, 4), recommended=conf >= 0.5, executions=n, avg_score=avg,
-            similarity=sim, match="exact" if sim > 0.999 else "similar",
+            pattern_id=_norm_query(p["query"]),
+            query_pattern=p["query"],
+            tool_sequence=tools,
+            confidence=round(conf, 4),
+            recommended=conf >= 0.5,
+            executions=n,
+            avg_score=avg,
+            similarity=sim,
+            match="exact" if sim > 0.999 else "similar",
         )
 
-    def store_interaction(self, user_id: str, session_id: str, user_message: str,
-                          assistant_response: str, *, tools_used: list[str] | None = None,
-                          execution_time_ms: float = 0.0, success_score: float | None = None,
-                          store_episode: bool = True) -> dict[str, Any]:
-        self._log("store_interaction", user_id, session_id, user_message,
-                  tools_used=tools_used, success_score=success_score, store_episode=store_episode)
+    def store_interaction(
+        self,
+        user_id: str,
+        session_id: str,
+        user_message: str,
+        assistant_response: str,
+        *,
+        tools_used: list[str] | None = None,
+        execution_time_ms: float = 0.0,
+        success_score: float | None = None,
+        store_episode: bool = True,
+    ) -> dict[str, Any]:
+        self._log(
+            "store_interaction",
+            user_id,
+            session_id,
+            user_message,
+            tools_used=tools_used,
+            success_score=success_score,
+            store_episode=store_episode,
+        )
         with self._lock:
             now = int(time.time() * 1000)
             msgs = self.messages.setdefault((user_id, session_id), [])
@@ -219,23 +296,40 @@ class FakeCoordinator:
                 m = ChatMessage(id=str(ULID()), role=role, content=content, timestamp=now)  # type: ignore[arg-type]
                 msgs.append(m)
                 ids.append(m.id)
-            self.interactions.append({
-                "user_id": user_id, "session_id": session_id, "user_message": user_message,
-                "assistant_response": assistant_response, "tools_used": tools_used,
-                "success_score": success_score,
-            })
+            self.interactions.append(
+                {
+                    "user_id": user_id,
+                    "session_id": session_id,
+                    "user_message": user_message,
+                    "assistant_response": assistant_response,
+                    "tools_used": tools_used,
+                    "success_score": success_score,
+                }
+            )
             out: dict[str, Any] = {"short_term": ids, "episodic": None, "procedural": None}
             if tools_used:
                 score = 1.0 if success_score is None else success_score
-                self.record_procedure(user_id, user_message, tools_used, success_score=score,
-                                      execution_time_ms=execution_time_ms)
+                self.record_procedure(
+                    user_id,
+                    user_message,
+                    tools_used,
+                    success_score=score,
+                    execution_time_ms=execution_time_ms,
+                )
                 out["procedural"] = _norm_query(user_message)
             return out
 
     # ---- editor ------------------------------------------------------------------------
-    def list_memories(self, user_id: str, memory_type: Any, *, event_types: list[str] | None = None,
-                      include_superseded: bool = True, page_size: int = 50, **_: Any,
-                      ) -> tuple[list[dict[str, Any]], int]:
+    def list_memories(
+        self,
+        user_id: str,
+        memory_type: Any,
+        *,
+        event_types: list[str] | None = None,
+        include_superseded: bool = True,
+        page_size: int = 50,
+        **_: Any,
+    ) -> tuple[list[dict[str, Any]], int]:
         if MemoryType.parse(memory_type) is not MemoryType.EPISODIC:
             return [], 0
         with self._lock:
@@ -249,8 +343,11 @@ class FakeCoordinator:
         return rows[:page_size], len(rows)
 
     def active_texts(self, user_id: str) -> list[str]:
-        return [m.description for m in self.episodic.values()
-                if m.user_id == user_id and not m.superseded_by]
+        return [
+            m.description
+            for m in self.episodic.values()
+            if m.user_id == user_id and not m.superseded_by
+        ]
 
     def delete_memory(self, user_id: str, memory_type: Any, memory_id: str) -> None:
         with self._lock:
@@ -259,7 +356,9 @@ class FakeCoordinator:
                 raise NotFoundError(f"No memory {memory_id!r} for this user.")
             del self.episodic[memory_id]
 
-    def get_memory_stats(self, user_id: str | None = None, session_id: str | None = None) -> dict[str, Any]:
+    def get_memory_stats(
+        self, user_id: str | None = None, session_id: str | None = None
+    ) -> dict[str, Any]:
         with self._lock:
             return {
                 "episodic": sum(1 for m in self.episodic.values() if m.user_id == user_id),

@@ -167,8 +167,10 @@ class FakeOllama:
         self._server = ThreadingHTTPServer(("127.0.0.1", self._port), handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.02},
-            name="fake-ollama", daemon=True,
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.02},
+            name="fake-ollama",
+            daemon=True,
         )
         self._thread.start()
         log.info("fake Ollama listening on %s", self.url)

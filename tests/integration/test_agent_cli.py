@@ -9,9 +9,10 @@ import sys
 from typing import Any
 
 from memory.config import PROJECT_ROOT, Settings
-
 from tests.fakes.fake_ollama import FakeOllama, remembered_lines
-from tests.fakes.fixtures import closed_ollama_url, fake_ollama  # noqa: F401
+
+# Until tests/conftest.py lists it for the whole suite.
+pytest_plugins = ["tests.fakes.fixtures"]
 
 
 def _run(settings: Settings, ollama_url: str, *args: str) -> subprocess.CompletedProcess[str]:
@@ -23,12 +24,19 @@ def _run(settings: Settings, ollama_url: str, *args: str) -> subprocess.Complete
         "OLLAMA_MODEL": "qwen2.5:7b",
     }
     return subprocess.run(
-        [sys.executable, "-m", "agent", *args], cwd=PROJECT_ROOT, env=env,
-        capture_output=True, text=True, timeout=120, check=False,
+        [sys.executable, "-m", "agent", *args],
+        cwd=PROJECT_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
 
 
-def _chat_json(settings: Settings, url: str, user: str, session: str, message: str) -> dict[str, Any]:
+def _chat_json(
+    settings: Settings, url: str, user: str, session: str, message: str
+) -> dict[str, Any]:
     proc = _run(settings, url, "chat", "--user", user, "--session", session, "--json", message)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
@@ -46,9 +54,13 @@ def test_chat_json_prints_reply_recall_tools_stored_and_mode(
     fake_ollama.queue_reply("You ran in the evenings.")
     out = _chat_json(settings, fake_ollama.url, "alice", "s2", "When do I prefer to run?")
     assert out["reply"] == "You ran in the evenings."
-    assert [t["name"] for t in out["tools"]] == ["search_workouts"] and out["tools"][0]["error"] is None
+    assert [t["name"] for t in out["tools"]] == ["search_workouts"] and out["tools"][0][
+        "error"
+    ] is None
     assert [h["text"] for h in out["recalled"]["episodic"]][0] == "I prefer evening runs"
-    assert "I prefer evening runs" in remembered_lines(fake_ollama.chat_requests()[-2].system_prompt)
+    assert "I prefer evening runs" in remembered_lines(
+        fake_ollama.chat_requests()[-2].system_prompt
+    )
 
 
 def test_chat_json_with_ollama_down_is_memory_only_and_exits_zero(
@@ -64,7 +76,9 @@ def test_chat_without_json_prints_a_readable_transcript(
     settings: Settings, fake_ollama: FakeOllama
 ) -> None:
     fake_ollama.queue_reply("Hello Dana, nice to meet you.")
-    proc = _run(settings, fake_ollama.url, "chat", "--user", "dana", "--session", "s1", "Hi, I'm Dana")
+    proc = _run(
+        settings, fake_ollama.url, "chat", "--user", "dana", "--session", "s1", "Hi, I'm Dana"
+    )
     assert proc.returncode == 0, proc.stderr
     assert "dana> Hi, I'm Dana" in proc.stdout
     assert "assistant> Hello Dana, nice to meet you." in proc.stdout

@@ -8,7 +8,9 @@ from agent.errors import ExtractionError
 from agent.extraction import LLMExtractor, extract_triggers, is_correction
 from agent.llm import OllamaLLM
 from tests.fakes.fake_ollama import FakeOllama
-from tests.fakes.fixtures import fake_ollama  # noqa: F401
+
+# Until tests/conftest.py lists it for the whole suite.
+pytest_plugins = ["tests.fakes.fixtures"]
 
 
 def _one(message: str) -> tuple[str, str, str | None, list[str]]:
@@ -21,19 +23,31 @@ def _one(message: str) -> tuple[str, str, str | None, list[str]]:
 @pytest.mark.parametrize(
     ("message", "expected"),
     [
-        ("remember: I prefer morning workouts",
-         ("I prefer morning workouts", "preference", "preference:workout_time", [])),
-        ("Important: my goal is to weigh 75 kg by June. How did I sleep?",
-         ("My goal is to weigh 75 kg by June.", "goal", "goal:weight", [])),
-        ("My preference is concise answers.",
-         ("My preference is concise answers.", "preference", "preference:response_style", [])),
-        ("Note this: my left knee hurts after long runs",
-         ("My left knee hurts after long runs", "health_event", None, [])),
+        (
+            "remember: I prefer morning workouts",
+            ("I prefer morning workouts", "preference", "preference:workout_time", []),
+        ),
+        (
+            "Important: my goal is to weigh 75 kg by June. How did I sleep?",
+            ("My goal is to weigh 75 kg by June.", "goal", "goal:weight", []),
+        ),
+        (
+            "My preference is concise answers.",
+            ("My preference is concise answers.", "preference", "preference:response_style", []),
+        ),
+        (
+            "Note this: my left knee hurts after long runs",
+            ("My left knee hurts after long runs", "health_event", None, []),
+        ),
         ("New goal: 10000 steps a day", ("Goal: 10000 steps a day", "goal", "goal:steps", [])),
-        ("Ran my first half marathon today! #milestone",
-         ("Ran my first half marathon today!", "milestone", None, ["milestone"])),
-        ("remember:\nI use miles, not kilometers",
-         ("I use miles, not kilometers", "preference", "preference:units", [])),
+        (
+            "Ran my first half marathon today! #milestone",
+            ("Ran my first half marathon today!", "milestone", None, ["milestone"]),
+        ),
+        (
+            "remember:\nI use miles, not kilometers",
+            ("I use miles, not kilometers", "preference", "preference:units", []),
+        ),
     ],
 )
 def test_trigger_phrases_and_tags_become_typed_memories(message: str, expected: tuple) -> None:
@@ -42,8 +56,13 @@ def test_trigger_phrases_and_tags_become_typed_memories(message: str, expected: 
 
 @pytest.mark.parametrize(
     "message",
-    ["How did I sleep last week?", "Why do I always feel tired?", "What is my #sleep score?",
-     "Can you remember what I said?", "remember:"],
+    [
+        "How did I sleep last week?",
+        "Why do I always feel tired?",
+        "What is my #sleep score?",
+        "Can you remember what I said?",
+        "remember:",
+    ],
 )
 def test_questions_and_bare_triggers_store_nothing(message: str) -> None:
     assert extract_triggers(message) == []
@@ -62,11 +81,22 @@ def test_corrections_are_recognised() -> None:
 
 
 def test_llm_extraction_returns_typed_candidates(fake_ollama: FakeOllama) -> None:
-    fake_ollama.queue_structured({"memories": [
-        {"text": "I am vegetarian", "event_type": "fact", "slot": "none", "tags": ["#Diet"]},
-        {"text": "I want to weigh 72 kg", "event_type": "goal", "slot": "goal:weight"},
-    ]})
-    cands, attempts = LLMExtractor(OllamaLLM(fake_ollama.url)).extract("qwen2.5:7b", "I'm vegetarian and want 72 kg")
+    fake_ollama.queue_structured(
+        {
+            "memories": [
+                {
+                    "text": "I am vegetarian",
+                    "event_type": "fact",
+                    "slot": "none",
+                    "tags": ["#Diet"],
+                },
+                {"text": "I want to weigh 72 kg", "event_type": "goal", "slot": "goal:weight"},
+            ]
+        }
+    )
+    cands, attempts = LLMExtractor(OllamaLLM(fake_ollama.url)).extract(
+        "qwen2.5:7b", "I'm vegetarian and want 72 kg"
+    )
     assert attempts == 1
     assert [(c.text, c.event_type.value, c.slot, c.tags, c.how) for c in cands] == [
         ("I am vegetarian", "preference", None, ["diet"], "llm"),
@@ -79,7 +109,9 @@ def test_llm_extraction_returns_typed_candidates(fake_ollama: FakeOllama) -> Non
 
 def test_malformed_extraction_json_is_retried_once_with_the_error(fake_ollama: FakeOllama) -> None:
     fake_ollama.queue_structured('{"memories": [{"text": "I like tea", "event_type": ')
-    fake_ollama.queue_structured({"memories": [{"text": "I like tea", "event_type": "preference", "slot": "none"}]})
+    fake_ollama.queue_structured(
+        {"memories": [{"text": "I like tea", "event_type": "preference", "slot": "none"}]}
+    )
     cands, attempts = LLMExtractor(OllamaLLM(fake_ollama.url)).extract("qwen2.5:7b", "I like tea")
     assert attempts == 2 and [c.text for c in cands] == ["I like tea"]
     retry = fake_ollama.chat_requests(structured=True)[1]
@@ -88,6 +120,8 @@ def test_malformed_extraction_json_is_retried_once_with_the_error(fake_ollama: F
 
 def test_two_invalid_answers_raise_an_error_naming_the_problem(fake_ollama: FakeOllama) -> None:
     fake_ollama.queue_structured("not json at all")
-    fake_ollama.queue_structured({"memories": [{"text": "x y z", "event_type": "mood", "slot": "none"}]})
+    fake_ollama.queue_structured(
+        {"memories": [{"text": "x y z", "event_type": "mood", "slot": "none"}]}
+    )
     with pytest.raises(ExtractionError, match="event_type"):
         LLMExtractor(OllamaLLM(fake_ollama.url)).extract("qwen2.5:7b", "I feel great")

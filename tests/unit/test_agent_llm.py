@@ -7,7 +7,9 @@ import pytest
 from agent.errors import LLMTimeoutError, LLMUnavailableError, ModelNotFoundError
 from agent.llm import OllamaLLM
 from tests.fakes.fake_ollama import FakeOllama
-from tests.fakes.fixtures import closed_ollama_url, fake_ollama  # noqa: F401
+
+# Until tests/conftest.py lists it for the whole suite.
+pytest_plugins = ["tests.fakes.fixtures"]
 
 
 def test_status_reports_a_reachable_server_and_its_pulled_model(fake_ollama: FakeOllama) -> None:
@@ -36,11 +38,15 @@ def test_model_without_tag_matches_latest(fake_ollama: FakeOllama) -> None:
 
 def test_stream_chat_yields_tokens_then_tool_calls(fake_ollama: FakeOllama) -> None:
     fake_ollama.queue_tool_calls([("search_workouts", {"days": 7})], content="Let me check. ")
-    chunks = list(OllamaLLM(fake_ollama.url).stream_chat("qwen2.5:7b", [{"role": "user", "content": "hi"}]))
+    chunks = list(
+        OllamaLLM(fake_ollama.url).stream_chat("qwen2.5:7b", [{"role": "user", "content": "hi"}])
+    )
     text = "".join(c.content for c in chunks)
     assert text == "Let me check. "
     assert chunks[-1].done
-    assert [(c.name, c.arguments) for c in chunks[-1].tool_calls] == [("search_workouts", {"days": 7})]
+    assert [(c.name, c.arguments) for c in chunks[-1].tool_calls] == [
+        ("search_workouts", {"days": 7})
+    ]
     assert fake_ollama.chat_requests()[0].body["stream"] is True
 
 
@@ -51,7 +57,11 @@ def test_chat_with_a_model_that_is_not_pulled_says_what_to_run(fake_ollama: Fake
 
 def test_chat_when_ollama_is_down_says_how_to_start_it(closed_ollama_url: str) -> None:
     with pytest.raises(LLMUnavailableError, match="ollama serve"):
-        list(OllamaLLM(closed_ollama_url).stream_chat("qwen2.5:7b", [{"role": "user", "content": "hi"}]))
+        list(
+            OllamaLLM(closed_ollama_url).stream_chat(
+                "qwen2.5:7b", [{"role": "user", "content": "hi"}]
+            )
+        )
 
 
 def test_a_model_that_does_not_answer_in_time_raises_a_timeout(fake_ollama: FakeOllama) -> None:
@@ -64,7 +74,9 @@ def test_a_model_that_does_not_answer_in_time_raises_a_timeout(fake_ollama: Fake
 def test_chat_json_sends_the_schema_as_format(fake_ollama: FakeOllama) -> None:
     fake_ollama.queue_structured({"memories": []})
     schema = {"type": "object", "properties": {"memories": {"type": "array"}}}
-    raw = OllamaLLM(fake_ollama.url).chat_json("qwen2.5:7b", [{"role": "user", "content": "x"}], schema)
+    raw = OllamaLLM(fake_ollama.url).chat_json(
+        "qwen2.5:7b", [{"role": "user", "content": "x"}], schema
+    )
     assert raw == '{"memories": []}'
     req = fake_ollama.chat_requests(structured=True)[0]
     assert req.body["format"] == schema and req.body["stream"] is False

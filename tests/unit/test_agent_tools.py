@@ -22,8 +22,12 @@ def _registry(coord: FakeCoordinator | None = None) -> ToolRegistry:
 
 
 def test_schemas_come_from_type_hints_and_docstrings() -> None:
-    def lookup(ctx: ToolContext, city: str, unit: Literal["c", "f"] = "c",
-               days: Annotated[int, Field(ge=1, le=7)] = 1) -> dict:
+    def lookup(
+        ctx: ToolContext,
+        city: str,
+        unit: Literal["c", "f"] = "c",
+        days: Annotated[int, Field(ge=1, le=7)] = 1,
+    ) -> dict:
         """Weather for a city.
 
         Args:
@@ -49,8 +53,14 @@ def test_every_registered_tool_schema_is_accepted_by_the_ollama_client() -> None
 
     reg = _registry()
     assert set(reg.names()) == {
-        "remember_information", "recall_information", "get_memory_stats", "forget_memory",
-        "search_workouts", "aggregate_metrics", "compare_periods", "trend_analysis",
+        "remember_information",
+        "recall_information",
+        "get_memory_stats",
+        "forget_memory",
+        "search_workouts",
+        "aggregate_metrics",
+        "compare_periods",
+        "trend_analysis",
     }
     for schema in reg.schemas():
         Tool.model_validate(schema)
@@ -74,7 +84,9 @@ def test_malformed_arguments_come_back_as_errors_that_name_the_problem() -> None
 
 
 def test_json_string_arguments_are_accepted() -> None:
-    rec = _registry().execute("aggregate_metrics", '{"metric": "steps", "days": 3}', ToolContext("a", "s"))
+    rec = _registry().execute(
+        "aggregate_metrics", '{"metric": "steps", "days": 3}', ToolContext("a", "s")
+    )
     assert rec.error is None and rec.result["count"] == 3
 
 
@@ -109,7 +121,9 @@ def test_a_search_that_finds_nothing_is_marked_empty() -> None:
 
 
 def test_asking_for_more_history_than_exists_is_an_error_for_the_model() -> None:
-    rec = _registry().execute("trend_analysis", {"metric": "steps", "days": 1000}, ToolContext("a", "s"))
+    rec = _registry().execute(
+        "trend_analysis", {"metric": "steps", "days": 1000}, ToolContext("a", "s")
+    )
     assert rec.error is not None and "Only the last 180 days" in rec.error
 
 
