@@ -16,7 +16,7 @@ from typing import Any
 
 from agent.errors import ExtractionError, LLMError
 from agent.extraction import LLMExtractor
-from agent.types import ExtractionOutcome
+from agent.types import ExtractionOutcome, StoredMemory
 from agent.writer import MemoryWriter
 from memory.errors import MemorySystemError
 
@@ -35,7 +35,13 @@ class BackgroundExtractor:
         self._lock = threading.Lock()
 
     def submit(
-        self, turn_id: str, user_id: str, session_id: str, model: str, message: str
+        self,
+        turn_id: str,
+        user_id: str,
+        session_id: str,
+        model: str,
+        message: str,
+        already_stored: list[StoredMemory] | None = None,
     ) -> ExtractionOutcome:
         outcome = ExtractionOutcome(
             turn_id=turn_id,
@@ -47,7 +53,7 @@ class BackgroundExtractor:
         )
         with self._lock:
             self._log.append(outcome)
-            fut = self._pool.submit(self._run, outcome, model, message)
+            fut = self._pool.submit(self._run, outcome, model, message, list(already_stored or []))
             self._futures.add(fut)
         fut.add_done_callback(self._forget)
         return outcome.model_copy()
@@ -61,14 +67,27 @@ class BackgroundExtractor:
         with self._lock:
             self._futures.discard(fut)
 
-    def _run(self, outcome: ExtractionOutcome, model: str, message: str) -> None:
+    def _run(
+        self,
+        outcome: ExtractionOutcome,
+        model: str,
+        message: str,
+        already_stored: list[StoredMemory],
+    ) -> None:
         status, detail = "failed", ""
         stored, dups, attempts = [], 0, 0
         try:
-            candidates, attempts = self._extractor.extract(model, message)
+            candidates, attempts = self._extractor.extract(
+                model, message, [m.text for m in already_stored]
+            )
+            same_turn = frozenset(m.id for m in already_stored)
             for cand in candidates:
                 res = self._writer.write(
-                    outcome.user_id, outcome.session_id, cand, context="LLM extraction"
+                    outcome.user_id,
+                    outcome.session_id,
+                    cand,
+                    context="LLM extraction",
+                    same_turn_ids=same_turn,
                 )
                 if res.stored is not None:
                     stored.append(res.stored)

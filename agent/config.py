@@ -31,7 +31,6 @@ class AgentSettings(BaseSettings):
         description="Background LLM extraction: auto = only for messages that talk about the "
         "user (first person); always; off (trigger phrases and #tags still work).",
     )
-    extraction_timeout_s: float = Field(default=120.0, gt=0)
     dedup_threshold: float = Field(
         default=0.95,
         ge=0.5,

@@ -223,6 +223,8 @@ def _find_trigger(sentence: str) -> tuple[int, str, bool] | None:
 def _clean(text: str) -> str:
     text = text.strip().strip("\"'“”").strip()
     text = re.sub(r"^(that|to)\s+", "", text, flags=re.IGNORECASE) if len(text) > 8 else text
+    if text.endswith(".") and not text.endswith(".."):
+        text = text[:-1].rstrip()
     return text[:1].upper() + text[1:] if text else text
 
 
@@ -398,15 +400,20 @@ class LLMExtractor:
         self._llm = llm
         self._options = {"temperature": temperature}
 
-    def extract(self, model: str, message: str) -> tuple[list[MemoryCandidate], int]:
+    def extract(
+        self, model: str, message: str, already_stored: list[str] | None = None
+    ) -> tuple[list[MemoryCandidate], int]:
         """(candidates, attempts). Raises ExtractionError after the retry fails, LLMError when
-        the model cannot be reached."""
+        the model cannot be reached. `already_stored`: texts saved from this message already
+        (trigger phrases), which the model is asked not to repeat."""
+        user = "User message:\n" + json.dumps(message, ensure_ascii=False)
+        if already_stored:
+            user += "\n\nAlready saved from this message (do not repeat): " + json.dumps(
+                already_stored, ensure_ascii=False
+            )
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": EXTRACTION_SYSTEM.format(slots=", ".join(SLOTS))},
-            {
-                "role": "user",
-                "content": "User message:\n" + json.dumps(message, ensure_ascii=False),
-            },
+            {"role": "user", "content": user},
         ]
         schema = extraction_schema()
         last_error = ""

@@ -34,11 +34,46 @@ log = logging.getLogger(__name__)
 #: dedicated type yet; preference is the closest that is recalled with full weight.
 FACT_EVENT_TYPE: EventType = getattr(EventType, "FACT", EventType.PREFERENCE)
 
+#: Word overlap (Jaccard of content words) above which a candidate repeats a memory stored
+#: from the same message. Lexical, not vector: "I prefer evening workouts" is 0.86 cosine-close
+#: to "I prefer morning workouts" yet a different fact.
+SAME_TURN_OVERLAP = 0.5
+
 _NORM_RE = re.compile(r"[\s]+")
+_WORD_RE = re.compile(r"[a-z]+|\d+(?:[.,]\d+)?")
+_STOP = frozenset(
+    "a an the i i'm im me my mine we our you your user user's is am are was were be been to of "
+    "in on at for and or but with that this it its as by from out up do does did have has had "
+    "also really very just so".split()
+)
 
 
 def normalise_text(text: str) -> str:
     return _NORM_RE.sub(" ", text.strip().lower()).rstrip(" .!;")
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(word) > len(suffix) + 2 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def _content_words(text: str) -> tuple[set[str], set[str]]:
+    """(content word stems, numbers) of a text."""
+    tokens = _WORD_RE.findall(text.lower())
+    numbers = {t for t in tokens if t[0].isdigit()}
+    words = {_stem(t) for t in tokens if not t[0].isdigit() and t not in _STOP}
+    return words, numbers
+
+
+def restates(candidate: str, stored: str) -> bool:
+    """Does `candidate` restate `stored` (same content words, no new numbers)?"""
+    cw, cn = _content_words(candidate)
+    sw, sn = _content_words(stored)
+    if not cn <= sn or not cw or not sw:
+        return False
+    return len(cw & sw) / len(cw | sw) >= SAME_TURN_OVERLAP
 
 
 class MemoryCandidate(BaseModel):
@@ -91,14 +126,26 @@ class MemoryWriter:
             return self._locks.setdefault(user_id, threading.Lock())
 
     def write(
-        self, user_id: str, session_id: str, cand: MemoryCandidate, *, context: str = ""
+        self,
+        user_id: str,
+        session_id: str,
+        cand: MemoryCandidate,
+        *,
+        context: str = "",
+        same_turn_ids: frozenset[str] = frozenset(),
     ) -> WriteResult:
+        """Store `cand` unless it duplicates an active memory. `same_turn_ids`: memories already
+        stored from the same message; a candidate that merely restates one of them (an LLM
+        rewording of a trigger-phrase memory) is not stored twice."""
         with self._lock(user_id):
-            dup = self._find_duplicate(user_id, cand)
+            dup = self._find_duplicate(user_id, cand, same_turn_ids)
             if dup is not None:
                 log.info("memory not stored (%s): %r", dup.reason, cand.text)
                 return dup
             old_id = self._slot_holder(user_id, cand) if cand.slot else None
+            if old_id is not None and old_id in same_turn_ids:
+                # The same message already set this slot (explicitly, by a trigger phrase).
+                return WriteResult(duplicate_of=old_id, reason="slot already set by this message")
             metadata: dict[str, Any] = {"source": cand.how}
             if cand.slot:
                 metadata["slot"] = cand.slot
@@ -131,13 +178,17 @@ class MemoryWriter:
             )
             return WriteResult(stored=stored, reason="superseded" if old_id else "stored")
 
-    def _find_duplicate(self, user_id: str, cand: MemoryCandidate) -> WriteResult | None:
+    def _find_duplicate(
+        self, user_id: str, cand: MemoryCandidate, same_turn_ids: frozenset[str]
+    ) -> WriteResult | None:
         want = normalise_text(cand.text)
         for hit in self._coord.find_similar_episodic(user_id, cand.text, k=5):
             if not _is_active(hit.record):
                 continue
             if normalise_text(hit.text) == want:
                 return WriteResult(duplicate_of=hit.id, reason="exact duplicate")
+            if hit.id in same_turn_ids and restates(cand.text, hit.text):
+                return WriteResult(duplicate_of=hit.id, reason="already stored from this message")
             sim = hit.parts.vector or hit.score
             if sim >= self._threshold and _event_type(hit.record) == cand.event_type.value:
                 return WriteResult(

@@ -122,12 +122,9 @@ class ChatAgent:
         return st
 
     def list_models(self) -> list[str]:
-        """Models pulled on the Ollama server; [] when it is unreachable."""
-        try:
-            return self.llm.list_models()
-        except LLMError as e:
-            log.info("cannot list models: %s", e)
-            return []
+        """Models pulled on the Ollama server; [] when it is unreachable. Comes from the
+        (cached, short-timeout) status check, so calling it on every UI rerun is cheap."""
+        return list(self.status().models)
 
     # ---- background --------------------------------------------------------------------
     def wait_for_background(self, timeout: float | None = None) -> bool:
@@ -291,7 +288,9 @@ class ChatAgent:
         timings["store"] = _ms(t)
 
         # 7. LLM extraction in the background
-        extraction = self._queue_extraction(turn_id, user_id, session_id, model, message, mode)
+        extraction = self._queue_extraction(
+            turn_id, user_id, session_id, model, message, mode, stored
+        )
 
         timings["total"] = _ms(t_turn)
         result = TurnResult(
@@ -409,7 +408,14 @@ class ChatAgent:
         return reply or EMPTY_REPLY, hit_cap
 
     def _queue_extraction(
-        self, turn_id: str, user_id: str, session_id: str, model: str, message: str, mode: str
+        self,
+        turn_id: str,
+        user_id: str,
+        session_id: str,
+        model: str,
+        message: str,
+        mode: str,
+        stored: list[StoredMemory],
     ) -> str:
         policy = self.config.llm_extraction
         if policy == "off":
@@ -429,7 +435,7 @@ class ChatAgent:
             return "skipped (offline)"
         if policy == "auto" and not talks_about_user(message):
             return "skipped (nothing personal)"
-        self.background.submit(turn_id, user_id, session_id, model, message)
+        self.background.submit(turn_id, user_id, session_id, model, message, stored)
         return "pending"
 
 

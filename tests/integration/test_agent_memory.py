@@ -142,7 +142,7 @@ def test_ollama_down_gives_memory_only_mode_and_still_remembers(
     assert result.mode == "memory-only"
     assert "offline" in result.reply and "ollama serve" in result.reply
     assert "I like swimming in the evening" in result.reply
-    assert [m.text for m in result.stored] == ["I swim 2 km per session."]
+    assert [m.text for m in result.stored] == ["I swim 2 km per session"]
     msgs = coordinator.recent_messages("alice", "s1")
     assert [m.role for m in msgs][-2:] == ["user", "assistant"]
     assert msgs[-2].content.startswith("Note this: I swim 2 km")

@@ -29,11 +29,11 @@ def _one(message: str) -> tuple[str, str, str | None, list[str]]:
         ),
         (
             "Important: my goal is to weigh 75 kg by June. How did I sleep?",
-            ("My goal is to weigh 75 kg by June.", "goal", "goal:weight", []),
+            ("My goal is to weigh 75 kg by June", "goal", "goal:weight", []),
         ),
         (
             "My preference is concise answers.",
-            ("My preference is concise answers.", "preference", "preference:response_style", []),
+            ("My preference is concise answers", "preference", "preference:response_style", []),
         ),
         (
             "Note this: my left knee hurts after long runs",

@@ -150,7 +150,7 @@ def test_ollama_down_gives_a_memory_only_reply_that_still_remembers(
     assert result.mode == "memory-only" and result.model is None
     assert "offline" in result.reply and "ollama serve" in result.reply
     assert "I prefer swimming in the evening" in result.reply  # recalled and shown
-    assert [m.text for m in result.stored] == ["I like swimming laps."]  # triggers still run
+    assert [m.text for m in result.stored] == ["I like swimming laps"]  # triggers still run
     assert result.extraction == "skipped (offline)"
     stored = fake_coordinator.interactions[-1]
     assert stored["user_message"].startswith("Remember: I like swimming laps")
@@ -362,3 +362,44 @@ def test_tool_arguments_the_client_cannot_parse_end_the_turn_cleanly(
     assert result.mode == "memory-only"
     assert "cannot read" in (result.error or "")
     assert fake_coordinator.interactions[-1]["assistant_response"] == result.reply
+
+
+def test_llm_extraction_does_not_repeat_what_a_trigger_stored_from_the_same_message(
+    agent_factory: Factory, fake_coordinator: FakeCoordinator, fake_ollama: FakeOllama
+) -> None:
+    fake_ollama.queue_structured(
+        {
+            "memories": [
+                {
+                    "text": "The user prefers morning workouts",
+                    "event_type": "preference",
+                    "slot": "preference:workout_time",
+                },
+                {"text": "User wants to weigh 75 kg", "event_type": "goal", "slot": "goal:weight"},
+                {
+                    "text": "I prefer evening workouts on Sundays",
+                    "event_type": "preference",
+                    "slot": "none",
+                },
+            ]
+        }
+    )
+    agent = agent_factory(fake_coordinator, fake_ollama.url)
+    message = (
+        "Remember: I prefer morning workouts. Important: my goal is to weigh 75 kg by June. "
+        "On Sundays I like evening sessions."
+    )
+    result = agent.chat("alice", "s1", message)
+    assert [m.how for m in result.stored] == ["trigger", "trigger"]
+    assert agent.wait_for_background(timeout=30)
+    outcome = agent.extraction_status(result.turn_id)
+    assert outcome is not None and outcome.status == "done" and outcome.duplicates == 2
+    assert [m.text for m in outcome.stored] == ["I prefer evening workouts on Sundays"]
+    # The model was told what was already saved.
+    extraction_prompt = fake_ollama.chat_requests(structured=True)[0].prompt_text
+    assert "Already saved from this message" in extraction_prompt
+    assert sorted(fake_coordinator.active_texts("alice")) == [
+        "I prefer evening workouts on Sundays",
+        "I prefer morning workouts",
+        "My goal is to weigh 75 kg by June",
+    ]
