@@ -25,6 +25,16 @@ can assert exactly what reached the prompt.
 Run standalone (for a Streamlit process under test):
 
     python -m tests.fakes.fake_ollama --port 11555 [--model qwen2.5:7b ...]
+
+and script it over HTTP from the test process (JSON bodies):
+
+    POST /_fake/reply       {"content": "..."}
+    POST /_fake/tool_calls  {"calls": [["aggregate_metrics", {"metric": "steps"}]], "content": ""}
+    POST /_fake/structured  {"payload": {"memories": [...]}}   (or a string: sent verbatim)
+    POST /_fake/error       {"status": 500, "message": "...", "structured": false}
+    POST /_fake/models      {"models": ["qwen2.5:7b"]}         ([] = "model not pulled")
+    POST /_fake/reset       {}
+    GET  /_fake/requests    every recorded /api request: [{"method", "path", "body"}]
 """
 
 from __future__ import annotations
@@ -335,6 +345,12 @@ def _make_handler(fake: FakeOllama) -> type[BaseHTTPRequestHandler]:
 
         # -- routes --
         def do_GET(self) -> None:  # noqa: N802
+            if self.path == "/_fake/requests":
+                with fake._lock:
+                    reqs = [
+                        {"method": r.method, "path": r.path, "body": r.body} for r in fake.requests
+                    ]
+                return self._send_json(200, reqs)
             fake._record(RecordedRequest("GET", self.path, {}))
             if self.path == "/api/version":
                 self._send_json(200, {"version": "0.12.0-fake"})
@@ -356,6 +372,8 @@ def _make_handler(fake: FakeOllama) -> type[BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:  # noqa: N802
             body = self._body()
+            if self.path.startswith("/_fake/"):
+                return self._control(self.path.removeprefix("/_fake/"), body)
             req = RecordedRequest("POST", self.path, body)
             fake._record(req)
             model = str(body.get("model") or "")
@@ -392,6 +410,30 @@ def _make_handler(fake: FakeOllama) -> type[BaseHTTPRequestHandler]:
             if self.path == "/api/chat":
                 return self._chat(req, model)
             self._error(404, "not found")
+
+        def _control(self, action: str, body: dict[str, Any]) -> None:
+            """Scripting over HTTP, for a fake running in another process (browser tests)."""
+            structured = bool(body.get("structured", False))
+            if action == "reply":
+                fake.queue_reply(str(body.get("content", "")))
+            elif action == "tool_calls":
+                calls = [(str(c[0]), c[1]) for c in body.get("calls", [])]
+                fake.queue_tool_calls(calls, content=str(body.get("content", "")))
+            elif action == "structured":
+                fake.queue_structured(body.get("payload", {"memories": []}))
+            elif action == "error":
+                fake.queue_error(
+                    int(body.get("status", 500)),
+                    str(body.get("message", "error")),
+                    structured=structured,
+                )
+            elif action == "models":
+                fake.models[:] = [str(m) for m in body.get("models", [])]
+            elif action == "reset":
+                fake.reset()
+            else:
+                return self._error(404, f"unknown control action {action!r}")
+            self._send_json(200, {"ok": True, "pending": fake.pending()})
 
         def _chat(self, req: RecordedRequest, model: str) -> None:
             if not model:

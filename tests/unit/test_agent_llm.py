@@ -80,3 +80,17 @@ def test_chat_json_sends_the_schema_as_format(fake_ollama: FakeOllama) -> None:
     assert raw == '{"memories": []}'
     req = fake_ollama.chat_requests(structured=True)[0]
     assert req.body["format"] == schema and req.body["stream"] is False
+
+
+def test_the_fake_can_be_scripted_over_http_from_another_process(fake_ollama: FakeOllama) -> None:
+    import httpx
+
+    httpx.post(f"{fake_ollama.url}/_fake/reply", json={"content": "Scripted over HTTP."})
+    httpx.post(f"{fake_ollama.url}/_fake/models", json={"models": ["qwen2.5:7b", "phi3:mini"]})
+    llm = OllamaLLM(fake_ollama.url)
+    assert llm.status("phi3:mini").model_available
+    chunks = list(llm.stream_chat("qwen2.5:7b", [{"role": "user", "content": "hi"}]))
+    assert "".join(c.content for c in chunks) == "Scripted over HTTP."
+    recorded = httpx.get(f"{fake_ollama.url}/_fake/requests").json()
+    assert [r["path"] for r in recorded] == ["/api/tags", "/api/chat"]
+    assert recorded[-1]["body"]["messages"][0]["content"] == "hi"
