@@ -1,0 +1,236 @@
+"""The `python -m memory` contract that outside checks rely on, run as a real subprocess
+against the session's Redis Stack (REDIS_URL) in this test's namespace (MEMORY_NAMESPACE).
+
+Each subprocess loads the embedding model, so set-up and checks that are not part of the
+contract go through the in-process `coordinator` (which also loads the knowledge file first).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memory.config import PROJECT_ROOT
+from memory.coordinator import MemoryCoordinator
+from memory.server import free_port
+
+Run = Callable[..., subprocess.CompletedProcess]
+
+
+@pytest.fixture
+def cli(redis_url: str, namespace: str, tmp_path: Path, coordinator: MemoryCoordinator) -> Run:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("MEMORY_", "REDIS_", "EMBEDDING_", "OLLAMA_", "KNOWLEDGE_"))
+    }
+    env.update(
+        REDIS_URL=redis_url,
+        MEMORY_NAMESPACE=namespace,
+        EMBEDDING_PROVIDER="onnx",
+        PYTHONPATH=str(PROJECT_ROOT),
+    )
+
+    def run(*args: str, ok: bool = True, **overrides: str) -> subprocess.CompletedProcess:
+        proc = subprocess.run(
+            [sys.executable, "-m", "memory", *args],
+            cwd=tmp_path,  # away from the project's .env
+            env={**env, **overrides},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        if ok:
+            assert proc.returncode == 0, proc.stderr
+        return proc
+
+    return run
+
+
+def as_json(proc: subprocess.CompletedProcess) -> Any:
+    return json.loads(proc.stdout)
+
+
+def assert_clean_failure(proc: subprocess.CompletedProcess, *words: str) -> None:
+    assert proc.returncode != 0
+    assert "Traceback" not in proc.stderr + proc.stdout, proc.stderr
+    for word in words:
+        assert word in proc.stderr, proc.stderr
+
+
+def test_add_list_recall_delete(cli: Run, coordinator: MemoryCoordinator) -> None:
+    added = as_json(
+        cli(
+            "add",
+            "--user",
+            "ada",
+            "--type",
+            "episodic",
+            "--text",
+            "I am allergic to peanuts",
+            "--kind",
+            "preference",
+            "--json",
+        )
+    )
+    assert len(added["id"]) == 26
+    got = coordinator.get_memory("ada", "episodic", added["id"])
+    assert (got["text"], got["event_type"]) == ("I am allergic to peanuts", "preference")
+    fact = as_json(
+        cli(
+            "add",
+            "--type",
+            "semantic",
+            "--text",
+            "Peanut allergy can cause anaphylaxis.",
+            "--category",
+            "allergy",
+            "--json",
+        )
+    )
+    assert coordinator.get_memory("ada", "semantic", fact["id"])["category"] == "allergy"
+    pref = coordinator.add_episodic("ada", "I prefer tea over coffee")
+
+    listed = as_json(cli("list", "--user", "ada", "--type", "episodic", "--json"))
+    assert listed["total"] == 2
+    assert {i["id"]: i["text"] for i in listed["items"]} == {
+        added["id"]: "I am allergic to peanuts",
+        pref.id: "I prefer tea over coffee",
+    }
+
+    recall = as_json(
+        cli(
+            "recall",
+            "--user",
+            "ada",
+            "--query",
+            "Can I eat peanut butter?",
+            "--session",
+            "s1",
+            "--k",
+            "3",
+            "--json",
+        )
+    )
+    assert {"episodic", "semantic", "procedural", "short_term", "timings_ms"} <= set(recall)
+    top = recall["episodic"][0]
+    assert (top["id"], top["text"]) == (added["id"], "I am allergic to peanuts")
+    assert 0 < top["score"] <= 1
+    assert len(recall["episodic"]) <= 3 and len(recall["semantic"]) <= 3
+    assert fact["id"] in [h["id"] for h in recall["semantic"]]
+    assert all({"id", "text", "score"} <= set(h) for h in recall["semantic"])
+    assert recall["procedural"] is None
+    assert recall["short_term"] == []
+    assert recall["timings_ms"]["total"] >= 0
+
+    deleted = cli("delete", "--user", "ada", "--id", added["id"])
+    assert added["id"] in deleted.stdout
+    assert [r["id"] for r in coordinator.list_memories("ada", "episodic")[0]] == [pref.id]
+
+
+def test_recall_returns_a_learned_procedure_and_the_session(
+    cli: Run,
+    coordinator: MemoryCoordinator,
+) -> None:
+    for _ in range(2):
+        coordinator.record_procedure(
+            "ada",
+            "How did I sleep last night?",
+            ["get_sleep"],
+            success_score=1.0,
+            execution_time_ms=10,
+        )
+    coordinator.add_message("ada", "s1", "user", "Good morning")
+    recall = as_json(
+        cli(
+            "recall",
+            "--user",
+            "ada",
+            "--query",
+            "How did I sleep last night?",
+            "--session",
+            "s1",
+            "--json",
+        )
+    )
+    assert recall["procedural"]["tool_sequence"] == ["get_sleep"]
+    assert recall["procedural"]["recommended"] is True
+    assert [m["content"] for m in recall["short_term"]] == ["Good morning"]
+
+
+def test_export_then_import(cli: Run, coordinator: MemoryCoordinator, tmp_path: Path) -> None:
+    mem = coordinator.add_episodic("ada", "I run on Sundays", tags=["running"])
+    coordinator.add_message("ada", "s1", "user", "Plan my Sunday run")
+    out = tmp_path / "ada.json"
+    cli("export", "--user", "ada", "-o", str(out))
+    data = json.loads(out.read_text())
+    assert [m["description"] for m in data["episodic"]] == ["I run on Sundays"]
+
+    coordinator.clear_user_memories("ada")
+    cli("import", str(out))
+    assert coordinator.get_memory("ada", "episodic", mem.id)["tags"] == ["running"]
+    assert [m.content for m in coordinator.recent_messages("ada", "s1")] == ["Plan my Sunday run"]
+
+
+def test_stats_and_health(cli: Run, coordinator: MemoryCoordinator) -> None:
+    coordinator.add_episodic("ada", "I swim twice a week")
+    stats = as_json(cli("stats", "--json"))
+    assert stats["episodic"]["memory_count"] == 1
+    assert stats["semantic"]["fact_count"] == coordinator.semantic.count() > 0
+    assert stats["users"] == 1
+    health = as_json(cli("health", "--json"))
+    assert health["ok"] is True
+    assert health["checks"]["redis"]["ok"] and health["checks"]["embedder"]["ok"]
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (("add", "--user", "ada", "--text", "   ", "--json"), ["error", "empty"]),
+        (("add", "--user", "ada", "--text", "x", "--metadata", "{oops"), ["not valid JSON"]),
+        (("add", "--user", "ada", "--type", "working", "--text", "x"), ["Unknown memory type"]),
+        (("delete", "--user", "ada", "--id", "01NOSUCHMEMORY0000000000000"), ["No memory"]),
+        (("import", "/no/such/file.json"), ["Cannot read"]),
+        (("recall", "--user", "ada"), ["--query"]),  # usage error from argparse
+    ],
+    ids=["empty-text", "metadata-json", "memory-type", "unknown-id", "missing-file", "usage"],
+)
+def test_bad_input_fails_with_a_message_and_no_traceback(
+    cli: Run,
+    coordinator: MemoryCoordinator,
+    snapshot,
+    args: tuple[str, ...],
+    words: list[str],
+) -> None:
+    coordinator.add_episodic("ada", "I run on Sundays")
+    before = snapshot()
+    assert_clean_failure(cli(*args, ok=False), *words)
+    assert snapshot() == before
+
+
+def test_a_bad_import_file_changes_nothing(
+    cli: Run, coordinator: MemoryCoordinator, snapshot, tmp_path: Path
+) -> None:
+    coordinator.add_episodic("ada", "I run on Sundays")
+    before = snapshot()
+    bad = tmp_path / "bad.json"
+    bad.write_text(
+        '{"format": "coala-memory-export", "version": 1, "user_id": "ada", '
+        '"exported_at": 0, "episodic": [{"id": "x"}]}'
+    )
+    assert_clean_failure(cli("import", str(bad), ok=False), "nothing")
+    assert snapshot() == before
+
+
+def test_unreachable_redis_is_reported(cli: Run) -> None:
+    dead = f"redis://127.0.0.1:{free_port()}"
+    proc = cli("list", "--user", "ada", "--json", ok=False, REDIS_URL=dead)
+    assert_clean_failure(proc, dead, "REDIS_URL")
+    assert as_json(proc)["type"] == "StoreUnavailableError"

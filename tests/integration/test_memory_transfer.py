@@ -1,0 +1,188 @@
+"""Export of a user's memories (all four types) to JSON and import back: a round trip keeps
+everything; a bad file changes nothing."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+
+from memory.coordinator import MemoryCoordinator
+from memory.errors import ImportFileError, InvalidInputError
+from memory.models import now_ms
+
+U = "user-1"
+V = "user-2"
+
+
+@pytest.fixture
+def exported(coordinator: MemoryCoordinator) -> dict[str, Any]:
+    old = coordinator.add_episodic(U, "I live in Berlin", event_type="preference")
+    coordinator.add_episodic(
+        U,
+        "I moved to Munich",
+        event_type="correction",
+        supersedes=old.id,
+        tags=["home", "move"],
+        metadata={"source": "chat"},
+        importance=0.9,
+        context="said while planning a run",
+    )
+    pinned = coordinator.add_episodic(U, "Never suggest running before 6 am", event_type="feedback")
+    coordinator.pin(U, "episodic", pinned.id)
+    coordinator.add_semantic(
+        "The Isar river runs through Munich.", category="geography", added_by=U
+    )
+    for score in (1.0, 1.0, 0.0):
+        coordinator.record_procedure(
+            U,
+            "Where can I run near home?",
+            ["map_search", "rank"],
+            success_score=score,
+            execution_time_ms=200,
+        )
+    coordinator.add_message(U, "s1", "user", "Plan a 10 km route")
+    coordinator.add_message(U, "s1", "assistant", "Along the Isar?")
+    coordinator.add_message(U, "s2", "user", "Any rain today?")
+    data = coordinator.export_user(U)
+    json.dumps(data)  # plain JSON, ready for a file
+    return data
+
+
+def comparable(data: dict[str, Any]) -> dict[str, Any]:
+    d = copy.deepcopy(data)
+    d.pop("exported_at")
+    for key in ("episodic", "semantic", "procedural"):
+        d[key] = sorted(d[key], key=lambda r: r["id"])
+    return d
+
+
+def test_export_holds_every_type(exported: dict[str, Any]) -> None:
+    assert exported["format"] == "coala-memory-export" and exported["user_id"] == U
+    assert len(exported["episodic"]) == 3
+    assert [f["fact"] for f in exported["semantic"]] == ["The Isar river runs through Munich."]
+    (proc,) = exported["procedural"]
+    assert (proc["executions"], proc["successes"], proc["failures"]) == (3, 2, 1)
+    assert {s: [m["content"] for m in msgs] for s, msgs in exported["short_term"].items()} == {
+        "s1": ["Plan a 10 km route", "Along the Isar?"],
+        "s2": ["Any rain today?"],
+    }
+    records = [*exported["episodic"], *exported["semantic"], *exported["procedural"]]
+    assert all("embedding" not in r for r in records)  # vectors are recomputed on import
+
+
+def test_round_trip_restores_everything(
+    coordinator: MemoryCoordinator, exported: dict[str, Any]
+) -> None:
+    coordinator.clear_user_memories(U)
+    assert coordinator.list_memories(U, "episodic") == ([], 0)
+
+    counts = coordinator.import_user(json.dumps(exported))
+    assert counts == {"episodic": 3, "semantic": 1, "procedural": 1, "short_term": 3}
+    assert comparable(coordinator.export_user(U)) == comparable(exported)
+
+    # Recall works on the imported memories: vectors and indexes are rebuilt.
+    hits = coordinator.search(U, "Which city do I live in now?")
+    assert hits[0].text == "I moved to Munich"
+    assert "I live in Berlin" not in [h.text for h in hits]  # still superseded
+    ctx = coordinator.retrieve_all_context(U, "s1", "Where can I run near home?")
+    assert ctx.procedural is not None and ctx.procedural.executions == 3
+    assert [m.content for m in ctx.short_term] == ["Plan a 10 km route", "Along the Isar?"]
+    assert coordinator.list_memories(U, "episodic", pinned=True)[1] == 1
+
+
+def test_import_is_idempotent_in_merge_mode(
+    coordinator: MemoryCoordinator, exported: dict[str, Any]
+) -> None:
+    coordinator.import_user(exported)
+    coordinator.import_user(exported)
+    assert coordinator.list_memories(U, "episodic")[1] == 3
+    assert coordinator.list_memories(U, "procedural")[1] == 1
+    assert len(coordinator.recent_messages(U, "s1")) == 2
+    assert comparable(coordinator.export_user(U)) == comparable(exported)
+
+
+def test_replace_mode_drops_what_was_added_since(
+    coordinator: MemoryCoordinator, exported: dict[str, Any]
+) -> None:
+    later = coordinator.add_episodic(U, "I bought new running shoes")
+    coordinator.import_user(exported, mode="replace")
+    assert later.id not in {r["id"] for r in coordinator.list_memories(U, "episodic")[0]}
+    assert comparable(coordinator.export_user(U)) == comparable(exported)
+
+
+def test_import_under_another_user_copies_without_taking(
+    coordinator: MemoryCoordinator, exported: dict[str, Any]
+) -> None:
+    counts = coordinator.import_user(exported, user_id=V)
+    assert counts["episodic"] == 3
+    texts = sorted(r["text"] for r in coordinator.list_memories(V, "episodic")[0])
+    assert texts == ["I live in Berlin", "I moved to Munich", "Never suggest running before 6 am"]
+    assert len(coordinator.recent_messages(V, "s1")) == 2
+    # The original owner keeps every memory.
+    assert comparable(coordinator.export_user(U)) == comparable(exported)
+
+
+def bad_files(good: dict[str, Any]) -> list[tuple[str, Any]]:
+    def changed(path: tuple, value: Any) -> dict[str, Any]:
+        d = copy.deepcopy(good)
+        target = d
+        for p in path[:-1]:
+            target = target[p]
+        target[path[-1]] = value
+        return d
+
+    return [
+        ("not JSON", "{this is not json"),
+        ("empty file", ""),
+        ("a JSON list", "[1, 2, 3]"),
+        ("wrong format", {**good, "format": "something-else"}),
+        ("future version", {**good, "version": 99}),
+        ("empty memory text", changed(("episodic", 1, "description"), "   ")),
+        ("over-long memory text", changed(("episodic", 0, "description"), "x" * 5000)),
+        ("unknown event type", changed(("episodic", 2, "event_type"), "dream")),
+        ("metadata not an object", changed(("episodic", 0, "metadata"), [1, 2])),
+        ("id with a colon", changed(("episodic", 0, "id"), "ns:episodic:x")),
+        ("bad message role", changed(("short_term", "s1", 0, "role"), "narrator")),
+        ("empty fact", changed(("semantic", 0, "fact"), "")),
+        ("bad importance", changed(("episodic", 0, "importance"), 7)),
+        ("missing user", {k: v for k, v in good.items() if k != "user_id"}),
+        ("empty user id", {**good, "user_id": ""}),
+    ]
+
+
+def test_a_bad_file_changes_nothing(
+    coordinator: MemoryCoordinator, exported: dict[str, Any], snapshot
+) -> None:
+    coordinator.clear_user_memories(U)
+    coordinator.add_episodic(U, "Something current")
+    before = snapshot()
+    accepted = []
+    for name, data in bad_files(exported):
+        payload = data if isinstance(data, str) else json.dumps(data)
+        try:
+            coordinator.import_user(payload)
+            accepted.append(name)
+        except ImportFileError as e:
+            assert "nothing" in str(e), name  # the message says nothing was imported
+        except InvalidInputError as e:  # e.g. the file names no user: say which is needed
+            assert "user id" in str(e), name
+        assert snapshot() == before, name
+    assert not accepted, accepted
+    assert [r["text"] for r in coordinator.list_memories(U, "episodic")[0]] == ["Something current"]
+
+
+def test_expired_memories_are_not_imported(
+    coordinator: MemoryCoordinator, exported: dict[str, Any]
+) -> None:
+    data = copy.deepcopy(exported)
+    data["episodic"][0]["expires_at"] = now_ms() - 1000
+    counts = coordinator.import_user(data, user_id=V)
+    assert counts["episodic"] == 2
+
+
+def test_bad_mode_is_refused(coordinator: MemoryCoordinator, exported: dict[str, Any]) -> None:
+    with pytest.raises(InvalidInputError, match="merge"):
+        coordinator.import_user(exported, mode="overwrite")  # type: ignore[arg-type]
