@@ -39,7 +39,9 @@ def test_add_get_list(coordinator: MemoryCoordinator) -> None:
     assert got["importance"] == 0.9
     assert got["pinned"] is False and got["superseded_by"] is None
 
-    coordinator.add_episodic(U, "I want to run a marathon in October", event_type="goal")
+    coordinator.add_episodic(
+        U, "I want to run a marathon in October", event_type="goal", timestamp_ms=mem.timestamp + 1
+    )
     rows, total = coordinator.list_memories(U, "episodic")
     assert total == 2
     assert [r["text"] for r in rows] == [

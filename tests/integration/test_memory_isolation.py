@@ -29,6 +29,7 @@ USERS = [
     "user_id",
     "Alice",
     "alice",
+    "a ",  # accepted by check_id, so a distinct user
 ]
 
 
