@@ -36,7 +36,7 @@ from memory.models import (
     check_text,
     now_ms,
 )
-from memory.procedural import SIMILAR_MIN, ProceduralStore
+from memory.procedural import SIMILAR_MIN, ProceduralStore, check_run
 from memory.prompt_block import render_prompt_block
 from memory.recall import RecallWeights, fuse, run_requests
 from memory.records import bytes_vector
@@ -185,6 +185,7 @@ class MemoryCoordinator:
         if need_vector:
             t = time.perf_counter()
             qvec, source = self.embedder.embed_query(query)
+            self._note_query(user_id, query)
             timings["embed"] = _ms(t)
             self.metrics_recorder.record(
                 "embedding", "embed_query", timings["embed"], hit=source != "model"
@@ -292,6 +293,27 @@ class MemoryCoordinator:
             return None
         return self.procedural.suggestion(self.procedural.from_row(rows[0]), similarity, "similar")
 
+    def _note_query(self, user_id: str, query: str) -> None:
+        """Remember (off the answer path) that this user's text sits in the embedding cache,
+        so a purge of the user can drop it."""
+
+        def note() -> None:
+            key = self.keys.user_queries(user_id)
+            try:
+                pipe = self._r.pipeline(transaction=False)
+                pipe.sadd(key, query)
+                if self.settings.embedding_cache_ttl_s:
+                    pipe.expire(key, self.settings.embedding_cache_ttl_s)
+                pipe.execute()
+            except redis.RedisError as e:
+                log.warning("Could not note a cached query: %s", e)
+
+        self._background.submit(note)
+
+    def _drain_background(self) -> None:
+        """Wait for queued background writes (single worker: a no-op task runs after them)."""
+        self._background.submit(lambda: None).result()
+
     def _touch_quietly(self, ids: list[str]) -> None:
         try:
             self.episodic.touch(ids)
@@ -325,6 +347,7 @@ class MemoryCoordinator:
             weights = RecallWeights(**{**weights.__dict__, "min_score": float(min_score)})
         t = time.perf_counter()
         qvec, _ = self.embedder.embed_query(query)
+        self._note_query(user_id, query)
         if mtype is MemoryType.EPISODIC:
             req = self.episodic.hybrid_request(
                 user_id,
@@ -504,6 +527,11 @@ class MemoryCoordinator:
             ShortTermStore.build("user", user_message),
             ShortTermStore.build("assistant", assistant_response),
         ]
+        check_id(user_id)
+        check_id(session_id, "session id")
+        score = 1.0 if success_score is None else success_score
+        if tools_used:  # validate the procedural part too, before anything is written
+            check_run(msgs[0].content, tools_used, score)
         result: dict[str, Any] = {
             "short_term": [m.id for m in msgs],
             "episodic": None,
@@ -529,7 +557,6 @@ class MemoryCoordinator:
             result["episodic"] = mem.id
         pipe.execute()
         if tools_used:
-            score = 1.0 if success_score is None else float(success_score)
             pattern = self.procedural.record(
                 user_id, msgs[0].content, tools_used, score, execution_time_ms, qvec
             )
@@ -748,8 +775,9 @@ class MemoryCoordinator:
         """Remove everything derived from this user: episodic memories, facts they added,
         procedural patterns, every session, and the cached embeddings of their texts."""
         check_id(user_id)
+        self._drain_background()
         ep_ids = self.episodic.ids_for_user(user_id)
-        texts = []
+        texts = [q.decode() for q in self._r.smembers(self.keys.user_queries(user_id))]
         if ep_ids:
             pipe = self._r.pipeline(transaction=False)
             for mid in ep_ids:
@@ -776,7 +804,7 @@ class MemoryCoordinator:
             pipe.delete(k)
         for s in sessions:
             self.short_term.clear(pipe, user_id, s)
-        pipe.delete(self.keys.user_sessions(user_id))
+        pipe.delete(self.keys.user_sessions(user_id), self.keys.user_queries(user_id))
         pipe.srem(self.keys.users, user_id)
         pipe.execute()
         self.embedder.forget(list(set(texts)))

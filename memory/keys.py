@@ -65,6 +65,10 @@ class Keys:
         """Set of session ids a user has written to (for listing and purging)."""
         return f"{self.ns}:user_sessions:{digest(user_id)}"
 
+    def user_queries(self, user_id: str) -> str:
+        """Set of query texts a user searched with (their cached embeddings go on a purge)."""
+        return f"{self.ns}:user_queries:{digest(user_id)}"
+
     @property
     def users(self) -> str:
         """Set of all user ids that have memories (for pickers and stats)."""

@@ -79,6 +79,16 @@ def confidence(score_sum: float, executions: int) -> float:
     return (score_sum + 1.0) / (executions + 2.0)
 
 
+def check_run(query: str, tools: list[str], success_score: float) -> str:
+    """Validate one execution before anything is written; returns the cleaned query."""
+    query = check_text(query, "Query")
+    if not tools or not all(isinstance(t, str) and t.strip() for t in tools):
+        raise InvalidInputError("A tool sequence needs at least one tool name.")
+    if not isinstance(success_score, int | float) or not 0 <= success_score <= 1:
+        raise InvalidInputError("The success score must be between 0 and 1.")
+    return query
+
+
 def sequence_key(tools: list[str]) -> str:
     return " > ".join(tools)
 
@@ -107,11 +117,7 @@ class ProceduralStore:
     ) -> ProceduralPattern:
         """Add one execution of `tools` for `query`; atomic under concurrent writers."""
         check_id(user_id)
-        query = check_text(query, "Query")
-        if not tools or not all(isinstance(t, str) and t for t in tools):
-            raise InvalidInputError("A tool sequence needs at least one tool name.")
-        if not 0 <= success_score <= 1:
-            raise InvalidInputError("The success score must be between 0 and 1.")
+        query = check_run(query, tools, success_score)
         normalized = normalize_query(query)
         key = self.key(user_id, normalized)
         now = now_ms()

@@ -52,20 +52,22 @@ def render_prompt_block(ctx: MemoryContext, budget_tokens: int) -> tuple[str, in
             )
         )
     out: list[str] = []
-    used = 0
     section = None
     dropped = 0
+    # Room for the "left out" note, so the whole block stays within the budget.
+    reserve = estimate_tokens(_left_out(len(lines)))
     for sec, line in lines:
-        cost = estimate_tokens(line) + (estimate_tokens(sec) + 1 if sec != section else 0)
-        if used + cost > budget_tokens:
+        trial = out + ([f"{sec}:"] if sec != section else []) + [line]
+        if estimate_tokens("\n".join(trial)) + reserve > budget_tokens:
             dropped += 1
             continue
-        if sec != section:
-            out.append(f"{sec}:")
-            section = sec
-        out.append(line)
-        used += cost
-    if dropped:
-        out.append(f"({dropped} more recalled item(s) left out to fit the memory budget)")
+        out = trial
+        section = sec
+    if dropped and estimate_tokens("\n".join([*out, _left_out(dropped)])) <= budget_tokens:
+        out.append(_left_out(dropped))
     text = "\n".join(out)
     return text, estimate_tokens(text)
+
+
+def _left_out(n: int) -> str:
+    return f"({n} more recalled item(s) left out to fit the memory budget)"
