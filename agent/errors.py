@@ -6,6 +6,7 @@
     │   ├── ModelNotFoundError       the model is not pulled
     │   ├── LLMTimeoutError          no answer within OLLAMA_TIMEOUT_S
     │   └── LLMResponseError         Ollama answered with an error
+    │       └── ToolsNotSupportedError  the model cannot call tools
     ├── ToolError                    a tool could not run (returned to the model, never raised
     │   │                            out of a turn)
     │   ├── UnknownToolError         the model asked for a tool that does not exist
@@ -40,6 +41,10 @@ class LLMTimeoutError(LLMError, TimeoutError):
 
 class LLMResponseError(LLMError):
     """Ollama answered with an error."""
+
+
+class ToolsNotSupportedError(LLMResponseError):
+    """The model does not support tool calling (Ollama answers 400)."""
 
 
 class ToolError(AgentError):

@@ -27,6 +27,7 @@ from agent.errors import (
     LLMTimeoutError,
     LLMUnavailableError,
     ModelNotFoundError,
+    ToolsNotSupportedError,
 )
 from agent.types import LLMStatus
 
@@ -224,6 +225,11 @@ class _Translate:
             text = str(exc.error)
             if exc.status_code == 404 and self.model and "not found" in text.lower():
                 raise ModelNotFoundError(pull_hint(self.model)) from exc
+            if "does not support tools" in text.lower():
+                raise ToolsNotSupportedError(
+                    f"Model {self.model!r} cannot call tools; pick a tool-capable model "
+                    "such as qwen2.5:7b or llama3.1:8b."
+                ) from exc
             raise LLMResponseError(
                 f"Ollama answered with an error ({exc.status_code}): {text}"
             ) from exc

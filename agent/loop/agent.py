@@ -26,7 +26,7 @@ from ulid import ULID
 
 from agent.background import BackgroundExtractor
 from agent.config import AgentSettings
-from agent.errors import LLMError
+from agent.errors import LLMError, ToolsNotSupportedError
 from agent.extraction import LLMExtractor, extract_triggers, talks_about_user
 from agent.learning import LearningTracker, success_score, tool_sequence
 from agent.llm import LLM, OllamaLLM
@@ -59,6 +59,11 @@ CAP_NOTE = (
     "and say briefly if something could not be looked up."
 )
 EMPTY_REPLY = "(The model returned an empty answer.)"
+NO_TOOLS_NOTE = (
+    "This model cannot call tools, so no live data can be looked up in this conversation. "
+    "Answer from the remembered data; for numbers about workouts, heart rate, sleep or weight, "
+    "say that they need a tool-capable model (for example qwen2.5:7b)."
+)
 
 
 def _ms(t0: float) -> float:
@@ -98,6 +103,7 @@ class ChatAgent:
             LLMExtractor(self.llm), self.writer, log_size=self.config.extraction_log_size
         )
         self._status: dict[str, LLMStatus] = {}
+        self._no_tools: set[str] = set()  # models that answered "does not support tools"
         self._status_lock = threading.Lock()
 
     @property
@@ -352,6 +358,9 @@ class ChatAgent:
             {"role": "user", "content": message},
         ]
         schemas = self.registry.schemas()
+        use_tools = bool(schemas) and model not in self._no_tools
+        if not use_tools and schemas:
+            messages.insert(1, {"role": "system", "content": NO_TOOLS_NOTE})
         options = {"temperature": self.config.temperature}
         parts: list[str] = []
         cap = self.config.max_tool_iterations
@@ -361,14 +370,36 @@ class ChatAgent:
                 messages.append({"role": "system", "content": CAP_NOTE})
             content = ""
             calls = []
-            for chunk in self.llm.stream_chat(
-                model, messages, tools=None if final_round else schemas, options=options
-            ):
-                if chunk.content:
-                    content += chunk.content
-                    yield TurnEvent(kind="token", text=chunk.content)
-                if chunk.done:
-                    calls = chunk.tool_calls
+            try:
+                for chunk in self.llm.stream_chat(
+                    model,
+                    messages,
+                    tools=schemas if use_tools and not final_round else None,
+                    options=options,
+                ):
+                    if chunk.content:
+                        content += chunk.content
+                        yield TurnEvent(kind="token", text=chunk.content)
+                    if chunk.done:
+                        calls = chunk.tool_calls
+            except ToolsNotSupportedError:
+                if not use_tools or content:
+                    raise
+                # A model without tool support (e.g. gemma): answer from memory alone.
+                log.info("model %s does not support tools; answering without them", model)
+                self._no_tools.add(model)
+                use_tools = False
+                messages.insert(1, {"role": "system", "content": NO_TOOLS_NOTE})
+                yield TurnEvent(
+                    kind="status",
+                    text=f"{model} cannot call tools: answering from memory only",
+                    data={"stage": "answer", "tools": False},
+                )
+                for chunk in self.llm.stream_chat(model, messages, tools=None, options=options):
+                    if chunk.content:
+                        content += chunk.content
+                        yield TurnEvent(kind="token", text=chunk.content)
+                calls = []
             if content:
                 parts.append(content)
             if not calls or final_round:

@@ -156,8 +156,11 @@ class FakeOllama:
         chat_default: Responder = echo_responder,
         structured_default: Responder = empty_extraction_responder,
         chunk_words: int = 1,
+        no_tools_models: list[str] | None = None,
     ) -> None:
         self.models: list[str] = list(models if models is not None else [DEFAULT_MODEL])
+        #: Models that answer 400 "does not support tools" to a request with tools.
+        self.no_tools_models: list[str] = list(no_tools_models or [])
         self.embed_dims = embed_dims
         self.chat_default = chat_default
         self.structured_default = structured_default
@@ -440,6 +443,10 @@ def _make_handler(fake: FakeOllama) -> type[BaseHTTPRequestHandler]:
                 return self._error(400, "model is required")
             if model not in fake.models:
                 return self._error(404, _not_found(model))
+            if model in fake.no_tools_models and req.body.get("tools"):
+                return self._error(
+                    400, f"registry.ollama.ai/library/{model} does not support tools"
+                )
             scripted = fake._next_chat(req)
             if scripted.hold is not None:
                 scripted.hold.wait()

@@ -403,3 +403,20 @@ def test_llm_extraction_does_not_repeat_what_a_trigger_stored_from_the_same_mess
         "I prefer morning workouts",
         "My goal is to weigh 75 kg by June",
     ]
+
+
+def test_a_model_without_tool_support_still_answers_from_memory(
+    agent_factory: Factory, fake_coordinator: FakeCoordinator, fake_ollama: FakeOllama
+) -> None:
+    fake_ollama.models.append("gemma2:2b")
+    fake_ollama.no_tools_models.append("gemma2:2b")
+    fake_coordinator.add_episodic("alice", "I prefer yoga in the morning")
+    agent = agent_factory(fake_coordinator, fake_ollama.url)
+    events = list(agent.run_turn("alice", "s1", "When do I like yoga?", model="gemma2:2b"))
+    result: TurnResult = events[-1].data["result"]
+    assert result.mode == "llm" and result.model == "gemma2:2b"
+    assert "I prefer yoga in the morning" in result.reply
+    assert any("cannot call tools" in e.text for e in events if e.kind == "status")
+    # The next turn does not offer tools to that model again.
+    agent.chat("alice", "s1", "And on weekends?", model="gemma2:2b")
+    assert not fake_ollama.chat_requests()[-1].body.get("tools")
