@@ -171,9 +171,10 @@ def test_prompt_block_respects_the_budget_and_says_what_was_left_out(budget: int
 
 
 def test_prompt_block_keeps_the_best_memories_first() -> None:
-    text, _ = render_prompt_block(context(n_episodic=6), 40)
-    assert "number 0" in text
-    assert "number 5" not in text
+    text, _ = render_prompt_block(context(n_episodic=6), 80)
+    assert "number 0" in text and "number 1" in text
+    assert "number 4" not in text and "number 5" not in text
+    assert text.index("number 0") < text.index("number 1")
 
 
 def test_empty_context_gives_an_empty_block() -> None:
