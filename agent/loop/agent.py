@@ -245,13 +245,16 @@ class ChatAgent:
         # 5. answer
         t = time.perf_counter()
         records: list[ToolCallRecord] = []
+        parts: list[str] = []  # the model's text so far (kept if it fails mid-answer)
         hit_cap = llm_failed = False
         reply = ""
         if mode == "llm":
             yield TurnEvent(kind="status", text="Thinking…", data={"stage": "answer"})
             tctx = ToolContext(user_id=user_id, session_id=session_id)
             try:
-                reply, hit_cap = yield from self._answer(model, message, ctx, block, records, tctx)
+                reply, hit_cap = yield from self._answer(
+                    model, message, ctx, block, records, parts, tctx
+                )
             except LLMError as e:
                 llm_failed = True
                 errors.append(str(e))
@@ -268,14 +271,20 @@ class ChatAgent:
         if mode == "memory-only":
             reason = errors[-1] if llm_failed else st.message
             offline = not st.reachable or llm_failed
-            reply = _memory_only_reply(reason, ctx, stored, partial=reply, offline=offline)
-            yield TurnEvent(kind="token", text=reply)
+            text = _memory_only_reply(reason, ctx, stored, offline=offline)
+            partial = "".join(parts)
+            # The reply is exactly what was streamed: any partial answer, then the notice.
+            if partial.strip():
+                text = "\n\n" + text
+            yield TurnEvent(kind="token", text=text)
+            reply = partial + text if partial.strip() else text
         timings["answer"] = _ms(t)
 
         # 6. learn and store the exchange
         t = time.perf_counter()
-        tools_used = tool_sequence(records)
-        score = success_score(records, hit_cap=hit_cap, llm_error=llm_failed)
+        # A model failure says nothing about the tools: then nothing is learned.
+        tools_used = [] if llm_failed else tool_sequence(records)
+        score = None if llm_failed else success_score(records, hit_cap=hit_cap)
         try:
             self.coordinator.store_interaction(
                 user_id,
@@ -342,6 +351,7 @@ class ChatAgent:
         ctx: MemoryContext,
         block: MemoryBlock,
         records: list[ToolCallRecord],
+        parts: list[str],
         tctx: ToolContext,
     ) -> Generator[TurnEvent, None, tuple[str, bool]]:
         """Stream the model's answer, running tools. Returns (reply, hit_cap) via StopIteration."""
@@ -362,7 +372,6 @@ class ChatAgent:
         if not use_tools and schemas:
             messages.insert(1, {"role": "system", "content": NO_TOOLS_NOTE})
         options = {"temperature": self.config.temperature}
-        parts: list[str] = []
         cap = self.config.max_tool_iterations
         for round_no in range(cap + 1):
             final_round = round_no == cap
@@ -379,6 +388,7 @@ class ChatAgent:
                 ):
                     if chunk.content:
                         content += chunk.content
+                        parts.append(chunk.content)
                         yield TurnEvent(kind="token", text=chunk.content)
                     if chunk.done:
                         calls = chunk.tool_calls
@@ -398,10 +408,9 @@ class ChatAgent:
                 for chunk in self.llm.stream_chat(model, messages, tools=None, options=options):
                     if chunk.content:
                         content += chunk.content
+                        parts.append(chunk.content)
                         yield TurnEvent(kind="token", text=chunk.content)
                 calls = []
-            if content:
-                parts.append(content)
             if not calls or final_round:
                 break
             messages.append(
@@ -488,7 +497,6 @@ def _memory_only_reply(
     ctx: MemoryContext,
     stored: list[StoredMemory],
     *,
-    partial: str = "",
     offline: bool = True,
 ) -> str:
     state = "offline" if offline else "not available"
@@ -496,8 +504,6 @@ def _memory_only_reply(
         f"The language model is {state}, so this is a memory-only reply (no AI answer).",
         reason,
     ]
-    if partial:
-        lines += ["", "Partial answer before the model failed:", partial]
     lines.append("")
     if stored:
         lines.append("I saved your message and remembered:")

@@ -420,3 +420,19 @@ def test_a_model_without_tool_support_still_answers_from_memory(
     # The next turn does not offer tools to that model again.
     agent.chat("alice", "s1", "And on weekends?", model="gemma2:2b")
     assert not fake_ollama.chat_requests()[-1].body.get("tools")
+
+
+def test_a_model_dying_mid_answer_keeps_the_partial_text_and_learns_nothing(
+    agent_factory: Factory, fake_coordinator: FakeCoordinator, fake_ollama: FakeOllama
+) -> None:
+    fake_ollama.queue_tool_calls([("aggregate_metrics", {"metric": "steps"})])
+    fake_ollama.queue_error(500, "model runner crashed")
+    events = list(
+        agent_factory(fake_coordinator, fake_ollama.url).run_turn("alice", "s1", "Steps?")
+    )
+    result: TurnResult = events[-1].data["result"]
+    assert result.mode == "memory-only" and "model runner crashed" in result.reply
+    assert result.reply == "".join(e.text for e in events if e.kind == "token")
+    assert len(result.tools) == 1 and result.success_score is None
+    assert fake_coordinator.interactions[-1]["tools_used"] is None
+    assert fake_coordinator.procedures == {}
