@@ -25,6 +25,11 @@ SUGGESTIONS = (
 )
 
 
+def hard_breaks(text: str) -> str:
+    """Keep the model's single line breaks (Markdown would join the lines)."""
+    return text.replace("\n", "  \n")
+
+
 def details_key(reply: str) -> str:
     """Details are kept per answer text: the history (from Redis) can be matched to them."""
     return "reply:" + hashlib.sha1(reply.strip().encode()).hexdigest()[:16]
@@ -59,7 +64,7 @@ def history(ctx: PageContext) -> int:
         if m.role not in ("user", "assistant"):
             continue
         with st.chat_message(m.role):
-            st.markdown(m.content)
+            st.markdown(hard_breaks(m.content))
             if m.role == "assistant":
                 d = details.get(str(m.metadata.get("turn_id", ""))) or details.get(
                     details_key(m.content)
@@ -118,7 +123,7 @@ def run_turn(ctx: PageContext, prompt: str) -> None:
             for ev in events:
                 if ev.kind == "token":
                     got["streamed"] = True
-                    yield ev.text
+                    yield hard_breaks(ev.text)
                 elif ev.kind == "status":
                     box.update(label=ev.text or "Working…", state="running")
                 elif ev.kind == "recall":
@@ -146,7 +151,7 @@ def run_turn(ctx: PageContext, prompt: str) -> None:
             box.update(label="The turn ended without a result", state="error")
             return
         if not got.get("streamed") and result.reply:
-            st.markdown(result.reply)
+            st.markdown(hard_breaks(result.reply))
         rec = result.recalled
         n = len(rec.episodic) + len(rec.semantic) + (1 if rec.procedural else 0)
         label = f"Recalled {n} memor{'y' if n == 1 else 'ies'}"

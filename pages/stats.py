@@ -8,7 +8,7 @@ import streamlit as st
 
 from ui import charts
 from ui.errors import guard
-from ui.format import fmt_duration
+from ui.format import SERIES_LABELS, fmt_duration
 from ui.layout import page_setup
 
 WINDOWS = {
@@ -67,11 +67,14 @@ m2.metric(
     help="95th percentile of the whole recall before an answer (all memory types)",
     border=True,
 )
-hits, misses = (int(hr["hits"].sum()), int(hr["misses"].sum())) if not hr.empty else (0, 0)
+# the whole recall ("all" types) when answers were given, else every recall/search
+overall = hr[hr["type"] == "all"] if (not hr.empty and (hr["type"] == "all").any()) else hr
+hits, misses = (int(overall["hits"].sum()), int(overall["misses"].sum())) if len(hr) else (0, 0)
 m3.metric(
     "Recall hit rate",
     f"{hits / (hits + misses):.0%}" if hits + misses else "–",
-    help="Recalls that found at least one memory above the relevance threshold",
+    help="Recalls before an answer that found at least one memory above the relevance "
+    "threshold",
     border=True,
 )
 m4.metric(
@@ -89,16 +92,25 @@ if df.empty:
         icon="📈",
     )
 else:
-    all_series = sorted(df["series"].unique())
-    chosen = st.multiselect(
-        "Operations",
-        all_series,
-        default=all_series,
-        key="stats_series",
-        placeholder="All operations",
+    f1, f2 = st.columns([3, 2], vertical_alignment="bottom")
+    type_options = sorted(df["type"].map(lambda t: SERIES_LABELS.get(t, t)).unique())
+    types = f1.multiselect(
+        "Memory types", type_options, key="stats_types", placeholder="All memory types"
     )
-    st.plotly_chart(charts.latency_over_time(df, chosen or None), key="chart_latency_time")
-    table = charts.latency_table(df)
+    group = f2.radio(
+        "Operations",
+        list(charts.OP_GROUPS),
+        horizontal=True,
+        key="stats_ops",
+        help="Recall path: what runs before every answer (embedding the message, recall "
+        "per type, the whole recall). Writes: adding and recording memories.",
+    )
+    shown = charts.filter_samples(df, types, group)
+    if shown.empty:
+        st.info("No measurements for this choice of types and operations.", icon="🔎")
+    else:
+        st.plotly_chart(charts.latency_over_time(shown), key="chart_latency_time")
+    table = charts.latency_table(shown if not shown.empty else df)
     a, b = st.columns(2)
     a.plotly_chart(charts.latency_bars(table), key="chart_latency_bars")
     if hr.empty:

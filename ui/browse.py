@@ -94,7 +94,8 @@ def _bulk_actions(ctx: PageContext, mtype: str, table_key: str, selected: list[d
             "This cannot be undone.",
             icon="🗑️",
         )
-        c1, c2, _ = st.columns([2, 1, 5])
+        row = st.container(horizontal=True)
+        c1 = c2 = row
         c1.button(
             "Yes, delete",
             key=f"yes_delete_{mtype}",
@@ -112,7 +113,8 @@ def _bulk_actions(ctx: PageContext, mtype: str, table_key: str, selected: list[d
     if not ids:
         st.caption("Select rows (tick the box at the left of a row) to edit, pin or delete them.")
         return
-    c1, c2, c3, _ = st.columns([2, 2, 2, 4])
+    row = st.container(horizontal=True)
+    c1 = c2 = c3 = row
     c1.button(
         f"Delete {len(ids)} selected",
         key=f"delete_sel_{mtype}",

@@ -24,9 +24,18 @@ HEIGHT = 320
 
 
 def _style(fig: go.Figure, *, height: int = HEIGHT, legend: bool = True) -> go.Figure:
+    """Shared look: title top-left, legend in one row under it, small margins."""
     fig.update_layout(
         height=height,
-        margin={"l": 8, "r": 8, "t": 36, "b": 8},
+        margin={"l": 8, "r": 8, "t": 84 if legend else 48, "b": 8},
+        title={
+            "x": 0,
+            "xanchor": "left",
+            "y": 0.985,
+            "yanchor": "top",
+            "yref": "container",
+            "font": {"size": 16},
+        },
         legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0, "title": None},
         showlegend=legend,
         hoverlabel={"namelength": -1},
@@ -60,7 +69,8 @@ def bucket_for(df: pd.DataFrame) -> str:
     if df.empty:
         return "1min"
     span_s = (df["when"].max() - df["when"].min()).total_seconds()
-    for seconds, rule in ((120, "5s"), (1800, "1min"), (3 * 3600, "5min"), (86400, "30min")):
+    steps = ((30, "1s"), (120, "5s"), (1800, "1min"), (3 * 3600, "5min"), (86400, "30min"))
+    for seconds, rule in steps:
         if span_s <= seconds:
             return rule
     return "3h" if span_s <= 7 * 86400 else "1D"
@@ -85,33 +95,73 @@ def latency_table(df: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def latency_over_time(df: pd.DataFrame, ops: list[str] | None = None) -> go.Figure:
-    """p50 (solid) and p95 (dotted) per type · operation, bucketed over time."""
-    if ops:
-        df = df[df["series"].isin(ops)]
+RECALL_OPS = {"recall", "search", "retrieve_all_context", "embed_query"}
+OP_GROUPS = {
+    "Recall path": lambda op: op in RECALL_OPS,
+    "Writes": lambda op: op not in RECALL_OPS,
+    "All": lambda op: True,
+}
+
+
+def filter_samples(df: pd.DataFrame, types: list[str] | None, group: str) -> pd.DataFrame:
+    """Samples of the chosen memory types (labels) and operation group."""
+    if df.empty:
+        return df
+    keep = df["op"].map(OP_GROUPS.get(group, OP_GROUPS["All"]))
+    if types:
+        keep &= df["type"].map(lambda t: SERIES_LABELS.get(t, t)).isin(types)
+    return df[keep]
+
+
+def latency_over_time(df: pd.DataFrame) -> go.Figure:
+    """p50 (solid, in the legend) and p95 (dotted, same colour) per type · operation."""
     rule = bucket_for(df)
     g = df.set_index("when").groupby("series")["ms"].resample(rule)
     pts = pd.concat({"p50": g.quantile(0.5), "p95": g.quantile(0.95)}, axis=1).dropna()
-    pts = pts.reset_index().melt(
-        id_vars=["series", "when"],
-        value_vars=["p50", "p95"],
-        var_name="percentile",
-        value_name="ms",
-    )
-    fig = px.line(
-        pts,
-        x="when",
-        y="ms",
-        color="series",
-        line_dash="percentile",
-        markers=True,
-        color_discrete_map={s: _color_for(s) for s in pts["series"].unique()},
-        line_dash_map={"p50": "solid", "p95": "dot"},
-        labels={"when": "", "ms": "latency (ms)", "series": ""},
-        title=f"Latency p50 / p95 over time ({rule} buckets)",
+    pts = pts.reset_index()
+    fig = go.Figure()
+    for series, part in pts.groupby("series", sort=True):
+        color = _color_for(str(series))
+        dash = _dash_for(str(series))
+        for pct, width, line_dash, show in (("p50", 2.2, dash, True), ("p95", 1.4, "dot", False)):
+            fig.add_trace(
+                go.Scatter(
+                    x=part["when"],
+                    y=part[pct],
+                    name=str(series),
+                    legendgroup=str(series),
+                    showlegend=show,
+                    mode="lines+markers",
+                    line={"color": color, "width": width, "dash": line_dash},
+                    marker={"size": 5 if show else 3},
+                    hovertemplate=f"{series} {pct}: %{{y:.1f}} ms<extra></extra>",
+                )
+            )
+    fig.update_layout(
+        title=f"Latency over time: p50 (solid) and p95 (dotted), {rule} buckets",
+        yaxis_title="ms",
     )
     fig.update_yaxes(rangemode="tozero")
-    return _style(fig, height=380)
+    fig.update_xaxes(tickformat="%H:%M:%S\n%b %d")
+    _style(fig, height=400)
+    fig.update_layout(
+        legend={"orientation": "v", "x": 1.01, "xanchor": "left", "y": 1, "yanchor": "top"},
+        margin={"t": 48, "r": 8},
+    )
+    return fig
+
+
+def _dash_for(series: str) -> str:
+    """Operations of one memory type share a colour; tell them apart by dash."""
+    op = series.split(" · ", 1)[-1]
+    return {
+        "search": "dash",
+        "add": "dashdot",
+        "record": "dashdot",
+        "add_many": "longdash",
+        "store_interaction": "dashdot",
+        "embed_query": "solid",
+    }.get(op, "solid")
 
 
 def latency_bars(table: pd.DataFrame) -> go.Figure:
@@ -128,13 +178,16 @@ def latency_bars(table: pd.DataFrame) -> go.Figure:
         color="percentile",
         barmode="group",
         orientation="h",
-        text_auto=".1f",
         color_discrete_map={"p50 (ms)": "#4C78A8", "p95 (ms)": "#F28E2B"},
         labels={"series": "", "ms": "ms", "percentile": ""},
-        title="p50 / p95 per memory type and operation",
+        title="p50 and p95 per memory type and operation",
+    )
+    fig.update_traces(
+        texttemplate="%{x:.1f}", textposition="outside", cliponaxis=False, textfont_size=11
     )
     fig.update_yaxes(categoryorder="category descending")
-    return _style(fig, height=max(HEIGHT, 60 + 44 * long["series"].nunique()))
+    fig.update_xaxes(rangemode="tozero")
+    return _style(fig, height=max(HEIGHT, 110 + 46 * long["series"].nunique()))
 
 
 # --- hit rates ---------------------------------------------------------------------------
@@ -144,7 +197,7 @@ def hit_rate_frame(df: pd.DataFrame) -> pd.DataFrame:
     """Recall hit rate per memory type from samples that recorded a hit or a miss."""
     if df.empty:
         return pd.DataFrame(columns=["type", "Type", "hits", "misses", "rate"])
-    known = df[df["hit"].notna()]
+    known = df[df["hit"].notna() & df["op"].isin(RECALL_OPS) & (df["type"] != "embedding")]
     if known.empty:
         return pd.DataFrame(columns=["type", "Type", "hits", "misses", "rate"])
     hits = known["hit"].astype(bool)
@@ -164,9 +217,10 @@ def hit_rate_figure(hr: pd.DataFrame) -> go.Figure:
         hover_data={"hits": True, "misses": True, "type": False},
         color_discrete_map=TYPE_COLORS,
         labels={"rate": "hit rate", "Type": ""},
-        title="Recall hit rate per memory type",
+        title="Recall hit rate per memory type (found ≥ 1 memory)",
     )
-    fig.update_yaxes(range=[0, 1.05], tickformat=".0%")
+    fig.update_traces(textposition="outside", cliponaxis=False)
+    fig.update_yaxes(range=[0, 1.1], tickformat=".0%")
     return _style(fig, legend=False)
 
 
@@ -221,6 +275,7 @@ def counts_figure(counts: dict[str, int]) -> go.Figure:
         labels={"Type": "", "count": "memories"},
         title="Memories per type",
     )
+    fig.update_traces(textposition="outside", cliponaxis=False)
     return _style(fig, legend=False)
 
 
@@ -233,7 +288,8 @@ def growth_frame(rows_by_type: dict[str, list[dict[str, Any]]]) -> pd.DataFrame:
         if not ts:
             continue
         when = pd.to_datetime(pd.Series(ts), unit="ms", utc=True).dt.tz_convert(None)
-        frames.append(pd.DataFrame({"when": when, "count": range(1, len(ts) + 1), "type": mtype}))
+        counts = pd.DataFrame({"when": when, "count": range(1, len(ts) + 1), "type": mtype})
+        frames.append(counts.groupby("when", as_index=False).last())  # one point per instant
     if not frames:
         return pd.DataFrame(columns=["when", "count", "type", "Type"])
     out = pd.concat(frames, ignore_index=True)
@@ -248,7 +304,6 @@ def growth_figure(gf: pd.DataFrame) -> go.Figure:
         y="count",
         color="Type",
         line_shape="hv",
-        markers=True,
         color_discrete_map={TYPE_LABELS[t]: c for t, c in TYPE_COLORS.items() if t in TYPE_LABELS},
         labels={"when": "", "count": "memories", "Type": ""},
         title="Growth over time",
@@ -300,5 +355,6 @@ def extraction_figure(ef: pd.DataFrame) -> go.Figure:
         labels={"outcome": "", "count": "jobs / memories"},
         title="Memory extraction outcomes",
     )
+    fig.update_traces(textposition="outside", cliponaxis=False)
     fig.update_yaxes(categoryorder="total ascending")
     return _style(fig, legend=False, height=max(HEIGHT, 60 + 36 * len(ef)))

@@ -93,15 +93,21 @@ def hits_frame(hits: list[dict[str, Any]]) -> pd.DataFrame:
 
 
 HIT_COLUMNS = {
-    "Memory": st.column_config.TextColumn(width="large"),
+    "Memory": st.column_config.TextColumn(width="medium"),
     "Score": st.column_config.ProgressColumn(
-        min_value=0.0, max_value=1.0, format="%.2f", help="Fused final score"
+        min_value=0.0, max_value=1.0, format="%.2f", help="Fused final score", width="small"
     ),
-    "Band": st.column_config.TextColumn(help="high ≥ 0.7 · moderate ≥ 0.4 · low"),
-    "Vector": st.column_config.NumberColumn(format="%.2f", help="Cosine similarity"),
-    "Keywords": st.column_config.NumberColumn(format="%.2f", help="BM25, normalised"),
-    "Recency": st.column_config.NumberColumn(format="%.2f", help="Decays with age"),
-    "Importance": st.column_config.NumberColumn(format="%.2f"),
+    "Band": st.column_config.TextColumn(help="high ≥ 0.7 · moderate ≥ 0.4 · low", width="small"),
+    "Vector": st.column_config.NumberColumn(
+        "Vec", format="%.2f", help="Cosine similarity of the embeddings", width=48
+    ),
+    "Keywords": st.column_config.NumberColumn(
+        "BM25", format="%.2f", help="Keyword score (BM25), normalised", width=52
+    ),
+    "Recency": st.column_config.NumberColumn(
+        "Rec", format="%.2f", help="Recency: decays with age", width=48
+    ),
+    "Importance": st.column_config.NumberColumn("Imp", format="%.2f", help="Importance", width=48),
 }
 
 

@@ -82,7 +82,7 @@ def _who(ctx: PageContext) -> None:
         help="Each user has private memories. Type a new name to add a user.",
     )
     ss["sb_session"] = ss.session_id
-    c1, c2 = st.columns([3, 2], vertical_alignment="bottom")
+    c1, c2 = st.columns([5, 1], vertical_alignment="bottom", gap="small")
     c1.selectbox(
         "Session",
         session_options,
@@ -91,7 +91,13 @@ def _who(ctx: PageContext) -> None:
         help="Short-term memory (the chat history) belongs to one session; long-term "
         "memories are shared by all sessions of the user.",
     )
-    c2.button("New chat", key="sb_new_session", icon="➕", on_click=_on_new_session)
+    c2.button(
+        "",
+        key="sb_new_session",
+        icon=":material/add_comment:",
+        help="Start a new chat session",
+        on_click=_on_new_session,
+    )
 
 
 def _on_user(coord: Any) -> None:

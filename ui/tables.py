@@ -18,6 +18,10 @@ def _tags(value: Any) -> list[str]:
     return []
 
 
+def _pin(value: Any) -> str:
+    return "📌" if _bool(value) else ""
+
+
 def _bool(value: Any) -> bool:
     if isinstance(value, str):
         return value.lower() in ("1", "true", "yes")
@@ -28,9 +32,10 @@ def episodic_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(
         [
             {
-                "📌": _bool(r.get("pinned")),
+                "📌": _pin(r.get("pinned")),
                 "Memory": r.get("text") or r.get("description") or "",
                 "Kind": EVENT_TYPE_LABELS.get(str(r.get("event_type")), r.get("event_type")),
+                "Status": "↪ replaced" if r.get("superseded_by") else "active",
                 "Tags": _tags(r.get("tags")),
                 "Importance": float(r.get("importance") or 0.0),
                 "When": to_datetime(r.get("timestamp") or r.get("created_at")),
@@ -46,6 +51,7 @@ def episodic_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
             "📌",
             "Memory",
             "Kind",
+            "Status",
             "Tags",
             "Importance",
             "When",
@@ -58,8 +64,15 @@ def episodic_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     )
 
 
+PIN_COLUMN = st.column_config.TextColumn(
+    "📌", width=36, help="Pinned: kept when memories are cleaned up"
+)
 EPISODIC_COLUMNS = {
-    "📌": st.column_config.CheckboxColumn(width="small", help="Pinned memories are kept"),
+    "📌": PIN_COLUMN,
+    "Status": st.column_config.TextColumn(
+        width="small",
+        help="Replaced memories are kept as history and hidden from recall",
+    ),
     "Memory": st.column_config.TextColumn(width="large"),
     "Tags": st.column_config.ListColumn(),
     "Importance": st.column_config.ProgressColumn(min_value=0.0, max_value=1.0, format="%.2f"),
@@ -77,7 +90,7 @@ def semantic_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(
         [
             {
-                "📌": _bool(r.get("pinned")),
+                "📌": _pin(r.get("pinned")),
                 "Fact": r.get("text") or r.get("fact") or "",
                 "Category": r.get("category") or "",
                 "Type": r.get("fact_type") or "",
@@ -93,7 +106,7 @@ def semantic_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
 
 
 SEMANTIC_COLUMNS = {
-    "📌": st.column_config.CheckboxColumn(width="small"),
+    "📌": PIN_COLUMN,
     "Fact": st.column_config.TextColumn(width="large"),
     "When": st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm"),
     "id": st.column_config.TextColumn(width="small"),
@@ -108,11 +121,11 @@ def procedural_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
             seq = [t for t in seq.replace("→", ",").split(",") if t.strip()]
         out.append(
             {
-                "📌": _bool(r.get("pinned")),
+                "📌": _pin(r.get("pinned")),
                 "Question pattern": r.get("query_pattern") or r.get("text") or "",
                 "Best tools": " → ".join(str(t).strip() for t in seq) or "(none)",
-                "Confidence": float(r.get("confidence") or 0.0),
-                "Recommended": _bool(r.get("recommended")),
+                "Confidence": round(100 * float(r.get("confidence") or 0.0)),
+                "Recommended": "✅ yes" if _bool(r.get("recommended")) else "not yet",
                 "Runs": int(r.get("executions") or 0),
                 "Successes": int(r.get("successes") or 0),
                 "Failures": int(r.get("failures") or 0),
@@ -142,10 +155,13 @@ def procedural_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
 
 
 PROCEDURAL_COLUMNS = {
-    "📌": st.column_config.CheckboxColumn(width="small"),
+    "📌": PIN_COLUMN,
     "Question pattern": st.column_config.TextColumn(width="large"),
     "Confidence": st.column_config.ProgressColumn(
-        min_value=0.0, max_value=1.0, format="percent", help="Grows with successful runs"
+        min_value=0, max_value=100, format="%d%%", help="Grows with successful runs"
+    ),
+    "Recommended": st.column_config.TextColumn(
+        help="Suggested to the agent once confidence passes the threshold"
     ),
     "Avg score": st.column_config.NumberColumn(format="%.2f"),
     "Avg time (ms)": st.column_config.NumberColumn(format="%.0f"),
@@ -166,7 +182,7 @@ def sequences_frame(pattern: dict[str, Any]) -> pd.DataFrame:
                 "Runs": runs,
                 "Successes": int(s.get("successes") or 0),
                 "Failures": int(s.get("failures") or 0),
-                "Success rate": (int(s.get("successes") or 0) / runs) if runs else 0.0,
+                "Success rate": round(100 * int(s.get("successes") or 0) / runs) if runs else 0,
                 "Avg score": float(s.get("avg_score") or 0.0),
                 "Avg time (ms)": float(s.get("avg_time_ms") or 0.0),
                 "Last used": to_datetime(s.get("last_used")),
@@ -176,7 +192,7 @@ def sequences_frame(pattern: dict[str, Any]) -> pd.DataFrame:
 
 
 SEQUENCE_COLUMNS = {
-    "Success rate": st.column_config.ProgressColumn(min_value=0.0, max_value=1.0, format="percent"),
+    "Success rate": st.column_config.ProgressColumn(min_value=0, max_value=100, format="%d%%"),
     "Avg score": st.column_config.NumberColumn(format="%.2f"),
     "Avg time (ms)": st.column_config.NumberColumn(format="%.0f"),
     "Last used": st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm"),

@@ -76,6 +76,14 @@ def texts(at: AppTest, element: str = "markdown") -> str:
     return "\n".join(str(getattr(e, "value", "")) for e in at.get(element))
 
 
+def table_with(at: AppTest, column: str) -> Any:
+    """The first table (as a DataFrame) having `column` (read-only tables have no key)."""
+    for df in at.dataframe:
+        if column in df.value.columns:
+            return df.value
+    raise AssertionError(f"no table with a column {column!r}")
+
+
 def no_errors(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]

@@ -46,7 +46,27 @@ def screenshot(page: Page, path: Path, height: int = 2200) -> None:
     page.set_viewport_size({"width": size["width"], "height": height})
     try:
         wait_idle(page)
+        for close in page.get_by_test_id("stToast").get_by_role("button").all():
+            close.click()  # toasts of earlier actions would cover the page's corner
         page.wait_for_timeout(400)  # let charts and grids finish drawing after the resize
         page.screenshot(path=str(path), full_page=True)
     finally:
         page.set_viewport_size(size)
+
+
+def grid_cell(table: Locator, text: str) -> Locator:
+    """A cell of an `st.dataframe` (drawn on a canvas; its accessible table holds the text)."""
+    return table.locator("td[role='gridcell']", has_text=text)
+
+
+ROW_PX = 35  # st.dataframe's default header and row height
+
+
+def select_grid_row(page: Page, table: Locator, text: str) -> None:
+    """Tick the selection box of the row holding `text`, as a user clicks it."""
+    cell = grid_cell(table, text)
+    row = int(cell.locator("xpath=..").get_attribute("aria-rowindex") or "0")  # header is 1
+    box = table.get_by_test_id("stDataFrame").bounding_box()
+    assert box is not None and row >= 2, f"row of {text!r} not found"
+    page.mouse.click(box["x"] + 16, box["y"] + ROW_PX * (row - 1) + ROW_PX / 2)
+    wait_idle(page)

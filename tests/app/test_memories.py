@@ -1,0 +1,212 @@
+"""The Memories page: tables per type, filters, edit (re-embedded), pin, bulk delete with a
+confirmation, search, add, export/import with validation, clear session / purge user."""
+
+from __future__ import annotations
+
+import json
+from datetime import date, timedelta
+
+import pytest
+
+from tests.app.conftest import no_errors, table_with, texts
+
+DAY_MS = 86_400_000
+
+
+def select_rows(at, table_key: str, rows: list[int]):  # type: ignore[no-untyped-def]
+    """Tick rows of a table (what the checkbox column does in the browser)."""
+    at.session_state[table_key] = {"selection": {"rows": rows, "columns": [], "cells": []}}
+    return at.run()
+
+
+@pytest.fixture
+def alice(coordinator):  # type: ignore[no-untyped-def]
+    """Three episodic memories of alice (newest first in tables) and one of bob."""
+    now = coordinator.add_episodic("alice", "I am vegetarian", event_type="preference",
+                                   tags=["food"]).timestamp  # fmt: skip
+    coordinator.add_episodic("alice", "Ran my first 10k", event_type="milestone",
+                             tags=["running"], timestamp_ms=now - 40 * DAY_MS)  # fmt: skip
+    coordinator.add_episodic("alice", "Train for a half marathon", event_type="goal",
+                             tags=["running"], timestamp_ms=now - 10 * DAY_MS)  # fmt: skip
+    coordinator.add_episodic("bob", "Bob hates running", event_type="preference")
+    return coordinator
+
+
+def episodic_texts(at) -> list[str]:  # type: ignore[no-untyped-def]
+    return list(at.dataframe(key="tbl_episodic").value["Memory"])
+
+
+def test_empty_state_tells_a_new_user_what_to_do(app_env, make_app) -> None:
+    at = make_app("pages/memories.py", user="nobody")
+    no_errors(at)
+    assert at.title[0].value == "🗂️ Memories"
+    assert "No episodic memories yet" in at.info[0].value
+    assert [m.value for m in at.metric][:1] == ["0"]
+
+
+def test_tables_show_each_type_for_this_user_only(alice, make_app) -> None:
+    alice.record_procedure("alice", "how did I sleep last week", ["get_sleep", "aggregate"],
+                           success_score=0.9, execution_time_ms=120)  # fmt: skip
+    alice.add_message("alice", "s-test", "user", "hello")
+    at = make_app("pages/memories.py")
+    no_errors(at)
+    assert episodic_texts(at) == [
+        "I am vegetarian", "Train for a half marathon", "Ran my first 10k",
+    ]  # fmt: skip
+    assert {m.label: m.value for m in at.metric}["📔 Episodic"] == "3"
+    proc = at.dataframe(key="tbl_procedural").value
+    assert list(proc["Best tools"]) == ["get_sleep → aggregate"]
+    assert 0 < proc["Confidence"][0] < 100  # percent
+    assert list(table_with(at, "Message")["Message"]) == ["hello"]
+    assert len(at.dataframe(key="tbl_semantic").value) > 0  # the knowledge file's facts
+
+
+def test_filters_by_kind_tags_date_and_pinned(alice, make_app) -> None:
+    at = make_app("pages/memories.py")
+    at.multiselect(key="f_ep_kinds").set_value(["goal", "milestone"]).run()
+    assert episodic_texts(at) == ["Train for a half marathon", "Ran my first 10k"]
+    at.multiselect(key="f_ep_kinds").set_value([]).run()
+
+    at.text_input(key="f_ep_tags").input("food").run()
+    assert episodic_texts(at) == ["I am vegetarian"]
+    at.text_input(key="f_ep_tags").input("").run()
+
+    start = date.today() - timedelta(days=20)
+    at.date_input(key="f_ep_dates").set_value((start, date.today())).run()
+    assert "Ran my first 10k" not in episodic_texts(at)
+    at.date_input(key="f_ep_dates").set_value(()).run()
+
+    at.selectbox(key="f_ep_pinned").set_value("Pinned").run()
+    assert "No episodic memory matches these filters." in at.info[0].value
+    no_errors(at)
+
+
+def test_edit_re_embeds_and_pins(alice, make_app) -> None:
+    at = make_app("pages/memories.py")
+    at = select_rows(at, "tbl_episodic", [0])  # "I am vegetarian"
+    mid = next(r["id"] for r in alice.list_memories("alice", "episodic")[0]
+               if r["text"] == "I am vegetarian")  # fmt: skip
+    form = f"ed_ep_{mid}"
+    at.text_area(key=f"{form}_text").input("I am vegan")
+    at.slider(key=f"{form}_importance").set_value(0.9)
+    at.checkbox(key=f"{form}_pinned").check()
+    at.button(key=f"{form}_save").click().run()
+    no_errors(at)
+
+    rec = alice.get_memory("alice", "episodic", mid)
+    assert (rec["text"], rec["importance"], rec["pinned"]) == ("I am vegan", 0.9, True)
+    assert "(re-embedded)" in at.toast[0].value
+    hits = alice.search("alice", "vegan diet", "episodic", k=1)
+    assert hits[0].id == mid  # found by the new text: the vector was recomputed
+    at.selectbox(key="f_ep_pinned").set_value("Pinned").run()
+    assert episodic_texts(at) == ["I am vegan"]
+
+
+def test_bulk_delete_asks_for_confirmation(alice, make_app) -> None:
+    at = make_app("pages/memories.py")
+    at = select_rows(at, "tbl_episodic", [1, 2])
+    at.button(key="delete_sel_episodic").click().run()
+    assert "Delete 2 episodic memories?" in at.warning[0].value
+    assert alice.list_memories("alice", "episodic")[1] == 3  # nothing deleted yet
+    at.button(key="yes_delete_episodic").click().run()
+    no_errors(at)
+    assert episodic_texts(at) == ["I am vegetarian"]
+    assert at.toast[0].value == "Deleted 2 memories."
+    assert alice.list_memories("bob", "episodic")[1] == 1  # bob's untouched
+
+
+def test_cancel_keeps_the_memories(alice, make_app) -> None:
+    at = make_app("pages/memories.py")
+    at = select_rows(at, "tbl_episodic", [0])
+    at.button(key="delete_sel_episodic").click().run()
+    at.button(key="no_delete_episodic").click().run()
+    assert not at.warning
+    assert alice.list_memories("alice", "episodic")[1] == 3
+
+
+def test_pin_selected(alice, make_app) -> None:
+    at = make_app("pages/memories.py")
+    at = select_rows(at, "tbl_episodic", [0, 1])
+    at.button(key="pin_sel_episodic").click().run()
+    no_errors(at)
+    assert sorted(at.dataframe(key="tbl_episodic").value["📌"]) == ["", "📌", "📌"]
+
+
+def test_hybrid_search_shows_score_parts(alice, make_app) -> None:
+    at = make_app("pages/memories.py")
+    at.text_input(key="s_query").input("half marathon training")
+    at.button(key="s_go").click().run()
+    no_errors(at)
+    df = table_with(at, "Vector")
+    assert df["Memory"][0] == "Train for a half marathon"
+    assert {"Score", "Band", "Vector", "Keywords", "Recency", "Importance"} <= set(df.columns)
+    assert "Bob hates running" not in set(df["Memory"])  # other users' memories never show
+
+
+def test_add_with_kind_tags_importance_and_expiry(app_env, make_app, coordinator) -> None:
+    at = make_app("pages/memories.py")
+    at.text_area(key="a_text").input("Knee injury, no running for two weeks")
+    at.selectbox(key="a_kind").set_value("health_event")
+    at.text_input(key="a_tags").input("knee, injury")
+    at.slider(key="a_importance").set_value(0.8)
+    at.checkbox(key="a_expire").check()
+    at.button(key="a_go").click().run()
+    no_errors(at)
+    assert at.success[0].value.startswith("Added: Knee injury")
+    rec = coordinator.list_memories("alice", "episodic")[0][0]
+    assert (rec["event_type"], rec["tags"], rec["importance"]) == (
+        "health_event", ["knee", "injury"], 0.8,
+    )  # fmt: skip
+    assert rec["expires_at"] > rec["timestamp"]
+
+
+def test_export_then_import_into_a_purged_user(alice, make_app) -> None:
+    exported = json.dumps(alice.export_user("alice")).encode()
+    at = make_app("pages/memories.py")
+    assert at.get("download_button")[0].proto.label == "Download JSON"
+
+    # purge behind a confirmation: the button stays disabled until the user id is typed
+    assert at.button(key="c_purge_go").disabled
+    at.text_input(key="c_purge_confirm").input("alice").run()
+    at.button(key="c_purge_go").click().run()
+    no_errors(at)
+    assert alice.list_memories("alice", "episodic")[1] == 0
+    assert at.toast[0].value.startswith("Purged alice")
+
+    at.file_uploader(key="x_upload").upload("memories-alice.json", exported, "application/json")
+    at.run()
+    assert "File for user **alice**: 3 episodic" in texts(at, "caption")
+    at.button(key="x_import").click().run()
+    no_errors(at)
+    assert at.success[0].value.startswith("Imported 3 episodic")
+    assert alice.list_memories("alice", "episodic")[1] == 3
+    assert alice.list_memories("bob", "episodic")[1] == 1
+
+
+def test_invalid_import_shows_why_and_writes_nothing(alice, make_app) -> None:
+    doc = alice.export_user("alice")
+    doc["episodic"].append({"id": "x", "description": ""})  # an invalid record at the end
+    at = make_app("pages/memories.py", user="carol")
+    at.file_uploader(key="x_upload").upload("bad.json", json.dumps(doc).encode(), "text/json")
+    at.run()
+    at.button(key="x_import").click().run()
+    assert not at.exception
+    assert at.error[0].value.startswith("Nothing was imported:")
+    assert alice.list_memories("alice", "episodic")[1] == 3  # unchanged
+
+    at.file_uploader(key="x_upload").set_value(("junk.json", b"{not json", "text/json"))
+    at.run()
+    at.button(key="x_import").click().run()
+    assert at.error[0].value.startswith("Nothing was imported:")
+
+
+def test_clear_session_needs_a_tick(alice, make_app) -> None:
+    alice.add_message("alice", "s-test", "user", "hello")
+    at = make_app("pages/memories.py")
+    assert at.button(key="c_session_go").disabled
+    at.checkbox(key="c_session_sure").check().run()
+    at.button(key="c_session_go").click().run()
+    no_errors(at)
+    assert "Deleted 1 message" in at.success[0].value
+    assert alice.recent_messages("alice", "s-test") == []
+    assert alice.list_memories("alice", "episodic")[1] == 3  # long-term memories stay
