@@ -33,14 +33,10 @@ def tool_sequence(records: list[ToolCallRecord]) -> list[str]:
     return seq
 
 
-def success_score(
-    records: list[ToolCallRecord], *, hit_cap: bool = False, llm_error: bool = False
-) -> float | None:
+def success_score(records: list[ToolCallRecord], *, hit_cap: bool = False) -> float | None:
     """1.0 for a clean run; lowered by failed calls, empty results and the cap. None: no tools."""
     if not records:
         return None
-    if llm_error:
-        return 0.0
     n = len(records)
     errors = sum(1 for r in records if r.error)
     empties = sum(1 for r in records if r.error is None and r.empty)
