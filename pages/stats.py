@@ -73,8 +73,7 @@ hits, misses = (int(overall["hits"].sum()), int(overall["misses"].sum())) if len
 m3.metric(
     "Recall hit rate",
     f"{hits / (hits + misses):.0%}" if hits + misses else "–",
-    help="Recalls before an answer that found at least one memory above the relevance "
-    "threshold",
+    help="Recalls before an answer that found at least one memory above the relevance threshold",
     border=True,
 )
 m4.metric(

@@ -15,9 +15,9 @@ from memory.models import EventType
 from ui import state
 from ui.errors import guard, run_action
 from ui.format import (
-    EVENT_TYPE_LABELS,
     day_end_ms,
     day_start_ms,
+    event_label,
     fmt_ms_time,
     parse_tags,
     snippet,
@@ -183,7 +183,7 @@ def episodic_tab(ctx: PageContext) -> None:
     kinds = f1.multiselect(
         "Kind",
         [e.value for e in EventType],
-        format_func=lambda v: EVENT_TYPE_LABELS.get(v, v),
+        format_func=event_label,
         key="f_ep_kinds",
         placeholder="All kinds",
     )
@@ -250,7 +250,7 @@ def _edit_episodic(ctx: PageContext, memory_id: str) -> None:
             "Kind",
             kinds,
             index=kinds.index(current_kind) if current_kind in kinds else 0,
-            format_func=lambda v: EVENT_TYPE_LABELS.get(v, v),
+            format_func=event_label,
             key=f"{p}_kind",
         )
         tags = c2.text_input("Tags", value=", ".join(rec.get("tags") or []), key=f"{p}_tags")

@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from ui.format import BAND_BADGES, EVENT_TYPE_LABELS, fmt_duration, type_label
+from ui.format import BAND_BADGES, event_label, fmt_duration, type_label
 
 TOTAL_KEYS = ("total", "total_ms", "turn")
 
@@ -180,7 +180,7 @@ def _stored(stored: list[dict[str, Any]], extraction: str) -> None:
     if not stored:
         st.caption("Nothing new was stored by this turn (besides the chat history).")
     for m in stored:
-        kind = EVENT_TYPE_LABELS.get(m.get("event_type") or "", m.get("event_type") or "")
+        kind = event_label(m["event_type"]) if m.get("event_type") else ""
         meta = " · ".join(
             x for x in (type_label(m.get("memory_type", "")), kind, f"via {m.get('how')}") if x
         )

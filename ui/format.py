@@ -40,7 +40,13 @@ EVENT_TYPE_LABELS = {
     "milestone": "Milestone",
     "correction": "Correction",
     "feedback": "Feedback",
+    "fact": "Fact",
 }
+
+
+def event_label(value: str) -> str:
+    """Display name of an event type (new types get a readable default)."""
+    return EVENT_TYPE_LABELS.get(value) or str(value).replace("_", " ").capitalize()
 
 
 def type_label(memory_type: str, with_icon: bool = True) -> str:

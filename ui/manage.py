@@ -14,7 +14,7 @@ from memory.models import EventType
 from ui import state
 from ui.details import HIT_COLUMNS, hits_frame
 from ui.errors import guard, message_for
-from ui.format import EVENT_TYPE_LABELS, day_end_ms, parse_tags, snippet, type_label
+from ui.format import day_end_ms, event_label, parse_tags, snippet, type_label
 
 if TYPE_CHECKING:
     from ui.layout import PageContext
@@ -42,7 +42,7 @@ def search_tab(ctx: PageContext) -> None:
             kinds = o3.multiselect(
                 "Kinds (episodic)",
                 [e.value for e in EventType],
-                format_func=lambda v: EVENT_TYPE_LABELS.get(v, v),
+                format_func=event_label,
                 key="s_kinds",
             )
     if not query.strip():
@@ -96,7 +96,7 @@ def add_tab(ctx: PageContext) -> None:
             kind = c1.selectbox(
                 "Kind",
                 [e.value for e in EventType],
-                format_func=lambda v: EVENT_TYPE_LABELS.get(v, v),
+                format_func=event_label,
                 key="a_kind",
             )
             tags = c2.text_input("Tags", key="a_tags", placeholder="health, food")

@@ -42,6 +42,15 @@ def get_agent() -> ChatAgent:
     return _agent(settings.model_dump_json(), settings, get_coordinator())
 
 
+def release_all() -> None:
+    """Close and forget every cached agent and coordinator (`on_release` closes them).
+
+    Each coordinator holds an embedding model (~120 MB): tests that build one per namespace
+    call this after each test."""
+    _agent.clear()
+    _coordinator.clear()
+
+
 # --- cached factories -------------------------------------------------------------------
 
 
@@ -60,7 +69,11 @@ def _settings(env: tuple[tuple[str, str], ...]) -> Settings:  # env: the cache k
     return Settings()
 
 
-@st.cache_resource(show_spinner="Connecting to Redis and loading the embedding model…")
+@st.cache_resource(
+    show_spinner="Connecting to Redis and loading the embedding model…",
+    max_entries=4,
+    on_release=lambda coordinator: coordinator.close(),
+)
 def _coordinator(key: str, _settings: Settings) -> MemoryCoordinator:
     from memory.coordinator import MemoryCoordinator
 
@@ -68,7 +81,7 @@ def _coordinator(key: str, _settings: Settings) -> MemoryCoordinator:
     return MemoryCoordinator.from_settings(_settings)
 
 
-@st.cache_resource(show_spinner=False)
+@st.cache_resource(show_spinner=False, max_entries=4, on_release=lambda agent: agent.close())
 def _agent(key: str, _settings: Settings, _coordinator: MemoryCoordinator) -> ChatAgent:
     from agent import ChatAgent
 

@@ -18,8 +18,8 @@ from ui import state
 from ui.errors import guard, run_action
 from ui.format import (
     BAND_BADGES,
-    EVENT_TYPE_LABELS,
     TYPE_HELP,
+    event_label,
     fmt_ms_time,
     parse_tags,
     snippet,
@@ -194,7 +194,7 @@ def _add_form(ctx: PageContext) -> None:
         st.selectbox(
             "Kind",
             [e.value for e in EventType],
-            format_func=lambda v: EVENT_TYPE_LABELS.get(v, v),
+            format_func=event_label,
             key="sb_add_event_type",
         )
     else:

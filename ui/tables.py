@@ -7,7 +7,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from ui.format import EVENT_TYPE_LABELS, to_datetime
+from ui.format import event_label, to_datetime
 
 
 def _tags(value: Any) -> list[str]:
@@ -34,7 +34,7 @@ def episodic_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
             {
                 "📌": _pin(r.get("pinned")),
                 "Memory": r.get("text") or r.get("description") or "",
-                "Kind": EVENT_TYPE_LABELS.get(str(r.get("event_type")), r.get("event_type")),
+                "Kind": event_label(str(r.get("event_type") or "")),
                 "Status": "↪ replaced" if r.get("superseded_by") else "active",
                 "Tags": _tags(r.get("tags")),
                 "Importance": float(r.get("importance") or 0.0),

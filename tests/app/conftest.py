@@ -7,6 +7,7 @@ of its own namespace, and `coordinator` below is the very instance the pages use
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -24,6 +25,16 @@ TIMEOUT_S = 30
 def fake_ollama() -> Iterator[FakeOllama]:
     with FakeOllama(models=["qwen2.5:7b", "llama3.2:3b"]) as fake:
         yield fake
+
+
+@pytest.fixture(autouse=True)
+def _release_resources() -> Iterator[None]:
+    """Close the coordinator and agent a test created (each one holds an embedding model)."""
+    yield
+    from ui import resources
+
+    resources.release_all()
+    gc.collect()  # AppTest keeps reference cycles: free the models now, not at some later GC
 
 
 @pytest.fixture

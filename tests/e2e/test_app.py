@@ -38,7 +38,9 @@ def send(page: Page, text: str) -> None:
     box.press("Enter")
 
 
-def test_chat_streams_a_reply_with_execution_details(page: Page, app_server, screenshots_dir):
+def test_chat_streams_a_reply_with_execution_details(
+    page: Page, app_server, fake_ollama, screenshots_dir
+):
     user = unique_user()
     open_page(page, as_user(app_server.url, user), "💬 Chat with memory")
     expect(page.get_by_text("Tell me about yourself")).to_be_visible()
@@ -51,10 +53,30 @@ def test_chat_streams_a_reply_with_execution_details(page: Page, app_server, scr
     # the memory stored by the trigger phrase is in the sidebar editor's recent list
     bar = sidebar(page)
     bar.get_by_role("tab", name="🕒 Recent").click()
-    expect(bar.get_by_text("I am vegetarian")).to_be_visible()
+    recent = bar.get_by_role("tabpanel", name="🕒 Recent")
+    expect(recent.get_by_text(re.compile(r"^I am vegetarian"))).to_be_visible()
+
+    # a turn with a tool call: the status box and the details show it
+    fake_ollama.queue_tool_calls([("aggregate_metrics", {"metric": "sleep_hours", "days": 7})])
+    fake_ollama.queue_reply(
+        "You slept about 7 hours a night last week.\n- shortest night: Thursday"
+    )
+    send(page, "How did I sleep last week?")
+    expect(messages.nth(3)).to_contain_text("shortest night: Thursday", timeout=TIMEOUT_MS)
+    wait_idle(page)
+    expect(messages.nth(3).get_by_text("1 tool call(s)").first).to_be_visible()
+    tool_details = messages.nth(3).get_by_test_id("stExpander")
+    tool_details.get_by_text("Execution details").click()
+    tool_details.get_by_role("tab", name="Tools (1)").click()
+    tools_tab = tool_details.get_by_role("tabpanel", name="Tools (1)")
+    expect(tools_tab.get_by_text("aggregate_metrics")).to_be_visible()
+    expect(tools_tab.get_by_text("sleep_hours").first).to_be_visible()
+    tool_details.get_by_text("Execution details").click()  # fold it again
 
     send(page, "What should I cook tonight? I am vegetarian")
-    expect(messages.nth(3)).to_contain_text("I remember: I am vegetarian", timeout=TIMEOUT_MS)
+    expect(messages.nth(5)).to_contain_text(
+        re.compile(r"I remember: .*I am vegetarian"), timeout=TIMEOUT_MS
+    )
     wait_idle(page)
     details = page.get_by_test_id("stExpander").filter(has_text="Execution details").last
     details.get_by_text("Execution details").click()
@@ -67,7 +89,7 @@ def test_chat_streams_a_reply_with_execution_details(page: Page, app_server, scr
     expect(details.get_by_test_id("stDataFrame").last).to_be_visible()
     details.get_by_role("tab", name="Recalled").click()
     no_exceptions(page)
-    screenshot(page, screenshots_dir / "chat.png", height=1500)
+    screenshot(page, screenshots_dir / "chat.png", height=1700)
 
 
 def test_sidebar_add_then_find_on_memories_then_delete(page: Page, app_server):
