@@ -39,7 +39,7 @@ class AgentSettings(BaseSettings):
         "is a near-duplicate and not stored (conservative: different facts stay apart)",
     )
     store_episodes: bool = Field(
-        default=False,
+        default=True,
         description="Also store every exchange as an 'interaction' episodic memory",
     )
     wellness_seed: int = Field(default=42, description="Seed of the synthetic wellness data")

@@ -171,6 +171,9 @@ def classify_event_type(text: str, tags: list[str] | None = None) -> EventType:
     for et, pattern in _EVENT_KEYWORDS:
         if pattern.search(low):
             return et
+    # "I use miles, not kilometers": a known preference topic even without "prefer".
+    if detect_slot(text, EventType.PREFERENCE):
+        return EventType.PREFERENCE
     return FACT_EVENT_TYPE
 
 

@@ -15,6 +15,7 @@ from typing import Any, Literal, ParamSpec, TypeVar
 
 import numpy as np
 import redis
+from redisvl.exceptions import RedisVLError
 
 from memory.config import Settings
 from memory.embeddings import CachedEmbedder, Embedder, build_embedder
@@ -62,7 +63,8 @@ def translate_redis_errors(fn: Callable[P, R]) -> Callable[P, R]:
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return fn(*args, **kwargs)
-        except redis.ConnectionError as e:
+        except (redis.ConnectionError, RedisVLError) as e:
+            # RedisVL wraps connection failures in its own exceptions.
             raise StoreUnavailableError(
                 f"Redis is not reachable ({e}). Start it with `python -m memory redis start` "
                 "or check REDIS_URL."
@@ -118,8 +120,11 @@ class MemoryCoordinator:
                 ),
                 settings.procedural_recommend_threshold,
             )
-        except redis.ConnectionError as e:
-            raise StoreUnavailableError(f"Redis is not reachable: {e}") from e
+        except (redis.ConnectionError, RedisVLError) as e:
+            raise StoreUnavailableError(
+                f"Redis is not reachable ({e}). Start it with `python -m memory redis start` "
+                "or check REDIS_URL."
+            ) from e
         self.short_term = ShortTermStore(
             client, self.keys, settings.short_term_max_messages, settings.short_term_ttl_s
         )
@@ -519,13 +524,16 @@ class MemoryCoordinator:
         execution_time_ms: float = 0.0,
         success_score: float | None = None,
         store_episode: bool = True,
+        turn_id: str | None = None,
     ) -> dict[str, Any]:
         """Both messages to short-term, the exchange as an episodic interaction, the tool
-        sequence with its outcome to procedural memory."""
+        sequence with its outcome to procedural memory. `turn_id` is kept in the messages'
+        metadata so a UI can find the turn's details again."""
         t0 = time.perf_counter()
+        meta = {"turn_id": turn_id} if turn_id else None
         msgs = [
-            ShortTermStore.build("user", user_message),
-            ShortTermStore.build("assistant", assistant_response),
+            ShortTermStore.build("user", user_message, meta),
+            ShortTermStore.build("assistant", assistant_response, meta),
         ]
         check_id(user_id)
         check_id(session_id, "session id")

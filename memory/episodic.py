@@ -16,7 +16,7 @@ from redisvl.query.filter import FilterExpression, Num, Tag
 from ulid import ULID
 
 from memory.errors import InvalidInputError, NotFoundError
-from memory.keys import Keys
+from memory.keys import Keys, owner_tag
 from memory.models import (
     EpisodicMemory,
     EventType,
@@ -32,9 +32,22 @@ from memory.records import decode, encode
 
 TEXT_FIELDS = {"description": 1.0, "context": 0.5}
 RETURN_FIELDS = [
-    "user_id", "event_type", "description", "context", "metadata", "tags", "session_id",
-    "timestamp", "created_at", "importance", "access_count", "last_accessed", "expires_at",
-    "pinned", "status", "superseded_by",
+    "user_id",
+    "event_type",
+    "description",
+    "context",
+    "metadata",
+    "tags",
+    "session_id",
+    "timestamp",
+    "created_at",
+    "importance",
+    "access_count",
+    "last_accessed",
+    "expires_at",
+    "pinned",
+    "status",
+    "superseded_by",
 ]
 SORTABLE = {"timestamp", "created_at", "importance", "access_count", "last_accessed"}
 
@@ -96,6 +109,8 @@ class EpisodicStore:
         key = self._keys.episodic(mem.id)
         data = mem.model_dump(exclude={"id"})
         data["status"] = "superseded" if mem.superseded_by else "active"
+        data["owner"] = owner_tag(mem.user_id)
+        data["session"] = owner_tag(mem.user_id, mem.session_id) if mem.session_id else ""
         data["embedding"] = vec
         pipe.delete(key)
         pipe.hset(key, mapping=encode(data))
@@ -132,7 +147,7 @@ class EpisodicStore:
     ) -> FilterExpression:
         """Per-user filter. Values are escaped by RedisVL's Tag; an empty user id is refused
         (an empty Tag filter would match everyone)."""
-        f: FilterExpression = Tag("user_id") == check_id(user_id)
+        f: FilterExpression = Tag("owner") == owner_tag(check_id(user_id))
         if event_types:
             f = f & (Tag("event_type") == [EventType.parse(e).value for e in event_types])
         if tags:
@@ -146,7 +161,7 @@ class EpisodicStore:
         if active_only:
             f = f & (Tag("status") == "active")
         if session_id:
-            f = f & (Tag("session_id") == session_id)
+            f = f & (Tag("session") == owner_tag(user_id, session_id))
         if pinned is not None:
             f = f & (Tag("pinned") == ("1" if pinned else "0"))
         return f
@@ -161,8 +176,15 @@ class EpisodicStore:
         **filters: Any,
     ) -> HybridRequest:
         return build_request(
-            MemoryType.EPISODIC, self.index, query_text, query_vec, TEXT_FIELDS, RETURN_FIELDS,
-            self.filter_for(user_id, **filters), k, weights,
+            MemoryType.EPISODIC,
+            self.index,
+            query_text,
+            query_vec,
+            TEXT_FIELDS,
+            RETURN_FIELDS,
+            self.filter_for(user_id, **filters),
+            k,
+            weights,
         )
 
     def list_page(
@@ -181,7 +203,9 @@ class EpisodicStore:
             raise InvalidInputError("Page must be >= 1 and page size between 1 and 1000.")
         f = self.filter_for(user_id, **filters)
         q = FilterQuery(
-            filter_expression=f, return_fields=RETURN_FIELDS, num_results=page_size,
+            filter_expression=f,
+            return_fields=RETURN_FIELDS,
+            num_results=page_size,
             sort_by=(sort_by, "DESC" if descending else "ASC"),
         )
         q.paging((page - 1) * page_size, page_size)

@@ -16,6 +16,14 @@ def digest(*parts: str, length: int = 24) -> str:
     return h[:length]
 
 
+def owner_tag(*ids: str) -> str:
+    """TAG value standing for a user (or a user's session) in index filters.
+
+    RediSearch TAG fields fold case, split on the separator and trim spaces, so raw ids
+    ("Alice" vs "alice", "a,b", "a ") could match each other; a hex digest cannot."""
+    return digest(*ids, length=32)
+
+
 class Keys:
     """Key and index names under one namespace (`MEMORY_NAMESPACE`, default `cm`)."""
 
@@ -82,7 +90,7 @@ class Keys:
     @property
     def knowledge_loaded(self) -> str:
         """Hash: knowledge-file fact digest -> semantic fact id (idempotent loading)."""
-        return f"{self.ns}:semantic_loaded"
+        return f"{self.ns}:knowledge_loaded"
 
     @property
     def embedding_cache_name(self) -> str:

@@ -48,6 +48,7 @@ class EventType(StrEnum):
     MILESTONE = "milestone"
     CORRECTION = "correction"
     FEEDBACK = "feedback"
+    FACT = "fact"  # a stable fact about the user ("my dog is called Rex")
 
     @classmethod
     def parse(cls, value: str | EventType) -> EventType:

@@ -28,7 +28,7 @@ from redisvl.query import FilterQuery, VectorQuery
 from redisvl.query.filter import Tag
 
 from memory.errors import InvalidInputError, NotFoundError
-from memory.keys import Keys
+from memory.keys import Keys, owner_tag
 from memory.models import (
     ProceduralPattern,
     ProceduralSuggestion,
@@ -147,6 +147,7 @@ class ProceduralStore:
                         if query_vec is None:
                             raise InvalidInputError("A new pattern needs the query's embedding.")
                         mapping[VECTOR_FIELD] = np.asarray(query_vec, dtype=np.float32).tobytes()
+                    mapping["owner"] = owner_tag(user_id)
                     pipe.multi()
                     pipe.hset(key, mapping=mapping)
                     pipe.sadd(self._keys.users, user_id)
@@ -243,7 +244,7 @@ class ProceduralStore:
             vector=np.asarray(query_vec, dtype=np.float32).tobytes(),
             vector_field_name=VECTOR_FIELD,
             return_fields=RETURN_FIELDS,
-            filter_expression=Tag("user_id") == check_id(user_id),
+            filter_expression=Tag("owner") == owner_tag(check_id(user_id)),
             num_results=k,
         )
 
@@ -288,7 +289,7 @@ class ProceduralStore:
             raise InvalidInputError(
                 "Procedural patterns sort by last_used, confidence, executions or created_at."
             )
-        f = Tag("user_id") == check_id(user_id)
+        f = Tag("owner") == owner_tag(check_id(user_id))
         q = FilterQuery(
             filter_expression=f,
             return_fields=RETURN_FIELDS,
@@ -309,7 +310,7 @@ class ProceduralStore:
 
     def keys_for_user(self, user_id: str) -> list[str]:
         q = FilterQuery(
-            filter_expression=Tag("user_id") == check_id(user_id),
+            filter_expression=Tag("owner") == owner_tag(check_id(user_id)),
             return_fields=["user_id"],
             num_results=500,
         )
@@ -330,6 +331,7 @@ class ProceduralStore:
         data["sequences"] = {k: v.model_dump() for k, v in pattern.sequences.items()}
         mapping = encode(data)
         mapping[VECTOR_FIELD] = np.asarray(vec, dtype=np.float32).tobytes()
+        mapping["owner"] = owner_tag(pattern.user_id)
         key = self._keys.procedure(pattern.user_id, pattern.id)
         pipe.delete(key)
         pipe.hset(key, mapping=mapping)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import redis
+from redisvl.exceptions import RedisVLError
 from redisvl.index import SearchIndex
 from redisvl.schema import IndexSchema
 
@@ -40,10 +41,11 @@ def episodic_schema(keys: Keys, dims: int, algorithm: str) -> IndexSchema:
                 "storage_type": "hash",
             },
             "fields": [
-                {"name": "user_id", "type": "tag"},
+                # owner/session hold digests of the ids (see keys.owner_tag)
+                {"name": "owner", "type": "tag", "attrs": {"case_sensitive": True}},
                 {"name": "event_type", "type": "tag"},
                 {"name": "tags", "type": "tag", "attrs": {"separator": ","}},
-                {"name": "session_id", "type": "tag"},
+                {"name": "session", "type": "tag", "attrs": {"case_sensitive": True}},
                 {"name": "pinned", "type": "tag"},
                 {"name": "status", "type": "tag"},  # active | superseded
                 {"name": "description", "type": "text", "attrs": {"weight": 1.0}},
@@ -72,7 +74,7 @@ def semantic_schema(keys: Keys, dims: int, algorithm: str) -> IndexSchema:
                 {"name": "category", "type": "tag"},
                 {"name": "fact_type", "type": "tag"},
                 {"name": "source", "type": "tag"},
-                {"name": "added_by", "type": "tag"},
+                {"name": "added_by_owner", "type": "tag", "attrs": {"case_sensitive": True}},
                 {"name": "pinned", "type": "tag"},
                 {"name": "fact", "type": "text", "attrs": {"weight": 1.0}},
                 {"name": "context", "type": "text", "attrs": {"weight": 0.5}},
@@ -93,7 +95,7 @@ def procedural_schema(keys: Keys, dims: int, algorithm: str) -> IndexSchema:
                 "storage_type": "hash",
             },
             "fields": [
-                {"name": "user_id", "type": "tag"},
+                {"name": "owner", "type": "tag", "attrs": {"case_sensitive": True}},
                 {"name": "pinned", "type": "tag"},
                 {"name": "query_pattern", "type": "text"},
                 {"name": "executions", "type": "numeric", "attrs": {"sortable": True}},
@@ -119,8 +121,11 @@ def open_index(
     try:
         exists = index.exists()
         meta = client.hgetall(meta_key)
-    except redis.RedisError as e:
-        raise StoreUnavailableError(f"Redis error while opening {schema.index.name}: {e}") from e
+    except (redis.RedisError, RedisVLError) as e:
+        raise StoreUnavailableError(
+            f"Redis is not reachable or failed while opening {schema.index.name} ({e}): "
+            "start it with `python -m memory redis start` or check REDIS_URL."
+        ) from e
     if exists and meta:
         built_model = meta.get(b"model_id", b"").decode()
         built_dims = int(meta.get(b"dims", b"0"))

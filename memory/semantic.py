@@ -19,8 +19,8 @@ from redisvl.query.filter import FilterExpression, Tag
 from ulid import ULID
 
 from memory.errors import InvalidInputError, NotFoundError
-from memory.keys import Keys, digest
-from memory.models import MemoryType, SemanticFact, check_metadata, check_text, now_ms
+from memory.keys import Keys, digest, owner_tag
+from memory.models import MemoryType, SemanticFact, check_id, check_metadata, check_text, now_ms
 from memory.recall import HybridRequest, RecallWeights, build_request
 from memory.records import decode, encode
 
@@ -85,6 +85,7 @@ class SemanticStore:
     def write(self, pipe: redis.client.Pipeline, fact: SemanticFact, vec: np.ndarray) -> None:
         data = fact.model_dump(exclude={"id"})
         data["embedding"] = vec
+        data["added_by_owner"] = owner_tag(fact.added_by) if fact.added_by else ""
         key = self._keys.semantic(fact.id)
         pipe.delete(key)
         pipe.hset(key, mapping=encode(data))
@@ -117,7 +118,7 @@ class SemanticStore:
         if fact_type:
             add(Tag("fact_type") == fact_type.lower())
         if added_by:
-            add(Tag("added_by") == added_by)
+            add(Tag("added_by_owner") == owner_tag(added_by))
         if pinned is not None:
             add(Tag("pinned") == ("1" if pinned else "0"))
         return f
@@ -173,7 +174,9 @@ class SemanticStore:
 
     def ids_added_by(self, user_id: str) -> list[str]:
         q = FilterQuery(
-            filter_expression=Tag("added_by") == user_id, return_fields=["fact"], num_results=500
+            filter_expression=Tag("added_by_owner") == owner_tag(check_id(user_id)),
+            return_fields=["fact"],
+            num_results=500,
         )
         ids: list[str] = []
         for batch in self.index.paginate(q, page_size=500):

@@ -12,6 +12,7 @@ import json
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
+from ulid import ULID
 
 from memory.episodic import EpisodicStore, embedding_text
 from memory.errors import ImportFileError, InvalidInputError
@@ -86,6 +87,7 @@ def import_user(
     target = check_id(user_id or doc.user_id)
     # Validate every record with the same rules as the write path (raises before writing).
     try:
+        ep_ids, sem_ids = _owned_ids(coord, target, doc)
         episodic = [
             EpisodicStore.build(
                 target,
@@ -98,12 +100,12 @@ def import_user(
                 timestamp_ms=m.timestamp,
                 expires_at_ms=m.expires_at if m.expires_at and m.expires_at > now_ms() else None,
                 session_id=m.session_id,
-                memory_id=_safe_id(m.id),
+                memory_id=ep_ids[m.id],
                 created_at=m.created_at,
             ).model_copy(
                 update={
                     "pinned": m.pinned,
-                    "superseded_by": m.superseded_by,
+                    "superseded_by": ep_ids.get(m.superseded_by or "", m.superseded_by),
                     "access_count": m.access_count,
                     "last_accessed": m.last_accessed,
                 }
@@ -121,7 +123,7 @@ def import_user(
                 added_by=target,
                 metadata=f.metadata,
                 importance=f.importance,
-                fact_id=_safe_id(f.id),
+                fact_id=sem_ids[f.id],
                 timestamp_ms=f.timestamp,
             )
             for f in doc.semantic
@@ -193,6 +195,31 @@ def _parse(data: dict[str, Any] | str | bytes) -> ExportFile:
             f"Invalid export file at {where}: {first['msg']} "
             f"({e.error_count()} problem(s)); nothing was imported."
         ) from None
+
+
+def _owned_ids(
+    coord: MemoryCoordinator, target: str, doc: ExportFile
+) -> tuple[dict[str, str], dict[str, str]]:
+    """File id -> id to write. An id whose record exists and belongs to someone else (the
+    file came from another user, or was crafted) gets a new id: an import never overwrites
+    another user's memory."""
+    ep = [_safe_id(m.id) for m in doc.episodic]
+    sem = [_safe_id(f.id) for f in doc.semantic]
+    pipe = coord.redis.pipeline(transaction=False)
+    for mid in ep:
+        pipe.hget(coord.keys.episodic(mid), "user_id")
+    for fid in sem:
+        pipe.hget(coord.keys.semantic(fid), "added_by")
+    owners = [o.decode() if isinstance(o, bytes) else o for o in pipe.execute()]
+    ep_map = {
+        mid: mid if owner in (None, target) else str(ULID())
+        for mid, owner in zip(ep, owners[: len(ep)], strict=True)
+    }
+    sem_map = {
+        fid: fid if owner in (None, target) else str(ULID())
+        for fid, owner in zip(sem, owners[len(ep) :], strict=True)
+    }
+    return ep_map, sem_map
 
 
 def _safe_id(value: str) -> str:

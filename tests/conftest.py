@@ -8,6 +8,8 @@ tests/app and tests/e2e get the matching marker automatically (`pytest -m "not e
 
 from __future__ import annotations
 
+pytest_plugins = ["tests.fakes.fixtures"]
+
 import os
 import signal
 import uuid

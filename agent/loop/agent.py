@@ -294,7 +294,10 @@ class ChatAgent:
                 tools_used=tools_used or None,
                 execution_time_ms=timings["answer"],
                 success_score=score,
-                store_episode=self.config.store_episodes and mode == "llm",
+                # When the message already became an explicit memory, the exchange itself
+                # would only repeat it in recall.
+                store_episode=self.config.store_episodes and mode == "llm" and not stored,
+                turn_id=turn_id,
             )
         except MemorySystemError as e:
             errors.append(f"could not store the exchange: {e}")

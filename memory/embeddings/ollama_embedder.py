@@ -52,7 +52,8 @@ class OllamaEmbedder:
         except ollama.ResponseError as e:
             if e.status_code == 404:
                 raise EmbedderError(
-                    f"Embedding model {self._model!r} is not pulled: run `ollama pull {self._model}`."
+                    f"Embedding model {self._model!r} is not pulled: "
+                    f"run `ollama pull {self._model}`."
                 ) from e
             raise EmbedderError(f"Ollama embedding failed: {e.error}") from e
         except (ConnectionError, OSError) as e:

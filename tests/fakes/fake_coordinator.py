@@ -278,6 +278,7 @@ class FakeCoordinator:
         execution_time_ms: float = 0.0,
         success_score: float | None = None,
         store_episode: bool = True,
+        turn_id: str | None = None,
     ) -> dict[str, Any]:
         self._log(
             "store_interaction",
@@ -293,7 +294,13 @@ class FakeCoordinator:
             msgs = self.messages.setdefault((user_id, session_id), [])
             ids = []
             for role, content in (("user", user_message), ("assistant", assistant_response)):
-                m = ChatMessage(id=str(ULID()), role=role, content=content, timestamp=now)  # type: ignore[arg-type]
+                m = ChatMessage(  # type: ignore[arg-type]
+                    id=str(ULID()),
+                    role=role,
+                    content=content,
+                    timestamp=now,
+                    metadata={"turn_id": turn_id} if turn_id else {},
+                )
                 msgs.append(m)
                 ids.append(m.id)
             self.interactions.append(

@@ -37,8 +37,9 @@ def agent(
 
 
 def _active(coord: MemoryCoordinator, user: str) -> list[str]:
+    """Active extracted memories (the exchanges logged as 'interaction' episodes left out)."""
     rows, _ = coord.list_memories(user, MemoryType.EPISODIC, include_superseded=False)
-    return sorted(r["text"] for r in rows)
+    return sorted(r["text"] for r in rows if r["event_type"] != "interaction")
 
 
 def test_a_stored_memory_reaches_the_prompt(

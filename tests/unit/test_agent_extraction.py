@@ -99,7 +99,7 @@ def test_llm_extraction_returns_typed_candidates(fake_ollama: FakeOllama) -> Non
     )
     assert attempts == 1
     assert [(c.text, c.event_type.value, c.slot, c.tags, c.how) for c in cands] == [
-        ("I am vegetarian", "preference", None, ["diet"], "llm"),
+        ("I am vegetarian", "fact", None, ["diet"], "llm"),
         ("I want to weigh 72 kg", "goal", "goal:weight", [], "llm"),
     ]
     req = fake_ollama.chat_requests(structured=True)[0]
