@@ -105,3 +105,27 @@ def test_model_choice_lists_models_from_ollama(app_env, make_app) -> None:
     box.set_value("llama3.2:3b").run()
     assert at.session_state["model"] == "llama3.2:3b"
     assert "llama3.2:3b" in texts(at.sidebar)
+
+
+def test_a_suggestion_sends_itself(app_env, make_app) -> None:
+    at = make_app("app.py", user="newcomer")
+    at.button(key="suggestion_1").click().run()
+    no_errors(at)
+    assert chat_texts(at)[0] == ("user", "I prefer short answers with bullet points")
+    assert chat_texts(at)[1][0] == "assistant"
+
+
+def test_background_extraction_outcome_appears_under_the_answer(
+    app_env, make_app, agent, fake_ollama
+) -> None:
+    fake_ollama.queue_structured(
+        {"memories": [{"text": "Has a dog called Rex", "event_type": "fact"}]}
+    )
+    at = make_app("app.py")
+    at.chat_input(key="chat_input").set_value("My dog Rex loves the park").run()
+    assert agent.wait_for_background(20)
+    at.run()
+    no_errors(at)
+    captions = texts(at, "caption")
+    assert "Background extraction: done" in captions
+    assert "Has a dog called Rex" in texts(at)
