@@ -181,12 +181,13 @@ def app_server(
 @pytest.fixture
 def fresh_server(
     redis_url: str, e2e_namespace: str, fake_ollama: FakeOllama, tmp_path: Path
-) -> Iterator[Callable[[], AppServer]]:
-    """Start servers no browser has opened yet (each one is stopped after the test)."""
+) -> Iterator[Callable[..., AppServer]]:
+    """Start servers no browser has opened yet (each one is stopped after the test);
+    `fresh_server(ollama_url)` points one at another Ollama (e.g. nothing, for memory-only)."""
     started: list[AppServer] = []
 
-    def make() -> AppServer:
-        server = start_app(redis_url, e2e_namespace, fake_ollama.url, tmp_path)
+    def make(ollama_url: str | None = None) -> AppServer:
+        server = start_app(redis_url, e2e_namespace, ollama_url or fake_ollama.url, tmp_path)
         started.append(server)
         return server
 
