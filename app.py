@@ -12,6 +12,7 @@ from typing import Any
 
 import streamlit as st
 
+from memory.models import MAX_TEXT_CHARS
 from ui import state
 from ui.details import render_details
 from ui.errors import guard, message_for
@@ -179,7 +180,7 @@ if ctx.agent is None:
 offline_banner(ctx)
 if history(ctx) == 0 and "pending_prompt" not in st.session_state:
     empty_state()
-typed = st.chat_input("Message the agent…", key="chat_input")
+typed = st.chat_input("Message the agent…", key="chat_input", max_chars=MAX_TEXT_CHARS)
 prompt = typed or st.session_state.pop("pending_prompt", None)
 if prompt:
     run_turn(ctx, prompt)
