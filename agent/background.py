@@ -11,6 +11,7 @@ import logging
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any
 
@@ -25,8 +26,15 @@ log = logging.getLogger(__name__)
 
 class BackgroundExtractor:
     def __init__(
-        self, extractor: LLMExtractor, writer: MemoryWriter, *, log_size: int = 200
+        self,
+        extractor: LLMExtractor,
+        writer: MemoryWriter,
+        *,
+        log_size: int = 200,
+        on_outcome: Callable[[str], None] | None = None,
     ) -> None:
+        """`on_outcome(status)` is called once per finished outcome (for metrics counters)."""
+        self._on_outcome = on_outcome
         self._extractor = extractor
         self._writer = writer
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory-extraction")
@@ -62,6 +70,14 @@ class BackgroundExtractor:
         """Log an outcome decided without a job (e.g. skipped while offline)."""
         with self._lock:
             self._log.append(outcome)
+        self._count(outcome.status)
+
+    def _count(self, status: str) -> None:
+        if self._on_outcome is not None:
+            try:
+                self._on_outcome(status)
+            except Exception:  # metrics never break extraction
+                log.warning("could not count an extraction outcome", exc_info=True)
 
     def _forget(self, fut: Future[Any]) -> None:
         with self._lock:
@@ -118,6 +134,7 @@ class BackgroundExtractor:
             outcome.duplicates = dups
             outcome.attempts = attempts
             outcome.finished_at = time.time()
+        self._count(status)
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait for every queued job; True when none is left."""

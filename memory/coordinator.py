@@ -606,8 +606,10 @@ class MemoryCoordinator:
         page: int = 1,
         page_size: int = 50,
         session_id: str | None = None,
+        added_by: str | None = None,
     ) -> tuple[list[dict[str, Any]], int]:
-        """(rows, total). Rows are records as dicts with an `id` and a `text` key."""
+        """(rows, total). Rows are records as dicts with an `id` and a `text` key.
+        Semantic facts: `added_by` keeps those a given user added."""
         mtype = MemoryType.parse(memory_type)
         check_id(user_id)
         if mtype is MemoryType.EPISODIC:
@@ -627,6 +629,7 @@ class MemoryCoordinator:
             )
         if mtype is MemoryType.SEMANTIC:
             return self.semantic.list_page(
+                added_by=added_by,
                 category=category,
                 pinned=pinned,
                 page=page,
@@ -686,6 +689,7 @@ class MemoryCoordinator:
     def delete_memory(self, user_id: str, memory_type: MemoryType | str, memory_id: str) -> None:
         mtype = MemoryType.parse(memory_type)
         check_id(user_id)
+        t = time.perf_counter()
         pipe = self._r.pipeline(transaction=True)
         if mtype is MemoryType.EPISODIC:
             mem = self.episodic.get(user_id, memory_id)
@@ -707,7 +711,7 @@ class MemoryCoordinator:
                 if self.short_term.delete_message(user_id, s, memory_id):
                     return
             raise NotFoundError(f"No short-term message {memory_id!r}.")
-        self.metrics_recorder.record(mtype.value, "delete", 0.0)
+        self.metrics_recorder.record(mtype.value, "delete", _ms(t))
 
     def pin(
         self, user_id: str, memory_type: MemoryType | str, memory_id: str, pinned: bool = True

@@ -314,10 +314,8 @@ def semantic_tab(ctx: PageContext) -> None:
             pinned=pinned,
             page=page,
             page_size=PAGE_SIZE,
+            added_by=ctx.user_id if mine else None,
         )
-    if mine:
-        rows = [r for r in rows if r.get("added_by") == ctx.user_id]
-        total = len(rows)
     if not rows:
         st.info(
             "No facts match. Facts come from the knowledge file and from users: add one in "

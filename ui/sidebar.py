@@ -280,10 +280,14 @@ def _search(ctx: PageContext) -> None:
 def recent_memories(coord: Any, user_id: str, n: int = RECENT_N) -> list[dict[str, Any]]:
     """The user's newest episodic memories and the facts they added, newest first."""
     rows: list[dict[str, Any]] = []
-    ep, _ = coord.list_memories(user_id, "episodic", page_size=n, include_superseded=False)
+    # Logged exchanges ("interaction" episodes) are the chat itself: not listed here.
+    kept = [e.value for e in EventType if e is not EventType.INTERACTION]
+    ep, _ = coord.list_memories(
+        user_id, "episodic", page_size=n, include_superseded=False, event_types=kept
+    )
     rows.extend({**r, "_type": "episodic"} for r in ep)
-    sem, _ = coord.list_memories(user_id, "semantic", page_size=n * 4)
-    rows.extend({**r, "_type": "semantic"} for r in sem if r.get("added_by") == user_id)
+    sem, _ = coord.list_memories(user_id, "semantic", page_size=n, added_by=user_id)
+    rows.extend({**r, "_type": "semantic"} for r in sem)
     rows.sort(key=lambda r: int(r.get("created_at") or r.get("timestamp") or 0), reverse=True)
     return rows[:n]
 

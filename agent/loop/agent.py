@@ -100,7 +100,10 @@ class ChatAgent:
         self.registry = ToolRegistry([MemoryToolkit(coordinator, self.writer), *toolkits])
         self.learning = LearningTracker(coordinator)
         self.background = BackgroundExtractor(
-            LLMExtractor(self.llm), self.writer, log_size=self.config.extraction_log_size
+            LLMExtractor(self.llm),
+            self.writer,
+            log_size=self.config.extraction_log_size,
+            on_outcome=self._count_extraction,
         )
         self._status: dict[str, LLMStatus] = {}
         self._no_tools: set[str] = set()  # models that answered "does not support tools"
@@ -142,6 +145,12 @@ class ChatAgent:
     ) -> list[ExtractionOutcome]:
         """Recent extraction outcomes, newest first."""
         return self.background.outcomes(user_id, limit)
+
+    def _count_extraction(self, status: str) -> None:
+        """Extraction outcomes as counters in Redis (`extraction_done`, `_failed`, ...)."""
+        metrics = getattr(self.coordinator, "metrics", None)
+        if metrics is not None and hasattr(metrics, "count"):
+            metrics.count(f"extraction_{status}")
 
     def extraction_status(self, turn_id: str) -> ExtractionOutcome | None:
         return self.background.get(turn_id)
