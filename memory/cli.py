@@ -23,11 +23,14 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memory.config import PROJECT_ROOT, Settings
 from memory.errors import MemorySystemError, NotFoundError
 from memory.models import MemoryType
+
+if TYPE_CHECKING:
+    from memory.coordinator import MemoryCoordinator
 
 
 def _print(args: argparse.Namespace, payload: Any, text: str) -> None:
@@ -37,7 +40,7 @@ def _print(args: argparse.Namespace, payload: Any, text: str) -> None:
         print(text)
 
 
-def _coordinator(settings: Settings):  # type: ignore[no-untyped-def]
+def _coordinator(settings: Settings) -> MemoryCoordinator:
     from memory.coordinator import MemoryCoordinator
 
     return MemoryCoordinator.from_settings(settings)

@@ -15,6 +15,7 @@ from typing import Any, Literal, ParamSpec, TypeVar
 
 import numpy as np
 import redis
+from redis.client import Pipeline
 from redisvl.exceptions import RedisVLError
 
 from memory.config import Settings
@@ -40,7 +41,7 @@ from memory.models import (
 from memory.procedural import SIMILAR_MIN, ProceduralStore, check_run
 from memory.prompt_block import render_prompt_block
 from memory.recall import RecallWeights, fuse, run_requests
-from memory.records import bytes_vector
+from memory.records import as_str, bytes_vector
 from memory.schema import (
     episodic_schema,
     index_model,
@@ -229,6 +230,7 @@ class MemoryCoordinator:
         now = now_ms()
         for req, (vrows, trows) in zip(requests, self._timed_run(requests, timings), strict=True):
             t = time.perf_counter()
+            assert qvec is not None  # requests exist only when the query was embedded
             hits = fuse(
                 req.memory_type,
                 vrows,
@@ -471,7 +473,7 @@ class MemoryCoordinator:
         self.metrics_recorder.record("semantic", "add", _ms(t))
         return fact
 
-    def _queue_supersede(self, pipe: redis.client.Pipeline, old_id: str, new_id: str) -> None:
+    def _queue_supersede(self, pipe: Pipeline, old_id: str, new_id: str) -> None:
         pipe.hset(
             self.keys.episodic(old_id), mapping={"superseded_by": new_id, "status": "superseded"}
         )
@@ -720,7 +722,7 @@ class MemoryCoordinator:
 
     @translate_redis_errors
     def list_users(self) -> list[str]:
-        return sorted(u.decode() for u in self._r.smembers(self.keys.users))
+        return sorted(as_str(u) for u in self._r.smembers(self.keys.users))
 
     @translate_redis_errors
     def list_sessions(self, user_id: str) -> list[str]:
@@ -789,7 +791,7 @@ class MemoryCoordinator:
         check_id(user_id)
         self._drain_background()
         ep_ids = self.episodic.ids_for_user(user_id)
-        texts = [q.decode() for q in self._r.smembers(self.keys.user_queries(user_id))]
+        texts = [as_str(q) for q in self._r.smembers(self.keys.user_queries(user_id))]
         if ep_ids:
             pipe = self._r.pipeline(transaction=False)
             for mid in ep_ids:
@@ -884,7 +886,7 @@ class MemoryCoordinator:
             else self.keys.semantic(memory_id)
         )
         raw = self._r.hget(key, "embedding")
-        return bytes_vector(raw) if raw else None
+        return bytes_vector(raw) if isinstance(raw, bytes) else None
 
 
 def _ms(start: float) -> float:

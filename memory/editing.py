@@ -129,9 +129,10 @@ def _update_semantic(
         timestamp_ms=old.timestamp,
     )
     new = new.model_copy(update={"pinned": bool(changes.get("pinned", old.pinned))})
+    vec: Any
     if new.fact != old.fact:
         vec = coord.embedder.embed(new.fact)
-    else:
+    else:  # unchanged text: keep the stored vector bytes
         vec = coord.redis.hget(coord.keys.semantic(fact_id), "embedding")
     pipe = coord.redis.pipeline(transaction=True)
     coord.semantic.write(pipe, new, vec)

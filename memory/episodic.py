@@ -131,7 +131,8 @@ class EpisodicStore:
         return EpisodicMemory.model_validate(rec)
 
     def get_vector(self, memory_id: str) -> bytes | None:
-        return self._r.hget(self._keys.episodic(memory_id), "embedding")
+        raw = self._r.hget(self._keys.episodic(memory_id), "embedding")
+        return raw if isinstance(raw, bytes) else None
 
     @staticmethod
     def filter_for(

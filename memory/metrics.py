@@ -82,7 +82,7 @@ class MetricsRecorder:
         try:
             pipe = self._r.pipeline(transaction=False)
             for s in samples:
-                pipe.xadd(self._keys.metrics_latency, s, maxlen=self._max, approximate=True)
+                pipe.xadd(self._keys.metrics_latency, dict(s), maxlen=self._max, approximate=True)  # type: ignore[arg-type]
             for name, n in counts.items():
                 pipe.hincrby(self._keys.metrics_counters, name, n)
             pipe.execute()
@@ -103,8 +103,8 @@ class MetricsRecorder:
         self.flush()
         raw = self._r.xrange(self._keys.metrics_latency, min=f"{since_ms}-0", count=limit)
         out = []
-        for _id, fields in raw:
-            f = {k.decode(): v.decode() for k, v in fields.items()}
+        for _id, fields in raw or []:
+            f = {_s(k): _s(v) for k, v in (fields or {}).items()}
             out.append(
                 {
                     "ts": int(f["ts"]),
@@ -119,10 +119,14 @@ class MetricsRecorder:
     def counters(self) -> dict[str, int]:
         self.flush()
         raw = self._r.hgetall(self._keys.metrics_counters)
-        return {k.decode(): int(v) for k, v in raw.items()}
+        return {_s(k): int(v) for k, v in raw.items()}
 
     def reset(self) -> None:
         with self._lock:
             self._samples.clear()
             self._counts.clear()
         self._r.delete(self._keys.metrics_latency, self._keys.metrics_counters)
+
+
+def _s(v: object) -> str:
+    return v.decode() if isinstance(v, bytes) else str(v)

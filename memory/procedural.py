@@ -260,7 +260,7 @@ class ProceduralStore:
             executions=pattern.executions,
             avg_score=round(pattern.avg_score, 4),
             similarity=round(similarity, 4),
-            match=match,  # type: ignore[arg-type]
+            match=match,
         )
 
     def from_row(self, row: dict[str, Any]) -> ProceduralPattern:

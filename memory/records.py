@@ -32,13 +32,13 @@ def vector_bytes(vec: np.ndarray) -> bytes:
     return np.asarray(vec, dtype=np.float32).tobytes()
 
 
-def bytes_vector(raw: bytes) -> np.ndarray:
+def bytes_vector(raw: bytes | bytearray) -> np.ndarray:
     return np.frombuffer(raw, dtype=np.float32)
 
 
-def encode(record: dict[str, Any]) -> dict[str, Any]:
+def encode(record: dict[str, Any]) -> dict[Any, Any]:
     """Pydantic dump -> hash mapping (strings, numbers, bytes)."""
-    out: dict[str, Any] = {}
+    out: dict[Any, Any] = {}  # Any keys: what redis-py's hset(mapping=...) accepts
     for k, v in record.items():
         if k == VECTOR_FIELD:
             out[k] = v if isinstance(v, bytes) else vector_bytes(v)
@@ -58,7 +58,8 @@ def encode(record: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _text(v: Any) -> str:
+def as_str(v: Any) -> str:
+    """A Redis reply value (bytes with decode_responses=False) as text."""
     return v.decode("utf-8") if isinstance(v, bytes) else str(v)
 
 
@@ -66,12 +67,12 @@ def decode(raw: dict[Any, Any]) -> dict[str, Any]:
     """Hash fields (from HGETALL or a RedisVL result) -> plain Python values."""
     out: dict[str, Any] = {}
     for k, v in raw.items():
-        key = _text(k)
+        key = as_str(k)
         if key == VECTOR_FIELD or key in ("vector_distance", "score"):
             if key != VECTOR_FIELD:
-                out[key] = float(_text(v))
+                out[key] = float(as_str(v))
             continue
-        s = _text(v)
+        s = as_str(v)
         if key in JSON_FIELDS:
             out[key] = json.loads(s) if s else ({} if key != "tool_sequence" else [])
         elif key in LIST_FIELDS:

@@ -17,6 +17,11 @@ from redisvl.schema import IndexSchema
 from memory.errors import EmbeddingModelMismatchError, StoreUnavailableError
 from memory.keys import Keys
 
+
+def as_str(v: Any) -> str:
+    return v.decode() if isinstance(v, bytes) else str(v)
+
+
 VECTOR_FIELD = "embedding"
 
 
@@ -127,7 +132,7 @@ def open_index(
             "start it with `python -m memory redis start` or check REDIS_URL."
         ) from e
     if exists and meta:
-        built_model = meta.get(b"model_id", b"").decode()
+        built_model = as_str(meta.get(b"model_id", b""))
         built_dims = int(meta.get(b"dims", b"0"))
         if built_model != model_id or built_dims != dims:
             raise EmbeddingModelMismatchError(
@@ -145,4 +150,4 @@ def open_index(
 
 def index_model(client: redis.Redis, keys: Keys, index_name: str) -> dict[str, Any]:
     meta = client.hgetall(keys.index_meta(index_name))
-    return {k.decode(): v.decode() for k, v in meta.items()}
+    return {as_str(k): as_str(v) for k, v in meta.items()}

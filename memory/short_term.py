@@ -8,6 +8,7 @@ prompt gets the newest messages that fit a token budget (default 80 % of the con
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import redis
 from ulid import ULID
@@ -15,6 +16,7 @@ from ulid import ULID
 from memory.errors import InvalidInputError
 from memory.keys import Keys
 from memory.models import ChatMessage, check_id, check_text, now_ms
+from memory.records import as_str
 from memory.tokens import message_tokens
 
 ROLES = ("user", "assistant", "system", "tool")
@@ -38,7 +40,7 @@ class ShortTermStore:
         return ChatMessage(
             id=str(ULID()),
             role=role,
-            content=text,  # type: ignore[arg-type]
+            content=text,
             timestamp=now_ms(),
             metadata=metadata or {},
         )
@@ -65,7 +67,7 @@ class ShortTermStore:
         pipe.lrange(self._keys.session(user_id, session_id), -n, -1)
 
     @staticmethod
-    def parse(raw: list[bytes]) -> list[ChatMessage]:
+    def parse(raw: list[Any]) -> list[ChatMessage]:
         return [ChatMessage.model_validate(json.loads(r)) for r in raw]
 
     def recent(self, user_id: str, session_id: str, n: int = 50) -> list[ChatMessage]:
@@ -88,7 +90,7 @@ class ShortTermStore:
 
     def sessions(self, user_id: str) -> list[str]:
         return sorted(
-            s.decode() for s in self._r.smembers(self._keys.user_sessions(check_id(user_id)))
+            as_str(s) for s in self._r.smembers(self._keys.user_sessions(check_id(user_id)))
         )
 
     def count(self, user_id: str, session_id: str) -> int:
@@ -101,7 +103,7 @@ class ShortTermStore:
         key = self._keys.session(user_id, session_id)
         for raw in self._r.lrange(key, 0, -1):
             if json.loads(raw).get("id") == message_id:
-                return bool(self._r.lrem(key, 1, raw))
+                return bool(self._r.lrem(key, 1, as_str(raw)))
         return False
 
     def clear(self, pipe: redis.client.Pipeline, user_id: str, session_id: str) -> None:

@@ -8,8 +8,6 @@ tests/app and tests/e2e get the matching marker automatically (`pytest -m "not e
 
 from __future__ import annotations
 
-pytest_plugins = ["tests.fakes.fixtures"]
-
 import os
 import signal
 import uuid
@@ -21,6 +19,8 @@ import redis
 
 from memory.config import PROJECT_ROOT, Settings
 from memory.server import EmbeddedRedis, free_port, pid_alive
+
+pytest_plugins = ["tests.fakes.fixtures"]
 
 TESTS_DIR = Path(__file__).resolve().parent
 FOLDER_MARKERS = ("integration", "app", "e2e")

@@ -6,6 +6,8 @@ from that first answer (cheap, and avoids a blocking probe at start-up).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from memory.embeddings.base import l2_normalise
@@ -19,7 +21,7 @@ class OllamaEmbedder:
         self._model = model
         self._host = host
         self._timeout = timeout_s
-        self._client = None
+        self._client: Any = None
         self._dims: int | None = KNOWN_DIMS.get(model.split(":")[0])
 
     @property
@@ -32,7 +34,7 @@ class OllamaEmbedder:
             self._dims = int(self.embed("dimension probe").shape[0])
         return self._dims
 
-    def _get_client(self):  # type: ignore[no-untyped-def]
+    def _get_client(self) -> Any:
         if self._client is None:
             import ollama
 
