@@ -29,6 +29,7 @@ from memory.models import (
 )
 from memory.recall import HybridRequest, RecallWeights, build_request
 from memory.records import decode, encode
+from memory.schema import matching_keys
 
 TEXT_FIELDS = {"description": 1.0, "context": 0.5}
 RETURN_FIELDS = [
@@ -221,12 +222,8 @@ class EpisodicStore:
 
     def ids_for_user(self, user_id: str) -> list[str]:
         """Every memory id of a user, superseded ones included."""
-        f = self.filter_for(user_id, active_only=False)
-        ids: list[str] = []
-        q = FilterQuery(filter_expression=f, return_fields=["user_id"], num_results=500)
-        for batch in self.index.paginate(q, page_size=500):
-            ids.extend(str(r["id"]).rsplit(":", 1)[-1] for r in batch)
-        return ids
+        keys = matching_keys(self.index, self.filter_for(user_id, active_only=False))
+        return [k.rsplit(":", 1)[-1] for k in keys]
 
     def count(self, user_id: str | None = None) -> int:
         f = self.filter_for(user_id, active_only=False) if user_id else None

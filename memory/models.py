@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -23,24 +24,27 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-class MemoryType(StrEnum):
+class _Choice(StrEnum):
+    """A str enum whose `parse` accepts any case and names the valid values when it fails."""
+
+    @classmethod
+    def parse(cls, value: str | StrEnum) -> Self:
+        try:
+            return cls(str(value).lower())
+        except ValueError:
+            valid = ", ".join(m.value for m in cls)
+            what = re.sub(r"(?<!^)([A-Z])", r" \1", cls.__name__).lower()
+            raise InvalidInputError(f"Unknown {what} {value!r}; use one of: {valid}.") from None
+
+
+class MemoryType(_Choice):
     EPISODIC = "episodic"
     SEMANTIC = "semantic"
     PROCEDURAL = "procedural"
     SHORT_TERM = "short_term"
 
-    @classmethod
-    def parse(cls, value: str | MemoryType) -> MemoryType:
-        try:
-            return cls(str(value.value if isinstance(value, MemoryType) else value).lower())
-        except ValueError:
-            valid = ", ".join(m.value for m in cls)
-            raise InvalidInputError(
-                f"Unknown memory type {value!r}; use one of: {valid}."
-            ) from None
 
-
-class EventType(StrEnum):
+class EventType(_Choice):
     PREFERENCE = "preference"
     GOAL = "goal"
     HEALTH_EVENT = "health_event"
@@ -49,14 +53,6 @@ class EventType(StrEnum):
     CORRECTION = "correction"
     FEEDBACK = "feedback"
     FACT = "fact"  # a stable fact about the user ("my dog is called Rex")
-
-    @classmethod
-    def parse(cls, value: str | EventType) -> EventType:
-        try:
-            return cls(str(value.value if isinstance(value, EventType) else value).lower())
-        except ValueError:
-            valid = ", ".join(m.value for m in cls)
-            raise InvalidInputError(f"Unknown event type {value!r}; use one of: {valid}.") from None
 
 
 def check_text(value: str, what: str = "text") -> str:

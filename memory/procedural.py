@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import redis
 from redisvl.index import SearchIndex
-from redisvl.query import FilterQuery, VectorQuery
+from redisvl.query import CountQuery, FilterQuery, VectorQuery
 from redisvl.query.filter import Tag
 
 from memory.errors import InvalidInputError, NotFoundError
@@ -38,7 +38,7 @@ from memory.models import (
     now_ms,
 )
 from memory.records import decode, encode
-from memory.schema import VECTOR_FIELD
+from memory.schema import VECTOR_FIELD, matching_keys
 
 SIMILAR_MIN = 0.72  # cosine similarity for "a similar question" (MiniLM)
 RETURN_FIELDS = [
@@ -304,20 +304,10 @@ class ProceduralStore:
             d["text"] = p.query_pattern
             d["sequences"] = {k: v.model_dump() for k, v in p.sequences.items()}
             rows.append(d)
-        from redisvl.query import CountQuery
-
         return rows, int(self.index.query(CountQuery(filter_expression=f)))
 
     def keys_for_user(self, user_id: str) -> list[str]:
-        q = FilterQuery(
-            filter_expression=Tag("owner") == owner_tag(check_id(user_id)),
-            return_fields=["user_id"],
-            num_results=500,
-        )
-        keys: list[str] = []
-        for batch in self.index.paginate(q, page_size=500):
-            keys.extend(str(r["id"]) for r in batch)
-        return keys
+        return matching_keys(self.index, Tag("owner") == owner_tag(check_id(user_id)))
 
     def set_pinned(self, user_id: str, pattern_id: str, pinned: bool) -> None:
         self.get(user_id, pattern_id)

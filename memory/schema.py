@@ -12,6 +12,8 @@ from typing import Any
 import redis
 from redisvl.exceptions import RedisVLError
 from redisvl.index import SearchIndex
+from redisvl.query import FilterQuery
+from redisvl.query.filter import FilterExpression
 from redisvl.schema import IndexSchema
 
 from memory.errors import EmbeddingModelMismatchError, StoreUnavailableError
@@ -146,6 +148,12 @@ def open_index(
     if not meta or not exists:
         client.hset(meta_key, mapping={"model_id": model_id, "dims": dims})
     return index
+
+
+def matching_keys(index: SearchIndex, filter_expression: FilterExpression) -> list[str]:
+    """Redis keys of every document matching the filter (paged, for purges and exports)."""
+    q = FilterQuery(filter_expression=filter_expression, return_fields=[], num_results=500)
+    return [str(r["id"]) for batch in index.paginate(q, page_size=500) for r in batch]
 
 
 def index_model(client: redis.Redis, keys: Keys, index_name: str) -> dict[str, Any]:

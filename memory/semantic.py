@@ -23,6 +23,7 @@ from memory.keys import Keys, digest, owner_tag
 from memory.models import MemoryType, SemanticFact, check_id, check_metadata, check_text, now_ms
 from memory.recall import HybridRequest, RecallWeights, build_request
 from memory.records import decode, encode
+from memory.schema import matching_keys
 
 TEXT_FIELDS = {"fact": 1.0, "context": 0.5}
 RETURN_FIELDS = [
@@ -173,15 +174,8 @@ class SemanticStore:
         return rows, int(self.index.query(CountQuery(filter_expression=f)))
 
     def ids_added_by(self, user_id: str) -> list[str]:
-        q = FilterQuery(
-            filter_expression=Tag("added_by_owner") == owner_tag(check_id(user_id)),
-            return_fields=["fact"],
-            num_results=500,
-        )
-        ids: list[str] = []
-        for batch in self.index.paginate(q, page_size=500):
-            ids.extend(str(r["id"]).rsplit(":", 1)[-1] for r in batch)
-        return ids
+        keys = matching_keys(self.index, Tag("added_by_owner") == owner_tag(check_id(user_id)))
+        return [k.rsplit(":", 1)[-1] for k in keys]
 
     def count(self) -> int:
         return int(self.index.query(CountQuery()))
