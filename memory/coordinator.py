@@ -20,6 +20,7 @@ from redisvl.exceptions import RedisVLError
 
 from memory.config import Settings
 from memory.embeddings import CachedEmbedder, Embedder, build_embedder
+from memory.episodic import RETURN_FIELDS as EPISODIC_FIELDS
 from memory.episodic import EpisodicStore, embedding_text
 from memory.errors import InvalidInputError, NotFoundError, StoreUnavailableError
 from memory.keys import Keys
@@ -40,7 +41,7 @@ from memory.models import (
 )
 from memory.procedural import SIMILAR_MIN, ProceduralStore, check_run
 from memory.prompt_block import render_prompt_block
-from memory.recall import RecallWeights, fuse, run_requests
+from memory.recall import RecallWeights, fuse, hydrate, run_requests
 from memory.records import as_str, bytes_vector
 from memory.schema import (
     episodic_schema,
@@ -49,6 +50,7 @@ from memory.schema import (
     procedural_schema,
     semantic_schema,
 )
+from memory.semantic import RETURN_FIELDS as SEMANTIC_FIELDS
 from memory.semantic import SemanticStore
 from memory.short_term import ShortTermStore
 
@@ -231,23 +233,21 @@ class MemoryCoordinator:
         for req, (vrows, trows) in zip(requests, self._timed_run(requests, timings), strict=True):
             t = time.perf_counter()
             assert qvec is not None  # requests exist only when the query was embedded
-            hits = fuse(
-                req.memory_type,
-                vrows,
-                trows,
-                qvec,
-                req.k,
-                self.weights,
-                now,
-                _text_of(req.memory_type),
-            )
+            hits = fuse(req.memory_type, vrows, trows, qvec, req.k, self.weights, now)
             if req.memory_type is MemoryType.EPISODIC:
                 ctx.episodic = hits
             else:
                 ctx.semantic = hits
             key = req.memory_type.value
             timings[key] = round(timings.pop(f"_{key}") + _ms(t), 3)
-            self.metrics_recorder.record(key, "recall", timings[key], hit=bool(hits))
+        if requests:
+            t = time.perf_counter()
+            hydrate(self._r, self._hydration(ctx.episodic, ctx.semantic))
+            timings["hydrate"] = _ms(t)
+            for req in requests:
+                key = req.memory_type.value
+                found = ctx.episodic if req.memory_type is MemoryType.EPISODIC else ctx.semantic
+                self.metrics_recorder.record(key, "recall", timings[key], hit=bool(found))
 
         if include_procedural and qvec is not None:
             t = time.perf_counter()
@@ -299,6 +299,14 @@ class MemoryCoordinator:
         if similarity < SIMILAR_MIN:
             return None
         return self.procedural.suggestion(self.procedural.from_row(rows[0]), similarity, "similar")
+
+    def _hydration(
+        self, episodic: list[RecallHit], semantic: list[RecallHit]
+    ) -> list[tuple[list[RecallHit], Callable[[str], str], list[str], str]]:
+        return [
+            (episodic, self.keys.episodic, EPISODIC_FIELDS, "description"),
+            (semantic, self.keys.semantic, SEMANTIC_FIELDS, "fact"),
+        ]
 
     def _note_query(self, user_id: str, query: str) -> None:
         """Remember (off the answer path) that this user's text sits in the embedding cache,
@@ -376,7 +384,9 @@ class MemoryCoordinator:
                 "patterns are listed, short-term messages are per session."
             )
         ((vrows, trows),) = run_requests([req])
-        hits = fuse(mtype, vrows, trows, qvec, k, weights, now_ms(), _text_of(mtype))
+        hits = fuse(mtype, vrows, trows, qvec, k, weights, now_ms())
+        ep, sem = (hits, []) if mtype is MemoryType.EPISODIC else ([], hits)
+        hydrate(self._r, self._hydration(ep, sem))
         self.metrics_recorder.record(mtype.value, "search", _ms(t), hit=bool(hits))
         return hits
 
@@ -891,11 +901,6 @@ class MemoryCoordinator:
 
 def _ms(start: float) -> float:
     return round((time.perf_counter() - start) * 1000, 3)
-
-
-def _text_of(mtype: MemoryType) -> Callable[[dict[str, Any]], str]:
-    field = "description" if mtype is MemoryType.EPISODIC else "fact"
-    return lambda rec: str(rec.get(field, ""))
 
 
 def _interaction_context(reply: str) -> str:

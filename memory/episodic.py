@@ -183,7 +183,6 @@ class EpisodicStore:
             query_text,
             query_vec,
             TEXT_FIELDS,
-            RETURN_FIELDS,
             self.filter_for(user_id, **filters),
             k,
             weights,

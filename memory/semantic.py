@@ -138,7 +138,6 @@ class SemanticStore:
             query_text,
             query_vec,
             TEXT_FIELDS,
-            RETURN_FIELDS,
             self.filter_for(category=category),
             k,
             weights,
