@@ -1,0 +1,24 @@
+"""Benchmarks of the memory system, run as `python -m memory bench latency|locomo`.
+
+    latency   recall/store latency, ingest rate, cache-hit latency and Redis memory per memory
+    locomo    LoCoMo turn-level evidence recall through the app's recall path
+
+Both start a private embedded Redis unless `--redis-url` is given; figures are written to
+BENCHMARKS.md by hand with the command, date and commit they came from.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+__all__ = ["add_bench_parser"]
+
+
+def add_bench_parser(subparsers: argparse._SubParsersAction) -> None:
+    """Register `bench` and its sub-commands on the `python -m memory` parser."""
+    from memory.bench import latency, locomo
+
+    p = subparsers.add_parser("bench", help="benchmarks: latency, locomo")
+    sub = p.add_subparsers(dest="bench_command", required=True)
+    latency.add_parser(sub)
+    locomo.add_parser(sub)

@@ -1,0 +1,168 @@
+"""What both benchmarks share: a throw-away Redis + coordinator, percentiles, progress, output.
+
+By default a benchmark starts its own embedded Redis Stack (free port, temporary data dir,
+no persistence) so it never touches the app's data and always starts empty; `--redis-url`
+points it at another server instead, where it works in a fresh namespace and removes it after.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import redis
+
+from memory.config import PROJECT_ROOT, Settings
+from memory.coordinator import MemoryCoordinator
+from memory.embeddings.base import Embedder
+
+
+def percentiles(samples_ms: list[float], ps: tuple[int, ...] = (50, 95, 99)) -> dict[str, float]:
+    """{"p50": ..., "p95": ...} in ms, rounded to 0.01 ms; empty input gives zeros."""
+    if not samples_ms:
+        return {f"p{p}": 0.0 for p in ps}
+    arr = np.asarray(samples_ms, dtype=np.float64)
+    return {f"p{p}": round(float(np.percentile(arr, p)), 2) for p in ps}
+
+
+class Progress:
+    """One self-overwriting line on stderr (plain lines when stderr is not a terminal)."""
+
+    def __init__(self, quiet: bool = False) -> None:
+        self.quiet = quiet
+        self.tty = sys.stderr.isatty()
+        self._last = 0.0
+
+    def __call__(self, msg: str, *, force: bool = False) -> None:
+        if self.quiet:
+            return
+        now = time.monotonic()
+        if not force and now - self._last < (0.2 if self.tty else 5.0):
+            return
+        self._last = now
+        if self.tty:
+            sys.stderr.write("\r\033[K" + msg)
+        else:
+            sys.stderr.write(msg + "\n")
+        sys.stderr.flush()
+
+    def done(self, msg: str) -> None:
+        if self.quiet:
+            return
+        sys.stderr.write(("\r\033[K" if self.tty else "") + msg + "\n")
+        sys.stderr.flush()
+
+
+def git_commit() -> str:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=PROJECT_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+        return out.stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def redis_version(client: redis.Redis) -> str:
+    info = client.info("server")
+    return str(info.get("redis_version", "?"))
+
+
+@contextmanager
+def bench_redis(redis_url: str | None) -> Iterator[tuple[redis.Redis, str]]:
+    """(client, namespace): a private embedded server, or a fresh namespace on `redis_url`."""
+    if redis_url:
+        client = redis.Redis.from_url(redis_url, decode_responses=False)
+        ns = "bench" + uuid.uuid4().hex[:8]
+        try:
+            yield client, ns
+        finally:
+            drop_namespace(client, ns)
+            client.close()
+        return
+    from memory.server import EmbeddedRedis, free_port
+
+    data_dir = Path(tempfile.mkdtemp(prefix="memory-bench-"))
+    server = EmbeddedRedis(data_dir, free_port(), PROJECT_ROOT)
+    try:
+        url = server.start()
+        client = redis.Redis.from_url(url, decode_responses=False)
+        try:
+            # A benchmark's data is throw-away: no fsync/rewrite work skewing the timings.
+            client.config_set("appendonly", "no")
+            client.config_set("save", "")
+            yield client, "bench"
+        finally:
+            client.close()
+    finally:
+        server.stop()
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def drop_namespace(client: redis.Redis, ns: str) -> None:
+    for name in client.execute_command("FT._LIST"):
+        name = name.decode() if isinstance(name, bytes) else str(name)
+        if name.startswith(ns + "_"):
+            client.execute_command("FT.DROPINDEX", name)
+    batch: list[bytes] = []
+    for key in client.scan_iter(match=f"{ns}[:_]*", count=1000):
+        batch.append(key)
+        if len(batch) >= 1000:
+            client.unlink(*batch)
+            batch.clear()
+    if batch:
+        client.unlink(*batch)
+
+
+def make_coordinator(
+    client: redis.Redis,
+    ns: str,
+    embedder: Embedder | None = None,
+    *,
+    load_knowledge: bool = False,
+    **overrides: Any,
+) -> MemoryCoordinator:
+    """A coordinator on `client` in namespace `ns`, otherwise configured as the app is."""
+    from memory.embeddings import OnnxMiniLMEmbedder
+
+    settings = Settings(memory_namespace=ns, **overrides)
+    return MemoryCoordinator(
+        client, embedder or OnnxMiniLMEmbedder(), settings, load_knowledge=load_knowledge
+    )
+
+
+def table(headers: list[str], rows: list[list[Any]]) -> str:
+    """A plain-text table with right-aligned numbers."""
+    cells = [[str(h) for h in headers]] + [[_fmt(c) for c in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    lines = []
+    for n, r in enumerate(cells):
+        lines.append(
+            "  ".join(
+                c.ljust(w) if (n == 0 or i == 0) else c.rjust(w)
+                for i, (c, w) in enumerate(zip(r, widths))
+            )
+        )
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.3f}" if abs(value) < 10 else f"{value:.1f}"
+    return str(value)

@@ -1,0 +1,239 @@
+"""`python -m memory bench locomo`: turn-level evidence recall on LoCoMo through the app's path.
+
+Each conversation becomes one user. Every dialogue turn is written with the normal bulk write
+path (`MemoryCoordinator.add_episodic_many`) as an episodic `interaction`:
+
+    description  "Caroline (8 May 2023): I went to a LGBTQ support group yesterday ..."
+                 (+ " [image: <caption>]" when the turn shares a picture)
+    context      "replying to Melanie: <the previous turn, first 200 characters>"
+    session_id   "session_<n>"
+    timestamp    the session's date and time, + 1 minute per turn (the data gives only the
+                 session start; turns keep their order)
+    metadata     {"dia_id": "D1:3", "speaker": "Caroline"}
+
+Each question of categories 1-4 then goes through `MemoryCoordinator.search` (the episodic
+hybrid recall the agent's context uses) with k = the largest requested k, and
+
+    recall@k = |evidence turns among the top k| / |evidence turns|, averaged over questions
+    MRR      = 1 / rank of the first evidence turn (0 if none in the top max-k)
+
+Evidence ids are used as the file has them (a few malformed ones can never match).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections import defaultdict
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from memory.bench.common import Progress, git_commit, percentiles, table
+from memory.coordinator import MemoryCoordinator
+
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+TURN_SPACING = timedelta(minutes=1)
+REPLY_CHARS = 200
+
+
+def parse_session_date(value: str) -> datetime:
+    """'1:56 pm on 8 May, 2023' -> datetime (UTC)."""
+    return datetime.strptime(value.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
+
+
+def human_date(d: datetime) -> str:
+    return f"{d.day} {d:%B %Y}"
+
+
+def turn_items(conversation: dict[str, Any]) -> list[dict[str, Any]]:
+    """The write-path items (kwargs of `add_episodic_many`) of one LoCoMo conversation."""
+    items: list[dict[str, Any]] = []
+    n = 1
+    while f"session_{n}" in conversation:
+        start = parse_session_date(conversation[f"session_{n}_date_time"])
+        prev: dict[str, Any] | None = None
+        for i, turn in enumerate(conversation[f"session_{n}"]):
+            text = f"{turn['speaker']} ({human_date(start)}): {turn['text']}"
+            if turn.get("blip_caption"):
+                text += f" [image: {turn['blip_caption']}]"
+            context = ""
+            if prev is not None:
+                context = f"replying to {prev['speaker']}: {prev['text'][:REPLY_CHARS]}"
+            items.append(
+                {
+                    "text": text,
+                    "event_type": "interaction",
+                    "context": context,
+                    "session_id": f"session_{n}",
+                    "timestamp_ms": int((start + i * TURN_SPACING).timestamp() * 1000),
+                    "metadata": {"dia_id": turn["dia_id"], "speaker": turn["speaker"]},
+                }
+            )
+            prev = turn
+        n += 1
+    return items
+
+
+def questions(sample: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        q for q in sample.get("qa", []) if q.get("category") in CATEGORIES and q.get("evidence")
+    ]
+
+
+def load(path: Path, conversations: list[str] | None = None) -> list[dict[str, Any]]:
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    if not isinstance(data, list):
+        raise ValueError(f"{path}: expected a JSON list of conversations (LoCoMo format).")
+    if conversations:
+        known = {s["sample_id"] for s in data}
+        missing = [c for c in conversations if c not in known]
+        if missing:
+            raise ValueError(f"Unknown conversation(s) {missing}; the file has {sorted(known)}.")
+        data = [s for s in data if s["sample_id"] in conversations]
+    return data
+
+
+def _metrics(ranked: list[str], gold: list[str], ks: list[int]) -> tuple[dict[int, float], float]:
+    rec = {k: sum(1 for g in gold if g in set(ranked[:k])) / len(gold) for k in ks}
+    rr = next((1.0 / (i + 1) for i, d in enumerate(ranked) if d in gold), 0.0)
+    return rec, rr
+
+
+def _summary(rows: list[tuple[dict[int, float], float]], ks: list[int]) -> dict[str, Any]:
+    n = len(rows)
+    return {
+        "n_questions": n,
+        "recall_at": {str(k): round(sum(r[0][k] for r in rows) / n, 4) if n else 0.0 for k in ks},
+        "mrr": round(sum(r[1] for r in rows) / n, 4) if n else 0.0,
+    }
+
+
+def run(
+    coord: MemoryCoordinator,
+    data: list[dict[str, Any]],
+    ks: list[int],
+    *,
+    min_score: float | None = None,
+    progress: Progress | None = None,
+    user_prefix: str = "locomo-",
+) -> dict[str, Any]:
+    """Ingest every conversation, ask every question; the result dict of `--json`."""
+    progress = progress or Progress(quiet=True)
+    ks = sorted(set(ks))
+    kmax = max(ks)
+    n_turns = 0
+    t0 = time.perf_counter()
+    for i, sample in enumerate(data, 1):
+        items = turn_items(sample["conversation"])
+        progress(f"ingest {sample['sample_id']} ({i}/{len(data)}): {len(items)} turns", force=True)
+        coord.add_episodic_many(user_prefix + sample["sample_id"], items)
+        n_turns += len(items)
+    ingest_s = time.perf_counter() - t0
+    progress.done(f"ingested {n_turns} turns in {ingest_s:.1f} s")
+
+    all_rows: list[tuple[dict[int, float], float]] = []
+    by_cat: dict[int, list] = defaultdict(list)
+    by_conv: dict[str, list] = defaultdict(list)
+    latencies: list[float] = []
+    total_q = sum(len(questions(s)) for s in data)
+    done = 0
+    for sample in data:
+        user = user_prefix + sample["sample_id"]
+        for q in questions(sample):
+            t = time.perf_counter()
+            hits = coord.search(user, str(q["question"]), k=kmax, min_score=min_score)
+            latencies.append((time.perf_counter() - t) * 1000)
+            ranked = [str((h.record.get("metadata") or {}).get("dia_id", "")) for h in hits]
+            row = _metrics(ranked, [str(e) for e in q["evidence"]], ks)
+            all_rows.append(row)
+            by_cat[int(q["category"])].append(row)
+            by_conv[sample["sample_id"]].append(row)
+            done += 1
+            progress(f"questions {done}/{total_q}")
+    progress.done(f"asked {done} questions")
+
+    out = _summary(all_rows, ks)
+    out.update(
+        {
+            "by_category": {
+                f"{c} {CATEGORIES[c]}": _summary(by_cat[c], ks) for c in sorted(by_cat)
+            },
+            "by_conversation": {c: _summary(r, ks) for c, r in by_conv.items()},
+            "latency_ms": percentiles(latencies, (50, 95)),
+            "ingest_s": round(ingest_s, 2),
+            "n_turns": n_turns,
+            "min_score": coord.weights.min_score if min_score is None else min_score,
+            "commit": git_commit(),
+            "date": datetime.now(UTC).strftime("%Y-%m-%d"),
+        }
+    )
+    return out
+
+
+def render(result: dict[str, Any]) -> str:
+    ks = list(result["recall_at"])
+    headers = ["subset", "questions", *[f"R@{k}" for k in ks], "MRR"]
+    rows = [["all", result["n_questions"], *result["recall_at"].values(), result["mrr"]]]
+    for name, s in {**result["by_category"], **result["by_conversation"]}.items():
+        rows.append([name, s["n_questions"], *s["recall_at"].values(), s["mrr"]])
+    lat = result["latency_ms"]
+    return (
+        table(headers, rows)
+        + f"\n\nrecall latency (search incl. query embedding): p50 {lat['p50']} ms, "
+        f"p95 {lat['p95']} ms\ningest: {result['n_turns']} turns in {result['ingest_s']} s; "
+        f"min_score {result['min_score']}; commit {result['commit']}, {result['date']}"
+    )
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "locomo",
+        help="LoCoMo turn-level evidence recall through the app's recall path",
+        description=__doc__.split("\n\n")[0] if __doc__ else None,
+    )
+    p.add_argument(
+        "--data", required=True, type=Path, help="LoCoMo JSON file (e.g. locomo-dev.json)"
+    )
+    p.add_argument("--k", default="1,5,10,20", help="comma-separated cut-offs (default 1,5,10,20)")
+    p.add_argument("--conversations", help="only these sample ids, comma-separated")
+    p.add_argument(
+        "--min-score",
+        type=float,
+        default=None,
+        help="recall threshold (default: the app's RECALL_MIN_SCORE)",
+    )
+    p.add_argument(
+        "--redis-url",
+        help="use this Redis Stack (fresh namespace) instead of a private embedded one",
+    )
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.set_defaults(fn=main)
+
+
+def main(args: argparse.Namespace, settings: Any = None) -> int:
+    from memory.bench.common import bench_redis, make_coordinator
+
+    try:
+        ks = [int(k) for k in str(args.k).split(",") if k.strip()]
+    except ValueError:
+        raise SystemExit(f"--k must be comma-separated integers, got {args.k!r}") from None
+    if not ks or min(ks) < 1 or max(ks) > 200:
+        raise SystemExit("--k values must be between 1 and 200")
+    convs = [c.strip() for c in args.conversations.split(",")] if args.conversations else None
+    try:
+        data = load(args.data, convs)
+    except (OSError, ValueError) as e:
+        raise SystemExit(f"Cannot read {args.data}: {e}") from None
+    progress = Progress(quiet=args.quiet)
+    with bench_redis(args.redis_url) as (client, ns):
+        coord = make_coordinator(client, ns)
+        try:
+            result = run(coord, data, ks, min_score=args.min_score, progress=progress)
+        finally:
+            coord.close()
+    result["data"] = str(args.data)
+    print(json.dumps(result) if args.json else render(result))
+    return 0
