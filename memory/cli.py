@@ -328,12 +328,9 @@ def build_parser() -> argparse.ArgumentParser:
     cmd("health", cmd_health, "Redis, modules, indexes, embedder")
     cmd("reembed", cmd_reembed, "recompute every vector with the configured embedder")
 
-    try:
-        from memory.bench import add_bench_parser
-    except ImportError:
-        add_bench_parser = None
-    if add_bench_parser is not None:
-        add_bench_parser(sub)
+    from memory.bench import add_bench_parser
+
+    add_bench_parser(sub)
     return p
 
 
