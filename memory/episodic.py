@@ -53,9 +53,19 @@ RETURN_FIELDS = [
 SORTABLE = {"timestamp", "created_at", "importance", "access_count", "last_accessed"}
 
 
+#: Context characters embedded with a memory (MiniLM reads ~256 tokens; the description first).
+EMBED_CONTEXT_CHARS = 300
+
+
 def embedding_text(description: str, context: str = "") -> str:
-    """The text whose embedding represents a memory."""
-    return description
+    """The text whose embedding represents a memory: `description (context)`.
+
+    The context says what the memory answers or where it came from ("replying to Anna: ...",
+    "Assistant answered: ..."); with it a short memory ("Yes, three years now!") is found by
+    questions about its subject. On LoCoMo this raised dense recall@10 from 0.57 to 0.60, and
+    the layout matters: description first, context in parentheses (BENCHMARKS.md)."""
+    context = " ".join(context.split())[:EMBED_CONTEXT_CHARS]
+    return f"{description} ({context})" if context else description
 
 
 class EpisodicStore:
