@@ -154,7 +154,7 @@ def table(headers: list[str], rows: list[list[Any]]) -> str:
         lines.append(
             "  ".join(
                 c.ljust(w) if (n == 0 or i == 0) else c.rjust(w)
-                for i, (c, w) in enumerate(zip(r, widths))
+                for i, (c, w) in enumerate(zip(r, widths, strict=True))
             )
         )
         if n == 0:

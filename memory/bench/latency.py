@@ -27,6 +27,7 @@ Latencies are wall-clock in this process (client + server), in ms, over `--queri
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import random
 import time
@@ -45,27 +46,81 @@ SESSION = "bench-session"
 POOL_SIZE = 2000
 
 _SUBJECTS = [
-    "my knee", "the new job", "my sister", "our trip to Lisbon", "the marathon", "my diet",
-    "the dentist", "my sleep", "the garden", "my budget", "the piano lessons", "my dog Rex",
-    "the book club", "my blood pressure", "the move to Berlin", "coffee", "the yoga class",
-    "my back pain", "the team project", "my vitamin D", "the wedding", "my running shoes",
-    "the allergy", "the night shift", "my cholesterol", "the hiking trip", "my flat",
-    "the swimming pool", "my migraine", "the cooking course",
+    "my knee",
+    "the new job",
+    "my sister",
+    "our trip to Lisbon",
+    "the marathon",
+    "my diet",
+    "the dentist",
+    "my sleep",
+    "the garden",
+    "my budget",
+    "the piano lessons",
+    "my dog Rex",
+    "the book club",
+    "my blood pressure",
+    "the move to Berlin",
+    "coffee",
+    "the yoga class",
+    "my back pain",
+    "the team project",
+    "my vitamin D",
+    "the wedding",
+    "my running shoes",
+    "the allergy",
+    "the night shift",
+    "my cholesterol",
+    "the hiking trip",
+    "my flat",
+    "the swimming pool",
+    "my migraine",
+    "the cooking course",
 ]
 _VERBS = [
-    "I started", "I stopped", "I am worried about", "I really enjoy", "I want to improve",
-    "the doctor checked", "I talked to Anna about", "I forgot", "I planned", "I finished",
-    "I am trying", "I skipped", "I booked", "I changed", "I measured",
+    "I started",
+    "I stopped",
+    "I am worried about",
+    "I really enjoy",
+    "I want to improve",
+    "the doctor checked",
+    "I talked to Anna about",
+    "I forgot",
+    "I planned",
+    "I finished",
+    "I am trying",
+    "I skipped",
+    "I booked",
+    "I changed",
+    "I measured",
 ]
 _DETAILS = [
-    "last week", "every morning", "twice a month", "since January", "after work",
-    "on weekends", "before breakfast", "in the evening", "three times so far", "for a year",
-    "and it went well", "but it hurt afterwards", "and I felt tired", "with a friend",
-    "because of the stress", "to feel better", "as the coach suggested", "without much luck",
+    "last week",
+    "every morning",
+    "twice a month",
+    "since January",
+    "after work",
+    "on weekends",
+    "before breakfast",
+    "in the evening",
+    "three times so far",
+    "for a year",
+    "and it went well",
+    "but it hurt afterwards",
+    "and I felt tired",
+    "with a friend",
+    "because of the stress",
+    "to feel better",
+    "as the coach suggested",
+    "without much luck",
 ]
 _QUESTIONS = [
-    "What did I say about {s}?", "How is {s} going?", "When did I last mention {s}?",
-    "Any advice on {s}?", "Remind me what happened with {s}", "Did {s} get better?",
+    "What did I say about {s}?",
+    "How is {s} going?",
+    "When did I last mention {s}?",
+    "Any advice on {s}?",
+    "Remind me what happened with {s}",
+    "Did {s} get better?",
 ]
 
 
@@ -121,8 +176,13 @@ def _items(rng: random.Random, n: int, start: int, now_ms: int) -> list[dict[str
 
 
 def _fill_to(
-    coord: MemoryCoordinator, emb: BenchEmbedder, counts: dict[str, int], per_user: int,
-    rng: random.Random, progress: Progress, now_ms: int,
+    coord: MemoryCoordinator,
+    emb: BenchEmbedder,
+    counts: dict[str, int],
+    per_user: int,
+    rng: random.Random,
+    progress: Progress,
+    now_ms: int,
 ) -> None:
     emb.fill = True
     try:
@@ -141,15 +201,20 @@ def _fill_to(
 def _seed_other_types(coord: MemoryCoordinator, rng: random.Random) -> None:
     """Short-term history and a few procedures for the measured user (as a chat would)."""
     for i in range(20):
-        coord.add_message(MEASURED_USER, SESSION, "user" if i % 2 == 0 else "assistant",
-                          f"message {i}: {memory_text(rng)}")
+        coord.add_message(
+            MEASURED_USER,
+            SESSION,
+            "user" if i % 2 == 0 else "assistant",
+            f"message {i}: {memory_text(rng)}",
+        )
     for q, tools in [
         ("What is my resting heart rate?", ["get_heart_rate", "summarise"]),
         ("How did I sleep this week?", ["get_sleep"]),
     ]:
         for _ in range(3):
-            coord.record_procedure(MEASURED_USER, q, tools, success_score=1.0,
-                                   execution_time_ms=120.0)
+            coord.record_procedure(
+                MEASURED_USER, q, tools, success_score=1.0, execution_time_ms=120.0
+            )
 
 
 def _retrieve(coord: MemoryCoordinator, queries: list[str]) -> dict[str, Any]:
@@ -185,8 +250,14 @@ def measure(
         msg = f"{memory_text(rng)} ({uniq}-{i})"
         coord.retrieve_all_context(MEASURED_USER, SESSION, msg)  # the agent recalls first
         t = time.perf_counter()
-        coord.store_interaction(MEASURED_USER, SESSION, msg, "Noted, thanks for telling me.",
-                                tools_used=["get_sleep"], execution_time_ms=50.0)
+        coord.store_interaction(
+            MEASURED_USER,
+            SESSION,
+            msg,
+            "Noted, thanks for telling me.",
+            tools_used=["get_sleep"],
+            execution_time_ms=50.0,
+        )
         store_cached.append((time.perf_counter() - t) * 1000)
         msg2 = f"{memory_text(rng)} (u{uniq}-{i})"
         t = time.perf_counter()
@@ -259,8 +330,11 @@ def run(
         counts[f"u{u}"] += per
         progress(f"ingest (real embeddings): {sum(counts.values())}/{per * USERS}")
     ingest_s = time.perf_counter() - t
-    ingest = {"memories": per * USERS, "seconds": round(ingest_s, 2),
-              "per_second": round(per * USERS / ingest_s, 1)}
+    ingest = {
+        "memories": per * USERS,
+        "seconds": round(ingest_s, 2),
+        "per_second": round(per * USERS / ingest_s, 1),
+    }
     progress.done(f"ingest: {ingest['per_second']} memories/s (real embeddings)")
 
     runs = []
@@ -270,10 +344,12 @@ def run(
         t = time.perf_counter()
         _fill_to(coord, emb, counts, per_user, rng, progress, now_ms)
         fill_s = time.perf_counter() - t
-        progress.done(f"size {size}: {sum(counts.values())} memories (+{sum(counts.values()) - before} in {fill_s:.1f} s)")
+        added = sum(counts.values()) - before
+        progress.done(f"size {size}: {sum(counts.values())} memories (+{added} in {fill_s:.1f} s)")
         mem = int(r.info("memory")["used_memory"])
         n_ep = sum(counts.values())
-        keys = [k for _, k in zip(range(200), r.scan_iter(match=f"{coord.keys.episodic_prefix}:*", count=1000))]
+        pattern = f"{coord.keys.episodic_prefix}:*"
+        keys = list(itertools.islice(r.scan_iter(match=pattern, count=1000), 200))
         usage = [int(r.memory_usage(k) or 0) for k in keys]
         progress(f"size {size}: measuring ({n_queries} queries x 4)", force=True)
         lat = measure(coord, emb, n_queries, rng)
@@ -308,52 +384,113 @@ def render(res: dict[str, Any]) -> str:
     for s in res["sizes"]:
         w, c = s["retrieve_warm_ms"], s["retrieve_cold_ms"]
         st, su = s["store_interaction_ms"], s["store_interaction_uncached_ms"]
-        rows.append([
-            s["size"], s["user_memories"], w["p50"], w["p95"], w["p99"], c["p50"], c["p95"],
-            c["p99"], st["p50"], st["p95"], su["p95"], round(s["bytes_per_memory"]),
-            s["hash_bytes_per_memory"],
-        ])
-    head = ["memories", "user's", "warm p50", "p95", "p99", "cold p50", "p95", "p99",
-            "store p50", "p95", "uncached p95", "B/memory", "hash B"]
+        rows.append(
+            [
+                s["size"],
+                s["user_memories"],
+                w["p50"],
+                w["p95"],
+                w["p99"],
+                c["p50"],
+                c["p95"],
+                c["p99"],
+                st["p50"],
+                st["p95"],
+                su["p95"],
+                round(s["bytes_per_memory"]),
+                s["hash_bytes_per_memory"],
+            ]
+        )
+    head = [
+        "memories",
+        "user's",
+        "warm p50",
+        "p95",
+        "p99",
+        "cold p50",
+        "p95",
+        "p99",
+        "store p50",
+        "p95",
+        "uncached p95",
+        "B/memory",
+        "hash B",
+    ]
     stage_rows = []
     for s in res["sizes"]:
         for name in ("warm", "cold"):
             st = s[f"retrieve_{name}_ms"]["stages"]
-            stage_rows.append([s["size"], name, *[
-                f"{st[k]['p50']}/{st[k]['p95']}" if k in st else "-"
-                for k in ("embed", "short_term", "episodic", "semantic", "procedural",
-                          "hydrate", "prompt")
-            ]])
+            stage_rows.append(
+                [
+                    s["size"],
+                    name,
+                    *[
+                        f"{st[k]['p50']}/{st[k]['p95']}" if k in st else "-"
+                        for k in (
+                            "embed",
+                            "short_term",
+                            "episodic",
+                            "semantic",
+                            "procedural",
+                            "hydrate",
+                            "prompt",
+                        )
+                    ],
+                ]
+            )
     ec, ing = res["embedding_cache"], res["ingest"]
-    return "\n".join([
-        "retrieve_all_context and store_interaction (ms)",
-        table(head, rows),
-        "",
-        "retrieve_all_context stages, p50/p95 ms",
-        table(["memories", "query", "embed", "short_term", "episodic", "semantic",
-               "procedural", "hydrate", "prompt"], stage_rows),
-        "",
-        f"ingest with real embeddings: {ing['per_second']} memories/s "
-        f"({ing['memories']} in {ing['seconds']} s)",
-        f"embedding cache: local hit p50 {ec['local_hit_ms']['p50']} ms, Redis hit p50 "
-        f"{ec['redis_hit_ms']['p50']} ms (p95 {ec['redis_hit_ms']['p95']}), model "
-        f"p50 {ec['model_embed_ms']['p50']} ms",
-        f"vectors {res['vector_algorithm']}, Redis {res['redis_version']}, commit "
-        f"{res['commit']}, {res['date']}",
-    ])
+    return "\n".join(
+        [
+            "retrieve_all_context and store_interaction (ms)",
+            table(head, rows),
+            "",
+            "retrieve_all_context stages, p50/p95 ms",
+            table(
+                [
+                    "memories",
+                    "query",
+                    "embed",
+                    "short_term",
+                    "episodic",
+                    "semantic",
+                    "procedural",
+                    "hydrate",
+                    "prompt",
+                ],
+                stage_rows,
+            ),
+            "",
+            f"ingest with real embeddings: {ing['per_second']} memories/s "
+            f"({ing['memories']} in {ing['seconds']} s)",
+            f"embedding cache: local hit p50 {ec['local_hit_ms']['p50']} ms, Redis hit p50 "
+            f"{ec['redis_hit_ms']['p50']} ms (p95 {ec['redis_hit_ms']['p95']}), model "
+            f"p50 {ec['model_embed_ms']['p50']} ms",
+            f"vectors {res['vector_algorithm']}, Redis {res['redis_version']}, commit "
+            f"{res['commit']}, {res['date']}",
+        ]
+    )
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "latency", help="recall/store latency, ingest rate, cache hits, memory per memory"
     )
-    p.add_argument("--sizes", default="1000,10000,100000",
-                   help="total stored episodic memories per step (default 1000,10000,100000)")
+    p.add_argument(
+        "--sizes",
+        default="1000,10000,100000",
+        help="total stored episodic memories per step (default 1000,10000,100000)",
+    )
     p.add_argument("--queries", type=int, default=200, help="timed runs per figure")
-    p.add_argument("--ingest-sample", type=int, default=2000,
-                   help="memories embedded for real to measure the ingest rate")
-    p.add_argument("--redis-url", help="use this Redis Stack (fresh namespace) instead of a "
-                   "private embedded one")
+    p.add_argument(
+        "--ingest-sample",
+        type=int,
+        default=2000,
+        help="memories embedded for real to measure the ingest rate",
+    )
+    p.add_argument(
+        "--redis-url",
+        help="use this Redis Stack (fresh namespace) instead of a private embedded one",
+    )
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(fn=main)
@@ -376,8 +513,14 @@ def main(args: argparse.Namespace, settings: Any = None) -> int:
     with bench_redis(args.redis_url) as (client, ns):
         coord = make_coordinator(client, ns, emb, load_knowledge=True)
         try:
-            result = run(coord, emb, sizes, n_queries=args.queries,
-                         ingest_sample=args.ingest_sample, progress=progress)
+            result = run(
+                coord,
+                emb,
+                sizes,
+                n_queries=args.queries,
+                ingest_sample=args.ingest_sample,
+                progress=progress,
+            )
         finally:
             coord.close()
     print(json.dumps(result) if args.json else render(result))
