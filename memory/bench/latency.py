@@ -309,6 +309,7 @@ def run(
     ingest_sample: int = 2000,
     progress: Progress | None = None,
     seed: int = 7,
+    pool_size: int = POOL_SIZE,
 ) -> dict[str, Any]:
     progress = progress or Progress(quiet=True)
     rng = random.Random(seed)
@@ -317,7 +318,7 @@ def run(
     counts = {f"u{u}": 0 for u in range(USERS)}
 
     progress("embedding the vector pool for the fill...", force=True)
-    emb.prepare_pool([memory_text(rng) for _ in range(POOL_SIZE)])
+    emb.prepare_pool([memory_text(rng) for _ in range(pool_size)])
     _seed_other_types(coord, rng)
 
     # Ingest rate with real embeddings (fresh distinct texts), counted in the store.

@@ -1,0 +1,185 @@
+"""Smoke tests of the benchmarks on tiny synthetic data: the shape of what they report, and
+that recall@k / MRR are computed right. No timing is asserted."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memory.bench import latency, locomo
+from memory.bench.common import percentiles
+from memory.config import PROJECT_ROOT, Settings
+from memory.coordinator import MemoryCoordinator
+
+
+def _turn(speaker: str, dia: str, text: str, **extra: str) -> dict[str, str]:
+    return {"speaker": speaker, "dia_id": dia, "text": text, **extra}
+
+
+TINY: list[dict[str, Any]] = [
+    {
+        "sample_id": "tiny-1",
+        "conversation": {
+            "speaker_a": "Ada",
+            "speaker_b": "Bo",
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [
+                _turn("Ada", "D1:1", "Hi Bo! How was your week?"),
+                _turn("Bo", "D1:2", "Great, I adopted a tortoise named Quibble."),
+                _turn("Ada", "D1:3", "Lovely! I took up the theremin last month."),
+                _turn(
+                    "Bo", "D1:4", "Send me a photo!", blip_caption="a photo of a tortoise on grass"
+                ),
+            ],
+            "session_2_date_time": "10:00 am on 20 June, 2023",
+            "session_2": [
+                _turn("Ada", "D2:1", "My theremin concert is next Friday in Lisbon."),
+                _turn("Bo", "D2:2", "Quibble ate a whole strawberry today."),
+                _turn("Ada", "D2:3", "Ha, that tortoise has taste."),
+            ],
+        },
+        "qa": [
+            {
+                "question": "What is the name of Bo's tortoise?",
+                "answer": "Quibble",
+                "evidence": ["D1:2"],
+                "category": 4,
+            },
+            {
+                "question": "Where is Ada's theremin concert?",
+                "answer": "Lisbon",
+                "evidence": ["D2:1", "D1:3"],
+                "category": 1,
+            },
+            {"question": "An adversarial one", "answer": "", "evidence": ["D1:1"], "category": 5},
+        ],
+    }
+]
+
+
+def test_recall_at_k_and_mrr_on_a_hand_made_ranking() -> None:
+    ranked = ["D1:1", "D1:3", "D2:1", "D2:2"]
+    rec, rr = locomo._metrics(ranked, ["D1:3", "D2:2"], [1, 2, 3, 4])
+    assert rec == {1: 0.0, 2: 0.5, 3: 0.5, 4: 1.0}
+    assert rr == 0.5  # first evidence at rank 2
+    rec, rr = locomo._metrics(ranked, ["X:9"], [1, 4])
+    assert rec == {1: 0.0, 4: 0.0} and rr == 0.0
+
+
+def test_turns_become_write_path_items_with_speaker_date_reply_and_order() -> None:
+    items = locomo.turn_items(TINY[0]["conversation"])
+    assert len(items) == 7
+    first, second, photo = items[0], items[1], items[3]
+    assert first["text"] == "Ada (8 May 2023): Hi Bo! How was your week?"
+    assert first["context"] == ""
+    assert second["context"] == "replying to Ada: Hi Bo! How was your week?"
+    assert photo["text"].endswith("[image: a photo of a tortoise on grass]")
+    assert second["metadata"] == {"dia_id": "D1:2", "speaker": "Bo"}
+    assert second["session_id"] == "session_1" and items[4]["session_id"] == "session_2"
+    # turns keep their order inside a session: one minute apart from the session's start
+    assert second["timestamp_ms"] - first["timestamp_ms"] == 60_000
+
+
+def test_locomo_run_reports_recall_mrr_categories_latency_and_ingest(
+    coordinator: MemoryCoordinator,
+) -> None:
+    result = locomo.run(coordinator, TINY, [1, 5, 10, 20], min_score=0.0)
+    assert result["n_questions"] == 2  # category 5 is skipped
+    assert set(result["recall_at"]) == {"1", "5", "10", "20"}
+    assert all(0.0 <= v <= 1.0 for v in result["recall_at"].values())
+    # 7 turns, k = 10 and 20 cover all of them: every evidence turn is found
+    assert result["recall_at"]["10"] == result["recall_at"]["20"] == 1.0
+    assert set(result["by_category"]) == {"1 multi-hop", "4 single-hop"}
+    assert result["by_category"]["4 single-hop"]["n_questions"] == 1
+    # a distinctive name: the evidence turn is the first hit
+    assert result["by_category"]["4 single-hop"]["recall_at"]["1"] == 1.0
+    assert 0.0 < result["mrr"] <= 1.0
+    assert set(result["latency_ms"]) == {"p50", "p95"}
+    assert result["ingest_s"] >= 0 and result["n_turns"] == 7
+    assert result["by_conversation"]["tiny-1"]["n_questions"] == 2
+    assert "R@10" in locomo.render(result)
+
+
+def test_locomo_command_prints_json_with_the_documented_keys(
+    tmp_path: Path, redis_url: str
+) -> None:
+    data = tmp_path / "tiny.json"
+    data.write_text(json.dumps(TINY))
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "memory",
+            "bench",
+            "locomo",
+            "--data",
+            str(data),
+            "--k",
+            "1,5",
+            "--json",
+            "--redis-url",
+            redis_url,
+        ],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert {"recall_at", "mrr", "by_category", "n_questions", "latency_ms", "ingest_s"} <= set(out)
+    assert set(out["recall_at"]) == {"1", "5"}
+    assert "ingest" in done.stderr  # progress goes to stderr, never into the JSON
+
+
+def test_locomo_command_refuses_a_bad_k(tmp_path: Path) -> None:
+    data = tmp_path / "tiny.json"
+    data.write_text(json.dumps(TINY))
+    done = subprocess.run(
+        [sys.executable, "-m", "memory", "bench", "locomo", "--data", str(data), "--k", "0"],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode != 0 and "--k" in done.stderr
+
+
+def test_latency_run_reports_every_figure(
+    redis_client: Any, embedder: Any, settings: Settings
+) -> None:
+    emb = latency.BenchEmbedder(embedder)
+    coord = MemoryCoordinator(redis_client, emb, settings, load_knowledge=False)
+    try:
+        res = latency.run(coord, emb, [20, 40], n_queries=3, ingest_sample=20, pool_size=20)
+    finally:
+        coord.close()
+    assert [s["size"] for s in res["sizes"]] == [20, 40]
+    assert [s["user_memories"] for s in res["sizes"]] == [2, 4]
+    for s in res["sizes"]:
+        for key in ("retrieve_warm_ms", "retrieve_cold_ms"):
+            assert set(s[key]) == {"p50", "p95", "p99", "stages"}
+            assert "episodic" in s[key]["stages"]
+        assert set(s["store_interaction_ms"]) == {"p50", "p95", "p99"}
+        assert s["bytes_per_memory"] > 0 and s["hash_bytes_per_memory"] > 0
+    assert res["ingest"]["memories"] == 20 and res["ingest"]["per_second"] > 0
+    assert set(res["embedding_cache"]) == {"local_hit_ms", "redis_hit_ms", "model_embed_ms"}
+    text = latency.render(res)
+    assert "retrieve_all_context" in text and "memories/s" in text
+
+
+@pytest.mark.parametrize(
+    ("samples", "expected"),
+    [([], {"p50": 0.0, "p95": 0.0, "p99": 0.0}), ([1.0, 2.0, 3.0], {"p50": 2.0})],
+)
+def test_percentiles(samples: list[float], expected: dict[str, float]) -> None:
+    got = percentiles(samples)
+    for k, v in expected.items():
+        assert got[k] == v

@@ -1,0 +1,109 @@
+"""The recall additions measured on LoCoMo: dates in queries, the per-term BM25 query, and the
+time / session-neighbour boosts in `fuse`."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import numpy as np
+from redisvl.query.filter import Tag
+
+from memory.models import MemoryType
+from memory.recall import DAY_MS, RecallWeights, TermUnionTextQuery, fuse, time_ranges
+
+NOW = int(datetime(2025, 6, 15, 12, tzinfo=UTC).timestamp() * 1000)
+
+
+def ms(y: int, m: int, d: int) -> int:
+    return int(datetime(y, m, d, tzinfo=UTC).timestamp() * 1000)
+
+
+def test_a_named_day_covers_that_day_and_its_neighbours() -> None:
+    for q in ("What did I eat on 9 November, 2022?", "on November 9th 2022", "9th of Nov 2022"):
+        assert time_ranges(q, NOW) == [(ms(2022, 11, 8), ms(2022, 11, 11))], q
+
+
+def test_months_years_and_relative_dates() -> None:
+    assert time_ranges("my runs in March 2024", NOW) == [(ms(2024, 3, 1), ms(2024, 4, 1))]
+    assert time_ranges("in December 2023", NOW) == [(ms(2023, 12, 1), ms(2024, 1, 1))]
+    assert time_ranges("When did I hurt my knee in 2023?", NOW) == [
+        (ms(2023, 1, 1), ms(2024, 1, 1))
+    ]
+    today = NOW - NOW % DAY_MS
+    assert time_ranges("what did I say yesterday", NOW) == [(today - DAY_MS, today + DAY_MS)]
+
+
+def test_no_date_no_range() -> None:
+    for q in ("May I ask something?", "I ran 2023 metres", "my pin is 1990", ""):
+        assert time_ranges(q, NOW) == [], q
+
+
+def test_every_term_is_its_own_filtered_clause() -> None:
+    q = TermUnionTextQuery(
+        "lgbtq support the group",
+        {"description": 1.0, "context": 0.5},
+        filter_expression=Tag("owner") == "abc",
+        stopwords=None,
+    )
+    s = str(q).split(" SCORER")[0]
+    assert s == (
+        "(@description|context:lgbtq @owner:{abc}) | (@description|context:support @owner:{abc})"
+        " | (@description|context:group @owner:{abc})"
+    )  # "the" is an index stopword: `(@f:the filter)` would match every memory
+
+
+def test_only_stopwords_match_nothing() -> None:
+    q = TermUnionTextQuery(
+        "the a of", "description", filter_expression=Tag("owner") == "abc", stopwords=None
+    )
+    assert "@owner" not in str(q) and "__no_term__" in str(q)
+
+
+def _row(mid: str, distance: float, **extra: object) -> dict:
+    return {
+        "id": f"ns:episodic:{mid}",
+        "vector_distance": str(distance),
+        "timestamp": str(NOW),
+        "importance": "0.5",
+        **extra,
+    }
+
+
+W = RecallWeights(recency=0.0, importance=0.0, min_score=0.0)
+Q = np.array([1.0, 0.0], dtype=np.float32)
+SHARE = W.vector / (W.vector + W.text)  # a vector-only hit's relevance per unit of cosine
+
+
+def test_a_memory_dated_in_the_query_gets_the_time_boost() -> None:
+    hits = fuse(
+        MemoryType.EPISODIC, [_row("a", 0.5), _row("b", 0.5, _time_match=True)], [], Q, 5, W, NOW
+    )
+    by_id = {h.id: h for h in hits}
+    assert by_id["b"].score > by_id["a"].score
+    assert by_id["a"].score == round(SHARE * 0.5, 4)
+    assert by_id["b"].score == round(SHARE * 0.5 + W.time_match, 4)
+
+
+def test_a_neighbour_of_a_strong_hit_rises_with_it() -> None:
+    rows = [
+        _row("seed", 0.1),
+        _row("far", 0.6),
+        _row("next", 0.9, _neighbour_of={"seed": 1}),
+        _row("next2", 0.9, _neighbour_of={"seed": 2}),
+    ]
+    hits = fuse(MemoryType.EPISODIC, rows, [], Q, 5, W, NOW)
+    order = [h.id for h in hits]
+    assert order == ["seed", "next", "next2", "far"]  # "far" is closer than both neighbours
+    score = {h.id: h.score for h in hits}
+    seed = SHARE * 0.9
+    assert score["seed"] == round(seed, 4)
+    assert score["next"] == round(seed * W.neighbour, 4)
+    assert score["next2"] == round(seed * W.neighbour**2, 4)
+    assert score["far"] == round(SHARE * 0.4, 4)
+
+
+def test_no_boosts_when_switched_off() -> None:
+    w = RecallWeights(recency=0.0, importance=0.0, min_score=0.0, neighbour=0.0, time_match=0.0)
+    rows = [_row("seed", 0.1), _row("next", 0.9, _neighbour_of={"seed": 1}, _time_match=True)]
+    score = {h.id: h.score for h in fuse(MemoryType.EPISODIC, rows, [], Q, 5, w, NOW)}
+    assert score == {"seed": round(SHARE * 0.9, 4), "next": round(SHARE * 0.1, 4)}
