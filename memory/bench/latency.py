@@ -312,6 +312,7 @@ def run(
     pool_size: int = POOL_SIZE,
 ) -> dict[str, Any]:
     progress = progress or Progress(quiet=True)
+    commit = git_commit()  # the code that ran, even if HEAD moves during a long run
     rng = random.Random(seed)
     r = coord.redis
     now_ms = int(time.time() * 1000)
@@ -351,7 +352,7 @@ def run(
         n_ep = sum(counts.values())
         pattern = f"{coord.keys.episodic_prefix}:*"
         keys = list(itertools.islice(r.scan_iter(match=pattern, count=1000), 200))
-        usage = [int(r.memory_usage(k) or 0) for k in keys]
+        usage = [int(r.memory_usage(k, samples=0) or 0) for k in keys]
         progress(f"size {size}: measuring ({n_queries} queries x 4)", force=True)
         lat = measure(coord, emb, n_queries, rng)
         runs.append(
@@ -375,7 +376,7 @@ def run(
         "embedding_cache": cache_hits(coord, n_queries),
         "vector_algorithm": coord.settings.vector_algorithm,
         "redis_version": redis_version(r),
-        "commit": git_commit(),
+        "commit": commit,
         "date": datetime.now(UTC).strftime("%Y-%m-%d"),
     }
 

@@ -121,6 +121,7 @@ def run(
 ) -> dict[str, Any]:
     """Ingest every conversation, ask every question; the result dict of `--json`."""
     progress = progress or Progress(quiet=True)
+    commit = git_commit()  # the code that ran, even if HEAD moves during a long run
     ks = sorted(set(ks))
     kmax = max(ks)
     n_turns = 0
@@ -165,7 +166,7 @@ def run(
             "ingest_s": round(ingest_s, 2),
             "n_turns": n_turns,
             "min_score": coord.weights.min_score if min_score is None else min_score,
-            "commit": git_commit(),
+            "commit": commit,
             "date": datetime.now(UTC).strftime("%Y-%m-%d"),
         }
     )
