@@ -16,8 +16,9 @@ scored: see that class). Every candidate gets:
 
 Episodic memories of one session are a conversation: the memories just before and after a
 strong hit often hold its answer ("Who played?" -> next turn "Matt Patterson did"). The best
-`neighbour_seeds` candidates fetch, in one more query, the memories of their session within
-`neighbour_window_ms`; the one to `neighbour_hops` places before or after a seed gets
+`neighbour_seeds` candidates fetch, in one more pipelined round trip, the `neighbour_hops`
+nearest earlier and later memories of their session (within `neighbour_window_ms`); the one to
+`neighbour_hops` places before or after a seed gets
 `final = max(own final, neighbour ** hops * seed's final)`.
 
 Boosts were tuned on LoCoMo (BENCHMARKS.md): time 0.3, neighbour 0.8 over 2 hops from the best
@@ -60,8 +61,6 @@ DAY_MS = 86_400_000
 #: Fields fetched with every candidate: what `fuse` needs to score it (the session TAG value
 #: finds an episodic hit's neighbours; other types have none).
 SCORE_FIELDS = ["timestamp", "importance", "pinned", "session"]
-#: Most rows one neighbour lookup may return.
-NEIGHBOUR_ROWS_MAX = 300
 
 
 @dataclass(frozen=True)
@@ -391,41 +390,40 @@ def _annotate(
     )[: w.neighbour_seeds]
     if not seeds:
         return
-    window: FilterExpression | None = None
+    # Per seed: the `hops` nearest earlier and later memories of its session (two small
+    # sorted queries per seed, all in one pipelined round trip). A long, busy session costs
+    # no more than a short one.
+    queries: list[Any] = []
     for c in seeds:
-        clause = (
-            (Tag("session") == c["session"])
-            & (Num("timestamp") >= c["timestamp"] - w.neighbour_window_ms)
-            & (Num("timestamp") <= c["timestamp"] + w.neighbour_window_ms)
-        )
-        window = clause if window is None else window | clause
-    assert window is not None
-    flt = window if req.filter_expression is None else req.filter_expression & window
-    rows = req.index.query(
-        FilterQuery(
-            filter_expression=flt,
-            return_fields=[*SCORE_FIELDS, VECTOR_FIELD],
-            num_results=NEIGHBOUR_ROWS_MAX,
-        )
-    )
+        same = Tag("session") == c["session"]
+        if req.filter_expression is not None:
+            same = req.filter_expression & same
+        t = c["timestamp"]
+        for lo, hi, order in (
+            (t - w.neighbour_window_ms, t - 1, "DESC"),
+            (t + 1, t + w.neighbour_window_ms, "ASC"),
+        ):
+            queries.append(
+                FilterQuery(
+                    filter_expression=same & (Num("timestamp") >= lo) & (Num("timestamp") <= hi),
+                    return_fields=[*SCORE_FIELDS, VECTOR_FIELD],
+                    num_results=w.neighbour_hops,
+                    sort_by=("timestamp", order),
+                )
+            )
+    results = req.index.batch_query(queries, batch_size=len(queries))
     row_of: dict[str, dict[str, Any]] = {}
-    by_session: dict[str, list[tuple[int, str]]] = {}
-    for row in rows:
-        rid = _row_id(row)
-        row_of[rid] = row
-        session = as_str(row.get("session", b""))
-        by_session.setdefault(session, []).append((_int(row.get("timestamp")), rid))
     links: dict[str, dict[str, int]] = {}
-    for c in seeds:
-        ids = [rid for _, rid in sorted(by_session.get(c["session"], []))]
+    for n, c in enumerate(seeds):
         seed_id = c["rec"]["id"]
-        if seed_id not in ids:
-            continue
-        i = ids.index(seed_id)
-        for hops in range(1, w.neighbour_hops + 1):
-            for j in (i - hops, i + hops):
-                if 0 <= j < len(ids):
-                    links.setdefault(ids[j], {})[seed_id] = hops
+        for side in results[2 * n : 2 * n + 2]:
+            for hops, row in enumerate(side, 1):
+                rid = _row_id(row)
+                if rid == seed_id:
+                    continue
+                row_of.setdefault(rid, row)
+                prev = links.setdefault(rid, {}).get(seed_id)
+                links[rid][seed_id] = hops if prev is None else min(prev, hops)
     known: dict[str, list[dict[str, Any]]] = {}
     for row in (*vector_rows, *text_rows):
         known.setdefault(_row_id(row), []).append(row)
