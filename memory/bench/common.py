@@ -166,3 +166,27 @@ def _fmt(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.3f}" if abs(value) < 10 else f"{value:.1f}"
     return str(value)
+
+
+def apply_recall_overrides(coord: MemoryCoordinator, overrides: list[str] | None) -> dict[str, Any]:
+    """`--recall neighbour=0 --recall time_match=0.2`: change `RecallWeights` fields of this
+    coordinator (ablations); returns the weights in force."""
+    import dataclasses
+
+    changes: dict[str, Any] = {}
+    fields = {f.name: f.type for f in dataclasses.fields(coord.weights)}
+    for item in overrides or []:
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        if not sep or name not in fields:
+            raise SystemExit(f"--recall takes FIELD=VALUE with FIELD one of {sorted(fields)}")
+        current = getattr(coord.weights, name)
+        try:
+            changes[name] = type(current)(value)
+        except ValueError:
+            raise SystemExit(
+                f"--recall {name}: {value!r} is not a {type(current).__name__}"
+            ) from None
+    if changes:
+        coord.weights = dataclasses.replace(coord.weights, **changes)
+    return dataclasses.asdict(coord.weights)

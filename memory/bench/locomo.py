@@ -209,13 +209,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--redis-url",
         help="use this Redis Stack (fresh namespace) instead of a private embedded one",
     )
+    p.add_argument(
+        "--recall",
+        action="append",
+        metavar="FIELD=VALUE",
+        help="override a RecallWeights field for this run (ablations), repeatable",
+    )
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(fn=main)
 
 
 def main(args: argparse.Namespace, settings: Any = None) -> int:
-    from memory.bench.common import bench_redis, make_coordinator
+    from memory.bench.common import apply_recall_overrides, bench_redis, make_coordinator
 
     try:
         ks = [int(k) for k in str(args.k).split(",") if k.strip()]
@@ -232,7 +238,9 @@ def main(args: argparse.Namespace, settings: Any = None) -> int:
     with bench_redis(args.redis_url) as (client, ns):
         coord = make_coordinator(client, ns)
         try:
+            weights = apply_recall_overrides(coord, args.recall)
             result = run(coord, data, ks, min_score=args.min_score, progress=progress)
+            result["recall_weights"] = weights
         finally:
             coord.close()
     result["data"] = str(args.data)

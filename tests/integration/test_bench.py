@@ -183,3 +183,14 @@ def test_percentiles(samples: list[float], expected: dict[str, float]) -> None:
     got = percentiles(samples)
     for k, v in expected.items():
         assert got[k] == v
+
+
+def test_recall_overrides_change_only_the_named_weights(coordinator: MemoryCoordinator) -> None:
+    from memory.bench.common import apply_recall_overrides
+
+    before = coordinator.weights
+    got = apply_recall_overrides(coordinator, ["neighbour=0", "neighbour_hops=1"])
+    assert coordinator.weights.neighbour == 0.0 and coordinator.weights.neighbour_hops == 1
+    assert got["vector"] == before.vector and got["neighbour"] == 0.0
+    with pytest.raises(SystemExit):
+        apply_recall_overrides(coordinator, ["no_such_field=1"])
