@@ -802,11 +802,16 @@ class MemoryCoordinator:
         self._drain_background()
         ep_ids = self.episodic.ids_for_user(user_id)
         texts = [as_str(q) for q in self._r.smembers(self.keys.user_queries(user_id))]
+        timelines: set[str] = set()
         if ep_ids:
             pipe = self._r.pipeline(transaction=False)
             for mid in ep_ids:
-                pipe.hget(self.keys.episodic(mid), "description")
-            texts.extend(t.decode() for t in pipe.execute() if t)
+                pipe.hmget(self.keys.episodic(mid), ["description", "session"])
+            for description, session in pipe.execute():
+                if description:
+                    texts.append(as_str(description))
+                if session:
+                    timelines.add(self.keys.timeline(as_str(session)))
         sem_ids = self.semantic.ids_added_by(user_id)
         proc_keys = self.procedural.keys_for_user(user_id)
         if proc_keys:
@@ -823,6 +828,8 @@ class MemoryCoordinator:
             )
         pipe = self._r.pipeline(transaction=True)
         self.episodic.delete_many(pipe, ep_ids)
+        for key in timelines:
+            pipe.delete(key)
         self.semantic.delete_many(pipe, sem_ids)
         for k in proc_keys:
             pipe.delete(k)

@@ -122,6 +122,8 @@ class EpisodicStore:
         data["status"] = "superseded" if mem.superseded_by else "active"
         data["owner"] = owner_tag(mem.user_id)
         data["session"] = owner_tag(mem.user_id, mem.session_id) if mem.session_id else ""
+        if data["session"]:
+            pipe.zadd(self._keys.timeline(data["session"]), {mem.id: mem.timestamp})
         data["embedding"] = vec
         pipe.delete(key)
         pipe.hset(key, mapping=encode(data))
@@ -196,6 +198,9 @@ class EpisodicStore:
             self.filter_for(user_id, **filters),
             k,
             weights,
+            # Neighbours come from the session timeline, which knows no filters: only for
+            # unfiltered recall (the agent's), not for a search narrowed by type, tags or time.
+            timeline_key=None if _narrowed(filters) else self._keys.timeline,
         )
 
     def list_page(
@@ -266,6 +271,10 @@ class EpisodicStore:
     def delete_many(self, pipe: redis.client.Pipeline, memory_ids: list[str]) -> None:
         for mid in memory_ids:
             pipe.delete(self._keys.episodic(mid))
+
+
+def _narrowed(filters: dict[str, Any]) -> bool:
+    return any(v for k, v in filters.items() if k != "active_only")
 
 
 def _check_memory_id(memory_id: str) -> str:

@@ -69,6 +69,11 @@ class Keys:
     def session(self, user_id: str, session_id: str) -> str:
         return f"{self.ns}:session:{digest(user_id, session_id)}"
 
+    def timeline(self, session_tag: str) -> str:
+        """Sorted set of one session's episodic memory ids by timestamp (`session_tag` is the
+        memory's `session` TAG value): finds a hit's neighbours in O(log n)."""
+        return f"{self.ns}:timeline:{session_tag}"
+
     def user_sessions(self, user_id: str) -> str:
         """Set of session ids a user has written to (for listing and purging)."""
         return f"{self.ns}:user_sessions:{digest(user_id)}"

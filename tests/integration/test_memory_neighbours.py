@@ -1,0 +1,73 @@
+"""Session neighbours in recall: the turn after a strong hit often holds the answer."""
+
+from __future__ import annotations
+
+from memory.coordinator import MemoryCoordinator
+from memory.models import now_ms
+
+U = "user-1"
+MIN = 60_000
+
+
+def _conversation(coord: MemoryCoordinator, session: str = "trip") -> list[str]:
+    start = now_ms() - 3_600_000
+    turns = [
+        "We talked about the weather in the mountains",
+        "Which hiking trail did you pick for the Dolomites trip?",
+        "The Alta Via 1, starting from Lago di Braies",
+        "My sister collects vintage postcards",
+    ]
+    return [
+        coord.add_episodic(
+            U, t, event_type="interaction", session_id=session, timestamp_ms=start + i * MIN
+        ).id
+        for i, t in enumerate(turns)
+    ]
+
+
+def test_the_reply_after_a_strong_hit_is_recalled_as_its_neighbour(
+    coordinator: MemoryCoordinator,
+) -> None:
+    ids = _conversation(coordinator)
+    hits = coordinator.search(U, "Which hiking trail for the Dolomites trip?", k=4)
+    by_id = {h.id: h for h in hits}
+    assert hits[0].id == ids[1]
+    # The answer shares no word with the question, yet it is recalled right after it.
+    assert ids[2] in by_id
+    assert by_id[ids[2]].score >= round(hits[0].score * coordinator.weights.neighbour, 4) - 1e-4
+    assert by_id[ids[2]].text == "The Alta Via 1, starting from Lago di Braies"
+
+
+def test_deleted_and_superseded_memories_are_no_neighbours(
+    coordinator: MemoryCoordinator,
+) -> None:
+    ids = _conversation(coordinator)
+    coordinator.delete_memory(U, "episodic", ids[2])
+    hits = coordinator.search(U, "Which hiking trail for the Dolomites trip?", k=4)
+    assert ids[2] not in {h.id for h in hits}
+
+    ids = _conversation(coordinator, session="trip-2")
+    newer = coordinator.add_episodic(U, "The Alta Via 2 instead", event_type="interaction")
+    coordinator.supersede(U, ids[2], newer.id)
+    hits = coordinator.search(U, "Which hiking trail for the Dolomites trip?", k=6)
+    assert ids[2] not in {h.id for h in hits}
+
+
+def test_a_filtered_search_does_not_expand_to_neighbours(coordinator: MemoryCoordinator) -> None:
+    ids = _conversation(coordinator)
+    question = "Which hiking trail for the Dolomites trip?"
+    boosted = {h.id: h.score for h in coordinator.search(U, question, k=4)}
+    own = {h.id: h.score for h in coordinator.search(U, question, k=4, event_types=["interaction"])}
+    assert ids[1] in own
+    # Narrowed by type, the answer keeps only its own (lower) score.
+    assert own.get(ids[2], 0.0) < boosted[ids[2]]
+
+
+def test_a_user_purge_removes_the_session_timelines(
+    coordinator: MemoryCoordinator,
+) -> None:
+    _conversation(coordinator)
+    timelines = list(coordinator.redis.scan_iter(match=f"{coordinator.keys.ns}:timeline:*"))
+    assert len(timelines) == 1
+    coordinator.clear_user_memories(U)
+    assert list(coordinator.redis.scan_iter(match=f"{coordinator.keys.ns}:timeline:*")) == []
