@@ -115,6 +115,13 @@ def test_binds_loopback_only_with_aof(embedded: EmbeddedRedis) -> None:
         assert Path(r.config_get("dir")["dir"]) == embedded.data_dir
 
 
+def test_a_hash_with_a_vector_stays_compact(embedded: EmbeddedRedis) -> None:
+    embedded.start()
+    with client(embedded) as r:
+        r.hset("m", mapping={"embedding": b"\x00" * 1536, "description": "I like tea"})
+        assert r.object("encoding", "m") == "listpack"
+
+
 def test_port_taken_by_another_program_is_reported(embedded: EmbeddedRedis) -> None:
     with socket.socket() as other:
         other.bind(("127.0.0.1", embedded.port))
