@@ -122,7 +122,9 @@ class EpisodicStore:
         data["status"] = "superseded" if mem.superseded_by else "active"
         data["owner"] = owner_tag(mem.user_id)
         data["session"] = owner_tag(mem.user_id, mem.session_id) if mem.session_id else ""
-        if data["session"]:
+        # The timeline is the conversation: logged exchanges only. An extracted preference or
+        # goal is no "next turn" of anything, and must not drag its session's turns along.
+        if data["session"] and mem.event_type is EventType.INTERACTION:
             pipe.zadd(self._keys.timeline(data["session"]), {mem.id: mem.timestamp})
         data["embedding"] = vec
         pipe.delete(key)

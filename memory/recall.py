@@ -14,10 +14,11 @@ scored: see that class). Every candidate gets:
     importance = stored importance (pinned memories count as 1.0)
     final      = (1 - w_r - w_i) * relevance + w_r * recency + w_i * importance
 
-Episodic memories of one session are a conversation: the memories just before and after a
-strong hit often hold its answer ("Who played?" -> next turn "Matt Patterson did"). The best
-`neighbour_seeds` candidates fetch, in one more pipelined round trip, the `neighbour_hops`
-nearest earlier and later memories of their session (within `neighbour_window_ms`); the one to
+The logged exchanges (`interaction` episodes) of one session are a conversation: the turns just
+before and after a strong hit often hold its answer ("Who played?" -> next turn "Matt Patterson
+did"). The best `neighbour_seeds` interaction candidates read the `neighbour_hops` nearest
+earlier and later turns of their session (within `neighbour_window_ms`) from the session's
+timeline (a sorted set), in one pipelined round trip; the one to
 `neighbour_hops` places before or after a seed gets
 `final = max(own final, neighbour ** hops * seed's final)`.
 
@@ -60,7 +61,7 @@ DAY_MS = 86_400_000
 
 #: Fields fetched with every candidate: what `fuse` needs to score it (the session TAG value
 #: finds an episodic hit's neighbours; other types have none).
-SCORE_FIELDS = ["timestamp", "importance", "pinned", "session"]
+SCORE_FIELDS = ["timestamp", "importance", "pinned", "session", "event_type"]
 
 
 @dataclass(frozen=True)
@@ -388,7 +389,11 @@ def _annotate(
         return
     scored = _score_candidates(vector_rows, text_rows, req.query_vec, w, _now_ms())
     seeds = sorted(
-        (c for c in scored.values() if c["session"] and c["timestamp"]),
+        (
+            c
+            for c in scored.values()
+            if c["session"] and c["timestamp"] and c["rec"].get("event_type") == "interaction"
+        ),
         key=lambda c: c["final"],
         reverse=True,
     )[: w.neighbour_seeds]

@@ -71,3 +71,22 @@ def test_a_user_purge_removes_the_session_timelines(
     assert len(timelines) == 1
     coordinator.clear_user_memories(U)
     assert list(coordinator.redis.scan_iter(match=f"{coordinator.keys.ns}:timeline:*")) == []
+
+
+def test_an_extracted_memory_does_not_drag_its_session_turns_along(
+    coordinator: MemoryCoordinator,
+) -> None:
+    start = now_ms() - 3_600_000
+    pref = coordinator.add_episodic(
+        U, "I am vegetarian", event_type="preference", session_id="chat", timestamp_ms=start
+    )
+    turn = coordinator.add_episodic(
+        U,
+        "How did I sleep last week?",
+        event_type="interaction",
+        session_id="chat",
+        timestamp_ms=start + MIN,
+    )
+    hits = {h.id: h for h in coordinator.search(U, "What should I cook? I am vegetarian", k=5)}
+    assert pref.id in hits
+    assert turn.id not in hits
