@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import redis
 from redisvl.index import SearchIndex
-from redisvl.query import CountQuery, FilterQuery
+from redisvl.query import CountQuery
 from redisvl.query.filter import FilterExpression, Num, Tag
 from ulid import ULID
 
@@ -28,8 +28,8 @@ from memory.models import (
     now_ms,
 )
 from memory.recall import HybridRequest, RecallWeights, build_request
-from memory.records import decode, encode
-from memory.schema import matching_keys
+from memory.records import decode, encode, row_record
+from memory.schema import matching_keys, query_page
 
 TEXT_FIELDS = {"description": 1.0, "context": 0.5}
 RETURN_FIELDS = [
@@ -217,24 +217,9 @@ class EpisodicStore:
     ) -> tuple[list[dict[str, Any]], int]:
         if sort_by not in SORTABLE:
             raise InvalidInputError(f"Cannot sort by {sort_by!r}; use one of {sorted(SORTABLE)}.")
-        if page < 1 or not 1 <= page_size <= 1000:
-            raise InvalidInputError("Page must be >= 1 and page size between 1 and 1000.")
         f = self.filter_for(user_id, **filters)
-        q = FilterQuery(
-            filter_expression=f,
-            return_fields=RETURN_FIELDS,
-            num_results=page_size,
-            sort_by=(sort_by, "DESC" if descending else "ASC"),
-        )
-        q.paging((page - 1) * page_size, page_size)
-        rows = []
-        for row in self.index.query(q):
-            rec = decode(row)
-            rec["id"] = str(row["id"]).rsplit(":", 1)[-1]
-            rec["text"] = rec.get("description", "")
-            rows.append(rec)
-        total = self.index.query(CountQuery(filter_expression=f))
-        return rows, int(total)
+        rows, total = query_page(self.index, f, RETURN_FIELDS, sort_by, descending, page, page_size)
+        return [row_record(r, "description") for r in rows], total
 
     def ids_for_user(self, user_id: str) -> list[str]:
         """Every memory id of a user, superseded ones included."""

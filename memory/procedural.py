@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import redis
 from redisvl.index import SearchIndex
-from redisvl.query import CountQuery, FilterQuery, VectorQuery
+from redisvl.query import VectorQuery
 from redisvl.query.filter import Tag
 
 from memory.errors import InvalidInputError, NotFoundError
@@ -38,7 +38,7 @@ from memory.models import (
     now_ms,
 )
 from memory.records import decode, encode
-from memory.schema import VECTOR_FIELD, matching_keys
+from memory.schema import VECTOR_FIELD, matching_keys, query_page
 
 SIMILAR_MIN = 0.72  # cosine similarity for "a similar question" (MiniLM)
 RETURN_FIELDS = [
@@ -290,21 +290,16 @@ class ProceduralStore:
                 "Procedural patterns sort by last_used, confidence, executions or created_at."
             )
         f = Tag("owner") == owner_tag(check_id(user_id))
-        q = FilterQuery(
-            filter_expression=f,
-            return_fields=RETURN_FIELDS,
-            num_results=page_size,
-            sort_by=(sort_by, "DESC" if descending else "ASC"),
+        found, total = query_page(
+            self.index, f, RETURN_FIELDS, sort_by, descending, page, page_size
         )
-        q.paging((page - 1) * page_size, page_size)
         rows = []
-        for row in self.index.query(q):
+        for row in found:
             p = self.from_row(row)
             d = p.model_dump()
             d["text"] = p.query_pattern
-            d["sequences"] = {k: v.model_dump() for k, v in p.sequences.items()}
             rows.append(d)
-        return rows, int(self.index.query(CountQuery(filter_expression=f)))
+        return rows, total
 
     def keys_for_user(self, user_id: str) -> list[str]:
         return matching_keys(self.index, Tag("owner") == owner_tag(check_id(user_id)))

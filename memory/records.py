@@ -63,6 +63,14 @@ def as_str(v: Any) -> str:
     return v.decode("utf-8") if isinstance(v, bytes) else str(v)
 
 
+def row_record(row: dict[str, Any], text_field: str) -> dict[str, Any]:
+    """A query result row -> record with its memory `id` (the key's last part) and `text`."""
+    rec = decode(row)
+    rec["id"] = as_str(row["id"]).rsplit(":", 1)[-1]
+    rec["text"] = rec.get(text_field, "")
+    return rec
+
+
 def decode(raw: dict[Any, Any]) -> dict[str, Any]:
     """Hash fields (from HGETALL or a RedisVL result) -> plain Python values."""
     out: dict[str, Any] = {}

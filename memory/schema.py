@@ -12,11 +12,11 @@ from typing import Any
 import redis
 from redisvl.exceptions import RedisVLError
 from redisvl.index import SearchIndex
-from redisvl.query import FilterQuery
+from redisvl.query import CountQuery, FilterQuery
 from redisvl.query.filter import FilterExpression
 from redisvl.schema import IndexSchema
 
-from memory.errors import EmbeddingModelMismatchError, StoreUnavailableError
+from memory.errors import EmbeddingModelMismatchError, InvalidInputError, StoreUnavailableError
 from memory.keys import Keys
 
 
@@ -154,6 +154,29 @@ def matching_keys(index: SearchIndex, filter_expression: FilterExpression) -> li
     """Redis keys of every document matching the filter (paged, for purges and exports)."""
     q = FilterQuery(filter_expression=filter_expression, return_fields=[], num_results=500)
     return [str(r["id"]) for batch in index.paginate(q, page_size=500) for r in batch]
+
+
+def query_page(
+    index: SearchIndex,
+    filter_expression: FilterExpression | None,
+    return_fields: list[str],
+    sort_by: str,
+    descending: bool,
+    page: int,
+    page_size: int,
+) -> tuple[list[dict[str, Any]], int]:
+    """One sorted page of an index's documents matching a filter, and how many match."""
+    if page < 1 or not 1 <= page_size <= 1000:
+        raise InvalidInputError("Page must be >= 1 and page size between 1 and 1000.")
+    q = FilterQuery(
+        filter_expression=filter_expression,
+        return_fields=return_fields,
+        num_results=page_size,
+        sort_by=(sort_by, "DESC" if descending else "ASC"),
+    )
+    q.paging((page - 1) * page_size, page_size)
+    total = index.query(CountQuery(filter_expression=filter_expression))
+    return index.query(q), int(total)
 
 
 def index_model(client: redis.Redis, keys: Keys, index_name: str) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import redis
 from redisvl.index import SearchIndex
-from redisvl.query import CountQuery, FilterQuery
+from redisvl.query import CountQuery
 from redisvl.query.filter import FilterExpression, Tag
 from ulid import ULID
 
@@ -22,8 +22,8 @@ from memory.errors import InvalidInputError, NotFoundError
 from memory.keys import Keys, digest, owner_tag
 from memory.models import MemoryType, SemanticFact, check_id, check_metadata, check_text, now_ms
 from memory.recall import HybridRequest, RecallWeights, build_request
-from memory.records import decode, encode
-from memory.schema import matching_keys
+from memory.records import decode, encode, row_record
+from memory.schema import matching_keys, query_page
 
 TEXT_FIELDS = {"fact": 1.0, "context": 0.5}
 RETURN_FIELDS = [
@@ -157,20 +157,8 @@ class SemanticStore:
         if sort_by not in ("timestamp", "importance"):
             raise InvalidInputError("Semantic facts sort by 'timestamp' or 'importance'.")
         f = self.filter_for(category=category, added_by=added_by, pinned=pinned)
-        q = FilterQuery(
-            filter_expression=f,
-            return_fields=RETURN_FIELDS,
-            num_results=page_size,
-            sort_by=(sort_by, "DESC" if descending else "ASC"),
-        )
-        q.paging((page - 1) * page_size, page_size)
-        rows = []
-        for row in self.index.query(q):
-            rec = decode(row)
-            rec["id"] = str(row["id"]).rsplit(":", 1)[-1]
-            rec["text"] = rec.get("fact", "")
-            rows.append(rec)
-        return rows, int(self.index.query(CountQuery(filter_expression=f)))
+        rows, total = query_page(self.index, f, RETURN_FIELDS, sort_by, descending, page, page_size)
+        return [row_record(r, "fact") for r in rows], total
 
     def ids_added_by(self, user_id: str) -> list[str]:
         keys = matching_keys(self.index, Tag("added_by_owner") == owner_tag(check_id(user_id)))

@@ -7,6 +7,7 @@ points it at another server instead, where it works in a fresh namespace and rem
 
 from __future__ import annotations
 
+import argparse
 import shutil
 import subprocess
 import sys
@@ -190,3 +191,19 @@ def apply_recall_overrides(coord: MemoryCoordinator, overrides: list[str] | None
     if changes:
         coord.weights = dataclasses.replace(coord.weights, **changes)
     return dataclasses.asdict(coord.weights)
+
+
+def add_common_args(p: argparse.ArgumentParser) -> None:
+    """Options both bench commands take: the server, recall overrides, output."""
+    p.add_argument(
+        "--redis-url",
+        help="use this Redis Stack (fresh namespace) instead of a private embedded one",
+    )
+    p.add_argument(
+        "--recall",
+        action="append",
+        metavar="FIELD=VALUE",
+        help="override a RecallWeights field for this run (ablations), repeatable",
+    )
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")

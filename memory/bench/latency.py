@@ -36,7 +36,14 @@ from typing import Any
 
 import numpy as np
 
-from memory.bench.common import Progress, git_commit, percentiles, redis_version, table
+from memory.bench.common import (
+    Progress,
+    add_common_args,
+    git_commit,
+    percentiles,
+    redis_version,
+    table,
+)
 from memory.coordinator import MemoryCoordinator
 from memory.embeddings.base import Embedder, l2_normalise
 
@@ -489,18 +496,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default=2000,
         help="memories embedded for real to measure the ingest rate",
     )
-    p.add_argument(
-        "--redis-url",
-        help="use this Redis Stack (fresh namespace) instead of a private embedded one",
-    )
-    p.add_argument(
-        "--recall",
-        action="append",
-        metavar="FIELD=VALUE",
-        help="override a RecallWeights field for this run (ablations), repeatable",
-    )
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    add_common_args(p)
     p.set_defaults(fn=main)
 
 

@@ -30,7 +30,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from memory.bench.common import Progress, git_commit, percentiles, table
+from memory.bench.common import Progress, add_common_args, git_commit, percentiles, table
 from memory.coordinator import MemoryCoordinator
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -205,18 +205,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default=None,
         help="recall threshold (default: the app's RECALL_MIN_SCORE)",
     )
-    p.add_argument(
-        "--redis-url",
-        help="use this Redis Stack (fresh namespace) instead of a private embedded one",
-    )
-    p.add_argument(
-        "--recall",
-        action="append",
-        metavar="FIELD=VALUE",
-        help="override a RecallWeights field for this run (ablations), repeatable",
-    )
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    add_common_args(p)
     p.set_defaults(fn=main)
 
 
