@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import date, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -177,20 +178,22 @@ def transfer_tab(ctx: PageContext) -> None:
             key="x_mode",
             format_func=lambda m: {
                 "merge": "Merge (keep existing)",
-                "replace": "Replace the user's memories",
+                "replace": "Replace this user's memories",
             }[m],
         )
         if upload is None:
             return
         data = upload.getvalue()
-        preview = _preview(data)
+        preview = _preview(data, ctx.user_id)
         if preview:
             st.caption(preview)
         if st.button("Import", key="x_import", type="primary", icon="⬆️"):
             try:
-                counts = ctx.coordinator.import_user(data, mode=mode)
+                # Into the user this page shows, whoever the file came from: a file of
+                # another user must never merge into (or replace) that user's memories.
+                counts = ctx.coordinator.import_user(data, mode=mode, user_id=ctx.user_id)
             except (ImportFileError, InvalidInputError) as e:
-                st.error(f"Nothing was imported: {e}", icon="🚫")
+                st.error(f"Nothing was imported: {_reason(e)}", icon="🚫")
                 return
             except Exception as e:  # noqa: BLE001
                 st.error(message_for(e, "Importing"), icon="⚠️")
@@ -199,7 +202,7 @@ def transfer_tab(ctx: PageContext) -> None:
             st.success(f"Imported {summary}.", icon="✅")
 
 
-def _preview(data: bytes) -> str:
+def _preview(data: bytes, target: str) -> str:
     try:
         doc = json.loads(data)
     except (ValueError, UnicodeDecodeError):
@@ -208,7 +211,16 @@ def _preview(data: bytes) -> str:
         return ""
     user = doc.get("user_id") or doc.get("user") or "?"
     parts = [f"{len(v)} {k}" for k, v in doc.items() if isinstance(v, list)]
-    return f"File for user **{user}**: " + (", ".join(parts) or "no lists found")
+    text = f"File for user **{user}**: " + (", ".join(parts) or "no lists found")
+    if user != target:
+        text += f" · will be imported into **{target}**"
+    return text
+
+
+def _reason(exc: Exception) -> str:
+    """The error without its own "nothing was imported" tail (the message leads with it)."""
+    text = re.sub(r"[;,]?\s*nothing was imported\.?\s*$", "", str(exc), flags=re.IGNORECASE)
+    return text.rstrip(" ;,.") + "."
 
 
 # --- clean up ------------------------------------------------------------------------------

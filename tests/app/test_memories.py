@@ -210,3 +210,30 @@ def test_clear_session_needs_a_tick(alice, make_app) -> None:
     assert "Deleted 1 message" in at.success[0].value
     assert alice.recent_messages("alice", "s-test") == []
     assert alice.list_memories("alice", "episodic")[1] == 3  # long-term memories stay
+
+
+def test_import_goes_into_the_user_on_the_page_never_the_files_owner(alice, make_app) -> None:
+    """In a demo with several users, mallory uploading alice's export (even in replace mode)
+    must not touch alice's memories: the page imports into the user it shows."""
+    doc = alice.export_user("alice")
+    doc["episodic"] = doc["episodic"][:1]
+    at = make_app("pages/memories.py", user="mallory")
+    at.file_uploader(key="x_upload").upload("a.json", json.dumps(doc).encode(), "text/json")
+    at.run()
+    assert "will be imported into **mallory**" in texts(at, "caption")
+    at.radio(key="x_mode").set_value("replace").run()
+    at.button(key="x_import").click().run()
+    no_errors(at)
+    assert at.success[0].value.startswith("Imported 1 episodic")
+    assert alice.list_memories("alice", "episodic")[1] == 3  # untouched
+    assert alice.list_memories("mallory", "episodic")[1] == 1
+
+
+def test_import_error_says_nothing_was_imported_once(alice, make_app) -> None:
+    at = make_app("pages/memories.py")
+    at.file_uploader(key="x_upload").set_value(("junk.json", b"{not json", "text/json"))
+    at.run()
+    at.button(key="x_import").click().run()
+    msg = at.error[0].value
+    assert msg.startswith("Nothing was imported: Not a JSON file")
+    assert msg.lower().count("nothing was imported") == 1
