@@ -62,6 +62,15 @@ def _date(ms: Any) -> str:
         return ""
 
 
+def without_replaced(
+    hits: Sequence[RecallHit], stored_now: Sequence[StoredMemory]
+) -> list[RecallHit]:
+    """Recall runs before this turn stores its memories: drop the hits a memory stored now
+    replaced (the old weight goal), so the old value is not offered next to the new one."""
+    replaced = {m.superseded_id for m in stored_now if m.superseded_id}
+    return [h for h in hits if h.id not in replaced]
+
+
 def _hit_line(hit: RecallHit, label: str) -> str:
     when = _date(hit.record.get("timestamp"))
     extra = f"relevance: {hit.band}" + (f", {when}" if when else "")
@@ -110,11 +119,12 @@ def render_memory_block(
                 ],
             )
         )
-    if context.episodic:
+    episodic = without_replaced(context.episodic, stored_now)
+    if episodic:
         sections.append(
             (
                 "About this user (episodic, most relevant first):",
-                [_hit_line(h, _episodic_label(h)) for h in context.episodic],
+                [_hit_line(h, _episodic_label(h)) for h in episodic],
             )
         )
     if context.semantic:

@@ -35,6 +35,7 @@ from agent.prompt import (
     build_system_prompt,
     history_messages,
     render_memory_block,
+    without_replaced,
 )
 from agent.tools.memory_tools import MemoryToolkit
 from agent.tools.registry import ToolContext, Toolkit, ToolRegistry, result_for_model
@@ -523,7 +524,7 @@ def _memory_only_reply(
     else:
         lines.append("I saved your message.")
     lines.append("")
-    hits = [*ctx.episodic, *ctx.semantic]
+    hits = [*without_replaced(ctx.episodic, stored), *ctx.semantic]
     if hits:
         lines.append("What I remember that may be relevant:")
         for h in hits:

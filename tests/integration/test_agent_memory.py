@@ -87,6 +87,30 @@ def test_a_new_goal_supersedes_the_old_and_the_old_stays_as_history(
     assert "My goal is to weigh 80 kg by summer" not in recalled
 
 
+def test_the_turn_that_replaces_a_goal_does_not_offer_the_old_one(
+    agent_factory: Factory,
+    agent: ChatAgent,
+    coordinator: MemoryCoordinator,
+    settings: Settings,
+    fake_ollama: FakeOllama,
+    closed_ollama_url: str,
+) -> None:
+    """Recall runs before the turn stores: the goal this very message replaces must not sit
+    in the prompt (or the memory-only reply) next to the new one."""
+    old = agent.chat("alice", "s1", "Remember: my goal is to weigh 80 kg by summer").stored[0]
+    new = agent.chat("alice", "s1", "Remember: my goal is now to weigh 75 kg by summer")
+    assert new.stored[0].superseded_id == old.id
+    assert old.id in [h.id for h in new.recalled.episodic]  # recalled before it was replaced
+    recalled = remembered_lines(fake_ollama.chat_requests()[-1].system_prompt)
+    assert "my goal is now to weigh 75 kg by summer" in " ".join(recalled).lower()
+    assert "My goal is to weigh 80 kg by summer" not in recalled
+
+    offline = agent_factory(coordinator, closed_ollama_url, settings=settings)
+    latest = offline.chat("alice", "s1", "Remember: my goal is now to weigh 72 kg by summer")
+    assert latest.stored[0].superseded_id == new.stored[0].id
+    assert "75 kg" not in latest.reply and "72 kg" in latest.reply
+
+
 def test_duplicates_are_suppressed_but_a_different_fact_is_kept(
     agent: ChatAgent, coordinator: MemoryCoordinator
 ) -> None:
