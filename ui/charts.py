@@ -6,6 +6,7 @@ Inputs are what the memory core records: latency samples `{ts, type, op, ms, hit
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pandas as pd
@@ -279,16 +280,26 @@ def counts_figure(counts: dict[str, int]) -> go.Figure:
     return _style(fig, legend=False)
 
 
-def growth_frame(rows_by_type: dict[str, list[dict[str, Any]]]) -> pd.DataFrame:
-    """Cumulative number of memories per type over their creation time."""
+def growth_frame(
+    rows_by_type: dict[str, list[dict[str, Any]]], now_ms: int | None = None
+) -> pd.DataFrame:
+    """Cumulative number of memories per type over their creation time. Each series is
+    carried on to `now_ms` (default: now): a type whose memories were all created at one
+    instant (the knowledge file, loaded at once) would otherwise be a single point, which a
+    line chart does not draw."""
+    now_ms = int(now_ms if now_ms is not None else time.time() * 1000)
     frames = []
     for mtype, rows in rows_by_type.items():
         ts = [int(r.get("created_at") or r.get("timestamp") or 0) for r in rows]
         ts = sorted(t for t in ts if t > 0)
         if not ts:
             continue
+        counts_list = list(range(1, len(ts) + 1))
+        if now_ms > ts[-1]:
+            ts.append(now_ms)
+            counts_list.append(counts_list[-1])
         when = pd.to_datetime(pd.Series(ts), unit="ms", utc=True).dt.tz_convert(None)
-        counts = pd.DataFrame({"when": when, "count": range(1, len(ts) + 1), "type": mtype})
+        counts = pd.DataFrame({"when": when, "count": counts_list, "type": mtype})
         frames.append(counts.groupby("when", as_index=False).last())  # one point per instant
     if not frames:
         return pd.DataFrame(columns=["when", "count", "type", "Type"])

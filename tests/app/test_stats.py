@@ -71,3 +71,18 @@ def test_no_measurements_yet_explains_what_to_do(app_env, make_app, coordinator)
     no_errors(at)
     assert any("No measurements in this window yet" in i.value for i in at.info)
     assert {m.label: m.value for m in at.metric}["Recall p95"] == "–"
+
+
+def test_growth_draws_a_line_for_memories_created_at_one_instant(
+    app_env, make_app, coordinator
+) -> None:
+    """The knowledge file's facts are all created at one instant: the growth chart must still
+    draw them (a line of one point is invisible), carried on to now."""
+    coordinator.add_episodic("alice", "I am vegetarian", event_type="preference")
+    at = make_app("pages/stats.py")
+    no_errors(at)
+    growth = charts(at)["Growth over time"]
+    by_type = {trace["name"]: trace for trace in growth["data"]}
+    assert {"Episodic", "Semantic"} <= set(by_type)
+    for trace in by_type.values():
+        assert len(trace["x"]) >= 2, f"{trace['name']} has a single point: not drawn"
