@@ -18,6 +18,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from agent.prompt import approx_tokens
 from ui.format import BAND_BADGES, event_label, fmt_duration, type_label
 
 TOTAL_KEYS = ("total", "total_ms", "turn")
@@ -67,7 +68,7 @@ def render_details(d: dict[str, Any], *, key: str, expanded: bool = False) -> No
         with tabs[1]:
             _tools(tools)
         with tabs[2]:
-            _stored(stored, d.get("extraction") or "")
+            _stored(stored, d.get("extraction") or "", d.get("recalled") or {})
         with tabs[3]:
             _prompt(d)
         with tabs[4]:
@@ -176,7 +177,12 @@ def _tools(tools: list[dict[str, Any]]) -> None:
                     st.code(str(result), language=None, wrap_lines=True)
 
 
-def _stored(stored: list[dict[str, Any]], extraction: str) -> None:
+def _stored(
+    stored: list[dict[str, Any]], extraction: str, recalled: dict[str, Any] | None = None
+) -> None:
+    # The memory a new one replaced is usually among this turn's recalled hits: name it by
+    # its text rather than its id.
+    known = {h.get("id"): h.get("text", "") for h in (recalled or {}).get("episodic") or []}
     if not stored:
         st.caption("Nothing new was stored by this turn (besides the chat history).")
     for m in stored:
@@ -186,7 +192,9 @@ def _stored(stored: list[dict[str, Any]], extraction: str) -> None:
         )
         line = f"💾 {m.get('text', '')}  \n:gray[{meta}]"
         if m.get("superseded_id"):
-            line += f"  \n:orange[replaces `{m['superseded_id']}` (kept as history)]"
+            old = known.get(m["superseded_id"])
+            what = f"“{old}”" if old else f"`{m['superseded_id']}`"
+            line += f"  \n:orange[replaces {what} (kept as history)]"
         st.markdown(line)
     if extraction:
         st.caption(f"Background extraction: {extraction}")
@@ -194,7 +202,8 @@ def _stored(stored: list[dict[str, Any]], extraction: str) -> None:
 
 def _prompt(d: dict[str, Any]) -> None:
     block = d.get("memory_block") or (d.get("recalled") or {}).get("prompt_block") or ""
-    tokens = (d.get("recalled") or {}).get("prompt_tokens")
+    # The size of the block shown (the agent's own), not of the memory core's draft of it.
+    tokens = approx_tokens(block) if block else 0
     if not block:
         st.caption("No memory was injected into the prompt.")
         return

@@ -129,3 +129,14 @@ def test_background_extraction_outcome_appears_under_the_answer(
     captions = texts(at, "caption")
     assert "Background extraction: done" in captions
     assert "Has a dog called Rex" in texts(at)
+
+
+def test_details_name_the_replaced_memory_and_size_the_injected_block(app_env, make_app) -> None:
+    at = make_app("app.py", user="alice")
+    at.chat_input(key="chat_input").set_value("Remember: my weight goal is 70 kg").run()
+    at.chat_input(key="chat_input").set_value("Remember: my weight goal is now 65 kg").run()
+    no_errors(at)
+    shown = texts(at)
+    assert "replaces “My weight goal is 70 kg” (kept as history)" in shown
+    block = next(c.value for c in at.code if "<<<MEMORY" in str(c.value))
+    assert f"(~{len(block) // 4 + 1} tokens)" in texts(at, "caption")
