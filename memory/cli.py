@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memory.config import PROJECT_ROOT, Settings
-from memory.errors import MemorySystemError, NotFoundError
+from memory.errors import InvalidInputError, MemorySystemError, NotFoundError
 from memory.models import MemoryType
 
 if TYPE_CHECKING:
@@ -204,7 +204,10 @@ def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
     if args.output == "-":
         print(text)
     else:
-        Path(args.output).write_text(text, encoding="utf-8")
+        try:
+            Path(args.output).write_text(text, encoding="utf-8")
+        except OSError as e:
+            raise InvalidInputError(f"Cannot write {args.output}: {e.strerror}.") from None
         counts = {k: len(data[k]) for k in ("episodic", "semantic", "procedural")}
         print(f"exported {counts} to {args.output}", file=sys.stderr)
     return 0
@@ -263,6 +266,16 @@ def cmd_reembed(args: argparse.Namespace, settings: Settings) -> int:
 
 
 # --- parser ---------------------------------------------------------------------------
+def _k_value(text: str) -> int:
+    try:
+        k = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 1 <= k <= 200:
+        raise argparse.ArgumentTypeError("k must be between 1 and 200")
+    return k
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m memory", description="CoALA memory on Redis.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -293,13 +306,13 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--user", required=True)
     sp.add_argument("--query", required=True)
     sp.add_argument("--session", default="cli")
-    sp.add_argument("--k", type=int, default=5)
+    sp.add_argument("--k", type=_k_value, default=5)
 
     sp = cmd("search", cmd_search, "hybrid search of one memory type")
     sp.add_argument("--user", required=True)
     sp.add_argument("--query", required=True)
     sp.add_argument("--type", default="episodic")
-    sp.add_argument("--k", type=int, default=10)
+    sp.add_argument("--k", type=_k_value, default=10)
 
     sp = cmd("list", cmd_list, "list memories of a type")
     sp.add_argument("--user", required=True)
@@ -350,3 +363,6 @@ def main(argv: list[str] | None = None) -> int:
     except json.JSONDecodeError as e:
         print(f"error: --metadata is not valid JSON: {e.msg}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # e.g. `| head`: the reader left; not an error of ours
+        sys.stderr.close()
+        return 0

@@ -240,6 +240,11 @@ class ScoreParts(BaseModel):
     text: float = Field(default=0.0, description="BM25 score normalised within the query (0..1)")
     recency: float = Field(default=0.0, description="exp decay with the configured half-life")
     importance: float = 0.0
+    time: float = Field(default=0.0, description="1 when dated inside a date the query names")
+    neighbour: float = Field(
+        default=0.0,
+        description="Score this memory got as the session neighbour of a strong hit (0 = none)",
+    )
     final: float = 0.0
 
 

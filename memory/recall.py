@@ -282,7 +282,10 @@ def fuse(
         for c in scored.values():
             for seed, hops in c["neighbour_of"].items():
                 if seed in seed_final:
-                    c["final"] = max(c["final"], seed_final[seed] * w.neighbour**hops)
+                    c["neighbour"] = max(
+                        c.get("neighbour", 0.0), seed_final[seed] * w.neighbour**hops
+                    )
+                    c["final"] = max(c["final"], c["neighbour"])
     hits: list[RecallHit] = []
     for rid, c in scored.items():
         final = min(1.0, max(0.0, c["final"]))
@@ -303,6 +306,8 @@ def fuse(
                     text=round(c["text"], 4),
                     recency=round(c["recency"], 4),
                     importance=round(c["importance"], 4),
+                    time=c["time"],
+                    neighbour=round(min(1.0, c.get("neighbour", 0.0)), 4),
                     final=round(final, 4),
                 ),
                 record=rec,

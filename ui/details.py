@@ -88,6 +88,8 @@ def hits_frame(hits: list[dict[str, Any]]) -> pd.DataFrame:
                 "Keywords": float(parts.get("text") or 0.0),
                 "Recency": float(parts.get("recency") or 0.0),
                 "Importance": float(parts.get("importance") or 0.0),
+                "Date": float(parts.get("time") or 0.0),
+                "Neighbour": float(parts.get("neighbour") or 0.0),
             }
         )
     return pd.DataFrame(rows)
@@ -109,6 +111,15 @@ HIT_COLUMNS = {
         "Rec", format="%.2f", help="Recency: decays with age", width=48
     ),
     "Importance": st.column_config.NumberColumn("Imp", format="%.2f", help="Importance", width=48),
+    "Date": st.column_config.NumberColumn(
+        "Date", format="%.0f", help="1 when dated inside a date the question names", width=44
+    ),
+    "Neighbour": st.column_config.NumberColumn(
+        "Nbr",
+        format="%.2f",
+        help="Score carried over as the next/previous turn of a strong hit in the same session",
+        width=48,
+    ),
 }
 
 

@@ -234,3 +234,10 @@ def test_unreachable_redis_is_reported(cli: Run) -> None:
     proc = cli("list", "--user", "ada", "--json", ok=False, REDIS_URL=dead)
     assert_clean_failure(proc, dead, "REDIS_URL")
     assert as_json(proc)["type"] == "StoreUnavailableError"
+
+
+def test_bad_output_path_and_k_fail_cleanly(cli: Run, tmp_path: Path) -> None:
+    proc = cli("export", "--user", "u1", "-o", str(tmp_path / "missing" / "x.json"), ok=False)
+    assert_clean_failure(proc, "Cannot write")
+    proc = cli("recall", "--user", "u1", "--query", "tea", "--k", "0", ok=False)
+    assert proc.returncode == 2 and "k must be between 1 and 200" in proc.stderr

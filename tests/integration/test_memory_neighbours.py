@@ -36,6 +36,9 @@ def test_the_reply_after_a_strong_hit_is_recalled_as_its_neighbour(
     assert ids[2] in by_id
     assert by_id[ids[2]].score >= round(hits[0].score * coordinator.weights.neighbour, 4) - 1e-4
     assert by_id[ids[2]].text == "The Alta Via 1, starting from Lago di Braies"
+    # ...and the details say why: the boost is a score part of its own.
+    assert by_id[ids[2]].parts.neighbour == by_id[ids[2]].score
+    assert by_id[ids[1]].parts.neighbour < by_id[ids[1]].score  # its own match ranks it
 
 
 def test_deleted_and_superseded_memories_are_no_neighbours(
