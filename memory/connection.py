@@ -74,3 +74,19 @@ def _ping(client: redis.Redis) -> None:
 
 def _str(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
+
+
+def drop_namespace(client: redis.Redis, ns: str) -> None:
+    """Drop every index and key of one MEMORY_NAMESPACE (tests, benchmarks)."""
+    for name in client.execute_command("FT._LIST"):
+        name = name.decode() if isinstance(name, bytes) else str(name)
+        if name.startswith(ns + "_"):
+            client.execute_command("FT.DROPINDEX", name)
+    batch: list[bytes] = []
+    for key in client.scan_iter(match=f"{ns}[:_]*", count=1000):
+        batch.append(key)
+        if len(batch) >= 1000:
+            client.unlink(*batch)
+            batch.clear()
+    if batch:
+        client.unlink(*batch)

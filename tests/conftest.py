@@ -18,6 +18,7 @@ import pytest
 import redis
 
 from memory.config import PROJECT_ROOT, Settings
+from memory.connection import drop_namespace
 from memory.server import EmbeddedRedis, free_port, pid_alive
 
 pytest_plugins = ["tests.fakes.fixtures"]
@@ -69,17 +70,7 @@ def namespace(redis_client: redis.Redis) -> Iterator[str]:
     """A fresh MEMORY_NAMESPACE; its keys (ns:*, ns_*) and indexes (ns*) are dropped after."""
     ns = "t" + uuid.uuid4().hex[:12]
     yield ns
-    for name in redis_client.execute_command("FT._LIST"):
-        if _str(name).startswith(ns):
-            redis_client.execute_command("FT.DROPINDEX", name)
-    batch: list[bytes] = []
-    for key in redis_client.scan_iter(match=f"{ns}*", count=1000):
-        batch.append(key)
-        if len(batch) >= 500:
-            redis_client.unlink(*batch)
-            batch.clear()
-    if batch:
-        redis_client.unlink(*batch)
+    drop_namespace(redis_client, ns)
 
 
 @pytest.fixture
@@ -91,7 +82,3 @@ def settings(redis_url: str, namespace: str, tmp_path: Path) -> Settings:
         memory_namespace=namespace,
         redis_data_dir=tmp_path / "redis",
     )
-
-
-def _str(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value

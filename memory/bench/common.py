@@ -23,6 +23,7 @@ import numpy as np
 import redis
 
 from memory.config import PROJECT_ROOT, Settings
+from memory.connection import drop_namespace
 from memory.coordinator import MemoryCoordinator
 from memory.embeddings.base import Embedder
 
@@ -112,21 +113,6 @@ def bench_redis(redis_url: str | None) -> Iterator[tuple[redis.Redis, str]]:
     finally:
         server.stop()
         shutil.rmtree(data_dir, ignore_errors=True)
-
-
-def drop_namespace(client: redis.Redis, ns: str) -> None:
-    for name in client.execute_command("FT._LIST"):
-        name = name.decode() if isinstance(name, bytes) else str(name)
-        if name.startswith(ns + "_"):
-            client.execute_command("FT.DROPINDEX", name)
-    batch: list[bytes] = []
-    for key in client.scan_iter(match=f"{ns}[:_]*", count=1000):
-        batch.append(key)
-        if len(batch) >= 1000:
-            client.unlink(*batch)
-            batch.clear()
-    if batch:
-        client.unlink(*batch)
 
 
 def make_coordinator(

@@ -27,6 +27,7 @@ import pytest
 import redis
 
 from memory.config import PROJECT_ROOT, Settings
+from memory.connection import drop_namespace
 from memory.server import free_port
 from tests.fakes.fake_ollama import FakeOllama
 
@@ -144,16 +145,6 @@ def start_app(redis_url: str, namespace: str, ollama_url: str, log_dir: Path) ->
                 f"streamlit did not answer in {START_TIMEOUT_S}s:\n{server.log_tail()}"
             )
         time.sleep(0.1)
-
-
-def drop_namespace(client: redis.Redis, ns: str) -> None:
-    for name in client.execute_command("FT._LIST"):
-        name = name.decode() if isinstance(name, bytes) else name
-        if name.startswith(ns):
-            client.execute_command("FT.DROPINDEX", name)
-    keys = list(client.scan_iter(match=f"{ns}*", count=1000))
-    for i in range(0, len(keys), 500):
-        client.unlink(*keys[i : i + 500])
 
 
 @pytest.fixture(scope="module")
