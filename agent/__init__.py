@@ -9,7 +9,7 @@ for event in agent.run_turn("alice", "s1", "How did I sleep this week?"):
 from __future__ import annotations
 
 from agent.config import AgentSettings
-from agent.loop.agent import ChatAgent
+from agent.loop import ChatAgent
 from agent.types import (
     ExtractionOutcome,
     LLMStatus,

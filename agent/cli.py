@@ -21,7 +21,7 @@ from memory.errors import InvalidInputError, MemorySystemError
 
 
 def _build(args: argparse.Namespace) -> Any:
-    from agent.loop.agent import ChatAgent
+    from agent.loop import ChatAgent
     from memory.config import Settings
     from memory.coordinator import MemoryCoordinator
 
@@ -40,7 +40,7 @@ def _recalled_json(result: TurnResult) -> dict[str, Any]:
         return {
             "id": h.id,
             "type": h.memory_type.value,
-            "kind": getattr(et, "value", et),
+            "kind": str(et) if et else None,
             "text": h.text,
             "score": round(h.score, 4),
             "band": h.band,
@@ -52,6 +52,7 @@ def _recalled_json(result: TurnResult) -> dict[str, Any]:
         "procedural": ctx.procedural.model_dump(mode="json") if ctx.procedural else None,
         "short_term": len(ctx.short_term),
         "prompt_block": result.memory_block,
+        "prompt_tokens": result.memory_block_tokens,
     }
 
 

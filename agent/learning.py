@@ -12,11 +12,11 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import dataclass
-from typing import Any
 
 from agent.extraction import is_correction
 from agent.types import ToolCallRecord
 from memory.errors import MemorySystemError
+from memory.service import AgentMemory
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ class _LastTurn:
 class LearningTracker:
     """Remembers each session's previous turn, to re-score it when the user corrects it."""
 
-    def __init__(self, coordinator: Any) -> None:
+    def __init__(self, coordinator: AgentMemory) -> None:
         self._coord = coordinator
         self._last: dict[tuple[str, str], _LastTurn] = {}
         self._lock = threading.Lock()

@@ -21,6 +21,7 @@ from typing import Any
 
 from agent.types import StoredMemory
 from memory.models import ChatMessage, MemoryContext, RecallHit
+from memory.tokens import estimate_tokens
 
 SYSTEM_RULES = """\
 You are a friendly wellness assistant with long-term memory of this user.
@@ -42,11 +43,6 @@ already saved: do not store them again.
 """
 
 NO_MEMORY_NOTE = "(nothing relevant remembered yet)"
-
-
-def approx_tokens(text: str) -> int:
-    """A cheap token estimate (about 4 characters a token for English)."""
-    return len(text) // 4 + 1
 
 
 def neutralise(text: str) -> str:
@@ -79,7 +75,6 @@ def _hit_line(hit: RecallHit, label: str) -> str:
 
 def _episodic_label(hit: RecallHit) -> str:
     et = hit.record.get("event_type")
-    et = getattr(et, "value", et)
     return f"episodic/{et}" if et else "episodic"
 
 
@@ -151,14 +146,16 @@ def render_memory_block(
         )
 
     head, tail = f"<<<MEMORY {nonce}>>>", f"<<<END MEMORY {nonce}>>>"
-    used = approx_tokens(head) + approx_tokens(tail)
+    total = sum(len(lines) for _, lines in sections)
+    # Room for the fence and the "omitted" note, so the whole block stays within the budget.
+    used = estimate_tokens(head) + estimate_tokens(tail) + estimate_tokens(_omitted(total))
     out: list[str] = [head]
     kept = omitted = 0
     for title, lines in sections:
-        title_cost = approx_tokens(title)
+        title_cost = estimate_tokens(title)
         section_out: list[str] = []
         for line in lines:
-            cost = approx_tokens(line)
+            cost = estimate_tokens(line)
             if used + title_cost + cost > budget_tokens:
                 omitted += 1
                 continue
@@ -172,12 +169,16 @@ def render_memory_block(
     if kept == 0:
         out.append(NO_MEMORY_NOTE)
     if omitted:
-        out.append(f"({omitted} more memories omitted to fit the token budget)")
+        out.append(_omitted(omitted))
     out.append(tail)
     text = "\n".join(out)
     return MemoryBlock(
-        text=text, nonce=nonce, lines=kept, omitted=omitted, tokens=approx_tokens(text)
+        text=text, nonce=nonce, lines=kept, omitted=omitted, tokens=estimate_tokens(text)
     )
+
+
+def _omitted(n: int) -> str:
+    return f"({n} more memories omitted to fit the token budget)"
 
 
 def build_system_prompt(block: MemoryBlock, *, tool_names: Sequence[str] = ()) -> str:
@@ -205,7 +206,7 @@ def history_messages(
     out: list[dict[str, Any]] = []
     used = 0
     for m in reversed(msgs):
-        cost = approx_tokens(m.content)
+        cost = estimate_tokens(m.content)
         if used + cost > budget_tokens:
             break
         out.append({"role": m.role, "content": m.content})

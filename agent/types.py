@@ -98,6 +98,7 @@ class TurnResult(BaseModel):
     memory_block: str = Field(
         default="", description="Exactly what was injected into the system prompt"
     )
+    memory_block_tokens: int = Field(default=0, description="Estimated tokens of the block")
     tools: list[ToolCallRecord] = Field(default_factory=list)
     stored: list[StoredMemory] = Field(default_factory=list)
     timings_ms: dict[str, float] = Field(default_factory=dict)

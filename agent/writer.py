@@ -27,12 +27,12 @@ from pydantic import BaseModel, Field
 
 from agent.types import StoredMemory
 from memory.models import EventType, MemoryType
+from memory.service import AgentMemory
 
 log = logging.getLogger(__name__)
 
-#: Event type for a plain fact about the user ("my dog is called Rex"). The memory core has no
-#: dedicated type yet; preference is the closest that is recalled with full weight.
-FACT_EVENT_TYPE: EventType = getattr(EventType, "FACT", EventType.PREFERENCE)
+#: Event type for a plain fact about the user ("my dog is called Rex").
+FACT_EVENT_TYPE = EventType.FACT
 
 #: Word overlap (Jaccard of content words) above which a candidate repeats a memory stored
 #: from the same message. Lexical, not vector: "I prefer evening workouts" is 0.86 cosine-close
@@ -104,8 +104,8 @@ def _metadata(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def _event_type(record: dict[str, Any]) -> str:
-    et = record.get("event_type")
-    return str(getattr(et, "value", et) or "")
+    # Records hold the stored string; EventType is a StrEnum, so str() fits both.
+    return str(record.get("event_type") or "")
 
 
 def _is_active(record: dict[str, Any]) -> bool:
@@ -115,7 +115,7 @@ def _is_active(record: dict[str, Any]) -> bool:
 class MemoryWriter:
     """Dedup + supersession in front of `coordinator.add_episodic`."""
 
-    def __init__(self, coordinator: Any, *, dedup_threshold: float = 0.95) -> None:
+    def __init__(self, coordinator: AgentMemory, *, dedup_threshold: float = 0.95) -> None:
         self._coord = coordinator
         self._threshold = dedup_threshold
         self._locks: dict[str, threading.Lock] = {}

@@ -1,10 +1,28 @@
 """The memory system: the four CoALA memory types on Redis Stack + RedisVL.
 
-No Streamlit and no LLM chat in here; the agent and the UI use `MemoryCoordinator`.
+No Streamlit and no LLM chat in here; the agent and the UI use a `MemoryCoordinator` through
+the `AgentMemory` / `MemoryService` protocols (`memory.service`).
+
+Layout:
+    coordinator.py   the one entry point: recall, writes, and the editor's operations
+    service.py       the typed contract the agent and the UI hold (light: models only)
+    boundary.py      the one error boundary (driver errors -> StoreUnavailableError)
+    stores/          the four stores, index schemas, record encoding
+    recall/          hybrid queries, fusion and scoring, time and neighbour boosts
+    admin/           editor, purges, export/import, counts, health, re-embedding
+    runtime/         the connection and the embedded Redis Stack server
+    embeddings/      ONNX MiniLM or Ollama embedders, with the query cache
+    bench/           the LoCoMo and latency benchmarks (`python -m memory bench`)
+
+`MemoryCoordinator` is imported lazily, so `from memory import MemoryType` (or importing
+`memory.service`) does not load redis-py and RedisVL.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from memory.config import Settings
-from memory.coordinator import MemoryCoordinator
 from memory.errors import (
     EmbedderError,
     EmbeddingModelMismatchError,
@@ -26,8 +44,22 @@ from memory.models import (
     ScoreParts,
     SemanticFact,
 )
+from memory.service import AgentMemory, MemoryService, MemoryStats
+
+if TYPE_CHECKING:
+    from memory.coordinator import MemoryCoordinator
+
+
+def __getattr__(name: str) -> Any:
+    if name == "MemoryCoordinator":
+        from memory.coordinator import MemoryCoordinator
+
+        return MemoryCoordinator
+    raise AttributeError(f"module 'memory' has no attribute {name!r}")
+
 
 __all__ = [
+    "AgentMemory",
     "ChatMessage",
     "EmbedderError",
     "EmbeddingModelMismatchError",
@@ -37,6 +69,8 @@ __all__ = [
     "InvalidInputError",
     "MemoryContext",
     "MemoryCoordinator",
+    "MemoryService",
+    "MemoryStats",
     "MemorySystemError",
     "MemoryType",
     "NotFoundError",

@@ -48,7 +48,7 @@ def _coordinator(settings: Settings) -> MemoryCoordinator:
 
 # --- commands -------------------------------------------------------------------------
 def cmd_redis(args: argparse.Namespace, settings: Settings) -> int:
-    from memory.server import EmbeddedRedis
+    from memory.runtime.server import EmbeddedRedis
 
     if settings.redis_url and args.action != "status":
         print(
@@ -137,13 +137,17 @@ def cmd_recall(args: argparse.Namespace, settings: Settings) -> int:
         "procedural": ctx.procedural.model_dump() if ctx.procedural else None,
         "short_term": [m.model_dump() for m in ctx.short_term],
         "hits": ctx.hits,
-        "prompt_block": ctx.prompt_block,
         "timings_ms": ctx.timings_ms,
     }
     lines = [
-        ctx.prompt_block or "(nothing recalled)",
-        f"\nhits: {ctx.hits}  total {ctx.timings_ms.get('total')} ms",
-    ]
+        f"{h.score:.3f} {h.band:8} {kind:10} {h.id} {h.text}"
+        for kind, found in (("episodic", ctx.episodic), ("semantic", ctx.semantic))
+        for h in found
+    ] or ["(nothing recalled)"]
+    if ctx.procedural:
+        p = ctx.procedural
+        lines.append(f"procedural: {' -> '.join(p.tool_sequence)} (confidence {p.confidence:.2f})")
+    lines.append(f"\nhits: {ctx.hits}  total {ctx.timings_ms.get('total')} ms")
     _print(args, payload, "\n".join(lines))
     return 0
 
@@ -234,8 +238,10 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
     coord = _coordinator(settings)
     try:
-        stats = coord.get_memory_stats(args.user, args.session)
-        stats["counters"] = coord.metrics.counters()
+        stats: dict[str, Any] = {
+            **coord.get_memory_stats(args.user, args.session),
+            "counters": coord.metric_counters(),
+        }
     finally:
         coord.close()
     _print(args, stats, json.dumps(stats, indent=2, default=str))
@@ -258,7 +264,7 @@ def cmd_health(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_reembed(args: argparse.Namespace, settings: Settings) -> int:
-    from memory.reembed import reembed_all
+    from memory.admin.reembed import reembed_all
 
     counts = reembed_all(settings, progress=lambda msg: print(msg, file=sys.stderr))
     _print(args, counts, f"re-embedded {counts}")

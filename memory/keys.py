@@ -27,6 +27,13 @@ def owner_tag(*ids: str) -> str:
 class Keys:
     """Key and index names under one namespace (`MEMORY_NAMESPACE`, default `cm`)."""
 
+    @staticmethod
+    def memory_id(key: str | bytes) -> str:
+        """The id in a memory's or a procedure's key (its last segment): the one parse of
+        the key names built below."""
+        text = key.decode() if isinstance(key, bytes) else str(key)
+        return text.rsplit(":", 1)[-1]
+
     def __init__(self, namespace: str = "cm") -> None:
         self.ns = namespace
 

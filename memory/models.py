@@ -281,7 +281,5 @@ class MemoryContext(BaseModel):
     procedural: ProceduralSuggestion | None = None
     short_term: list[ChatMessage] = Field(default_factory=list)
     hits: dict[str, int] = Field(default_factory=dict, description="hits per memory type")
-    prompt_block: str = Field(default="", description="Text for the system prompt")
-    prompt_tokens: int = 0
     timings_ms: dict[str, float] = Field(default_factory=dict)
     retrieved_at: int = Field(default_factory=now_ms)

@@ -34,8 +34,8 @@ seconds = WINDOWS[window]
 since_ms = int((time.time() - seconds) * 1000) if seconds else 0
 samples, counters, counts, rows_by_type = [], {}, {}, {}
 with guard("Loading metrics"):
-    samples = ctx.coordinator.metrics.latency_samples(since_ms=since_ms)
-    counters = ctx.coordinator.metrics.counters()
+    samples = ctx.coordinator.latency_samples(since_ms=since_ms)
+    counters = ctx.coordinator.metric_counters()
 with guard("Counting memories"):
     for mtype in ("episodic", "semantic", "procedural"):
         rows, total = ctx.coordinator.list_memories(ctx.user_id, mtype, page_size=1000)

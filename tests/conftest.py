@@ -1,6 +1,6 @@
 """Fixtures shared by every test folder.
 
-A real Redis Stack (the embedded one of `memory.server`) runs once per test session on a free
+A real Redis Stack (the embedded one of `memory.runtime.server`) runs once per test session on a
 port with a throw-away data dir; each test gets its own `namespace`, whose keys and indexes are
 removed afterwards, so tests never see each other's data. Tests under tests/integration,
 tests/app and tests/e2e get the matching marker automatically (`pytest -m "not e2e"`).
@@ -18,8 +18,8 @@ import pytest
 import redis
 
 from memory.config import PROJECT_ROOT, Settings
-from memory.connection import drop_namespace
-from memory.server import EmbeddedRedis, free_port, pid_alive
+from memory.runtime.connection import drop_namespace
+from memory.runtime.server import EmbeddedRedis, free_port, pid_alive
 
 pytest_plugins = ["tests.fakes.fixtures"]
 

@@ -12,6 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from memory.models import EventType
+from memory.service import MemoryService
 from ui import state
 from ui.errors import guard, run_action
 from ui.format import (
@@ -37,7 +38,7 @@ from ui.tables import (
 )
 
 if TYPE_CHECKING:
-    from ui.layout import PageContext
+    from ui.context import PageContext
 
 PAGE_SIZE = 50
 PINNED_CHOICES = {"All": None, "Pinned": True, "Not pinned": False}
@@ -54,7 +55,7 @@ def _page_picker(key: str, total: int) -> int:
 
 
 def _date_filter(key: str) -> tuple[int | None, int | None]:
-    value = st.date_input("Date range", value=(), key=key, format="YYYY-MM-DD")
+    value = st.date_input("Date range", value=[], key=key, format="YYYY-MM-DD")
     dates = list(value) if isinstance(value, list | tuple) else ([value] if value else [])
     since = day_start_ms(dates[0]) if dates else None
     until = day_end_ms(dates[-1]) if dates else None
@@ -138,7 +139,7 @@ def _bulk_actions(ctx: PageContext, mtype: str, table_key: str, selected: list[d
 
 
 def _on_delete_many(
-    coord: Any, user_id: str, mtype: str, ids: list[str], table_key: str, confirm_key: str
+    coord: MemoryService, user_id: str, mtype: str, ids: list[str], table_key: str, confirm_key: str
 ) -> None:
     done = 0
     for memory_id in ids:
@@ -150,7 +151,7 @@ def _on_delete_many(
         state.flash(f"Deleted {done} memor{'y' if done == 1 else 'ies'}.")
 
 
-def _on_pin(coord: Any, user_id: str, mtype: str, ids: list[str], pinned: bool) -> None:
+def _on_pin(coord: MemoryService, user_id: str, mtype: str, ids: list[str], pinned: bool) -> None:
     done = sum(int(run_action("Pinning", coord.pin, user_id, mtype, i, pinned)[0]) for i in ids)
     if done:
         state.flash(f"{'Pinned' if pinned else 'Unpinned'} {done}.")

@@ -18,7 +18,6 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from agent.prompt import approx_tokens
 from ui.format import BAND_BADGES, event_label, fmt_duration, type_label
 
 TOTAL_KEYS = ("total", "total_ms", "turn")
@@ -212,9 +211,8 @@ def _stored(
 
 
 def _prompt(d: dict[str, Any]) -> None:
-    block = d.get("memory_block") or (d.get("recalled") or {}).get("prompt_block") or ""
-    # The size of the block shown (the agent's own), not of the memory core's draft of it.
-    tokens = approx_tokens(block) if block else 0
+    block = d.get("memory_block") or ""
+    tokens = d.get("memory_block_tokens") or 0
     if not block:
         st.caption("No memory was injected into the prompt.")
         return

@@ -8,44 +8,23 @@ resources, session state, the sidebar (navigation + memory editor) and queued me
 
 from __future__ import annotations
 
+__all__ = ["PageContext", "page_header", "page_setup", "show_flashes"]
+
 import logging
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import streamlit as st
 from pydantic import ValidationError
 
 from memory.errors import MemorySystemError
 from ui import resources, state
+from ui.context import PageContext
 from ui.errors import message_for
 from ui.sidebar import render_nav, render_sidebar
-
-if TYPE_CHECKING:
-    from agent import ChatAgent, LLMStatus
-    from memory.config import Settings
-    from memory.coordinator import MemoryCoordinator
 
 log = logging.getLogger(__name__)
 
 APP_NAME = "Memory Chat"
-
-
-@dataclass
-class PageContext:
-    settings: Settings
-    coordinator: MemoryCoordinator
-    agent: ChatAgent | None
-    llm_status: LLMStatus | None = None
-    models: list[str] = field(default_factory=list)
-    agent_error: str = ""
-
-    @property
-    def user_id(self) -> str:
-        return str(st.session_state.user_id)
-
-    @property
-    def session_id(self) -> str:
-        return str(st.session_state.session_id)
 
 
 def page_setup(title: str, icon: str, *, layout: str = "wide") -> PageContext:

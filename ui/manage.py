@@ -18,7 +18,7 @@ from ui.errors import guard, message_for
 from ui.format import day_end_ms, event_label, parse_tags, snippet, type_label
 
 if TYPE_CHECKING:
-    from ui.layout import PageContext
+    from ui.context import PageContext
 
 
 # --- search --------------------------------------------------------------------------------
@@ -191,7 +191,9 @@ def transfer_tab(ctx: PageContext) -> None:
             try:
                 # Into the user this page shows, whoever the file came from: a file of
                 # another user must never merge into (or replace) that user's memories.
-                counts = ctx.coordinator.import_user(data, mode=mode, user_id=ctx.user_id)
+                counts = ctx.coordinator.import_user(
+                    data, mode="replace" if mode == "replace" else "merge", user_id=ctx.user_id
+                )
             except (ImportFileError, InvalidInputError) as e:
                 st.error(f"Nothing was imported: {_reason(e)}", icon="🚫")
                 return

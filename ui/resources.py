@@ -16,11 +16,12 @@ from typing import TYPE_CHECKING
 
 import streamlit as st
 
+from agent.config import AgentSettings
 from memory.config import Settings
+from memory.service import MemoryService
 
 if TYPE_CHECKING:
     from agent import ChatAgent
-    from memory.coordinator import MemoryCoordinator
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +31,7 @@ def get_settings() -> Settings:
     return _settings(_env_key())
 
 
-def get_coordinator() -> MemoryCoordinator:
+def get_coordinator() -> MemoryService:
     """The memory coordinator for the current settings (connects and opens indexes once)."""
     settings = get_settings()
     return _coordinator(settings.model_dump_json(), settings)
@@ -39,7 +40,9 @@ def get_coordinator() -> MemoryCoordinator:
 def get_agent() -> ChatAgent:
     """The chat agent for the current settings, sharing the cached coordinator."""
     settings = get_settings()
-    return _agent(settings.model_dump_json(), settings, get_coordinator())
+    agent_settings = AgentSettings()
+    key = settings.model_dump_json() + agent_settings.model_dump_json()
+    return _agent(key, settings, agent_settings, get_coordinator())
 
 
 def release_all() -> None:
@@ -55,12 +58,14 @@ def release_all() -> None:
 
 
 def _env_key() -> tuple[tuple[str, str], ...]:
-    """The environment variables Settings may read: a cache key that changes when they do.
+    """The environment variables Settings and AgentSettings may read: a cache key that changes
+    when they do.
 
     (Arguments whose name starts with `_` are not hashed by Streamlit, so keys go first.)"""
     import os
 
     names = {name.upper() for name in Settings.model_fields}
+    names |= {f"AGENT_{name.upper()}" for name in AgentSettings.model_fields}
     return tuple(sorted((k, v) for k, v in os.environ.items() if k.upper() in names))
 
 
@@ -74,15 +79,17 @@ def _settings(env: tuple[tuple[str, str], ...]) -> Settings:  # env: the cache k
     max_entries=4,
     on_release=lambda coordinator: coordinator.close(),
 )
-def _coordinator(key: str, _settings: Settings) -> MemoryCoordinator:
-    from memory.coordinator import MemoryCoordinator
+def _coordinator(key: str, _settings: Settings) -> MemoryService:
+    from memory import MemoryCoordinator
 
     log.info("Opening the memory coordinator (namespace %s)", _settings.memory_namespace)
     return MemoryCoordinator.from_settings(_settings)
 
 
 @st.cache_resource(show_spinner=False, max_entries=4, on_release=lambda agent: agent.close())
-def _agent(key: str, _settings: Settings, _coordinator: MemoryCoordinator) -> ChatAgent:
+def _agent(
+    key: str, _settings: Settings, _agent_settings: AgentSettings, _coordinator: MemoryService
+) -> ChatAgent:
     from agent import ChatAgent
 
-    return ChatAgent(_settings, _coordinator)
+    return ChatAgent(_settings, _coordinator, agent_settings=_agent_settings)

@@ -9,13 +9,15 @@ Navigation        Chat · Memories · Stats (when the default page list is hidde
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 from memory.models import EventType, check_id
+from memory.service import MemoryService
 from ui import state
+from ui.context import PageContext
 from ui.errors import guard, run_action
 from ui.format import (
     BAND_BADGES,
@@ -26,9 +28,6 @@ from ui.format import (
     snippet,
     type_label,
 )
-
-if TYPE_CHECKING:
-    from ui.layout import PageContext
 
 PAGES = (
     ("app.py", "Chat", "💬"),
@@ -104,7 +103,7 @@ def _who(ctx: PageContext) -> None:
     )
 
 
-def _on_user(coord: Any) -> None:
+def _on_user(coord: MemoryService) -> None:
     value = str(st.session_state.get("sb_user") or "").strip()
     try:
         check_id(value, "user id")
@@ -222,7 +221,7 @@ def _add_form(ctx: PageContext) -> None:
     )
 
 
-def _on_add(coord: Any) -> None:
+def _on_add(coord: MemoryService) -> None:
     ss = st.session_state
     text = str(ss.get("sb_add_text") or "").strip()
     if not text:
@@ -277,7 +276,7 @@ def _search(ctx: PageContext) -> None:
         )
 
 
-def recent_memories(coord: Any, user_id: str, n: int = RECENT_N) -> list[dict[str, Any]]:
+def recent_memories(coord: MemoryService, user_id: str, n: int = RECENT_N) -> list[dict[str, Any]]:
     """The user's newest episodic memories and the facts they added, newest first."""
     rows: list[dict[str, Any]] = []
     # Logged exchanges ("interaction" episodes) are the chat itself: not listed here.
@@ -319,7 +318,7 @@ def _recent(ctx: PageContext) -> None:
         )
 
 
-def _on_delete(coord: Any, user_id: str, mtype: str, memory_id: str, text: str) -> None:
+def _on_delete(coord: MemoryService, user_id: str, mtype: str, memory_id: str, text: str) -> None:
     ok, _ = run_action("Deleting the memory", coord.delete_memory, user_id, mtype, memory_id)
     if ok:
         state.flash(f"Deleted: {snippet(text, 60)}", "success")

@@ -18,28 +18,17 @@ from agent.extraction import classify_event_type, detect_slot
 from agent.tools.registry import ToolContext
 from agent.writer import FACT_EVENT_TYPE, MemoryCandidate, MemoryWriter
 from memory.models import EventType, MemoryType
+from memory.service import AgentMemory
 
 RememberType = Literal[
     "preference", "goal", "health_event", "milestone", "correction", "feedback", "fact", "knowledge"
 ]
 
 
-def _jsonable(value: Any) -> Any:
-    if hasattr(value, "model_dump"):
-        return value.model_dump(mode="json")
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
-    if hasattr(value, "value") and not isinstance(value, int | float | str | bool):
-        return value.value
-    return value
-
-
 class MemoryToolkit:
     name = "memory"
 
-    def __init__(self, coordinator: Any, writer: MemoryWriter) -> None:
+    def __init__(self, coordinator: AgentMemory, writer: MemoryWriter) -> None:
         self._coord = coordinator
         self._writer = writer
 
@@ -117,7 +106,7 @@ class MemoryToolkit:
                     {
                         "id": hit.id,
                         "memory_type": mt,
-                        "event_type": _jsonable(et) if et else None,
+                        "event_type": str(et) if et else None,
                         "text": hit.text,
                         "score": round(float(hit.score), 3),
                         "relevance": hit.band,
@@ -127,8 +116,7 @@ class MemoryToolkit:
 
     def get_memory_stats(self, ctx: ToolContext) -> dict[str, Any]:
         """Counts of what is remembered about the user, per memory type."""
-        stats = self._coord.get_memory_stats(user_id=ctx.user_id)
-        return _jsonable(stats)
+        return dict(self._coord.get_memory_stats(user_id=ctx.user_id))
 
     def forget_memory(
         self,

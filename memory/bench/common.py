@@ -23,9 +23,9 @@ import numpy as np
 import redis
 
 from memory.config import PROJECT_ROOT, Settings
-from memory.connection import drop_namespace
 from memory.coordinator import MemoryCoordinator
 from memory.embeddings.base import Embedder
+from memory.runtime.connection import drop_namespace
 
 
 def percentiles(samples_ms: list[float], ps: tuple[int, ...] = (50, 95, 99)) -> dict[str, float]:
@@ -96,7 +96,7 @@ def bench_redis(redis_url: str | None) -> Iterator[tuple[redis.Redis, str]]:
             drop_namespace(client, ns)
             client.close()
         return
-    from memory.server import EmbeddedRedis, free_port
+    from memory.runtime.server import EmbeddedRedis, free_port
 
     data_dir = Path(tempfile.mkdtemp(prefix="memory-bench-"))
     server = EmbeddedRedis(data_dir, free_port(), PROJECT_ROOT)

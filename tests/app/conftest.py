@@ -15,16 +15,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from memory.config import Settings
-from memory.server import free_port
+from memory.runtime.server import free_port
 from tests.fakes.fake_ollama import FakeOllama
 
 TIMEOUT_S = 30
-
-
-@pytest.fixture(scope="session")
-def fake_ollama() -> Iterator[FakeOllama]:
-    with FakeOllama(models=["qwen2.5:7b", "llama3.2:3b"]) as fake:
-        yield fake
 
 
 @pytest.fixture(autouse=True)
@@ -39,11 +33,11 @@ def _release_resources() -> Iterator[None]:
 
 @pytest.fixture
 def app_env(
-    monkeypatch: pytest.MonkeyPatch, redis_url: str, namespace: str, fake_ollama: FakeOllama
+    monkeypatch: pytest.MonkeyPatch, redis_url: str, namespace: str, shared_fake_ollama: FakeOllama
 ) -> Settings:
     monkeypatch.setenv("REDIS_URL", redis_url)
     monkeypatch.setenv("MEMORY_NAMESPACE", namespace)
-    monkeypatch.setenv("OLLAMA_HOST", fake_ollama.url)
+    monkeypatch.setenv("OLLAMA_HOST", shared_fake_ollama.url)
     monkeypatch.setenv("OLLAMA_MODEL", "qwen2.5:7b")
     return Settings()
 

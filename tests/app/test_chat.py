@@ -28,7 +28,7 @@ def test_new_user_sees_a_greeting_with_suggestions(app_env, make_app) -> None:
 
 
 def test_a_turn_streams_the_reply_stores_the_memory_and_explains_itself(
-    app_env, make_app, coordinator, fake_ollama
+    app_env, make_app, coordinator, shared_fake_ollama
 ) -> None:
     at = make_app("app.py", user="alice")
     at.chat_input(key="chat_input").set_value("Remember that I am vegetarian").run()
@@ -116,9 +116,9 @@ def test_a_suggestion_sends_itself(app_env, make_app) -> None:
 
 
 def test_background_extraction_outcome_appears_under_the_answer(
-    app_env, make_app, agent, fake_ollama
+    app_env, make_app, agent, shared_fake_ollama
 ) -> None:
-    fake_ollama.queue_structured(
+    shared_fake_ollama.queue_structured(
         {"memories": [{"text": "Has a dog called Rex", "event_type": "fact"}]}
     )
     at = make_app("app.py")

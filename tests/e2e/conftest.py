@@ -1,6 +1,6 @@
 """Browser tests: Debian's Chromium driven by Playwright against a real `streamlit run`.
 
-    fake_ollama      the fake Ollama HTTP server (thread in this process), for the whole run
+    shared_fake_ollama      the fake Ollama HTTP server (thread in this process), for the whole run
     app_server       one `streamlit run app.py` subprocess per test module, on a free port of
                      127.0.0.1, with REDIS_URL = the session's Redis Stack, its own
                      MEMORY_NAMESPACE and OLLAMA_HOST = the fake; stopped by its PID
@@ -27,8 +27,8 @@ import pytest
 import redis
 
 from memory.config import PROJECT_ROOT, Settings
-from memory.connection import drop_namespace
-from memory.server import free_port
+from memory.runtime.connection import drop_namespace
+from memory.runtime.server import free_port
 from tests.fakes.fake_ollama import FakeOllama
 
 CHROMIUM = "/usr/bin/chromium"
@@ -70,12 +70,6 @@ def browser_context_args(browser_context_args: dict) -> dict:
 def screenshots_dir() -> Path:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     return SCREENSHOTS
-
-
-@pytest.fixture(scope="session")
-def fake_ollama() -> Iterator[FakeOllama]:
-    with FakeOllama(models=["qwen2.5:7b", "llama3.2:3b"]) as fake:
-        yield fake
 
 
 # --- the Streamlit server ------------------------------------------------------------------
@@ -160,9 +154,11 @@ def e2e_namespace(redis_url: str) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def app_server(
-    redis_url: str, e2e_namespace: str, fake_ollama: FakeOllama, tmp_path_factory
+    redis_url: str, e2e_namespace: str, shared_fake_ollama: FakeOllama, tmp_path_factory
 ) -> Iterator[AppServer]:
-    server = start_app(redis_url, e2e_namespace, fake_ollama.url, tmp_path_factory.mktemp("app"))
+    server = start_app(
+        redis_url, e2e_namespace, shared_fake_ollama.url, tmp_path_factory.mktemp("app")
+    )
     try:
         yield server
     finally:
@@ -171,14 +167,14 @@ def app_server(
 
 @pytest.fixture
 def fresh_server(
-    redis_url: str, e2e_namespace: str, fake_ollama: FakeOllama, tmp_path: Path
+    redis_url: str, e2e_namespace: str, shared_fake_ollama: FakeOllama, tmp_path: Path
 ) -> Iterator[Callable[..., AppServer]]:
     """Start servers no browser has opened yet (each one is stopped after the test);
     `fresh_server(ollama_url)` points one at another Ollama (e.g. nothing, for memory-only)."""
     started: list[AppServer] = []
 
     def make(ollama_url: str | None = None) -> AppServer:
-        server = start_app(redis_url, e2e_namespace, ollama_url or fake_ollama.url, tmp_path)
+        server = start_app(redis_url, e2e_namespace, ollama_url or shared_fake_ollama.url, tmp_path)
         started.append(server)
         return server
 
@@ -188,7 +184,7 @@ def fresh_server(
 
 
 @pytest.fixture(scope="module")
-def seed(redis_url: str, e2e_namespace: str, fake_ollama: FakeOllama):  # type: ignore[no-untyped-def]
+def seed(redis_url: str, e2e_namespace: str, shared_fake_ollama: FakeOllama):  # type: ignore[no-untyped-def]
     """A coordinator on the app's Redis and namespace, to arrange data for a test."""
     from memory.coordinator import MemoryCoordinator
 
@@ -196,7 +192,7 @@ def seed(redis_url: str, e2e_namespace: str, fake_ollama: FakeOllama):  # type: 
         _env_file=None,  # type: ignore[call-arg]
         redis_url=redis_url,
         memory_namespace=e2e_namespace,
-        ollama_host=fake_ollama.url,
+        ollama_host=shared_fake_ollama.url,
     )
     coordinator = MemoryCoordinator.from_settings(settings)
     yield coordinator

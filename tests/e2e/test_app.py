@@ -39,7 +39,7 @@ def send(page: Page, text: str) -> None:
 
 
 def test_chat_streams_a_reply_with_execution_details(
-    page: Page, app_server, fake_ollama, screenshots_dir
+    page: Page, app_server, shared_fake_ollama, screenshots_dir
 ):
     user = unique_user()
     open_page(page, as_user(app_server.url, user), "💬 Chat with memory")
@@ -57,8 +57,10 @@ def test_chat_streams_a_reply_with_execution_details(
     expect(recent.get_by_text(re.compile(r"^I am vegetarian"))).to_be_visible()
 
     # a turn with a tool call: the status box and the details show it
-    fake_ollama.queue_tool_calls([("aggregate_metrics", {"metric": "sleep_hours", "days": 7})])
-    fake_ollama.queue_reply(
+    shared_fake_ollama.queue_tool_calls(
+        [("aggregate_metrics", {"metric": "sleep_hours", "days": 7})]
+    )
+    shared_fake_ollama.queue_reply(
         "You slept about 7 hours a night last week.\n- shortest night: Thursday"
     )
     send(page, "How did I sleep last week?")

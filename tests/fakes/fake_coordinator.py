@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from ulid import ULID
@@ -30,6 +30,7 @@ from memory.models import (
     check_text,
     relevance_band,
 )
+from memory.service import AgentMemory, MemoryStats, StoredInteraction
 from tests.fakes.fake_ollama import embed_text
 
 
@@ -279,7 +280,7 @@ class FakeCoordinator:
         success_score: float | None = None,
         store_episode: bool = True,
         turn_id: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> StoredInteraction:
         self._log(
             "store_interaction",
             user_id,
@@ -294,7 +295,7 @@ class FakeCoordinator:
             msgs = self.messages.setdefault((user_id, session_id), [])
             ids = []
             for role, content in (("user", user_message), ("assistant", assistant_response)):
-                m = ChatMessage(  # type: ignore[arg-type]
+                m = ChatMessage(
                     id=str(ULID()),
                     role=role,
                     content=content,
@@ -313,7 +314,7 @@ class FakeCoordinator:
                     "success_score": success_score,
                 }
             )
-            out: dict[str, Any] = {"short_term": ids, "episodic": None, "procedural": None}
+            out: StoredInteraction = {"short_term": ids, "episodic": None, "procedural": None}
             if tools_used:
                 score = 1.0 if success_score is None else success_score
                 self.record_procedure(
@@ -365,17 +366,36 @@ class FakeCoordinator:
 
     def get_memory_stats(
         self, user_id: str | None = None, session_id: str | None = None
-    ) -> dict[str, Any]:
+    ) -> MemoryStats:
+        """The real coordinator's shape: counts per type, per user where it says so."""
         with self._lock:
-            return {
-                "episodic": sum(1 for m in self.episodic.values() if m.user_id == user_id),
-                "semantic": len(self.semantic),
-                "procedural": sum(1 for (u, _) in self.procedures if u == user_id),
-                "short_term": sum(len(v) for (u, _), v in self.messages.items() if u == user_id),
+            mine = [m for m in self.episodic.values() if user_id is None or m.user_id == user_id]
+            sessions = [s for (u, s) in self.messages if u == user_id]
+            stats: MemoryStats = {
+                "episodic": {"memory_count": len(mine)},
+                "semantic": {"fact_count": len(self.semantic)},
+                "procedural": {
+                    "total_procedures": sum(
+                        1 for (u, _) in self.procedures if user_id is None or u == user_id
+                    )
+                },
+                "short_term": {"sessions": len(sessions)} if user_id else {},
+                "user_id": user_id,
+                "session_id": session_id,
+                "users": len({m.user_id for m in self.episodic.values()}),
             }
+            if user_id and session_id:
+                stats["short_term"]["message_count"] = len(
+                    self.messages.get((user_id, session_id), [])
+                )
+            return stats
 
     def recent_messages(self, user_id: str, session_id: str, n: int = 50) -> list[ChatMessage]:
         return list(self.messages.get((user_id, session_id), []))[-n:]
 
 
 __all__ = ["FakeCoordinator", "InvalidInputError"]
+
+if TYPE_CHECKING:
+    # mypy checks that the fake still matches what the agent holds (`make lint`).
+    _satisfies_the_protocol: AgentMemory = FakeCoordinator()

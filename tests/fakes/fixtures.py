@@ -6,6 +6,7 @@ Enable them for the whole suite with, in tests/conftest.py:
 
 Fixtures:
     fake_ollama       a started FakeOllama (127.0.0.1, free port), stopped after the test
+    shared_fake_ollama one FakeOllama for the whole session (app and browser tests)
     closed_ollama_url an http://127.0.0.1:PORT where nothing listens (Ollama "down")
     fake_coordinator  an in-memory FakeCoordinator (agent unit tests)
     wellness_today    the fixed "today" of the synthetic wellness data in tests
@@ -21,15 +22,26 @@ from datetime import date
 import pytest
 
 from agent.config import AgentSettings
-from agent.loop.agent import ChatAgent
+from agent.loop import ChatAgent
 from agent.tools.wellness import WellnessToolkit
+from memory.service import AgentMemory
 from tests.fakes.fake_coordinator import FakeCoordinator
 from tests.fakes.fake_ollama import FakeOllama
 
 
 @pytest.fixture
 def fake_ollama() -> Iterator[FakeOllama]:
+    """A fresh fake server per test: scripted replies and model lists never leak."""
     with FakeOllama() as fake:
+        yield fake
+
+
+@pytest.fixture(scope="session")
+def shared_fake_ollama() -> Iterator[FakeOllama]:
+    """One fake server for the whole run, for tests whose app process outlives a test (the
+    browser tests' `streamlit run`, the AppTest resources): two models pulled. Tests queue
+    what they need and must not rely on what earlier tests left."""
+    with FakeOllama(models=["qwen2.5:7b", "llama3.2:3b"]) as fake:
         yield fake
 
 
@@ -56,7 +68,7 @@ def wellness_today() -> date:
 
 
 def make_agent(
-    coordinator: object,
+    coordinator: AgentMemory,
     ollama_url: str,
     *,
     settings: object | None = None,

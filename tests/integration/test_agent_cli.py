@@ -12,7 +12,6 @@ from memory.config import PROJECT_ROOT, Settings
 from tests.fakes.fake_ollama import FakeOllama, remembered_lines
 
 # Until tests/conftest.py lists it for the whole suite.
-pytest_plugins = ["tests.fakes.fixtures"]
 
 
 def _run(settings: Settings, ollama_url: str, *args: str) -> subprocess.CompletedProcess[str]:

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from agent.loop.agent import ChatAgent
+from agent.loop import ChatAgent
 from agent.types import TurnResult
 from memory.config import Settings
 from memory.coordinator import MemoryCoordinator
@@ -14,7 +14,6 @@ from memory.models import EventType, MemoryType
 from tests.fakes.fake_ollama import FakeOllama, remembered_lines
 
 # Until tests/conftest.py lists it for the whole suite.
-pytest_plugins = ["tests.fakes.fixtures"]
 
 Factory = Callable[..., ChatAgent]
 

@@ -19,7 +19,7 @@ import pytest
 
 from memory.config import PROJECT_ROOT
 from memory.coordinator import MemoryCoordinator
-from memory.server import free_port
+from memory.runtime.server import free_port
 
 Run = Callable[..., subprocess.CompletedProcess]
 

@@ -9,7 +9,6 @@ from redisvl.extensions.cache.embeddings import EmbeddingsCache
 
 from memory.coordinator import MemoryCoordinator
 from memory.errors import InvalidInputError, NotFoundError
-from memory.tokens import estimate_tokens
 
 U = "user-1"
 OTHER = "user-2"
@@ -77,22 +76,6 @@ def test_every_hit_says_why_it_was_recalled(populated: MemoryCoordinator) -> Non
 def test_unrelated_memories_stay_below_the_threshold(populated: MemoryCoordinator) -> None:
     ctx = populated.retrieve_all_context(U, "s1", "Is my heart rate during runs normal?")
     assert "I dislike coriander" not in [h.text for h in ctx.episodic]
-
-
-def test_prompt_block_is_ready_and_within_budget(populated: MemoryCoordinator) -> None:
-    ctx = populated.retrieve_all_context(U, "s1", "Is my heart rate during runs normal?")
-    assert "Personal memories of this user:" in ctx.prompt_block
-    assert "resting heart rate is usually around 52" in ctx.prompt_block
-    assert "get_heart_rate -> summarise" in ctx.prompt_block
-    assert "relevance" in ctx.prompt_block
-    assert ctx.prompt_tokens == estimate_tokens(ctx.prompt_block)
-    assert ctx.prompt_tokens <= populated.settings.memory_prompt_tokens
-
-    small = populated.retrieve_all_context(
-        U, "s1", "Is my heart rate during runs normal?", prompt_token_budget=40
-    )
-    assert small.prompt_tokens <= 40
-    assert "left out" in small.prompt_block
 
 
 def test_timings_cover_every_stage(populated: MemoryCoordinator) -> None:

@@ -17,7 +17,7 @@ from memory.errors import (
     StoreUnavailableError,
 )
 from memory.models import MAX_TEXT_CHARS
-from memory.server import free_port
+from memory.runtime.server import free_port
 
 U = "user-1"
 UNKNOWN = "01NOSUCHMEMORY0000000000000"

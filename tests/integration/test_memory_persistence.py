@@ -16,7 +16,7 @@ import redis
 from memory.config import PROJECT_ROOT, Settings
 from memory.coordinator import MemoryCoordinator
 from memory.errors import StoreUnavailableError
-from memory.server import EmbeddedRedis, free_port, pid_alive
+from memory.runtime.server import EmbeddedRedis, free_port, pid_alive
 
 U = "user-1"
 

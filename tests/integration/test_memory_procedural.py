@@ -6,7 +6,7 @@ import pytest
 
 from memory.coordinator import MemoryCoordinator
 from memory.errors import InvalidInputError, NotFoundError
-from memory.procedural import SIMILAR_MIN
+from memory.stores.procedural import SIMILAR_MIN
 
 U = "user-1"
 Q = "How many steps did I walk on 3 May?"

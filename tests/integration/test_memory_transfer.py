@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import copy
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
+import redis
 
+from memory.config import PROJECT_ROOT, Settings
 from memory.coordinator import MemoryCoordinator
-from memory.errors import ImportFileError, InvalidInputError
+from memory.errors import ImportFileError, InvalidInputError, StoreUnavailableError
 from memory.models import now_ms
+from memory.runtime.server import EmbeddedRedis, free_port
 
 U = "user-1"
 V = "user-2"
@@ -186,3 +190,37 @@ def test_expired_memories_are_not_imported(
 def test_bad_mode_is_refused(coordinator: MemoryCoordinator, exported: dict[str, Any]) -> None:
     with pytest.raises(InvalidInputError, match="merge"):
         coordinator.import_user(exported, mode="overwrite")  # type: ignore[arg-type]
+
+
+def test_a_replace_that_cannot_be_written_keeps_the_old_memories(
+    tmp_path: Path, embedder: Any, settings: Settings
+) -> None:
+    """`import --replace` deletes and writes in ONE transaction: when Redis refuses the write
+    (out of memory here), the user still has every memory they had."""
+    server = EmbeddedRedis(tmp_path / "redis", free_port(), PROJECT_ROOT)
+    server.start()
+    try:
+        client = redis.Redis.from_url(server.url)
+        coord = MemoryCoordinator(
+            client, embedder, settings.model_copy(update={"redis_url": server.url})
+        )
+        try:
+            coord.add_episodic(U, "I live in Berlin", event_type="preference")
+            doc = coord.export_user(U)
+            doc["episodic"] = [
+                {**doc["episodic"][0], "id": f"01JCBIGFILE{i:015d}", "description": "x" * 3900}
+                for i in range(300)
+            ]
+            used = int(client.info("memory")["used_memory"])
+            client.config_set("maxmemory", used + 200_000)
+            try:
+                with pytest.raises(StoreUnavailableError):
+                    coord.import_user(doc, mode="replace")
+            finally:
+                client.config_set("maxmemory", 0)
+            rows, total = coord.list_memories(U, "episodic")
+            assert total == 1 and rows[0]["text"] == "I live in Berlin"
+        finally:
+            coord.close()
+    finally:
+        server.stop()

@@ -16,7 +16,7 @@ import redis
 
 from memory.config import PROJECT_ROOT
 from memory.errors import StoreUnavailableError
-from memory.server import EmbeddedRedis, free_port, pid_alive
+from memory.runtime.server import EmbeddedRedis, free_port, pid_alive
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ from agent.llm import OllamaLLM
 from tests.fakes.fake_ollama import FakeOllama
 
 # Until tests/conftest.py lists it for the whole suite.
-pytest_plugins = ["tests.fakes.fixtures"]
 
 
 def _one(message: str) -> tuple[str, str, str | None, list[str]]:

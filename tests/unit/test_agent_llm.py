@@ -9,7 +9,6 @@ from agent.llm import OllamaLLM
 from tests.fakes.fake_ollama import FakeOllama
 
 # Until tests/conftest.py lists it for the whole suite.
-pytest_plugins = ["tests.fakes.fixtures"]
 
 
 def test_status_reports_a_reachable_server_and_its_pulled_model(fake_ollama: FakeOllama) -> None:

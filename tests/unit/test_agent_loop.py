@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from agent.loop.agent import CAP_NOTE, ChatAgent
+from agent.loop import CAP_NOTE, ChatAgent
 from agent.types import TurnResult
 from memory.errors import StoreUnavailableError
 from memory.models import EventType
@@ -12,7 +12,6 @@ from tests.fakes.fake_coordinator import FakeCoordinator
 from tests.fakes.fake_ollama import FakeOllama, remembered_lines
 
 # Until tests/conftest.py lists it for the whole suite.
-pytest_plugins = ["tests.fakes.fixtures"]
 
 Factory = Callable[..., ChatAgent]
 

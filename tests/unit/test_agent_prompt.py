@@ -4,8 +4,18 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from agent.prompt import build_system_prompt, history_messages, render_memory_block
-from memory.models import ChatMessage, MemoryContext, MemoryType, RecallHit, ScoreParts
+from memory.models import (
+    ChatMessage,
+    MemoryContext,
+    MemoryType,
+    ProceduralSuggestion,
+    RecallHit,
+    ScoreParts,
+)
+from memory.tokens import estimate_tokens
 from tests.fakes.fake_ollama import remembered_lines
 
 
@@ -59,9 +69,54 @@ def test_the_fence_nonce_changes_every_turn() -> None:
 def test_the_block_keeps_the_most_relevant_memories_within_the_token_budget() -> None:
     texts = [f"memory number {i} " + "word " * 40 for i in range(20)]
     block = render_memory_block(_ctx(*texts), budget_tokens=200)
-    assert block.tokens <= 220
+    assert block.tokens == estimate_tokens(block.text) <= 200  # the note and fences included
     assert "memory number 0" in block.text and "memory number 19" not in block.text
     assert "omitted to fit the token budget" in block.text
+
+
+def _full_context(n_episodic: int = 3) -> MemoryContext:
+    ctx = _ctx(*(f"Episodic memory number {i} about running and sleep" for i in range(n_episodic)))
+    ctx.semantic = [
+        RecallHit(
+            id="f1",
+            memory_type=MemoryType.SEMANTIC,
+            text="Adults need 7 to 9 hours of sleep.",
+            score=0.3,
+            band="low",
+            parts=ScoreParts(final=0.3),
+            record={"category": "sleep"},
+        )
+    ]
+    ctx.procedural = ProceduralSuggestion(
+        pattern_id="p",
+        query_pattern="How did I sleep?",
+        tool_sequence=["get_sleep", "chart"],
+        confidence=0.75,
+        recommended=True,
+        executions=2,
+        avg_score=1.0,
+        similarity=1.0,
+        match="exact",
+    )
+    return ctx
+
+
+def test_the_block_shows_every_memory_type_with_its_band_and_date() -> None:
+    text = render_memory_block(_full_context(), budget_tokens=1_000).text
+    assert '[episodic/preference] "Episodic memory number 0 about running and sleep"' in text
+    assert "relevance: high, 2026-09-21" in text
+    assert '[semantic/sleep] "Adults need 7 to 9 hours of sleep." (relevance: low)' in text
+    assert "get_sleep -> chart" in text and "confidence 0.75" in text
+    assert "omitted" not in text
+
+
+@pytest.mark.parametrize("budget", [60, 90, 150])
+def test_the_whole_block_fits_the_budget_and_says_what_was_left_out(budget: int) -> None:
+    full = render_memory_block(_full_context(n_episodic=6), budget_tokens=10_000)
+    block = render_memory_block(_full_context(n_episodic=6), budget_tokens=budget)
+    assert full.tokens > budget
+    assert block.tokens == estimate_tokens(block.text) <= budget
+    assert f"({block.omitted} more memories omitted" in block.text
 
 
 def test_an_empty_recall_says_so() -> None:

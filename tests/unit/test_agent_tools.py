@@ -160,4 +160,6 @@ def test_get_memory_stats_counts_only_the_users_memories() -> None:
     reg = _registry(coord)
     reg.execute("remember_information", {"content": "I like yoga"}, ToolContext("alice", "s"))
     stats = reg.execute("get_memory_stats", {}, ToolContext("bob", "s")).result
-    assert stats["episodic"] == 0
+    assert stats["episodic"]["memory_count"] == 0
+    mine = reg.execute("get_memory_stats", {}, ToolContext("alice", "s")).result
+    assert mine["episodic"]["memory_count"] == 1

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from memory.episodic import EpisodicStore
 from memory.errors import InvalidInputError, MemorySystemError
 from memory.models import (
     MAX_ID_CHARS,
@@ -18,8 +17,9 @@ from memory.models import (
     check_text,
     now_ms,
 )
-from memory.semantic import SemanticStore
-from memory.short_term import ShortTermStore
+from memory.stores.episodic import EpisodicStore
+from memory.stores.semantic import SemanticStore
+from memory.stores.short_term import ShortTermStore
 
 
 # --- text ------------------------------------------------------------------------------

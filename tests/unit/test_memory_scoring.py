@@ -7,8 +7,8 @@ import pytest
 
 from memory.config import Settings
 from memory.models import MemoryType, relevance_band
-from memory.procedural import confidence, normalize_query, query_hash
-from memory.recall import DAY_MS, RecallWeights, fuse
+from memory.recall.hybrid import DAY_MS, RecallWeights, fuse
+from memory.stores.procedural import confidence, normalize_query, query_hash
 
 NOW = 1_750_000_000_000
 THRESHOLD = Settings(_env_file=None).procedural_recommend_threshold

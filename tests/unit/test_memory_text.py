@@ -7,15 +7,12 @@ import pytest
 from memory.keys import Keys
 from memory.models import (
     ChatMessage,
-    MemoryContext,
     MemoryType,
-    ProceduralSuggestion,
     RecallHit,
     ScoreParts,
 )
-from memory.prompt_block import render_prompt_block
-from memory.short_term import ShortTermStore
-from memory.textquery import bm25_text, query_terms
+from memory.recall.terms import bm25_text, query_terms
+from memory.stores.short_term import ShortTermStore
 from memory.tokens import MESSAGE_OVERHEAD, estimate_tokens, message_tokens, truncate_to_tokens
 
 # --- BM25 query terms -------------------------------------------------------------------
@@ -115,72 +112,6 @@ def hit(i: int, mtype: MemoryType, score: float, text: str, **record: object) ->
         band=band,
         parts=ScoreParts(final=score),
         record=record,
-    )
-
-
-def context(n_episodic: int = 3) -> MemoryContext:
-    ctx = MemoryContext(user_id="u", session_id="s", query="q")
-    ctx.episodic = [
-        hit(
-            i,
-            MemoryType.EPISODIC,
-            0.9 - i * 0.1,
-            f"Episodic memory number {i} about running and sleep",
-            event_type="preference",
-            timestamp=1_700_000_000_000,
-        )
-        for i in range(n_episodic)
-    ]
-    ctx.semantic = [
-        hit(9, MemoryType.SEMANTIC, 0.3, "Adults need 7 to 9 hours of sleep.", category="sleep")
-    ]
-    ctx.procedural = ProceduralSuggestion(
-        pattern_id="p",
-        query_pattern="How did I sleep?",
-        tool_sequence=["get_sleep", "chart"],
-        confidence=0.75,
-        recommended=True,
-        executions=2,
-        avg_score=1.0,
-        similarity=1.0,
-        match="exact",
-    )
-    return ctx
-
-
-def test_prompt_block_shows_every_section_with_bands() -> None:
-    text, tokens = render_prompt_block(context(), 1_000)
-    assert "Personal memories of this user:" in text
-    assert "PREFERENCE (high relevance): Episodic memory number 0" in text
-    assert "[2023-11-14]" in text
-    assert "get_sleep -> chart" in text and "confidence 0.75" in text
-    assert "recommended" in text
-    assert "[SLEEP] (low relevance) Adults need 7 to 9 hours of sleep." in text
-    assert tokens == estimate_tokens(text)
-    assert "left out" not in text
-
-
-@pytest.mark.parametrize("budget", [40, 90, 150])
-def test_prompt_block_respects_the_budget_and_says_what_was_left_out(budget: int) -> None:
-    _, full_tokens = render_prompt_block(context(n_episodic=6), 10_000)
-    text, tokens = render_prompt_block(context(n_episodic=6), budget)
-    assert full_tokens > budget
-    assert "left out to fit the memory budget" in text
-    assert tokens == estimate_tokens(text)
-    assert tokens <= budget  # the whole block, the "left out" note included
-
-
-def test_prompt_block_keeps_the_best_memories_first() -> None:
-    text, _ = render_prompt_block(context(n_episodic=6), 80)
-    assert "number 0" in text and "number 1" in text
-    assert "number 4" not in text and "number 5" not in text
-    assert text.index("number 0") < text.index("number 1")
-
-
-def test_empty_context_gives_an_empty_block() -> None:
-    assert render_prompt_block(MemoryContext(user_id="u", session_id="s", query="q"), 100) == (
-        "",
-        0,
     )
 
 

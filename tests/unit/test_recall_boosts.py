@@ -9,7 +9,7 @@ import numpy as np
 from redisvl.query.filter import Tag
 
 from memory.models import MemoryType
-from memory.recall import DAY_MS, RecallWeights, TermUnionTextQuery, fuse, time_ranges
+from memory.recall.hybrid import DAY_MS, RecallWeights, TermUnionTextQuery, fuse, time_ranges
 
 NOW = int(datetime(2025, 6, 15, 12, tzinfo=UTC).timestamp() * 1000)
 

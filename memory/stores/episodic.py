@@ -11,25 +11,25 @@ from typing import Any
 import numpy as np
 import redis
 from redisvl.index import SearchIndex
-from redisvl.query import CountQuery
+from redisvl.query import CountQuery, VectorQuery
 from redisvl.query.filter import FilterExpression, Num, Tag
 from ulid import ULID
 
 from memory.errors import InvalidInputError, NotFoundError
 from memory.keys import Keys, owner_tag
 from memory.models import (
+    ChatMessage,
     EpisodicMemory,
     EventType,
-    MemoryType,
     check_id,
     check_metadata,
     check_tags,
     check_text,
     now_ms,
 )
-from memory.recall import HybridRequest, RecallWeights, build_request
-from memory.records import decode, encode, row_record
-from memory.schema import matching_keys, query_page
+from memory.replies import as_str
+from memory.stores.records import decode, encode, row_record
+from memory.stores.schema import VECTOR_FIELD, matching_keys, query_page
 
 TEXT_FIELDS = {"description": 1.0, "context": 0.5}
 RETURN_FIELDS = [
@@ -115,6 +115,27 @@ class EpisodicStore:
             expires_at=expires_at_ms,
         )
 
+    @staticmethod
+    def build_interaction(
+        user_id: str,
+        session_id: str,
+        question: ChatMessage,
+        answer: ChatMessage,
+        tools: list[str],
+    ) -> EpisodicMemory:
+        """A logged exchange: the user's message, with the reply (shortened) as context."""
+        reply = answer.content.strip().replace("\n", " ")
+        reply = reply[:600] + " …" if len(reply) > 600 else reply
+        return EpisodicStore.build(
+            user_id,
+            question.content,
+            event_type=EventType.INTERACTION,
+            context="Assistant answered: " + reply,
+            session_id=session_id,
+            importance=0.3,
+            metadata={"assistant_message_id": answer.id, "tools": tools},
+        )
+
     def write(self, pipe: redis.client.Pipeline, mem: EpisodicMemory, vec: np.ndarray) -> None:
         """Queue the writes of one memory on a pipeline (the caller executes it)."""
         key = self._keys.episodic(mem.id)
@@ -182,29 +203,6 @@ class EpisodicStore:
             f = f & (Tag("pinned") == ("1" if pinned else "0"))
         return f
 
-    def hybrid_request(
-        self,
-        user_id: str,
-        query_text: str,
-        query_vec: np.ndarray,
-        k: int,
-        weights: RecallWeights,
-        **filters: Any,
-    ) -> HybridRequest:
-        return build_request(
-            MemoryType.EPISODIC,
-            self.index,
-            query_text,
-            query_vec,
-            TEXT_FIELDS,
-            self.filter_for(user_id, **filters),
-            k,
-            weights,
-            # Neighbours come from the session timeline, which knows no filters: only for
-            # unfiltered recall (the agent's), not for a search narrowed by type, tags or time.
-            timeline_key=None if _narrowed(filters) else self._keys.timeline,
-        )
-
     def list_page(
         self,
         user_id: str,
@@ -224,7 +222,7 @@ class EpisodicStore:
     def ids_for_user(self, user_id: str) -> list[str]:
         """Every memory id of a user, superseded ones included."""
         keys = matching_keys(self.index, self.filter_for(user_id, active_only=False))
-        return [k.rsplit(":", 1)[-1] for k in keys]
+        return [Keys.memory_id(k) for k in keys]
 
     def count(self, user_id: str | None = None) -> int:
         f = self.filter_for(user_id, active_only=False) if user_id else None
@@ -259,9 +257,44 @@ class EpisodicStore:
         for mid in memory_ids:
             pipe.delete(self._keys.episodic(mid))
 
+    def supersede(self, pipe: redis.client.Pipeline, old_id: str, new_id: str) -> None:
+        """Queue: `old_id` is replaced by `new_id` (kept as history, no longer recalled)."""
+        pipe.hset(
+            self._keys.episodic(old_id), mapping={"superseded_by": new_id, "status": "superseded"}
+        )
 
-def _narrowed(filters: dict[str, Any]) -> bool:
-    return any(v for k, v in filters.items() if k != "active_only")
+    def similar(self, user_id: str, vec: np.ndarray, k: int) -> list[tuple[dict[str, Any], float]]:
+        """The `k` nearest active memories of a user by vector only: (record, cosine)."""
+        q = VectorQuery(
+            vector=np.asarray(vec, dtype=np.float32).tobytes(),
+            vector_field_name=VECTOR_FIELD,
+            return_fields=RETURN_FIELDS,
+            filter_expression=self.filter_for(user_id),
+            num_results=k,
+        )
+        out = []
+        for row in self.index.query(q):
+            rec = decode(row)
+            rec["id"] = Keys.memory_id(row["id"])
+            out.append((rec, max(0.0, 1.0 - float(row.get("vector_distance", 1.0)))))
+        return out
+
+    def purge_reads(self, memory_ids: list[str]) -> tuple[list[str], set[str]]:
+        """Before a purge: the texts of these memories (to drop their cached embeddings) and
+        the timeline keys of their sessions, in one round trip."""
+        texts: list[str] = []
+        timelines: set[str] = set()
+        if not memory_ids:
+            return texts, timelines
+        pipe = self._r.pipeline(transaction=False)
+        for mid in memory_ids:
+            pipe.hmget(self._keys.episodic(mid), ["description", "session"])
+        for description, session in pipe.execute():
+            if description:
+                texts.append(as_str(description))
+            if session:
+                timelines.add(self._keys.timeline(as_str(session)))
+        return texts, timelines
 
 
 def _check_memory_id(memory_id: str) -> str:

@@ -3,19 +3,44 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+import numpy as np
 import redis
 
-if TYPE_CHECKING:
-    from memory.coordinator import MemoryCoordinator
+from memory.boundary import START_HINT
+from memory.embeddings import CachedEmbedder
+from memory.models import MemoryType
+from memory.replies import as_str
+from memory.stores import Stores
+from memory.stores.records import bytes_vector
+from memory.stores.schema import VECTOR_FIELD, index_model
 
 REQUIRED_MODULES = {"search", "ReJSON"}
 
 
-def check_health(coord: MemoryCoordinator) -> dict[str, Any]:
+def index_models(stores: Stores) -> dict[str, dict[str, Any]]:
+    """The embedding model and dimension each index was built with."""
+    keys = stores.keys
+    return {
+        name: index_model(stores.client, keys, name)
+        for name in (keys.episodic_index, keys.semantic_index, keys.procedural_index)
+    }
+
+
+def stored_vector(stores: Stores, memory_type: MemoryType, memory_id: str) -> np.ndarray | None:
+    """The stored vector of an episodic memory or a semantic fact (None when missing)."""
+    keys = stores.keys
+    key = (
+        keys.episodic(memory_id) if memory_type is MemoryType.EPISODIC else keys.semantic(memory_id)
+    )
+    raw = stores.client.hget(key, VECTOR_FIELD)
+    return bytes_vector(raw) if isinstance(raw, bytes) else None
+
+
+def check_health(stores: Stores, embedder: CachedEmbedder) -> dict[str, Any]:
     checks: dict[str, dict[str, Any]] = {}
-    r = coord.redis
+    r = stores.client
     t = time.perf_counter()
     try:
         r.ping()
@@ -25,16 +50,13 @@ def check_health(coord: MemoryCoordinator) -> dict[str, Any]:
             "version": info.get("redis_version"),
             "ping_ms": round((time.perf_counter() - t) * 1000, 3),
         }
-        mods = {
-            m[b"name"].decode() if isinstance(m[b"name"], bytes) else m[b"name"]
-            for m in r.module_list()
-        }
+        mods = {as_str(m[b"name"]) for m in r.module_list()}
         missing = REQUIRED_MODULES - mods
         checks["modules"] = {"ok": not missing, "loaded": sorted(mods), "missing": sorted(missing)}
         for name, idx in (
-            ("episodic", coord.episodic.index),
-            ("semantic", coord.semantic.index),
-            ("procedural", coord.procedural.index),
+            ("episodic", stores.episodic.index),
+            ("semantic", stores.semantic.index),
+            ("procedural", stores.procedural.index),
         ):
             try:
                 inf = idx.info()
@@ -49,15 +71,15 @@ def check_health(coord: MemoryCoordinator) -> dict[str, Any]:
     except redis.RedisError as e:
         checks["redis"] = {
             "ok": False,
-            "error": f"{e}. Start it with `python -m memory redis start` or check REDIS_URL.",
+            "error": f"{e}. {START_HINT}",
         }
     try:
         t = time.perf_counter()
-        vec = coord.embedder.embed("health check")
+        vec = embedder.embed("health check")
         checks["embedder"] = {
-            "ok": vec.shape[0] == coord.embedder.dims,
-            "model": coord.embedder.model_id,
-            "dims": coord.embedder.dims,
+            "ok": vec.shape[0] == embedder.dims,
+            "model": embedder.model_id,
+            "dims": embedder.dims,
             "embed_ms": round((time.perf_counter() - t) * 1000, 3),
         }
     except Exception as e:  # any embedder failure is a health failure, not a crash

@@ -37,8 +37,9 @@ from memory.models import (
     check_text,
     now_ms,
 )
-from memory.records import decode, encode
-from memory.schema import VECTOR_FIELD, matching_keys, query_page
+from memory.replies import as_str
+from memory.stores.records import decode, encode
+from memory.stores.schema import VECTOR_FIELD, matching_keys, query_page
 
 SIMILAR_MIN = 0.72  # cosine similarity for "a similar question" (MiniLM)
 RETURN_FIELDS = [
@@ -227,7 +228,7 @@ class ProceduralStore:
     # --- reading -------------------------------------------------------------------------
     def parse(self, key: str | bytes, raw: dict[Any, Any]) -> ProceduralPattern:
         rec = decode(raw)
-        rec["id"] = (key.decode() if isinstance(key, bytes) else key).rsplit(":", 1)[-1]
+        rec["id"] = Keys.memory_id(key)
         rec["sequences"] = {
             k: SequenceStats.model_validate(v) for k, v in (rec.get("sequences") or {}).items()
         }
@@ -262,6 +263,21 @@ class ProceduralStore:
             similarity=round(similarity, 4),
             match=match,
         )
+
+    def best_suggestion(
+        self, user_id: str, exact_key: str, exact_raw: dict | None, qvec: np.ndarray
+    ) -> ProceduralSuggestion | None:
+        """Exact normalised-query match first (O(1) hash read by `exact_request`), else the
+        most similar question of this user."""
+        if exact_raw:
+            return self.suggestion(self.parse(exact_key, exact_raw), 1.0, "exact")
+        rows = self.index.query(self.similar_query(user_id, qvec, k=1))
+        if not rows:
+            return None
+        similarity = 1.0 - float(rows[0].get("vector_distance", 1.0))
+        if similarity < SIMILAR_MIN:
+            return None
+        return self.suggestion(self.from_row(rows[0]), similarity, "similar")
 
     def from_row(self, row: dict[str, Any]) -> ProceduralPattern:
         return self.parse(
@@ -303,6 +319,13 @@ class ProceduralStore:
 
     def keys_for_user(self, user_id: str) -> list[str]:
         return matching_keys(self.index, Tag("owner") == owner_tag(check_id(user_id)))
+
+    def query_patterns(self, keys: list[str]) -> list[str]:
+        """The question pattern of each procedure key, in one round trip."""
+        pipe = self._r.pipeline(transaction=False)
+        for k in keys:
+            pipe.hget(k, "query_pattern")
+        return [as_str(t) for t in pipe.execute() if t] if keys else []
 
     def set_pinned(self, user_id: str, pattern_id: str, pinned: bool) -> None:
         self.get(user_id, pattern_id)

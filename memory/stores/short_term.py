@@ -16,7 +16,7 @@ from ulid import ULID
 from memory.errors import InvalidInputError
 from memory.keys import Keys
 from memory.models import ChatMessage, check_id, check_text, now_ms
-from memory.records import as_str
+from memory.replies import as_str
 from memory.tokens import message_tokens
 
 ROLES = ("user", "assistant", "system", "tool")
@@ -74,6 +74,10 @@ class ShortTermStore:
         check_id(user_id)
         check_id(session_id, "session id")
         return self.parse(self._r.lrange(self._keys.session(user_id, session_id), -n, -1))
+
+    def all_messages(self, user_id: str, session_id: str) -> list[ChatMessage]:
+        """Every kept message of a session (the list is capped at `max_messages`)."""
+        return self.recent(user_id, session_id, self.max_messages)
 
     @staticmethod
     def within_budget(messages: list[ChatMessage], budget_tokens: int) -> list[ChatMessage]:

@@ -7,7 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from memory.schema import VECTOR_FIELD
+from memory.keys import Keys
+from memory.replies import as_str
+from memory.stores.schema import VECTOR_FIELD
 
 # Fields stored as JSON text in the hash.
 JSON_FIELDS = {"metadata", "sequences", "tool_sequence"}
@@ -58,15 +60,10 @@ def encode(record: dict[str, Any]) -> dict[Any, Any]:
     return out
 
 
-def as_str(v: Any) -> str:
-    """A Redis reply value (bytes with decode_responses=False) as text."""
-    return v.decode("utf-8") if isinstance(v, bytes) else str(v)
-
-
 def row_record(row: dict[str, Any], text_field: str) -> dict[str, Any]:
     """A query result row -> record with its memory `id` (the key's last part) and `text`."""
     rec = decode(row)
-    rec["id"] = as_str(row["id"]).rsplit(":", 1)[-1]
+    rec["id"] = Keys.memory_id(row["id"])
     rec["text"] = rec.get(text_field, "")
     return rec
 

@@ -9,13 +9,15 @@ configured embedder on import, so a file moves between embedding models too.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 from ulid import ULID
 
-from memory.episodic import EpisodicStore, embedding_text
+from memory.admin.purge import plan_user_purge
+from memory.embeddings import CachedEmbedder
 from memory.errors import ImportFileError, InvalidInputError
+from memory.keys import Keys
 from memory.models import (
     ChatMessage,
     EpisodicMemory,
@@ -24,11 +26,11 @@ from memory.models import (
     check_id,
     now_ms,
 )
-from memory.semantic import SemanticStore
-from memory.short_term import ShortTermStore
-
-if TYPE_CHECKING:
-    from memory.coordinator import MemoryCoordinator
+from memory.replies import as_str
+from memory.stores import Stores
+from memory.stores.episodic import EpisodicStore, embedding_text
+from memory.stores.semantic import SemanticStore
+from memory.stores.short_term import ShortTermStore
 
 FORMAT = "coala-memory-export"
 VERSION = 1
@@ -47,24 +49,23 @@ class ExportFile(BaseModel):
     short_term: dict[str, list[ChatMessage]] = Field(default_factory=dict)
 
 
-def export_user(coord: MemoryCoordinator, user_id: str) -> dict[str, Any]:
+def export_user(stores: Stores, embedding_model: str, user_id: str) -> dict[str, Any]:
     check_id(user_id)
-    episodic = [coord.episodic.get(user_id, mid) for mid in coord.episodic.ids_for_user(user_id)]
-    semantic = [coord.semantic.get(fid) for fid in coord.semantic.ids_added_by(user_id)]
+    episodic = [stores.episodic.get(user_id, mid) for mid in stores.episodic.ids_for_user(user_id)]
+    semantic = [stores.semantic.get(fid) for fid in stores.semantic.ids_added_by(user_id)]
     procedural = [
-        coord.procedural.get(user_id, k.rsplit(":", 1)[-1])
-        for k in coord.procedural.keys_for_user(user_id)
+        stores.procedural.get(user_id, Keys.memory_id(k))
+        for k in stores.procedural.keys_for_user(user_id)
     ]
     sessions = {
-        s: coord.short_term.recent(user_id, s, coord.settings.short_term_max_messages)
-        for s in coord.short_term.sessions(user_id)
+        s: stores.short_term.all_messages(user_id, s) for s in stores.short_term.sessions(user_id)
     }
     doc = ExportFile(
         format=FORMAT,
         version=VERSION,
         user_id=user_id,
         exported_at=now_ms(),
-        embedding_model=coord.embedder.model_id,
+        embedding_model=embedding_model,
         episodic=episodic,
         semantic=semantic,
         procedural=procedural,
@@ -74,20 +75,22 @@ def export_user(coord: MemoryCoordinator, user_id: str) -> dict[str, Any]:
 
 
 def import_user(
-    coord: MemoryCoordinator,
+    stores: Stores,
+    embedder: CachedEmbedder,
     data: dict[str, Any] | str | bytes,
     *,
     mode: Literal["merge", "replace"] = "merge",
     user_id: str | None = None,
 ) -> dict[str, int]:
-    """Import an export file; `user_id` imports it under another user. Atomic."""
+    """Import an export file; `user_id` imports it under another user. Atomic: a replace
+    deletes the user's memories in the same transaction that writes the file's."""
     if mode not in ("merge", "replace"):
         raise InvalidInputError("Import mode must be 'merge' or 'replace'.")
     doc = _parse(data)
     target = check_id(user_id or doc.user_id)
     # Validate every record with the same rules as the write path (raises before writing).
     try:
-        ep_ids, sem_ids = _owned_ids(coord, target, doc)
+        ep_ids, sem_ids = _owned_ids(stores, target, doc)
         episodic = [
             EpisodicStore.build(
                 target,
@@ -143,27 +146,28 @@ def import_user(
     except InvalidInputError as e:
         raise ImportFileError(f"The file was not imported (nothing changed): {e}") from e
 
-    ep_vecs = coord.embedder.embed_many(
-        [embedding_text(m.description, m.context) for m in episodic]
-    )
-    sem_vecs = coord.embedder.embed_many([f.fact for f in semantic])
-    proc_vecs = coord.embedder.embed_many([p.query_pattern for p in procedural])
+    ep_vecs = embedder.embed_many([embedding_text(m.description, m.context) for m in episodic])
+    sem_vecs = embedder.embed_many([f.fact for f in semantic])
+    proc_vecs = embedder.embed_many([p.query_pattern for p in procedural])
 
-    if mode == "replace":
-        coord.clear_user_memories(target)
-    pipe = coord.redis.pipeline(transaction=True)
+    purge = plan_user_purge(stores, target) if mode == "replace" else None
+    pipe = stores.client.pipeline(transaction=True)
+    if purge is not None:
+        purge.queue(pipe, stores)
     for m, v in zip(episodic, ep_vecs, strict=True):
-        coord.episodic.write(pipe, m, v)
+        stores.episodic.write(pipe, m, v)
     for f, v in zip(semantic, sem_vecs, strict=True):
-        coord.semantic.write(pipe, f, v)
+        stores.semantic.write(pipe, f, v)
     for p, v in zip(procedural, proc_vecs, strict=True):
-        coord.procedural.write_raw(pipe, p, v)
+        stores.procedural.write_raw(pipe, p, v)
     for s, msgs in sessions.items():
         if msgs:
-            pipe.delete(coord.keys.session(target, s))
-            coord.short_term.write(pipe, target, s, msgs)
-    pipe.sadd(coord.keys.users, target)
+            pipe.delete(stores.keys.session(target, s))
+            stores.short_term.write(pipe, target, s, msgs)
+    pipe.sadd(stores.keys.users, target)
     pipe.execute()
+    if purge is not None:
+        embedder.forget(list(set(purge.texts)))
     return {
         "episodic": len(episodic),
         "semantic": len(semantic),
@@ -198,19 +202,19 @@ def _parse(data: dict[str, Any] | str | bytes) -> ExportFile:
 
 
 def _owned_ids(
-    coord: MemoryCoordinator, target: str, doc: ExportFile
+    stores: Stores, target: str, doc: ExportFile
 ) -> tuple[dict[str, str], dict[str, str]]:
     """File id -> id to write. An id whose record exists and belongs to someone else (the
     file came from another user, or was crafted) gets a new id: an import never overwrites
     another user's memory."""
     ep = [_safe_id(m.id) for m in doc.episodic]
     sem = [_safe_id(f.id) for f in doc.semantic]
-    pipe = coord.redis.pipeline(transaction=False)
+    pipe = stores.client.pipeline(transaction=False)
     for mid in ep:
-        pipe.hget(coord.keys.episodic(mid), "user_id")
+        pipe.hget(stores.keys.episodic(mid), "user_id")
     for fid in sem:
-        pipe.hget(coord.keys.semantic(fid), "added_by")
-    owners = [o.decode() if isinstance(o, bytes) else o for o in pipe.execute()]
+        pipe.hget(stores.keys.semantic(fid), "added_by")
+    owners = [None if o is None else as_str(o) for o in pipe.execute()]
     ep_map = {
         mid: mid if owner in (None, target) else str(ULID())
         for mid, owner in zip(ep, owners[: len(ep)], strict=True)

@@ -52,9 +52,9 @@ from redisvl.query.filter import FilterExpression
 from redisvl.utils.token_escaper import TokenEscaper
 
 from memory.models import MemoryType, RecallHit, ScoreParts, relevance_band
-from memory.records import as_str, bytes_vector, decode
-from memory.schema import VECTOR_FIELD
-from memory.textquery import bm25_text
+from memory.recall.terms import bm25_text
+from memory.stores.records import as_str, bytes_vector, decode
+from memory.stores.schema import VECTOR_FIELD
 
 DAY_MS = 86_400_000
 

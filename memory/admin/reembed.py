@@ -11,11 +11,11 @@ from collections.abc import Callable
 from redisvl.index import SearchIndex
 
 from memory.config import Settings
-from memory.connection import connect
 from memory.embeddings import build_embedder
 from memory.keys import Keys
-from memory.records import vector_bytes
-from memory.schema import VECTOR_FIELD, episodic_schema, procedural_schema, semantic_schema
+from memory.runtime.connection import connect
+from memory.stores.records import vector_bytes
+from memory.stores.schema import VECTOR_FIELD, episodic_schema, procedural_schema, semantic_schema
 
 BATCH = 256
 

@@ -49,8 +49,10 @@ from agent.types import (
     TurnResult,
 )
 from agent.writer import MemoryWriter
+from memory.config import Settings
 from memory.errors import MemorySystemError
 from memory.models import MemoryContext, check_id, check_text
+from memory.service import AgentMemory
 
 log = logging.getLogger(__name__)
 
@@ -80,8 +82,8 @@ class ChatAgent:
 
     def __init__(
         self,
-        settings: Any,
-        coordinator: Any,
+        settings: Settings,
+        coordinator: AgentMemory,
         llm: LLM | None = None,
         toolkits: Iterable[Toolkit] | None = None,
         *,
@@ -327,6 +329,7 @@ class ChatAgent:
             mode=mode,
             recalled=ctx,
             memory_block=block.text,
+            memory_block_tokens=block.tokens,
             tools=records,
             stored=stored,
             timings_ms=timings,
@@ -350,7 +353,6 @@ class ChatAgent:
                 include_semantic="semantic" in types,
                 include_procedural="procedural" in types,
                 include_short_term="short_term" in types,
-                prompt_token_budget=int(self.settings.memory_prompt_tokens),
             )
         except MemorySystemError as e:
             log.warning("recall failed: %s", e)
@@ -528,8 +530,7 @@ def _memory_only_reply(
     if hits:
         lines.append("What I remember that may be relevant:")
         for h in hits:
-            et = h.record.get("event_type") or h.record.get("category") or h.memory_type.value
-            et = getattr(et, "value", et)
+            et = str(h.record.get("event_type") or h.record.get("category") or h.memory_type)
             lines.append(f"- [{et}] {h.text} (relevance: {h.band})")
     else:
         lines.append("I have no memories relevant to this message yet.")

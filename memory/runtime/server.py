@@ -31,6 +31,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from memory.errors import StoreUnavailableError
+from memory.replies import as_str
 
 logger = logging.getLogger(__name__)
 
@@ -198,7 +199,7 @@ class EmbeddedRedis:
                 with self._client() as r:
                     running = int(r.info("server")["process_id"]) == pid
                     if running:
-                        modules = sorted(_str(m[b"name"]) for m in r.module_list())
+                        modules = sorted(as_str(m[b"name"]) for m in r.module_list())
             except redis.RedisError:
                 running = False
         return {
@@ -352,7 +353,3 @@ class EmbeddedRedis:
         except OSError:
             return ""
         return f"\nLast lines of {self.logfile}:\n" + "\n".join(tail) if tail else ""
-
-
-def _str(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value

@@ -1,7 +1,7 @@
 """One way to get a Redis client: `connect(settings)`.
 
 REDIS_URL set: connect there. Not set: start (or reuse) the embedded Redis Stack of
-`memory.server` in REDIS_DATA_DIR on 127.0.0.1:REDIS_PORT. Either way the server must answer
+`memory.runtime.server` in REDIS_DATA_DIR on 127.0.0.1:REDIS_PORT. Either way the server must answer
 PING and have the `search` and `ReJSON` modules; anything else becomes `StoreUnavailableError`.
 """
 
@@ -13,7 +13,8 @@ import redis
 
 from memory.config import PROJECT_ROOT, Settings
 from memory.errors import StoreUnavailableError
-from memory.server import EmbeddedRedis
+from memory.replies import as_str
+from memory.runtime.server import EmbeddedRedis
 
 REQUIRED_MODULES = ("search", "ReJSON")
 LOADING_TIMEOUT_S = 60.0
@@ -39,7 +40,7 @@ def connect(settings: Settings) -> redis.Redis:
         raise StoreUnavailableError(f"REDIS_URL {url!r} is not a valid Redis URL: {e}") from e
     try:
         _ping(client)
-        names = {_str(m[b"name"]) for m in client.module_list()}
+        names = {as_str(m[b"name"]) for m in client.module_list()}
     except redis.AuthenticationError as e:
         client.close()
         raise StoreUnavailableError(
@@ -72,14 +73,10 @@ def _ping(client: redis.Redis) -> None:
             time.sleep(0.1)
 
 
-def _str(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value
-
-
 def drop_namespace(client: redis.Redis, ns: str) -> None:
     """Drop every index and key of one MEMORY_NAMESPACE (tests, benchmarks)."""
     for name in client.execute_command("FT._LIST"):
-        name = name.decode() if isinstance(name, bytes) else str(name)
+        name = as_str(name)
         if name.startswith(ns + "_"):
             client.execute_command("FT.DROPINDEX", name)
     batch: list[bytes] = []

@@ -20,10 +20,9 @@ from ulid import ULID
 
 from memory.errors import InvalidInputError, NotFoundError
 from memory.keys import Keys, digest, owner_tag
-from memory.models import MemoryType, SemanticFact, check_id, check_metadata, check_text, now_ms
-from memory.recall import HybridRequest, RecallWeights, build_request
-from memory.records import decode, encode, row_record
-from memory.schema import matching_keys, query_page
+from memory.models import SemanticFact, check_id, check_metadata, check_text, now_ms
+from memory.stores.records import decode, encode, row_record
+from memory.stores.schema import matching_keys, query_page
 
 TEXT_FIELDS = {"fact": 1.0, "context": 0.5}
 RETURN_FIELDS = [
@@ -124,25 +123,6 @@ class SemanticStore:
             add(Tag("pinned") == ("1" if pinned else "0"))
         return f
 
-    def hybrid_request(
-        self,
-        query_text: str,
-        query_vec: np.ndarray,
-        k: int,
-        weights: RecallWeights,
-        category: str | None = None,
-    ) -> HybridRequest:
-        return build_request(
-            MemoryType.SEMANTIC,
-            self.index,
-            query_text,
-            query_vec,
-            TEXT_FIELDS,
-            self.filter_for(category=category),
-            k,
-            weights,
-        )
-
     def list_page(
         self,
         *,
@@ -162,7 +142,7 @@ class SemanticStore:
 
     def ids_added_by(self, user_id: str) -> list[str]:
         keys = matching_keys(self.index, Tag("added_by_owner") == owner_tag(check_id(user_id)))
-        return [k.rsplit(":", 1)[-1] for k in keys]
+        return [Keys.memory_id(k) for k in keys]
 
     def count(self) -> int:
         return int(self.index.query(CountQuery()))

@@ -1,5 +1,0 @@
-"""The answer loop."""
-
-from agent.loop.agent import ChatAgent
-
-__all__ = ["ChatAgent"]

@@ -1,0 +1,28 @@
+"""Operations on the stored memories beyond recall and writes: the editor (list, read,
+change, delete), purges, export/import, counts, health and re-embedding. Each gets the stores
+and the embedder it uses, never the coordinator."""
+
+from memory.admin.editing import apply_update, delete_memory, list_memories, read_memory
+from memory.admin.health import check_health, index_models, stored_vector
+from memory.admin.knowledge import load_knowledge
+from memory.admin.purge import UserPurge, clear_session, plan_user_purge, purge_user
+from memory.admin.stats import memory_stats
+from memory.admin.transfer import export_user, import_user
+
+__all__ = [
+    "UserPurge",
+    "apply_update",
+    "check_health",
+    "clear_session",
+    "delete_memory",
+    "export_user",
+    "import_user",
+    "index_models",
+    "load_knowledge",
+    "list_memories",
+    "memory_stats",
+    "plan_user_purge",
+    "purge_user",
+    "read_memory",
+    "stored_vector",
+]

@@ -1,0 +1,263 @@
+"""The editor's operations on single memories: list a page, read, change, delete.
+
+Changes are validated with the stores' own rules (the same as a new memory) and a changed text
+is embedded again. Every function gets the stores and the embedder it uses, not the coordinator.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memory.embeddings import CachedEmbedder
+from memory.errors import InvalidInputError, NotFoundError
+from memory.models import MemoryType, check_id
+from memory.stores import Stores
+from memory.stores.episodic import EpisodicStore, embedding_text
+from memory.stores.semantic import SemanticStore
+
+EPISODIC_EDITABLE = {
+    "text",
+    "description",
+    "context",
+    "event_type",
+    "tags",
+    "metadata",
+    "importance",
+    "expires_at",
+    "pinned",
+    "timestamp",
+}
+SEMANTIC_EDITABLE = {
+    "text",
+    "fact",
+    "category",
+    "fact_type",
+    "context",
+    "source",
+    "pinned",
+    "importance",
+}
+
+
+def list_memories(
+    stores: Stores,
+    user_id: str,
+    mtype: MemoryType,
+    *,
+    event_types: list[str] | None = None,
+    category: str | None = None,
+    tags: list[str] | None = None,
+    since_ms: int | None = None,
+    until_ms: int | None = None,
+    pinned: bool | None = None,
+    include_superseded: bool = True,
+    sort_by: str = "timestamp",
+    descending: bool = True,
+    page: int = 1,
+    page_size: int = 50,
+    session_id: str | None = None,
+    added_by: str | None = None,
+) -> tuple[list[dict[str, Any]], int]:
+    """(rows, total). Rows are records as dicts with an `id` and a `text` key."""
+    check_id(user_id)
+    if mtype is MemoryType.EPISODIC:
+        return stores.episodic.list_page(
+            user_id,
+            sort_by=sort_by,
+            descending=descending,
+            page=page,
+            page_size=page_size,
+            event_types=event_types,
+            tags=tags,
+            since_ms=since_ms,
+            until_ms=until_ms,
+            active_only=not include_superseded,
+            pinned=pinned,
+            session_id=session_id,
+        )
+    if mtype is MemoryType.SEMANTIC:
+        return stores.semantic.list_page(
+            added_by=added_by,
+            category=category,
+            pinned=pinned,
+            page=page,
+            page_size=page_size,
+            sort_by=sort_by if sort_by in ("timestamp", "importance") else "timestamp",
+            descending=descending,
+        )
+    if mtype is MemoryType.PROCEDURAL:
+        sortable = ("last_used", "confidence", "executions", "created_at")
+        return stores.procedural.list_page(
+            user_id,
+            sort_by=sort_by if sort_by in sortable else "last_used",
+            descending=descending,
+            page=page,
+            page_size=page_size,
+        )
+    sessions = [session_id] if session_id else stores.short_term.sessions(user_id)
+    rows: list[dict[str, Any]] = []
+    for s in sessions:
+        for m in stores.short_term.all_messages(user_id, s):
+            rows.append({**m.model_dump(), "session_id": s, "text": m.content})
+    rows.sort(key=lambda r: r["timestamp"], reverse=descending)
+    start = (page - 1) * page_size
+    return rows[start : start + page_size], len(rows)
+
+
+def read_memory(stores: Stores, user_id: str, mtype: MemoryType, memory_id: str) -> dict[str, Any]:
+    check_id(user_id)
+    if mtype is MemoryType.EPISODIC:
+        mem = stores.episodic.get(user_id, memory_id)
+        return {**mem.model_dump(mode="json"), "text": mem.description}
+    if mtype is MemoryType.SEMANTIC:
+        fact = stores.semantic.get(memory_id)
+        return {**fact.model_dump(mode="json"), "text": fact.fact}
+    if mtype is MemoryType.PROCEDURAL:
+        p = stores.procedural.get(user_id, memory_id)
+        return {**p.model_dump(mode="json"), "text": p.query_pattern}
+    for s in stores.short_term.sessions(user_id):
+        for m in stores.short_term.all_messages(user_id, s):
+            if m.id == memory_id:
+                return {**m.model_dump(mode="json"), "session_id": s, "text": m.content}
+    raise NotFoundError(f"No short-term message {memory_id!r}.")
+
+
+def delete_memory(
+    stores: Stores, embedder: CachedEmbedder, user_id: str, mtype: MemoryType, memory_id: str
+) -> None:
+    """Delete one memory of this user (a semantic fact only when this user added it)."""
+    check_id(user_id)
+    pipe = stores.client.pipeline(transaction=True)
+    if mtype is MemoryType.EPISODIC:
+        mem = stores.episodic.get(user_id, memory_id)
+        stores.episodic.delete_many(pipe, [memory_id])
+        pipe.execute()
+        embedder.forget([mem.description])
+    elif mtype is MemoryType.SEMANTIC:
+        fact = stores.semantic.get(memory_id)
+        if fact.added_by and fact.added_by != user_id:
+            raise NotFoundError(f"No semantic fact {memory_id!r} added by this user.")
+        stores.semantic.delete_many(pipe, [memory_id])
+        pipe.execute()
+    elif mtype is MemoryType.PROCEDURAL:
+        stores.procedural.get(user_id, memory_id)
+        pipe.delete(stores.keys.procedure(user_id, memory_id))
+        pipe.execute()
+    else:
+        for s in stores.short_term.sessions(user_id):
+            if stores.short_term.delete_message(user_id, s, memory_id):
+                return
+        raise NotFoundError(f"No short-term message {memory_id!r}.")
+
+
+def apply_update(
+    stores: Stores,
+    embedder: CachedEmbedder,
+    user_id: str,
+    mtype: MemoryType,
+    memory_id: str,
+    changes: dict[str, Any],
+) -> dict[str, Any]:
+    """Edit a memory; the vector is recomputed when its text changes. Returns the record."""
+    check_id(user_id)
+    if not changes:
+        raise InvalidInputError("Nothing to change.")
+    if mtype is MemoryType.EPISODIC:
+        _update_episodic(stores, embedder, user_id, memory_id, changes)
+    elif mtype is MemoryType.SEMANTIC:
+        _update_semantic(stores, embedder, user_id, memory_id, changes)
+    elif mtype is MemoryType.PROCEDURAL:
+        if set(changes) - {"pinned"}:
+            raise InvalidInputError("Procedural patterns are learned; only 'pinned' can change.")
+        stores.procedural.set_pinned(user_id, memory_id, bool(changes["pinned"]))
+    else:
+        raise InvalidInputError("Short-term messages cannot be edited; delete them instead.")
+    return read_memory(stores, user_id, mtype, memory_id)
+
+
+def _update_episodic(
+    stores: Stores,
+    embedder: CachedEmbedder,
+    user_id: str,
+    memory_id: str,
+    changes: dict[str, Any],
+) -> None:
+    unknown = set(changes) - EPISODIC_EDITABLE
+    if unknown:
+        raise InvalidInputError(f"Cannot change {sorted(unknown)} of an episodic memory.")
+    old = stores.episodic.get(user_id, memory_id)
+    text = changes.get("text", changes.get("description", old.description))
+    expires = changes.get("expires_at", old.expires_at)
+    # Re-validate the whole record with the store's own rules (same as a new memory).
+    new = EpisodicStore.build(
+        user_id,
+        text,
+        event_type=changes.get("event_type", old.event_type),
+        context=changes.get("context", old.context),
+        metadata=changes.get("metadata", old.metadata),
+        tags=changes.get("tags", old.tags),
+        importance=changes.get("importance", old.importance),
+        timestamp_ms=changes.get("timestamp", old.timestamp),
+        expires_at_ms=expires if expires != old.expires_at else None,
+        session_id=old.session_id,
+        memory_id=old.id,
+        created_at=old.created_at,
+    )
+    new = new.model_copy(
+        update={
+            "access_count": old.access_count,
+            "last_accessed": old.last_accessed,
+            "pinned": bool(changes.get("pinned", old.pinned)),
+            "superseded_by": old.superseded_by,
+            "expires_at": expires,
+        }
+    )
+    if new.description != old.description or new.context != old.context:
+        vec = embedder.embed(embedding_text(new.description, new.context))
+        embedder.forget([old.description])
+    else:
+        raw = stores.episodic.get_vector(memory_id)
+        if raw is None:
+            raise NotFoundError(f"No episodic memory {memory_id!r}.")
+        vec = raw  # type: ignore[assignment]
+    pipe = stores.client.pipeline(transaction=True)
+    stores.episodic.write(pipe, new, vec)
+    if not expires:
+        pipe.persist(stores.keys.episodic(memory_id))
+    pipe.execute()
+
+
+def _update_semantic(
+    stores: Stores,
+    embedder: CachedEmbedder,
+    user_id: str,
+    fact_id: str,
+    changes: dict[str, Any],
+) -> None:
+    unknown = set(changes) - SEMANTIC_EDITABLE
+    if unknown:
+        raise InvalidInputError(f"Cannot change {sorted(unknown)} of a semantic fact.")
+    old = stores.semantic.get(fact_id)
+    if old.added_by and old.added_by != user_id:
+        raise NotFoundError(f"No semantic fact {fact_id!r} added by this user.")
+    new = SemanticStore.build(
+        changes.get("text", changes.get("fact", old.fact)),
+        category=changes.get("category", old.category),
+        fact_type=changes.get("fact_type", old.fact_type),
+        context=changes.get("context", old.context),
+        source=changes.get("source", old.source),
+        added_by=old.added_by,
+        metadata=old.metadata,
+        importance=changes.get("importance", old.importance),
+        fact_id=old.id,
+        timestamp_ms=old.timestamp,
+    )
+    new = new.model_copy(update={"pinned": bool(changes.get("pinned", old.pinned))})
+    vec: Any
+    if new.fact != old.fact:
+        vec = embedder.embed(new.fact)
+    else:  # unchanged text: keep the stored vector bytes
+        vec = stores.client.hget(stores.keys.semantic(fact_id), "embedding")
+    pipe = stores.client.pipeline(transaction=True)
+    stores.semantic.write(pipe, new, vec)
+    pipe.execute()

@@ -1,0 +1,91 @@
+"""Purges: one session's messages, or everything derived from one user.
+
+A user purge is read first (`plan_user_purge`), then queued on a MULTI/EXEC pipeline
+(`UserPurge.queue`): an import that replaces a user queues the purge and the new records on the
+same transaction, so a failed write leaves the old memories in place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import redis
+
+from memory.embeddings import CachedEmbedder
+from memory.models import check_id
+from memory.replies import as_str
+from memory.stores import Stores
+
+
+@dataclass
+class UserPurge:
+    user_id: str
+    episodic_ids: list[str] = field(default_factory=list)
+    timelines: set[str] = field(default_factory=set)
+    semantic_ids: list[str] = field(default_factory=list)
+    procedure_keys: list[str] = field(default_factory=list)
+    sessions: list[str] = field(default_factory=list)
+    #: texts whose cached embeddings go with the user
+    texts: list[str] = field(default_factory=list)
+
+    def queue(self, pipe: redis.client.Pipeline, stores: Stores) -> None:
+        stores.episodic.delete_many(pipe, self.episodic_ids)
+        for key in self.timelines:
+            pipe.delete(key)
+        stores.semantic.delete_many(pipe, self.semantic_ids)
+        for k in self.procedure_keys:
+            pipe.delete(k)
+        for s in self.sessions:
+            stores.short_term.clear(pipe, self.user_id, s)
+        keys = stores.keys
+        pipe.delete(keys.user_sessions(self.user_id), keys.user_queries(self.user_id))
+        pipe.srem(keys.users, self.user_id)
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "episodic": len(self.episodic_ids),
+            "semantic": len(self.semantic_ids),
+            "procedural": len(self.procedure_keys),
+            "sessions": len(self.sessions),
+        }
+
+
+def plan_user_purge(stores: Stores, user_id: str) -> UserPurge:
+    """Everything derived from this user: episodic memories, facts they added, procedural
+    patterns, every session, and the texts of theirs that sit in the embedding cache."""
+    check_id(user_id)
+    plan = UserPurge(user_id)
+    plan.episodic_ids = stores.episodic.ids_for_user(user_id)
+    plan.texts, plan.timelines = stores.episodic.purge_reads(plan.episodic_ids)
+    plan.texts += [as_str(q) for q in stores.client.smembers(stores.keys.user_queries(user_id))]
+    plan.semantic_ids = stores.semantic.ids_added_by(user_id)
+    plan.procedure_keys = stores.procedural.keys_for_user(user_id)
+    plan.texts += stores.procedural.query_patterns(plan.procedure_keys)
+    plan.sessions = stores.short_term.sessions(user_id)
+    for s in plan.sessions:
+        plan.texts += [
+            m.content for m in stores.short_term.all_messages(user_id, s) if m.role == "user"
+        ]
+    return plan
+
+
+def purge_user(stores: Stores, embedder: CachedEmbedder, user_id: str) -> dict[str, int]:
+    plan = plan_user_purge(stores, user_id)
+    pipe = stores.client.pipeline(transaction=True)
+    plan.queue(pipe, stores)
+    pipe.execute()
+    embedder.forget(list(set(plan.texts)))
+    return plan.counts()
+
+
+def clear_session(stores: Stores, embedder: CachedEmbedder, user_id: str, session_id: str) -> int:
+    """Delete one session's messages; returns how many there were."""
+    check_id(user_id)
+    check_id(session_id, "session id")
+    msgs = stores.short_term.all_messages(user_id, session_id)
+    n = stores.short_term.count(user_id, session_id)
+    pipe = stores.client.pipeline(transaction=True)
+    stores.short_term.clear(pipe, user_id, session_id)
+    pipe.execute()
+    embedder.forget([m.content for m in msgs if m.role == "user"])
+    return n

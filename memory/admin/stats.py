@@ -1,0 +1,40 @@
+"""Counts per memory type, for the CLI, the model's `get_memory_stats` tool and the pages."""
+
+from __future__ import annotations
+
+from redisvl.query import CountQuery
+
+from memory.service import MemoryStats
+from memory.stores import Stores
+
+
+def memory_stats(
+    stores: Stores, user_id: str | None = None, session_id: str | None = None
+) -> MemoryStats:
+    stats: MemoryStats = {
+        "episodic": {"memory_count": stores.episodic.count(user_id)},
+        "semantic": {"fact_count": stores.semantic.count()},
+        "procedural": {},
+        "short_term": {},
+        "user_id": user_id,
+        "session_id": session_id,
+        "users": int(stores.client.scard(stores.keys.users)),
+    }
+    if not user_id:
+        stats["procedural"] = {"total_procedures": int(stores.procedural.index.query(CountQuery()))}
+        return stats
+    rows, total = stores.procedural.list_page(user_id, page_size=1000)
+    execs = sum(r["executions"] for r in rows)
+    stats["procedural"] = {
+        "total_procedures": total,
+        "total_executions": execs,
+        "overall_avg_score": round(sum(r["avg_score"] * r["executions"] for r in rows) / execs, 4)
+        if execs
+        else None,
+        "recommended": sum(1 for r in rows if r["recommended"]),
+    }
+    stats["short_term"] = {"sessions": len(stores.short_term.sessions(user_id))}
+    if session_id:
+        stats["short_term"]["message_count"] = stores.short_term.count(user_id, session_id)
+        stats["short_term"]["ttl_seconds"] = stores.short_term.ttl(user_id, session_id)
+    return stats

@@ -1,0 +1,63 @@
+"""Bookkeeping that recall causes, done off the answer path by one background worker.
+
+After a recall: which memories were used (access counts, last accessed), and which of the
+user's texts now sit in the embedding cache (so a purge can drop them). A failure here is
+logged, never raised: it must not cost anyone an answer.
+"""
+
+from __future__ import annotations
+
+import logging
+from concurrent.futures import ThreadPoolExecutor
+
+import redis
+
+from memory.keys import Keys
+from memory.stores.episodic import EpisodicStore
+
+log = logging.getLogger(__name__)
+
+
+class Bookkeeper:
+    def __init__(
+        self, client: redis.Redis, keys: Keys, episodic: EpisodicStore, cache_ttl_s: int
+    ) -> None:
+        self._r = client
+        self._keys = keys
+        self._episodic = episodic
+        self._cache_ttl_s = cache_ttl_s
+        # One worker: tasks run in order, so `drain` waits for everything queued before it.
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory-bg")
+
+    def note_query(self, user_id: str, query: str) -> None:
+        """Remember that this user's query text is in the embedding cache."""
+        self._pool.submit(self._note, user_id, query)
+
+    def touch(self, memory_ids: list[str]) -> None:
+        """Count an access of each recalled memory."""
+        if memory_ids:
+            self._pool.submit(self._touch, memory_ids)
+
+    def drain(self) -> None:
+        """Wait for queued bookkeeping (before a purge or import reads the user's keys)."""
+        self._pool.submit(lambda: None).result()
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)
+
+    def _note(self, user_id: str, query: str) -> None:
+        key = self._keys.user_queries(user_id)
+        try:
+            pipe = self._r.pipeline(transaction=False)
+            pipe.sadd(key, query)
+            if self._cache_ttl_s:
+                pipe.expire(key, self._cache_ttl_s)
+            pipe.execute()
+        except redis.RedisError as e:
+            log.warning("Could not note a cached query: %s", e)
+
+    def _touch(self, memory_ids: list[str]) -> None:
+        try:
+            self._episodic.touch(memory_ids)
+        except redis.RedisError as e:
+            log.warning("Could not update access counts: %s", e)

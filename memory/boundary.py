@@ -1,0 +1,80 @@
+"""The one place where driver errors become memory errors.
+
+`translate_store_errors` wraps every public method of a class (the coordinator): a redis-py or
+RedisVL exception raised anywhere below it reaches callers as `StoreUnavailableError`, with a
+message that says what to do. Wrapping the class rather than each method leaves no gaps when a
+method is added. `unreachable_message` is the one wording of "Redis is not reachable".
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Any, ParamSpec, TypeVar
+
+import redis
+from redisvl.exceptions import RedisVLError
+
+from memory.errors import MemorySystemError, StoreUnavailableError
+
+P = ParamSpec("P")
+R = TypeVar("R")
+C = TypeVar("C", bound=type)
+
+START_HINT = "Start it with `python -m memory redis start` or check REDIS_URL."
+
+
+def unreachable_message(error: BaseException) -> str:
+    return f"Redis is not reachable ({error}). {START_HINT}"
+
+
+def store_error(error: BaseException) -> StoreUnavailableError:
+    """The memory error for a driver error (RedisVL wraps redis-py's in its own)."""
+    cause = error.__cause__ if isinstance(error, RedisVLError) and error.__cause__ else error
+    if isinstance(cause, redis.BusyLoadingError):
+        return StoreUnavailableError(
+            "Redis is still loading its data from disk; try again in a few seconds."
+        )
+    if isinstance(cause, redis.ConnectionError | redis.TimeoutError | ConnectionError):
+        return StoreUnavailableError(unreachable_message(cause))
+    if isinstance(cause, redis.ResponseError):
+        return StoreUnavailableError(f"Redis refused the operation: {cause}")
+    return StoreUnavailableError(f"Redis failed: {cause}. {START_HINT}")
+
+
+def translate(fn: Callable[P, R]) -> Callable[P, R]:
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return fn(*args, **kwargs)
+        except MemorySystemError:
+            raise
+        except (redis.RedisError, RedisVLError) as e:
+            raise store_error(e) from e
+
+    return wrapper
+
+
+def translate_store_errors(cls: C) -> C:
+    """Class decorator: `__init__` and every public method and classmethod translate driver
+    errors."""
+    for name, attr in list(vars(cls).items()):
+        if name.startswith("_") and name != "__init__":
+            continue
+        if isinstance(attr, classmethod):
+            setattr(cls, name, classmethod(translate(attr.__func__)))
+        elif isinstance(attr, staticmethod):
+            setattr(cls, name, staticmethod(translate(attr.__func__)))
+        elif inspect.isfunction(attr):
+            setattr(cls, name, translate(attr))
+    return cls
+
+
+def public_methods(obj: Any) -> list[str]:
+    """Names of the public methods a boundary covers (tests list them with this)."""
+    return [
+        n
+        for n, v in inspect.getmembers(type(obj))
+        if not n.startswith("_") and (inspect.isfunction(v) or inspect.ismethod(v))
+    ]

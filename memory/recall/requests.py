@@ -1,0 +1,80 @@
+"""The hybrid query pair of each store: its index, text fields and filters, built for recall.
+
+Recall depends on the stores (their indexes and filters), never the other way round.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from memory.keys import Keys
+from memory.models import MemoryType, RecallHit
+from memory.recall.hybrid import HybridRequest, RecallWeights, build_request
+from memory.stores.episodic import RETURN_FIELDS as EPISODIC_FIELDS
+from memory.stores.episodic import TEXT_FIELDS as EPISODIC_TEXT
+from memory.stores.episodic import EpisodicStore
+from memory.stores.semantic import RETURN_FIELDS as SEMANTIC_FIELDS
+from memory.stores.semantic import TEXT_FIELDS as SEMANTIC_TEXT
+from memory.stores.semantic import SemanticStore
+
+
+def episodic_request(
+    store: EpisodicStore,
+    keys: Keys,
+    user_id: str,
+    query_text: str,
+    query_vec: np.ndarray,
+    k: int,
+    weights: RecallWeights,
+    **filters: Any,
+) -> HybridRequest:
+    return build_request(
+        MemoryType.EPISODIC,
+        store.index,
+        query_text,
+        query_vec,
+        EPISODIC_TEXT,
+        store.filter_for(user_id, **filters),
+        k,
+        weights,
+        # Neighbours come from the session timeline, which knows no filters: only for
+        # unfiltered recall (the agent's), not for a search narrowed by type, tags or time.
+        timeline_key=None if _narrowed(filters) else keys.timeline,
+    )
+
+
+def semantic_request(
+    store: SemanticStore,
+    query_text: str,
+    query_vec: np.ndarray,
+    k: int,
+    weights: RecallWeights,
+    category: str | None = None,
+) -> HybridRequest:
+    return build_request(
+        MemoryType.SEMANTIC,
+        store.index,
+        query_text,
+        query_vec,
+        SEMANTIC_TEXT,
+        store.filter_for(category=category),
+        k,
+        weights,
+    )
+
+
+def hydration_groups(
+    keys: Keys, episodic: list[RecallHit], semantic: list[RecallHit]
+) -> list[tuple[list[RecallHit], Callable[[str], str], list[str], str]]:
+    """What `hydrate` reads for the hits of each store: key, fields, the text field."""
+    return [
+        (episodic, keys.episodic, EPISODIC_FIELDS, "description"),
+        (semantic, keys.semantic, SEMANTIC_FIELDS, "fact"),
+    ]
+
+
+def _narrowed(filters: dict[str, Any]) -> bool:
+    return any(v for k, v in filters.items() if k != "active_only")

@@ -1,0 +1,214 @@
+"""The memory system as the agent and the UI see it: two typed Protocols.
+
+`AgentMemory` is what the answer loop, the memory writer and the model's memory tools call;
+`MemoryService` adds what the editor pages and the stats page call. The real
+`MemoryCoordinator` satisfies both, the agent tests' in-memory fake satisfies `AgentMemory`;
+mypy checks both. This module imports only the models: the agent can depend on it without
+loading the Redis stack.
+
+Every method raises only the errors of `memory.errors` (`StoreUnavailableError` when Redis is
+down, `InvalidInputError`, `NotFoundError`...), never a driver exception.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Protocol, TypedDict
+
+from memory.models import (
+    ChatMessage,
+    EpisodicMemory,
+    EventType,
+    MemoryContext,
+    MemoryType,
+    ProceduralPattern,
+    RecallHit,
+    SemanticFact,
+)
+
+
+class EpisodicStats(TypedDict):
+    memory_count: int
+
+
+class SemanticStats(TypedDict):
+    fact_count: int
+
+
+class ProceduralStats(TypedDict, total=False):
+    total_procedures: int
+    total_executions: int
+    overall_avg_score: float | None
+    recommended: int
+
+
+class ShortTermStats(TypedDict, total=False):
+    sessions: int
+    message_count: int
+    ttl_seconds: int
+
+
+class MemoryStats(TypedDict):
+    """Counts per memory type; the procedural and short-term parts are per user."""
+
+    episodic: EpisodicStats
+    semantic: SemanticStats
+    procedural: ProceduralStats
+    short_term: ShortTermStats
+    user_id: str | None
+    session_id: str | None
+    users: int
+
+
+class StoredInteraction(TypedDict, total=False):
+    """What `store_interaction` wrote: message ids, the episode id, the procedure."""
+
+    short_term: list[str]
+    episodic: str | None
+    procedural: str | None
+    procedural_confidence: float
+
+
+class AgentMemory(Protocol):
+    """What the agent uses: recall before the answer, writes after it, the memory tools."""
+
+    def retrieve_all_context(
+        self,
+        user_id: str,
+        session_id: str,
+        query: str,
+        *,
+        include_episodic: bool = True,
+        include_semantic: bool = True,
+        include_procedural: bool = True,
+        include_short_term: bool = True,
+        k_episodic: int = 5,
+        k_semantic: int = 3,
+        k_short_term: int = 10,
+    ) -> MemoryContext: ...
+
+    def search(
+        self,
+        user_id: str,
+        query: str,
+        memory_type: MemoryType | str = MemoryType.EPISODIC,
+        *,
+        k: int = 10,
+        event_types: list[EventType] | list[str] | None = None,
+        tags: list[str] | None = None,
+        since_ms: int | None = None,
+        until_ms: int | None = None,
+        min_score: float | None = None,
+        include_superseded: bool = False,
+        category: str | None = None,
+    ) -> list[RecallHit]: ...
+
+    def find_similar_episodic(self, user_id: str, text: str, *, k: int = 5) -> list[RecallHit]: ...
+
+    def add_episodic(
+        self, user_id: str, text: str, *, supersedes: str | None = None, **fields: Any
+    ) -> EpisodicMemory: ...
+
+    def supersede(self, user_id: str, old_id: str, new_id: str) -> None: ...
+
+    def record_procedure(
+        self,
+        user_id: str,
+        query: str,
+        tools: list[str],
+        *,
+        success_score: float,
+        execution_time_ms: float,
+    ) -> ProceduralPattern: ...
+
+    def rescore_last_procedure(
+        self, user_id: str, query: str, tools: list[str], success_score: float
+    ) -> None: ...
+
+    def store_interaction(
+        self,
+        user_id: str,
+        session_id: str,
+        user_message: str,
+        assistant_response: str,
+        *,
+        tools_used: list[str] | None = None,
+        execution_time_ms: float = 0.0,
+        success_score: float | None = None,
+        store_episode: bool = True,
+        turn_id: str | None = None,
+    ) -> StoredInteraction: ...
+
+    def recent_messages(self, user_id: str, session_id: str, n: int = 50) -> list[ChatMessage]: ...
+
+    def list_memories(
+        self,
+        user_id: str,
+        memory_type: MemoryType | str,
+        *,
+        event_types: list[str] | None = None,
+        category: str | None = None,
+        tags: list[str] | None = None,
+        since_ms: int | None = None,
+        until_ms: int | None = None,
+        pinned: bool | None = None,
+        include_superseded: bool = True,
+        sort_by: str = "timestamp",
+        descending: bool = True,
+        page: int = 1,
+        page_size: int = 50,
+        session_id: str | None = None,
+        added_by: str | None = None,
+    ) -> tuple[list[dict[str, Any]], int]: ...
+
+    def delete_memory(
+        self, user_id: str, memory_type: MemoryType | str, memory_id: str
+    ) -> None: ...
+
+    def get_memory_stats(
+        self, user_id: str | None = None, session_id: str | None = None
+    ) -> MemoryStats: ...
+
+
+class MemoryService(AgentMemory, Protocol):
+    """Everything the UI uses on top of the agent's part: the editor, users and sessions,
+    import/export, purges and the metrics of the Stats page."""
+
+    def add_semantic(self, text: str, **fields: Any) -> SemanticFact: ...
+
+    def get_memory(
+        self, user_id: str, memory_type: MemoryType | str, memory_id: str
+    ) -> dict[str, Any]: ...
+
+    def update_memory(
+        self, user_id: str, memory_type: MemoryType | str, memory_id: str, **changes: Any
+    ) -> dict[str, Any]: ...
+
+    def pin(
+        self, user_id: str, memory_type: MemoryType | str, memory_id: str, pinned: bool = True
+    ) -> None: ...
+
+    def list_users(self) -> list[str]: ...
+
+    def list_sessions(self, user_id: str) -> list[str]: ...
+
+    def clear_session_memories(self, user_id: str, session_id: str) -> int: ...
+
+    def clear_user_memories(self, user_id: str) -> dict[str, int]: ...
+
+    def export_user(self, user_id: str) -> dict[str, Any]: ...
+
+    def import_user(
+        self,
+        data: dict[str, Any] | str | bytes,
+        *,
+        mode: Literal["merge", "replace"] = "merge",
+        user_id: str | None = None,
+    ) -> dict[str, int]: ...
+
+    def latency_samples(
+        self, since_ms: int = 0, limit: int | None = None
+    ) -> list[dict[str, Any]]: ...
+
+    def metric_counters(self) -> dict[str, int]: ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,77 @@
+"""The four memory stores on Redis, their index schemas and record helpers.
+
+`Stores` bundles the four with the client and key builder they share; the coordinator and the
+admin helpers (editing, purge, transfer, health) receive it instead of the coordinator.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import redis
+from redisvl.index import SearchIndex
+from redisvl.schema import IndexSchema
+
+from memory.keys import Keys
+from memory.stores.episodic import EpisodicStore, embedding_text
+from memory.stores.procedural import ProceduralStore
+from memory.stores.schema import (
+    VECTOR_FIELD,
+    episodic_schema,
+    open_index,
+    procedural_schema,
+    semantic_schema,
+)
+from memory.stores.semantic import SemanticStore
+from memory.stores.short_term import ShortTermStore
+
+
+@dataclass(frozen=True)
+class Stores:
+    client: redis.Redis
+    keys: Keys
+    episodic: EpisodicStore
+    semantic: SemanticStore
+    procedural: ProceduralStore
+    short_term: ShortTermStore
+
+    @classmethod
+    def open(
+        cls,
+        client: redis.Redis,
+        keys: Keys,
+        *,
+        model_id: str,
+        dims: int,
+        vector_algorithm: str,
+        recommend_threshold: float,
+        short_term_max_messages: int,
+        short_term_ttl_s: int,
+    ) -> Stores:
+        """Open (creating when missing) the three indexes, refusing another embedding model."""
+
+        def index(schema: IndexSchema) -> SearchIndex:
+            return open_index(client, keys, schema, model_id, dims)
+
+        algo = vector_algorithm
+        return cls(
+            client=client,
+            keys=keys,
+            episodic=EpisodicStore(client, keys, index(episodic_schema(keys, dims, algo))),
+            semantic=SemanticStore(client, keys, index(semantic_schema(keys, dims, algo))),
+            procedural=ProceduralStore(
+                client, keys, index(procedural_schema(keys, dims, algo)), recommend_threshold
+            ),
+            short_term=ShortTermStore(client, keys, short_term_max_messages, short_term_ttl_s),
+        )
+
+
+__all__ = [
+    "VECTOR_FIELD",
+    "EpisodicStore",
+    "ProceduralStore",
+    "SemanticStore",
+    "ShortTermStore",
+    "Stores",
+    "embedding_text",
+]

@@ -1,0 +1,131 @@
+"""One error boundary without gaps: with Redis gone, every public coordinator method raises
+`StoreUnavailableError` (a message saying what to run), never a driver exception; the CLI prints
+that message, not a traceback."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+
+from memory.boundary import public_methods
+from memory.config import PROJECT_ROOT, Settings
+from memory.coordinator import MemoryCoordinator
+from memory.errors import StoreUnavailableError
+from memory.models import MemoryType
+from memory.runtime.server import EmbeddedRedis, free_port
+
+U, S = "boundary-user", "s1"
+MID = "01JCBOUNDARY00000000000000"
+EXPORT = {"format": "coala-memory-export", "version": 1, "user_id": U, "exported_at": 0}
+
+#: One call per public method, with valid arguments: only the missing server can fail them.
+CALLS: dict[str, Callable[[MemoryCoordinator], Any]] = {
+    "retrieve_all_context": lambda c: c.retrieve_all_context(U, S, "when do I run?"),
+    "search": lambda c: c.search(U, "running"),
+    "find_similar_episodic": lambda c: c.find_similar_episodic(U, "I like running"),
+    "add_episodic": lambda c: c.add_episodic(U, "I like running"),
+    "add_episodic_many": lambda c: c.add_episodic_many(U, [{"text": "I like running"}]),
+    "add_semantic": lambda c: c.add_semantic("Zone 2 is easy running", added_by=U),
+    "supersede": lambda c: c.supersede(U, MID, MID[:-1] + "1"),
+    "record_procedure": lambda c: c.record_procedure(
+        U, "how far did I run?", ["search_workouts"], success_score=1.0, execution_time_ms=5
+    ),
+    "rescore_last_procedure": lambda c: c.rescore_last_procedure(
+        U, "how far did I run?", ["search_workouts"], 0.5
+    ),
+    "store_interaction": lambda c: c.store_interaction(U, S, "hello", "hi"),
+    "add_message": lambda c: c.add_message(U, S, "user", "hello"),
+    "recent_messages": lambda c: c.recent_messages(U, S),
+    "list_memories": lambda c: c.list_memories(U, "episodic"),
+    "get_memory": lambda c: c.get_memory(U, "episodic", MID),
+    "update_memory": lambda c: c.update_memory(U, "episodic", MID, text="new text"),
+    "delete_memory": lambda c: c.delete_memory(U, "episodic", MID),
+    "pin": lambda c: c.pin(U, "episodic", MID),
+    "list_users": lambda c: c.list_users(),
+    "list_sessions": lambda c: c.list_sessions(U),
+    "get_memory_stats": lambda c: c.get_memory_stats(U, S),
+    "clear_session_memories": lambda c: c.clear_session_memories(U, S),
+    "clear_user_memories": lambda c: c.clear_user_memories(U),
+    "export_user": lambda c: c.export_user(U),
+    "import_user": lambda c: c.import_user(json.dumps(EXPORT)),
+    "load_knowledge": lambda c: c.load_knowledge(),
+    "index_models": lambda c: c.index_models(),
+    "vector_of": lambda c: c.vector_of(MemoryType.EPISODIC, MID),
+    "latency_samples": lambda c: c.latency_samples(),
+    "metric_counters": lambda c: c.metric_counters(),
+    "from_settings": lambda c: MemoryCoordinator.from_settings(c.settings),
+}
+#: Methods that must work without Redis: closing never fails.
+WITHOUT_REDIS = {"close", "health"}
+
+
+@pytest.fixture
+def stopped(tmp_path: Path, embedder: Any, settings: Settings) -> Iterator[MemoryCoordinator]:
+    """A coordinator whose own Redis was stopped after it opened its indexes."""
+    server = EmbeddedRedis(tmp_path / "redis", free_port(), PROJECT_ROOT)
+    server.start()
+    try:
+        own = settings.model_copy(update={"redis_url": server.url})
+        coord = MemoryCoordinator(redis.Redis.from_url(server.url), embedder, own)
+    finally:
+        server.stop()
+    try:
+        yield coord
+    finally:
+        coord.close()
+
+
+def test_every_public_method_is_covered_by_this_test(stopped: MemoryCoordinator) -> None:
+    assert set(public_methods(stopped)) == set(CALLS) | WITHOUT_REDIS
+
+
+@pytest.mark.parametrize("method", sorted(CALLS))
+def test_with_redis_down_every_method_raises_store_unavailable(
+    stopped: MemoryCoordinator, method: str
+) -> None:
+    with pytest.raises(StoreUnavailableError) as err:
+        CALLS[method](stopped)
+    assert "python -m memory redis start" in str(err.value) or "REDIS_URL" in str(err.value)
+
+
+def test_health_reports_redis_down_instead_of_raising(stopped: MemoryCoordinator) -> None:
+    report = stopped.health()
+    assert report["ok"] is False
+    assert "python -m memory redis start" in report["checks"]["redis"]["error"]
+
+
+def test_the_cli_says_what_to_run_instead_of_a_traceback(tmp_path: Path) -> None:
+    env = {**os.environ, "REDIS_URL": f"redis://127.0.0.1:{free_port()}"}
+    for args in (["export", "--user", U, "-o", str(tmp_path / "x.json")], ["stats", "--json"]):
+        proc = subprocess.run(
+            [sys.executable, "-m", "memory", *args],
+            cwd=PROJECT_ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert proc.returncode == 1, proc.stderr
+        assert "Traceback" not in proc.stderr
+        assert "REDIS_URL" in proc.stderr
+
+
+def test_signatures_match_the_protocol() -> None:
+    """The coordinator's public methods keep the parameters `MemoryService` declares."""
+    from memory.service import MemoryService
+
+    for name, member in inspect.getmembers(MemoryService, inspect.isfunction):
+        if name.startswith("_"):
+            continue
+        declared = list(inspect.signature(member).parameters)
+        actual = list(inspect.signature(getattr(MemoryCoordinator, name)).parameters)
+        assert actual[: len(declared)] == declared, name

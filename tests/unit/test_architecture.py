@@ -1,0 +1,140 @@
+"""The import rules of the architecture, checked on the source (like httpx tests its API).
+
+- layers point one way: app/pages -> ui -> agent -> memory (no back edges);
+- no import cycle among the project's modules (TYPE_CHECKING imports count: a cycle that
+  only type checkers see still couples the modules);
+- `memory` never imports streamlit; `ollama` is imported only by the LLM client and the
+  Ollama embedder; callers use the packages' curated public names;
+- no module over 600 lines.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("memory", "agent", "ui")
+LAYER = {"memory": 0, "agent": 1, "ui": 2, "pages": 3, "app": 3}
+MAX_LINES = 600
+
+
+def _modules() -> dict[str, Path]:
+    out = {"app": ROOT / "app.py"}
+    for pkg in (*PACKAGES, "pages"):
+        for path in sorted((ROOT / pkg).rglob("*.py")):
+            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            out[".".join(parts)] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _imports(name: str, path: Path) -> set[str]:
+    """Project modules imported by a module (`from pkg import sub` counts `pkg.sub`)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            targets = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        for t in targets:
+            while t and t not in MODULES:
+                t = t.rpartition(".")[0]
+            # Importing `a.b.c` runs `a/__init__` and `a/b/__init__` first: real edges too,
+            # except to the importing module's own packages (their re-exports import it).
+            while t and t != name and not name.startswith(t + "."):
+                if t in MODULES:
+                    found.add(t)
+                t = t.rpartition(".")[0]
+    return found
+
+
+GRAPH = {name: _imports(name, path) for name, path in MODULES.items()}
+
+
+def _top(module: str) -> str:
+    return module.split(".")[0]
+
+
+def test_layers_point_one_way() -> None:
+    back = [(m, d) for m, deps in GRAPH.items() for d in deps if LAYER[_top(d)] > LAYER[_top(m)]]
+    assert back == []
+
+
+def test_no_import_cycles() -> None:
+    # Package __init__ modules re-export their submodules; an edge from a submodule to its own
+    # package's __init__ would be a cycle by construction, so a module importing its own
+    # package is reported as such.
+    cycles: list[list[str]] = []
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(m: str) -> None:
+        state[m] = 1
+        stack.append(m)
+        for d in sorted(GRAPH[m]):
+            if state.get(d) == 1:
+                cycles.append(stack[stack.index(d) :] + [d])
+            elif d not in state:
+                visit(d)
+        stack.pop()
+        state[m] = 2
+
+    for m in sorted(GRAPH):
+        if m not in state:
+            visit(m)
+    assert cycles == []
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_module_size(name: str) -> None:
+    assert len(MODULES[name].read_text().splitlines()) <= MAX_LINES
+
+
+def _third_party(path: Path) -> set[str]:
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.add(node.module.split(".")[0])
+    return out
+
+
+def test_memory_never_imports_streamlit() -> None:
+    users = [m for m in MODULES if _top(m) == "memory" and "streamlit" in _third_party(MODULES[m])]
+    assert users == []
+
+
+def test_only_the_llm_client_and_the_ollama_embedder_import_ollama() -> None:
+    users = {m for m in MODULES if "ollama" in _third_party(MODULES[m])}
+    assert users == {"agent.llm", "memory.embeddings.ollama_embedder"}
+
+
+def test_outside_memory_uses_its_public_names() -> None:
+    """ui/, pages and app reach the memory package only through `memory` (its `__all__`)
+    and the light `memory.service`/`memory.models`/`memory.errors`/`memory.config` modules."""
+    allowed = {"memory", "memory.service", "memory.models", "memory.errors", "memory.config"}
+    reaching_in = [
+        (m, d)
+        for m, deps in GRAPH.items()
+        if _top(m) in ("ui", "pages", "app")
+        for d in deps
+        if _top(d) == "memory" and d not in allowed
+    ]
+    assert reaching_in == []
+
+
+@pytest.mark.parametrize("package", ["memory", "memory.stores", "memory.recall", "memory.runtime"])
+def test_public_names_exist(package: str) -> None:
+    mod = importlib.import_module(package)
+    missing = [n for n in mod.__all__ if not hasattr(mod, n)]
+    assert mod.__all__ and missing == []

@@ -1,0 +1,32 @@
+"""`PageContext`: what every page gets from `page_setup` (settings, memory, agent, model)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import streamlit as st
+
+from memory.config import Settings
+from memory.service import MemoryService
+
+if TYPE_CHECKING:
+    from agent import ChatAgent, LLMStatus
+
+
+@dataclass
+class PageContext:
+    settings: Settings
+    coordinator: MemoryService
+    agent: ChatAgent | None
+    llm_status: LLMStatus | None = None
+    models: list[str] = field(default_factory=list)
+    agent_error: str = ""
+
+    @property
+    def user_id(self) -> str:
+        return str(st.session_state.user_id)
+
+    @property
+    def session_id(self) -> str:
+        return str(st.session_state.session_id)
