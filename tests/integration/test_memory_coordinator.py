@@ -12,7 +12,7 @@ from memory.errors import InvalidInputError, NotFoundError
 
 U = "user-1"
 OTHER = "user-2"
-STAGES = {"embed", "short_term", "episodic", "semantic", "procedural", "prompt", "total"}
+STAGES = {"embed", "short_term", "episodic", "semantic", "procedural", "hydrate", "total"}
 
 
 @pytest.fixture
