@@ -343,7 +343,9 @@ INIT = {
 ACCEPT = {"Accept": "application/json, text/event-stream"}
 
 
-def test_http_answers_401_without_or_with_a_wrong_token(http_server: str) -> None:
+def test_http_answers_401_without_or_with_a_wrong_token_and_sessions_stay_with_their_user(
+    http_server: str,
+) -> None:
     assert httpx.post(http_server, json=INIT, headers=ACCEPT).status_code == 401
     wrong = {**ACCEPT, "Authorization": "Bearer not-a-listed-token-at-all"}
     assert httpx.post(http_server, json=INIT, headers=wrong).status_code == 401
@@ -351,7 +353,25 @@ def test_http_answers_401_without_or_with_a_wrong_token(http_server: str) -> Non
     partial = {**ACCEPT, "Authorization": f"Bearer {ALICE_TOKEN[:-1]}"}
     assert httpx.post(http_server, json=INIT, headers=partial).status_code == 401
     right = {**ACCEPT, "Authorization": f"Bearer {ALICE_TOKEN}"}
-    assert httpx.post(http_server, json=INIT, headers=right).status_code == 200
+    opened = httpx.post(http_server, json=INIT, headers=right)
+    assert opened.status_code == 200
+    # Alice's session cannot be used with Bob's token: it is as if it did not exist.
+    session = opened.headers["mcp-session-id"]
+    call = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "get_memory_stats", "arguments": {}},
+    }
+    as_bob = {
+        **ACCEPT,
+        "Authorization": f"Bearer {BOB_TOKEN}",
+        "Mcp-Session-Id": session,
+        "MCP-Protocol-Version": "2025-06-18",
+    }
+    assert httpx.post(http_server, json=call, headers=as_bob).status_code == 404
+    as_alice = {**as_bob, "Authorization": f"Bearer {ALICE_TOKEN}"}
+    assert httpx.post(http_server, json=call, headers=as_alice).status_code == 200
 
 
 def test_http_each_token_sees_only_its_users_memory(
