@@ -16,13 +16,11 @@ Every call is scoped to one user: the --user of a stdio server, or in HTTP mode 
 bearer token maps to in the tokens file (a JSON object {"<token>": "<user id>"}). Texts from
 clients are that user's data: they go to the user's episodic memory, never to the semantic
 memory shared by all users. Memory errors come back as tool errors with the memory package's
-message; the server keeps running.
+message; the server keeps running. The HTTP tokens file and its verifier: agent/mcp_auth.py.
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import logging
 import sys
@@ -31,8 +29,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from mcp.server.auth.middleware.auth_context import get_access_token
-from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
@@ -41,6 +37,7 @@ from pydantic import Field
 
 from agent.config import AgentSettings
 from agent.errors import ServerConfigError
+from agent.mcp_auth import StaticTokenVerifier, load_tokens, token_user
 from agent.tools.memory_tools import RememberType, remember_candidate
 from agent.writer import MemoryWriter
 from memory.coordinator import MemoryCoordinator
@@ -52,7 +49,6 @@ log = logging.getLogger(__name__)
 #: Session id of memories written over MCP: the Memories page shows where they came from.
 MCP_SESSION = "mcp"
 DEFAULT_PORT = 8765
-MIN_TOKEN_CHARS = 16
 RESOURCE_ROWS = 50
 
 INSTRUCTIONS = (
@@ -306,79 +302,6 @@ def _resource_reader(
     return read
 
 
-# ---- HTTP authentication -------------------------------------------------------------------
-def load_tokens(path: Path) -> dict[str, str]:
-    """{token: user id} from a JSON file; ServerConfigError saying what to fix otherwise.
-    Messages never quote a token."""
-    try:
-        raw = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise ServerConfigError(f"Cannot read the tokens file {path}: {e}.") from e
-    try:
-        data = json.loads(raw)
-    except json.JSONDecodeError as e:
-        raise ServerConfigError(
-            f"The tokens file {path} is not valid JSON ({e.msg} at line {e.lineno}); it must "
-            'hold an object {"<token>": "<user id>", ...}.'
-        ) from None
-    if not isinstance(data, dict) or not data:
-        raise ServerConfigError(
-            f'The tokens file {path} must hold a non-empty JSON object {{"<token>": "<user id>"}}.'
-        )
-    for n, (token, user) in enumerate(data.items(), start=1):
-        if not isinstance(user, str):
-            raise ServerConfigError(f"Entry {n} of {path}: the user id must be a string.")
-        try:
-            check_id(user)
-        except InvalidInputError as e:
-            raise ServerConfigError(f"Entry {n} of {path}: {e}") from None
-        if len(token) < MIN_TOKEN_CHARS:
-            raise ServerConfigError(
-                f"Entry {n} of {path} (user {user!r}): the token is shorter than "
-                f"{MIN_TOKEN_CHARS} characters. Make one with "
-                '`python -c "import secrets; print(secrets.token_urlsafe(32))"`.'
-            )
-    return dict(data)
-
-
-class StaticTokenVerifier:
-    """The SDK's TokenVerifier over the tokens file. Each known token is compared, in constant
-    time, against digests of equal length, and the loop never stops early: the answer time says
-    nothing about which token (or how much of one) matched."""
-
-    def __init__(self, tokens: dict[str, str]) -> None:
-        self._known = [(self._digest(t), user) for t, user in tokens.items()]
-
-    @staticmethod
-    def _digest(token: str) -> bytes:
-        return hashlib.sha256(token.encode("utf-8", "surrogateescape")).digest()
-
-    def __len__(self) -> int:
-        return len(self._known)
-
-    def user_for(self, token: str) -> str | None:
-        got = self._digest(token)
-        user: str | None = None
-        for known, uid in self._known:
-            if hmac.compare_digest(got, known):
-                user = uid
-        return user
-
-    async def verify_token(self, token: str) -> AccessToken | None:
-        user = self.user_for(token)
-        if user is None:
-            return None
-        # subject = the user: the SDK binds each HTTP session to it, and tools read it back.
-        return AccessToken(token=token, client_id=user, scopes=[], subject=user)
-
-
-def _token_user() -> str:
-    token = get_access_token()
-    if token is None or not token.subject:  # the SDK's middleware answered 401 before this
-        raise ToolError("Not authenticated: send `Authorization: Bearer <token>`.")
-    return token.subject
-
-
 # ---- entry point ---------------------------------------------------------------------------
 def _service() -> tuple[MemoryService, MemoryCoordinator]:
     from memory.config import Settings
@@ -407,7 +330,7 @@ def run(
         service, coordinator = _service()
         try:
             server = build_server(
-                service, _token_user, token_verifier=verifier, base_url=f"http://{host}:{port}"
+                service, token_user, token_verifier=verifier, base_url=f"http://{host}:{port}"
             )
             print(
                 f"MCP memory server at http://{host}:{port}/mcp "
