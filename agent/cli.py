@@ -2,6 +2,7 @@
 
     python -m agent chat --user U --session S [--model M] [--json] "message"
     python -m agent status [--json]
+    python -m agent mcp --user U | --http --tokens-file F [--host H] [--port P]
 
 `chat --json` prints {"reply", "recalled": {...}, "tools": [...], "stored": [...], "mode", ...};
 without --json, a readable transcript. Exit code 0 when the turn completed (also in
@@ -13,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import pathlib
 import sys
 from typing import Any
 
@@ -169,6 +171,23 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0 if st.ok else 1
 
 
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from agent.errors import ServerConfigError
+    from agent.mcp_server import run
+
+    try:
+        return run(
+            user=args.user,
+            http=args.http,
+            host=args.host,
+            port=args.port,
+            tokens_file=args.tokens_file,
+        )
+    except ServerConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m agent", description=__doc__.split("\n")[0])
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging to stderr")
@@ -193,6 +212,25 @@ def main(argv: list[str] | None = None) -> int:
     status.add_argument("--model", default=None)
     status.add_argument("--json", action="store_true")
     status.set_defaults(func=cmd_status)
+
+    mcp = sub.add_parser(
+        "mcp",
+        help="serve the memory to other agents over MCP (stdio, or HTTP with --http)",
+        description="MCP server of the memory. stdio: one user (--user). HTTP: streamable HTTP "
+        "at /mcp, each request with `Authorization: Bearer <token>` from --tokens-file.",
+    )
+    mcp.add_argument("--user", default=None, help="stdio: the user whose memory is served")
+    mcp.add_argument("--http", action="store_true", help="serve streamable HTTP at /mcp")
+    mcp.add_argument("--host", default="127.0.0.1", help="HTTP bind address (127.0.0.1)")
+    mcp.add_argument("--port", type=int, default=None, help="HTTP port (8765)")
+    mcp.add_argument(
+        "--tokens-file",
+        type=pathlib.Path,
+        default=None,
+        metavar="F",
+        help='HTTP: JSON object {"<token>": "<user id>"}',
+    )
+    mcp.set_defaults(func=cmd_mcp)
 
     args = parser.parse_args(argv)
     logging.basicConfig(

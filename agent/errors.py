@@ -11,7 +11,8 @@
     │   │                            out of a turn)
     │   ├── UnknownToolError         the model asked for a tool that does not exist
     │   └── ToolArgumentsError       arguments missing, of the wrong type, or not an object
-    └── ExtractionError              structured memory extraction failed after its retry
+    ├── ExtractionError              structured memory extraction failed after its retry
+    └── ServerConfigError            the MCP server cannot start (e.g. a bad tokens file)
 
 The `ollama`/`httpx` errors are translated in `agent.llm` only, with `raise ... from e`.
 """
@@ -61,3 +62,7 @@ class ToolArgumentsError(ToolError, ValueError):
 
 class ExtractionError(AgentError):
     """Structured memory extraction failed (after its retry)."""
+
+
+class ServerConfigError(AgentError, ValueError):
+    """The MCP server was started with a configuration it cannot use."""

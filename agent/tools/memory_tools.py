@@ -25,6 +25,28 @@ RememberType = Literal[
 ]
 
 
+def remember_candidate(
+    content: str, kind: str | None, tags: list[str] | None = None
+) -> MemoryCandidate:
+    """What `remember_information` stores (here and in the MCP server): an episodic memory of
+    the given kind, or of the kind guessed from the text and tags. "fact"/"knowledge" is a fact
+    about the user, never shared semantic knowledge."""
+    if kind in (None, ""):
+        et = classify_event_type(content, tags)
+    elif kind in ("fact", "knowledge"):
+        et = FACT_EVENT_TYPE
+    else:
+        et = EventType(kind)
+    return MemoryCandidate(
+        text=content.strip(),
+        event_type=et,
+        tags=list(tags or []),
+        slot=detect_slot(content, et),
+        how="tool",
+        importance=0.7,
+    )
+
+
 class MemoryToolkit:
     name = "memory"
 
@@ -54,19 +76,8 @@ class MemoryToolkit:
             memory_type: preference, goal, health_event, milestone, correction, feedback or
                 fact; guessed from the text when omitted
         """
-        if memory_type in (None, ""):
-            et = classify_event_type(content)
-        elif memory_type in ("fact", "knowledge"):
-            et = FACT_EVENT_TYPE
-        else:
-            et = EventType(memory_type)
-        cand = MemoryCandidate(
-            text=content.strip(),
-            event_type=et,
-            slot=detect_slot(content, et),
-            how="tool",
-            importance=0.7,
-        )
+        cand = remember_candidate(content, memory_type)
+        et = cand.event_type
         res = self._writer.write(
             ctx.user_id, ctx.session_id, cand, context="remember_information tool"
         )
