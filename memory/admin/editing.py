@@ -13,6 +13,7 @@ from memory.errors import InvalidInputError, NotFoundError
 from memory.models import MemoryType, check_id
 from memory.stores import Stores
 from memory.stores.episodic import EpisodicStore, embedding_text
+from memory.stores.schema import VECTOR_FIELD
 from memory.stores.semantic import SemanticStore
 
 EPISODIC_EDITABLE = {
@@ -257,7 +258,7 @@ def _update_semantic(
     if new.fact != old.fact:
         vec = embedder.embed(new.fact)
     else:  # unchanged text: keep the stored vector bytes
-        vec = stores.client.hget(stores.keys.semantic(fact_id), "embedding")
+        vec = stores.client.hget(stores.keys.semantic(fact_id), VECTOR_FIELD)
     pipe = stores.client.pipeline(transaction=True)
     stores.semantic.write(pipe, new, vec)
     pipe.execute()

@@ -147,7 +147,7 @@ class EpisodicStore:
         # goal is no "next turn" of anything, and must not drag its session's turns along.
         if data["session"] and mem.event_type is EventType.INTERACTION:
             pipe.zadd(self._keys.timeline(data["session"]), {mem.id: mem.timestamp})
-        data["embedding"] = vec
+        data[VECTOR_FIELD] = vec
         pipe.delete(key)
         pipe.hset(key, mapping=encode(data))
         if mem.expires_at:
@@ -167,7 +167,7 @@ class EpisodicStore:
         return EpisodicMemory.model_validate(rec)
 
     def get_vector(self, memory_id: str) -> bytes | None:
-        raw = self._r.hget(self._keys.episodic(memory_id), "embedding")
+        raw = self._r.hget(self._keys.episodic(memory_id), VECTOR_FIELD)
         return raw if isinstance(raw, bytes) else None
 
     @staticmethod

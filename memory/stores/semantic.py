@@ -22,7 +22,7 @@ from memory.errors import InvalidInputError, NotFoundError
 from memory.keys import Keys, digest, owner_tag
 from memory.models import SemanticFact, check_id, check_metadata, check_text, now_ms
 from memory.stores.records import decode, encode, row_record
-from memory.stores.schema import matching_keys, query_page
+from memory.stores.schema import VECTOR_FIELD, matching_keys, query_page
 
 TEXT_FIELDS = {"fact": 1.0, "context": 0.5}
 RETURN_FIELDS = [
@@ -84,7 +84,7 @@ class SemanticStore:
 
     def write(self, pipe: redis.client.Pipeline, fact: SemanticFact, vec: np.ndarray) -> None:
         data = fact.model_dump(exclude={"id"})
-        data["embedding"] = vec
+        data[VECTOR_FIELD] = vec
         data["added_by_owner"] = owner_tag(fact.added_by) if fact.added_by else ""
         key = self._keys.semantic(fact.id)
         pipe.delete(key)
