@@ -172,7 +172,8 @@ def test_one_runner_at_a_time_and_only_the_owner_releases(coordinator: MemoryCoo
         # Someone else's token cannot release it (compare-and-delete).
         assert (
             c.redis.eval(
-                "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end "
+                "if redis.call('get', KEYS[1]) == ARGV[1] then "
+                "return redis.call('del', KEYS[1]) end "
                 "return 0",
                 1,
                 key,
