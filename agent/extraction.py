@@ -144,6 +144,15 @@ _SLOT_TOPICS: dict[EventType, dict[str, re.Pattern[str]]] = {
             r"\b(workouts?|train(ing)?|exercise) (\d+|\w+) (times|days) (a|per) week\b"
         ),
     },
+    # Facts about the user that change over months (issue 11's update suite): a move, a new
+    # job, a new diet replace the old value instead of standing next to it.
+    EventType.FACT: {
+        "home": re.compile(r"\b(live in|living in|moved to|moving to|based in|relocat\w*)\b"),
+        "job": re.compile(r"\b(work as|working as|my job|new job|work at|employed|started at)\b"),
+        "diet": re.compile(
+            r"\b(vegan|vegetarian|pescatarian|keto|paleo|diet|gluten[- ]free|eat meat)\b"
+        ),
+    },
     EventType.PREFERENCE: {
         "units": re.compile(
             r"\b(units|metric|imperial|miles|kilomet(er|re)s|celsius|fahrenheit)\b"

@@ -48,6 +48,7 @@ from memory.service import AgentMemory, MemoryService, MemoryStats
 
 if TYPE_CHECKING:
     from memory.coordinator import MemoryCoordinator
+    from memory.maintenance import Maintenance, MaintenanceScheduler
 
 
 def __getattr__(name: str) -> Any:
@@ -55,6 +56,10 @@ def __getattr__(name: str) -> Any:
         from memory.coordinator import MemoryCoordinator
 
         return MemoryCoordinator
+    if name in ("Maintenance", "MaintenanceScheduler"):
+        from memory import maintenance
+
+        return getattr(maintenance, name)
     raise AttributeError(f"module 'memory' has no attribute {name!r}")
 
 
@@ -67,6 +72,8 @@ __all__ = [
     "EventType",
     "ImportFileError",
     "InvalidInputError",
+    "Maintenance",
+    "MaintenanceScheduler",
     "MemoryContext",
     "MemoryCoordinator",
     "MemoryService",

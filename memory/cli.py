@@ -12,6 +12,7 @@
     python -m memory stats [--user U] [--json]
     python -m memory health [--json]
     python -m memory reembed
+    python -m memory maintain [--user U] [--dry-run] [--json]
     python -m memory bench latency|locomo ...
 
 Exit codes: 0 ok, 1 memory error (message on stderr), 2 usage error.
@@ -282,6 +283,29 @@ def _k_value(text: str) -> int:
     return k
 
 
+def cmd_maintain(args: argparse.Namespace, settings: Settings) -> int:
+    from memory.maintenance import Maintenance
+
+    coord = _coordinator(settings)
+    try:
+        report = Maintenance.of(coord).run(user_id=args.user, dry_run=args.dry_run)
+    finally:
+        coord.close()
+    payload = report.as_json()
+    lines = ["dry run: nothing changed" if report.dry_run else "maintenance done"]
+    for u in report.users:
+        lines.append(f"{u.user_id}:")
+        for p in u.consolidated:
+            lines.append(f"  merge {p.member_ids} into {p.canonical_id}: {p.canonical_text!r}")
+        for e in u.expired:
+            lines.append(f"  expire {e['id']} ({e['kind']}): {e['text']!r}")
+        for d in u.decayed:
+            lines.append(f"  importance {d['id']}: {d['before']} -> {d['after']}")
+    lines.append(" ".join(f"{k}={v}" for k, v in report.totals().items()))
+    _print(args, payload, "\n".join(lines))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m memory", description="CoALA memory on Redis.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -346,6 +370,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     cmd("health", cmd_health, "Redis, modules, indexes, embedder")
     cmd("reembed", cmd_reembed, "recompute every vector with the configured embedder")
+
+    sp = cmd("maintain", cmd_maintain, "consolidate, expire and decay memories")
+    sp.add_argument("--user", help="only this user (default: every user)")
+    sp.add_argument("--dry-run", action="store_true", help="list proposals, change nothing")
 
     from memory.bench import add_bench_parser
 

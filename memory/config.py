@@ -65,4 +65,31 @@ class Settings(BaseSettings):
     recall_importance_weight: float = Field(default=0.05, ge=0, le=1)
     recency_half_life_days: float = Field(default=30.0, gt=0)
     metrics_max_entries: int = Field(default=50_000, gt=0)
+    # --- Maintenance (README "Memory hygiene") --------------------------------------------
+    maintenance_interval_s: int = Field(
+        default=6 * 3600,
+        ge=0,
+        description="Seconds between background maintenance runs in the app; 0 = never.",
+    )
+    consolidation_min_similarity: float = Field(
+        default=0.85,
+        ge=0.5,
+        le=1,
+        description="Cosine at which two same-kind memories may merge (a lexical check too).",
+    )
+    retention_days: dict[str, int] = Field(
+        default_factory=lambda: {"interaction": 210},
+        description='Days after which memories of a kind expire, e.g. {"interaction": 210}; '
+        "kinds not listed never expire.",
+    )
+    retention_keep_importance: float = Field(
+        default=0.7, ge=0, le=1, description="Memories at least this important never expire."
+    )
+    decay_half_life_days: float = Field(
+        default=90.0, gt=0, description="Importance of never-recalled memories halves this often."
+    )
+    decay_floor: float = Field(default=0.1, ge=0, le=1)
+    recall_boost: float = Field(
+        default=0.1, ge=0, le=1, description="Each recall closes this share of the gap to 1."
+    )
     knowledge_file: Path = Field(default=PROJECT_ROOT / "memory" / "data" / "knowledge.json")

@@ -122,3 +122,36 @@ class Keys:
     def metrics_counts_history(self) -> str:
         """Stream of periodic memory-count snapshots (growth chart)."""
         return f"{self.ns}:metrics:counts"
+
+    # --- maintenance (consolidation, retention, decay) ----------------------------------
+    @property
+    def maintenance_lock(self) -> str:
+        """One runner at a time across processes (SET NX PX with an owner token)."""
+        return f"{self.ns}:maintenance:lock"
+
+    @property
+    def maintenance_last(self) -> str:
+        """JSON of the last maintenance report (the Memories page shows it)."""
+        return f"{self.ns}:maintenance:last"
+
+    @property
+    def maintenance_history(self) -> str:
+        """List of past reports' totals, newest first, capped (the Stats chart)."""
+        return f"{self.ns}:maintenance:history"
+
+    def merge(self, merge_id: str) -> str:
+        """JSON record of one consolidation (its members, the canonical's text before)."""
+        return f"{self.ns}:merge:{merge_id}"
+
+    def user_merges(self, user_id: str) -> str:
+        """Sorted set of a user's merge ids by time (undo lists them)."""
+        return f"{self.ns}:user_merges:{digest(user_id)}"
+
+    def rejected_merges(self, user_id: str) -> str:
+        """Set of member-id signatures of merges the user rejected (never proposed again)."""
+        return f"{self.ns}:rejected_merges:{digest(user_id)}"
+
+    def decay_state(self, user_id: str) -> str:
+        """Hash: memory id -> "decayed_at_ms,access_count seen" (kept apart from the memory's
+        hash, which an edit rewrites)."""
+        return f"{self.ns}:decay:{digest(user_id)}"

@@ -58,6 +58,7 @@ def page_setup(title: str, icon: str, *, layout: str = "wide") -> PageContext:
     ctx = PageContext(settings=settings, coordinator=coordinator, agent=None)
     try:
         ctx.agent = resources.get_agent()
+        resources.start_maintenance()
     except Exception as e:  # noqa: BLE001
         log.exception("Could not build the chat agent")
         ctx.agent_error = message_for(e, "Starting the chat agent")

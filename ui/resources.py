@@ -22,6 +22,7 @@ from memory.service import MemoryService
 
 if TYPE_CHECKING:
     from agent import ChatAgent
+    from memory import MaintenanceScheduler
 
 log = logging.getLogger(__name__)
 
@@ -45,11 +46,21 @@ def get_agent() -> ChatAgent:
     return _agent(key, settings, agent_settings, get_coordinator())
 
 
+def start_maintenance() -> None:
+    """Start the background maintenance thread once per process (MAINTENANCE_INTERVAL_S;
+    0 turns it off). It runs beside the answers, never on their path."""
+    settings = get_settings()
+    if settings.maintenance_interval_s > 0:
+        agent = get_agent()
+        _scheduler(settings.model_dump_json(), get_coordinator(), agent)
+
+
 def release_all() -> None:
     """Close and forget every cached agent and coordinator (`on_release` closes them).
 
     Each coordinator holds an embedding model (~120 MB): tests that build one per namespace
     call this after each test."""
+    _scheduler.clear()
     _agent.clear()
     _coordinator.clear()
 
@@ -93,3 +104,14 @@ def _agent(
     from agent import ChatAgent
 
     return ChatAgent(_settings, _coordinator, agent_settings=_agent_settings)
+
+
+@st.cache_resource(show_spinner=False, max_entries=4, on_release=lambda s: s.stop())
+def _scheduler(key: str, _coordinator: MemoryService, _agent: ChatAgent) -> MaintenanceScheduler:
+    from agent.merging import LLMMerger
+    from memory import Maintenance, MaintenanceScheduler, MemoryCoordinator
+
+    assert isinstance(_coordinator, MemoryCoordinator)  # the cached factory above builds one
+    merger = LLMMerger(_agent.llm, _agent.default_model)
+    maintenance = Maintenance.of(_coordinator, merger=merger)
+    return MaintenanceScheduler(maintenance, _coordinator.settings.maintenance_interval_s).start()

@@ -27,6 +27,8 @@ class UserPurge:
     sessions: list[str] = field(default_factory=list)
     #: texts whose cached embeddings go with the user
     texts: list[str] = field(default_factory=list)
+    #: maintenance records (merges keep the texts they replaced)
+    maintenance_keys: list[str] = field(default_factory=list)
 
     def queue(self, pipe: redis.client.Pipeline, stores: Stores) -> None:
         stores.episodic.delete_many(pipe, self.episodic_ids)
@@ -39,6 +41,8 @@ class UserPurge:
             stores.short_term.clear(pipe, self.user_id, s)
         keys = stores.keys
         pipe.delete(keys.user_sessions(self.user_id), keys.user_queries(self.user_id))
+        for k in self.maintenance_keys:
+            pipe.delete(k)
         pipe.srem(keys.users, self.user_id)
 
     def counts(self) -> dict[str, int]:
@@ -62,6 +66,13 @@ def plan_user_purge(stores: Stores, user_id: str) -> UserPurge:
     plan.procedure_keys = stores.procedural.keys_for_user(user_id)
     plan.texts += stores.procedural.query_patterns(plan.procedure_keys)
     plan.sessions = stores.short_term.sessions(user_id)
+    keys = stores.keys
+    merges = stores.client.zrange(keys.user_merges(user_id), 0, -1)
+    plan.maintenance_keys = [keys.merge(as_str(m)) for m in merges] + [
+        keys.user_merges(user_id),
+        keys.rejected_merges(user_id),
+        keys.decay_state(user_id),
+    ]
     for s in plan.sessions:
         plan.texts += [
             m.content for m in stores.short_term.all_messages(user_id, s) if m.role == "user"

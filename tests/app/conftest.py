@@ -39,6 +39,7 @@ def app_env(
     monkeypatch.setenv("MEMORY_NAMESPACE", namespace)
     monkeypatch.setenv("OLLAMA_HOST", shared_fake_ollama.url)
     monkeypatch.setenv("OLLAMA_MODEL", "qwen2.5:7b")
+    monkeypatch.setenv("MAINTENANCE_INTERVAL_S", "0")  # no background maintenance in tests
     return Settings()
 
 

@@ -241,3 +241,32 @@ def test_bad_output_path_and_k_fail_cleanly(cli: Run, tmp_path: Path) -> None:
     assert_clean_failure(proc, "Cannot write")
     proc = cli("recall", "--user", "u1", "--query", "tea", "--k", "0", ok=False)
     assert proc.returncode == 2 and "k must be between 1 and 200" in proc.stderr
+
+
+def test_maintain_dry_run_changes_nothing_then_a_run_merges(
+    cli: Run, coordinator: MemoryCoordinator, snapshot: Callable[[], dict[bytes, bytes]]
+) -> None:
+    a = coordinator.add_episodic("ada", "I prefer morning workouts", importance=0.4)
+    b = coordinator.add_episodic("ada", "Morning workouts are what I prefer", importance=0.6)
+    coordinator.add_episodic("ada", "I prefer evening workouts")
+    before = snapshot()
+
+    dry = as_json(cli("maintain", "--user", "ada", "--dry-run", "--json"))
+
+    assert snapshot() == before
+    assert dry["dry_run"] is True
+    assert set(dry["totals"]) == {"consolidated", "expired", "decayed", "summarised"}
+    (user,) = dry["users"]
+    assert user["user_id"] == "ada"
+    assert [(p["canonical_id"], p["member_ids"]) for p in user["consolidated"]] == [(b.id, [a.id])]
+    assert user["expired"] == [] and user["summarised"] == []
+
+    done = as_json(cli("maintain", "--json"))
+    assert done["totals"]["consolidated"] == 1 and done["users"][0]["merge_ids"]
+    rows, _ = coordinator.list_memories("ada", "episodic", include_superseded=False)
+    assert {r["text"] for r in rows} == {
+        "Morning workouts are what I prefer",
+        "I prefer evening workouts",
+    }
+    text = cli("maintain", "--dry-run").stdout
+    assert "dry run: nothing changed" in text and "consolidated=0" in text

@@ -1,0 +1,29 @@
+"""Memory hygiene over months: consolidation of near duplicates, retention by kind, importance
+decay, and the `maintain` run that does all three (README, "Memory hygiene").
+
+    similarity.py   when two memories are the same fact (cosine + lexical check)
+    consolidate.py  merge proposals, merges (kept as history), undo, rejections
+    retention.py    expiry by kind, importance decay and growth
+    runner.py       one run under a Redis lock, the stored report
+    service.py      `Maintenance`, the facade the CLI and the app use
+    background.py   the app's daemon thread
+"""
+
+from memory.maintenance.background import MaintenanceScheduler
+from memory.maintenance.consolidate import MergeProposal, MergeRecord, TextMerger
+from memory.maintenance.runner import MaintenanceBusyError, MaintenanceReport, UserReport
+from memory.maintenance.service import Maintenance
+from memory.maintenance.similarity import mergeable, same_fact
+
+__all__ = [
+    "Maintenance",
+    "MaintenanceBusyError",
+    "MaintenanceReport",
+    "MaintenanceScheduler",
+    "MergeProposal",
+    "MergeRecord",
+    "TextMerger",
+    "UserReport",
+    "mergeable",
+    "same_fact",
+]

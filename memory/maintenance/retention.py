@@ -1,0 +1,136 @@
+"""Retention (expiry by kind) and importance decay.
+
+Retention: a memory of a kind listed in `Settings.retention_days` expires once it is older
+(by its `timestamp`) than that many days, unless it is pinned, was ever recalled
+(`access_count > 0`) or is important (`importance >= retention_keep_importance`). Kinds not
+listed (preferences, facts, goals ... by default) never expire.
+
+Decay, per run, with `dt` = days since the memory was last decayed (or created):
+
+- never recalled, not pinned:  importance <- max(floor, importance * 0.5 ** (dt / half_life)),
+  but a memory at or above `retention_keep_importance` stops at that threshold (decay never
+  makes an important memory expire)
+- recalled n times since the last run:  importance <- 1 - (1 - importance) * (1 - boost) ** n
+
+Both are multiplicative, so running every hour or once a month gives the same result; both
+stay within [floor, 1]. The last run and the access count seen are kept per user in
+`Keys.decay_state` (an edit rewrites the memory's own hash).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from memory.embeddings import CachedEmbedder
+from memory.maintenance.records import Memo
+from memory.replies import as_str
+from memory.stores import Stores
+
+DAY_MS = 24 * 3600 * 1000
+#: Changes smaller than this are not written (nor reported): a run every few hours would
+#: otherwise "decay" every memory by 0.001.
+MIN_CHANGE = 0.01
+
+
+@dataclass(frozen=True)
+class RetentionPolicy:
+    days: dict[str, int]
+    keep_importance: float
+    half_life_days: float
+    floor: float
+    boost: float
+
+
+@dataclass
+class ImportanceChange:
+    id: str
+    text: str
+    before: float
+    after: float
+    recalled: int
+
+
+def expired(memos: list[Memo], policy: RetentionPolicy, now_ms: int) -> list[Memo]:
+    out = []
+    for m in memos:
+        days = policy.days.get(m.event_type)
+        if days is None or m.pinned or m.access_count > 0:
+            continue
+        if m.importance >= policy.keep_importance:
+            continue
+        if now_ms - m.timestamp > days * DAY_MS:
+            out.append(m)
+    return out
+
+
+def delete_expired(stores: Stores, embedder: CachedEmbedder, memos: list[Memo]) -> None:
+    if not memos:
+        return
+    ids = [m.id for m in memos]
+    _, timelines = stores.episodic.purge_reads(ids)
+    pipe = stores.client.pipeline(transaction=True)
+    stores.episodic.delete_many(pipe, ids)
+    for key in timelines:
+        pipe.zrem(key, *ids)
+    pipe.execute()
+    embedder.forget([m.text for m in memos])
+
+
+def _state(stores: Stores, user_id: str) -> dict[str, tuple[int, int]]:
+    out: dict[str, tuple[int, int]] = {}
+    for k, v in stores.client.hgetall(stores.keys.decay_state(user_id)).items():
+        at, seen = as_str(v).split(",")
+        out[as_str(k)] = (int(at), int(seen))
+    return out
+
+
+def decay_changes(
+    stores: Stores, user_id: str, memos: list[Memo], policy: RetentionPolicy, now_ms: int
+) -> tuple[list[ImportanceChange], dict[str, str]]:
+    """(changes worth writing, the new decay state of every active memory)."""
+    state = _state(stores, user_id)
+    changes: list[ImportanceChange] = []
+    new_state: dict[str, str] = {}
+    for m in memos:
+        if not m.active:
+            continue
+        at, seen = state.get(m.id, (m.created_at or m.timestamp, 0))
+        recalled = max(0, m.access_count - seen)
+        after = m.importance
+        if recalled:
+            after = 1 - (1 - after) * (1 - policy.boost) ** recalled
+        elif m.access_count == 0 and not m.pinned and after > policy.floor:
+            dt_days = max(0, now_ms - at) / DAY_MS
+            after = max(policy.floor, after * 0.5 ** (dt_days / policy.half_life_days))
+            if m.importance >= policy.keep_importance:
+                # Decay must not turn "important" (kept forever) into "expires" behind the
+                # user's back: it stops at the retention threshold.
+                after = max(after, policy.keep_importance)
+        after = round(min(1.0, after), 4)
+        if abs(after - m.importance) >= MIN_CHANGE:
+            changes.append(ImportanceChange(m.id, m.text, m.importance, after, recalled))
+            new_state[m.id] = f"{now_ms},{m.access_count}"
+        elif recalled or m.id not in state:
+            # Small drift is not written, but the clock keeps running from where it was.
+            new_state[m.id] = f"{at},{m.access_count}"
+    return changes, new_state
+
+
+def write_decay(
+    stores: Stores,
+    user_id: str,
+    changes: list[ImportanceChange],
+    new_state: dict[str, str],
+) -> None:
+    pipe = stores.client.pipeline(transaction=False)
+    for c in changes:
+        key = stores.keys.episodic(c.id)
+        pipe.exists(key)
+    alive = pipe.execute() if changes else []
+    pipe = stores.client.pipeline(transaction=True)
+    for c, ok in zip(changes, alive, strict=True):
+        if ok:  # HSET on a deleted memory would create a stub hash
+            pipe.hset(stores.keys.episodic(c.id), "importance", c.after)
+    if new_state:
+        pipe.hset(stores.keys.decay_state(user_id), mapping=new_state)  # type: ignore[arg-type]
+    pipe.execute()

@@ -1,0 +1,185 @@
+"""`maintain`: consolidation, retention and decay for one user or all, under a Redis lock.
+
+Only one runner at a time across processes: `SET lock token NX PX ttl`; only the owner of the
+token releases it (compare-and-delete in Lua), so a runner that outlived its TTL cannot free
+the lock a newer runner holds. The report of every real run is kept (`Keys.maintenance_last`)
+and its totals appended to a capped list (`Keys.maintenance_history`) for the Stats chart.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import redis
+from pydantic import BaseModel, Field
+
+from memory.config import Settings
+from memory.embeddings import CachedEmbedder
+from memory.errors import MemorySystemError
+from memory.maintenance.consolidate import MergeProposal, TextMerger, apply_merge, propose_merges
+from memory.maintenance.records import load_memos
+from memory.maintenance.retention import (
+    RetentionPolicy,
+    decay_changes,
+    delete_expired,
+    expired,
+    write_decay,
+)
+from memory.models import check_id
+from memory.replies import as_str
+from memory.stores import Stores
+
+log = logging.getLogger(__name__)
+
+HISTORY_MAX = 500
+LOCK_TTL_MS = 10 * 60 * 1000
+
+_RELEASE = """
+if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
+return 0
+"""
+
+
+class MaintenanceBusyError(MemorySystemError):
+    """Another maintenance run holds the lock."""
+
+
+class UserReport(BaseModel):
+    user_id: str
+    consolidated: list[MergeProposal] = Field(default_factory=list)
+    merge_ids: list[str] = Field(default_factory=list, description="Undo handles (real runs)")
+    expired: list[dict[str, str]] = Field(default_factory=list, description="id, text, kind")
+    decayed: list[dict[str, object]] = Field(default_factory=list)
+    summarised: list[str] = Field(default_factory=list, description="Not built yet: always []")
+
+
+class MaintenanceReport(BaseModel):
+    at_ms: int
+    dry_run: bool
+    users: list[UserReport] = Field(default_factory=list)
+
+    def totals(self) -> dict[str, int]:
+        return {
+            "consolidated": sum(len(p.member_ids) for u in self.users for p in u.consolidated),
+            "expired": sum(len(u.expired) for u in self.users),
+            "decayed": sum(len(u.decayed) for u in self.users),
+            "summarised": sum(len(u.summarised) for u in self.users),
+        }
+
+    def as_json(self) -> dict[str, object]:
+        return {**self.model_dump(mode="json"), "totals": self.totals()}
+
+
+def policy_of(settings: Settings) -> RetentionPolicy:
+    return RetentionPolicy(
+        days=dict(settings.retention_days),
+        keep_importance=settings.retention_keep_importance,
+        half_life_days=settings.decay_half_life_days,
+        floor=settings.decay_floor,
+        boost=settings.recall_boost,
+    )
+
+
+@contextmanager
+def maintenance_lock(client: redis.Redis, key: str, ttl_ms: int = LOCK_TTL_MS) -> Iterator[str]:
+    token = uuid.uuid4().hex
+    if not client.set(key, token, nx=True, px=ttl_ms):
+        raise MaintenanceBusyError("Maintenance is already running elsewhere; try again later.")
+    try:
+        yield token
+    finally:
+        client.eval(_RELEASE, 1, key, token)
+
+
+def maintain_user(
+    stores: Stores,
+    embedder: CachedEmbedder,
+    settings: Settings,
+    user_id: str,
+    *,
+    now_ms: int,
+    dry_run: bool,
+    merger: TextMerger | None = None,
+) -> UserReport:
+    policy = policy_of(settings)
+    report = UserReport(user_id=user_id)
+    memos = load_memos(stores, user_id)
+    proposals = propose_merges(stores, user_id, settings.consolidation_min_similarity, memos)
+    for p in proposals:
+        if dry_run:
+            report.consolidated.append(p)
+            continue
+        record = apply_merge(stores, embedder, p, now_ms, merger)
+        if record is not None:
+            report.consolidated.append(p.model_copy(update={"canonical_text": record.text_after}))
+            report.merge_ids.append(record.id)
+    gone = expired(memos, policy, now_ms)
+    report.expired = [{"id": m.id, "text": m.text, "kind": m.event_type} for m in gone]
+    if not dry_run:
+        delete_expired(stores, embedder, gone)
+    # Merged members left recall; canonicals just got a new importance: neither decays now.
+    merged = {mid for p in report.consolidated for mid in [p.canonical_id, *p.member_ids]}
+    gone_ids = {m.id for m in gone} | merged
+    live = [m for m in memos if m.id not in gone_ids]
+    changes, state = decay_changes(stores, user_id, live, policy, now_ms)
+    report.decayed = [
+        {"id": c.id, "text": c.text, "before": c.before, "after": c.after, "recalled": c.recalled}
+        for c in changes
+    ]
+    if not dry_run:
+        write_decay(stores, user_id, changes, state)
+    return report
+
+
+def run_maintenance(
+    stores: Stores,
+    embedder: CachedEmbedder,
+    settings: Settings,
+    *,
+    now_ms: int,
+    user_id: str | None = None,
+    dry_run: bool = False,
+    merger: TextMerger | None = None,
+) -> MaintenanceReport:
+    """One run; raises MaintenanceBusyError when another holds the lock."""
+    users = (
+        [check_id(user_id)]
+        if user_id
+        else sorted(as_str(u) for u in stores.client.smembers(stores.keys.users))
+    )
+    report = MaintenanceReport(at_ms=now_ms, dry_run=dry_run)
+    with maintenance_lock(stores.client, stores.keys.maintenance_lock):
+        for u in users:
+            report.users.append(
+                maintain_user(
+                    stores, embedder, settings, u, now_ms=now_ms, dry_run=dry_run, merger=merger
+                )
+            )
+        if not dry_run:
+            save_report(stores, report)
+    log.info("maintenance%s: %s", " (dry run)" if dry_run else "", report.totals())
+    return report
+
+
+def save_report(stores: Stores, report: MaintenanceReport) -> None:
+    keys = stores.keys
+    pipe = stores.client.pipeline(transaction=True)
+    pipe.set(keys.maintenance_last, json.dumps(report.as_json()))
+    pipe.lpush(keys.maintenance_history, json.dumps({"at_ms": report.at_ms, **report.totals()}))
+    pipe.ltrim(keys.maintenance_history, 0, HISTORY_MAX - 1)
+    pipe.execute()
+
+
+def last_report(stores: Stores) -> dict[str, object] | None:
+    raw = stores.client.get(stores.keys.maintenance_last)
+    return json.loads(as_str(raw)) if raw else None
+
+
+def report_history(stores: Stores) -> list[dict[str, int]]:
+    """Totals of past runs, oldest first."""
+    rows = stores.client.lrange(stores.keys.maintenance_history, 0, -1)
+    return [json.loads(as_str(r)) for r in reversed(rows)]

@@ -1,0 +1,88 @@
+"""`Maintenance`: what the CLI, the app's background thread and the Maintenance tab call.
+
+Built from the coordinator's stores, embedder and settings (`Maintenance.of`), so the
+coordinator itself does not grow; every public method goes through the one error boundary.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from memory.boundary import translate_store_errors
+from memory.config import Settings
+from memory.embeddings import CachedEmbedder
+from memory.maintenance import consolidate, runner
+from memory.maintenance.consolidate import MergeProposal, TextMerger
+from memory.maintenance.runner import MaintenanceReport
+from memory.models import check_id, now_ms
+from memory.stores import Stores
+
+if TYPE_CHECKING:
+    from memory.coordinator import MemoryCoordinator
+
+
+@translate_store_errors
+class Maintenance:
+    def __init__(
+        self,
+        stores: Stores,
+        embedder: CachedEmbedder,
+        settings: Settings,
+        merger: TextMerger | None = None,
+    ) -> None:
+        self._stores = stores
+        self._embedder = embedder
+        self.settings = settings
+        self.merger = merger
+
+    @classmethod
+    def of(cls, coordinator: MemoryCoordinator, merger: TextMerger | None = None) -> Maintenance:
+        return cls(coordinator.stores, coordinator.embedder, coordinator.settings, merger)
+
+    def run(
+        self, *, user_id: str | None = None, dry_run: bool = False, at_ms: int | None = None
+    ) -> MaintenanceReport:
+        """Consolidate, expire and decay (a dry run only lists what it would do)."""
+        return runner.run_maintenance(
+            self._stores,
+            self._embedder,
+            self.settings,
+            now_ms=at_ms if at_ms is not None else now_ms(),
+            user_id=user_id,
+            dry_run=dry_run,
+            merger=self.merger,
+        )
+
+    def accept_merge(self, proposal: dict[str, Any], at_ms: int | None = None) -> str | None:
+        """Carry out one proposal of a dry run; the merge id, or None if it went stale."""
+        p = MergeProposal.model_validate(proposal)
+        with runner.maintenance_lock(self._stores.client, self._stores.keys.maintenance_lock):
+            record = consolidate.apply_merge(
+                self._stores,
+                self._embedder,
+                p,
+                at_ms if at_ms is not None else now_ms(),
+                self.merger,
+            )
+        return record.id if record else None
+
+    def reject_merge(self, proposal: dict[str, Any]) -> None:
+        """Never propose this cluster again."""
+        consolidate.reject_merge(self._stores, MergeProposal.model_validate(proposal))
+
+    def merges(self, user_id: str, limit: int = 50) -> list[dict[str, Any]]:
+        check_id(user_id)
+        return [
+            r.model_dump(mode="json") for r in consolidate.list_merges(self._stores, user_id, limit)
+        ]
+
+    def undo_merge(self, user_id: str, merge_id: str) -> dict[str, Any]:
+        check_id(user_id)
+        record = consolidate.undo_merge(self._stores, self._embedder, user_id, merge_id)
+        return record.model_dump(mode="json")
+
+    def last_report(self) -> dict[str, Any] | None:
+        return runner.last_report(self._stores)
+
+    def history(self) -> list[dict[str, int]]:
+        return runner.report_history(self._stores)

@@ -1,0 +1,188 @@
+"""Maintenance on the real Redis Stack and the real embedder: consolidation (and what must
+never merge), undo, retention, decay, the lock and dry runs. Time is injected (`at_ms`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from memory.coordinator import MemoryCoordinator
+from memory.maintenance import Maintenance, MaintenanceBusyError
+from memory.maintenance.runner import maintenance_lock
+from memory.models import now_ms
+
+DAY = 24 * 3600 * 1000
+
+
+def active_texts(coord: MemoryCoordinator, user: str) -> set[str]:
+    rows, _ = coord.list_memories(user, "episodic", include_superseded=False, page_size=200)
+    return {r["text"] for r in rows}
+
+
+def recalled(coord: MemoryCoordinator, user: str, query: str) -> list[str]:
+    return [h.text for h in coord.search(user, query, k=10)]
+
+
+def test_paraphrases_merge_into_the_best_worded_one_and_different_facts_stay(
+    coordinator: MemoryCoordinator,
+) -> None:
+    c = coordinator
+    a = c.add_episodic("ana", "I prefer morning workouts", importance=0.5)
+    b = c.add_episodic("ana", "Morning workouts are what I prefer", importance=0.8)
+    c.add_episodic("ana", "I prefer evening workouts", importance=0.5)
+    c.add_episodic("ana", "My weight goal is 80 kg", event_type="goal")
+    c.add_episodic("ana", "My weight goal is 75 kg", event_type="goal")
+    c.add_episodic("bob", "I prefer morning workouts")  # another user: never merged with ana
+
+    report = Maintenance.of(c).run(user_id="ana")
+
+    (user,) = report.users
+    (merge,) = user.consolidated
+    assert merge.canonical_id == b.id  # the more important one
+    assert merge.member_ids == [a.id]
+    assert active_texts(c, "ana") == {
+        "Morning workouts are what I prefer",
+        "I prefer evening workouts",
+        "My weight goal is 80 kg",
+        "My weight goal is 75 kg",
+    }
+    history = c.get_memory("ana", "episodic", a.id)
+    assert history["superseded_by"] == b.id
+    assert "I prefer morning workouts" not in recalled(c, "ana", "morning workouts")
+    assert active_texts(c, "bob") == {"I prefer morning workouts"}
+
+
+def test_a_pinned_memory_is_canonical_and_undo_restores_everything(
+    coordinator: MemoryCoordinator,
+) -> None:
+    c = coordinator
+    a = c.add_episodic("ana", "My dog is called Rex", importance=0.4)
+    b = c.add_episodic("ana", "My dog's name is Rex", importance=0.9)
+    c.pin("ana", "episodic", a.id)
+    m = Maintenance.of(c)
+    m.run(user_id="ana")
+    assert active_texts(c, "ana") == {"My dog is called Rex"}
+    assert c.get_memory("ana", "episodic", a.id)["importance"] == 0.9  # the cluster's best
+
+    (merge,) = m.merges("ana")
+    m.undo_merge("ana", merge["id"])
+
+    assert active_texts(c, "ana") == {"My dog is called Rex", "My dog's name is Rex"}
+    assert c.get_memory("ana", "episodic", a.id)["importance"] == 0.4
+    assert c.get_memory("ana", "episodic", b.id)["superseded_by"] is None
+    assert m.merges("ana")[0]["undone"] is True
+    # A rejected proposal is not proposed again.
+    proposal = m.run(user_id="ana", dry_run=True).users[0].consolidated[0]
+    m.reject_merge(proposal.model_dump())
+    assert m.run(user_id="ana", dry_run=True).users[0].consolidated == []
+
+
+def test_llm_merge_text_is_used_when_it_keeps_the_facts(coordinator: MemoryCoordinator) -> None:
+    c = coordinator
+    c.add_episodic("ana", "I want to run a marathon this year", event_type="goal")
+    c.add_episodic("ana", "My goal is to run a marathon this year", event_type="goal")
+    c.add_episodic("ana", "My weight goal is 80 kg", event_type="goal")
+    c.add_episodic("ana", "My weight goal: 80 kg", event_type="goal")
+
+    def merger(texts: list[str], kind: str) -> str | None:
+        # A good merge for the marathon; a bad one (a new number) for the weight goal.
+        return "Goal: run a marathon this year" if "marathon" in texts[0] else "Goal: 70 kg"
+
+    Maintenance.of(c, merger=merger).run(user_id="ana")
+    texts = active_texts(c, "ana")
+    assert len(texts) == 2 and "Goal: run a marathon this year" in texts
+    # The model's "70 kg" was refused: one of the members' own words stays canonical.
+    assert texts & {"My weight goal is 80 kg", "My weight goal: 80 kg"}
+
+
+def test_retention_expires_old_exchanges_but_keeps_pinned_recalled_important_and_facts(
+    coordinator: MemoryCoordinator,
+) -> None:
+    c = coordinator
+    c.add_episodic("ana", "what's the weather like", event_type="interaction", importance=0.3)
+    pinned = c.add_episodic("ana", "show my runs", event_type="interaction", importance=0.3)
+    c.pin("ana", "episodic", pinned.id)
+    c.add_episodic("ana", "my knee hurt after the race", event_type="interaction", importance=0.8)
+    used = c.add_episodic("ana", "plan my recovery week", event_type="interaction", importance=0.3)
+    c.episodic.touch([used.id])
+    c.add_episodic("ana", "I prefer morning workouts")
+    m = Maintenance.of(c)
+
+    assert m.run(user_id="ana", at_ms=now_ms() + 100 * DAY).users[0].expired == []
+    report = m.run(user_id="ana", at_ms=now_ms() + 215 * DAY)
+
+    assert [e["text"] for e in report.users[0].expired] == ["what's the weather like"]
+    assert active_texts(c, "ana") == {
+        "show my runs",
+        "my knee hurt after the race",
+        "plan my recovery week",
+        "I prefer morning workouts",
+    }
+
+
+def test_importance_decays_unless_recalled_and_grows_when_recalled(
+    coordinator: MemoryCoordinator,
+) -> None:
+    c = coordinator
+    idle = c.add_episodic("ana", "I once tried rock climbing", importance=0.6)
+    used = c.add_episodic("ana", "I prefer swimming on Sundays", importance=0.6)
+    m = Maintenance.of(c)
+    t0 = now_ms()
+    c.episodic.touch([used.id])
+    c.episodic.touch([used.id])
+    report = m.run(user_id="ana", at_ms=t0 + 90 * DAY)  # one half-life
+
+    def importance(mid: str) -> float:
+        return float(c.get_memory("ana", "episodic", mid)["importance"])
+
+    assert importance(idle.id) == pytest.approx(0.3, abs=0.01)
+    assert importance(used.id) == pytest.approx(1 - 0.4 * 0.9**2, abs=0.001)
+    assert {d["id"] for d in report.users[0].decayed} == {idle.id, used.id}
+    # Running again at the same instant changes nothing; much later it stops at the floor.
+    assert m.run(user_id="ana", at_ms=t0 + 90 * DAY).users[0].decayed == []
+    m.run(user_id="ana", at_ms=t0 + 5000 * DAY)
+    assert importance(idle.id) == pytest.approx(0.1)
+    assert importance(used.id) == pytest.approx(1 - 0.4 * 0.9**2, abs=0.001)
+
+
+def test_dry_run_changes_nothing_and_lists_proposals(
+    coordinator: MemoryCoordinator, snapshot: Callable[[], dict[bytes, bytes]]
+) -> None:
+    c = coordinator
+    c.add_episodic("ana", "I prefer morning workouts")
+    c.add_episodic("ana", "Morning workouts are what I prefer")
+    c.add_episodic("ana", "what time is it", event_type="interaction", importance=0.3)
+    c.add_episodic("ana", "I once tried rock climbing", importance=0.6)
+    before = snapshot()
+    report = Maintenance.of(c).run(dry_run=True, at_ms=now_ms() + 300 * DAY)
+    assert snapshot() == before
+    totals = report.totals()
+    assert totals["consolidated"] == 1 and totals["expired"] == 1 and totals["decayed"] >= 1
+    assert Maintenance.of(c).last_report() is None  # a dry run is not "the last run"
+
+
+def test_one_runner_at_a_time_and_only_the_owner_releases(coordinator: MemoryCoordinator) -> None:
+    c = coordinator
+    m = Maintenance.of(c)
+    key = c.keys.maintenance_lock
+    with maintenance_lock(c.redis, key):
+        with pytest.raises(MaintenanceBusyError):
+            m.run()
+        # Someone else's token cannot release it (compare-and-delete).
+        assert (
+            c.redis.eval(
+                "if redis.call('get', KEYS[1]) == ARGV[1] then "
+                "return redis.call('del', KEYS[1]) end "
+                "return 0",
+                1,
+                key,
+                "not-the-owner",
+            )
+            == 0
+        )
+        assert c.redis.exists(key)
+    assert not c.redis.exists(key)
+    report = m.run()
+    assert m.last_report() == report.as_json()
+    assert m.history()[-1]["at_ms"] == report.at_ms
