@@ -161,6 +161,12 @@ def run_turn(ctx: PageContext, prompt: str) -> None:
             return
         if not got.get("streamed") and result.reply:
             st.markdown(shown(result.reply))
+        if not result.saved:  # next to the answer: the details below start folded
+            st.error(
+                "**Not saved.** This message and answer could not be stored, so they will not "
+                f"be in the history or remembered. {no_images(result.error or '')}",
+                icon="💾",
+            )
         rec = result.recalled
         n = len(rec.episodic) + len(rec.semantic) + (1 if rec.procedural else 0)
         label = f"Recalled {n} memor{'y' if n == 1 else 'ies'}"

@@ -140,3 +140,25 @@ def test_details_name_the_replaced_memory_and_size_the_injected_block(app_env, m
     assert "replaces “My weight goal is 70 kg” (kept as history)" in shown
     block = next(c.value for c in at.code if "<<<MEMORY" in str(c.value))
     assert f"(~{len(block) // 4 + 1} tokens)" in texts(at, "caption")
+
+
+def test_an_exchange_that_could_not_be_stored_says_not_saved_next_to_the_answer(
+    app_env, make_app, shared_fake_ollama, redis_client
+) -> None:
+    from tests.fakes.fake_ollama import RecordedRequest, Scripted, echo_responder
+
+    at = make_app("app.py", user="alice")
+    old = redis_client.config_get("maxmemory")["maxmemory"]
+
+    def fill_redis_then_answer(req: RecordedRequest) -> Scripted:
+        redis_client.config_set("maxmemory", 1)  # Redis refuses every write from now on
+        return echo_responder(req)
+
+    shared_fake_ollama.queue_responder(fill_redis_then_answer)
+    try:
+        at.chat_input(key="chat_input").set_value("Hello there").run()
+    finally:
+        redis_client.config_set("maxmemory", old)
+    answer = at.chat_message[-1]
+    assert "You said: Hello there" in "\n".join(str(m.value) for m in answer.markdown)
+    assert any("Not saved" in e.value for e in answer.error), "not next to the answer"
