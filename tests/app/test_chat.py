@@ -162,3 +162,19 @@ def test_an_exchange_that_could_not_be_stored_says_not_saved_next_to_the_answer(
     answer = at.chat_message[-1]
     assert "You said: Hello there" in "\n".join(str(m.value) for m in answer.markdown)
     assert any("Not saved" in e.value for e in answer.error), "not next to the answer"
+
+
+def test_a_returning_user_lands_in_their_newest_session(app_env, coordinator) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    # Named so that the old one sorts first: the choice must be by time, not by name.
+    old = coordinator.add_message("carol", "a-old", "user", "An old conversation")
+    new = coordinator.add_message("carol", "z-new", "user", "Yesterday's conversation")
+    while new.timestamp <= old.timestamp:  # same millisecond: one more, so "newest" is clear
+        new = coordinator.add_message("carol", "z-new", "user", "Yesterday's conversation")
+    at = AppTest.from_file("../../app.py", default_timeout=30)
+    at.query_params["user"] = "carol"
+    at.run()
+    assert at.session_state["session_id"] == "z-new"
+    shown = [str(e.value) for m in at.chat_message for e in m.markdown]
+    assert "Yesterday's conversation" in shown and "An old conversation" not in shown
