@@ -16,7 +16,7 @@ from memory.models import MAX_TEXT_CHARS
 from ui import state
 from ui.details import render_details
 from ui.errors import guard, message_for
-from ui.format import fmt_duration
+from ui.format import ImageFreeStream, fmt_duration, md_text, no_images
 from ui.layout import PageContext, page_setup
 
 SUGGESTIONS = (
@@ -29,6 +29,12 @@ SUGGESTIONS = (
 def hard_breaks(text: str) -> str:
     """Keep the model's single line breaks (Markdown would join the lines)."""
     return text.replace("\n", "  \n")
+
+
+def shown(text: str) -> str:
+    """A chat message as markdown: line breaks kept, images only as links (the text comes
+    from a person or a model, and an image would make every viewer's browser fetch it)."""
+    return no_images(hard_breaks(text))
 
 
 def details_key(reply: str) -> str:
@@ -65,7 +71,7 @@ def history(ctx: PageContext) -> int:
         if m.role not in ("user", "assistant"):
             continue
         with st.chat_message(m.role):
-            st.markdown(hard_breaks(m.content))
+            st.markdown(shown(m.content))
             if m.role == "assistant":
                 d = details.get(str(m.metadata.get("turn_id", ""))) or details.get(
                     details_key(m.content)
@@ -108,10 +114,11 @@ def run_turn(ctx: PageContext, prompt: str) -> None:
     agent = ctx.agent
     assert agent is not None
     with st.chat_message("user"):
-        st.markdown(prompt)
+        st.markdown(shown(prompt))
     with st.chat_message("assistant"):
         box = st.status("Recalling memories…", expanded=False)
         got: dict[str, Any] = {}
+        safe = ImageFreeStream()
 
         def tokens() -> Any:
             events = agent.run_turn(
@@ -124,22 +131,23 @@ def run_turn(ctx: PageContext, prompt: str) -> None:
             for ev in events:
                 if ev.kind == "token":
                     got["streamed"] = True
-                    yield hard_breaks(ev.text)
+                    yield safe.feed(hard_breaks(ev.text))
                 elif ev.kind == "status":
-                    box.update(label=ev.text or "Working…", state="running")
+                    box.update(label=no_images(ev.text) or "Working…", state="running")
                 elif ev.kind == "recall":
-                    box.write(f"🧠 {ev.text}")
+                    box.write(f"🧠 {no_images(ev.text)}")
                 elif ev.kind == "tool_start":
-                    box.update(label=f"Running tool `{ev.text}`…", state="running")
+                    box.update(label=f"Running tool {md_text(ev.text)}…", state="running")
                 elif ev.kind == "tool_end":
                     rec = ev.data.get("record")
                     ms = fmt_duration(getattr(rec, "ms", 0))
                     mark = "❌" if getattr(rec, "error", None) else "🔧"
-                    box.write(f"{mark} `{ev.text}` · {ms}")
+                    box.write(f"{mark} {md_text(ev.text)} · {ms}")
                 elif ev.kind == "stored":
-                    box.write(f"💾 {ev.text}")
+                    box.write(f"💾 {no_images(ev.text)}")
                 elif ev.kind == "done":
                     got["result"] = ev.data.get("result")
+            yield safe.flush()
 
         try:
             st.write_stream(tokens())
@@ -152,7 +160,13 @@ def run_turn(ctx: PageContext, prompt: str) -> None:
             box.update(label="The turn ended without a result", state="error")
             return
         if not got.get("streamed") and result.reply:
-            st.markdown(hard_breaks(result.reply))
+            st.markdown(shown(result.reply))
+        if not result.saved:  # next to the answer: the details below start folded
+            st.error(
+                "**Not saved.** This message and answer could not be stored, so they will not "
+                f"be in the history or remembered. {no_images(result.error or '')}",
+                icon="💾",
+            )
         rec = result.recalled
         n = len(rec.episodic) + len(rec.semantic) + (1 if rec.procedural else 0)
         label = f"Recalled {n} memor{'y' if n == 1 else 'ies'}"
@@ -171,8 +185,9 @@ def run_turn(ctx: PageContext, prompt: str) -> None:
 ctx = page_setup("Chat", "💬", layout="centered")
 st.title("💬 Chat with memory")
 st.caption(
-    f"You are **{ctx.user_id}** in session `{ctx.session_id}`. Before every answer the agent "
-    "recalls your memories; open *Execution details* under an answer to see why."
+    f"You are **{md_text(ctx.user_id)}** in session {md_text(ctx.session_id)}. "
+    "Before every answer the agent recalls your memories; "
+    "open *Execution details* under an answer to see why."
 )
 if ctx.agent is None:
     st.error(ctx.agent_error or "The chat agent is not available.", icon="🚫")

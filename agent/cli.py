@@ -5,8 +5,9 @@
     python -m agent mcp --user U | --http --tokens-file F [--host H] [--port P]
 
 `chat --json` prints {"reply", "recalled": {...}, "tools": [...], "stored": [...], "mode", ...};
-without --json, a readable transcript. Exit code 0 when the turn completed (also in
-memory-only mode), 2 for bad input, 3 when the memory store is unavailable.
+without --json, a readable transcript. Exit code 0 when the turn completed and was stored (also in
+memory-only mode), 1 when the answer was given but the exchange could not be stored (said on
+stderr), 2 for bad input, 3 when the memory store is unavailable.
 """
 
 from __future__ import annotations
@@ -71,6 +72,7 @@ def result_json(result: TurnResult) -> dict[str, Any]:
         "timings_ms": result.timings_ms,
         "turn_id": result.turn_id,
         "error": result.error,
+        "saved": result.saved,
     }
 
 
@@ -116,7 +118,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
                     )
                     result.stored += outcome.stored
             print(json.dumps(result_json(result), ensure_ascii=False, indent=2))
-            return 0
+            return _not_saved(result)
         out = sys.stdout
         out.write(f"{args.user}> {args.message}\n")
         result = None
@@ -142,13 +144,21 @@ def cmd_chat(args: argparse.Namespace) -> int:
                     out.write(f"· extraction {outcome.status}: {outcome.detail}\n")
                     for m in outcome.stored:
                         out.write(f"· remembered [{m.event_type}] {m.text} (llm)\n")
-        return 0
+        return _not_saved(result) if result is not None else 0
     finally:
         agent.wait_for_background(args.wait or 0.01)
         agent.close()
         close = getattr(coordinator, "close", None)
         if close:
             close()
+
+
+def _not_saved(result: TurnResult) -> int:
+    """The answer was printed, but a script must learn that this exchange is not in memory."""
+    if result.saved:
+        return 0
+    print(f"error: this exchange was NOT saved: {result.error}", file=sys.stderr)
+    return 1
 
 
 def cmd_status(args: argparse.Namespace) -> int:

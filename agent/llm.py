@@ -11,6 +11,7 @@ through while streaming) into `agent.errors`, with messages that say what to run
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Iterator, Sequence
@@ -244,6 +245,11 @@ class _Translate:
             raise LLMUnavailableError(start_hint(self.host)) from exc
         if isinstance(exc, ollama.RequestError):
             raise LLMResponseError(f"Invalid request to Ollama: {exc}") from exc
+        if isinstance(exc, json.JSONDecodeError):  # a garbled line in the NDJSON stream
+            raise LLMResponseError(
+                f"Ollama at {self.host} sent a line that is not valid JSON ({exc.msg}): "
+                "the answer was cut off; try again."
+            ) from exc
         if isinstance(exc, ValidationError):  # a response the client could not parse
             raise LLMResponseError(f"Ollama sent an answer the client cannot read: {exc}") from exc
         return None

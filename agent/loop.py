@@ -26,7 +26,7 @@ from ulid import ULID
 
 from agent.background import BackgroundExtractor
 from agent.config import AgentSettings
-from agent.errors import LLMError, ToolsNotSupportedError
+from agent.errors import LLMError, LLMUnavailableError, ToolsNotSupportedError
 from agent.extraction import LLMExtractor, extract_triggers, talks_about_user
 from agent.learning import LearningTracker, success_score, tool_sequence
 from agent.llm import LLM, OllamaLLM
@@ -259,6 +259,7 @@ class ChatAgent:
         records: list[ToolCallRecord] = []
         parts: list[str] = []  # the model's text so far (kept if it fails mid-answer)
         hit_cap = llm_failed = False
+        llm_error: LLMError | None = None
         reply = ""
         if mode == "llm":
             yield TurnEvent(kind="status", text="Thinking…", data={"stage": "answer"})
@@ -269,6 +270,7 @@ class ChatAgent:
                 )
             except LLMError as e:
                 llm_failed = True
+                llm_error = e
                 errors.append(str(e))
                 mode = "memory-only"
                 with self._status_lock:
@@ -282,8 +284,15 @@ class ChatAgent:
                 stored.append(m)
         if mode == "memory-only":
             reason = errors[-1] if llm_failed else st.message
-            offline = not st.reachable or llm_failed
-            text = _memory_only_reply(reason, ctx, stored, offline=offline)
+            # "Offline" only when it is: a server that answered (HTTP 500, a garbled stream)
+            # failed, and saying it is offline would send the user to start it.
+            if not st.reachable or isinstance(llm_error, LLMUnavailableError):
+                state = "offline"
+            elif llm_failed:
+                state = "failed"
+            else:
+                state = "not available"
+            text = _memory_only_reply(reason, ctx, stored, state=state)
             partial = "".join(parts)
             # The reply is exactly what was streamed: any partial answer, then the notice.
             if partial.strip():
@@ -296,6 +305,7 @@ class ChatAgent:
         t = time.perf_counter()
         # A model failure says nothing about the tools: then nothing is learned.
         tools_used = [] if llm_failed else tool_sequence(records)
+        saved = True
         score = None if llm_failed else success_score(records, hit_cap=hit_cap)
         try:
             self.coordinator.store_interaction(
@@ -312,6 +322,7 @@ class ChatAgent:
                 turn_id=turn_id,
             )
         except MemorySystemError as e:
+            saved = False
             errors.append(f"could not store the exchange: {e}")
             log.warning("store_interaction failed: %s", e)
         self.learning.remember_turn(user_id, session_id, message, tools_used, score)
@@ -337,6 +348,7 @@ class ChatAgent:
             extraction=extraction,
             success_score=score,
             error="; ".join(errors) or None,
+            saved=saved,
         )
         yield TurnEvent(kind="done", text=reply, data={"result": result})
 
@@ -512,11 +524,15 @@ def _memory_only_reply(
     ctx: MemoryContext,
     stored: list[StoredMemory],
     *,
-    offline: bool = True,
+    state: str = "offline",
 ) -> str:
-    state = "offline" if offline else "not available"
+    what = (
+        "The language model server failed"
+        if state == "failed"
+        else f"The language model is {state}"
+    )
     lines = [
-        f"The language model is {state}, so this is a memory-only reply (no AI answer).",
+        f"{what}, so this is a memory-only reply (no AI answer).",
         reason,
     ]
     lines.append("")

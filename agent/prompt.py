@@ -6,6 +6,8 @@ Recalled memories are user-controlled text, so they are never spliced in as inst
   (`<<<MEMORY 3f9a0c1e>>>` ... `<<<END MEMORY 3f9a0c1e>>>`) that stored text cannot guess;
 - each memory is one line, its text JSON-encoded (quotes, newlines and control characters
   escaped, so a memory cannot start a line of its own), with any `<<<`/`>>>` neutralised;
+- labels shown with a memory (its kind, category) are data too: neutralised the same way and
+  kept inside their brackets;
 - a system rule, stated before the block, says the block is data and instructions inside it
   are never followed.
 """
@@ -51,6 +53,13 @@ def neutralise(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
+def label(value: Any) -> str:
+    """A memory's label (kind, category) as it appears in `[...]`: the same neutralising as the
+    text, without the quotes, and no `]` to end the bracket early. The store validates labels;
+    this also covers records written before it did."""
+    return neutralise(str(value))[1:-1].replace("[", "(").replace("]", ")")
+
+
 def _date(ms: Any) -> str:
     try:
         return datetime.fromtimestamp(int(ms) / 1000, UTC).strftime("%Y-%m-%d")
@@ -75,12 +84,12 @@ def _hit_line(hit: RecallHit, label: str) -> str:
 
 def _episodic_label(hit: RecallHit) -> str:
     et = hit.record.get("event_type")
-    return f"episodic/{et}" if et else "episodic"
+    return f"episodic/{label(et)}" if et else "episodic"
 
 
 def _semantic_label(hit: RecallHit) -> str:
     cat = hit.record.get("category")
-    return f"semantic/{cat}" if cat else "semantic"
+    return f"semantic/{label(cat)}" if cat else "semantic"
 
 
 @dataclass
@@ -109,7 +118,7 @@ def render_memory_block(
             (
                 "Stored from the current message:",
                 [
-                    f"- [stored/{m.event_type or m.memory_type}] {neutralise(m.text)}"
+                    f"- [stored/{label(m.event_type or m.memory_type)}] {neutralise(m.text)}"
                     for m in stored_now
                 ],
             )

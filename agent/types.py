@@ -111,6 +111,9 @@ class TurnResult(BaseModel):
         default=None, description="Score recorded for this turn's tool sequence"
     )
     error: str | None = None
+    saved: bool = Field(
+        default=True, description="False when the exchange could not be stored (say so)"
+    )
 
 
 class ExtractionOutcome(BaseModel):

@@ -83,6 +83,28 @@ def check_id(value: str, what: str = "user id") -> str:
     return value
 
 
+#: Labels (a fact's category and type, its source) reach the system prompt and the page: letters
+#: and digits of any script, spaces and a few punctuation marks; no newline, no markup.
+LABEL_CHARS = "letters, digits, spaces and _ - . / & ( ) + '"
+_LABEL_RE = re.compile(r"[\w .&()/+'-]+")
+#: Tags are single words: no spaces, and no comma (the index separates tags with commas, so
+#: `a,b` would silently become two tags).
+TAG_CHARS = "letters, digits and _ - . / & +"
+_TAG_RE = re.compile(r"[\w.&/+-]+")
+
+
+def check_label(value: str, what: str, max_chars: int = 64) -> str:
+    """Validate a label: 1..max_chars characters from LABEL_CHARS."""
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInputError(f"The {what} is empty.")
+    value = value.strip()
+    if len(value) > max_chars:
+        raise InvalidInputError(f"The {what} must be 1-{max_chars} characters.")
+    if not _LABEL_RE.fullmatch(value):
+        raise InvalidInputError(f"The {what} {value!r} may only hold {LABEL_CHARS}.")
+    return value
+
+
 def check_tags(tags: list[str] | None) -> list[str]:
     out: list[str] = []
     for t in tags or []:
@@ -93,6 +115,11 @@ def check_tags(tags: list[str] | None) -> list[str]:
             continue
         if len(t) > 64:
             raise InvalidInputError(f"Tag {t[:20]!r}... is longer than 64 characters.")
+        if not _TAG_RE.fullmatch(t):
+            raise InvalidInputError(
+                f"Tag {t!r} may only hold {TAG_CHARS} (one word per tag; give several tags "
+                "separately)."
+            )
         if t.lower() not in out:
             out.append(t.lower())
     if len(out) > MAX_TAGS:

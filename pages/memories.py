@@ -6,15 +6,15 @@ import streamlit as st
 
 from ui.browse import episodic_tab, procedural_tab, semantic_tab, short_term_tab
 from ui.errors import guard
-from ui.format import TYPE_HELP, type_label
+from ui.format import TYPE_HELP, md_text, type_label
 from ui.layout import page_setup
 from ui.manage import add_tab, cleanup_tab, search_tab, transfer_tab
 
 ctx = page_setup("Memories", "🗂️")
 st.title("🗂️ Memories")
 st.caption(
-    f"Everything the agent remembers about **{ctx.user_id}**, by memory type. Select rows to "
-    "edit, pin or delete them; changes apply to the next answer."
+    f"Everything the agent remembers about **{md_text(ctx.user_id)}**, by memory type. "
+    "Select rows to edit, pin or delete them; changes apply to the next answer."
 )
 
 with guard("Counting memories"):

@@ -8,7 +8,7 @@ import streamlit as st
 
 from ui import charts
 from ui.errors import guard
-from ui.format import SERIES_LABELS, fmt_duration
+from ui.format import SERIES_LABELS, fmt_duration, md_text
 from ui.layout import page_setup
 
 WINDOWS = {
@@ -57,8 +57,8 @@ m1, m2, m3, m4, m5 = st.columns(5)
 m1.metric(
     "Memories",
     sum(counts.values()),
-    help=f"Episodic and procedural memories of {ctx.user_id}, semantic facts (shared by all "
-    "users) and the messages of the current session",
+    help=f"Episodic and procedural memories of {md_text(ctx.user_id)}, "
+    "semantic facts (shared by all users) and the messages of the current session",
     border=True,
 )
 m2.metric(
@@ -131,7 +131,7 @@ a, b = st.columns(2)
 if sum(counts.values()):
     a.plotly_chart(charts.counts_figure(counts), key="chart_counts")
 else:
-    a.info(f"No memories stored for {ctx.user_id} yet.", icon="🗂️")
+    a.info(f"No memories stored for {md_text(ctx.user_id)} yet.", icon="🗂️")
 gf = charts.growth_frame(rows_by_type)
 if gf.empty:
     b.info("Growth appears once memories are stored.", icon="📈")

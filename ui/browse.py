@@ -20,6 +20,8 @@ from ui.format import (
     day_start_ms,
     event_label,
     fmt_ms_time,
+    md_text,
+    no_images,
     parse_tags,
     snippet,
     to_datetime,
@@ -239,7 +241,7 @@ def _edit_episodic(ctx: PageContext, memory_id: str) -> None:
     if not rec:
         return
     p = f"ed_ep_{memory_id}"
-    st.markdown(f"##### ✏️ Edit memory `{memory_id}`")
+    st.markdown(f"##### ✏️ Edit memory {md_text(memory_id)}")
     with st.form(p, border=True):
         text = st.text_area(
             "Memory", value=rec.get("text") or rec.get("description", ""), key=f"{p}_text"
@@ -265,7 +267,7 @@ def _edit_episodic(ctx: PageContext, memory_id: str) -> None:
         pinned = st.checkbox("📌 Pinned", value=bool(rec.get("pinned")), key=f"{p}_pinned")
         submitted = st.form_submit_button("Save changes", type="primary", key=f"{p}_save")
     if rec.get("superseded_by"):
-        st.caption(f"Replaced by `{rec['superseded_by']}`: kept as history, not recalled.")
+        st.caption(f"Replaced by {md_text(rec['superseded_by'])}: kept as history, not recalled.")
     if submitted:
         changes: dict[str, Any] = {}
         if text.strip() != (rec.get("text") or rec.get("description") or ""):
@@ -339,7 +341,7 @@ def _edit_semantic(ctx: PageContext, memory_id: str) -> None:
     if not rec:
         return
     p = f"ed_sem_{memory_id}"
-    st.markdown(f"##### ✏️ Edit fact `{memory_id}`")
+    st.markdown(f"##### ✏️ Edit fact {md_text(memory_id)}")
     with st.form(p, border=True):
         text = st.text_area("Fact", value=rec.get("text") or rec.get("fact", ""), key=f"{p}_text")
         c1, c2, c3 = st.columns(3)
@@ -397,7 +399,8 @@ def procedural_tab(ctx: PageContext) -> None:
     by_id = {str(r.get("id")): r for r in rows}
     for sel in selected[:3]:
         pattern = by_id.get(str(sel["id"])) or {}
-        st.markdown(f"##### Tool sequences tried for “{snippet(sel['Question pattern'], 80)}”")
+        pattern_text = no_images(snippet(sel["Question pattern"], 80))
+        st.markdown(f"##### Tool sequences tried for “{pattern_text}”")
         seq = sequences_frame(pattern)
         if seq.empty:
             st.caption("No per-sequence statistics recorded.")

@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from ui.format import BAND_BADGES, event_label, fmt_duration, type_label
+from ui.format import BAND_BADGES, event_label, fmt_duration, md_text, no_images, type_label
 
 TOTAL_KEYS = ("total", "total_ms", "turn")
 
@@ -28,7 +28,7 @@ def summary_line(d: dict[str, Any]) -> str:
     rec = d.get("recalled") or {}
     parts: list[str] = []
     if d.get("mode") == "llm":
-        parts.append(f"🤖 {d.get('model') or 'LLM'}")
+        parts.append(f"🤖 {md_text(d.get('model') or 'LLM')}")
     else:
         parts.append("📴 memory-only")
     counts = []
@@ -58,7 +58,7 @@ def render_details(d: dict[str, Any], *, key: str, expanded: bool = False) -> No
     with st.expander("🔍 Execution details", expanded=expanded):
         st.caption(summary_line(d))
         if d.get("error"):
-            st.warning(d["error"], icon="⚠️")
+            st.warning(no_images(d["error"]), icon="⚠️")
         tabs = st.tabs(
             ["Recalled", f"Tools ({len(tools)})", f"Stored ({len(stored)})", "Prompt", "Timing"]
         )
@@ -139,14 +139,14 @@ def _recalled(rec: dict[str, Any], key: str) -> None:
     proc = rec.get("procedural")
     if proc:
         anything = True
-        seq = " → ".join(f"`{t}`" for t in proc.get("tool_sequence") or []) or "(no tools)"
+        seq = " → ".join(md_text(t) for t in proc.get("tool_sequence") or []) or "(no tools)"
         conf = float(proc.get("confidence") or 0.0)
         verdict = "recommended" if proc.get("recommended") else "not yet trusted"
         st.markdown(
             f"**{type_label('procedural')}** · suggested tools {seq}  \n"
             f"confidence **{conf:.0%}** ({verdict}) · {proc.get('executions', 0)} runs · "
             f"avg score {float(proc.get('avg_score') or 0):.2f} · "
-            f"{proc.get('match', '')} match on “{proc.get('query_pattern', '')}”"
+            f"{md_text(proc.get('match', ''))} match on “{no_images(proc.get('query_pattern'))}”"
         )
         st.progress(min(max(conf, 0.0), 1.0))
     short = rec.get("short_term") or []
@@ -169,7 +169,7 @@ def _tools(tools: list[dict[str, Any]]) -> None:
         return
     for t in tools:
         status = "❌" if t.get("error") else ("∅" if t.get("empty") else "✅")
-        st.markdown(f"{status} **`{t.get('name', '?')}`** · {fmt_duration(t.get('ms'))}")
+        st.markdown(f"{status} **{md_text(t.get('name', '?'))}** · {fmt_duration(t.get('ms'))}")
         c1, c2 = st.columns(2)
         with c1:
             st.caption("Arguments")
@@ -177,7 +177,7 @@ def _tools(tools: list[dict[str, Any]]) -> None:
         with c2:
             if t.get("error"):
                 st.caption("Error")
-                st.markdown(f":red[{t['error']}]")
+                st.markdown(f":red[{md_text(t['error'])}]")
             else:
                 st.caption("Result")
                 result = t.get("result")
@@ -200,14 +200,14 @@ def _stored(
         meta = " · ".join(
             x for x in (type_label(m.get("memory_type", "")), kind, f"via {m.get('how')}") if x
         )
-        line = f"💾 {m.get('text', '')}  \n:gray[{meta}]"
+        line = f"💾 {no_images(m.get('text'))}  \n:gray[{md_text(meta)}]"
         if m.get("superseded_id"):
             old = known.get(m["superseded_id"])
-            what = f"“{old}”" if old else f"`{m['superseded_id']}`"
+            what = f"“{no_images(old)}”" if old else md_text(m["superseded_id"])
             line += f"  \n:orange[replaces {what} (kept as history)]"
         st.markdown(line)
     if extraction:
-        st.caption(f"Background extraction: {extraction}")
+        st.caption(f"Background extraction: {no_images(extraction)}")
 
 
 def _prompt(d: dict[str, Any]) -> None:

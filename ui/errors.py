@@ -16,11 +16,17 @@ from typing import Any
 import streamlit as st
 
 from memory.errors import InvalidInputError, MemorySystemError, NotFoundError
+from ui.format import no_images
 
 log = logging.getLogger(__name__)
 
 
 def message_for(exc: Exception, what: str) -> str:
+    # Error messages quote input (a memory text, a name), and are shown as markdown.
+    return no_images(_message(exc, what))
+
+
+def _message(exc: Exception, what: str) -> str:
     if isinstance(exc, InvalidInputError | NotFoundError):
         return str(exc)
     if isinstance(exc, MemorySystemError):

@@ -1,7 +1,15 @@
-"""Small display helpers shared by the pages: names, icons, colours, times, snippets."""
+"""Small display helpers shared by the pages: names, icons, colours, times, snippets, and the
+two ways text from a user, a memory, a model or a URL is made safe for `st.markdown`:
+
+    no_images(text)   markdown kept (bold, lists, links) but images become plain links, so the
+                      browser never fetches anything because of stored or generated text
+    md_text(name)     a name shown as itself: every markdown character escaped, one line
+    ImageFreeStream   `no_images` for a streamed reply, piece by piece
+"""
 
 from __future__ import annotations
 
+import re
 from datetime import date, datetime, time
 from typing import Any
 
@@ -102,3 +110,45 @@ def parse_tags(raw: str) -> list[str]:
     """`"diet, #health  sleep"` → ["diet", "health", "sleep"]."""
     parts = raw.replace(",", " ").split()
     return [p.lstrip("#") for p in parts if p.lstrip("#")]
+
+
+# An image is `![alt](url)` or `![alt][ref]`: without the `!` it is an ordinary link, which the
+# browser only follows when clicked. A run of `!` goes too (`!![x](u)` minus one is an image).
+_IMAGE_MARK = re.compile(r"!+(?=\[)")
+# Every ASCII punctuation character can be backslash-escaped in CommonMark; escaping them all
+# also stops Streamlit's extras (`:red[...]`, `:emoji:`, `$math$`) and bare-URL autolinks.
+_MD_PUNCT = re.compile(r"([!-/:-@\[-`{-~])")
+
+
+def no_images(text: Any) -> str:
+    """Markdown from untrusted text with its images turned into plain links."""
+    return _IMAGE_MARK.sub("", str(text or ""))
+
+
+# GFM turns bare `http://…`, `www.…` and `a@b.c` into links after escapes are resolved: an
+# invisible word joiner (U+2060) after `:`, `www` and `@` keeps them plain text.
+_AUTOLINK = re.compile(r"(:(?=//)|(?i:www)(?=\.)|@)")
+
+
+def md_text(value: Any) -> str:
+    """A user name (or any label) rendered literally inside markdown: no styling, no links."""
+    text = _AUTOLINK.sub("\\1\u2060", " ".join(str(value or "").split()))
+    return _MD_PUNCT.sub(r"\\\1", text)
+
+
+class ImageFreeStream:
+    """`no_images` for a reply that arrives in pieces: a trailing `!` is held back until the
+    next piece shows whether a `[` follows it."""
+
+    def __init__(self) -> None:
+        self._held = ""
+
+    def feed(self, piece: str) -> str:
+        text = self._held + piece
+        body = text.rstrip("!")
+        self._held = text[len(body) :]
+        return no_images(body)
+
+    def flush(self) -> str:
+        held, self._held = self._held, ""
+        return held

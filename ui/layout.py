@@ -20,6 +20,7 @@ from memory.errors import MemorySystemError
 from ui import resources, state
 from ui.context import PageContext
 from ui.errors import message_for
+from ui.format import no_images
 from ui.sidebar import render_nav, render_sidebar
 
 log = logging.getLogger(__name__)
@@ -73,7 +74,8 @@ def page_setup(title: str, icon: str, *, layout: str = "wide") -> PageContext:
 
 
 def show_flashes() -> None:
-    for kind, text in state.pop_flashes():
+    for kind, raw in state.pop_flashes():
+        text = no_images(raw)  # flashes quote memory texts and user names
         if kind == "error":
             st.error(text, icon="⚠️")
         elif kind == "warning":

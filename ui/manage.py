@@ -15,7 +15,15 @@ from memory.models import EventType
 from ui import state
 from ui.details import HIT_COLUMNS, hits_frame
 from ui.errors import guard, message_for
-from ui.format import day_end_ms, event_label, parse_tags, snippet, type_label
+from ui.format import (
+    day_end_ms,
+    event_label,
+    md_text,
+    no_images,
+    parse_tags,
+    snippet,
+    type_label,
+)
 
 if TYPE_CHECKING:
     from ui.context import PageContext
@@ -140,7 +148,7 @@ def add_tab(ctx: PageContext) -> None:
                 source="user",
                 added_by=ctx.user_id,
             )
-        st.success(f"Added: {snippet(text, 80)}", icon="✅")
+        st.success(f"Added: {no_images(snippet(text, 80))}", icon="✅")
 
 
 # --- export / import -----------------------------------------------------------------------
@@ -151,8 +159,9 @@ def transfer_tab(ctx: PageContext) -> None:
     with c1:
         st.markdown("##### ⬇️ Export")
         st.caption(
-            f"Everything stored for **{ctx.user_id}**: episodic memories (with their history), "
-            "the facts they added, learned procedures and chat sessions, as one JSON file."
+            f"Everything stored for **{md_text(ctx.user_id)}**: "
+            "episodic memories (with their history), the facts they added, "
+            "learned procedures and chat sessions, as one JSON file."
         )
         coord, user = ctx.coordinator, ctx.user_id
         st.download_button(
@@ -195,7 +204,7 @@ def transfer_tab(ctx: PageContext) -> None:
                     data, mode="replace" if mode == "replace" else "merge", user_id=ctx.user_id
                 )
             except (ImportFileError, InvalidInputError) as e:
-                st.error(f"Nothing was imported: {_reason(e)}", icon="🚫")
+                st.error(f"Nothing was imported: {no_images(_reason(e))}", icon="🚫")
                 return
             except Exception as e:  # noqa: BLE001
                 st.error(message_for(e, "Importing"), icon="⚠️")
@@ -213,9 +222,9 @@ def _preview(data: bytes, target: str) -> str:
         return ""
     user = doc.get("user_id") or doc.get("user") or "?"
     parts = [f"{len(v)} {k}" for k, v in doc.items() if isinstance(v, list)]
-    text = f"File for user **{user}**: " + (", ".join(parts) or "no lists found")
+    text = f"File for user **{md_text(user)}**: " + (", ".join(parts) or "no lists found")
     if user != target:
-        text += f" · will be imported into **{target}**"
+        text += f" · will be imported into **{md_text(target)}**"
     return text
 
 
@@ -238,16 +247,17 @@ def cleanup_tab(ctx: PageContext) -> None:
             sessions = list(ctx.coordinator.list_sessions(ctx.user_id) or [])
         options = list(dict.fromkeys([ctx.session_id, *sessions]))
         session = st.selectbox("Session", options, key="c_session")
-        sure = st.checkbox(f"Yes, delete the messages of `{session}`", key="c_session_sure")
+        sure = st.checkbox(f"Yes, delete the messages of {md_text(session)}", key="c_session_sure")
         if st.button("Clear session", key="c_session_go", disabled=not sure, icon="🧽"):
             with guard("Clearing the session"):
                 n = ctx.coordinator.clear_session_memories(ctx.user_id, session)
-                st.success(f"Deleted {n} message{'s' if n != 1 else ''} of `{session}`.")
+                st.success(f"Deleted {n} message{'s' if n != 1 else ''} of {md_text(session)}.")
     with c2, st.container(border=True):
         st.markdown("##### 🔥 Purge this user")
         st.caption(
-            f"Deletes **everything** stored for **{ctx.user_id}**: episodic memories, facts they "
-            "added, procedures, sessions. Export first if you may need it again."
+            f"Deletes **everything** stored for **{md_text(ctx.user_id)}**: "
+            "episodic memories, facts they added, procedures, sessions. "
+            "Export first if you may need it again."
         )
         typed = st.text_input(
             "Type the user id to confirm", key="c_purge_confirm", placeholder=ctx.user_id
@@ -257,6 +267,6 @@ def cleanup_tab(ctx: PageContext) -> None:
             with guard("Purging the user"):
                 counts = ctx.coordinator.clear_user_memories(ctx.user_id)
                 total = sum((counts or {}).values())
-                state.flash(f"Purged {ctx.user_id}: {total} records deleted.")
+                state.flash(f"Purged {md_text(ctx.user_id)}: {total} records deleted.")
                 st.session_state.pop("c_purge_confirm", None)
                 st.rerun()

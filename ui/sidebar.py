@@ -24,6 +24,8 @@ from ui.format import (
     TYPE_HELP,
     event_label,
     fmt_ms_time,
+    md_text,
+    no_images,
     parse_tags,
     snippet,
     type_label,
@@ -136,14 +138,14 @@ def _model(ctx: PageContext) -> None:
                 status = ctx.llm_status
                 models = list(ctx.models)
                 if status is not None and status.ok:
-                    st.markdown(f"🟢 **{status.model}** ready at `{status.host}`")
+                    st.markdown(f"🟢 **{md_text(status.model)}** ready at {md_text(status.host)}")
                 elif status is not None and status.reachable:
-                    st.markdown(f"🟠 **{status.model}** is not pulled")
-                    st.caption(status.message)
+                    st.markdown(f"🟠 **{md_text(status.model)}** is not pulled")
+                    st.caption(no_images(status.message))
                 else:
                     st.markdown("🔴 **Ollama offline**: memory-only mode")
                     if status is not None and status.message:
-                        st.caption(status.message)
+                        st.caption(no_images(status.message))
                 if models:
                     current = ss.model or (status.model if status else models[0])
                     options = list(dict.fromkeys([current, *models]))
@@ -271,7 +273,7 @@ def _search(ctx: PageContext) -> None:
     for h in hits:
         mtype = getattr(h.memory_type, "value", h.memory_type)
         st.markdown(
-            f"{snippet(h.text, 90)}  \n"
+            f"{no_images(snippet(h.text, 90))}  \n"
             f":gray[{type_label(mtype)} · {BAND_BADGES.get(h.band, h.band)} · {h.score:.2f}]"
         )
 
@@ -306,7 +308,8 @@ def _recent(ctx: PageContext) -> None:
         when = fmt_ms_time(r.get("created_at") or r.get("timestamp"))
         kind = r.get("event_type") or r.get("category") or ""
         c1.markdown(
-            f"{snippet(r.get('text'), 70)}  \n:gray[{type_label(r['_type'])} · {kind} · {when}]"
+            f"{no_images(snippet(r.get('text'), 70))}  \n"
+            f":gray[{type_label(r['_type'])} · {md_text(kind)} · {when}]"
         )
         c2.button(
             "",

@@ -33,7 +33,8 @@ def init_state(sessions_of: Any = None) -> None:
     """Set every key this app uses, once per browser session.
 
     `sessions_of(user_id) -> list[str]` (the coordinator's `list_sessions`) lets a returning
-    user continue their latest session; without it a new session is started.
+    user continue their newest session (it lists the most recent first); without it a new
+    session is started.
     """
     ss = st.session_state
     if "user_id" not in ss:

@@ -87,6 +87,7 @@ def import_user(
     if mode not in ("merge", "replace"):
         raise InvalidInputError("Import mode must be 'merge' or 'replace'.")
     doc = _parse(data)
+    _refuse_duplicate_ids(doc)
     target = check_id(user_id or doc.user_id)
     # Validate every record with the same rules as the write path (raises before writing).
     try:
@@ -181,10 +182,25 @@ def _parse(data: dict[str, Any] | str | bytes) -> ExportFile:
         if len(data) > MAX_IMPORT_BYTES:
             raise ImportFileError("The file is larger than 50 MB; nothing was imported.")
         try:
-            data = json.loads(data)
+            # NaN and Infinity are not JSON: Python reads them, but a NaN score is never
+            # found by the index, so such a record would be "imported" and then invisible.
+            data = json.loads(data, parse_constant=_not_a_number)
         except json.JSONDecodeError as e:
             raise ImportFileError(
                 f"Not a JSON file (line {e.lineno}: {e.msg}); nothing was imported."
+            ) from None
+        except UnicodeDecodeError as e:
+            raise ImportFileError(
+                f"The file is not UTF-8 text (invalid byte at position {e.start}); "
+                "nothing was imported."
+            ) from None
+    else:
+        try:
+            json.dumps(data, allow_nan=False)
+        except ValueError:
+            raise ImportFileError(
+                "The file holds NaN or Infinity, which are not numbers JSON allows; "
+                "nothing was imported."
             ) from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ImportFileError(
@@ -199,6 +215,28 @@ def _parse(data: dict[str, Any] | str | bytes) -> ExportFile:
             f"Invalid export file at {where}: {first['msg']} "
             f"({e.error_count()} problem(s)); nothing was imported."
         ) from None
+
+
+def _not_a_number(name: str) -> Any:
+    raise ImportFileError(
+        f"The file holds {name}, which is not a number JSON allows; nothing was imported."
+    )
+
+
+def _refuse_duplicate_ids(doc: ExportFile) -> None:
+    """Two records with one id would both be counted but only the last one kept."""
+    for what, ids in (
+        ("episodic", [m.id for m in doc.episodic]),
+        ("semantic", [f.id for f in doc.semantic]),
+        ("procedural", [p.id for p in doc.procedural]),
+    ):
+        seen: set[str] = set()
+        for i in ids:
+            if i in seen:
+                raise ImportFileError(
+                    f"The file has two {what} records with the id {i!r}; nothing was imported."
+                )
+            seen.add(i)
 
 
 def _owned_ids(

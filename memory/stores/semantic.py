@@ -20,7 +20,14 @@ from ulid import ULID
 
 from memory.errors import InvalidInputError, NotFoundError
 from memory.keys import Keys, digest, owner_tag
-from memory.models import SemanticFact, check_id, check_metadata, check_text, now_ms
+from memory.models import (
+    SemanticFact,
+    check_id,
+    check_label,
+    check_metadata,
+    check_text,
+    now_ms,
+)
 from memory.stores.records import decode, encode, row_record
 from memory.stores.schema import VECTOR_FIELD, matching_keys, query_page
 
@@ -41,10 +48,7 @@ _NAME_MAX = 48
 
 
 def _label(value: str, what: str) -> str:
-    value = (value or "general").strip().lower()
-    if not value or len(value) > _NAME_MAX:
-        raise InvalidInputError(f"The {what} must be 1-{_NAME_MAX} characters.")
-    return value
+    return check_label((value or "general").strip().lower(), what, _NAME_MAX)
 
 
 class SemanticStore:
@@ -75,7 +79,7 @@ class SemanticStore:
             category=_label(category, "category"),
             fact_type=_label(fact_type, "fact type"),
             context=(context or "").strip(),
-            source=(source or "user").strip()[:64],
+            source=check_label(source or "user", "source"),
             added_by=added_by or "",
             metadata=check_metadata(metadata),
             timestamp=timestamp_ms or now_ms(),

@@ -93,9 +93,21 @@ class ShortTermStore:
         return list(reversed(kept))
 
     def sessions(self, user_id: str) -> list[str]:
-        return sorted(
+        """The user's sessions, the most recently active first (a returning user continues
+        the newest one); ties and sessions without messages by name."""
+        names = sorted(
             as_str(s) for s in self._r.smembers(self._keys.user_sessions(check_id(user_id)))
         )
+        pipe = self._r.pipeline(transaction=False)
+        for s in names:
+            pipe.lindex(self._keys.session(user_id, s), -1)
+        last: dict[str, int] = {}
+        for s, raw in zip(names, pipe.execute(), strict=True):
+            try:
+                last[s] = int(json.loads(raw).get("timestamp") or 0) if raw else 0
+            except (ValueError, TypeError, AttributeError):
+                last[s] = 0
+        return sorted(names, key=lambda s: -last[s])
 
     def count(self, user_id: str, session_id: str) -> int:
         return int(self._r.llen(self._keys.session(user_id, session_id)))

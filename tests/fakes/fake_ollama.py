@@ -32,6 +32,7 @@ and script it over HTTP from the test process (JSON bodies):
     POST /_fake/tool_calls  {"calls": [["aggregate_metrics", {"metric": "steps"}]], "content": ""}
     POST /_fake/structured  {"payload": {"memories": [...]}}   (or a string: sent verbatim)
     POST /_fake/error       {"status": 500, "message": "...", "structured": false}
+    POST /_fake/garbled     {"content": "..."}  streamed, with a line that is not JSON after it
     POST /_fake/models      {"models": ["qwen2.5:7b"]}         ([] = "model not pulled")
     POST /_fake/reset       {}
     GET  /_fake/requests    every recorded /api request: [{"method", "path", "body"}]
@@ -99,6 +100,7 @@ class Scripted:
     status: int = 200
     error: str | None = None
     hold: threading.Event | None = None  # respond only once this is set (timeout tests)
+    garbled: bool = False  # a line that is not JSON after the content (a corrupted stream)
 
 
 Responder = Callable[[RecordedRequest], Scripted]
@@ -242,6 +244,11 @@ class FakeOllama:
             (self._structured if structured else self._chat).append(
                 Scripted(status=status, error=message)
             )
+
+    def queue_garbled(self, content: str = "") -> None:
+        """The next streamed chat answer sends `content`, then a line that is not JSON."""
+        with self._lock:
+            self._chat.append(Scripted(content=content, garbled=True))
 
     def queue_hold(self, *, structured: bool = False) -> threading.Event:
         """The next request waits until the returned event is set (or the fake stops)."""
@@ -430,6 +437,8 @@ def _make_handler(fake: FakeOllama) -> type[BaseHTTPRequestHandler]:
                     str(body.get("message", "error")),
                     structured=structured,
                 )
+            elif action == "garbled":
+                fake.queue_garbled(str(body.get("content", "")))
             elif action == "models":
                 fake.models[:] = [str(m) for m in body.get("models", [])]
             elif action == "reset":
@@ -492,8 +501,11 @@ def _make_handler(fake: FakeOllama) -> type[BaseHTTPRequestHandler]:
             self.send_header("Content-Type", "application/x-ndjson")
             self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
-            for line in lines:
-                data = (json.dumps(line) + "\n").encode()
+            encoded = [json.dumps(line) + "\n" for line in lines]
+            if scripted.garbled:  # cut off mid-object, as a proxy or a crash might
+                encoded.insert(len(encoded) - 1, '{"model": "' + model + '", "mess\n')
+            for text in encoded:
+                data = text.encode()
                 self.wfile.write(f"{len(data):X}\r\n".encode() + data + b"\r\n")
                 self.wfile.flush()
             self.wfile.write(b"0\r\n\r\n")

@@ -9,7 +9,13 @@ import sys
 from typing import Any
 
 from memory.config import PROJECT_ROOT, Settings
-from tests.fakes.fake_ollama import FakeOllama, remembered_lines
+from tests.fakes.fake_ollama import (
+    FakeOllama,
+    RecordedRequest,
+    Scripted,
+    echo_responder,
+    remembered_lines,
+)
 
 # Until tests/conftest.py lists it for the whole suite.
 
@@ -87,3 +93,24 @@ def test_chat_without_json_prints_a_readable_transcript(
 def test_status_says_what_to_run(settings: Settings, closed_ollama_url: str) -> None:
     proc = _run(settings, closed_ollama_url, "status")
     assert proc.returncode == 1 and "ollama serve" in proc.stdout
+
+
+def test_an_exchange_that_could_not_be_stored_exits_1_and_says_so(
+    settings: Settings, fake_ollama: FakeOllama, redis_client
+) -> None:
+    """Redis refuses writes (maxmemory reached): the answer is printed, but the script is
+    told on stderr and by the exit code that the exchange is not in memory."""
+    old = redis_client.config_get("maxmemory")["maxmemory"]
+
+    def fill_redis_then_answer(req: RecordedRequest) -> Scripted:
+        redis_client.config_set("maxmemory", 1)  # from now on every write is refused
+        return echo_responder(req)
+
+    fake_ollama.queue_responder(fill_redis_then_answer)
+    try:
+        proc = _run(settings, fake_ollama.url, "chat", "--user", "u", "--session", "s", "Hello")
+    finally:
+        redis_client.config_set("maxmemory", old)
+    assert "You said: Hello" in proc.stdout
+    assert proc.returncode == 1, proc.stderr
+    assert "NOT saved" in proc.stderr

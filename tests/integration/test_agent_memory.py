@@ -173,6 +173,22 @@ def test_ollama_down_gives_memory_only_mode_and_still_remembers(
     assert msgs[-1].content == result.reply
 
 
+def test_a_garbled_stream_falls_back_to_memory_only_and_keeps_the_message(
+    agent: ChatAgent, coordinator: MemoryCoordinator, fake_ollama: FakeOllama
+) -> None:
+    coordinator.add_episodic("alice", "I like swimming in the evening", event_type="preference")
+    fake_ollama.queue_garbled("You like")
+    result = agent.chat("alice", "s1", "When do I like swimming?")
+    assert result.mode == "memory-only"
+    assert "not valid JSON" in (result.error or "")
+    assert "I like swimming in the evening" in result.reply
+    msgs = coordinator.recent_messages("alice", "s1")
+    assert [(m.role, m.content) for m in msgs][-2:] == [
+        ("user", "When do I like swimming?"),
+        ("assistant", result.reply),
+    ]
+
+
 def test_procedural_confidence_rises_on_similar_questions_and_falls_after_failures(
     agent: ChatAgent, fake_ollama: FakeOllama
 ) -> None:

@@ -227,11 +227,16 @@ def test_adversarial_tags_do_not_widen_the_filter(
     coordinator: MemoryCoordinator, diary: dict[str, str]
 ) -> None:
     for tag in ["food|injury", "food}", "*", "-food", "food allergy", "@tags:{food}"]:
-        hits = coordinator.search(U, "what do I eat", tags=[tag], min_score=0)
+        # A tag that cannot be stored is refused as a filter too; it never matches more.
+        try:
+            hits = coordinator.search(U, "what do I eat", tags=[tag], min_score=0)
+        except InvalidInputError as e:
+            assert "one word per tag" in str(e), tag
+            continue
         assert hits == [], tag
-    odd = coordinator.add_episodic(U, "Tagged oddly", tags=["a|b", "x}"])
-    hits = coordinator.search(U, "Tagged oddly", tags=["a|b"], min_score=0)
-    assert [h.id for h in hits] == [odd.id]
+    # Such tags are not stored at all: a tag is one word of letters, digits and _ - . / & +
+    with pytest.raises(InvalidInputError, match="one word per tag"):
+        coordinator.add_episodic(U, "Tagged oddly", tags=["a|b", "x}"])
 
 
 def test_expiry_sets_a_key_ttl_and_the_memory_disappears(

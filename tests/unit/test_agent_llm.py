@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from agent.errors import LLMTimeoutError, LLMUnavailableError, ModelNotFoundError
+from agent.errors import (
+    LLMResponseError,
+    LLMTimeoutError,
+    LLMUnavailableError,
+    ModelNotFoundError,
+)
 from agent.llm import OllamaLLM
 from tests.fakes.fake_ollama import FakeOllama
 
@@ -93,3 +98,14 @@ def test_the_fake_can_be_scripted_over_http_from_another_process(fake_ollama: Fa
     recorded = httpx.get(f"{fake_ollama.url}/_fake/requests").json()
     assert [r["path"] for r in recorded] == ["/api/tags", "/api/chat"]
     assert recorded[-1]["body"]["messages"][0]["content"] == "hi"
+
+
+def test_a_garbled_line_in_the_stream_is_a_response_error_not_a_decode_traceback(
+    fake_ollama: FakeOllama,
+) -> None:
+    fake_ollama.queue_garbled("Half an answer")
+    got: list[str] = []
+    with pytest.raises(LLMResponseError, match="not valid JSON"):
+        for chunk in OllamaLLM(fake_ollama.url).stream_chat("qwen2.5:7b", [{"role": "user"}]):
+            got.append(chunk.content)
+    assert "".join(got).startswith("Half")

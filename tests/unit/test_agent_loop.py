@@ -176,6 +176,9 @@ def test_the_model_failing_mid_turn_falls_back_to_memory_only(
     result = agent_factory(fake_coordinator, fake_ollama.url).chat("alice", "s1", "Hi there")
     assert result.mode == "memory-only"
     assert "CUDA out of memory" in result.reply and "CUDA out of memory" in (result.error or "")
+    # The server answered: it failed (with its status), it is not "offline".
+    assert "server failed" in result.reply and "(500)" in result.reply
+    assert "offline" not in result.reply
     assert fake_coordinator.interactions[-1]["assistant_response"] == result.reply
 
 
