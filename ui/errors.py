@@ -15,13 +15,13 @@ from typing import Any
 
 import streamlit as st
 
-from memory.errors import InvalidInputError, MemorySystemError, NotFoundError
+from memory.errors import InvalidInputError, MemorySystemError, NotAllowedError, NotFoundError
 
 log = logging.getLogger(__name__)
 
 
 def message_for(exc: Exception, what: str) -> str:
-    if isinstance(exc, InvalidInputError | NotFoundError):
+    if isinstance(exc, InvalidInputError | NotFoundError | NotAllowedError):
         return str(exc)
     if isinstance(exc, MemorySystemError):
         return f"{what} failed: {exc}"
