@@ -67,7 +67,7 @@ def _identity(ctx: PageContext) -> None:
     """Say plainly who is signed in, or that nobody is (names shown as text, not markdown)."""
     viewer = ctx.viewer
     if not viewer.signed_in:
-        st.warning(
+        st.info(  # info, not warning: the mode is a choice of the operator, not a fault
             "No sign-in (AUTH_MODE=none): anyone who opens this page can see and change "
             "every user's memories. Fine for one person on their own machine.",
             icon="🔓",

@@ -52,7 +52,7 @@ def _signed_in(script: str, email: str | None, **query: str) -> AppTest:
 def test_none_mode_says_there_is_no_sign_in(app_env, make_app) -> None:
     at = make_app("app.py")
     no_errors(at)
-    warning = "\n".join(w.value for w in at.sidebar.warning)
+    warning = "\n".join(w.value for w in at.sidebar.info)
     assert "No sign-in" in warning and "every user's memories" in warning
     assert "Each user has private memories" not in at.sidebar.selectbox(key="sb_user").help
 
