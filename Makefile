@@ -20,6 +20,7 @@ setup-test:
 	bash scripts/setup.sh --browser
 
 run: setup
+	PYTHONPATH=. $(PY) scripts/check_listen.py $(HOST)
 	$(PY) -m memory redis start
 	$(PY) -m streamlit run app.py --server.address $(HOST) --server.port $(PORT)
 

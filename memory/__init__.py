@@ -29,6 +29,7 @@ from memory.errors import (
     ImportFileError,
     InvalidInputError,
     MemorySystemError,
+    NotAllowedError,
     NotFoundError,
     StoreUnavailableError,
 )
@@ -80,6 +81,7 @@ __all__ = [
     "MemoryStats",
     "MemorySystemError",
     "MemoryType",
+    "NotAllowedError",
     "NotFoundError",
     "ProceduralPattern",
     "ProceduralSuggestion",

@@ -189,7 +189,8 @@ def cmd_delete(args: argparse.Namespace, settings: Settings) -> int:
         types = [args.type] if args.type else [t.value for t in MemoryType]
         for t in types:
             try:
-                coord.delete_memory(args.user, t, args.id)
+                # the CLI is the operator's: shared facts may change too
+                coord.delete_memory(args.user, t, args.id, as_admin=True)
                 _print(args, {"deleted": args.id, "type": t}, f"deleted {t} {args.id}")
                 return 0
             except NotFoundError:

@@ -93,3 +93,27 @@ class Settings(BaseSettings):
         default=0.1, ge=0, le=1, description="Each recall closes this share of the gap to 1."
     )
     knowledge_file: Path = Field(default=PROJECT_ROOT / "memory" / "data" / "knowledge.json")
+
+    # --- Sign-in (the app; the CLI is the operator's and has none) ------------------------
+    auth_mode: Literal["none", "oidc"] = Field(
+        default="none",
+        description="none: no sign-in, every user visible (one person, own machine); "
+        "oidc: sign in with st.login, each user sees only their own memories.",
+    )
+    auth_user_claim: str = Field(
+        default="email", min_length=1, description="Identity claim used as the user id."
+    )
+    auth_admins: str = Field(
+        default="",
+        description="Comma-separated user ids (values of AUTH_USER_CLAIM) with admin rights: "
+        "see any user, manage the shared knowledge base.",
+    )
+    allow_unauthenticated_remote: bool = Field(
+        default=False,
+        description="Let AUTH_MODE=none listen on a non-loopback address (anyone who can "
+        "reach it sees and changes every user's memories).",
+    )
+
+    @property
+    def admins(self) -> frozenset[str]:
+        return frozenset(a.strip() for a in self.auth_admins.split(",") if a.strip())

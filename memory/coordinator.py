@@ -204,7 +204,9 @@ class MemoryCoordinator:
                 )
             )
         if include_semantic and qvec is not None:
-            requests.append(semantic_request(self.semantic, query, qvec, k_semantic, self.weights))
+            requests.append(
+                semantic_request(self.semantic, user_id, query, qvec, k_semantic, self.weights)
+            )
         now = now_ms()
         for req, (vrows, trows) in zip(requests, self._timed_run(requests, timings), strict=True):
             t = time.perf_counter()
@@ -298,7 +300,7 @@ class MemoryCoordinator:
                 active_only=not include_superseded,
             )
         elif mtype is MemoryType.SEMANTIC:
-            req = semantic_request(self.semantic, query, qvec, k, weights, category=category)
+            req = semantic_request(self.semantic, user_id, query, qvec, k, weights, category)
         else:
             raise InvalidInputError(
                 "Search covers episodic and semantic memories; procedural "
@@ -500,24 +502,8 @@ class MemoryCoordinator:
     ) -> tuple[list[dict[str, Any]], int]:
         """(rows, total). Rows are records as dicts with an `id` and a `text` key.
         Semantic facts: `added_by` keeps those a given user added."""
-        return admin.list_memories(
-            self.stores,
-            user_id,
-            MemoryType.parse(memory_type),
-            event_types=event_types,
-            category=category,
-            tags=tags,
-            since_ms=since_ms,
-            until_ms=until_ms,
-            pinned=pinned,
-            include_superseded=include_superseded,
-            sort_by=sort_by,
-            descending=descending,
-            page=page,
-            page_size=page_size,
-            session_id=session_id,
-            added_by=added_by,
-        )
+        filters = {k: v for k, v in locals().items() if k not in ("self", "user_id", "memory_type")}
+        return admin.list_memories(self.stores, user_id, MemoryType.parse(memory_type), **filters)
 
     def get_memory(
         self, user_id: str, memory_type: MemoryType | str, memory_id: str
@@ -525,23 +511,38 @@ class MemoryCoordinator:
         return admin.read_memory(self.stores, user_id, MemoryType.parse(memory_type), memory_id)
 
     def update_memory(
-        self, user_id: str, memory_type: MemoryType | str, memory_id: str, **changes: Any
+        self,
+        user_id: str,
+        memory_type: MemoryType | str,
+        memory_id: str,
+        as_admin: bool = False,
+        **changes: Any,
     ) -> dict[str, Any]:
-        """Edit a memory; the vector is recomputed when its text changes."""
+        """Edit a memory; the vector is recomputed when its text changes. Shared facts change
+        (and a fact is shared) only `as_admin`: an admin in the app, the operator's CLI."""
         mtype = MemoryType.parse(memory_type)
-        return admin.apply_update(self.stores, self.embedder, user_id, mtype, memory_id, changes)
+        return admin.apply_update(
+            self.stores, self.embedder, user_id, mtype, memory_id, changes, as_admin
+        )
 
-    def delete_memory(self, user_id: str, memory_type: MemoryType | str, memory_id: str) -> None:
+    def delete_memory(
+        self, user_id: str, memory_type: MemoryType | str, memory_id: str, as_admin: bool = False
+    ) -> None:
         mtype = MemoryType.parse(memory_type)
         t = time.perf_counter()
-        admin.delete_memory(self.stores, self.embedder, user_id, mtype, memory_id)
+        admin.delete_memory(self.stores, self.embedder, user_id, mtype, memory_id, as_admin)
         if mtype is not MemoryType.SHORT_TERM:
             self.metrics_recorder.record(mtype.value, "delete", _ms(t))
 
     def pin(
-        self, user_id: str, memory_type: MemoryType | str, memory_id: str, pinned: bool = True
+        self,
+        user_id: str,
+        memory_type: MemoryType | str,
+        memory_id: str,
+        pinned: bool = True,
+        as_admin: bool = False,
     ) -> None:
-        self.update_memory(user_id, memory_type, memory_id, pinned=pinned)
+        self.update_memory(user_id, memory_type, memory_id, as_admin, pinned=pinned)
 
     def list_users(self) -> list[str]:
         return sorted(as_str(u) for u in self._r.smembers(self.keys.users))

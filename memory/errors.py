@@ -4,6 +4,7 @@
     ├── InvalidInputError          bad text, type, metadata, ids, files
     │   └── ImportFileError        an export file that cannot be imported (nothing was written)
     ├── NotFoundError              an id that does not exist (for this user)
+    ├── NotAllowedError            a change this caller may not make (shared knowledge)
     ├── StoreUnavailableError      Redis unreachable or missing modules
     ├── EmbeddingModelMismatchError an index built with another embedding model
     └── EmbedderError              the embedding model could not load or run
@@ -29,6 +30,10 @@ class ImportFileError(InvalidInputError):
 
 class NotFoundError(MemorySystemError, LookupError):
     """The requested memory does not exist, or belongs to another user."""
+
+
+class NotAllowedError(MemorySystemError, PermissionError):
+    """The caller may not make this change (shared facts change only with admin rights)."""
 
 
 class StoreUnavailableError(MemorySystemError, ConnectionError):

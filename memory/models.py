@@ -196,10 +196,18 @@ class SemanticFact(BaseModel):
     timestamp: int
     pinned: bool = False
     importance: float = Field(default=0.5, ge=0, le=1)
+    shared: bool = Field(
+        default=False, description="A user's fact an admin shared: recalled for every user"
+    )
 
     @property
     def text(self) -> str:
         return self.fact
+
+    @property
+    def is_shared(self) -> bool:
+        """Knowledge-file facts (no `added_by`) and facts an admin shared: everyone's."""
+        return self.shared or not self.added_by
 
 
 class SequenceStats(BaseModel):

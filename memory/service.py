@@ -179,12 +179,27 @@ class MemoryService(AgentMemory, Protocol):
         self, user_id: str, memory_type: MemoryType | str, memory_id: str
     ) -> dict[str, Any]: ...
 
+    # `as_admin`: may change shared facts (knowledge file, shared by an admin) and share one.
     def update_memory(
-        self, user_id: str, memory_type: MemoryType | str, memory_id: str, **changes: Any
+        self,
+        user_id: str,
+        memory_type: MemoryType | str,
+        memory_id: str,
+        as_admin: bool = False,
+        **changes: Any,
     ) -> dict[str, Any]: ...
 
+    def delete_memory(
+        self, user_id: str, memory_type: MemoryType | str, memory_id: str, as_admin: bool = False
+    ) -> None: ...
+
     def pin(
-        self, user_id: str, memory_type: MemoryType | str, memory_id: str, pinned: bool = True
+        self,
+        user_id: str,
+        memory_type: MemoryType | str,
+        memory_id: str,
+        pinned: bool = True,
+        as_admin: bool = False,
     ) -> None: ...
 
     def list_users(self) -> list[str]: ...

@@ -104,7 +104,15 @@ def _bulk_actions(ctx: PageContext, mtype: str, table_key: str, selected: list[d
             key=f"yes_delete_{mtype}",
             type="primary",
             on_click=_on_delete_many,
-            args=(ctx.coordinator, ctx.user_id, mtype, pending, table_key, confirm_key),
+            args=(
+                ctx.coordinator,
+                ctx.user_id,
+                mtype,
+                pending,
+                table_key,
+                confirm_key,
+                ctx.is_admin,
+            ),
         )
         c2.button(
             "Cancel",
@@ -130,22 +138,30 @@ def _bulk_actions(ctx: PageContext, mtype: str, table_key: str, selected: list[d
         key=f"pin_sel_{mtype}",
         icon="📌",
         on_click=_on_pin,
-        args=(ctx.coordinator, ctx.user_id, mtype, ids, True),
+        args=(ctx.coordinator, ctx.user_id, mtype, ids, True, ctx.is_admin),
     )
     c3.button(
         "Unpin",
         key=f"unpin_sel_{mtype}",
         on_click=_on_pin,
-        args=(ctx.coordinator, ctx.user_id, mtype, ids, False),
+        args=(ctx.coordinator, ctx.user_id, mtype, ids, False, ctx.is_admin),
     )
 
 
 def _on_delete_many(
-    coord: MemoryService, user_id: str, mtype: str, ids: list[str], table_key: str, confirm_key: str
+    coord: MemoryService,
+    user_id: str,
+    mtype: str,
+    ids: list[str],
+    table_key: str,
+    confirm_key: str,
+    as_admin: bool,
 ) -> None:
     done = 0
     for memory_id in ids:
-        ok, _ = run_action("Deleting a memory", coord.delete_memory, user_id, mtype, memory_id)
+        ok, _ = run_action(
+            "Deleting a memory", coord.delete_memory, user_id, mtype, memory_id, as_admin
+        )
         done += int(ok)
     st.session_state.pop(confirm_key, None)
     st.session_state.pop(table_key, None)  # the old row numbers point at other rows now
@@ -153,8 +169,12 @@ def _on_delete_many(
         state.flash(f"Deleted {done} memor{'y' if done == 1 else 'ies'}.")
 
 
-def _on_pin(coord: MemoryService, user_id: str, mtype: str, ids: list[str], pinned: bool) -> None:
-    done = sum(int(run_action("Pinning", coord.pin, user_id, mtype, i, pinned)[0]) for i in ids)
+def _on_pin(
+    coord: MemoryService, user_id: str, mtype: str, ids: list[str], pinned: bool, as_admin: bool
+) -> None:
+    done = sum(
+        int(run_action("Pinning", coord.pin, user_id, mtype, i, pinned, as_admin)[0]) for i in ids
+    )
     if done:
         state.flash(f"{'Pinned' if pinned else 'Unpinned'} {done}.")
 
@@ -292,7 +312,7 @@ def _save(ctx: PageContext, mtype: str, memory_id: str, changes: dict[str, Any])
         st.info("Nothing changed.", icon="ℹ️")
         return
     with guard("Saving the memory"):
-        ctx.coordinator.update_memory(ctx.user_id, mtype, memory_id, **changes)
+        ctx.coordinator.update_memory(ctx.user_id, mtype, memory_id, ctx.is_admin, **changes)
         note = " (re-embedded)" if "text" in changes else ""
         state.flash(f"Saved: {', '.join(changes)}{note}.")
         st.rerun()
@@ -342,6 +362,11 @@ def _edit_semantic(ctx: PageContext, memory_id: str) -> None:
         return
     p = f"ed_sem_{memory_id}"
     st.markdown(f"##### ✏️ Edit fact {md_text(memory_id)}")
+    locked = bool(rec.get("is_shared")) and not ctx.is_admin
+    if locked:
+        st.info(
+            "Shared knowledge, recalled for every user: only an admin can change it.", icon="🔒"
+        )
     with st.form(p, border=True):
         text = st.text_area("Fact", value=rec.get("text") or rec.get("fact", ""), key=f"{p}_text")
         c1, c2, c3 = st.columns(3)
@@ -350,9 +375,20 @@ def _edit_semantic(ctx: PageContext, memory_id: str) -> None:
         source = c3.text_input("Source", value=rec.get("source") or "", key=f"{p}_source")
         context = st.text_input("Context", value=rec.get("context") or "", key=f"{p}_context")
         pinned = st.checkbox("📌 Pinned", value=bool(rec.get("pinned")), key=f"{p}_pinned")
-        submitted = st.form_submit_button("Save changes", type="primary", key=f"{p}_save")
+        shared = bool(rec.get("shared"))
+        if ctx.is_admin and rec.get("added_by"):  # a user's fact: an admin may share it
+            shared = st.checkbox(
+                "🌐 Shared with every user",
+                value=shared,
+                key=f"{p}_shared",
+                help="Shared facts are recalled for every user and change only by admins.",
+            )
+        submitted = st.form_submit_button(
+            "Save changes", type="primary", key=f"{p}_save", disabled=locked
+        )
     if submitted:
         old = {
+            "shared": bool(rec.get("shared")),
             "text": rec.get("text") or rec.get("fact") or "",
             "category": rec.get("category") or "",
             "fact_type": rec.get("fact_type") or "",
@@ -361,6 +397,7 @@ def _edit_semantic(ctx: PageContext, memory_id: str) -> None:
             "pinned": bool(rec.get("pinned")),
         }
         new = {
+            "shared": shared,
             "text": text.strip(),
             "category": category,
             "fact_type": fact_type,

@@ -9,6 +9,7 @@ import streamlit as st
 
 from memory.config import Settings
 from memory.service import MemoryService
+from ui.auth import Viewer
 
 if TYPE_CHECKING:
     from agent import ChatAgent, LLMStatus
@@ -22,6 +23,12 @@ class PageContext:
     llm_status: LLMStatus | None = None
     models: list[str] = field(default_factory=list)
     agent_error: str = ""
+    viewer: Viewer = field(default_factory=lambda: Viewer(mode="none"))
+
+    @property
+    def is_admin(self) -> bool:
+        """May change shared facts and open any user (everyone in AUTH_MODE=none)."""
+        return self.viewer.is_admin
 
     @property
     def user_id(self) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 
 import streamlit as st
 
-from memory.errors import InvalidInputError, MemorySystemError, NotFoundError
+from memory.errors import InvalidInputError, MemorySystemError, NotAllowedError, NotFoundError
 from ui.format import no_images
 
 log = logging.getLogger(__name__)
@@ -27,7 +27,7 @@ def message_for(exc: Exception, what: str) -> str:
 
 
 def _message(exc: Exception, what: str) -> str:
-    if isinstance(exc, InvalidInputError | NotFoundError):
+    if isinstance(exc, InvalidInputError | NotFoundError | NotAllowedError):
         return str(exc)
     if isinstance(exc, MemorySystemError):
         return f"{what} failed: {exc}"

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from memory.errors import MemorySystemError
 from ui import resources, state
+from ui.auth import current_viewer, refuse_open_listening
 from ui.context import PageContext
 from ui.errors import message_for
 from ui.format import no_images
@@ -41,6 +42,8 @@ def page_setup(title: str, icon: str, *, layout: str = "wide") -> PageContext:
             f"{e.errors()[0].get('loc', ['?'])[0]}: {e.errors()[0].get('msg', e)}",
             "Fix it in `.env` or the environment, then restart the app.",
         )
+    refuse_open_listening(settings)
+    viewer = current_viewer(settings)  # oidc: the sign-in page until signed in
     try:
         coordinator = resources.get_coordinator()
     except MemorySystemError as e:
@@ -54,9 +57,11 @@ def page_setup(title: str, icon: str, *, layout: str = "wide") -> PageContext:
         log.exception("Could not open the memory coordinator")
         _fatal("The memory store could not be opened", message_for(e, "Opening memory"), "")
 
-    state.init_state(coordinator.list_sessions)
+    state.init_state(coordinator.list_sessions, signed_in_as=viewer.user_id)
+    if viewer.user_id is not None and not viewer.may_switch_users:
+        state.keep_user(viewer.user_id, coordinator.list_sessions)
 
-    ctx = PageContext(settings=settings, coordinator=coordinator, agent=None)
+    ctx = PageContext(settings=settings, coordinator=coordinator, agent=None, viewer=viewer)
     try:
         ctx.agent = resources.get_agent()
         resources.start_maintenance()

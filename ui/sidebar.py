@@ -1,7 +1,8 @@
 """The sidebar on every page: navigation, who is chatting, the model, and the memory editor.
 
 Navigation        Chat · Memories · Stats (when the default page list is hidden)
-👤 User/session   pick or type a user; pick a session or start a new one
+👤 User/session   sign-in status; pick or type a user (no sign-in, or an admin); pick a
+                  session or start a new one
 🤖 Model          Ollama status with the command that fixes it; model choice; which
                   memory types are recalled automatically before each answer
 🧠 Memory editor  add (text + type + kind), search, recent memories with delete buttons
@@ -64,28 +65,46 @@ def render_nav() -> None:
 # --- who is chatting -------------------------------------------------------------------
 
 
+def _identity(ctx: PageContext) -> None:
+    """Say plainly who is signed in, or that nobody is (names shown as text, not markdown)."""
+    viewer = ctx.viewer
+    if not viewer.signed_in:
+        st.info(  # info, not warning: the mode is a choice of the operator, not a fault
+            "No sign-in (AUTH_MODE=none): anyone who opens this page can see and change "
+            "every user's memories. Fine for one person on their own machine.",
+            icon="🔓",
+        )
+        return
+    role = " (admin)" if viewer.is_admin else ""
+    st.text(f"🔑 Signed in as {viewer.user_id}{role}")
+    st.button("Sign out", key="sb_logout", icon=":material/logout:", on_click=st.logout)
+
+
 def _who(ctx: PageContext) -> None:
     ss = st.session_state
     coord = ctx.coordinator
-    users: list[str] = []
+    _identity(ctx)
     sessions: list[str] = []
-    with guard("Listing users"):
-        users = list(coord.list_users() or [])
     with guard("Listing sessions"):
         sessions = list(coord.list_sessions(ss.user_id) or [])
-    user_options = sorted(set(users) | {ss.user_id})
     session_options = list(dict.fromkeys([ss.session_id, *sessions]))
 
-    ss["sb_user"] = ss.user_id
-    st.selectbox(
-        "👤 User",
-        user_options,
-        key="sb_user",
-        accept_new_options=True,
-        on_change=_on_user,
-        args=(coord,),
-        help="Each user has private memories. Type a new name to add a user.",
-    )
+    if ctx.viewer.may_switch_users:  # no user list for a signed-in non-admin
+        users: list[str] = []
+        with guard("Listing users"):
+            users = list(coord.list_users() or [])
+        ss["sb_user"] = ss.user_id
+        st.selectbox(
+            "👤 User",
+            sorted(set(users) | {ss.user_id}),
+            key="sb_user",
+            accept_new_options=True,
+            on_change=_on_user,
+            args=(coord,),
+            help="Every user is listed here: "
+            + ("you are an admin." if ctx.viewer.signed_in else "there is no sign-in.")
+            + " Type a new name to add a user.",
+        )
     ss["sb_session"] = ss.session_id
     c1, c2 = st.columns([5, 1], vertical_alignment="bottom", gap="small")
     c1.selectbox(
@@ -322,6 +341,7 @@ def _recent(ctx: PageContext) -> None:
 
 
 def _on_delete(coord: MemoryService, user_id: str, mtype: str, memory_id: str, text: str) -> None:
+    # only the user's own memories are listed here: no shared fact is deleted from this list
     ok, _ = run_action("Deleting the memory", coord.delete_memory, user_id, mtype, memory_id)
     if ok:
         state.flash(f"Deleted: {snippet(text, 60)}", "success")

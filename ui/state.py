@@ -29,16 +29,17 @@ def new_session_id() -> str:
     return f"s-{datetime.now():%Y%m%d-%H%M}-{secrets.token_hex(2)}"
 
 
-def init_state(sessions_of: Any = None) -> None:
+def init_state(sessions_of: Any = None, signed_in_as: str | None = None) -> None:
     """Set every key this app uses, once per browser session.
 
     `sessions_of(user_id) -> list[str]` (the coordinator's `list_sessions`) lets a returning
     user continue their newest session (it lists the most recent first); without it a new
-    session is started.
+    session is started. A signed-in user starts as themselves (`?user=` picks a user only
+    when nobody signs in).
     """
     ss = st.session_state
     if "user_id" not in ss:
-        user = str(st.query_params.get("user", "") or "").strip() or DEFAULT_USER
+        user = signed_in_as or str(st.query_params.get("user", "") or "").strip() or DEFAULT_USER
         ss.user_id = user[:200]
     if "session_id" not in ss:
         ss.session_id = _latest_session(sessions_of, ss.user_id) or new_session_id()
@@ -62,6 +63,12 @@ def switch_user(user_id: str, sessions_of: Any = None) -> None:
     ss = st.session_state
     ss.user_id = user_id
     ss.session_id = _latest_session(sessions_of, user_id) or new_session_id()
+
+
+def keep_user(user_id: str, sessions_of: Any = None) -> None:
+    """Pin the session to one user (a signed-in non-admin is always themselves)."""
+    if st.session_state.user_id != user_id:
+        switch_user(user_id, sessions_of)
 
 
 def switch_session(session_id: str) -> None:

@@ -2,6 +2,10 @@
 
 Changes are validated with the stores' own rules (the same as a new memory) and a changed text
 is embedded again. Every function gets the stores and the embedder it uses, not the coordinator.
+
+Semantic facts: a user sees the shared facts and their own; another user's fact is "not found".
+Shared facts (the knowledge file's, and those an admin shared) change only when the caller says
+`as_admin` (an admin in the app, the operator's CLI); sharing a fact needs it too.
 """
 
 from __future__ import annotations
@@ -9,8 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from memory.embeddings import CachedEmbedder
-from memory.errors import InvalidInputError, NotFoundError
-from memory.models import MemoryType, check_id
+from memory.errors import InvalidInputError, NotAllowedError, NotFoundError
+from memory.models import MemoryType, SemanticFact, check_id
 from memory.stores import Stores
 from memory.stores.episodic import EpisodicStore, embedding_text
 from memory.stores.schema import VECTOR_FIELD
@@ -37,6 +41,7 @@ SEMANTIC_EDITABLE = {
     "source",
     "pinned",
     "importance",
+    "shared",
 }
 
 
@@ -79,6 +84,7 @@ def list_memories(
     if mtype is MemoryType.SEMANTIC:
         return stores.semantic.list_page(
             added_by=added_by,
+            visible_to=user_id,
             category=category,
             pinned=pinned,
             page=page,
@@ -111,8 +117,8 @@ def read_memory(stores: Stores, user_id: str, mtype: MemoryType, memory_id: str)
         mem = stores.episodic.get(user_id, memory_id)
         return {**mem.model_dump(mode="json"), "text": mem.description}
     if mtype is MemoryType.SEMANTIC:
-        fact = stores.semantic.get(memory_id)
-        return {**fact.model_dump(mode="json"), "text": fact.fact}
+        fact = _visible_fact(stores, user_id, memory_id)
+        return {**fact.model_dump(mode="json"), "text": fact.fact, "is_shared": fact.is_shared}
     if mtype is MemoryType.PROCEDURAL:
         p = stores.procedural.get(user_id, memory_id)
         return {**p.model_dump(mode="json"), "text": p.query_pattern}
@@ -123,10 +129,33 @@ def read_memory(stores: Stores, user_id: str, mtype: MemoryType, memory_id: str)
     raise NotFoundError(f"No short-term message {memory_id!r}.")
 
 
+def _visible_fact(stores: Stores, user_id: str, fact_id: str) -> SemanticFact:
+    fact = stores.semantic.get(fact_id)
+    if not fact.is_shared and fact.added_by != user_id:
+        raise NotFoundError(f"No semantic fact {fact_id!r} for this user.")
+    return fact
+
+
+def _changeable_fact(stores: Stores, user_id: str, fact_id: str, as_admin: bool) -> SemanticFact:
+    fact = _visible_fact(stores, user_id, fact_id)
+    if fact.is_shared and not as_admin:
+        raise NotAllowedError(
+            "This fact is shared knowledge, recalled for every user: only an admin can "
+            "change or delete it."
+        )
+    return fact
+
+
 def delete_memory(
-    stores: Stores, embedder: CachedEmbedder, user_id: str, mtype: MemoryType, memory_id: str
+    stores: Stores,
+    embedder: CachedEmbedder,
+    user_id: str,
+    mtype: MemoryType,
+    memory_id: str,
+    as_admin: bool = False,
 ) -> None:
-    """Delete one memory of this user (a semantic fact only when this user added it)."""
+    """Delete one memory of this user (a semantic fact they added; a shared one only with
+    `as_admin`)."""
     check_id(user_id)
     pipe = stores.client.pipeline(transaction=True)
     if mtype is MemoryType.EPISODIC:
@@ -135,9 +164,7 @@ def delete_memory(
         pipe.execute()
         embedder.forget([mem.description])
     elif mtype is MemoryType.SEMANTIC:
-        fact = stores.semantic.get(memory_id)
-        if fact.added_by and fact.added_by != user_id:
-            raise NotFoundError(f"No semantic fact {memory_id!r} added by this user.")
+        _changeable_fact(stores, user_id, memory_id, as_admin)
         stores.semantic.delete_many(pipe, [memory_id])
         pipe.execute()
     elif mtype is MemoryType.PROCEDURAL:
@@ -158,6 +185,7 @@ def apply_update(
     mtype: MemoryType,
     memory_id: str,
     changes: dict[str, Any],
+    as_admin: bool = False,
 ) -> dict[str, Any]:
     """Edit a memory; the vector is recomputed when its text changes. Returns the record."""
     check_id(user_id)
@@ -166,7 +194,7 @@ def apply_update(
     if mtype is MemoryType.EPISODIC:
         _update_episodic(stores, embedder, user_id, memory_id, changes)
     elif mtype is MemoryType.SEMANTIC:
-        _update_semantic(stores, embedder, user_id, memory_id, changes)
+        _update_semantic(stores, embedder, user_id, memory_id, changes, as_admin)
     elif mtype is MemoryType.PROCEDURAL:
         if set(changes) - {"pinned"}:
             raise InvalidInputError("Procedural patterns are learned; only 'pinned' can change.")
@@ -234,13 +262,14 @@ def _update_semantic(
     user_id: str,
     fact_id: str,
     changes: dict[str, Any],
+    as_admin: bool,
 ) -> None:
     unknown = set(changes) - SEMANTIC_EDITABLE
     if unknown:
         raise InvalidInputError(f"Cannot change {sorted(unknown)} of a semantic fact.")
-    old = stores.semantic.get(fact_id)
-    if old.added_by and old.added_by != user_id:
-        raise NotFoundError(f"No semantic fact {fact_id!r} added by this user.")
+    old = _changeable_fact(stores, user_id, fact_id, as_admin)
+    if "shared" in changes and bool(changes["shared"]) != old.shared and not as_admin:
+        raise NotAllowedError("Only an admin can share a fact with every user.")
     new = SemanticStore.build(
         changes.get("text", changes.get("fact", old.fact)),
         category=changes.get("category", old.category),
@@ -253,7 +282,12 @@ def _update_semantic(
         fact_id=old.id,
         timestamp_ms=old.timestamp,
     )
-    new = new.model_copy(update={"pinned": bool(changes.get("pinned", old.pinned))})
+    new = new.model_copy(
+        update={
+            "pinned": bool(changes.get("pinned", old.pinned)),
+            "shared": bool(changes.get("shared", old.shared)),
+        }
+    )
     vec: Any
     if new.fact != old.fact:
         vec = embedder.embed(new.fact)

@@ -48,6 +48,7 @@ def episodic_request(
 
 def semantic_request(
     store: SemanticStore,
+    user_id: str,
     query_text: str,
     query_vec: np.ndarray,
     k: int,
@@ -60,7 +61,8 @@ def semantic_request(
         query_text,
         query_vec,
         SEMANTIC_TEXT,
-        store.filter_for(category=category),
+        # shared facts and this user's own: another user's facts are never recalled here
+        store.filter_for(category=category, visible_to=user_id),
         k,
         weights,
     )

@@ -54,11 +54,13 @@ class Stores:
             return open_index(client, keys, schema, model_id, dims)
 
         algo = vector_algorithm
+        semantic = SemanticStore(client, keys, index(semantic_schema(keys, dims, algo)))
+        semantic.add_audience()
         return cls(
             client=client,
             keys=keys,
             episodic=EpisodicStore(client, keys, index(episodic_schema(keys, dims, algo))),
-            semantic=SemanticStore(client, keys, index(semantic_schema(keys, dims, algo))),
+            semantic=semantic,
             procedural=ProceduralStore(
                 client, keys, index(procedural_schema(keys, dims, algo)), recommend_threshold
             ),

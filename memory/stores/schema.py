@@ -25,6 +25,8 @@ def as_str(v: Any) -> str:
 
 
 VECTOR_FIELD = "embedding"
+AUDIENCE_FIELD = "audience"
+SHARED = "shared"  # the audience of a fact every user recalls (owner tags are hex digests)
 
 
 def _vector_field(dims: int, algorithm: str) -> dict[str, Any]:
@@ -82,6 +84,8 @@ def semantic_schema(keys: Keys, dims: int, algorithm: str) -> IndexSchema:
                 {"name": "fact_type", "type": "tag"},
                 {"name": "source", "type": "tag"},
                 {"name": "added_by_owner", "type": "tag", "attrs": {"case_sensitive": True}},
+                # who recalls the fact: "shared", or the digest of the user who added it
+                {"name": AUDIENCE_FIELD, "type": "tag", "attrs": {"case_sensitive": True}},
                 {"name": "pinned", "type": "tag"},
                 {"name": "fact", "type": "text", "attrs": {"weight": 1.0}},
                 {"name": "context", "type": "text", "attrs": {"weight": 0.5}},

@@ -1,8 +1,11 @@
 """Semantic memory: impersonal facts, loaded from the shipped knowledge file and added by users.
 
 One hash per fact (`{ns}:semantic:{ulid}`). Facts a user adds carry `added_by`, so a user purge
-removes them too. Loading the knowledge file is idempotent: each file fact is keyed by a digest
-of its text in `{ns}:semantic_loaded`, so a restart adds only facts that are new in the file.
+removes them too, and are recalled only for that user until an admin shares them: the
+`audience` TAG holds "shared" (knowledge-file and shared facts) or the adder's owner digest, and
+recall filters on "shared or mine". Loading the knowledge file is idempotent: each file fact is
+keyed by a digest of its text in `{ns}:semantic_loaded`, so a restart adds only facts that are
+new in the file.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from memory.models import (
     now_ms,
 )
 from memory.stores.records import decode, encode, row_record
-from memory.stores.schema import VECTOR_FIELD, matching_keys, query_page
+from memory.stores.schema import AUDIENCE_FIELD, SHARED, VECTOR_FIELD, matching_keys, query_page
 
 TEXT_FIELDS = {"fact": 1.0, "context": 0.5}
 RETURN_FIELDS = [
@@ -43,6 +46,7 @@ RETURN_FIELDS = [
     "timestamp",
     "pinned",
     "importance",
+    "shared",
 ]
 _NAME_MAX = 48
 
@@ -90,6 +94,7 @@ class SemanticStore:
         data = fact.model_dump(exclude={"id"})
         data[VECTOR_FIELD] = vec
         data["added_by_owner"] = owner_tag(fact.added_by) if fact.added_by else ""
+        data[AUDIENCE_FIELD] = SHARED if fact.is_shared else data["added_by_owner"]
         key = self._keys.semantic(fact.id)
         pipe.delete(key)
         pipe.hset(key, mapping=encode(data))
@@ -110,7 +115,9 @@ class SemanticStore:
         added_by: str | None = None,
         pinned: bool | None = None,
         fact_type: str | None = None,
+        visible_to: str | None = None,
     ) -> FilterExpression | None:
+        """`visible_to`: only the facts that user recalls (shared ones and their own)."""
         f: FilterExpression | None = None
 
         def add(expr: FilterExpression) -> None:
@@ -125,6 +132,8 @@ class SemanticStore:
             add(Tag("added_by_owner") == owner_tag(added_by))
         if pinned is not None:
             add(Tag("pinned") == ("1" if pinned else "0"))
+        if visible_to:
+            add(Tag(AUDIENCE_FIELD) == [SHARED, owner_tag(visible_to)])
         return f
 
     def list_page(
@@ -133,6 +142,7 @@ class SemanticStore:
         category: str | None = None,
         added_by: str | None = None,
         pinned: bool | None = None,
+        visible_to: str | None = None,
         sort_by: str = "timestamp",
         descending: bool = True,
         page: int = 1,
@@ -140,13 +150,35 @@ class SemanticStore:
     ) -> tuple[list[dict[str, Any]], int]:
         if sort_by not in ("timestamp", "importance"):
             raise InvalidInputError("Semantic facts sort by 'timestamp' or 'importance'.")
-        f = self.filter_for(category=category, added_by=added_by, pinned=pinned)
+        f = self.filter_for(
+            category=category, added_by=added_by, pinned=pinned, visible_to=visible_to
+        )
         rows, total = query_page(self.index, f, RETURN_FIELDS, sort_by, descending, page, page_size)
         return [row_record(r, "fact") for r in rows], total
 
     def ids_added_by(self, user_id: str) -> list[str]:
         keys = matching_keys(self.index, Tag("added_by_owner") == owner_tag(check_id(user_id)))
         return [Keys.memory_id(k) for k in keys]
+
+    def add_audience(self) -> None:
+        """Give a store written before `audience` existed its audience: add the field to the
+        index, then set it on each fact (no `added_by` = a knowledge-file fact = shared)."""
+        fields = {
+            str(a[1]) if not isinstance(a[1], bytes) else a[1].decode()
+            for a in self.index.info().get("attributes", [])
+        }
+        if AUDIENCE_FIELD in fields:
+            return
+        name = self.index.name
+        self._r.execute_command(
+            "FT.ALTER", name, "SCHEMA", "ADD", AUDIENCE_FIELD, "TAG", "CASESENSITIVE"
+        )
+        for key in self._r.scan_iter(match=f"{self._keys.semantic_prefix}:*", count=500):
+            owner = self._r.hget(key, "added_by_owner")
+            if owner is None:  # deleted meanwhile (or not a fact): nothing to mark
+                continue
+            tag = owner.decode() if isinstance(owner, bytes) else owner
+            self._r.hsetnx(key, AUDIENCE_FIELD, tag or SHARED)
 
     def count(self) -> int:
         return int(self.index.query(CountQuery()))

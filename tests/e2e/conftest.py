@@ -102,7 +102,17 @@ class AppServer:
             self.process.wait(STOP_TIMEOUT_S)
 
 
-def start_app(redis_url: str, namespace: str, ollama_url: str, log_dir: Path) -> AppServer:
+def start_app(
+    redis_url: str,
+    namespace: str,
+    ollama_url: str,
+    log_dir: Path,
+    *,
+    env_extra: dict[str, str] | None = None,
+    args_extra: list[str] | None = None,
+) -> AppServer:
+    """`env_extra`/`args_extra`: e.g. AUTH_MODE=oidc and `--secrets.files` of the test's own
+    secrets file (tests/e2e/test_sign_in.py)."""
     port = free_port()
     log_path = log_dir / f"streamlit-{port}.log"
     env = {
@@ -111,6 +121,7 @@ def start_app(redis_url: str, namespace: str, ollama_url: str, log_dir: Path) ->
         "MEMORY_NAMESPACE": namespace,
         "OLLAMA_HOST": ollama_url,
         "PYTHONUNBUFFERED": "1",
+        **(env_extra or {}),
     }
     cmd = [
         sys.executable, "-m", "streamlit", "run", "app.py",
@@ -119,6 +130,7 @@ def start_app(redis_url: str, namespace: str, ollama_url: str, log_dir: Path) ->
         "--server.headless", "true",
         "--browser.gatherUsageStats", "false",
         "--server.fileWatcherType", "none",
+        *(args_extra or []),
     ]  # fmt: skip
     with log_path.open("wb") as log:
         proc = subprocess.Popen(cmd, cwd=PROJECT_ROOT, env=env, stdout=log, stderr=log)

@@ -131,7 +131,7 @@ def test_a_deleted_file_fact_is_not_reloaded(
 ) -> None:
     before = coordinator.semantic.count()
     (hit,) = coordinator.search("u", "resting heart rate", "semantic", k=1)
-    coordinator.delete_memory("u", "semantic", hit.id)
+    coordinator.delete_memory("u", "semantic", hit.id, as_admin=True)
     again = MemoryCoordinator(redis_client, embedder, settings)
     try:
         assert again.semantic.count() == before - 1

@@ -1,0 +1,130 @@
+"""Sign-in and privacy in the app: AUTH_MODE=none says there is no sign-in and refuses a
+non-loopback address; AUTH_MODE=oidc takes the user from the identity (AppTest seeds `st.user`;
+the real sign-in flow is in tests/e2e/test_sign_in.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from streamlit import config
+from streamlit.testing.v1 import AppTest
+
+from tests.app.conftest import TIMEOUT_S, no_errors, texts
+
+AUTH_SECRETS = {
+    "redirect_uri": "http://127.0.0.1:8501/oauth2callback",
+    "cookie_secret": "x" * 40,
+    "client_id": "app",
+    "client_secret": "secret",
+    "server_metadata_url": "http://127.0.0.1:9/.well-known/openid-configuration",
+}
+
+
+@pytest.fixture
+def listen_on() -> Iterator[Any]:
+    """Set `server.address` as `--server.address` would; restored afterwards."""
+    before = config.get_option("server.address")
+
+    def set_address(address: str | None) -> None:
+        config.set_option("server.address", address)
+
+    yield set_address
+    config.set_option("server.address", before)
+
+
+@pytest.fixture
+def oidc_env(app_env: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AUTH_MODE", "oidc")
+    monkeypatch.setenv("AUTH_ADMINS", "root@example.com")
+
+
+def _signed_in(script: str, email: str | None, **query: str) -> AppTest:
+    at = AppTest.from_file(f"../../{script}", default_timeout=TIMEOUT_S)
+    at.secrets["auth"] = AUTH_SECRETS
+    at.user = {"is_logged_in": email is not None, **({"email": email} if email else {})}
+    for k, v in query.items():
+        at.query_params[k] = v
+    return at.run()
+
+
+def test_none_mode_says_there_is_no_sign_in(app_env, make_app) -> None:
+    at = make_app("app.py")
+    no_errors(at)
+    warning = "\n".join(w.value for w in at.sidebar.info)
+    assert "No sign-in" in warning and "every user's memories" in warning
+    assert "Each user has private memories" not in at.sidebar.selectbox(key="sb_user").help
+
+
+@pytest.mark.parametrize("address", ["0.0.0.0", "192.168.1.20", "::", None])
+def test_none_mode_refuses_a_non_loopback_address(app_env, listen_on, address) -> None:
+    listen_on(address)
+    at = AppTest.from_file("../../app.py", default_timeout=TIMEOUT_S).run()
+    assert not at.exception
+    assert "Refusing to serve without sign-in" in at.error[0].value
+    assert not at.chat_input  # nothing of the app is served
+    assert "ALLOW_UNAUTHENTICATED_REMOTE=true" in at.info[0].value
+
+
+@pytest.mark.parametrize("address", ["127.0.0.1", "localhost", "::1"])
+def test_none_mode_serves_loopback(app_env, listen_on, address) -> None:
+    listen_on(address)
+    at = AppTest.from_file("../../app.py", default_timeout=TIMEOUT_S).run()
+    no_errors(at)
+    assert at.chat_input
+
+
+def test_the_operator_can_allow_an_open_address(app_env, listen_on, monkeypatch) -> None:
+    monkeypatch.setenv("ALLOW_UNAUTHENTICATED_REMOTE", "true")
+    listen_on("0.0.0.0")
+    at = AppTest.from_file("../../app.py", default_timeout=TIMEOUT_S).run()
+    no_errors(at)
+    assert at.chat_input
+
+
+def test_oidc_shows_only_a_sign_in_page_until_signed_in(oidc_env) -> None:
+    at = _signed_in("pages/memories.py", None, user="bob")
+    no_errors(at)
+    assert at.button(key="auth_login").label == "Sign in"
+    assert not at.dataframe and not at.sidebar.selectbox
+
+
+def test_oidc_without_auth_secrets_says_how_to_configure(oidc_env) -> None:
+    at = AppTest.from_file("../../app.py", default_timeout=TIMEOUT_S)
+    at.user = {"is_logged_in": True, "email": "ana@example.com"}
+    at.run()
+    assert "Sign-in is not configured" in at.error[0].value
+
+
+def test_oidc_user_is_the_identity_not_a_picker_or_query(oidc_env, coordinator) -> None:
+    coordinator.add_episodic("bob@example.com", "Bob's secret: allergic to penicillin")
+    at = _signed_in("pages/memories.py", "ana@example.com", user="bob@example.com")
+    no_errors(at)
+    assert at.session_state["user_id"] == "ana@example.com"
+    assert not [s for s in at.sidebar.selectbox if s.key == "sb_user"]  # no user list
+    assert "Signed in as ana@example.com" in texts(at.sidebar, "text")
+    shown = " ".join(str(d.value.to_dict()) for d in at.dataframe) + texts(at) + texts(at.sidebar)
+    assert "penicillin" not in shown
+    assert [m.value for m in at.metric][0] == "0"  # ana's episodic count, not bob's
+
+
+def test_oidc_admin_can_open_any_user(oidc_env, coordinator) -> None:
+    coordinator.add_episodic("bob@example.com", "Bob prefers evening runs")
+    at = _signed_in("pages/memories.py", "root@example.com")
+    no_errors(at)
+    assert "(admin)" in texts(at.sidebar, "text")
+    at.sidebar.selectbox(key="sb_user").set_value("bob@example.com").run()
+    no_errors(at)
+    assert "Bob prefers evening runs" in set(at.dataframe(key="tbl_episodic").value["Memory"])
+
+
+def test_oidc_non_admin_cannot_delete_the_safety_fact(oidc_env, coordinator) -> None:
+    (hit,) = coordinator.search("x", "chest pain during exercise", "semantic", k=1)
+    at = _signed_in("pages/memories.py", "ana@example.com")
+    assert any("chest pain" in t.lower() for t in at.dataframe(key="tbl_semantic").value["Fact"])
+    at.session_state["confirm_delete_semantic"] = [hit.id]
+    at.run()
+    at.button(key="yes_delete_semantic").click().run()
+    assert any("only an admin" in e.value for e in at.error), [e.value for e in at.error]
+    assert coordinator.get_memory("ana@example.com", "semantic", hit.id)["text"] == hit.text

@@ -1,0 +1,107 @@
+"""Who sees and changes which semantic facts: a fact a user adds is theirs until an admin
+shares it; the knowledge file's facts are shared and only change with admin rights."""
+
+from __future__ import annotations
+
+import pytest
+import redis
+
+from memory.coordinator import MemoryCoordinator
+from memory.errors import NotAllowedError, NotFoundError
+from memory.keys import Keys
+
+PLANTED = "The secret clinic door code is 4417 and the pharmacy opens at dawn."
+SAFETY_QUERY = "chest pain during exercise"
+
+
+def _recalled(coord: MemoryCoordinator, user: str, query: str) -> list[str]:
+    ctx = coord.retrieve_all_context(user, "s1", query, k_semantic=5)
+    return [h.text for h in ctx.semantic]
+
+
+def _safety_fact_id(coord: MemoryCoordinator) -> str:
+    (hit,) = coord.search("anyone", SAFETY_QUERY, "semantic", k=1)
+    assert "chest pain" in hit.text.lower()
+    return hit.id
+
+
+def test_a_fact_one_user_adds_is_recalled_and_listed_only_for_them(
+    coordinator: MemoryCoordinator,
+) -> None:
+    fact = coordinator.add_semantic(PLANTED, category="general", added_by="alice")
+
+    assert PLANTED in _recalled(coordinator, "alice", "clinic door code")
+    assert PLANTED not in _recalled(coordinator, "bob", "clinic door code")
+    assert fact.id not in {h.id for h in coordinator.search("bob", "clinic door code", "semantic")}
+    bob_rows, _ = coordinator.list_memories("bob", "semantic", page_size=500)
+    assert fact.id not in {r["id"] for r in bob_rows}
+    with pytest.raises(NotFoundError):
+        coordinator.get_memory("bob", "semantic", fact.id)
+    alice_rows, _ = coordinator.list_memories("alice", "semantic", page_size=500)
+    assert fact.id in {r["id"] for r in alice_rows}
+
+
+def test_built_in_facts_are_recalled_for_every_user(coordinator: MemoryCoordinator) -> None:
+    for user in ("alice", "bob"):
+        assert any("chest pain" in t.lower() for t in _recalled(coordinator, user, SAFETY_QUERY))
+
+
+def test_a_shared_fact_is_recalled_for_everyone_once_an_admin_shares_it(
+    coordinator: MemoryCoordinator,
+) -> None:
+    fact = coordinator.add_semantic(PLANTED, added_by="alice")
+    with pytest.raises(NotAllowedError):
+        coordinator.update_memory("alice", "semantic", fact.id, shared=True)
+    assert PLANTED not in _recalled(coordinator, "bob", "clinic door code")
+
+    coordinator.update_memory("alice", "semantic", fact.id, shared=True, as_admin=True)
+    assert PLANTED in _recalled(coordinator, "bob", "clinic door code")
+    # Shared now: the author alone may no longer change it.
+    with pytest.raises(NotAllowedError):
+        coordinator.update_memory("alice", "semantic", fact.id, text="Door code 0000.")
+
+
+def test_a_non_admin_cannot_edit_pin_or_delete_a_shared_fact(
+    coordinator: MemoryCoordinator,
+) -> None:
+    fid = _safety_fact_id(coordinator)
+    with pytest.raises(NotAllowedError):
+        coordinator.delete_memory("mallory", "semantic", fid)
+    with pytest.raises(NotAllowedError):
+        coordinator.update_memory("mallory", "semantic", fid, text="Chest pain is harmless.")
+    with pytest.raises(NotAllowedError):
+        coordinator.pin("mallory", "semantic", fid)
+    assert "chest pain" in coordinator.get_memory("bob", "semantic", fid)["text"].lower()
+    assert any("chest pain" in t.lower() for t in _recalled(coordinator, "bob", SAFETY_QUERY))
+
+    coordinator.update_memory("root", "semantic", fid, pinned=True, as_admin=True)
+    assert coordinator.get_memory("bob", "semantic", fid)["pinned"] is True
+    coordinator.delete_memory("root", "semantic", fid, as_admin=True)
+    with pytest.raises(NotFoundError):
+        coordinator.get_memory("bob", "semantic", fid)
+
+
+def test_facts_stored_before_sharing_existed_keep_their_audience(
+    coordinator: MemoryCoordinator, redis_client: redis.Redis, embedder: object, settings: object
+) -> None:
+    """A store written before the `audience` field: file facts are shared, user facts private."""
+    mine = coordinator.add_semantic(PLANTED, added_by="alice")
+    keys = Keys(coordinator.settings.memory_namespace)
+    # Rebuild the store as the previous version left it: no audience field, index without it.
+    for key in redis_client.scan_iter(match=f"{keys.semantic_prefix}*", count=500):
+        redis_client.hdel(key, "audience")
+    redis_client.execute_command("FT.DROPINDEX", keys.semantic_index)
+    old = coordinator.semantic.index.schema.to_dict()
+    old["fields"] = [f for f in old["fields"] if f["name"] != "audience"]
+    from redisvl.index import SearchIndex
+
+    SearchIndex.from_dict(old, redis_client=redis_client).create()
+
+    again = MemoryCoordinator(redis_client, embedder, coordinator.settings)  # type: ignore[arg-type]
+    try:
+        assert PLANTED in _recalled(again, "alice", "clinic door code")
+        assert PLANTED not in _recalled(again, "bob", "clinic door code")
+        assert any("chest pain" in t.lower() for t in _recalled(again, "bob", SAFETY_QUERY))
+        assert mine.id in {r["id"] for r in again.list_memories("alice", "semantic")[0]}
+    finally:
+        again.close()

@@ -1,0 +1,110 @@
+"""Who is using the app and what they may do: `AUTH_MODE=none` or `AUTH_MODE=oidc`.
+
+none   no sign-in: one person on their own machine. Every user is visible and editable, so
+       the app refuses a non-loopback `server.address` unless ALLOW_UNAUTHENTICATED_REMOTE.
+oidc   Streamlit's own `st.login` (OpenID Connect, `[auth]` in `.streamlit/secrets.toml`).
+       The user id is the identity's AUTH_USER_CLAIM; a user sees only their own memories;
+       AUTH_ADMINS may open any user and change the shared knowledge base.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+
+import streamlit as st
+
+from memory.config import Settings
+from memory.models import check_id
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """The person at the browser. In `none` mode nobody signs in and everyone may do what
+    the operator may (today's behaviour); in `oidc` mode rights follow the identity."""
+
+    mode: str
+    user_id: str | None = None  # the signed-in identity (oidc), None in `none` mode
+    is_admin: bool = True
+
+    @property
+    def signed_in(self) -> bool:
+        return self.user_id is not None
+
+    @property
+    def may_switch_users(self) -> bool:
+        return self.is_admin
+
+
+def is_loopback(address: str | None) -> bool:
+    """Whether the server only listens on this machine. Unset means every interface."""
+    host = (address or "").strip().strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:  # "", "0.0.0.0" is valid and not loopback; a host name we cannot judge
+        return False
+
+
+def refuse_open_listening(settings: Settings) -> None:
+    """Stop the page when `none` mode listens beyond this machine without the operator's
+    explicit consent: anyone reaching it could read and change every user's memories."""
+    if settings.auth_mode != "none" or settings.allow_unauthenticated_remote:
+        return
+    address = st.get_option("server.address")
+    if is_loopback(address):
+        return
+    st.error(
+        f"**Refusing to serve without sign-in on {address or 'every network interface'}.** "
+        "With AUTH_MODE=none there is no sign-in: anyone who can open this page sees and "
+        "changes every user's memories.",
+        icon="🔒",
+    )
+    st.info(
+        "Start the app on 127.0.0.1 (`make run` does), or set AUTH_MODE=oidc to require "
+        "sign-in (see *Sharing the app* in the README), or, knowing the above, set "
+        "ALLOW_UNAUTHENTICATED_REMOTE=true.",
+        icon="🛠️",
+    )
+    st.stop()
+
+
+def current_viewer(settings: Settings) -> Viewer:
+    """The viewer of this run; in `oidc` mode shows the sign-in page and stops the run until
+    the browser has signed in."""
+    if settings.auth_mode == "none":
+        return Viewer(mode="none")
+    if not _auth_configured():
+        st.error(
+            "**Sign-in is not configured.** AUTH_MODE=oidc needs an `[auth]` section in "
+            "`.streamlit/secrets.toml` (redirect_uri, cookie_secret, client_id, "
+            "client_secret, server_metadata_url): see *Sharing the app* in the README.",
+            icon="🔒",
+        )
+        st.stop()
+    if not st.user.is_logged_in:
+        st.title("🔒 Sign in")
+        st.write("This app keeps private memories per person: sign in to see yours.")
+        st.button("Sign in", key="auth_login", type="primary", icon="🔑", on_click=st.login)
+        st.stop()
+    claim = settings.auth_user_claim
+    raw = st.user.get(claim)
+    try:
+        user_id = check_id(str(raw or "").strip(), "user id")
+    except ValueError:
+        st.error(
+            f"Your sign-in did not provide a usable `{claim}` claim, which this app uses as "
+            "your user id. Ask the operator to check AUTH_USER_CLAIM.",
+            icon="🚫",
+        )
+        st.button("Sign out", key="auth_logout_bad", on_click=st.logout)
+        st.stop()
+    return Viewer(mode="oidc", user_id=user_id, is_admin=user_id in settings.admins)
+
+
+def _auth_configured() -> bool:
+    try:
+        return "auth" in st.secrets
+    except Exception:  # noqa: BLE001 - no secrets file at all: not configured
+        return False
