@@ -1,4 +1,5 @@
-"""Memories page: browse, filter, search, add, edit, delete, export and import memories."""
+"""Memories page: browse, filter, search, add, edit, delete, export and import memories, and
+maintenance (merge proposals, last report, undo)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from ui.browse import episodic_tab, procedural_tab, semantic_tab, short_term_tab
 from ui.errors import guard
 from ui.format import TYPE_HELP, md_text, type_label
 from ui.layout import page_setup
+from ui.maintenance import maintenance_tab
 from ui.manage import add_tab, cleanup_tab, search_tab, transfer_tab
 
 ctx = page_setup("Memories", "🗂️")
@@ -37,6 +39,7 @@ tabs = st.tabs(
         "➕ Add",
         "⇅ Import / export",
         "🧹 Clean up",
+        "🩺 Maintenance",
     ]
 )
 for tab, render in zip(
@@ -50,6 +53,7 @@ for tab, render in zip(
         add_tab,
         transfer_tab,
         cleanup_tab,
+        maintenance_tab,
     ),
     strict=True,
 ):

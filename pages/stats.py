@@ -6,7 +6,7 @@ import time
 
 import streamlit as st
 
-from ui import charts
+from ui import charts, resources
 from ui.errors import guard
 from ui.format import SERIES_LABELS, fmt_duration, md_text
 from ui.layout import page_setup
@@ -156,3 +156,19 @@ if ef.empty:
     )
 else:
     b.plotly_chart(charts.extraction_figure(ef), key="chart_extraction")
+
+history: list[dict[str, int]] = []
+with guard("Loading the maintenance history"):
+    history = resources.get_maintenance(ctx.agent).history()
+mf = charts.maintenance_frame(history)
+if mf.empty:
+    st.info(
+        "No maintenance run yet: it runs in the background, or press **Run now** in the "
+        "Maintenance tab of the Memories page.",
+        icon="🩺",
+    )
+else:
+    st.plotly_chart(charts.maintenance_figure(mf), key="chart_maintenance")
+    st.caption(
+        "Every real maintenance run, all users; dry runs change nothing and are not counted."
+    )

@@ -369,3 +369,49 @@ def extraction_figure(ef: pd.DataFrame) -> go.Figure:
     fig.update_traces(textposition="outside", cliponaxis=False)
     fig.update_yaxes(categoryorder="total ascending")
     return _style(fig, legend=False, height=max(HEIGHT, 60 + 36 * len(ef)))
+
+
+# --- maintenance -------------------------------------------------------------------------
+
+MAINTENANCE_SERIES = {"consolidated": "Consolidated", "expired": "Expired"}
+MAINTENANCE_COLORS = {"Consolidated": "#4C78A8", "Expired": "#E15759"}
+
+
+def maintenance_frame(history: list[dict[str, Any]]) -> pd.DataFrame:
+    """Memories consolidated and expired per day (UTC) from the runs' totals
+    (`Maintenance.history()`), long format: day, series, count, runs. Dry runs are not kept
+    in the history, so every row is something that happened."""
+    columns = ["day", "series", "count", "runs"]
+    if not history:
+        return pd.DataFrame(columns=columns)
+    df = pd.DataFrame(history)
+    for name in MAINTENANCE_SERIES:
+        df[name] = pd.to_numeric(df.get(name, 0), errors="coerce").fillna(0).astype(int)
+    df["day"] = pd.to_datetime(df["at_ms"], unit="ms", utc=True).dt.tz_convert(None).dt.floor("D")
+    per_day = df.groupby("day").agg(
+        runs=("at_ms", "size"), **{name: (name, "sum") for name in MAINTENANCE_SERIES}
+    )
+    out = per_day.reset_index().melt(
+        id_vars=["day", "runs"], value_vars=list(MAINTENANCE_SERIES), var_name="series"
+    )
+    out["series"] = out["series"].map(MAINTENANCE_SERIES)
+    out = out.rename(columns={"value": "count"})[columns]
+    return out.sort_values(["day", "series"], ignore_index=True)
+
+
+def maintenance_figure(mf: pd.DataFrame) -> go.Figure:
+    fig = px.bar(
+        mf,
+        x="day",
+        y="count",
+        color="series",
+        barmode="group",
+        color_discrete_map=MAINTENANCE_COLORS,
+        hover_data={"runs": True},
+        labels={"day": "", "count": "memories", "series": "", "runs": "runs that day"},
+        title="Maintenance: memories consolidated and expired per day",
+    )
+    # One tick per day while they fit: the default ticks of a date axis fall between days.
+    fig.update_xaxes(tickformat="%b %d", dtick=86_400_000 if mf["day"].nunique() < 15 else None)
+    fig.update_yaxes(rangemode="tozero")
+    return _style(fig)

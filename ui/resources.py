@@ -22,7 +22,7 @@ from memory.service import MemoryService
 
 if TYPE_CHECKING:
     from agent import ChatAgent
-    from memory import MaintenanceScheduler
+    from memory import Maintenance, MaintenanceScheduler
 
 log = logging.getLogger(__name__)
 
@@ -51,8 +51,20 @@ def start_maintenance() -> None:
     0 turns it off). It runs beside the answers, never on their path."""
     settings = get_settings()
     if settings.maintenance_interval_s > 0:
-        agent = get_agent()
-        _scheduler(settings.model_dump_json(), get_coordinator(), agent)
+        _scheduler(settings.model_dump_json(), get_maintenance(get_agent()))
+
+
+def get_maintenance(agent: ChatAgent | None = None) -> Maintenance:
+    """Maintenance on the cached coordinator (the Memories page's tab, the Stats chart).
+
+    With the agent, an accepted merge may get its text from the model, as in the background
+    runs; without it (Ollama not set up) the best-worded member is kept."""
+    settings = get_settings()
+    # The agent's settings (its model) are part of the key, as for the agent itself.
+    key = settings.model_dump_json() + (
+        AgentSettings().model_dump_json() if agent is not None else ""
+    )
+    return _maintenance(key, get_coordinator(), agent)
 
 
 def release_all() -> None:
@@ -61,6 +73,7 @@ def release_all() -> None:
     Each coordinator holds an embedding model (~120 MB): tests that build one per namespace
     call this after each test."""
     _scheduler.clear()
+    _maintenance.clear()
     _agent.clear()
     _coordinator.clear()
 
@@ -106,12 +119,20 @@ def _agent(
     return ChatAgent(_settings, _coordinator, agent_settings=_agent_settings)
 
 
-@st.cache_resource(show_spinner=False, max_entries=4, on_release=lambda s: s.stop())
-def _scheduler(key: str, _coordinator: MemoryService, _agent: ChatAgent) -> MaintenanceScheduler:
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _maintenance(key: str, _coordinator: MemoryService, _agent: ChatAgent | None) -> Maintenance:
     from agent.merging import LLMMerger
-    from memory import Maintenance, MaintenanceScheduler, MemoryCoordinator
+    from memory import Maintenance, MemoryCoordinator
 
+    # Maintenance works on the coordinator's stores, not through the MemoryService protocol.
     assert isinstance(_coordinator, MemoryCoordinator)  # the cached factory above builds one
-    merger = LLMMerger(_agent.llm, _agent.default_model)
-    maintenance = Maintenance.of(_coordinator, merger=merger)
-    return MaintenanceScheduler(maintenance, _coordinator.settings.maintenance_interval_s).start()
+    merger = LLMMerger(_agent.llm, _agent.default_model) if _agent is not None else None
+    return Maintenance.of(_coordinator, merger=merger)
+
+
+@st.cache_resource(show_spinner=False, max_entries=4, on_release=lambda s: s.stop())
+def _scheduler(key: str, _maint: Maintenance) -> MaintenanceScheduler:
+    from memory import MaintenanceScheduler
+
+    interval = _maint.settings.maintenance_interval_s
+    return MaintenanceScheduler(_maint, interval).start()

@@ -1,0 +1,130 @@
+"""The Memories page's Maintenance tab (dry run, accept, reject, run now, undo) and the Stats
+page's maintenance chart, on the real Redis with the fake Ollama."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tests.app.conftest import no_errors, table_with, texts
+from tests.app.test_stats import charts
+
+SAME = ("I prefer morning workouts", "Morning workouts are what I prefer")
+CHART = "Maintenance: memories consolidated and expired per day"
+
+
+@pytest.fixture
+def paraphrases(coordinator):  # type: ignore[no-untyped-def]
+    """Two wordings of one preference of alice, a different fact, and bob's own copy."""
+    for text in SAME:
+        coordinator.add_episodic("alice", text, event_type="preference")
+    coordinator.add_episodic("alice", "I am allergic to peanuts", event_type="health_event")
+    coordinator.add_episodic("bob", SAME[0], event_type="preference")
+    coordinator.add_episodic("bob", SAME[1], event_type="preference")
+    return coordinator
+
+
+def statuses(at) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    """Memory text -> Status in the episodic table, as the user sees it."""
+    df = at.dataframe(key="tbl_episodic").value
+    return dict(zip(df["Memory"], df["Status"], strict=True))
+
+
+def numbers(values: Any) -> list[float]:
+    """A trace's values: plotly sends numpy arrays as {dtype, bdata} (base64)."""
+    if isinstance(values, dict):
+        return np.frombuffer(base64.b64decode(values["bdata"]), values["dtype"]).tolist()
+    return list(values)
+
+
+def dry_run(at):  # type: ignore[no-untyped-def]
+    at.button(key="mt_dry").click().run()
+    no_errors(at)
+    return at
+
+
+def test_dry_run_lists_the_merge_and_changes_nothing(paraphrases, make_app) -> None:
+    at = dry_run(make_app("pages/memories.py"))
+    proposal = table_with(at, "Role")
+    assert set(proposal["Memory"]) == set(SAME)  # the two paraphrases, nothing else
+    assert sorted(proposal["Role"]) == ["kept", "merged into it"]
+    assert "1 merge proposal(s)" in texts(at, "caption")
+    assert "Nothing has changed yet." in texts(at, "caption")
+    assert len([b for b in at.button if b.key and b.key.startswith("mt_accept_")]) == 1
+    assert set(statuses(at).values()) == {"active"}  # a dry run writes nothing
+
+
+def test_accept_merges_and_undo_restores_both(paraphrases, make_app) -> None:
+    at = dry_run(make_app("pages/memories.py"))
+    kept = table_with(at, "Role").set_index("Role").loc["kept", "Memory"]
+    accept = next(b for b in at.button if b.key and b.key.startswith("mt_accept_"))
+    accept.click().run()
+    no_errors(at)
+    assert at.toast[0].value.startswith("Merged 2 memories into one")
+    shown = statuses(at)
+    active = sorted(t for t, s in shown.items() if s == "active")
+    assert active == sorted([kept, "I am allergic to peanuts"])  # one of the two is left
+    assert sorted(shown.values()).count("↪ replaced") == 1
+    assert not any(b.key and b.key.startswith("mt_accept_") for b in at.button)  # done
+    # Past merges lists it, with the texts as plain text
+    plain = texts(at, "text")
+    assert f"Kept: {kept}" in plain and "Merged: " in plain
+
+    undo = next(b for b in at.button if b.key and b.key.startswith("mt_undo_"))
+    undo.click().run()
+    no_errors(at)
+    assert at.toast[0].value == "Merge undone: 2 memories are active again."
+    assert {t: s for t, s in statuses(at).items() if t in SAME} == dict.fromkeys(SAME, "active")
+    assert not any(b.key and b.key.startswith("mt_undo_") for b in at.button)
+    assert "undone" in texts(at, "caption")
+    assert paraphrases.list_memories("bob", "episodic")[1] == 2  # bob's untouched
+
+
+def test_reject_is_not_proposed_again(paraphrases, make_app) -> None:
+    at = dry_run(make_app("pages/memories.py"))
+    reject = next(b for b in at.button if b.key and b.key.startswith("mt_reject_"))
+    reject.click().run()
+    no_errors(at)
+    assert at.toast[0].value.startswith("Rejected")
+    at = dry_run(at)
+    assert "No near-duplicate memories to merge." in [i.value for i in at.info]
+    assert set(statuses(at).values()) == {"active"}
+
+
+def test_run_now_shows_the_report_and_stats_charts_it(paraphrases, make_app) -> None:
+    at = make_app("pages/memories.py")
+    assert any("Maintenance has not run yet" in i.value for i in at.info)
+    at.button(key="mt_run").click().run()
+    no_errors(at)
+    assert at.toast[0].value == "Maintenance ran for alice: 1 consolidated, 0 expired, 0 decayed."
+    tiles = {m.label: m.value for m in at.metric}
+    assert (tiles["Consolidated"], tiles["Expired"]) == ("1", "0")
+    merged = table_with(at, "Merge id")
+    assert set(merged["Kept"]) | set(merged["Merged"]) == set(SAME)
+    assert sorted(statuses(at).values()).count("↪ replaced") == 1
+
+    stats = make_app("pages/stats.py")
+    no_errors(stats)
+    fig = charts(stats)[CHART]
+    counts = {trace["name"]: numbers(trace["y"]) for trace in fig["data"]}
+    assert counts == {"Consolidated": [1], "Expired": [0]}
+
+
+def test_stats_explains_an_empty_maintenance_history(app_env, make_app) -> None:
+    at = make_app("pages/stats.py", user="nobody")
+    no_errors(at)
+    assert CHART not in charts(at)
+    assert any("No maintenance run yet" in i.value for i in at.info)
+
+
+def test_a_run_elsewhere_shows_a_message_not_a_traceback(paraphrases, make_app) -> None:
+    keys = paraphrases.stores.keys
+    paraphrases.stores.client.set(keys.maintenance_lock, "another-process", px=60_000)
+    at = make_app("pages/memories.py")
+    at.button(key="mt_run").click().run()
+    assert not at.exception
+    assert "already running elsewhere" in at.error[0].value
+    assert set(statuses(at).values()) == {"active"}

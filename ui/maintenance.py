@@ -1,0 +1,293 @@
+"""Memories page, *Maintenance* tab: the last maintenance report, a dry run whose merge
+proposals can be accepted or rejected one by one, a run for this user, and undo of past merges.
+
+Memory texts are user data: they are shown with `st.text` and in dataframes only, never as
+markdown. Actions run in widget callbacks through `run_action` (errors are flashed on the next
+run); a dry run's proposals are kept in the session so Accept / Reject survive the rerun.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+import streamlit as st
+
+from ui import resources, state
+from ui.errors import guard, run_action
+from ui.format import event_label, fmt_ms_time
+
+if TYPE_CHECKING:
+    from memory import Maintenance
+    from ui.context import PageContext
+
+DRY_KEY = "mt_dry_run"  # session: {"user_id", "at_ms", "proposals", "expired", "decayed"}
+MERGES_SHOWN = 20
+COUNTS = ("consolidated", "expired", "decayed", "summarised")
+
+
+def maintenance_tab(ctx: PageContext) -> None:
+    maint: Maintenance | None = None
+    with guard("Opening maintenance"):
+        maint = resources.get_maintenance(ctx.agent)
+    if maint is None:
+        return
+    st.caption(
+        f"Keeps **{ctx.user_id}**'s memories clean: paraphrases of one fact are merged (the "
+        "others stay as history), logged exchanges expire, importance decays when a memory is "
+        "never recalled. The app also runs this in the background."
+    )
+    c1, c2, _ = st.columns([1, 1, 4])
+    c1.button(
+        "Dry run",
+        key="mt_dry",
+        icon="🔍",
+        help="List what a run would do for this user; nothing changes.",
+        on_click=_dry_run,
+        args=(maint, ctx.user_id),
+        use_container_width=True,
+    )
+    c2.button(
+        "Run now",
+        key="mt_run",
+        icon="🧹",
+        type="primary",
+        help="Merge, expire and decay this user's memories now.",
+        on_click=_run_now,
+        args=(maint, ctx.user_id),
+        use_container_width=True,
+    )
+    _proposals(maint, ctx.user_id)
+    with guard("Loading the last maintenance report"):
+        _last_report(maint.last_report(), ctx.user_id)
+    with guard("Loading past merges"):
+        _past_merges(maint, ctx.user_id)
+
+
+# --- actions (widget callbacks) ------------------------------------------------------------
+
+
+def _dry_run(maint: Maintenance, user_id: str) -> None:
+    ok, report = run_action("The dry run", maint.run, user_id=user_id, dry_run=True)
+    if not ok:
+        return
+    mine = _user_part(report.model_dump(mode="json"), user_id) or {}
+    st.session_state[DRY_KEY] = {
+        "user_id": user_id,
+        "at_ms": report.at_ms,
+        "proposals": mine.get("consolidated", []),
+        "expired": mine.get("expired", []),
+        "decayed": len(mine.get("decayed", [])),
+    }
+
+
+def _run_now(maint: Maintenance, user_id: str) -> None:
+    ok, report = run_action("Running maintenance", maint.run, user_id=user_id)
+    if not ok:
+        return
+    st.session_state.pop(DRY_KEY, None)  # its proposals may have just been carried out
+    totals = report.totals()
+    state.flash(
+        f"Maintenance ran for {user_id}: "
+        + ", ".join(f"{totals[k]} {k}" for k in ("consolidated", "expired", "decayed"))
+        + "."
+    )
+
+
+def _accept(maint: Maintenance, proposal: dict[str, Any]) -> None:
+    ok, merge_id = run_action("Accepting the merge", maint.accept_merge, proposal)
+    if not ok:
+        return
+    _drop_proposal(proposal)
+    if merge_id is None:
+        # apply_merge refuses a proposal whose memories changed since the dry run.
+        state.flash("These memories changed since the dry run; run it again.", "warning")
+    else:
+        n = len(proposal["member_ids"]) + 1
+        state.flash(f"Merged {n} memories into one. Undo is under Past merges.")
+
+
+def _reject(maint: Maintenance, proposal: dict[str, Any]) -> None:
+    ok, _ = run_action("Rejecting the merge", maint.reject_merge, proposal)
+    if ok:
+        _drop_proposal(proposal)
+        state.flash("Rejected: these memories will not be proposed together again.", "info")
+
+
+def _undo(maint: Maintenance, user_id: str, merge_id: str) -> None:
+    ok, record = run_action("Undoing the merge", maint.undo_merge, user_id, merge_id)
+    if ok:
+        n = len(record.get("member_ids", [])) + 1
+        state.flash(f"Merge undone: {n} memories are active again.")
+
+
+def _drop_proposal(proposal: dict[str, Any]) -> None:
+    dry = st.session_state.get(DRY_KEY)
+    if dry:
+        cid = proposal["canonical_id"]
+        dry["proposals"] = [p for p in dry["proposals"] if p["canonical_id"] != cid]
+
+
+# --- sections ------------------------------------------------------------------------------
+
+
+def _proposals(maint: Maintenance, user_id: str) -> None:
+    dry = st.session_state.get(DRY_KEY)
+    if not dry or dry.get("user_id") != user_id:
+        return  # no dry run yet, or one of another user (the sidebar can switch users)
+    st.markdown("##### 🔍 Dry run")
+    proposals, expired = dry["proposals"], dry["expired"]
+    st.caption(
+        f"At {fmt_ms_time(dry['at_ms'])}: {len(proposals)} merge proposal(s), "
+        f"{len(expired)} expir{'y' if len(expired) == 1 else 'ies'}, {dry['decayed']} "
+        "importance change(s). Nothing has changed yet."
+    )
+    if not proposals:
+        st.info("No near-duplicate memories to merge.", icon="✨")
+    for p in proposals:
+        cid = p["canonical_id"]
+        with st.container(border=True):
+            st.caption(
+                f"{event_label(p['event_type'])} · {len(p['member_ids']) + 1} memories · "
+                f"lowest similarity {p['similarity']:.2f}"
+            )
+            st.dataframe(_proposal_frame(p), hide_index=True, key=f"mt_proposal_{cid}")
+            b1, b2, _ = st.columns([1, 1, 4])
+            b1.button(
+                "Accept",
+                key=f"mt_accept_{cid}",
+                icon="✅",
+                help="Merge now: the kept memory stays, the others become its history. "
+                "With a model, the kept text may be reworded to cover all of them.",
+                on_click=_accept,
+                args=(maint, p),
+                use_container_width=True,
+            )
+            b2.button(
+                "Reject",
+                key=f"mt_reject_{cid}",
+                icon="🚫",
+                help="Keep them apart and never propose this merge again.",
+                on_click=_reject,
+                args=(maint, p),
+                use_container_width=True,
+            )
+    if expired:
+        st.caption("Would expire:")
+        st.dataframe(_expired_frame(expired), hide_index=True, key="mt_dry_expired")
+
+
+def _last_report(report: dict[str, Any] | None, user_id: str) -> None:
+    st.markdown("##### 🧾 Last run")
+    if not report:
+        st.info("Maintenance has not run yet. Press **Run now**, or wait for the background run.")
+        return
+    mine = _user_part(report, user_id)
+    when = fmt_ms_time(report.get("at_ms"))
+    if mine is None:
+        st.info(f"The last run ({when}) did not cover {user_id}.", icon="🧾")
+        return
+    st.caption(f"At {when}, for {user_id}:")
+    for col, name in zip(st.columns(len(COUNTS)), COUNTS, strict=True):
+        items = mine.get(name, [])
+        # consolidated counts the memories that became history, as the report totals do
+        n = sum(len(p["member_ids"]) for p in items) if name == "consolidated" else len(items)
+        col.metric(name.capitalize(), n, border=True)
+    if mine.get("consolidated"):
+        st.dataframe(
+            _merged_frame(mine["consolidated"], mine.get("merge_ids", [])),
+            hide_index=True,
+            key="mt_last_merged",
+        )
+    if mine.get("expired"):
+        st.dataframe(_expired_frame(mine["expired"]), hide_index=True, key="mt_last_expired")
+    if mine.get("decayed"):
+        with st.expander(f"Importance changes ({len(mine['decayed'])})"):
+            st.dataframe(_decayed_frame(mine["decayed"]), hide_index=True, key="mt_last_decay")
+
+
+def _past_merges(maint: Maintenance, user_id: str) -> None:
+    st.markdown("##### ↩️ Past merges")
+    merges = maint.merges(user_id, limit=MERGES_SHOWN)
+    if not merges:
+        st.caption("No merges yet.")
+        return
+    for m in merges:
+        with st.container(border=True):
+            left, right = st.columns([5, 1], vertical_alignment="center")
+            left.text(f"Kept: {m['text_after']}")
+            for text in m["member_texts"]:
+                left.text(f"Merged: {text}")
+            status = "undone" if m["undone"] else "active"
+            left.caption(f"{fmt_ms_time(m['at_ms'])} · {m['how']} · {status} · `{m['id']}`")
+            if not m["undone"]:
+                right.button(
+                    "Undo",
+                    key=f"mt_undo_{m['id']}",
+                    icon="↩️",
+                    help="Make the merged memories active again and restore the kept one.",
+                    on_click=_undo,
+                    args=(maint, user_id, m["id"]),
+                    use_container_width=True,
+                )
+    if len(merges) == MERGES_SHOWN:
+        st.caption(f"The {MERGES_SHOWN} most recent merges.")
+
+
+# --- tables --------------------------------------------------------------------------------
+
+
+def _user_part(report: dict[str, Any], user_id: str) -> dict[str, Any] | None:
+    return next((u for u in report.get("users", []) if u.get("user_id") == user_id), None)
+
+
+def _proposal_frame(p: dict[str, Any]) -> pd.DataFrame:
+    rows = [{"Role": "kept", "Memory": p["canonical_text"], "Id": p["canonical_id"]}]
+    rows += [
+        {"Role": "merged into it", "Memory": text, "Id": mid}
+        for mid, text in zip(p["member_ids"], p["member_texts"], strict=True)
+    ]
+    return pd.DataFrame(rows, columns=["Role", "Memory", "Id"])
+
+
+def _merged_frame(proposals: list[dict[str, Any]], merge_ids: list[str]) -> pd.DataFrame:
+    # A real run lists only carried-out merges, in the order of their merge ids.
+    ids = merge_ids + [""] * (len(proposals) - len(merge_ids))
+    return pd.DataFrame(
+        [
+            {
+                "Kept": p["canonical_text"],
+                "Merged": " | ".join(p["member_texts"]),
+                "Kept id": p["canonical_id"],
+                "Merged ids": ", ".join(p["member_ids"]),
+                "Merge id": mid,
+            }
+            for p, mid in zip(proposals, ids, strict=True)
+        ]
+    )
+
+
+def _expired_frame(items: list[dict[str, Any]]) -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {"Memory": e.get("text", ""), "Kind": event_label(e.get("kind", "")), "Id": e["id"]}
+            for e in items
+        ],
+        columns=["Memory", "Kind", "Id"],
+    )
+
+
+def _decayed_frame(items: list[dict[str, Any]]) -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {
+                "Memory": d.get("text", ""),
+                "Before": d.get("before"),
+                "After": d.get("after"),
+                "Recalled": d.get("recalled"),
+                "Id": d.get("id"),
+            }
+            for d in items
+        ],
+        columns=["Memory", "Before", "After", "Recalled", "Id"],
+    )
