@@ -5,6 +5,7 @@ the server must not need a model)."""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import os
 import signal
@@ -53,7 +54,10 @@ def _stdio(env: dict[str, str], user: str) -> Client:
 
 
 def run(scenario: Callable[[], Coroutine[Any, Any, None]]) -> None:
-    asyncio.run(scenario())
+    """Run the client scenario on an event loop of its own thread: the browser tests'
+    Playwright leaves a running loop in the main thread, where asyncio.run() refuses to start."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        pool.submit(asyncio.run, scenario()).result()
 
 
 def data(result: Any) -> dict[str, Any]:
