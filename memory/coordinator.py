@@ -32,22 +32,11 @@ from memory.models import (
     MemoryType,
     ProceduralPattern,
     RecallHit,
-    ScoreParts,
     SemanticFact,
     check_id,
     check_text,
-    now_ms,
-    relevance_band,
 )
-from memory.recall import (
-    RecallWeights,
-    episodic_request,
-    fuse,
-    hydrate,
-    hydration_groups,
-    run_requests,
-    semantic_request,
-)
+from memory.recall import RecallPipeline, RecallWeights
 from memory.replies import as_str
 from memory.service import MemoryStats, StoredInteraction
 from memory.stores import Stores
@@ -98,14 +87,21 @@ class MemoryCoordinator:
         self.semantic = self.stores.semantic
         self.procedural = self.stores.procedural
         self.short_term = self.stores.short_term
-        self.weights = RecallWeights(
-            recency=settings.recall_recency_weight,
-            importance=settings.recall_importance_weight,
-            half_life_days=settings.recency_half_life_days,
-            min_score=settings.recall_min_score,
-        )
         self.bookkeeping = Bookkeeper(
             client, self.keys, self.episodic, settings.embedding_cache_ttl_s
+        )
+        self.recall = RecallPipeline(
+            self.stores,
+            self.embedder,
+            RecallWeights(
+                recency=settings.recall_recency_weight,
+                importance=settings.recall_importance_weight,
+                half_life_days=settings.recency_half_life_days,
+                min_score=settings.recall_min_score,
+            ),
+            self.metrics_recorder,
+            self.bookkeeping,
+            int(settings.context_window_tokens * settings.short_term_budget_ratio),
         )
         if load_knowledge:
             self.load_knowledge()
@@ -116,6 +112,15 @@ class MemoryCoordinator:
 
         settings = settings or Settings()
         return cls(connect(settings), build_embedder(settings), settings)
+
+    @property
+    def weights(self) -> RecallWeights:
+        """The recall weights in use (benchmarks replace them for ablation runs)."""
+        return self.recall.weights
+
+    @weights.setter
+    def weights(self, value: RecallWeights) -> None:
+        self.recall.weights = value
 
     @property
     def metrics(self) -> MetricsRecorder:
@@ -155,107 +160,18 @@ class MemoryCoordinator:
         k_short_term: int = 10,
     ) -> MemoryContext:
         """Everything relevant to `query` for this user and session, with timings per stage."""
-        t0 = time.perf_counter()
-        check_id(user_id)
-        check_id(session_id, "session id")
-        query = check_text(query, "Query")
-        timings: dict[str, float] = {}
-        ctx = MemoryContext(user_id=user_id, session_id=session_id, query=query)
-
-        need_vector = include_episodic or include_semantic or include_procedural
-        qvec: np.ndarray | None = None
-        if need_vector:
-            t = time.perf_counter()
-            qvec, source = self.embedder.embed_query(query)
-            self.bookkeeping.note_query(user_id, query)
-            timings["embed"] = _ms(t)
-            self.metrics_recorder.record(
-                "embedding", "embed_query", timings["embed"], hit=source != "model"
-            )
-
-        # Short-term and the exact procedural lookup: one pipelined round trip.
-        t = time.perf_counter()
-        pipe = self._r.pipeline(transaction=False)
-        if include_short_term:
-            self.short_term.recent_request(pipe, user_id, session_id, k_short_term)
-        exact_key = ""
-        if include_procedural:
-            exact_key = self.procedural.exact_request(pipe, user_id, query)
-        raw = pipe.execute() if (include_short_term or include_procedural) else []
-        if include_short_term:
-            budget = int(
-                self.settings.context_window_tokens * self.settings.short_term_budget_ratio
-            )
-            ctx.short_term = self.short_term.within_budget(
-                self.short_term.parse(raw.pop(0)), budget
-            )
-            timings["short_term"] = _ms(t)
-            self.metrics_recorder.record(
-                "short_term", "recall", timings["short_term"], hit=bool(ctx.short_term)
-            )
-        exact_raw = raw.pop(0) if include_procedural else None
-
-        # Hybrid searches (vector + BM25 per type, each type one pipelined round trip).
-        requests = []
-        if include_episodic and qvec is not None:
-            requests.append(
-                episodic_request(
-                    self.episodic, self.keys, user_id, query, qvec, k_episodic, self.weights
-                )
-            )
-        if include_semantic and qvec is not None:
-            requests.append(
-                semantic_request(self.semantic, user_id, query, qvec, k_semantic, self.weights)
-            )
-        now = now_ms()
-        for req, (vrows, trows) in zip(requests, self._timed_run(requests, timings), strict=True):
-            t = time.perf_counter()
-            assert qvec is not None  # requests exist only when the query was embedded
-            hits = fuse(req.memory_type, vrows, trows, qvec, req.k, self.weights, now)
-            if req.memory_type is MemoryType.EPISODIC:
-                ctx.episodic = hits
-            else:
-                ctx.semantic = hits
-            key = req.memory_type.value
-            timings[key] = round(timings.pop(f"_{key}") + _ms(t), 3)
-        if requests:
-            t = time.perf_counter()
-            hydrate(self._r, hydration_groups(self.keys, ctx.episodic, ctx.semantic))
-            timings["hydrate"] = _ms(t)
-            for req in requests:
-                key = req.memory_type.value
-                found = ctx.episodic if req.memory_type is MemoryType.EPISODIC else ctx.semantic
-                self.metrics_recorder.record(key, "recall", timings[key], hit=bool(found))
-
-        if include_procedural and qvec is not None:
-            t = time.perf_counter()
-            ctx.procedural = self.procedural.best_suggestion(user_id, exact_key, exact_raw, qvec)
-            timings["procedural"] = _ms(t)
-            self.metrics_recorder.record(
-                "procedural", "recall", timings["procedural"], hit=ctx.procedural is not None
-            )
-
-        ctx.hits = {
-            "episodic": len(ctx.episodic),
-            "semantic": len(ctx.semantic),
-            "procedural": int(ctx.procedural is not None),
-            "short_term": len(ctx.short_term),
-        }
-        timings["total"] = _ms(t0)
-        ctx.timings_ms = timings
-        self.metrics_recorder.record(
-            "all", "retrieve_all_context", timings["total"], hit=any(ctx.hits.values())
+        return self.recall.context(
+            user_id,
+            session_id,
+            query,
+            include_episodic=include_episodic,
+            include_semantic=include_semantic,
+            include_procedural=include_procedural,
+            include_short_term=include_short_term,
+            k_episodic=k_episodic,
+            k_semantic=k_semantic,
+            k_short_term=k_short_term,
         )
-        self.bookkeeping.touch([h.id for h in ctx.episodic])
-        return ctx
-
-    def _timed_run(self, requests: list, timings: dict[str, float]) -> list:
-        results = []
-        for req in requests:
-            t = time.perf_counter()
-            results.extend(run_requests([req]))
-            timings[f"_{req.memory_type.value}"] = _ms(t)
-        return results
 
     def search(
         self,
@@ -273,62 +189,23 @@ class MemoryCoordinator:
         category: str | None = None,
     ) -> list[RecallHit]:
         """Hybrid search of one type (episodic or semantic) with filters."""
-        mtype = MemoryType.parse(memory_type)
-        check_id(user_id)
-        query = check_text(query, "Query")
-        if not 1 <= k <= 200:
-            raise InvalidInputError("k must be between 1 and 200.")
-        weights = self.weights
-        if min_score is not None:
-            weights = RecallWeights(**{**weights.__dict__, "min_score": float(min_score)})
-        t = time.perf_counter()
-        qvec, _ = self.embedder.embed_query(query)
-        self.bookkeeping.note_query(user_id, query)
-        if mtype is MemoryType.EPISODIC:
-            req = episodic_request(
-                self.episodic,
-                self.keys,
-                user_id,
-                query,
-                qvec,
-                k,
-                weights,
-                event_types=[e.value if isinstance(e, EventType) else e for e in event_types or []],
-                tags=tags,
-                since_ms=since_ms,
-                until_ms=until_ms,
-                active_only=not include_superseded,
-            )
-        elif mtype is MemoryType.SEMANTIC:
-            req = semantic_request(self.semantic, user_id, query, qvec, k, weights, category)
-        else:
-            raise InvalidInputError(
-                "Search covers episodic and semantic memories; procedural "
-                "patterns are listed, short-term messages are per session."
-            )
-        ((vrows, trows),) = run_requests([req])
-        hits = fuse(mtype, vrows, trows, qvec, k, weights, now_ms())
-        ep, sem = (hits, []) if mtype is MemoryType.EPISODIC else ([], hits)
-        hydrate(self._r, hydration_groups(self.keys, ep, sem))
-        self.metrics_recorder.record(mtype.value, "search", _ms(t), hit=bool(hits))
-        return hits
+        return self.recall.search(
+            user_id,
+            query,
+            memory_type,
+            k=k,
+            event_types=event_types,
+            tags=tags,
+            since_ms=since_ms,
+            until_ms=until_ms,
+            min_score=min_score,
+            include_superseded=include_superseded,
+            category=category,
+        )
 
     def find_similar_episodic(self, user_id: str, text: str, *, k: int = 5) -> list[RecallHit]:
         """Nearest active episodic memories by vector only (dedup and supersession)."""
-        text = check_text(text, "Text")
-        vec = self.embedder.embed(embedding_text(text))
-        return [
-            RecallHit(
-                id=rec["id"],
-                memory_type=MemoryType.EPISODIC,
-                text=rec.get("description", ""),
-                score=round(sim, 4),
-                band=relevance_band(sim),
-                parts=ScoreParts(vector=round(sim, 4), final=round(sim, 4)),
-                record=rec,
-            )
-            for rec, sim in self.episodic.similar(user_id, vec, k)
-        ]
+        return self.recall.similar_episodic(user_id, text, k=k)
 
     # =====================================================================================
     # Writing
@@ -502,8 +379,24 @@ class MemoryCoordinator:
     ) -> tuple[list[dict[str, Any]], int]:
         """(rows, total). Rows are records as dicts with an `id` and a `text` key.
         Semantic facts: `added_by` keeps those a given user added."""
-        filters = {k: v for k, v in locals().items() if k not in ("self", "user_id", "memory_type")}
-        return admin.list_memories(self.stores, user_id, MemoryType.parse(memory_type), **filters)
+        return admin.list_memories(
+            self.stores,
+            user_id,
+            MemoryType.parse(memory_type),
+            event_types=event_types,
+            category=category,
+            tags=tags,
+            since_ms=since_ms,
+            until_ms=until_ms,
+            pinned=pinned,
+            include_superseded=include_superseded,
+            sort_by=sort_by,
+            descending=descending,
+            page=page,
+            page_size=page_size,
+            session_id=session_id,
+            added_by=added_by,
+        )
 
     def get_memory(
         self, user_id: str, memory_type: MemoryType | str, memory_id: str

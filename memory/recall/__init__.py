@@ -8,10 +8,12 @@ from memory.recall.hybrid import (
     run_requests,
     time_ranges,
 )
+from memory.recall.pipeline import RecallPipeline
 from memory.recall.requests import episodic_request, hydration_groups, semantic_request
 
 __all__ = [
     "HybridRequest",
+    "RecallPipeline",
     "RecallWeights",
     "episodic_request",
     "fuse",

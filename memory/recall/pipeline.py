@@ -1,0 +1,257 @@
+"""The recall pipeline: what the coordinator's `retrieve_all_context`, `search` and
+`find_similar_episodic` run.
+
+One chat turn's recall: the query embedding (cached) -> short-term list + exact procedural hash
+in one pipelined round trip -> per store the vector + BM25 query pair (one round trip each) ->
+fusion and scoring -> the top hits of all types read whole in one round trip -> the procedural
+suggestion. Timings per stage go into the context and the metrics; access counts are updated
+off the answer path (`Bookkeeper`).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from memory.bookkeeping import Bookkeeper
+from memory.embeddings import CachedEmbedder
+from memory.errors import InvalidInputError
+from memory.metrics import MetricsRecorder
+from memory.models import (
+    EventType,
+    MemoryContext,
+    MemoryType,
+    RecallHit,
+    ScoreParts,
+    check_id,
+    check_text,
+    now_ms,
+    relevance_band,
+)
+from memory.recall.hybrid import HybridRequest, RecallWeights, fuse, hydrate, run_requests
+from memory.recall.requests import episodic_request, hydration_groups, semantic_request
+from memory.stores import Stores
+from memory.stores.episodic import embedding_text
+
+
+class RecallPipeline:
+    def __init__(
+        self,
+        stores: Stores,
+        embedder: CachedEmbedder,
+        weights: RecallWeights,
+        metrics: MetricsRecorder,
+        bookkeeping: Bookkeeper,
+        history_budget_tokens: int,
+    ) -> None:
+        self._stores = stores
+        self._embedder = embedder
+        self.weights = weights
+        self._metrics = metrics
+        self._bookkeeping = bookkeeping
+        self._history_budget = history_budget_tokens
+
+    def context(
+        self,
+        user_id: str,
+        session_id: str,
+        query: str,
+        *,
+        include_episodic: bool = True,
+        include_semantic: bool = True,
+        include_procedural: bool = True,
+        include_short_term: bool = True,
+        k_episodic: int = 5,
+        k_semantic: int = 3,
+        k_short_term: int = 10,
+    ) -> MemoryContext:
+        t0 = time.perf_counter()
+        check_id(user_id)
+        check_id(session_id, "session id")
+        query = check_text(query, "Query")
+        timings: dict[str, float] = {}
+        ctx = MemoryContext(user_id=user_id, session_id=session_id, query=query)
+
+        need_vector = include_episodic or include_semantic or include_procedural
+        qvec: np.ndarray | None = None
+        if need_vector:
+            t = time.perf_counter()
+            qvec, source = self._embedder.embed_query(query)
+            self._bookkeeping.note_query(user_id, query)
+            timings["embed"] = _ms(t)
+            self._metrics.record(
+                "embedding", "embed_query", timings["embed"], hit=source != "model"
+            )
+
+        # Short-term and the exact procedural lookup: one pipelined round trip.
+        t = time.perf_counter()
+        pipe = self._stores.client.pipeline(transaction=False)
+        if include_short_term:
+            self._stores.short_term.recent_request(pipe, user_id, session_id, k_short_term)
+        exact_key = ""
+        if include_procedural:
+            exact_key = self._stores.procedural.exact_request(pipe, user_id, query)
+        raw = pipe.execute() if (include_short_term or include_procedural) else []
+        if include_short_term:
+            budget = int(self._history_budget)
+            ctx.short_term = self._stores.short_term.within_budget(
+                self._stores.short_term.parse(raw.pop(0)), budget
+            )
+            timings["short_term"] = _ms(t)
+            self._metrics.record(
+                "short_term", "recall", timings["short_term"], hit=bool(ctx.short_term)
+            )
+        exact_raw = raw.pop(0) if include_procedural else None
+
+        # Hybrid searches (vector + BM25 per type, each type one pipelined round trip).
+        requests = []
+        if include_episodic and qvec is not None:
+            requests.append(
+                episodic_request(
+                    self._stores.episodic,
+                    self._stores.keys,
+                    user_id,
+                    query,
+                    qvec,
+                    k_episodic,
+                    self.weights,
+                )
+            )
+        if include_semantic and qvec is not None:
+            requests.append(
+                semantic_request(
+                    self._stores.semantic, user_id, query, qvec, k_semantic, self.weights
+                )
+            )
+        now = now_ms()
+        for req, (vrows, trows) in zip(requests, self._timed_run(requests, timings), strict=True):
+            t = time.perf_counter()
+            assert qvec is not None  # requests exist only when the query was embedded
+            hits = fuse(req.memory_type, vrows, trows, qvec, req.k, self.weights, now)
+            if req.memory_type is MemoryType.EPISODIC:
+                ctx.episodic = hits
+            else:
+                ctx.semantic = hits
+            key = req.memory_type.value
+            timings[key] = round(timings.pop(f"_{key}") + _ms(t), 3)
+        if requests:
+            t = time.perf_counter()
+            hydrate(
+                self._stores.client, hydration_groups(self._stores.keys, ctx.episodic, ctx.semantic)
+            )
+            timings["hydrate"] = _ms(t)
+            for req in requests:
+                key = req.memory_type.value
+                found = ctx.episodic if req.memory_type is MemoryType.EPISODIC else ctx.semantic
+                self._metrics.record(key, "recall", timings[key], hit=bool(found))
+
+        if include_procedural and qvec is not None:
+            t = time.perf_counter()
+            ctx.procedural = self._stores.procedural.best_suggestion(
+                user_id, exact_key, exact_raw, qvec
+            )
+            timings["procedural"] = _ms(t)
+            self._metrics.record(
+                "procedural", "recall", timings["procedural"], hit=ctx.procedural is not None
+            )
+
+        ctx.hits = {
+            "episodic": len(ctx.episodic),
+            "semantic": len(ctx.semantic),
+            "procedural": int(ctx.procedural is not None),
+            "short_term": len(ctx.short_term),
+        }
+        timings["total"] = _ms(t0)
+        ctx.timings_ms = timings
+        self._metrics.record(
+            "all", "retrieve_all_context", timings["total"], hit=any(ctx.hits.values())
+        )
+        self._bookkeeping.touch([h.id for h in ctx.episodic])
+        return ctx
+
+    def _timed_run(self, requests: list[HybridRequest], timings: dict[str, float]) -> list[Any]:
+        results = []
+        for req in requests:
+            t = time.perf_counter()
+            results.extend(run_requests([req]))
+            timings[f"_{req.memory_type.value}"] = _ms(t)
+        return results
+
+    def search(
+        self,
+        user_id: str,
+        query: str,
+        memory_type: MemoryType | str = MemoryType.EPISODIC,
+        *,
+        k: int = 10,
+        event_types: list[EventType] | list[str] | None = None,
+        tags: list[str] | None = None,
+        since_ms: int | None = None,
+        until_ms: int | None = None,
+        min_score: float | None = None,
+        include_superseded: bool = False,
+        category: str | None = None,
+    ) -> list[RecallHit]:
+        mtype = MemoryType.parse(memory_type)
+        check_id(user_id)
+        query = check_text(query, "Query")
+        if not 1 <= k <= 200:
+            raise InvalidInputError("k must be between 1 and 200.")
+        weights = self.weights
+        if min_score is not None:
+            weights = RecallWeights(**{**weights.__dict__, "min_score": float(min_score)})
+        t = time.perf_counter()
+        qvec, _ = self._embedder.embed_query(query)
+        self._bookkeeping.note_query(user_id, query)
+        if mtype is MemoryType.EPISODIC:
+            req = episodic_request(
+                self._stores.episodic,
+                self._stores.keys,
+                user_id,
+                query,
+                qvec,
+                k,
+                weights,
+                event_types=[e.value if isinstance(e, EventType) else e for e in event_types or []],
+                tags=tags,
+                since_ms=since_ms,
+                until_ms=until_ms,
+                active_only=not include_superseded,
+            )
+        elif mtype is MemoryType.SEMANTIC:
+            req = semantic_request(
+                self._stores.semantic, user_id, query, qvec, k, weights, category
+            )
+        else:
+            raise InvalidInputError(
+                "Search covers episodic and semantic memories; procedural "
+                "patterns are listed, short-term messages are per session."
+            )
+        ((vrows, trows),) = run_requests([req])
+        hits = fuse(mtype, vrows, trows, qvec, k, weights, now_ms())
+        ep, sem = (hits, []) if mtype is MemoryType.EPISODIC else ([], hits)
+        hydrate(self._stores.client, hydration_groups(self._stores.keys, ep, sem))
+        self._metrics.record(mtype.value, "search", _ms(t), hit=bool(hits))
+        return hits
+
+    def similar_episodic(self, user_id: str, text: str, *, k: int = 5) -> list[RecallHit]:
+        text = check_text(text, "Text")
+        vec = self._embedder.embed(embedding_text(text))
+        return [
+            RecallHit(
+                id=rec["id"],
+                memory_type=MemoryType.EPISODIC,
+                text=rec.get("description", ""),
+                score=round(sim, 4),
+                band=relevance_band(sim),
+                parts=ScoreParts(vector=round(sim, 4), final=round(sim, 4)),
+                record=rec,
+            )
+            for rec, sim in self._stores.episodic.similar(user_id, vec, k)
+        ]
+
+
+def _ms(start: float) -> float:
+    return round((time.perf_counter() - start) * 1000, 3)
