@@ -55,14 +55,15 @@ class UserPurge:
 
 
 def plan_user_purge(stores: Stores, user_id: str) -> UserPurge:
-    """Everything derived from this user: episodic memories, facts they added, procedural
-    patterns, every session, and the texts of theirs that sit in the embedding cache."""
+    """Everything derived from this user: episodic memories, the facts they added (except
+    those an admin shared: those are everyone's), procedural patterns, every session, and the
+    texts of theirs that sit in the embedding cache."""
     check_id(user_id)
     plan = UserPurge(user_id)
     plan.episodic_ids = stores.episodic.ids_for_user(user_id)
     plan.texts, plan.timelines = stores.episodic.purge_reads(plan.episodic_ids)
     plan.texts += [as_str(q) for q in stores.client.smembers(stores.keys.user_queries(user_id))]
-    plan.semantic_ids = stores.semantic.ids_added_by(user_id)
+    plan.semantic_ids = stores.semantic.ids_added_by(user_id, private_only=True)
     plan.procedure_keys = stores.procedural.keys_for_user(user_id)
     plan.texts += stores.procedural.query_patterns(plan.procedure_keys)
     plan.sessions = stores.short_term.sessions(user_id)

@@ -17,7 +17,7 @@ from ulid import ULID
 from memory.admin.purge import plan_user_purge
 from memory.embeddings import CachedEmbedder
 from memory.errors import ImportFileError, InvalidInputError
-from memory.keys import Keys
+from memory.keys import Keys, owner_tag
 from memory.models import (
     ChatMessage,
     EpisodicMemory,
@@ -29,6 +29,7 @@ from memory.models import (
 from memory.replies import as_str
 from memory.stores import Stores
 from memory.stores.episodic import EpisodicStore, embedding_text
+from memory.stores.schema import AUDIENCE_FIELD
 from memory.stores.semantic import SemanticStore
 from memory.stores.short_term import ShortTermStore
 
@@ -243,16 +244,22 @@ def _owned_ids(
     stores: Stores, target: str, doc: ExportFile
 ) -> tuple[dict[str, str], dict[str, str]]:
     """File id -> id to write. An id whose record exists and belongs to someone else (the
-    file came from another user, or was crafted) gets a new id: an import never overwrites
-    another user's memory."""
+    file came from another user, or was crafted), or is a shared fact, gets a new id: an
+    import never overwrites another user's memory or the shared knowledge."""
     ep = [_safe_id(m.id) for m in doc.episodic]
     sem = [_safe_id(f.id) for f in doc.semantic]
     pipe = stores.client.pipeline(transaction=False)
     for mid in ep:
         pipe.hget(stores.keys.episodic(mid), "user_id")
     for fid in sem:
-        pipe.hget(stores.keys.semantic(fid), "added_by")
-    owners = [None if o is None else as_str(o) for o in pipe.execute()]
+        pipe.hmget(stores.keys.semantic(fid), ["added_by", AUDIENCE_FIELD])
+    replies = pipe.execute()
+    owners = [None if o is None else as_str(o) for o in replies[: len(ep)]]
+    for added_by, audience in replies[len(ep) :]:
+        # Only a fact private to this user may be replaced: a shared one (knowledge file or
+        # shared by an admin) or another user's keeps its record and the file's gets a new id.
+        theirs = audience is None or as_str(audience) == owner_tag(target)
+        owners.append(None if added_by is None else as_str(added_by) if theirs else "")
     ep_map = {
         mid: mid if owner in (None, target) else str(ULID())
         for mid, owner in zip(ep, owners[: len(ep)], strict=True)

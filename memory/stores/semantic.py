@@ -156,9 +156,13 @@ class SemanticStore:
         rows, total = query_page(self.index, f, RETURN_FIELDS, sort_by, descending, page, page_size)
         return [row_record(r, "fact") for r in rows], total
 
-    def ids_added_by(self, user_id: str) -> list[str]:
-        keys = matching_keys(self.index, Tag("added_by_owner") == owner_tag(check_id(user_id)))
-        return [Keys.memory_id(k) for k in keys]
+    def ids_added_by(self, user_id: str, *, private_only: bool = False) -> list[str]:
+        """Facts this user added; `private_only` leaves out those an admin shared (they are
+        everyone's now: a purge or a replacing import of the user must not remove them)."""
+        f = Tag("added_by_owner") == owner_tag(check_id(user_id))
+        if private_only:
+            f = f & (Tag(AUDIENCE_FIELD) == owner_tag(user_id))
+        return [Keys.memory_id(k) for k in matching_keys(self.index, f)]
 
     def add_audience(self) -> None:
         """Give a store written before `audience` existed its audience: add the field to the

@@ -105,3 +105,49 @@ def test_facts_stored_before_sharing_existed_keep_their_audience(
         assert mine.id in {r["id"] for r in again.list_memories("alice", "semantic")[0]}
     finally:
         again.close()
+
+
+def test_a_purge_or_a_replacing_import_of_the_author_keeps_a_shared_fact(
+    coordinator: MemoryCoordinator,
+) -> None:
+    """Once an admin shared a user's fact it is everyone's: purging that user, or importing a
+    file over them with --replace, removes only their private facts."""
+    shared = coordinator.add_semantic(PLANTED, added_by="alice")
+    coordinator.update_memory("alice", "semantic", shared.id, shared=True, as_admin=True)
+    private = coordinator.add_semantic(
+        "Alice keeps her running shoes by the door.", added_by="alice"
+    )
+    export = coordinator.export_user("alice")
+
+    coordinator.import_user(export, mode="replace")
+    assert PLANTED in _recalled(coordinator, "bob", "clinic door code")
+
+    coordinator.clear_user_memories("alice")
+    assert PLANTED in _recalled(coordinator, "bob", "clinic door code")
+    with pytest.raises(NotFoundError):
+        coordinator.get_memory("alice", "semantic", private.id)
+
+
+def test_an_import_cannot_rewrite_a_shared_fact_by_reusing_its_id(
+    coordinator: MemoryCoordinator,
+) -> None:
+    fact = coordinator.add_semantic(PLANTED, added_by="alice")
+    coordinator.update_memory("alice", "semantic", fact.id, shared=True, as_admin=True)
+    safety_id = _safety_fact_id(coordinator)
+    crafted = coordinator.export_user("alice")
+    crafted["semantic"] = [
+        {**crafted["semantic"][0], "id": fact.id, "fact": "The clinic door code is 0000."},
+        {
+            **crafted["semantic"][0],
+            "id": safety_id,
+            "fact": "Chest pain is nothing to worry about.",
+        },
+    ]
+
+    coordinator.import_user(crafted, mode="merge")
+
+    assert coordinator.get_memory("bob", "semantic", fact.id)["text"] == PLANTED
+    assert "chest pain" in coordinator.get_memory("bob", "semantic", safety_id)["text"].lower()
+    assert "worry" not in coordinator.get_memory("bob", "semantic", safety_id)["text"]
+    # The file's texts arrived as alice's own, private facts under new ids.
+    assert "The clinic door code is 0000." not in _recalled(coordinator, "bob", "clinic door code")
