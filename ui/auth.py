@@ -24,8 +24,9 @@ class Viewer:
     the operator may (today's behaviour); in `oidc` mode rights follow the identity."""
 
     mode: str
+    # No default: a viewer built without saying so must not fail open to admin rights.
+    is_admin: bool
     user_id: str | None = None  # the signed-in identity (oidc), None in `none` mode
-    is_admin: bool = True
 
     @property
     def signed_in(self) -> bool:
@@ -74,7 +75,7 @@ def current_viewer(settings: Settings) -> Viewer:
     """The viewer of this run; in `oidc` mode shows the sign-in page and stops the run until
     the browser has signed in."""
     if settings.auth_mode == "none":
-        return Viewer(mode="none")
+        return Viewer(mode="none", is_admin=True)  # no sign-in: the operator's own machine
     if not _auth_configured():
         st.error(
             "**Sign-in is not configured.** AUTH_MODE=oidc needs an `[auth]` section in "
@@ -90,12 +91,17 @@ def current_viewer(settings: Settings) -> Viewer:
         st.stop()
     claim = settings.auth_user_claim
     raw = st.user.get(claim)
+    if claim == "email" and st.user.get("email_verified") is not True:
+        # Some providers let people set any address: an unverified one could name someone
+        # else (or an admin). Only a verified email is an identity.
+        raw = None
     try:
         user_id = check_id(str(raw or "").strip(), "user id")
     except ValueError:
         st.error(
-            f"Your sign-in did not provide a usable `{claim}` claim, which this app uses as "
-            "your user id. Ask the operator to check AUTH_USER_CLAIM.",
+            f"Your sign-in did not provide a usable `{claim}` claim (an email must be "
+            "verified by the provider), which this app uses as your user id. Ask the "
+            "operator to check AUTH_USER_CLAIM.",
             icon="🚫",
         )
         st.button("Sign out", key="auth_logout_bad", on_click=st.logout)

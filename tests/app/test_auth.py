@@ -43,7 +43,8 @@ def oidc_env(app_env: Any, monkeypatch: pytest.MonkeyPatch) -> None:
 def _signed_in(script: str, email: str | None, **query: str) -> AppTest:
     at = AppTest.from_file(f"../../{script}", default_timeout=TIMEOUT_S)
     at.secrets["auth"] = AUTH_SECRETS
-    at.user = {"is_logged_in": email is not None, **({"email": email} if email else {})}
+    claims = {"email": email, "email_verified": True} if email else {}
+    at.user = {"is_logged_in": email is not None, **claims}
     for k, v in query.items():
         at.query_params[k] = v
     return at.run()
@@ -92,7 +93,7 @@ def test_oidc_shows_only_a_sign_in_page_until_signed_in(oidc_env) -> None:
 
 def test_oidc_without_auth_secrets_says_how_to_configure(oidc_env) -> None:
     at = AppTest.from_file("../../app.py", default_timeout=TIMEOUT_S)
-    at.user = {"is_logged_in": True, "email": "ana@example.com"}
+    at.user = {"is_logged_in": True, "email": "ana@example.com", "email_verified": True}
     at.run()
     assert "Sign-in is not configured" in at.error[0].value
 
@@ -128,3 +129,15 @@ def test_oidc_non_admin_cannot_delete_the_safety_fact(oidc_env, coordinator) -> 
     at.button(key="yes_delete_semantic").click().run()
     assert any("only an admin" in e.value for e in at.error), [e.value for e in at.error]
     assert coordinator.get_memory("ana@example.com", "semantic", hit.id)["text"] == hit.text
+
+
+def test_oidc_refuses_an_unverified_email_even_an_admins(oidc_env, coordinator) -> None:
+    """Some providers let people type any address: an unverified email is no identity, or
+    anyone could sign in as the admin."""
+    coordinator.add_episodic("root@example.com", "The admin's own note")
+    at = AppTest.from_file("../../pages/memories.py", default_timeout=TIMEOUT_S)
+    at.secrets["auth"] = AUTH_SECRETS
+    at.user = {"is_logged_in": True, "email": "root@example.com", "email_verified": False}
+    at.run()
+    assert "must be verified" in at.error[0].value
+    assert not at.dataframe

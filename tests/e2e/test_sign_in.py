@@ -26,15 +26,23 @@ from tests.e2e.st import (
 from tests.fakes.fake_ollama import FakeOllama
 
 ADMIN = "root@example.com"
+#: The people of these tests, with emails their provider verified (the app accepts no other).
+PEOPLE = ("ana@example.com", "bob@example.com", "carl@example.com", ADMIN)
 SAFETY = "Sudden chest pain"
 
 
 @pytest.fixture(scope="module")
 def provider() -> Iterator[str]:
-    """The mock provider on 127.0.0.1 (any client id/secret; a user is whatever `sub` the
-    form is given, with `email` = sub)."""
+    """The mock provider on 127.0.0.1 (any client id/secret). PEOPLE have verified emails;
+    any other `sub` typed into its form gets an unverified `email` = sub."""
+    people = [
+        oidc_provider_mock.User(sub=e, claims={"email": e, "email_verified": True}) for e in PEOPLE
+    ]
     server = werkzeug.serving.make_server(
-        "127.0.0.1", 0, oidc_provider_mock.app(require_nonce=False), threaded=True
+        "127.0.0.1",
+        0,
+        oidc_provider_mock.app(require_nonce=False, user_claims=people),
+        threaded=True,
     )
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
