@@ -23,7 +23,8 @@ class PageContext:
     llm_status: LLMStatus | None = None
     models: list[str] = field(default_factory=list)
     agent_error: str = ""
-    viewer: Viewer = field(default_factory=lambda: Viewer(mode="none"))
+    # Fails closed: page_setup always passes the real viewer.
+    viewer: Viewer = field(default_factory=lambda: Viewer(mode="none", is_admin=False))
 
     @property
     def is_admin(self) -> bool:
