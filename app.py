@@ -49,10 +49,13 @@ def offline_banner(ctx: PageContext) -> None:
     model = (status.model if status else None) or ctx.settings.ollama_model
     host = (status.host if status else None) or ctx.settings.ollama_host
     if status is not None and status.reachable:
-        what = f"Ollama is running at `{host}` but the model **{model}** is not pulled."
+        what = (
+            f"Ollama is running at {md_text(host)} but the model **{md_text(model)}** "
+            "is not pulled."
+        )
         fix = f"ollama pull {model}"
     else:
-        what = f"Ollama is not reachable at `{host}`."
+        what = f"Ollama is not reachable at {md_text(host)}."
         fix = f"ollama serve   # in another terminal\nollama pull {model}"
     st.warning(
         f"**Memory-only mode.** {what} The agent still recalls and stores memories and answers "

@@ -15,7 +15,7 @@ import streamlit as st
 
 from ui import resources, state
 from ui.errors import guard, run_action
-from ui.format import event_label, fmt_ms_time
+from ui.format import event_label, fmt_ms_time, md_text
 
 if TYPE_CHECKING:
     from memory import Maintenance
@@ -33,9 +33,9 @@ def maintenance_tab(ctx: PageContext) -> None:
     if maint is None:
         return
     st.caption(
-        f"Keeps **{ctx.user_id}**'s memories clean: paraphrases of one fact are merged (the "
-        "others stay as history), logged exchanges expire, importance decays when a memory is "
-        "never recalled. The app also runs this in the background."
+        f"Keeps **{md_text(ctx.user_id)}**'s memories clean: paraphrases of one fact are "
+        "merged (the others stay as history), logged exchanges expire, importance decays "
+        "when a memory is never recalled. The app also runs this in the background."
     )
     c1, c2, _ = st.columns([1, 1, 4])
     c1.button(
@@ -88,7 +88,7 @@ def _run_now(maint: Maintenance, user_id: str) -> None:
     st.session_state.pop(DRY_KEY, None)  # its proposals may have just been carried out
     totals = report.totals()
     state.flash(
-        f"Maintenance ran for {user_id}: "
+        f"Maintenance ran for {md_text(user_id)}: "
         + ", ".join(f"{totals[k]} {k}" for k in ("consolidated", "expired", "decayed"))
         + "."
     )
@@ -185,9 +185,9 @@ def _last_report(report: dict[str, Any] | None, user_id: str) -> None:
     mine = _user_part(report, user_id)
     when = fmt_ms_time(report.get("at_ms"))
     if mine is None:
-        st.info(f"The last run ({when}) did not cover {user_id}.", icon="🧾")
+        st.info(f"The last run ({when}) did not cover {md_text(user_id)}.", icon="🧾")
         return
-    st.caption(f"At {when}, for {user_id}:")
+    st.caption(f"At {when}, for {md_text(user_id)}:")
     for col, name in zip(st.columns(len(COUNTS)), COUNTS, strict=True):
         items = mine.get(name, [])
         # consolidated counts the memories that became history, as the report totals do

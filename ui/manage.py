@@ -81,7 +81,7 @@ def search_tab(ctx: PageContext) -> None:
     hits.sort(key=lambda h: h.score, reverse=True)
     df = hits_frame([h.model_dump(mode="json") for h in hits])
     df.insert(0, "Type", [type_label(getattr(h.memory_type, "value", h.memory_type)) for h in hits])
-    st.caption(f"{len(hits)} result{'s' if len(hits) != 1 else ''} for “{query}”")
+    st.caption(f"{len(hits)} result{'s' if len(hits) != 1 else ''} for “{md_text(query)}”")
     st.dataframe(df, hide_index=True, column_config=HIT_COLUMNS, key="s_results")
 
 
@@ -221,7 +221,8 @@ def _preview(data: bytes, target: str) -> str:
     if not isinstance(doc, dict):
         return ""
     user = doc.get("user_id") or doc.get("user") or "?"
-    parts = [f"{len(v)} {k}" for k, v in doc.items() if isinstance(v, list)]
+    # The file's keys are text from whoever made the file: shown literally, like its user.
+    parts = [f"{len(v)} {md_text(k)}" for k, v in doc.items() if isinstance(v, list)]
     text = f"File for user **{md_text(user)}**: " + (", ".join(parts) or "no lists found")
     if user != target:
         text += f" · will be imported into **{md_text(target)}**"
