@@ -12,7 +12,7 @@ down, `InvalidInputError`, `NotFoundError`...), never a driver exception.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Protocol, TypedDict
+from typing import Any, Literal, NotRequired, Protocol, TypedDict
 
 from memory.models import (
     ChatMessage,
@@ -48,7 +48,8 @@ class ShortTermStats(TypedDict, total=False):
 
 
 class MemoryStats(TypedDict):
-    """Counts per memory type; the procedural and short-term parts are per user."""
+    """Counts per memory type; the procedural and short-term parts are per user. `users`
+    (how many people use the store) only in the store-wide stats (no user)."""
 
     episodic: EpisodicStats
     semantic: SemanticStats
@@ -56,7 +57,7 @@ class MemoryStats(TypedDict):
     short_term: ShortTermStats
     user_id: str | None
     session_id: str | None
-    users: int
+    users: NotRequired[int]
 
 
 class StoredInteraction(TypedDict, total=False):

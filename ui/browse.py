@@ -347,7 +347,7 @@ def semantic_tab(ctx: PageContext) -> None:
         )
         return
     st.caption(f"{total} fact{'s' if total != 1 else ''}")
-    df = semantic_frame(rows)
+    df = semantic_frame(rows, None if ctx.is_admin else ctx.user_id)
     selected = _table(df, "tbl_semantic", SEMANTIC_COLUMNS)
     if not mine:
         _page_picker("f_sem_page", total)

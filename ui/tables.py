@@ -86,7 +86,18 @@ EPISODIC_COLUMNS = {
 }
 
 
-def semantic_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+def _added_by(row: dict[str, Any], viewer: str | None) -> str:
+    """Who added a fact, as a viewer may see it: an admin (or `none` mode, viewer None) sees
+    the id; others see "you" or "shared" (a shared fact must not reveal its author)."""
+    added_by = row.get("added_by") or ""
+    if not added_by:
+        return "knowledge file"
+    if viewer is None:
+        return str(added_by)
+    return "you" if added_by == viewer else "shared"
+
+
+def semantic_frame(rows: list[dict[str, Any]], viewer: str | None = None) -> pd.DataFrame:
     return pd.DataFrame(
         [
             {
@@ -95,7 +106,7 @@ def semantic_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
                 "Category": r.get("category") or "",
                 "Type": r.get("fact_type") or "",
                 "Source": r.get("source") or "",
-                "Added by": r.get("added_by") or "knowledge file",
+                "Added by": _added_by(r, viewer),
                 "When": to_datetime(r.get("timestamp")),
                 "id": r.get("id", ""),
             }

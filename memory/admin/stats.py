@@ -1,4 +1,8 @@
-"""Counts per memory type, for the CLI, the model's `get_memory_stats` tool and the pages."""
+"""Counts per memory type, for the CLI, the model's `get_memory_stats` tool and the pages.
+
+A user's stats count only what that user can recall (their memories, the shared facts and
+their own); how many other people use the store is in the store-wide stats (no user) only.
+"""
 
 from __future__ import annotations
 
@@ -13,14 +17,14 @@ def memory_stats(
 ) -> MemoryStats:
     stats: MemoryStats = {
         "episodic": {"memory_count": stores.episodic.count(user_id)},
-        "semantic": {"fact_count": stores.semantic.count()},
+        "semantic": {"fact_count": stores.semantic.count(visible_to=user_id)},
         "procedural": {},
         "short_term": {},
         "user_id": user_id,
         "session_id": session_id,
-        "users": int(stores.client.scard(stores.keys.users)),
     }
     if not user_id:
+        stats["users"] = int(stores.client.scard(stores.keys.users))
         stats["procedural"] = {"total_procedures": int(stores.procedural.index.query(CountQuery()))}
         return stats
     rows, total = stores.procedural.list_page(user_id, page_size=1000)

@@ -184,8 +184,9 @@ class SemanticStore:
             tag = owner.decode() if isinstance(owner, bytes) else owner
             self._r.hsetnx(key, AUDIENCE_FIELD, tag or SHARED)
 
-    def count(self) -> int:
-        return int(self.index.query(CountQuery()))
+    def count(self, visible_to: str | None = None) -> int:
+        """All facts, or those a user recalls (shared ones and their own)."""
+        return int(self.index.query(CountQuery(self.filter_for(visible_to=visible_to))))
 
     def delete_many(self, pipe: redis.client.Pipeline, fact_ids: list[str]) -> None:
         for fid in fact_ids:

@@ -141,3 +141,16 @@ def test_oidc_refuses_an_unverified_email_even_an_admins(oidc_env, coordinator) 
     at.run()
     assert "must be verified" in at.error[0].value
     assert not at.dataframe
+
+
+def test_oidc_a_shared_fact_does_not_name_its_author_to_others(oidc_env, coordinator) -> None:
+    fact = coordinator.add_semantic("Stretch after every run.", added_by="bob@example.com")
+    coordinator.update_memory("bob@example.com", "semantic", fact.id, shared=True, as_admin=True)
+    coordinator.add_semantic("Ana keeps a food diary.", added_by="ana@example.com")
+    at = _signed_in("pages/memories.py", "ana@example.com")
+    no_errors(at)
+    table = at.dataframe(key="tbl_semantic").value
+    by_fact = dict(zip(table["Fact"], table["Added by"], strict=True))
+    assert by_fact["Stretch after every run."] == "shared"
+    assert by_fact["Ana keeps a food diary."] == "you"
+    assert "bob@example.com" not in str(table.to_dict())

@@ -382,8 +382,9 @@ class FakeCoordinator:
                 "short_term": {"sessions": len(sessions)} if user_id else {},
                 "user_id": user_id,
                 "session_id": session_id,
-                "users": len({m.user_id for m in self.episodic.values()}),
             }
+            if user_id is None:
+                stats["users"] = len({m.user_id for m in self.episodic.values()})
             if user_id and session_id:
                 stats["short_term"]["message_count"] = len(
                     self.messages.get((user_id, session_id), [])
