@@ -185,6 +185,17 @@ def run_turn(ctx: PageContext, prompt: str) -> None:
         st.rerun()  # so the sidebar's recent memories show what this turn stored
 
 
+def too_long(prompt: str) -> None:
+    """Say the limit and keep the text (the chat box is already empty) to copy and shorten."""
+    st.error(
+        f"**Not sent:** your message is {len(prompt.strip()):,} characters; the limit is "
+        f"{MAX_TEXT_CHARS:,}. Shorten it or split it into several messages. Your text is "
+        "below: copy it with the button at its top right.",
+        icon="✂️",
+    )
+    st.code(prompt, language=None, wrap_lines=True)
+
+
 ctx = page_setup("Chat", "💬", layout="centered")
 st.title("💬 Chat with memory")
 st.caption(
@@ -198,7 +209,10 @@ if ctx.agent is None:
 offline_banner(ctx)
 if history(ctx) == 0 and "pending_prompt" not in st.session_state:
     empty_state()
-typed = st.chat_input("Message the agent…", key="chat_input", max_chars=MAX_TEXT_CHARS)
+# No max_chars: the browser would silently refuse a longer paste and leave the box empty.
+typed = st.chat_input("Message the agent…", key="chat_input")
 prompt = typed or st.session_state.pop("pending_prompt", None)
-if prompt:
+if prompt and len(prompt.strip()) > MAX_TEXT_CHARS:
+    too_long(prompt)
+elif prompt:
     run_turn(ctx, prompt)

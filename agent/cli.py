@@ -20,7 +20,8 @@ import sys
 from typing import Any
 
 from agent.types import TurnEvent, TurnResult
-from memory.errors import InvalidInputError, MemorySystemError
+from memory.errors import EmbedderError, InvalidInputError, MemorySystemError
+from memory.terminal import for_terminal, invalid_utf8_argument
 
 
 def _build(args: argparse.Namespace) -> Any:
@@ -76,6 +77,20 @@ def result_json(result: TurnResult) -> dict[str, Any]:
     }
 
 
+class TerminalOut:
+    """A text stream that escapes control characters (a reply may echo a memory's ANSI codes);
+    one escape split over two tokens is still caught, since each character is escaped."""
+
+    def __init__(self, out: Any) -> None:
+        self._out = out
+
+    def write(self, text: str) -> None:
+        self._out.write(for_terminal(text, multiline=True))
+
+    def flush(self) -> None:
+        self._out.flush()
+
+
 def _print_event(ev: TurnEvent, out: Any) -> None:
     if ev.kind == "token":
         out.write(ev.text)
@@ -86,7 +101,7 @@ def _print_event(ev: TurnEvent, out: Any) -> None:
         out.write(f"· {ev.text}\n")
         ctx = ev.data["context"]
         for h in [*ctx.episodic, *ctx.semantic]:
-            out.write(f"    - [{h.memory_type.value}] {h.text} ({h.band})\n")
+            out.write(f"    - [{h.memory_type.value}] {for_terminal(h.text)} ({h.band})\n")
         if ctx.procedural is not None:
             out.write(
                 f"    - [procedural] {' -> '.join(ctx.procedural.tool_sequence)} "
@@ -101,7 +116,7 @@ def _print_event(ev: TurnEvent, out: Any) -> None:
     elif ev.kind == "stored":
         m = ev.data["memory"]
         extra = f", replaces {m.superseded_id}" if m.superseded_id else ""
-        out.write(f"· remembered [{m.event_type}] {m.text} ({m.how}{extra})\n")
+        out.write(f"· remembered [{m.event_type}] {for_terminal(m.text)} ({m.how}{extra})\n")
 
 
 def cmd_chat(args: argparse.Namespace) -> int:
@@ -119,7 +134,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
                     result.stored += outcome.stored
             print(json.dumps(result_json(result), ensure_ascii=False, indent=2))
             return _not_saved(result)
-        out = sys.stdout
+        out = TerminalOut(sys.stdout)
         out.write(f"{args.user}> {args.message}\n")
         result = None
         started = False
@@ -143,7 +158,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
                 if outcome is not None:
                     out.write(f"· extraction {outcome.status}: {outcome.detail}\n")
                     for m in outcome.stored:
-                        out.write(f"· remembered [{m.event_type}] {m.text} (llm)\n")
+                        out.write(f"· remembered [{m.event_type}] {for_terminal(m.text)} (llm)\n")
         return _not_saved(result) if result is not None else 0
     finally:
         agent.wait_for_background(args.wait or 0.01)
@@ -157,7 +172,8 @@ def _not_saved(result: TurnResult) -> int:
     """The answer was printed, but a script must learn that this exchange is not in memory."""
     if result.saved:
         return 0
-    print(f"error: this exchange was NOT saved: {result.error}", file=sys.stderr)
+    error = for_terminal(result.error or "", multiline=True)
+    print(f"error: this exchange was NOT saved: {error}", file=sys.stderr)
     return 1
 
 
@@ -199,6 +215,10 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    bad = invalid_utf8_argument(argv)
+    if bad:
+        print(f"error: {bad}", file=sys.stderr)
+        return 2
     parser = argparse.ArgumentParser(prog="python -m agent", description=__doc__.split("\n")[0])
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging to stderr")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -253,8 +273,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except InvalidInputError as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"error: {for_terminal(str(e), multiline=True)}", file=sys.stderr)
         return 2
     except MemorySystemError as e:
-        print(f"error: the memory store is unavailable: {e}", file=sys.stderr)
+        what = "embedding model" if isinstance(e, EmbedderError) else "memory store"
+        print(
+            f"error: the {what} is unavailable: {for_terminal(str(e), multiline=True)}",
+            file=sys.stderr,
+        )
         return 3

@@ -292,13 +292,11 @@ class ChatAgent:
                 state = "failed"
             else:
                 state = "not available"
-            text = _memory_only_reply(reason, ctx, stored, state=state)
-            partial = "".join(parts)
-            # The reply is exactly what was streamed: any partial answer, then the notice.
-            if partial.strip():
-                text = "\n\n" + text
-            yield TurnEvent(kind="token", text=text)
-            reply = partial + text if partial.strip() else text
+            lead = "".join(parts) if "".join(parts).strip() else ""
+            # The notice says "I saved your message": it is stored as it will be shown, and
+            # shown only once storing has succeeded (else reworded, below).
+            notice = _memory_only_reply(reason, ctx, stored, state=state)
+            reply = lead + ("\n\n" if lead else "") + notice
         timings["answer"] = _ms(t)
 
         # 6. learn and store the exchange
@@ -327,6 +325,12 @@ class ChatAgent:
             log.warning("store_interaction failed: %s", e)
         self.learning.remember_turn(user_id, session_id, message, tools_used, score)
         timings["store"] = _ms(t)
+        if mode == "memory-only":
+            if not saved:
+                notice = _memory_only_reply(reason, ctx, stored, state=state, saved=False)
+                reply = lead + ("\n\n" if lead else "") + notice
+            # The reply is exactly what was streamed: any partial answer, then the notice.
+            yield TurnEvent(kind="token", text=reply[len(lead) :])
 
         # 7. LLM extraction in the background
         extraction = self._queue_extraction(
@@ -525,6 +529,7 @@ def _memory_only_reply(
     stored: list[StoredMemory],
     *,
     state: str = "offline",
+    saved: bool = True,
 ) -> str:
     what = (
         "The language model server failed"
@@ -536,11 +541,15 @@ def _memory_only_reply(
         reason,
     ]
     lines.append("")
-    if stored:
-        lines.append("I saved your message and remembered:")
-        lines += [f"- [{m.event_type or m.memory_type}] {m.text}" for m in stored]
-    else:
+    if not saved:
+        lines.append("I could NOT save your message: it will not be in this chat's history.")
+    remembered = [f"- [{m.event_type or m.memory_type}] {m.text}" for m in stored]
+    if saved and stored:
+        lines += ["I saved your message and remembered:", *remembered]
+    elif saved:
         lines.append("I saved your message.")
+    elif stored:
+        lines += ["I did remember:", *remembered]
     lines.append("")
     hits = [*without_replaced(ctx.episodic, stored), *ctx.semantic]
     if hits:

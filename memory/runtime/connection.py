@@ -41,6 +41,12 @@ def connect(settings: Settings) -> redis.Redis:
     try:
         _ping(client)
         names = {as_str(m[b"name"]) for m in client.module_list()}
+    except redis.BusyLoadingError as e:
+        client.close()  # it answers, so "not reachable" would send the user to start it again
+        raise StoreUnavailableError(
+            f"Redis at {url} is still loading its data after {LOADING_TIMEOUT_S:.0f} s "
+            "(a large data set takes a while): wait a little, then try again."
+        ) from e
     except redis.AuthenticationError as e:
         client.close()
         raise StoreUnavailableError(
@@ -68,7 +74,7 @@ def _ping(client: redis.Redis) -> None:
             client.ping()
             return
         except redis.BusyLoadingError:
-            if time.monotonic() > deadline:
+            if time.monotonic() >= deadline:
                 raise
             time.sleep(0.1)
 

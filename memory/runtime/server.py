@@ -14,7 +14,6 @@ unpacks it into `.redis/openssl11/` and only this process gets it through `LD_LI
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import logging
 import os
@@ -22,7 +21,6 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -115,8 +113,17 @@ class EmbeddedRedis:
     # --- public ------------------------------------------------------------------------
     def start(self) -> str:
         """Start the server (or reuse ours if it already runs); return its URL when ready."""
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        with self._lock():  # two starters at once (app + CLI) must not race for the pidfile
+        try:
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+            lock = open(self.data_dir / "redis.start.lock", "w")  # noqa: SIM115 - closed below
+        except OSError as e:  # read-only, not a folder, no space: say which setting to change
+            raise StoreUnavailableError(
+                f"The embedded Redis cannot use its data folder {self.data_dir} "
+                f"({e.strerror or e}). Set REDIS_DATA_DIR to a folder you can write "
+                "(e.g. in .env), fix its permissions, or set REDIS_URL to a Redis Stack."
+            ) from e
+        with lock:  # two starters at once (app + CLI) must not race for the pidfile
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
             return self._start()
 
     def _start(self) -> str:
@@ -261,7 +268,8 @@ class EmbeddedRedis:
         started = time.monotonic()
         deadline = started + READY_TIMEOUT_S
         last: str = "no answer yet"
-        while time.monotonic() < deadline:
+        loading = False
+        while True:  # at least one try, then until the deadline
             pid = pid if pid is not None else self._read_pid()
             if pid is None and time.monotonic() - started > PIDFILE_TIMEOUT_S:
                 raise StoreUnavailableError(
@@ -272,6 +280,7 @@ class EmbeddedRedis:
                 raise StoreUnavailableError(
                     f"The embedded Redis (pid {pid}) exited while starting.{self._log_tail()}"
                 )
+            loading = False
             try:
                 with self._client() as r:
                     r.ping()
@@ -286,23 +295,22 @@ class EmbeddedRedis:
                     return
                 last = "no pidfile written"
             except redis.BusyLoadingError:
-                last = "still loading its data"
+                loading = True
             except redis.RedisError as e:
                 last = str(e)
+            if time.monotonic() >= deadline:
+                break
             time.sleep(0.05)
+        if loading:  # it runs and answers: "not ready" would send the user to restart it
+            raise StoreUnavailableError(
+                f"The embedded Redis at {self.url} is still loading its data after "
+                f"{READY_TIMEOUT_S:.0f} s (a large data set takes a while). Wait a little, then "
+                "try again; `python -m memory redis status` shows when it is running."
+            )
         raise StoreUnavailableError(
             f"The embedded Redis at {self.url} was not ready after {READY_TIMEOUT_S:.0f} s "
             f"({last}).{self._log_tail()}"
         )
-
-    @contextlib.contextmanager
-    def _lock(self) -> Iterator[None]:
-        with open(self.data_dir / "redis.start.lock", "w") as f:
-            fcntl.flock(f, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(f, fcntl.LOCK_UN)
 
     def _client(self) -> redis.Redis:
         return redis.Redis(

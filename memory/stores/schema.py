@@ -16,6 +16,7 @@ from redisvl.query import CountQuery, FilterQuery
 from redisvl.query.filter import FilterExpression
 from redisvl.schema import IndexSchema
 
+from memory.boundary import store_error
 from memory.errors import EmbeddingModelMismatchError, InvalidInputError, StoreUnavailableError
 from memory.keys import Keys
 
@@ -133,10 +134,8 @@ def open_index(
         exists = index.exists()
         meta = client.hgetall(meta_key)
     except (redis.RedisError, RedisVLError) as e:
-        raise StoreUnavailableError(
-            f"Redis is not reachable or failed while opening {schema.index.name} ({e}): "
-            "start it with `python -m memory redis start` or check REDIS_URL."
-        ) from e
+        # The one wording of driver errors: "still loading" is not "not reachable".
+        raise StoreUnavailableError(f"Opening {schema.index.name}: {store_error(e)}") from e
     if exists and meta:
         built_model = as_str(meta.get(b"model_id", b""))
         built_dims = int(meta.get(b"dims", b"0"))

@@ -179,3 +179,20 @@ def test_a_returning_user_lands_in_their_newest_session(app_env, coordinator) ->
     assert at.session_state["session_id"] == "z-new"
     shown = [str(e.value) for m in at.chat_message for e in m.markdown]
     assert "Yesterday's conversation" in shown and "An old conversation" not in shown
+
+
+def test_a_message_over_the_limit_is_not_sent_and_the_user_keeps_the_text(
+    app_env, make_app, coordinator
+) -> None:
+    from memory.models import MAX_TEXT_CHARS
+
+    pasted = "Long notes about my training. " * (MAX_TEXT_CHARS // 30 + 10)
+    at = make_app("app.py", user="paula")
+    at.chat_input(key="chat_input").set_value(pasted).run()
+    assert not at.exception
+    (error,) = at.error
+    assert f"limit is {MAX_TEXT_CHARS:,}" in error.value
+    assert f"{len(pasted.strip()):,} characters" in error.value
+    assert [c.value for c in at.code] == [pasted]  # to copy and shorten
+    assert not at.chat_message or all(m.name == "assistant" for m in at.chat_message)
+    assert list(coordinator.recent_messages("paula", "s-test")) == []

@@ -97,3 +97,19 @@ def test_no_markdown_image_is_fetched_and_names_are_text(
     shown = caption.inner_text().replace("\u2060", "")
     assert f"**bold** [site]({listener.url('name-link')})" in shown
     expect(caption.get_by_role("link")).to_have_count(0)
+
+
+def test_a_pasted_message_over_the_limit_is_refused_with_the_limit_not_dropped(
+    page: Page, app_server
+) -> None:
+    from memory.models import MAX_TEXT_CHARS
+
+    open_page(page, f"{app_server.url}?user=u{uuid.uuid4().hex[:6]}", "💬 Chat with memory")
+    pasted = "x" * (MAX_TEXT_CHARS + 1)
+    box = page.get_by_test_id("stChatInputTextArea")
+    box.fill(pasted)
+    expect(box).to_have_value(pasted)  # the box takes it (a max length would drop the paste)
+    box.press("Enter")
+    alert = page.get_by_test_id("stAlertContentError")
+    expect(alert).to_contain_text(f"the limit is {MAX_TEXT_CHARS:,}", timeout=TIMEOUT_MS)
+    expect(page.get_by_test_id("stCode")).to_contain_text(pasted[:100])

@@ -114,3 +114,33 @@ def test_an_exchange_that_could_not_be_stored_exits_1_and_says_so(
     assert "You said: Hello" in proc.stdout
     assert proc.returncode == 1, proc.stderr
     assert "NOT saved" in proc.stderr
+
+
+def test_chat_transcript_escapes_terminal_control_characters(
+    settings: Settings, fake_ollama: FakeOllama
+) -> None:
+    """A message, a remembered memory and a reply carrying ANSI codes cannot clear or
+    recolour the terminal: the transcript shows the codes as visible escapes."""
+    fake_ollama.queue_reply("Noted \x1b[2J\x1b[31mred\x1b[0m\x07")
+    proc = _run(
+        settings,
+        fake_ollama.url,
+        "chat",
+        "--user",
+        "dana",
+        "--session",
+        "s1",
+        "Remember: I like \x1b[5mblinking\x1b[0m text",
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert not any(c in proc.stdout for c in "\x1b\x07"), proc.stdout
+    assert "assistant> Noted \\x1b[2J\\x1b[31mred\\x1b[0m\\x07" in proc.stdout
+    assert "remembered [preference] I like \\x1b[5mblinking\\x1b[0m text" in proc.stdout
+
+
+def test_a_message_that_is_not_utf8_is_refused_with_a_message(
+    settings: Settings, closed_ollama_url: str
+) -> None:
+    proc = _run(settings, closed_ollama_url, "chat", "--user", "u", "--session", "s", "caf\udce9")
+    assert proc.returncode == 2
+    assert "not valid UTF-8" in proc.stderr and "Traceback" not in proc.stderr

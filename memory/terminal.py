@@ -1,0 +1,53 @@
+"""Text for a terminal: what the CLIs print (`python -m memory`, `python -m agent`).
+
+A memory text, a model's reply or an argument can hold ANSI escapes and other control
+characters; printed raw, they recolour, move the cursor, retitle or clear the operator's
+terminal, or hide text. `for_terminal` shows each such character as a visible escape (`\\x1b`)
+instead. JSON output needs none of this: `json.dumps` escapes control characters itself.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Sequence
+
+# C0 and C1 controls, DEL, and the bidirectional marks and overrides that reorder text on screen.
+_BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_SINGLE_LINE = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI}]")
+_MULTI_LINE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}]")  # keeps \t and \n
+
+
+_NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
+
+
+def _escape(m: re.Match[str]) -> str:
+    if m.group() in _NAMED:
+        return _NAMED[m.group()]
+    code = ord(m.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def for_terminal(text: str, *, multiline: bool = False) -> str:
+    """`text` with every control character shown as an escape; `multiline` keeps `\\n` and
+    `\\t` (a transcript's own layout), otherwise they are escaped too (one value, one line)."""
+    pattern = _MULTI_LINE if multiline else _SINGLE_LINE
+    return pattern.sub(_escape, text)
+
+
+def invalid_utf8_argument(argv: Sequence[str] | None = None) -> str | None:
+    """An error message when a command-line argument is not valid UTF-8, else None.
+
+    Python hands such bytes over as lone surrogates (`\\udcff`), which fail later, deep in
+    hashing or the tokenizer; saying so up front names the argument instead."""
+    for arg in sys.argv[1:] if argv is None else argv:
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+            return (
+                f"the argument '{for_terminal(shown)}' is not valid UTF-8 text (shown with "
+                "\ufffd for the bad bytes): pass it as UTF-8 (check the terminal's or the "
+                "script's encoding, e.g. LANG=C.UTF-8)."
+            )
+    return None
