@@ -31,6 +31,7 @@ from agent.extraction import LLMExtractor, extract_triggers, talks_about_user
 from agent.learning import LearningTracker, success_score, tool_sequence
 from agent.llm import LLM, OllamaLLM
 from agent.prompt import (
+    MEMORY_ONLY_MARK,
     MemoryBlock,
     build_system_prompt,
     history_messages,
@@ -537,7 +538,7 @@ def _memory_only_reply(
         else f"The language model is {state}"
     )
     lines = [
-        f"{what}, so this is a memory-only reply (no AI answer).",
+        f"{what}, {MEMORY_ONLY_MARK}",
         reason,
     ]
     lines.append("")

@@ -46,6 +46,11 @@ already saved: do not store them again.
 
 NO_MEMORY_NOTE = "(nothing relevant remembered yet)"
 
+#: In every memory-only reply (agent/loop.py). Such a reply lists recalled memory texts
+#: verbatim for the person; replayed as the assistant's own words it would put stored text
+#: outside the fence, so the history sent to a model leaves these replies out.
+MEMORY_ONLY_MARK = "so this is a memory-only reply (no AI answer)."
+
 
 def neutralise(text: str) -> str:
     """One line of data: JSON-encoded (escapes quotes, newlines, control chars), fences broken."""
@@ -203,7 +208,12 @@ def history_messages(
 ) -> list[dict[str, Any]]:
     """Recent conversation as chat messages, oldest first, newest kept within the budget."""
     msgs = sorted(
-        (m for m in short_term if m.role in ("user", "assistant")), key=lambda m: m.timestamp
+        (
+            m
+            for m in short_term
+            if m.role == "user" or (m.role == "assistant" and MEMORY_ONLY_MARK not in m.content)
+        ),
+        key=lambda m: m.timestamp,
     )
     if (
         msgs
