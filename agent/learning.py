@@ -78,17 +78,7 @@ class LearningTracker:
         if last is None or not last.tools:
             return None
         try:
-            rescore = getattr(self._coord, "rescore_last_procedure", None)
-            if rescore is not None:
-                rescore(user_id, last.query, last.tools, CORRECTION_SCORE)
-            else:
-                self._coord.record_procedure(
-                    user_id,
-                    last.query,
-                    last.tools,
-                    success_score=CORRECTION_SCORE,
-                    execution_time_ms=0.0,
-                )
+            self._coord.rescore_last_procedure(user_id, last.query, last.tools, CORRECTION_SCORE)
         except MemorySystemError as e:
             log.warning("could not re-score the corrected tool sequence: %s", e)
             return f"Could not lower the corrected pattern's score: {e}"

@@ -152,9 +152,7 @@ class ChatAgent:
 
     def _count_extraction(self, status: str) -> None:
         """Extraction outcomes as counters in Redis (`extraction_done`, `_failed`, ...)."""
-        metrics = getattr(self.coordinator, "metrics", None)
-        if metrics is not None and hasattr(metrics, "count"):
-            metrics.count(f"extraction_{status}")
+        self.coordinator.count_event(f"extraction_{status}")
 
     def extraction_status(self, turn_id: str) -> ExtractionOutcome | None:
         return self.background.get(turn_id)

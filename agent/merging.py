@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -30,14 +29,6 @@ class MergeReply(BaseModel):
     text: str
 
 
-def merge_schema() -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": {"same_fact": {"type": "boolean"}, "text": {"type": "string"}},
-        "required": ["same_fact", "text"],
-    }
-
-
 class LLMMerger:
     def __init__(self, llm: LLM, model: str) -> None:
         self._llm = llm
@@ -50,7 +41,9 @@ class LLMMerger:
             {"role": "user", "content": f"Kind: {event_type}\nNotes:\n{notes}"},
         ]
         try:
-            raw = self._llm.chat_json(self._model, messages, merge_schema(), {"temperature": 0})
+            raw = self._llm.chat_json(
+                self._model, messages, MergeReply.model_json_schema(), {"temperature": 0}
+            )
             reply = MergeReply.model_validate_json(raw)
         except (ValidationError, ValueError, ConnectionError) as e:
             log.info("LLM merge unavailable (%s): keeping the best-worded memory", e)

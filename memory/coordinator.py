@@ -126,6 +126,10 @@ class MemoryCoordinator:
     def metrics(self) -> MetricsRecorder:
         return self.metrics_recorder
 
+    def count_event(self, name: str) -> None:
+        """Count an event (e.g. an extraction outcome) for the Stats page; buffered."""
+        self.metrics_recorder.count(name)
+
     def latency_samples(self, since_ms: int = 0, limit: int | None = None) -> list[dict[str, Any]]:
         """Latency samples of memory operations (Stats page), oldest first."""
         return self.metrics_recorder.latency_samples(since_ms=since_ms, limit=limit)
@@ -337,11 +341,17 @@ class MemoryCoordinator:
             result["episodic"] = mem.id
         pipe.execute()
         if tools_used:
-            pattern = self.procedural.record(
-                user_id, msgs[0].content, tools_used, score, execution_time_ms, qvec
-            )
-            result["procedural"] = pattern.id
-            result["procedural_confidence"] = pattern.confidence
+            try:
+                pattern = self.procedural.record(
+                    user_id, msgs[0].content, tools_used, score, execution_time_ms, qvec
+                )
+            except redis.RedisError as e:
+                # The exchange is saved (above); only the lesson about its tools is lost, so
+                # the caller must not tell the user their message was not saved.
+                log.warning("Could not record the tool sequence of a turn: %s", e)
+            else:
+                result["procedural"] = pattern.id
+                result["procedural_confidence"] = pattern.confidence
         self.metrics_recorder.record("all", "store_interaction", _ms(t0))
         return result
 

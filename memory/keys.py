@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import hashlib
 
+from memory.replies import as_str
+
 
 def digest(*parts: str, length: int = 24) -> str:
     """Stable, collision-resistant short id of one or more strings (NUL-separated)."""
@@ -31,8 +33,7 @@ class Keys:
     def memory_id(key: str | bytes) -> str:
         """The id in a memory's or a procedure's key (its last segment): the one parse of
         the key names built below."""
-        text = key.decode() if isinstance(key, bytes) else str(key)
-        return text.rsplit(":", 1)[-1]
+        return as_str(key).rsplit(":", 1)[-1]
 
     def __init__(self, namespace: str = "cm") -> None:
         self.ns = namespace

@@ -18,6 +18,7 @@ from typing import Any
 import redis
 
 from memory.keys import Keys
+from memory.replies import as_str
 
 log = logging.getLogger(__name__)
 
@@ -104,7 +105,7 @@ class MetricsRecorder:
         raw = self._r.xrange(self._keys.metrics_latency, min=f"{since_ms}-0", count=limit)
         out = []
         for _id, fields in raw or []:
-            f = {_s(k): _s(v) for k, v in (fields or {}).items()}
+            f = {as_str(k): as_str(v) for k, v in (fields or {}).items()}
             out.append(
                 {
                     "ts": int(f["ts"]),
@@ -119,14 +120,10 @@ class MetricsRecorder:
     def counters(self) -> dict[str, int]:
         self.flush()
         raw = self._r.hgetall(self._keys.metrics_counters)
-        return {_s(k): int(v) for k, v in raw.items()}
+        return {as_str(k): int(v) for k, v in raw.items()}
 
     def reset(self) -> None:
         with self._lock:
             self._samples.clear()
             self._counts.clear()
         self._r.delete(self._keys.metrics_latency, self._keys.metrics_counters)
-
-
-def _s(v: object) -> str:
-    return v.decode() if isinstance(v, bytes) else str(v)

@@ -169,6 +169,10 @@ class AgentMemory(Protocol):
         self, user_id: str | None = None, session_id: str | None = None
     ) -> MemoryStats: ...
 
+    def count_event(self, name: str) -> None:
+        """Count an event for the Stats page (buffered; never fails the caller)."""
+        ...
+
 
 class MemoryService(AgentMemory, Protocol):
     """Everything the UI uses on top of the agent's part: the editor, users and sessions,

@@ -19,11 +19,7 @@ from redisvl.schema import IndexSchema
 from memory.boundary import store_error
 from memory.errors import EmbeddingModelMismatchError, InvalidInputError, StoreUnavailableError
 from memory.keys import Keys
-
-
-def as_str(v: Any) -> str:
-    return v.decode() if isinstance(v, bytes) else str(v)
-
+from memory.replies import as_str
 
 VECTOR_FIELD = "embedding"
 AUDIENCE_FIELD = "audience"

@@ -31,6 +31,7 @@ from memory.models import (
     check_text,
     now_ms,
 )
+from memory.replies import as_str
 from memory.stores.records import decode, encode, row_record
 from memory.stores.schema import AUDIENCE_FIELD, SHARED, VECTOR_FIELD, matching_keys, query_page
 
@@ -167,22 +168,28 @@ class SemanticStore:
     def add_audience(self) -> None:
         """Give a store written before `audience` existed its audience: add the field to the
         index, then set it on each fact (no `added_by` = a knowledge-file fact = shared)."""
-        fields = {
-            str(a[1]) if not isinstance(a[1], bytes) else a[1].decode()
-            for a in self.index.info().get("attributes", [])
-        }
+        fields = {as_str(a[1]) for a in self.index.info().get("attributes", [])}
         if AUDIENCE_FIELD in fields:
             return
         name = self.index.name
-        self._r.execute_command(
-            "FT.ALTER", name, "SCHEMA", "ADD", AUDIENCE_FIELD, "TAG", "CASESENSITIVE"
-        )
-        for key in self._r.scan_iter(match=f"{self._keys.semantic_prefix}:*", count=500):
-            owner = self._r.hget(key, "added_by_owner")
-            if owner is None:  # deleted meanwhile (or not a fact): nothing to mark
-                continue
-            tag = owner.decode() if isinstance(owner, bytes) else owner
-            self._r.hsetnx(key, AUDIENCE_FIELD, tag or SHARED)
+        try:
+            self._r.execute_command(
+                "FT.ALTER", name, "SCHEMA", "ADD", AUDIENCE_FIELD, "TAG", "CASESENSITIVE"
+            )
+        except redis.ResponseError as e:
+            # Two processes opening an old store at once: the other one added it first.
+            if "duplicate" not in str(e).lower():
+                raise
+        keys = list(self._r.scan_iter(match=f"{self._keys.semantic_prefix}:*", count=500))
+        pipe = self._r.pipeline(transaction=False)
+        for key in keys:
+            pipe.hget(key, "added_by_owner")
+        owners = pipe.execute() if keys else []
+        pipe = self._r.pipeline(transaction=False)
+        for key, owner in zip(keys, owners, strict=True):
+            if owner is not None:  # None: deleted meanwhile (or not a fact): nothing to mark
+                pipe.hsetnx(key, AUDIENCE_FIELD, as_str(owner) or SHARED)
+        pipe.execute()
 
     def count(self, visible_to: str | None = None) -> int:
         """All facts, or those a user recalls (shared ones and their own)."""

@@ -50,6 +50,7 @@ class FakeCoordinator:
         self.procedures: dict[tuple[str, str], dict[str, Any]] = {}
         self.interactions: list[dict[str, Any]] = []
         self.calls: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = []
+        self.events: dict[str, int] = {}
         self.min_score = min_score
         self.fail_recall: Exception | None = None
         self._lock = threading.RLock()
@@ -363,6 +364,10 @@ class FakeCoordinator:
             if m is None or m.user_id != user_id:
                 raise NotFoundError(f"No memory {memory_id!r} for this user.")
             del self.episodic[memory_id]
+
+    def count_event(self, name: str) -> None:
+        with self._lock:
+            self.events[name] = self.events.get(name, 0) + 1
 
     def get_memory_stats(
         self, user_id: str | None = None, session_id: str | None = None

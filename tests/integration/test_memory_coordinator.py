@@ -9,6 +9,7 @@ from redisvl.extensions.cache.embeddings import EmbeddingsCache
 
 from memory.coordinator import MemoryCoordinator
 from memory.errors import InvalidInputError, NotFoundError
+from memory.stores.procedural import normalize_query
 
 U = "user-1"
 OTHER = "user-2"
@@ -307,3 +308,16 @@ def test_health(coordinator: MemoryCoordinator) -> None:
         assert checks[name]["ok"], name
     assert checks["embedder"]["ok"] and checks["embedder"]["dims"] == 384
     assert checks["embedder"]["model"] == coordinator.embedder.model_id
+
+
+def test_a_failed_tool_lesson_does_not_unsave_the_exchange(
+    coordinator: MemoryCoordinator, redis_client: redis.Redis
+) -> None:
+    """store_interaction commits the messages first; when only recording the tool sequence
+    fails afterwards, the exchange is reported stored (the agent would say "not saved")."""
+    question = "How far did I run this week?"
+    key = coordinator.procedural.key(U, normalize_query(question))
+    redis_client.set(key, "not a hash")  # recording the pattern now fails (WRONGTYPE)
+    result = coordinator.store_interaction(U, "s1", question, "12 km.", tools_used=["search"])
+    assert result["procedural"] is None
+    assert [m.content for m in coordinator.recent_messages(U, "s1")] == [question, "12 km."]
