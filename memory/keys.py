@@ -162,6 +162,10 @@ class Keys:
         `latest` (id of its newest summary memory, which recall shows when turns are trimmed)."""
         return f"{self.ns}:summary:{digest(user_id, session_id)}"
 
+    def summary_lock(self, user_id: str, session_id: str) -> str:
+        """One summariser per session at a time (the agent's worker, the maintenance run)."""
+        return f"{self.ns}:summary_lock:{digest(user_id, session_id)}"
+
     @property
     def summaries_pending(self) -> str:
         """Hash: digest(user, session) -> JSON {user_id, session_id, reason, since_ms}: a summary

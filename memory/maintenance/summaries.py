@@ -172,9 +172,7 @@ def summarise_session(
     with at least `min_messages` of them, or any two when it was already waiting. Without a
     summariser, or when it fails, the session is marked pending instead."""
     lock = stores.client.lock(
-        f"{stores.keys.summary_state(user_id, session_id)}:lock",
-        timeout=LOCK_TTL_S,
-        blocking=False,
+        stores.keys.summary_lock(user_id, session_id), timeout=LOCK_TTL_S, blocking=False
     )
     if not lock.acquire():
         return SummaryOutcome("busy")  # another thread or process is summarising it now

@@ -186,3 +186,17 @@ def test_an_idle_chat_is_summarised_by_the_maintenance_run_and_a_dry_run_only_li
     assert [s["text"] for s in summaries_of(coordinator)] == ["The user moved to Lyon last month."]
     # Summarised once: the next run finds nothing new in that chat.
     assert maint.run(user_id="ana", at_ms=later + HOUR).totals()["summarised"] == 0
+
+
+def test_clearing_a_chat_drops_its_waiting_summary(
+    make_agent: MakeAgent, coordinator: MemoryCoordinator, closed_ollama_url: str
+) -> None:
+    chat_earlier(coordinator)
+    offline = make_agent(closed_ollama_url)
+    offline.chat("ana", "s1", "What should I eat the day before a long run?")
+    assert offline.wait_for_background(timeout=60)
+    assert len(Maintenance.of(coordinator).summaries_waiting("ana")) == 1
+
+    coordinator.clear_session_memories("ana", "s1")
+
+    assert Maintenance.of(coordinator).summaries_waiting("ana") == []
