@@ -28,12 +28,14 @@ def _build(args: argparse.Namespace) -> Any:
     from agent.loop import ChatAgent
     from memory.config import Settings
     from memory.coordinator import MemoryCoordinator
+    from memory.maintenance import Maintenance
 
     settings = Settings()
     if getattr(args, "model", None):
         settings = settings.model_copy(update={"ollama_model": args.model})
     coordinator = MemoryCoordinator.from_settings(settings)
-    return ChatAgent(settings, coordinator), coordinator
+    # Session summaries of long chats, as in the app.
+    return ChatAgent(settings, coordinator, summaries=Maintenance.of(coordinator)), coordinator
 
 
 def _recalled_json(result: TurnResult) -> dict[str, Any]:

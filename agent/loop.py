@@ -34,10 +34,11 @@ from agent.prompt import (
     MEMORY_ONLY_MARK,
     MemoryBlock,
     build_system_prompt,
-    history_messages,
+    history_window,
     render_memory_block,
     without_replaced,
 )
+from agent.summarising import LLMSummariser, SessionSummaries, SummaryWorker, dropped_before
 from agent.tools.memory_tools import MemoryToolkit
 from agent.tools.registry import ToolContext, Toolkit, ToolRegistry, result_for_model
 from agent.tools.wellness import WellnessToolkit
@@ -52,7 +53,7 @@ from agent.types import (
 from agent.writer import MemoryWriter
 from memory.config import Settings
 from memory.errors import MemorySystemError
-from memory.models import MemoryContext, check_id, check_text
+from memory.models import ChatMessage, MemoryContext, check_id, check_text
 from memory.service import AgentMemory
 
 log = logging.getLogger(__name__)
@@ -89,7 +90,10 @@ class ChatAgent:
         toolkits: Iterable[Toolkit] | None = None,
         *,
         agent_settings: AgentSettings | None = None,
+        summaries: SessionSummaries | None = None,
     ) -> None:
+        """`summaries` (e.g. `memory.Maintenance`): where turns that leave the prompt are
+        summarised; None = no session summaries."""
         self.settings = settings
         self.config = agent_settings or AgentSettings()
         self.coordinator = coordinator
@@ -109,6 +113,7 @@ class ChatAgent:
             log_size=self.config.extraction_log_size,
             on_outcome=self._count_extraction,
         )
+        self.summaries = SummaryWorker(summaries) if summaries is not None else None
         self._status: dict[str, LLMStatus] = {}
         self._no_tools: set[str] = set()  # models that answered "does not support tools"
         self._status_lock = threading.Lock()
@@ -141,8 +146,9 @@ class ChatAgent:
 
     # ---- background --------------------------------------------------------------------
     def wait_for_background(self, timeout: float | None = None) -> bool:
-        """Wait for queued memory extraction; True when nothing is left (tests, CLI)."""
-        return self.background.wait(timeout)
+        """Wait for queued memory extraction and summaries; True when nothing is left."""
+        done = self.background.wait(timeout)
+        return (self.summaries.wait(timeout) if self.summaries is not None else True) and done
 
     def extraction_log(
         self, user_id: str | None = None, limit: int | None = 50
@@ -159,6 +165,8 @@ class ChatAgent:
 
     def close(self) -> None:
         self.background.shutdown()
+        if self.summaries is not None:
+            self.summaries.shutdown()
 
     # ---- turns -------------------------------------------------------------------------
     def chat(
@@ -252,6 +260,9 @@ class ChatAgent:
         block = render_memory_block(
             ctx, stored_now=stored, budget_tokens=int(self.settings.memory_prompt_tokens)
         )
+        window = history_window(
+            ctx.short_term, budget_tokens=self._history_budget(block), exclude_text=message
+        )
 
         # 5. answer
         t = time.perf_counter()
@@ -265,7 +276,7 @@ class ChatAgent:
             tctx = ToolContext(user_id=user_id, session_id=session_id)
             try:
                 reply, hit_cap = yield from self._answer(
-                    model, message, ctx, block, records, parts, tctx
+                    model, message, window, block, records, parts, tctx
                 )
             except LLMError as e:
                 llm_failed = True
@@ -304,8 +315,9 @@ class ChatAgent:
         tools_used = [] if llm_failed else tool_sequence(records)
         saved = True
         score = None if llm_failed else success_score(records, hit_cap=hit_cap)
+        stored_ids: list[str] = []
         try:
-            self.coordinator.store_interaction(
+            written = self.coordinator.store_interaction(
                 user_id,
                 session_id,
                 message,
@@ -318,6 +330,7 @@ class ChatAgent:
                 store_episode=self.config.store_episodes and mode == "llm" and not stored,
                 turn_id=turn_id,
             )
+            stored_ids = list(written.get("short_term") or [])
         except MemorySystemError as e:
             saved = False
             errors.append(f"could not store the exchange: {e}")
@@ -336,6 +349,9 @@ class ChatAgent:
             turn_id, user_id, session_id, model, message, mode, stored
         )
 
+        # 8. a summary of the turns that left the prompt, in the background
+        summary = self._queue_summary(user_id, session_id, model, mode, ctx, window, stored_ids)
+
         timings["total"] = _ms(t_turn)
         result = TurnResult(
             turn_id=turn_id,
@@ -350,6 +366,7 @@ class ChatAgent:
             model=model if mode == "llm" else None,
             extraction=extraction,
             success_score=score,
+            summary=summary,
             error="; ".join(errors) or None,
             saved=saved,
         )
@@ -374,11 +391,19 @@ class ChatAgent:
             errors.append(f"recall failed: {e}")
             return MemoryContext(user_id=user_id, session_id=session_id, query=message)
 
+    def _history_budget(self, block: MemoryBlock) -> int:
+        return max(
+            0,
+            int(self.settings.context_window_tokens * self.settings.short_term_budget_ratio)
+            - block.tokens
+            - 1500,
+        )
+
     def _answer(
         self,
         model: str,
         message: str,
-        ctx: MemoryContext,
+        window: list[ChatMessage],
         block: MemoryBlock,
         records: list[ToolCallRecord],
         parts: list[str],
@@ -386,15 +411,9 @@ class ChatAgent:
     ) -> Generator[TurnEvent, None, tuple[str, bool]]:
         """Stream the model's answer, running tools. Returns (reply, hit_cap) via StopIteration."""
         system = build_system_prompt(block, tool_names=self.registry.names())
-        history_budget = max(
-            0,
-            int(self.settings.context_window_tokens * self.settings.short_term_budget_ratio)
-            - block.tokens
-            - 1500,
-        )
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": system},
-            *history_messages(ctx.short_term, budget_tokens=history_budget, exclude_text=message),
+            *({"role": m.role, "content": m.content} for m in window),
             {"role": "user", "content": message},
         ]
         schemas = self.registry.schemas()
@@ -507,6 +526,26 @@ class ChatAgent:
             return "skipped (nothing personal)"
         self.background.submit(turn_id, user_id, session_id, model, message, stored)
         return "pending"
+
+    def _queue_summary(
+        self,
+        user_id: str,
+        session_id: str,
+        model: str,
+        mode: str,
+        ctx: MemoryContext,
+        window: list[ChatMessage],
+        stored_ids: list[str],
+    ) -> str:
+        """Older messages left the prompt (the recall's window or the history budget): have
+        them summarised off the answer path. Memory decides whether enough are new; without
+        the model they wait (and a later turn or the maintenance run picks them up)."""
+        oldest = dropped_before(ctx, window, stored_ids)
+        if self.summaries is None or oldest is None:
+            return "not needed"
+        summariser = LLMSummariser(self.llm, model) if mode == "llm" else None
+        self.summaries.submit(user_id, session_id, summariser, oldest)
+        return "queued" if summariser is not None else "waiting for the model"
 
 
 def _recall_summary(ctx: MemoryContext) -> str:

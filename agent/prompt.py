@@ -89,6 +89,8 @@ def _hit_line(hit: RecallHit, label: str) -> str:
 
 def _episodic_label(hit: RecallHit) -> str:
     et = hit.record.get("event_type")
+    if et == "summary":  # says what a whole stretch of talk was, not one thing the user said
+        return "summary of an earlier conversation"
     return f"episodic/{label(et)}" if et else "episodic"
 
 
@@ -128,7 +130,19 @@ def render_memory_block(
                 ],
             )
         )
-    episodic = without_replaced(context.episodic, stored_now)
+    summary = context.session_summary
+    if summary is not None:
+        sections.append(
+            (
+                "Earlier in this conversation (summary of turns no longer shown):",
+                [_hit_line(summary, "summary of this conversation")],
+            )
+        )
+    episodic = [
+        h
+        for h in without_replaced(context.episodic, stored_now)
+        if summary is None or h.id != summary.id
+    ]
     if episodic:
         sections.append(
             (
@@ -207,6 +221,14 @@ def history_messages(
     short_term: Sequence[ChatMessage], *, budget_tokens: int, exclude_text: str | None = None
 ) -> list[dict[str, Any]]:
     """Recent conversation as chat messages, oldest first, newest kept within the budget."""
+    window = history_window(short_term, budget_tokens=budget_tokens, exclude_text=exclude_text)
+    return [{"role": m.role, "content": m.content} for m in window]
+
+
+def history_window(
+    short_term: Sequence[ChatMessage], *, budget_tokens: int, exclude_text: str | None = None
+) -> list[ChatMessage]:
+    """The messages `history_messages` sends (the agent summarises what falls out of it)."""
     msgs = sorted(
         (
             m
@@ -222,13 +244,13 @@ def history_messages(
         and (msgs[-1].content.strip() == exclude_text.strip())
     ):
         msgs = msgs[:-1]  # the current message, if the store already has it
-    out: list[dict[str, Any]] = []
+    out: list[ChatMessage] = []
     used = 0
     for m in reversed(msgs):
         cost = estimate_tokens(m.content)
         if used + cost > budget_tokens:
             break
-        out.append({"role": m.role, "content": m.content})
+        out.append(m)
         used += cost
     out.reverse()
     return out

@@ -110,6 +110,10 @@ class TurnResult(BaseModel):
     success_score: float | None = Field(
         default=None, description="Score recorded for this turn's tool sequence"
     )
+    summary: str = Field(
+        default="not needed",
+        description='Session summary after trimming: "queued", "waiting for the model", ...',
+    )
     error: str | None = None
     saved: bool = Field(
         default=True, description="False when the exchange could not be stored (say so)"

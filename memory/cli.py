@@ -307,7 +307,12 @@ def cmd_maintain(args: argparse.Namespace, settings: Settings) -> int:
             lines.append(f"  expire {e['id']} ({e['kind']}): {e['text']!r}")
         for d in u.decayed:
             lines.append(f"  importance {d['id']}: {d['before']} -> {d['after']}")
+        for sm in u.summarised:
+            what = f"{sm['id']}: {sm['text']!r}" if sm["id"] else "(due)"
+            lines.append(f"  summary of session {sm['session_id']!r} ({sm['messages']}) {what}")
     lines.append(" ".join(f"{k}={v}" for k, v in report.totals().items()))
+    # This CLI has no chat model: summaries that fall due wait for the app's runs.
+    lines.append(f"summaries waiting: {report.summaries_waiting}")
     _print(args, payload, "\n".join(lines))
     return 0
 
@@ -377,7 +382,7 @@ def build_parser() -> argparse.ArgumentParser:
     cmd("health", cmd_health, "Redis, modules, indexes, embedder")
     cmd("reembed", cmd_reembed, "recompute every vector with the configured embedder")
 
-    sp = cmd("maintain", cmd_maintain, "consolidate, expire and decay memories")
+    sp = cmd("maintain", cmd_maintain, "summarise, consolidate, expire and decay memories")
     sp.add_argument("--user", help="only this user (default: every user)")
     sp.add_argument("--dry-run", action="store_true", help="list proposals, change nothing")
 

@@ -92,6 +92,17 @@ class Settings(BaseSettings):
     recall_boost: float = Field(
         default=0.1, ge=0, le=1, description="Each recall closes this share of the gap to 1."
     )
+    summary_idle_s: int = Field(
+        default=6 * 3600,
+        ge=0,
+        description="Seconds without a message after which a session's not-yet-summarised "
+        "turns are summarised by the maintenance run; 0 = only when trimming drops turns.",
+    )
+    summary_min_messages: int = Field(
+        default=6,
+        ge=2,
+        description="Messages trimmed out of the prompt, not yet summarised, that make a summary.",
+    )
     knowledge_file: Path = Field(default=PROJECT_ROOT / "memory" / "data" / "knowledge.json")
 
     # --- Sign-in (the app; the CLI is the operator's and has none) ------------------------

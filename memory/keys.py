@@ -156,3 +156,19 @@ class Keys:
         """Hash: memory id -> "decayed_at_ms,access_count seen" (kept apart from the memory's
         hash, which an edit rewrites)."""
         return f"{self.ns}:decay:{digest(user_id)}"
+
+    # --- session summaries -----------------------------------------------------------------
+    def summary_state(self, user_id: str, session_id: str) -> str:
+        """Hash of one session: `mark` (JSON id + timestamp of the last summarised message),
+        `latest` (id of its newest summary memory, which recall shows when turns are trimmed)."""
+        return f"{self.ns}:summary:{digest(user_id, session_id)}"
+
+    def summary_lock(self, user_id: str, session_id: str) -> str:
+        """One summariser per session at a time (the agent's worker, the maintenance run)."""
+        return f"{self.ns}:summary_lock:{digest(user_id, session_id)}"
+
+    @property
+    def summaries_pending(self) -> str:
+        """Hash: digest(user, session) -> JSON {user_id, session_id, reason, since_ms}: a summary
+        that is due but waits for the model (the Maintenance tab counts them)."""
+        return f"{self.ns}:summaries:pending"

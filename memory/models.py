@@ -53,6 +53,7 @@ class EventType(_Choice):
     CORRECTION = "correction"
     FEEDBACK = "feedback"
     FACT = "fact"  # a stable fact about the user ("my dog is called Rex")
+    SUMMARY = "summary"  # what turns of a session said, written when they leave the prompt
 
 
 def check_text(value: str, what: str = "text") -> str:
@@ -315,6 +316,12 @@ class MemoryContext(BaseModel):
     semantic: list[RecallHit] = Field(default_factory=list)
     procedural: ProceduralSuggestion | None = None
     short_term: list[ChatMessage] = Field(default_factory=list)
+    short_term_dropped: int = Field(
+        default=0, description="Older messages of the session that are not in `short_term`"
+    )
+    session_summary: RecallHit | None = Field(
+        default=None, description="Latest summary of this session, when messages were dropped"
+    )
     hits: dict[str, int] = Field(default_factory=dict, description="hits per memory type")
     timings_ms: dict[str, float] = Field(default_factory=dict)
     retrieved_at: int = Field(default_factory=now_ms)

@@ -138,6 +138,10 @@ if gf.empty:
 else:
     b.plotly_chart(charts.growth_figure(gf), key="chart_growth")
 
+gd = charts.growth_per_day_frame(rows_by_type)
+if not gd.empty:
+    st.plotly_chart(charts.growth_per_day_figure(gd), key="chart_growth_day")
+
 a, b = st.columns(2)
 if cache_rate is None:
     a.info("The embedding cache has not been used yet.", icon="🧮")
@@ -172,3 +176,11 @@ else:
     st.caption(
         "Every real maintenance run, all users; dry runs change nothing and are not counted."
     )
+    sf = charts.savings_frame(history)
+    if sf["saved"].sum() > 0:
+        st.plotly_chart(charts.savings_figure(sf), key="chart_savings")
+        st.caption(
+            "Memories merged into another one (kept as history) or expired leave recall: "
+            "fewer, cleaner memories to search. The share is of the active memories before "
+            "that day's first run."
+        )

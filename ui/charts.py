@@ -415,3 +415,75 @@ def maintenance_figure(mf: pd.DataFrame) -> go.Figure:
     fig.update_xaxes(tickformat="%b %d", dtick=86_400_000 if mf["day"].nunique() < 15 else None)
     fig.update_yaxes(rangemode="tozero")
     return _style(fig)
+
+
+# --- storage saved and growth per day -------------------------------------------------------
+
+
+def savings_frame(history: list[dict[str, Any]]) -> pd.DataFrame:
+    """Active memories maintenance took out of recall per day (merged into another one, or
+    expired), and that as a share of the active memories before the day's first run. Runs
+    recorded before the active counts were kept have no share (NaN)."""
+    columns = ["day", "saved", "active_before", "share", "runs"]
+    if not history:
+        return pd.DataFrame(columns=columns)
+    df = pd.DataFrame(history).sort_values("at_ms")
+    for name in ("consolidated", "expired", "active_before"):
+        df[name] = pd.to_numeric(df.get(name, 0), errors="coerce").fillna(0).astype(int)
+    df["saved"] = df["consolidated"] + df["expired"]
+    df["day"] = pd.to_datetime(df["at_ms"], unit="ms", utc=True).dt.tz_convert(None).dt.floor("D")
+    out = df.groupby("day", as_index=False).agg(
+        saved=("saved", "sum"), active_before=("active_before", "first"), runs=("at_ms", "size")
+    )
+    before = out["active_before"].where(out["active_before"] > 0)
+    out["share"] = (out["saved"] / before).round(3)
+    return out[columns]
+
+
+def savings_figure(sf: pd.DataFrame) -> go.Figure:
+    text = [f"{s:.0%}" if pd.notna(s) else "" for s in sf["share"]]
+    fig = px.bar(
+        sf,
+        x="day",
+        y="saved",
+        text=text,
+        hover_data={"active_before": True, "runs": True},
+        labels={"day": "", "saved": "memories out of recall", "active_before": "active before"},
+        title="Storage saved by maintenance per day (share of active memories)",
+    )
+    fig.update_traces(marker_color=MAINTENANCE_COLORS["Consolidated"], textposition="outside")
+    fig.update_xaxes(tickformat="%b %d", dtick=86_400_000 if len(sf) < 15 else None)
+    fig.update_yaxes(rangemode="tozero")
+    return _style(fig, legend=False)
+
+
+def growth_per_day_frame(rows_by_type: dict[str, list[dict[str, Any]]]) -> pd.DataFrame:
+    """New memories per day (UTC) and type, from their creation time (the cumulative growth
+    chart shows the total; this one shows the pace)."""
+    rows = [
+        {"type": mtype, "ts": int(r.get("created_at") or r.get("timestamp") or 0)}
+        for mtype, items in rows_by_type.items()
+        for r in items
+    ]
+    df = pd.DataFrame(rows, columns=["type", "ts"])
+    df = df[df["ts"] > 0]
+    if df.empty:
+        return pd.DataFrame(columns=["day", "type", "Type", "new"])
+    df["day"] = pd.to_datetime(df["ts"], unit="ms", utc=True).dt.tz_convert(None).dt.floor("D")
+    out = df.groupby(["day", "type"], as_index=False).size().rename(columns={"size": "new"})
+    out["Type"] = out["type"].map(lambda t: SERIES_LABELS.get(t, t))
+    return out[["day", "type", "Type", "new"]].sort_values(["day", "type"], ignore_index=True)
+
+
+def growth_per_day_figure(gd: pd.DataFrame) -> go.Figure:
+    fig = px.bar(
+        gd,
+        x="day",
+        y="new",
+        color="Type",
+        color_discrete_map={TYPE_LABELS[t]: c for t, c in TYPE_COLORS.items() if t in TYPE_LABELS},
+        labels={"day": "", "new": "new memories", "Type": ""},
+        title="Growth per day",
+    )
+    fig.update_xaxes(tickformat="%b %d", dtick=86_400_000 if gd["day"].nunique() < 15 else None)
+    return _style(fig)

@@ -35,7 +35,8 @@ def maintenance_tab(ctx: PageContext) -> None:
     st.caption(
         f"Keeps **{md_text(ctx.user_id)}**'s memories clean: paraphrases of one fact are "
         "merged (the others stay as history), logged exchanges expire, importance decays "
-        "when a memory is never recalled. The app also runs this in the background."
+        "when a memory is never recalled, long or idle chats get a summary. The app also "
+        "runs this in the background."
     )
     c1, c2, _ = st.columns([1, 1, 4])
     c1.button(
@@ -57,6 +58,8 @@ def maintenance_tab(ctx: PageContext) -> None:
         args=(maint, ctx.user_id),
         use_container_width=True,
     )
+    with guard("Counting waiting summaries"):
+        _waiting(maint.summaries_waiting(ctx.user_id))
     _proposals(maint, ctx.user_id)
     with guard("Loading the last maintenance report"):
         _last_report(maint.last_report(), ctx.user_id)
@@ -78,6 +81,7 @@ def _dry_run(maint: Maintenance, user_id: str) -> None:
         "proposals": mine.get("consolidated", []),
         "expired": mine.get("expired", []),
         "decayed": len(mine.get("decayed", [])),
+        "summaries": mine.get("summarised", []),
     }
 
 
@@ -89,7 +93,7 @@ def _run_now(maint: Maintenance, user_id: str) -> None:
     totals = report.totals()
     state.flash(
         f"Maintenance ran for {md_text(user_id)}: "
-        + ", ".join(f"{totals[k]} {k}" for k in ("consolidated", "expired", "decayed"))
+        + ", ".join(f"{totals[k]} {k}" for k in COUNTS)
         + "."
     )
 
@@ -175,6 +179,9 @@ def _proposals(maint: Maintenance, user_id: str) -> None:
     if expired:
         st.caption("Would expire:")
         st.dataframe(_expired_frame(expired), hide_index=True, key="mt_dry_expired")
+    if dry.get("summaries"):
+        st.caption("Would summarise:")
+        st.dataframe(_summary_frame(dry["summaries"]), hide_index=True, key="mt_dry_summaries")
 
 
 def _last_report(report: dict[str, Any] | None, user_id: str) -> None:
@@ -201,9 +208,22 @@ def _last_report(report: dict[str, Any] | None, user_id: str) -> None:
         )
     if mine.get("expired"):
         st.dataframe(_expired_frame(mine["expired"]), hide_index=True, key="mt_last_expired")
+    if mine.get("summarised"):
+        st.dataframe(_summary_frame(mine["summarised"]), hide_index=True, key="mt_last_summ")
     if mine.get("decayed"):
         with st.expander(f"Importance changes ({len(mine['decayed'])})"):
             st.dataframe(_decayed_frame(mine["decayed"]), hide_index=True, key="mt_last_decay")
+
+
+def _waiting(waiting: list[dict[str, Any]]) -> None:
+    """Summaries that fell due while the model was unavailable: visible until they run."""
+    if not waiting:
+        return
+    st.warning(
+        f"Summaries waiting: {len(waiting)} (the model was not available). They run when it "
+        "is back: at the next maintenance run or the next long turn of that chat.",
+        icon="⏳",
+    )
 
 
 def _past_merges(maint: Maintenance, user_id: str) -> None:
@@ -274,6 +294,22 @@ def _expired_frame(items: list[dict[str, Any]]) -> pd.DataFrame:
             for e in items
         ],
         columns=["Memory", "Kind", "Id"],
+    )
+
+
+def _summary_frame(items: list[dict[str, Any]]) -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {
+                "Summary": d.get("text") or "(not written yet)",
+                "Session": d.get("session_id", ""),
+                "Messages": d.get("messages"),
+                "Why": d.get("reason", ""),
+                "Id": d.get("id", ""),
+            }
+            for d in items
+        ],
+        columns=["Summary", "Session", "Messages", "Why", "Id"],
     )
 
 

@@ -115,19 +115,30 @@ def _agent(
     key: str, _settings: Settings, _agent_settings: AgentSettings, _coordinator: MemoryService
 ) -> ChatAgent:
     from agent import ChatAgent
+    from memory import Maintenance, MemoryCoordinator
 
-    return ChatAgent(_settings, _coordinator, agent_settings=_agent_settings)
+    # Turns that leave the prompt are summarised through Maintenance (it needs the stores).
+    summaries = (
+        Maintenance.of(_coordinator) if isinstance(_coordinator, MemoryCoordinator) else None
+    )
+    return ChatAgent(_settings, _coordinator, agent_settings=_agent_settings, summaries=summaries)
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
 def _maintenance(key: str, _coordinator: MemoryService, _agent: ChatAgent | None) -> Maintenance:
     from agent.merging import LLMMerger
+    from agent.summarising import LLMSummariser
     from memory import Maintenance, MemoryCoordinator
 
     # Maintenance works on the coordinator's stores, not through the MemoryService protocol.
     assert isinstance(_coordinator, MemoryCoordinator)  # the cached factory above builds one
-    merger = LLMMerger(_agent.llm, _agent.default_model) if _agent is not None else None
-    return Maintenance.of(_coordinator, merger=merger)
+    if _agent is None:  # no model: summaries that fall due wait for one
+        return Maintenance.of(_coordinator)
+    return Maintenance.of(
+        _coordinator,
+        merger=LLMMerger(_agent.llm, _agent.default_model),
+        summariser=LLMSummariser(_agent.llm, _agent.default_model),
+    )
 
 
 @st.cache_resource(show_spinner=False, max_entries=4, on_release=lambda s: s.stop())

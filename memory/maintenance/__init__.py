@@ -1,8 +1,9 @@
-"""Memory hygiene over months: consolidation of near duplicates, retention by kind, importance
-decay, and the `maintain` run that does all three (README, "Memory hygiene").
+"""Memory hygiene over months: consolidation of near duplicates, session summaries, retention
+by kind, importance decay, and the `maintain` run that does them all (README, "Memory hygiene").
 
     similarity.py   when two memories are the same fact (cosine + lexical check)
     consolidate.py  merge proposals, merges (kept as history), undo, rejections
+    summaries.py    session summaries of trimmed or idle turns (waiting without a model)
     retention.py    expiry by kind, importance decay and growth
     runner.py       one run under a Redis lock, the stored report
     service.py      `Maintenance`, the facade the CLI and the app use
@@ -14,6 +15,7 @@ from memory.maintenance.consolidate import MergeProposal, MergeRecord, TextMerge
 from memory.maintenance.runner import MaintenanceBusyError, MaintenanceReport, UserReport
 from memory.maintenance.service import Maintenance
 from memory.maintenance.similarity import mergeable, same_fact
+from memory.maintenance.summaries import Summariser, SummaryOutcome
 
 __all__ = [
     "Maintenance",
@@ -22,6 +24,8 @@ __all__ = [
     "MaintenanceScheduler",
     "MergeProposal",
     "MergeRecord",
+    "Summariser",
+    "SummaryOutcome",
     "TextMerger",
     "UserReport",
     "mergeable",

@@ -1,4 +1,5 @@
-"""`maintain`: consolidation, retention and decay for one user or all, under a Redis lock.
+"""`maintain`: consolidation, session summaries, retention and decay for one user or all,
+under a Redis lock.
 
 Only one runner at a time across processes: `SET lock token NX PX ttl`; only the owner of the
 token releases it (compare-and-delete in Lua), so a runner that outlived its TTL cannot free
@@ -16,10 +17,12 @@ from contextlib import contextmanager
 
 import redis
 from pydantic import BaseModel, Field
+from redisvl.query import CountQuery
 
 from memory.config import Settings
 from memory.embeddings import CachedEmbedder
 from memory.errors import MemorySystemError
+from memory.maintenance import summaries
 from memory.maintenance.consolidate import MergeProposal, TextMerger, apply_merge, propose_merges
 from memory.maintenance.records import load_memos
 from memory.maintenance.retention import (
@@ -29,6 +32,7 @@ from memory.maintenance.retention import (
     expired,
     write_decay,
 )
+from memory.maintenance.summaries import Summariser
 from memory.models import check_id
 from memory.replies import as_str
 from memory.stores import Stores
@@ -54,13 +58,20 @@ class UserReport(BaseModel):
     merge_ids: list[str] = Field(default_factory=list, description="Undo handles (real runs)")
     expired: list[dict[str, str]] = Field(default_factory=list, description="id, text, kind")
     decayed: list[dict[str, object]] = Field(default_factory=list)
-    summarised: list[str] = Field(default_factory=list, description="Not built yet: always []")
+    summarised: list[dict[str, object]] = Field(
+        default_factory=list,
+        description="id (summary memory; '' in a dry run), session_id, messages, text, reason",
+    )
+    summaries_waiting: int = Field(default=0, description="Sessions whose summary waits")
 
 
 class MaintenanceReport(BaseModel):
     at_ms: int
     dry_run: bool
     users: list[UserReport] = Field(default_factory=list)
+    summaries_waiting: int = Field(default=0, description="All users, after the run")
+    active_before: int = Field(default=0, description="Active memories before (storage chart)")
+    active_after: int = Field(default=0)
 
     def totals(self) -> dict[str, int]:
         return {
@@ -72,6 +83,15 @@ class MaintenanceReport(BaseModel):
 
     def as_json(self) -> dict[str, object]:
         return {**self.model_dump(mode="json"), "totals": self.totals()}
+
+    def history_entry(self) -> dict[str, int]:
+        """What the Stats page charts: the totals and the active memories around the run."""
+        return {
+            "at_ms": self.at_ms,
+            **self.totals(),
+            "active_before": self.active_before,
+            "active_after": self.active_after,
+        }
 
 
 def policy_of(settings: Settings) -> RetentionPolicy:
@@ -104,9 +124,35 @@ def maintain_user(
     now_ms: int,
     dry_run: bool,
     merger: TextMerger | None = None,
+    summariser: Summariser | None = None,
 ) -> UserReport:
     policy = policy_of(settings)
     report = UserReport(user_id=user_id)
+    # Summaries first: they are new memories, so the rest of the run sees them.
+    for due in summaries.due_sessions(stores, user_id, now_ms, settings.summary_idle_s):
+        if dry_run:
+            report.summarised.append(
+                {
+                    "id": "",
+                    "session_id": due.session_id,
+                    "messages": due.messages,
+                    "text": "",
+                    "reason": due.reason,
+                }
+            )
+            continue
+        done = summaries.run_due(stores, embedder, user_id, due, summariser, now_ms)
+        report.summarised += [
+            {
+                "id": mid,
+                "session_id": due.session_id,
+                "messages": done.messages,
+                "text": text,
+                "reason": due.reason,
+            }
+            for mid, text in zip(done.memory_ids, done.texts, strict=True)
+        ]
+    report.summaries_waiting = len(summaries.pending(stores, user_id))
     memos = load_memos(stores, user_id)
     proposals = propose_merges(stores, user_id, settings.consolidation_min_similarity, memos)
     for p in proposals:
@@ -144,6 +190,7 @@ def run_maintenance(
     user_id: str | None = None,
     dry_run: bool = False,
     merger: TextMerger | None = None,
+    summariser: Summariser | None = None,
 ) -> MaintenanceReport:
     """One run; raises MaintenanceBusyError when another holds the lock."""
     users = (
@@ -153,12 +200,24 @@ def run_maintenance(
     )
     report = MaintenanceReport(at_ms=now_ms, dry_run=dry_run)
     with maintenance_lock(stores.client, stores.keys.maintenance_lock):
+        report.active_before = count_active(stores, users)
         for u in users:
             report.users.append(
                 maintain_user(
-                    stores, embedder, settings, u, now_ms=now_ms, dry_run=dry_run, merger=merger
+                    stores,
+                    embedder,
+                    settings,
+                    u,
+                    now_ms=now_ms,
+                    dry_run=dry_run,
+                    merger=merger,
+                    summariser=summariser,
                 )
             )
+        if not dry_run and not user_id:
+            summaries.drop_stale_markers(stores, set(users))
+        report.active_after = count_active(stores, users)
+        report.summaries_waiting = len(summaries.pending(stores))
         if not dry_run:
             save_report(stores, report)
     log.info("maintenance%s: %s", " (dry run)" if dry_run else "", report.totals())
@@ -169,9 +228,18 @@ def save_report(stores: Stores, report: MaintenanceReport) -> None:
     keys = stores.keys
     pipe = stores.client.pipeline(transaction=True)
     pipe.set(keys.maintenance_last, json.dumps(report.as_json()))
-    pipe.lpush(keys.maintenance_history, json.dumps({"at_ms": report.at_ms, **report.totals()}))
+    pipe.lpush(keys.maintenance_history, json.dumps(report.history_entry()))
     pipe.ltrim(keys.maintenance_history, 0, HISTORY_MAX - 1)
     pipe.execute()
+
+
+def count_active(stores: Stores, users: list[str]) -> int:
+    """Active episodic memories of these users: what recall searches (the storage chart)."""
+    ep = stores.episodic
+    return sum(
+        int(ep.index.query(CountQuery(filter_expression=ep.filter_for(u, active_only=True))))
+        for u in users
+    )
 
 
 def last_report(stores: Stores) -> dict[str, object] | None:

@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING, Any
 from memory.boundary import translate_store_errors
 from memory.config import Settings
 from memory.embeddings import CachedEmbedder
-from memory.maintenance import consolidate, runner
+from memory.maintenance import consolidate, runner, summaries
 from memory.maintenance.consolidate import MergeProposal, TextMerger
 from memory.maintenance.runner import MaintenanceReport
+from memory.maintenance.summaries import Summariser, SummaryOutcome
 from memory.models import check_id, now_ms
 from memory.stores import Stores
 
@@ -29,20 +30,30 @@ class Maintenance:
         embedder: CachedEmbedder,
         settings: Settings,
         merger: TextMerger | None = None,
+        summariser: Summariser | None = None,
     ) -> None:
         self._stores = stores
         self._embedder = embedder
         self.settings = settings
         self.merger = merger
+        self.summariser = summariser
 
     @classmethod
-    def of(cls, coordinator: MemoryCoordinator, merger: TextMerger | None = None) -> Maintenance:
-        return cls(coordinator.stores, coordinator.embedder, coordinator.settings, merger)
+    def of(
+        cls,
+        coordinator: MemoryCoordinator,
+        merger: TextMerger | None = None,
+        summariser: Summariser | None = None,
+    ) -> Maintenance:
+        return cls(
+            coordinator.stores, coordinator.embedder, coordinator.settings, merger, summariser
+        )
 
     def run(
         self, *, user_id: str | None = None, dry_run: bool = False, at_ms: int | None = None
     ) -> MaintenanceReport:
-        """Consolidate, expire and decay (a dry run only lists what it would do)."""
+        """Summarise, consolidate, expire and decay (a dry run only lists what it would do).
+        Without a summariser, due summaries are marked waiting."""
         return runner.run_maintenance(
             self._stores,
             self._embedder,
@@ -51,7 +62,38 @@ class Maintenance:
             user_id=user_id,
             dry_run=dry_run,
             merger=self.merger,
+            summariser=self.summariser,
         )
+
+    def summarise_session(
+        self,
+        user_id: str,
+        session_id: str,
+        summariser: Summariser | None,
+        *,
+        before_id: str | None = None,
+        reason: str = "trimmed",
+    ) -> SummaryOutcome:
+        """After a turn whose older messages left the prompt: summarise those not summarised
+        yet (at least SUMMARY_MIN_MESSAGES, or any when one was waiting); `summariser` None
+        (no model now) marks the session waiting."""
+        check_id(user_id)
+        check_id(session_id, "session id")
+        return summaries.summarise_session(
+            self._stores,
+            self._embedder,
+            user_id,
+            session_id,
+            summariser,
+            reason=reason,
+            now_ms=now_ms(),
+            before_id=before_id,
+            min_messages=self.settings.summary_min_messages,
+        )
+
+    def summaries_waiting(self, user_id: str | None = None) -> list[dict[str, Any]]:
+        """Sessions whose summary waits for the model: user_id, session_id, reason, since_ms."""
+        return summaries.pending(self._stores, user_id)
 
     def accept_merge(self, proposal: dict[str, Any], at_ms: int | None = None) -> str | None:
         """Carry out one proposal of a dry run; the merge id, or None if it went stale."""

@@ -32,6 +32,7 @@ from memory.models import (
 )
 from memory.recall.hybrid import HybridRequest, RecallWeights, fuse, hydrate, run_requests
 from memory.recall.requests import episodic_request, hydration_groups, semantic_request
+from memory.replies import as_str
 from memory.stores import Stores
 from memory.stores.episodic import embedding_text
 
@@ -90,6 +91,9 @@ class RecallPipeline:
         pipe = self._stores.client.pipeline(transaction=False)
         if include_short_term:
             self._stores.short_term.recent_request(pipe, user_id, session_id, k_short_term)
+            # How many messages the window leaves out, and the summary that covers them.
+            pipe.llen(self._stores.keys.session(user_id, session_id))
+            pipe.hget(self._stores.keys.summary_state(user_id, session_id), "latest")
         exact_key = ""
         if include_procedural:
             exact_key = self._stores.procedural.exact_request(pipe, user_id, query)
@@ -99,6 +103,10 @@ class RecallPipeline:
             ctx.short_term = self._stores.short_term.within_budget(
                 self._stores.short_term.parse(raw.pop(0)), budget
             )
+            total, latest = int(raw.pop(0) or 0), raw.pop(0)
+            ctx.short_term_dropped = max(0, total - len(ctx.short_term))
+            if ctx.short_term_dropped and latest:
+                ctx.session_summary = _summary_hit(as_str(latest))
             timings["short_term"] = _ms(t)
             self._metrics.record(
                 "short_term", "recall", timings["short_term"], hit=bool(ctx.short_term)
@@ -138,14 +146,24 @@ class RecallPipeline:
             timings[key] = round(timings.pop(f"_{key}") + _ms(t), 3)
         if requests:
             t = time.perf_counter()
-            hydrate(
-                self._stores.client, hydration_groups(self._stores.keys, ctx.episodic, ctx.semantic)
+            groups = hydration_groups(
+                self._stores.keys, ctx.episodic, ctx.semantic, ctx.session_summary
             )
+            hydrate(self._stores.client, groups)
             timings["hydrate"] = _ms(t)
             for req in requests:
                 key = req.memory_type.value
                 found = ctx.episodic if req.memory_type is MemoryType.EPISODIC else ctx.semantic
                 self._metrics.record(key, "recall", timings[key], hit=bool(found))
+
+        if ctx.session_summary is not None:
+            if not requests:  # no search ran: read the summary alone
+                hydrate(
+                    self._stores.client,
+                    hydration_groups(self._stores.keys, [], [], ctx.session_summary),
+                )
+            if not ctx.session_summary.text:  # deleted since
+                ctx.session_summary = None
 
         if include_procedural and qvec is not None:
             t = time.perf_counter()
@@ -251,6 +269,19 @@ class RecallPipeline:
             )
             for rec, sim in self._stores.episodic.similar(user_id, vec, k)
         ]
+
+
+def _summary_hit(memory_id: str) -> RecallHit:
+    """The session's latest summary, shown because its turns left the window (not a search
+    result: its score says nothing about the query)."""
+    return RecallHit(
+        id=memory_id,
+        memory_type=MemoryType.EPISODIC,
+        text="",
+        score=1.0,
+        band="high",
+        parts=ScoreParts(final=1.0),
+    )
 
 
 def _ms(start: float) -> float:

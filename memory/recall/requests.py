@@ -69,13 +69,20 @@ def semantic_request(
 
 
 def hydration_groups(
-    keys: Keys, episodic: list[RecallHit], semantic: list[RecallHit]
+    keys: Keys,
+    episodic: list[RecallHit],
+    semantic: list[RecallHit],
+    summary: RecallHit | None = None,
 ) -> list[tuple[list[RecallHit], Callable[[str], str], list[str], str]]:
-    """What `hydrate` reads for the hits of each store: key, fields, the text field."""
-    return [
+    """What `hydrate` reads for the hits of each store: key, fields, the text field (and the
+    session's latest summary, read in the same round trip)."""
+    groups = [
         (episodic, keys.episodic, EPISODIC_FIELDS, "description"),
         (semantic, keys.semantic, SEMANTIC_FIELDS, "fact"),
     ]
+    if summary is not None:
+        groups.append(([summary], keys.episodic, EPISODIC_FIELDS, "description"))
+    return groups
 
 
 def _narrowed(filters: dict[str, Any]) -> bool:

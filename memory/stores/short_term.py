@@ -14,7 +14,7 @@ import redis
 from ulid import ULID
 
 from memory.errors import InvalidInputError
-from memory.keys import Keys
+from memory.keys import Keys, digest
 from memory.models import ChatMessage, check_id, check_text, now_ms
 from memory.replies import as_str
 from memory.tokens import message_tokens
@@ -125,3 +125,6 @@ class ShortTermStore:
     def clear(self, pipe: redis.client.Pipeline, user_id: str, session_id: str) -> None:
         pipe.delete(self._keys.session(user_id, session_id))
         pipe.srem(self._keys.user_sessions(user_id), session_id)
+        # Its summary bookkeeping goes too: no summary can wait for messages that are gone.
+        pipe.delete(self._keys.summary_state(user_id, session_id))
+        pipe.hdel(self._keys.summaries_pending, digest(user_id, session_id))

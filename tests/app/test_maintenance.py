@@ -99,7 +99,9 @@ def test_run_now_shows_the_report_and_stats_charts_it(paraphrases, make_app) -> 
     assert any("Maintenance has not run yet" in i.value for i in at.info)
     at.button(key="mt_run").click().run()
     no_errors(at)
-    assert at.toast[0].value == "Maintenance ran for alice: 1 consolidated, 0 expired, 0 decayed."
+    assert at.toast[0].value == (
+        "Maintenance ran for alice: 1 consolidated, 0 expired, 0 decayed, 0 summarised."
+    )
     tiles = {m.label: m.value for m in at.metric}
     assert (tiles["Consolidated"], tiles["Expired"]) == ("1", "0")
     merged = table_with(at, "Merge id")
@@ -128,3 +130,28 @@ def test_a_run_elsewhere_shows_a_message_not_a_traceback(paraphrases, make_app) 
     assert not at.exception
     assert "already running elsewhere" in at.error[0].value
     assert set(statuses(at).values()) == {"active"}
+
+
+def test_a_summary_waiting_for_the_model_is_shown_and_run_now_writes_it(
+    coordinator, shared_fake_ollama, make_app
+) -> None:  # type: ignore[no-untyped-def]
+    from memory import Maintenance
+    from memory.models import now_ms
+
+    for i in range(8):  # 16 messages: the newest 10 stay in the prompt, 6 are summarised
+        coordinator.store_interaction("alice", "s-long", f"Training question {i}", f"Answer {i}")
+    # A run without a model (the CLI's) finds the chat idle and leaves its summary waiting.
+    Maintenance.of(coordinator).run(user_id="alice", at_ms=now_ms() + 7 * 3600 * 1000)
+
+    at = make_app("pages/memories.py")
+    no_errors(at)
+    assert any("Summaries waiting: 1" in w.value for w in at.warning)
+
+    shared_fake_ollama.queue_structured({"summary": "The user asked six training questions."})
+    at.button(key="mt_run").click().run()
+    no_errors(at)
+    assert at.toast[0].value.endswith("1 summarised.")
+    assert not any("Summaries waiting" in w.value for w in at.warning)
+    done = table_with(at, "Summary")
+    assert list(done["Summary"]) == ["The user asked six training questions."]
+    assert list(done["Session"]) == ["s-long"]
