@@ -31,13 +31,12 @@ from agent.extraction import LLMExtractor, extract_triggers, talks_about_user
 from agent.learning import LearningTracker, success_score, tool_sequence
 from agent.llm import LLM, OllamaLLM
 from agent.prompt import (
-    MEMORY_ONLY_MARK,
     MemoryBlock,
     build_system_prompt,
     history_window,
     render_memory_block,
-    without_replaced,
 )
+from agent.replies import memory_only_reply, recall_status
 from agent.summarising import LLMSummariser, SessionSummaries, SummaryWorker, dropped_before
 from agent.tools.memory_tools import MemoryToolkit
 from agent.tools.registry import ToolContext, Toolkit, ToolRegistry, result_for_model
@@ -235,7 +234,7 @@ class ChatAgent:
         t = time.perf_counter()
         ctx = self._recall(user_id, session_id, message, types, errors)
         timings["recall"] = _ms(t)
-        yield TurnEvent(kind="recall", text=_recall_summary(ctx), data={"context": ctx})
+        yield TurnEvent(kind="recall", text=recall_status(ctx), data={"context": ctx})
 
         # 4. explicit triggers and #tags: stored now
         t = time.perf_counter()
@@ -305,7 +304,7 @@ class ChatAgent:
             lead = "".join(parts) if "".join(parts).strip() else ""
             # The notice says "I saved your message": it is stored as it will be shown, and
             # shown only once storing has succeeded (else reworded, below).
-            notice = _memory_only_reply(reason, ctx, stored, state=state)
+            notice = memory_only_reply(reason, ctx, stored, state=state)
             reply = lead + ("\n\n" if lead else "") + notice
         timings["answer"] = _ms(t)
 
@@ -339,7 +338,7 @@ class ChatAgent:
         timings["store"] = _ms(t)
         if mode == "memory-only":
             if not saved:
-                notice = _memory_only_reply(reason, ctx, stored, state=state, saved=False)
+                notice = memory_only_reply(reason, ctx, stored, state=state, saved=False)
                 reply = lead + ("\n\n" if lead else "") + notice
             # The reply is exactly what was streamed: any partial answer, then the notice.
             yield TurnEvent(kind="token", text=reply[len(lead) :])
@@ -546,61 +545,3 @@ class ChatAgent:
         summariser = LLMSummariser(self.llm, model) if mode == "llm" else None
         self.summaries.submit(user_id, session_id, summariser, oldest)
         return "queued" if summariser is not None else "waiting for the model"
-
-
-def _recall_summary(ctx: MemoryContext) -> str:
-    parts = []
-    if ctx.episodic:
-        parts.append(f"{len(ctx.episodic)} about you")
-    if ctx.semantic:
-        parts.append(f"{len(ctx.semantic)} general facts")
-    if ctx.procedural is not None:
-        parts.append(f"a learned tool pattern ({ctx.procedural.confidence:.2f})")
-    if ctx.short_term:
-        parts.append(f"{len(ctx.short_term)} recent messages")
-    return "Recalled " + ", ".join(parts) if parts else "Nothing recalled"
-
-
-def _memory_only_reply(
-    reason: str,
-    ctx: MemoryContext,
-    stored: list[StoredMemory],
-    *,
-    state: str = "offline",
-    saved: bool = True,
-) -> str:
-    what = (
-        "The language model server failed"
-        if state == "failed"
-        else f"The language model is {state}"
-    )
-    lines = [
-        f"{what}, {MEMORY_ONLY_MARK}",
-        reason,
-    ]
-    lines.append("")
-    if not saved:
-        lines.append("I could NOT save your message: it will not be in this chat's history.")
-    remembered = [f"- [{m.event_type or m.memory_type}] {m.text}" for m in stored]
-    if saved and stored:
-        lines += ["I saved your message and remembered:", *remembered]
-    elif saved:
-        lines.append("I saved your message.")
-    elif stored:
-        lines += ["I did remember:", *remembered]
-    lines.append("")
-    hits = [*without_replaced(ctx.episodic, stored), *ctx.semantic]
-    if hits:
-        lines.append("What I remember that may be relevant:")
-        for h in hits:
-            et = str(h.record.get("event_type") or h.record.get("category") or h.memory_type)
-            lines.append(f"- [{et}] {h.text} (relevance: {h.band})")
-    else:
-        lines.append("I have no memories relevant to this message yet.")
-    if ctx.procedural is not None:
-        lines.append(
-            "For questions like this I would normally use: "
-            + " -> ".join(ctx.procedural.tool_sequence)
-            + f" (confidence {ctx.procedural.confidence:.2f})."
-        )
-    return "\n".join(lines).strip()

@@ -1,0 +1,71 @@
+"""What the agent says without a model: the status line of a recall, and the memory-only
+reply (labelled; it lists what was stored and recalled, as data for the person to read).
+A memory-only reply carries `MEMORY_ONLY_MARK`, so the history sent to a model later leaves
+it out (agent/prompt.py)."""
+
+from __future__ import annotations
+
+from agent.prompt import MEMORY_ONLY_MARK, without_replaced
+from agent.types import StoredMemory
+from memory.models import MemoryContext
+
+
+def recall_status(ctx: MemoryContext) -> str:
+    """One line for the status box: what the recall found."""
+    parts = []
+    if ctx.episodic:
+        parts.append(f"{len(ctx.episodic)} about you")
+    if ctx.semantic:
+        parts.append(f"{len(ctx.semantic)} general facts")
+    if ctx.procedural is not None:
+        parts.append(f"a learned tool pattern ({ctx.procedural.confidence:.2f})")
+    if ctx.short_term:
+        parts.append(f"{len(ctx.short_term)} recent messages")
+    return "Recalled " + ", ".join(parts) if parts else "Nothing recalled"
+
+
+def memory_only_reply(
+    reason: str,
+    ctx: MemoryContext,
+    stored: list[StoredMemory],
+    *,
+    state: str = "offline",
+    saved: bool = True,
+) -> str:
+    """`state`: offline, failed (the server answered with an error) or not available;
+    `saved`: whether the exchange was stored (the reply says so only when it was)."""
+    what = (
+        "The language model server failed"
+        if state == "failed"
+        else f"The language model is {state}"
+    )
+    lines = [
+        f"{what}, {MEMORY_ONLY_MARK}",
+        reason,
+    ]
+    lines.append("")
+    if not saved:
+        lines.append("I could NOT save your message: it will not be in this chat's history.")
+    remembered = [f"- [{m.event_type or m.memory_type}] {m.text}" for m in stored]
+    if saved and stored:
+        lines += ["I saved your message and remembered:", *remembered]
+    elif saved:
+        lines.append("I saved your message.")
+    elif stored:
+        lines += ["I did remember:", *remembered]
+    lines.append("")
+    hits = [*without_replaced(ctx.episodic, stored), *ctx.semantic]
+    if hits:
+        lines.append("What I remember that may be relevant:")
+        for h in hits:
+            et = str(h.record.get("event_type") or h.record.get("category") or h.memory_type)
+            lines.append(f"- [{et}] {h.text} (relevance: {h.band})")
+    else:
+        lines.append("I have no memories relevant to this message yet.")
+    if ctx.procedural is not None:
+        lines.append(
+            "For questions like this I would normally use: "
+            + " -> ".join(ctx.procedural.tool_sequence)
+            + f" (confidence {ctx.procedural.confidence:.2f})."
+        )
+    return "\n".join(lines).strip()
