@@ -10,7 +10,12 @@ decay, and the `maintain` run that does all three (README, "Memory hygiene").
 """
 
 from memory.maintenance.background import MaintenanceScheduler
-from memory.maintenance.consolidate import MergeProposal, MergeRecord, TextMerger
+from memory.maintenance.consolidate import (
+    MergeProposal,
+    MergeRecord,
+    StaleMergeError,
+    TextMerger,
+)
 from memory.maintenance.runner import MaintenanceBusyError, MaintenanceReport, UserReport
 from memory.maintenance.service import Maintenance
 from memory.maintenance.similarity import mergeable, same_fact
@@ -22,6 +27,7 @@ __all__ = [
     "MaintenanceScheduler",
     "MergeProposal",
     "MergeRecord",
+    "StaleMergeError",
     "TextMerger",
     "UserReport",
     "mergeable",

@@ -20,7 +20,13 @@ from pydantic import BaseModel, Field
 from memory.config import Settings
 from memory.embeddings import CachedEmbedder
 from memory.errors import MemorySystemError
-from memory.maintenance.consolidate import MergeProposal, TextMerger, apply_merge, propose_merges
+from memory.maintenance.consolidate import (
+    MergeProposal,
+    StaleMergeError,
+    TextMerger,
+    apply_merge,
+    propose_merges,
+)
 from memory.maintenance.records import load_memos
 from memory.maintenance.retention import (
     RetentionPolicy,
@@ -108,15 +114,19 @@ def maintain_user(
     policy = policy_of(settings)
     report = UserReport(user_id=user_id)
     memos = load_memos(stores, user_id)
-    proposals = propose_merges(stores, user_id, settings.consolidation_min_similarity, memos)
+    min_similarity = settings.consolidation_min_similarity
+    proposals = propose_merges(stores, user_id, min_similarity, memos)
     for p in proposals:
         if dry_run:
             report.consolidated.append(p)
             continue
-        record = apply_merge(stores, embedder, p, now_ms, merger)
-        if record is not None:
-            report.consolidated.append(p.model_copy(update={"canonical_text": record.text_after}))
-            report.merge_ids.append(record.id)
+        try:
+            record = apply_merge(stores, embedder, p, now_ms, merger, min_similarity=min_similarity)
+        except StaleMergeError as e:  # edited while the run went on: next run sees the edit
+            log.info("merge skipped: %s", e)
+            continue
+        report.consolidated.append(p.model_copy(update={"canonical_text": record.text_after}))
+        report.merge_ids.append(record.id)
     gone = expired(memos, policy, now_ms)
     report.expired = [{"id": m.id, "text": m.text, "kind": m.event_type} for m in gone]
     if not dry_run:

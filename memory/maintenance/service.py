@@ -53,8 +53,9 @@ class Maintenance:
             merger=self.merger,
         )
 
-    def accept_merge(self, proposal: dict[str, Any], at_ms: int | None = None) -> str | None:
-        """Carry out one proposal of a dry run; the merge id, or None if it went stale."""
+    def accept_merge(self, proposal: dict[str, Any], at_ms: int | None = None) -> str:
+        """Carry out one proposal of a dry run; the merge id. Raises StaleMergeError (an
+        InvalidInputError) when its memories changed since the dry run."""
         p = MergeProposal.model_validate(proposal)
         with runner.maintenance_lock(self._stores.client, self._stores.keys.maintenance_lock):
             record = consolidate.apply_merge(
@@ -63,8 +64,9 @@ class Maintenance:
                 p,
                 at_ms if at_ms is not None else now_ms(),
                 self.merger,
+                min_similarity=self.settings.consolidation_min_similarity,
             )
-        return record.id if record else None
+        return record.id
 
     def reject_merge(self, proposal: dict[str, Any]) -> None:
         """Never propose this cluster again."""
