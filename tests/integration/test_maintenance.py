@@ -6,11 +6,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+from redis.client import Pipeline
 
 from memory.coordinator import MemoryCoordinator
 from memory.errors import InvalidInputError
 from memory.maintenance import Maintenance, MaintenanceBusyError
-from memory.maintenance.runner import maintenance_lock
+from memory.maintenance.records import load_memos
+from memory.maintenance.retention import decay_changes, write_decay
+from memory.maintenance.runner import maintenance_lock, policy_of
 from memory.models import now_ms
 
 DAY = 24 * 3600 * 1000
@@ -281,3 +284,31 @@ def test_an_edit_during_the_merge_aborts_all_of_it(coordinator: MemoryCoordinato
     # Neither the canonical's new text nor the supersession nor the record was written.
     assert active_texts(c, "ana") == {"I prefer evening workouts", SAME[1]}
     assert m.merges("ana") == []
+
+
+def test_decay_never_recreates_a_memory_deleted_meanwhile(
+    coordinator: MemoryCoordinator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    c = coordinator
+    mem = c.add_episodic("ana", "I once tried rock climbing", importance=0.6)
+    key = c.keys.episodic(mem.id)
+    memos = load_memos(c.stores, "ana")
+    policy = policy_of(c.settings)
+    changes, state = decay_changes(c.stores, "ana", memos, policy, now_ms() + 90 * DAY)
+    assert [ch.id for ch in changes] == [mem.id]
+    # The memory is deleted right after write_decay's first round trip to Redis.
+    execute = Pipeline.execute
+    done: list[bool] = []
+
+    def execute_then_delete(self: Pipeline, raise_on_error: bool = True) -> list[object]:
+        out = execute(self, raise_on_error)
+        if not done:
+            done.append(True)
+            c.redis.delete(key)
+        return out
+
+    monkeypatch.setattr(Pipeline, "execute", execute_then_delete)
+    write_decay(c.stores, "ana", changes, state)
+    monkeypatch.undo()
+
+    assert not c.redis.exists(key)  # no stub hash with only an importance
