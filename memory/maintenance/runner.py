@@ -1,8 +1,10 @@
 """`maintain`: consolidation, retention and decay for one user or all, under a Redis lock.
 
-Only one runner at a time across processes: `SET lock token NX PX ttl`; only the owner of the
-token releases it (compare-and-delete in Lua), so a runner that outlived its TTL cannot free
-the lock a newer runner holds. The report of every real run is kept (`Keys.maintenance_last`)
+Only one runner at a time across processes: redis-py's `Lock` (an owner token; only the
+owner releases or extends it, so a runner that outlived its TTL cannot free the lock a newer
+runner holds). A run extends it before each user and each merge (the model may be slow), so
+a long run does not outlive it. Merges, undo, accept and reject take it too; a dry run writes
+nothing and does not. The report of every real run is kept (`Keys.maintenance_last`)
 and its totals appended to a capped list (`Keys.maintenance_history`) for the Stats chart.
 """
 
@@ -10,9 +12,8 @@ from __future__ import annotations
 
 import json
 import logging
-import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 
 import redis
 from pydantic import BaseModel, Field
@@ -42,12 +43,8 @@ from memory.stores import Stores
 log = logging.getLogger(__name__)
 
 HISTORY_MAX = 500
-LOCK_TTL_MS = 10 * 60 * 1000
-
-_RELEASE = """
-if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
-return 0
-"""
+LOCK_TTL_S = 10 * 60
+BUSY = "Maintenance is already running elsewhere; try again later."
 
 
 class MaintenanceBusyError(MemorySystemError):
@@ -90,15 +87,36 @@ def policy_of(settings: Settings) -> RetentionPolicy:
     )
 
 
+def _no_lock() -> None:
+    """`keep` of a dry run, which holds no lock."""
+
+
 @contextmanager
-def maintenance_lock(client: redis.Redis, key: str, ttl_ms: int = LOCK_TTL_MS) -> Iterator[str]:
-    token = uuid.uuid4().hex
-    if not client.set(key, token, nx=True, px=ttl_ms):
-        raise MaintenanceBusyError("Maintenance is already running elsewhere; try again later.")
+def maintenance_lock(
+    client: redis.Redis, key: str, timeout_s: float = LOCK_TTL_S
+) -> Iterator[Callable[[], None]]:
+    """Hold the maintenance lock (never wait for it: busy -> MaintenanceBusyError). Yields
+    `keep`, which pushes the expiry back to a full `timeout_s`: call it before each long step;
+    it raises MaintenanceBusyError if the lock expired and another runner took it."""
+    lock = client.lock(key, timeout=timeout_s, blocking=False)
+    if not lock.acquire():
+        raise MaintenanceBusyError(BUSY)
+
+    def keep() -> None:
+        try:
+            lock.extend(timeout_s, replace_ttl=True)
+        except redis.exceptions.LockError as e:
+            raise MaintenanceBusyError(
+                "Maintenance stopped: its lock expired and another run took over."
+            ) from e
+
     try:
-        yield token
+        yield keep
     finally:
-        client.eval(_RELEASE, 1, key, token)
+        try:
+            lock.release()
+        except redis.exceptions.LockError:  # expired: the key is someone else's now, or gone
+            log.warning("maintenance lock had expired before it was released")
 
 
 def maintain_user(
@@ -110,6 +128,7 @@ def maintain_user(
     now_ms: int,
     dry_run: bool,
     merger: TextMerger | None = None,
+    keep_lock: Callable[[], None] = _no_lock,
 ) -> UserReport:
     policy = policy_of(settings)
     report = UserReport(user_id=user_id)
@@ -120,6 +139,7 @@ def maintain_user(
         if dry_run:
             report.consolidated.append(p)
             continue
+        keep_lock()  # each merge may wait on the model
         try:
             record = apply_merge(stores, embedder, p, now_ms, merger, min_similarity=min_similarity)
         except StaleMergeError as e:  # edited while the run went on: next run sees the edit
@@ -155,18 +175,32 @@ def run_maintenance(
     dry_run: bool = False,
     merger: TextMerger | None = None,
 ) -> MaintenanceReport:
-    """One run; raises MaintenanceBusyError when another holds the lock."""
+    """One run; raises MaintenanceBusyError when another holds the lock (a dry run, which
+    writes nothing, runs without it)."""
     users = (
         [check_id(user_id)]
         if user_id
         else sorted(as_str(u) for u in stores.client.smembers(stores.keys.users))
     )
     report = MaintenanceReport(at_ms=now_ms, dry_run=dry_run)
-    with maintenance_lock(stores.client, stores.keys.maintenance_lock):
+    lock = (
+        nullcontext(_no_lock)
+        if dry_run
+        else maintenance_lock(stores.client, stores.keys.maintenance_lock)
+    )
+    with lock as keep:
         for u in users:
+            keep()
             report.users.append(
                 maintain_user(
-                    stores, embedder, settings, u, now_ms=now_ms, dry_run=dry_run, merger=merger
+                    stores,
+                    embedder,
+                    settings,
+                    u,
+                    now_ms=now_ms,
+                    dry_run=dry_run,
+                    merger=merger,
+                    keep_lock=keep,
                 )
             )
         if not dry_run:

@@ -176,28 +176,63 @@ def test_dry_run_changes_nothing_and_lists_proposals(
 
 def test_one_runner_at_a_time_and_only_the_owner_releases(coordinator: MemoryCoordinator) -> None:
     c = coordinator
+    for text in SAME:
+        c.add_episodic("ana", text)
     m = Maintenance.of(c)
     key = c.keys.maintenance_lock
     with maintenance_lock(c.redis, key):
-        with pytest.raises(MaintenanceBusyError):
+        with pytest.raises(MaintenanceBusyError, match="already running elsewhere"):
             m.run()
-        # Someone else's token cannot release it (compare-and-delete).
-        assert (
-            c.redis.eval(
-                "if redis.call('get', KEYS[1]) == ARGV[1] then "
-                "return redis.call('del', KEYS[1]) end "
-                "return 0",
-                1,
-                key,
-                "not-the-owner",
-            )
-            == 0
-        )
-        assert c.redis.exists(key)
+        # A dry run writes nothing: it does not need (nor wait for) the lock.
+        (proposal,) = m.run(user_id="ana", dry_run=True).users[0].consolidated
+        with pytest.raises(MaintenanceBusyError):
+            m.accept_merge(proposal.model_dump())
+        with pytest.raises(MaintenanceBusyError):
+            m.reject_merge(proposal.model_dump())
     assert not c.redis.exists(key)
-    report = m.run()
-    assert m.last_report() == report.as_json()
-    assert m.history()[-1]["at_ms"] == report.at_ms
+    m.run()
+    (merge,) = m.merges("ana")
+    with maintenance_lock(c.redis, key), pytest.raises(MaintenanceBusyError):
+        m.undo_merge("ana", merge["id"])
+    assert m.merges("ana")[0]["undone"] is False
+    # Ours expired and another runner took the key: leaving must not free the other's lock.
+    with maintenance_lock(c.redis, key):
+        c.redis.set(key, "another-runner")
+    assert c.redis.get(key) == b"another-runner"
+
+
+def test_a_run_extends_its_lock_before_each_merge(coordinator: MemoryCoordinator) -> None:
+    c = coordinator
+    for text in (*SAME, *REX):
+        c.add_episodic("ana", text)
+    key = c.keys.maintenance_lock
+    ttls: list[int] = []
+
+    def merger(texts: list[str], kind: str) -> str | None:
+        ttls.append(c.redis.pttl(key))
+        c.redis.pexpire(key, 5_000)  # as if this merge had used up most of the TTL
+        return None
+
+    Maintenance.of(c, merger=merger).run(user_id="ana")
+    assert len(ttls) == 2
+    assert all(ttl > 5_000 for ttl in ttls)  # extended again before the second merge
+
+
+def test_a_run_that_lost_its_lock_stops(coordinator: MemoryCoordinator) -> None:
+    c = coordinator
+    for text in (*SAME, *REX):
+        c.add_episodic("ana", text)
+    key = c.keys.maintenance_lock
+
+    def merger(texts: list[str], kind: str) -> str | None:
+        c.redis.set(key, "another-runner")  # ours expired during the model's call
+        return None
+
+    m = Maintenance.of(c, merger=merger)
+    with pytest.raises(MaintenanceBusyError, match="another run took over"):
+        m.run(user_id="ana")
+    assert len(m.merges("ana")) == 1  # the merge under way finished; no next one
+    assert c.redis.get(key) == b"another-runner"
 
 
 def test_an_undone_merge_is_not_made_again_by_the_next_run(
