@@ -59,7 +59,7 @@ def maintenance_tab(ctx: PageContext) -> None:
     )
     _proposals(maint, ctx.user_id)
     with guard("Loading the last maintenance report"):
-        _last_report(maint.last_report(), ctx.user_id)
+        _last_report(maint.last_report(ctx.user_id), ctx.user_id)
     with guard("Loading past merges"):
         _past_merges(maint, ctx.user_id)
 

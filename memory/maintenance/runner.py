@@ -4,8 +4,9 @@ Only one runner at a time across processes: redis-py's `Lock` (an owner token; o
 owner releases or extends it, so a runner that outlived its TTL cannot free the lock a newer
 runner holds). A run extends it before each user and each merge (the model may be slow), so
 a long run does not outlive it. Merges, undo, accept and reject take it too; a dry run writes
-nothing and does not. The report of every real run is kept (`Keys.maintenance_last`)
-and its totals appended to a capped list (`Keys.maintenance_history`) for the Stats chart.
+nothing and does not. The last real report of each user is kept (`Keys.maintenance_last`)
+and each run's totals appended to a capped list (`Keys.maintenance_history`) for the Stats
+chart.
 """
 
 from __future__ import annotations
@@ -210,16 +211,21 @@ def run_maintenance(
 
 
 def save_report(stores: Stores, report: MaintenanceReport) -> None:
+    """Each user's part under their own key (a run for one user must not hide another user's
+    last report), the run's totals on the shared history."""
     keys = stores.keys
     pipe = stores.client.pipeline(transaction=True)
-    pipe.set(keys.maintenance_last, json.dumps(report.as_json()))
+    for u in report.users:
+        mine = report.model_copy(update={"users": [u]})
+        pipe.set(keys.maintenance_last(u.user_id), json.dumps(mine.as_json()))
     pipe.lpush(keys.maintenance_history, json.dumps({"at_ms": report.at_ms, **report.totals()}))
     pipe.ltrim(keys.maintenance_history, 0, HISTORY_MAX - 1)
     pipe.execute()
 
 
-def last_report(stores: Stores) -> dict[str, object] | None:
-    raw = stores.client.get(stores.keys.maintenance_last)
+def last_report(stores: Stores, user_id: str) -> dict[str, object] | None:
+    """The last real run that covered this user (the report's `users` holds only them)."""
+    raw = stores.client.get(stores.keys.maintenance_last(check_id(user_id)))
     return json.loads(as_str(raw)) if raw else None
 
 

@@ -87,8 +87,9 @@ class Maintenance:
             record = consolidate.undo_merge(self._stores, self._embedder, user_id, merge_id)
         return record.model_dump(mode="json")
 
-    def last_report(self) -> dict[str, Any] | None:
-        return runner.last_report(self._stores)
+    def last_report(self, user_id: str) -> dict[str, Any] | None:
+        """The last real run that covered this user (their part of it only)."""
+        return runner.last_report(self._stores, user_id)
 
     def history(self) -> list[dict[str, int]]:
         return runner.report_history(self._stores)

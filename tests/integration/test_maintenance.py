@@ -171,7 +171,7 @@ def test_dry_run_changes_nothing_and_lists_proposals(
     assert snapshot() == before
     totals = report.totals()
     assert totals["consolidated"] == 1 and totals["expired"] == 1 and totals["decayed"] >= 1
-    assert Maintenance.of(c).last_report() is None  # a dry run is not "the last run"
+    assert Maintenance.of(c).last_report("ana") is None  # a dry run is not "the last run"
 
 
 def test_one_runner_at_a_time_and_only_the_owner_releases(coordinator: MemoryCoordinator) -> None:
@@ -347,3 +347,27 @@ def test_decay_never_recreates_a_memory_deleted_meanwhile(
     monkeypatch.undo()
 
     assert not c.redis.exists(key)  # no stub hash with only an importance
+
+
+def test_each_user_keeps_their_last_report_and_a_purge_deletes_it(
+    coordinator: MemoryCoordinator,
+) -> None:
+    c = coordinator
+    for user in ("ana", "bob"):
+        for text in SAME:
+            c.add_episodic(user, text)
+    m = Maintenance.of(c)
+    first = m.run(at_ms=now_ms())
+    second = m.run(user_id="bob", at_ms=first.at_ms + 1)  # "Run now" for bob only
+
+    ana = m.last_report("ana")
+    assert ana is not None and ana["at_ms"] == first.at_ms
+    assert [u["user_id"] for u in ana["users"]] == ["ana"]  # {"ana": ...} only, not bob's
+    assert ana["totals"]["consolidated"] == 1
+    bob = m.last_report("bob")
+    assert bob is not None and bob["at_ms"] == second.at_ms
+    assert [h["at_ms"] for h in m.history()] == [first.at_ms, second.at_ms]
+
+    c.clear_user_memories("ana")
+    assert m.last_report("ana") is None
+    assert m.last_report("bob") is not None
