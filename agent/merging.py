@@ -1,7 +1,8 @@
 """The LLM side of consolidation: one text for memories that say the same thing.
 
 Implements `memory.maintenance.TextMerger` (memory has no chat client). The model answers in a
-JSON schema; the reply is validated here (shape) and again in memory (numbers, negations).
+JSON schema; the reply is validated here (shape) and again in memory (the same fact: content
+words, numbers, negations).
 Any failure returns None: memory then keeps the best-worded member.
 """
 

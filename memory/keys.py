@@ -127,13 +127,13 @@ class Keys:
     # --- maintenance (consolidation, retention, decay) ----------------------------------
     @property
     def maintenance_lock(self) -> str:
-        """One runner at a time across processes (SET NX PX with an owner token)."""
+        """One runner at a time across processes (redis-py's Lock: an owner token, a TTL)."""
         return f"{self.ns}:maintenance:lock"
 
-    @property
-    def maintenance_last(self) -> str:
-        """JSON of the last maintenance report (the Memories page shows it)."""
-        return f"{self.ns}:maintenance:last"
+    def maintenance_last(self, user_id: str) -> str:
+        """JSON of the last real maintenance report that covered this user (the Memories page
+        shows it; a purge deletes it: it quotes the user's memories)."""
+        return f"{self.ns}:maintenance:last:{digest(user_id)}"
 
     @property
     def maintenance_history(self) -> str:

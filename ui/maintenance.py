@@ -62,7 +62,7 @@ def maintenance_tab(ctx: PageContext) -> None:
         _waiting(maint.summaries_waiting(ctx.user_id))
     _proposals(maint, ctx.user_id)
     with guard("Loading the last maintenance report"):
-        _last_report(maint.last_report(), ctx.user_id)
+        _last_report(maint.last_report(ctx.user_id), ctx.user_id)
     with guard("Loading past merges"):
         _past_merges(maint, ctx.user_id)
 
@@ -99,16 +99,14 @@ def _run_now(maint: Maintenance, user_id: str) -> None:
 
 
 def _accept(maint: Maintenance, proposal: dict[str, Any]) -> None:
-    ok, merge_id = run_action("Accepting the merge", maint.accept_merge, proposal)
+    # A proposal whose memories changed since the dry run is refused with a message saying so
+    # (run_action shows it); the proposal stays listed until the next dry run.
+    ok, _ = run_action("Accepting the merge", maint.accept_merge, proposal)
     if not ok:
         return
     _drop_proposal(proposal)
-    if merge_id is None:
-        # apply_merge refuses a proposal whose memories changed since the dry run.
-        state.flash("These memories changed since the dry run; run it again.", "warning")
-    else:
-        n = len(proposal["member_ids"]) + 1
-        state.flash(f"Merged {n} memories into one. Undo is under Past merges.")
+    n = len(proposal["member_ids"]) + 1
+    state.flash(f"Merged {n} memories into one. Undo is under Past merges.")
 
 
 def _reject(maint: Maintenance, proposal: dict[str, Any]) -> None:

@@ -2,7 +2,14 @@
 change, delete), purges, export/import, counts, health and re-embedding. Each gets the stores
 and the embedder it uses, never the coordinator."""
 
-from memory.admin.editing import apply_update, delete_memory, list_memories, read_memory
+from memory.admin.editing import (
+    apply_update,
+    delete_memory,
+    list_memories,
+    plan_episodic_update,
+    queue_episodic_write,
+    read_memory,
+)
 from memory.admin.health import check_health, index_models, stored_vector
 from memory.admin.knowledge import load_knowledge
 from memory.admin.purge import UserPurge, clear_session, plan_user_purge, purge_user
@@ -21,8 +28,10 @@ __all__ = [
     "load_knowledge",
     "list_memories",
     "memory_stats",
+    "plan_episodic_update",
     "plan_user_purge",
     "purge_user",
+    "queue_episodic_write",
     "read_memory",
     "stored_vector",
 ]

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import redis
+
 from memory.embeddings import CachedEmbedder
 from memory.errors import InvalidInputError, NotAllowedError, NotFoundError
-from memory.models import MemoryType, SemanticFact, check_id
+from memory.models import EpisodicMemory, MemoryType, SemanticFact, check_id
 from memory.stores import Stores
 from memory.stores.episodic import EpisodicStore, embedding_text
 from memory.stores.schema import VECTOR_FIELD
@@ -211,6 +213,22 @@ def _update_episodic(
     memory_id: str,
     changes: dict[str, Any],
 ) -> None:
+    new, vec = plan_episodic_update(stores, embedder, user_id, memory_id, changes)
+    pipe = stores.client.pipeline(transaction=True)
+    queue_episodic_write(pipe, stores, new, vec)
+    pipe.execute()
+
+
+def plan_episodic_update(
+    stores: Stores,
+    embedder: CachedEmbedder,
+    user_id: str,
+    memory_id: str,
+    changes: dict[str, Any],
+) -> tuple[EpisodicMemory, Any]:
+    """The record and vector an edit of an episodic memory writes (validated, the text
+    embedded again when it changed). Split from the write so maintenance can queue it on its
+    own transaction with other writes."""
     unknown = set(changes) - EPISODIC_EDITABLE
     if unknown:
         raise InvalidInputError(f"Cannot change {sorted(unknown)} of an episodic memory.")
@@ -241,19 +259,24 @@ def _update_episodic(
             "expires_at": expires,
         }
     )
+    vec: Any
     if new.description != old.description or new.context != old.context:
         vec = embedder.embed(embedding_text(new.description, new.context))
         embedder.forget([old.description])
     else:
-        raw = stores.episodic.get_vector(memory_id)
-        if raw is None:
+        vec = stores.episodic.get_vector(memory_id)
+        if vec is None:
             raise NotFoundError(f"No episodic memory {memory_id!r}.")
-        vec = raw  # type: ignore[assignment]
-    pipe = stores.client.pipeline(transaction=True)
+    return new, vec
+
+
+def queue_episodic_write(
+    pipe: redis.client.Pipeline, stores: Stores, new: EpisodicMemory, vec: Any
+) -> None:
+    """Queue the write of a planned update (the caller executes the pipeline)."""
     stores.episodic.write(pipe, new, vec)
-    if not expires:
-        pipe.persist(stores.keys.episodic(memory_id))
-    pipe.execute()
+    if not new.expires_at:
+        pipe.persist(stores.keys.episodic(new.id))
 
 
 def _update_semantic(

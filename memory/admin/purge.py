@@ -73,6 +73,7 @@ def plan_user_purge(stores: Stores, user_id: str) -> UserPurge:
         keys.user_merges(user_id),
         keys.rejected_merges(user_id),
         keys.decay_state(user_id),
+        keys.maintenance_last(user_id),
     ]
     for s in plan.sessions:
         plan.texts += [

@@ -11,7 +11,12 @@ by kind, importance decay, and the `maintain` run that does them all (README, "M
 """
 
 from memory.maintenance.background import MaintenanceScheduler
-from memory.maintenance.consolidate import MergeProposal, MergeRecord, TextMerger
+from memory.maintenance.consolidate import (
+    MergeProposal,
+    MergeRecord,
+    StaleMergeError,
+    TextMerger,
+)
 from memory.maintenance.runner import MaintenanceBusyError, MaintenanceReport, UserReport
 from memory.maintenance.service import Maintenance
 from memory.maintenance.similarity import mergeable, same_fact
@@ -24,6 +29,7 @@ __all__ = [
     "MaintenanceScheduler",
     "MergeProposal",
     "MergeRecord",
+    "StaleMergeError",
     "Summariser",
     "SummaryOutcome",
     "TextMerger",

@@ -4,8 +4,10 @@ The canonical member stays (pinned first, then the most important, then the most
 the others are superseded by it (`status` superseded, `superseded_by` = the canonical id), so
 they stay as history and leave recall, exactly like a changed value does. Each merge is
 recorded (`Keys.merge`) with the canonical's text, importance and pin before the merge, so
-`undo_merge` restores everything. With a `TextMerger` (the agent passes one built on the
-LLM) the canonical text may be rewritten by the model; its reply is checked first.
+`undo_merge` restores everything (and rejects the cluster, so it is not merged again). With
+a `TextMerger` (the agent passes one built on the LLM) the canonical text may be rewritten by
+the model; its reply is kept only if it states the members' fact (`_checked_model_text`).
+A merge, and an undo, is one MULTI/EXEC that WATCHes the memories it touches.
 """
 
 from __future__ import annotations
@@ -15,18 +17,20 @@ import logging
 from typing import Protocol
 
 import numpy as np
+import redis
 from pydantic import BaseModel, Field
 from ulid import ULID
 
 from memory import admin
 from memory.embeddings import CachedEmbedder
-from memory.errors import NotFoundError
+from memory.errors import InvalidInputError, NotFoundError
 from memory.keys import digest
 from memory.maintenance.records import Memo, load_memos
-from memory.maintenance.similarity import fact_signature, mergeable
-from memory.models import MAX_TEXT_CHARS, MemoryType
+from memory.maintenance.similarity import FactKey, fact_key, mergeable
+from memory.models import MAX_TEXT_CHARS, EpisodicMemory
 from memory.replies import as_str
 from memory.stores import Stores
+from memory.stores.records import bytes_vector
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +54,7 @@ class MergeProposal(BaseModel):
     @property
     def signature(self) -> str:
         """Stable name of the cluster (a rejected proposal is not proposed again)."""
-        return digest(*sorted([self.canonical_id, *self.member_ids]))
+        return cluster_signature([self.canonical_id, *self.member_ids])
 
 
 class MergeRecord(BaseModel):
@@ -67,13 +71,27 @@ class MergeRecord(BaseModel):
     how: str = Field(description="best_worded, or llm when the model wrote the text")
     undone: bool = False
 
+    @property
+    def signature(self) -> str:
+        """The merged cluster's name (an undone merge is rejected under it)."""
+        return cluster_signature([self.canonical_id, *self.member_ids])
+
+
+class StaleMergeError(InvalidInputError):
+    """A merge proposal whose memories changed since it was made (deleted, merged, edited)."""
+
+
+def cluster_signature(ids: list[str]) -> str:
+    """Stable name of a cluster of memory ids, whatever their order or which one is kept."""
+    return digest(*sorted(ids))
+
 
 def _canonical_order(m: Memo) -> tuple[bool, float, int]:
     return (m.pinned, m.importance, m.timestamp)
 
 
-def _cosine_matrix(memos: list[Memo]) -> np.ndarray:
-    vecs = np.stack([np.asarray(m.vector, dtype=np.float32) for m in memos])
+def _cosine_matrix(vectors: list[np.ndarray]) -> np.ndarray:
+    vecs = np.stack([np.asarray(v, dtype=np.float32) for v in vectors])
     vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
     return vecs @ vecs.T
 
@@ -94,46 +112,101 @@ def propose_merges(
         if len(group) < 2:
             continue
         group.sort(key=_canonical_order, reverse=True)
-        sims = _cosine_matrix(group)
-        taken: set[int] = set()
-        for i in range(len(group)):
-            if i in taken:
-                continue
-            cluster = [i]
-            for j in range(i + 1, len(group)):
-                if j not in taken and all(
-                    mergeable(group[c].text, group[j].text, float(sims[c, j]), min_similarity)
-                    for c in cluster
-                ):
-                    cluster.append(j)
-            if len(cluster) < 2:
-                continue
-            lowest = min(float(sims[a, b]) for a in cluster for b in cluster if a < b)
-            p = MergeProposal(
-                user_id=user_id,
-                event_type=kind,
-                canonical_id=group[i].id,
-                canonical_text=group[i].text,
-                member_ids=[group[j].id for j in cluster[1:]],
-                member_texts=[group[j].text for j in cluster[1:]],
-                similarity=round(lowest, 4),
-            )
-            if p.signature not in rejected:
-                taken.update(cluster)
-                out.append(p)
+        # `mergeable` needs equal fact keys, so only memories with the same key can end up in
+        # one cluster: cosines are computed within those groups (not N x N per kind) and each
+        # text's key once (not once per pair).
+        by_fact: dict[FactKey, list[Memo]] = {}
+        for m in group:
+            key = fact_key(m.text)
+            if key is not None:
+                by_fact.setdefault(key, []).append(m)
+        found: list[MergeProposal] = []
+        for same in by_fact.values():
+            if len(same) >= 2:
+                found += _clusters(user_id, kind, same, min_similarity, rejected)
+        # Report them in the order a scan of the whole kind would have found them.
+        rank = {m.id: n for n, m in enumerate(group)}
+        out += sorted(found, key=lambda p: rank[p.canonical_id])
+    return out
+
+
+def _clusters(
+    user_id: str, kind: str, same: list[Memo], min_similarity: float, rejected: set[str]
+) -> list[MergeProposal]:
+    """Greedy complete-linkage clusters of memories that share one fact key (in canonical
+    order): within the group `mergeable` reduces to the cosine threshold."""
+    sims = _cosine_matrix([m.vector for m in same if m.vector is not None])
+    taken: set[int] = set()
+    out: list[MergeProposal] = []
+    for i in range(len(same)):
+        if i in taken:
+            continue
+        cluster = [i]
+        for j in range(i + 1, len(same)):
+            if j not in taken and all(float(sims[c, j]) >= min_similarity for c in cluster):
+                cluster.append(j)
+        if len(cluster) < 2:
+            continue
+        lowest = min(float(sims[a, b]) for a in cluster for b in cluster if a < b)
+        p = MergeProposal(
+            user_id=user_id,
+            event_type=kind,
+            canonical_id=same[i].id,
+            canonical_text=same[i].text,
+            member_ids=[same[j].id for j in cluster[1:]],
+            member_texts=[same[j].text for j in cluster[1:]],
+            similarity=round(lowest, 4),
+        )
+        if p.signature not in rejected:
+            taken.update(cluster)
+            out.append(p)
     return out
 
 
 def _checked_model_text(reply: str | None, texts: list[str]) -> str | None:
-    """The model's merged text, if it keeps every number and negation of the members and
-    no more (a wrong number would be a new fact, not a merge)."""
-    if not reply or not reply.strip() or len(reply.strip()) > MAX_TEXT_CHARS:
+    """The model's merged text, if it states the same fact as every member: the same content
+    words, numbers and negations (`similarity.fact_key`). A changed value ("evening" for
+    "morning"), a dropped or added detail, or an instruction smuggled in through a note all
+    change the key, and a merge must never change the fact: None, the best-worded stays."""
+    text = (reply or "").strip()
+    if not text or len(text) > MAX_TEXT_CHARS:
         return None
-    _, numbers, negations = fact_signature(reply)
-    _, want_numbers, want_negations = fact_signature(texts[0])
-    if numbers != want_numbers or negations != want_negations:
+    key = fact_key(text)
+    if key is None or any(fact_key(t) != key for t in texts):
         return None
-    return reply.strip()
+    return text
+
+
+def _stale(why: str) -> StaleMergeError:
+    return StaleMergeError(f"These memories changed since the dry run ({why}); run it again.")
+
+
+def _current(
+    stores: Stores, proposal: MergeProposal, min_similarity: float
+) -> tuple[EpisodicMemory, list[EpisodicMemory]]:
+    """The proposal's memories as stored now, if they are still what it showed and still one
+    fact (a member edited since the dry run may state something else); else StaleMergeError."""
+    ids = [proposal.canonical_id, *proposal.member_ids]
+    if len(set(ids)) != len(ids) or len(ids) < 2:
+        raise InvalidInputError("A merge needs two or more different memories.")
+    try:
+        mems = [stores.episodic.get(proposal.user_id, mid) for mid in ids]
+    except NotFoundError as e:
+        raise _stale("one was deleted") from e
+    if any(m.superseded_by for m in mems):
+        raise _stale("one was already merged or replaced")
+    if [m.description for m in mems] != [proposal.canonical_text, *proposal.member_texts]:
+        raise _stale("a text was edited")
+    raws = [stores.episodic.get_vector(mid) for mid in ids]
+    if any(r is None for r in raws):
+        raise _stale("one has no vector")
+    sims = _cosine_matrix([bytes_vector(r) for r in raws if r is not None])
+    for a in range(len(mems)):
+        for b in range(a + 1, len(mems)):
+            cos = float(sims[a, b])
+            if not mergeable(mems[a].description, mems[b].description, cos, min_similarity):
+                raise _stale("they no longer state the same fact")
+    return mems[0], mems[1:]
 
 
 def apply_merge(
@@ -142,53 +215,61 @@ def apply_merge(
     proposal: MergeProposal,
     now_ms: int,
     merger: TextMerger | None = None,
-) -> MergeRecord | None:
-    """Carry out one proposal; None when its memories changed since it was proposed."""
+    *,
+    min_similarity: float,
+) -> MergeRecord:
+    """Carry out one proposal: the canonical's new text, importance and pin, the members'
+    supersession and the merge record in one MULTI/EXEC that WATCHes every memory of the
+    cluster, so an edit made meanwhile (even during the model's call) aborts all of it.
+    Raises StaleMergeError when the memories are not what the proposal showed."""
     user_id = proposal.user_id
-    try:
-        canon = stores.episodic.get(user_id, proposal.canonical_id)
-        members = [stores.episodic.get(user_id, mid) for mid in proposal.member_ids]
-    except NotFoundError:
-        return None
-    if any(m.superseded_by for m in [canon, *members]):
-        return None
-    texts = [canon.description, *(m.description for m in members)]
-    text, how = canon.description, "best_worded"
-    if merger is not None:
+    keys = [stores.keys.episodic(i) for i in [proposal.canonical_id, *proposal.member_ids]]
+    with stores.client.pipeline(transaction=True) as pipe:
+        pipe.watch(*keys)
+        canon, members = _current(stores, proposal, min_similarity)
+        texts = [canon.description, *(m.description for m in members)]
+        text, how = canon.description, "best_worded"
+        if merger is not None:
+            try:
+                reply = merger(texts, proposal.event_type)
+            except Exception as e:  # the model is optional: any failure keeps the best-worded
+                log.warning("LLM merge failed, keeping the best-worded text: %s", e)
+                reply = None
+            checked = _checked_model_text(reply, texts)
+            if checked is not None:
+                text, how = checked, "llm"
+            elif reply:
+                log.info("LLM merge text refused (not the members' fact): %r", reply[:200])
+        record = MergeRecord(
+            id=str(ULID()),
+            user_id=user_id,
+            at_ms=now_ms,
+            canonical_id=canon.id,
+            member_ids=[m.id for m in members],
+            member_texts=[m.description for m in members],
+            text_before=canon.description,
+            text_after=text,
+            importance_before=canon.importance,
+            pinned_before=canon.pinned,
+            how=how,
+        )
+        changes: dict[str, object] = {
+            "importance": max(m.importance for m in [canon, *members]),
+            "pinned": any(m.pinned for m in [canon, *members]),
+        }
+        if text != canon.description:
+            changes["text"] = text
+        new, vec = admin.plan_episodic_update(stores, embedder, user_id, canon.id, changes)
+        pipe.multi()
+        admin.queue_episodic_write(pipe, stores, new, vec)
+        for m in members:
+            stores.episodic.supersede(pipe, m.id, canon.id)
+        pipe.set(stores.keys.merge(record.id), record.model_dump_json())
+        pipe.zadd(stores.keys.user_merges(user_id), {record.id: now_ms})
         try:
-            reply = merger(texts, proposal.event_type)
-        except Exception as e:  # the model is optional: any failure keeps the best-worded text
-            log.warning("LLM merge failed, keeping the best-worded text: %s", e)
-            reply = None
-        checked = _checked_model_text(reply, texts)
-        if checked is not None:
-            text, how = checked, "llm"
-    record = MergeRecord(
-        id=str(ULID()),
-        user_id=user_id,
-        at_ms=now_ms,
-        canonical_id=canon.id,
-        member_ids=[m.id for m in members],
-        member_texts=[m.description for m in members],
-        text_before=canon.description,
-        text_after=text,
-        importance_before=canon.importance,
-        pinned_before=canon.pinned,
-        how=how,
-    )
-    changes: dict[str, object] = {
-        "importance": max(m.importance for m in [canon, *members]),
-        "pinned": any(m.pinned for m in [canon, *members]),
-    }
-    if text != canon.description:
-        changes["text"] = text
-    admin.apply_update(stores, embedder, user_id, MemoryType.EPISODIC, canon.id, changes)
-    pipe = stores.client.pipeline(transaction=True)
-    for m in members:
-        stores.episodic.supersede(pipe, m.id, canon.id)
-    pipe.set(stores.keys.merge(record.id), record.model_dump_json())
-    pipe.zadd(stores.keys.user_merges(user_id), {record.id: now_ms})
-    pipe.execute()
+            pipe.execute()
+        except redis.WatchError as e:
+            raise _stale("one was edited during the merge") from e
     return record
 
 
@@ -207,33 +288,54 @@ def list_merges(stores: Stores, user_id: str, limit: int = 50) -> list[MergeReco
 def undo_merge(
     stores: Stores, embedder: CachedEmbedder, user_id: str, merge_id: str
 ) -> MergeRecord:
-    """Members back to active, the canonical's text, importance and pin as they were."""
-    raw = stores.client.get(stores.keys.merge(merge_id))
-    record = MergeRecord.model_validate(json.loads(as_str(raw))) if raw else None
-    if record is None or record.user_id != user_id:
-        raise NotFoundError(f"No merge {merge_id!r} for this user.")
-    if record.undone:
-        return record
-    changes: dict[str, object] = {
-        "importance": record.importance_before,
-        "pinned": record.pinned_before,
-    }
-    try:
-        canon = stores.episodic.get(user_id, record.canonical_id)
-        if canon.description != record.text_before:
-            changes["text"] = record.text_before
-        admin.apply_update(
-            stores, embedder, user_id, MemoryType.EPISODIC, record.canonical_id, changes
-        )
-    except NotFoundError:
-        pass  # deleted since: its members come back on their own
-    pipe = stores.client.pipeline(transaction=True)
-    for mid in record.member_ids:
-        key = stores.keys.episodic(mid)
-        if stores.client.hget(key, "superseded_by") in (record.canonical_id.encode(), None):
-            if stores.client.exists(key):
-                pipe.hset(key, mapping={"superseded_by": "", "status": "active"})
-    record.undone = True
-    pipe.set(stores.keys.merge(record.id), record.model_dump_json())
-    pipe.execute()
+    """Members back to active, the canonical's text, importance and pin as they were, and the
+    cluster recorded as rejected, in one MULTI/EXEC (WATCHing the record and the memories):
+    otherwise the next run, in the background, would merge the same memories again."""
+    keys = stores.keys
+    record_key = keys.merge(merge_id)
+    with stores.client.pipeline(transaction=True) as pipe:
+        pipe.watch(record_key)
+        raw = stores.client.get(record_key)
+        record = MergeRecord.model_validate(json.loads(as_str(raw))) if raw else None
+        if record is None or record.user_id != user_id:
+            raise NotFoundError(f"No merge {merge_id!r} for this user.")
+        if record.undone:
+            return record
+        pipe.watch(*(keys.episodic(i) for i in [record.canonical_id, *record.member_ids]))
+        planned = None
+        try:
+            canon = stores.episodic.get(user_id, record.canonical_id)
+            changes: dict[str, object] = {
+                "importance": record.importance_before,
+                "pinned": record.pinned_before,
+            }
+            if canon.description != record.text_before:
+                changes["text"] = record.text_before
+            planned = admin.plan_episodic_update(
+                stores, embedder, user_id, record.canonical_id, changes
+            )
+        except NotFoundError:
+            pass  # deleted since: its members come back on their own
+        back = []
+        for mid in record.member_ids:
+            # Only members still superseded by this merge (not deleted, not replaced since).
+            by = stores.client.hget(keys.episodic(mid), "superseded_by")
+            if by == record.canonical_id.encode() or (
+                by is None and stores.client.exists(keys.episodic(mid))
+            ):
+                back.append(mid)
+        record.undone = True
+        pipe.multi()
+        if planned is not None:
+            admin.queue_episodic_write(pipe, stores, *planned)
+        for mid in back:
+            pipe.hset(keys.episodic(mid), mapping={"superseded_by": "", "status": "active"})
+        pipe.set(record_key, record.model_dump_json())
+        pipe.sadd(keys.rejected_merges(user_id), record.signature)
+        try:
+            pipe.execute()
+        except redis.WatchError as e:
+            raise InvalidInputError(
+                "These memories changed while the merge was being undone; try again."
+            ) from e
     return record

@@ -116,21 +116,34 @@ def decay_changes(
     return changes, new_state
 
 
+# HSET on a deleted memory would create a stub hash (no owner, no vector): the existence
+# check and the write must be one atomic step, so they run in one script.
+_SET_IMPORTANCE = """
+local n = 0
+for i, key in ipairs(KEYS) do
+  if redis.call('exists', key) == 1 then
+    redis.call('hset', key, 'importance', ARGV[i])
+    n = n + 1
+  end
+end
+return n
+"""
+
+
 def write_decay(
     stores: Stores,
     user_id: str,
     changes: list[ImportanceChange],
     new_state: dict[str, str],
 ) -> None:
-    pipe = stores.client.pipeline(transaction=False)
-    for c in changes:
-        key = stores.keys.episodic(c.id)
-        pipe.exists(key)
-    alive = pipe.execute() if changes else []
     pipe = stores.client.pipeline(transaction=True)
-    for c, ok in zip(changes, alive, strict=True):
-        if ok:  # HSET on a deleted memory would create a stub hash
-            pipe.hset(stores.keys.episodic(c.id), "importance", c.after)
+    if changes:
+        pipe.eval(
+            _SET_IMPORTANCE,
+            len(changes),
+            *(stores.keys.episodic(c.id) for c in changes),
+            *(c.after for c in changes),
+        )
     if new_state:
         pipe.hset(stores.keys.decay_state(user_id), mapping=new_state)  # type: ignore[arg-type]
     pipe.execute()

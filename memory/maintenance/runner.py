@@ -1,19 +1,21 @@
 """`maintain`: consolidation, session summaries, retention and decay for one user or all,
 under a Redis lock.
 
-Only one runner at a time across processes: `SET lock token NX PX ttl`; only the owner of the
-token releases it (compare-and-delete in Lua), so a runner that outlived its TTL cannot free
-the lock a newer runner holds. The report of every real run is kept (`Keys.maintenance_last`)
-and its totals appended to a capped list (`Keys.maintenance_history`) for the Stats chart.
+Only one runner at a time across processes: redis-py's `Lock` (an owner token; only the
+owner releases or extends it, so a runner that outlived its TTL cannot free the lock a newer
+runner holds). A run extends it before each user and each merge (the model may be slow), so
+a long run does not outlive it. Merges, undo, accept and reject take it too; a dry run writes
+nothing and does not. The last real report of each user is kept (`Keys.maintenance_last`)
+and each run's totals appended to a capped list (`Keys.maintenance_history`) for the Stats
+chart.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 
 import redis
 from pydantic import BaseModel, Field
@@ -23,7 +25,13 @@ from memory.config import Settings
 from memory.embeddings import CachedEmbedder
 from memory.errors import MemorySystemError
 from memory.maintenance import summaries
-from memory.maintenance.consolidate import MergeProposal, TextMerger, apply_merge, propose_merges
+from memory.maintenance.consolidate import (
+    MergeProposal,
+    StaleMergeError,
+    TextMerger,
+    apply_merge,
+    propose_merges,
+)
 from memory.maintenance.records import load_memos
 from memory.maintenance.retention import (
     RetentionPolicy,
@@ -40,12 +48,8 @@ from memory.stores import Stores
 log = logging.getLogger(__name__)
 
 HISTORY_MAX = 500
-LOCK_TTL_MS = 10 * 60 * 1000
-
-_RELEASE = """
-if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
-return 0
-"""
+LOCK_TTL_S = 10 * 60
+BUSY = "Maintenance is already running elsewhere; try again later."
 
 
 class MaintenanceBusyError(MemorySystemError):
@@ -104,15 +108,36 @@ def policy_of(settings: Settings) -> RetentionPolicy:
     )
 
 
+def _no_lock() -> None:
+    """`keep` of a dry run, which holds no lock."""
+
+
 @contextmanager
-def maintenance_lock(client: redis.Redis, key: str, ttl_ms: int = LOCK_TTL_MS) -> Iterator[str]:
-    token = uuid.uuid4().hex
-    if not client.set(key, token, nx=True, px=ttl_ms):
-        raise MaintenanceBusyError("Maintenance is already running elsewhere; try again later.")
+def maintenance_lock(
+    client: redis.Redis, key: str, timeout_s: float = LOCK_TTL_S
+) -> Iterator[Callable[[], None]]:
+    """Hold the maintenance lock (never wait for it: busy -> MaintenanceBusyError). Yields
+    `keep`, which pushes the expiry back to a full `timeout_s`: call it before each long step;
+    it raises MaintenanceBusyError if the lock expired and another runner took it."""
+    lock = client.lock(key, timeout=timeout_s, blocking=False)
+    if not lock.acquire():
+        raise MaintenanceBusyError(BUSY)
+
+    def keep() -> None:
+        try:
+            lock.extend(timeout_s, replace_ttl=True)
+        except redis.exceptions.LockError as e:
+            raise MaintenanceBusyError(
+                "Maintenance stopped: its lock expired and another run took over."
+            ) from e
+
     try:
-        yield token
+        yield keep
     finally:
-        client.eval(_RELEASE, 1, key, token)
+        try:
+            lock.release()
+        except redis.exceptions.LockError:  # expired: the key is someone else's now, or gone
+            log.warning("maintenance lock had expired before it was released")
 
 
 def maintain_user(
@@ -125,6 +150,7 @@ def maintain_user(
     dry_run: bool,
     merger: TextMerger | None = None,
     summariser: Summariser | None = None,
+    keep_lock: Callable[[], None] = _no_lock,
 ) -> UserReport:
     policy = policy_of(settings)
     report = UserReport(user_id=user_id)
@@ -154,15 +180,20 @@ def maintain_user(
         ]
     report.summaries_waiting = len(summaries.pending(stores, user_id))
     memos = load_memos(stores, user_id)
-    proposals = propose_merges(stores, user_id, settings.consolidation_min_similarity, memos)
+    min_similarity = settings.consolidation_min_similarity
+    proposals = propose_merges(stores, user_id, min_similarity, memos)
     for p in proposals:
         if dry_run:
             report.consolidated.append(p)
             continue
-        record = apply_merge(stores, embedder, p, now_ms, merger)
-        if record is not None:
-            report.consolidated.append(p.model_copy(update={"canonical_text": record.text_after}))
-            report.merge_ids.append(record.id)
+        keep_lock()  # each merge may wait on the model
+        try:
+            record = apply_merge(stores, embedder, p, now_ms, merger, min_similarity=min_similarity)
+        except StaleMergeError as e:  # edited while the run went on: next run sees the edit
+            log.info("merge skipped: %s", e)
+            continue
+        report.consolidated.append(p.model_copy(update={"canonical_text": record.text_after}))
+        report.merge_ids.append(record.id)
     gone = expired(memos, policy, now_ms)
     report.expired = [{"id": m.id, "text": m.text, "kind": m.event_type} for m in gone]
     if not dry_run:
@@ -192,16 +223,23 @@ def run_maintenance(
     merger: TextMerger | None = None,
     summariser: Summariser | None = None,
 ) -> MaintenanceReport:
-    """One run; raises MaintenanceBusyError when another holds the lock."""
+    """One run; raises MaintenanceBusyError when another holds the lock (a dry run, which
+    writes nothing, runs without it)."""
     users = (
         [check_id(user_id)]
         if user_id
         else sorted(as_str(u) for u in stores.client.smembers(stores.keys.users))
     )
     report = MaintenanceReport(at_ms=now_ms, dry_run=dry_run)
-    with maintenance_lock(stores.client, stores.keys.maintenance_lock):
+    lock = (
+        nullcontext(_no_lock)
+        if dry_run
+        else maintenance_lock(stores.client, stores.keys.maintenance_lock)
+    )
+    with lock as keep:
         report.active_before = count_active(stores, users)
         for u in users:
+            keep()
             report.users.append(
                 maintain_user(
                     stores,
@@ -212,6 +250,7 @@ def run_maintenance(
                     dry_run=dry_run,
                     merger=merger,
                     summariser=summariser,
+                    keep_lock=keep,
                 )
             )
         if not dry_run and not user_id:
@@ -225,9 +264,13 @@ def run_maintenance(
 
 
 def save_report(stores: Stores, report: MaintenanceReport) -> None:
+    """Each user's part under their own key (a run for one user must not hide another user's
+    last report), the run's totals on the shared history."""
     keys = stores.keys
     pipe = stores.client.pipeline(transaction=True)
-    pipe.set(keys.maintenance_last, json.dumps(report.as_json()))
+    for u in report.users:
+        mine = report.model_copy(update={"users": [u]})
+        pipe.set(keys.maintenance_last(u.user_id), json.dumps(mine.as_json()))
     pipe.lpush(keys.maintenance_history, json.dumps(report.history_entry()))
     pipe.ltrim(keys.maintenance_history, 0, HISTORY_MAX - 1)
     pipe.execute()
@@ -242,8 +285,9 @@ def count_active(stores: Stores, users: list[str]) -> int:
     )
 
 
-def last_report(stores: Stores) -> dict[str, object] | None:
-    raw = stores.client.get(stores.keys.maintenance_last)
+def last_report(stores: Stores, user_id: str) -> dict[str, object] | None:
+    """The last real run that covered this user (the report's `users` holds only them)."""
+    raw = stores.client.get(stores.keys.maintenance_last(check_id(user_id)))
     return json.loads(as_str(raw)) if raw else None
 
 

@@ -6,6 +6,8 @@ coordinator itself does not grow; every public method goes through the one error
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from memory.boundary import translate_store_errors
@@ -95,22 +97,25 @@ class Maintenance:
         """Sessions whose summary waits for the model: user_id, session_id, reason, since_ms."""
         return summaries.pending(self._stores, user_id)
 
-    def accept_merge(self, proposal: dict[str, Any], at_ms: int | None = None) -> str | None:
-        """Carry out one proposal of a dry run; the merge id, or None if it went stale."""
+    def accept_merge(self, proposal: dict[str, Any], at_ms: int | None = None) -> str:
+        """Carry out one proposal of a dry run; the merge id. Raises StaleMergeError (an
+        InvalidInputError) when its memories changed since the dry run."""
         p = MergeProposal.model_validate(proposal)
-        with runner.maintenance_lock(self._stores.client, self._stores.keys.maintenance_lock):
+        with self._lock():
             record = consolidate.apply_merge(
                 self._stores,
                 self._embedder,
                 p,
                 at_ms if at_ms is not None else now_ms(),
                 self.merger,
+                min_similarity=self.settings.consolidation_min_similarity,
             )
-        return record.id if record else None
+        return record.id
 
     def reject_merge(self, proposal: dict[str, Any]) -> None:
         """Never propose this cluster again."""
-        consolidate.reject_merge(self._stores, MergeProposal.model_validate(proposal))
+        with self._lock():
+            consolidate.reject_merge(self._stores, MergeProposal.model_validate(proposal))
 
     def merges(self, user_id: str, limit: int = 50) -> list[dict[str, Any]]:
         check_id(user_id)
@@ -120,11 +125,17 @@ class Maintenance:
 
     def undo_merge(self, user_id: str, merge_id: str) -> dict[str, Any]:
         check_id(user_id)
-        record = consolidate.undo_merge(self._stores, self._embedder, user_id, merge_id)
+        with self._lock():
+            record = consolidate.undo_merge(self._stores, self._embedder, user_id, merge_id)
         return record.model_dump(mode="json")
 
-    def last_report(self) -> dict[str, Any] | None:
-        return runner.last_report(self._stores)
+    def last_report(self, user_id: str) -> dict[str, Any] | None:
+        """The last real run that covered this user (their part of it only)."""
+        return runner.last_report(self._stores, user_id)
 
     def history(self) -> list[dict[str, int]]:
         return runner.report_history(self._stores)
+
+    def _lock(self) -> AbstractContextManager[Callable[[], None]]:
+        # Merges, undo and rejection change what a running maintenance is working on.
+        return runner.maintenance_lock(self._stores.client, self._stores.keys.maintenance_lock)

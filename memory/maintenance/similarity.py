@@ -31,6 +31,9 @@ _FRAMING = frozenset(
 _NEGATION = frozenset("not no never don didn doesn isn aren wasn can't cannot won without".split())
 
 
+FactKey = tuple[frozenset[str], frozenset[str], frozenset[str]]
+
+
 def _stem(word: str) -> str:
     # Twice, so "mornings" and "morning" meet at "morn" (plural, then -ing).
     for _ in range(2):
@@ -41,7 +44,7 @@ def _stem(word: str) -> str:
     return word
 
 
-def fact_signature(text: str) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+def fact_signature(text: str) -> FactKey:
     """(content word stems, numbers, negations) of a memory text."""
     tokens = _WORD_RE.findall(text.lower().replace("\u2019", "'"))
     numbers = frozenset(t.replace(",", ".") for t in tokens if t[0].isdigit())
@@ -54,11 +57,17 @@ def fact_signature(text: str) -> tuple[frozenset[str], frozenset[str], frozenset
     return words - {_stem(w) for w in _FRAMING}, numbers, negations
 
 
+def fact_key(text: str) -> FactKey | None:
+    """The signature two texts must share to be the same fact; None (never merges) for a text
+    without content words. Equal keys are exactly `same_fact`, so callers can group by it."""
+    key = fact_signature(text)
+    return key if key[0] else None
+
+
 def same_fact(a: str, b: str) -> bool:
     """The lexical half of the test: same content words, numbers and negations."""
-    wa, na, ga = fact_signature(a)
-    wb, nb, gb = fact_signature(b)
-    return bool(wa) and wa == wb and na == nb and ga == gb
+    ka = fact_key(a)
+    return ka is not None and ka == fact_key(b)
 
 
 def mergeable(a: str, b: str, cosine: float, min_similarity: float) -> bool:

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from memory import Maintenance
 from tests.app.conftest import no_errors, table_with, texts
 from tests.app.test_stats import charts
 
@@ -113,6 +114,20 @@ def test_run_now_shows_the_report_and_stats_charts_it(paraphrases, make_app) -> 
     fig = charts(stats)[CHART]
     counts = {trace["name"]: numbers(trace["y"]) for trace in fig["data"]}
     assert counts == {"Consolidated": [1], "Expired": [0]}
+
+
+def test_a_run_for_another_user_keeps_this_users_report(paraphrases, make_app) -> None:
+    at = make_app("pages/memories.py")
+    at.button(key="mt_run").click().run()
+    no_errors(at)
+    Maintenance.of(paraphrases).run(user_id="bob")  # "Run now" on bob's page, or the CLI
+
+    at = make_app("pages/memories.py")
+    no_errors(at)
+    assert not any("did not cover alice" in i.value for i in at.info)
+    tiles = {m.label: m.value for m in at.metric}
+    assert tiles["Consolidated"] == "1"  # alice's own last run, still shown
+    assert set(table_with(at, "Merge id")["Kept"]) <= set(SAME)
 
 
 def test_stats_explains_an_empty_maintenance_history(app_env, make_app) -> None:
