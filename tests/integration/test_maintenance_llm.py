@@ -28,11 +28,11 @@ def test_the_model_written_merge_is_used_when_it_keeps_the_facts(
 ) -> None:
     coordinator.add_episodic("ana", "I prefer morning workouts", importance=0.5)
     coordinator.add_episodic("ana", "Morning workouts are what I prefer", importance=0.8)
-    fake_ollama.queue_structured({"same_fact": True, "text": "I prefer to work out in the morning"})
+    fake_ollama.queue_structured({"same_fact": True, "text": "I prefer my workouts in the morning"})
 
     report = with_model(coordinator, fake_ollama).run(user_id="ana")
 
-    assert active_texts(coordinator, "ana") == {"I prefer to work out in the morning"}
+    assert active_texts(coordinator, "ana") == {"I prefer my workouts in the morning"}
     (merge,) = Maintenance.of(coordinator).merges("ana")
     assert merge["how"] == "llm" and report.totals()["consolidated"] == 1
     (asked,) = fake_ollama.chat_requests(structured=True)
