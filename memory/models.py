@@ -11,6 +11,7 @@ from typing import Any, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field
 
 from memory.errors import InvalidInputError
+from memory.scoring import BAND_HIGH, BAND_MODERATE
 
 #: Longest text accepted for one memory or message. Long enough for a pasted paragraph, short
 #: enough that one memory stays a memory (and embeds within MiniLM's 256-token window's reach).
@@ -225,10 +226,10 @@ RelevanceBand = Literal["high", "moderate", "low"]
 
 
 def relevance_band(score: float) -> RelevanceBand:
-    """Bands as in seed 001: >= 0.7 high, >= 0.4 moderate, else low."""
-    if score >= 0.7:
+    """Band of a recall probability; thresholds from the reliability table (BENCHMARKS.md)."""
+    if score >= BAND_HIGH:
         return "high"
-    if score >= 0.4:
+    if score >= BAND_MODERATE:
         return "moderate"
     return "low"
 
@@ -237,7 +238,10 @@ class ScoreParts(BaseModel):
     """Why a memory was recalled: each signal in 0..1 and the fused final score."""
 
     vector: float = Field(default=0.0, description="Cosine similarity of embeddings (0..1)")
-    text: float = Field(default=0.0, description="BM25 score normalised within the query (0..1)")
+    text: float = Field(
+        default=0.0,
+        description="IDF-weighted share of the query's words the memory holds (0..1)",
+    )
     recency: float = Field(default=0.0, description="exp decay with the configured half-life")
     importance: float = 0.0
     time: float = Field(default=0.0, description="1 when dated inside a date the query names")
@@ -245,7 +249,7 @@ class ScoreParts(BaseModel):
         default=0.0,
         description="Score this memory got as the session neighbour of a strong hit (0 = none)",
     )
-    final: float = 0.0
+    final: float = Field(default=0.0, description="Probability that the memory is relevant")
 
 
 class RecallHit(BaseModel):
