@@ -399,20 +399,19 @@ def annotate_coverage(
     taken over the distinct candidates in `rows` (or the given `idf`); returns the IDF."""
     if not terms:
         return []
+    forms = scoring.forms_of(terms)
     names = list(text_fields)
     weights = [text_fields[n] for n in names]
     words: dict[str, list[frozenset[str]]] = {}
     for row in rows:
-        words.setdefault(_row_id(row), scoring.field_texts(_decoded(row, names), names))
+        rid = _row_id(row)
+        if rid not in words:
+            words[rid] = [scoring.word_set(as_str(row.get(n) or b"")) for n in names]
     if idf is None:
-        idf = scoring.idf_weights(terms, words.values())
+        idf = scoring.idf_weights(forms, words.values())
     for row in rows:
-        row["_cover"] = scoring.coverage(terms, idf, words[_row_id(row)], weights)
+        row["_cover"] = scoring.coverage(forms, idf, words[_row_id(row)], weights)
     return idf
-
-
-def _decoded(row: dict[str, Any], names: Sequence[str]) -> dict[str, str]:
-    return {n: as_str(row.get(n) or b"") for n in names}
 
 
 def _annotate(

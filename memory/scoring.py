@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 
 from memory.textquery import query_terms
 
@@ -76,27 +76,40 @@ def terms_of_query(text: str) -> list[str]:
     return list(dict.fromkeys(stem(t) for t in query_terms(text)))
 
 
+def forms_of(terms: Sequence[str]) -> list[frozenset[str]]:
+    """Per stemmed term, the word forms that stem to it ("workout": workout, workouts...).
+    Matching these against a memory's plain words avoids stemming every word of every
+    candidate (that cost ~5 ms per query on LoCoMo turns)."""
+    return [frozenset(f for f in (t, *(t + s for s in _SUFFIXES)) if stem(f) == t) for t in terms]
+
+
+#: punctuation -> space: `str.translate` + `split` is ~3x faster than a `\w+` regex here
+_SPACES = str.maketrans(
+    {c: " " for c in "!\"#$%&'()*+,-./:;<=>?@[\\]^`{|}~\u2018\u2019\u201c\u201d\u2013\u2014\u2026"}
+)
+
+
 def word_set(text: str) -> frozenset[str]:
-    return frozenset(stem(w) for w in _WORD.findall(text.lower()))
+    """The lower-case words of a text (not stemmed: see `forms_of`)."""
+    return frozenset(text.lower().translate(_SPACES).split())
 
 
 def idf_weights(
-    terms: Sequence[str], candidates: Iterable[Iterable[frozenset[str]]]
+    forms: Sequence[frozenset[str]], candidates: Iterable[Sequence[frozenset[str]]]
 ) -> list[float]:
     """BM25's IDF of each term over the candidates (each given as its fields' word sets)."""
-    df = [0] * len(terms)
+    df = [0] * len(forms)
     n = 0
     for fields in candidates:
         n += 1
-        words = frozenset().union(*fields)
-        for i, t in enumerate(terms):
-            if t in words:
+        for i, f in enumerate(forms):
+            if any(not f.isdisjoint(words) for words in fields):
                 df[i] += 1
     return [math.log(1.0 + (n - d + 0.5) / (d + 0.5)) for d in df]
 
 
 def coverage(
-    terms: Sequence[str],
+    forms: Sequence[frozenset[str]],
     idf: Sequence[float],
     fields: Sequence[frozenset[str]],
     field_weights: Sequence[float],
@@ -107,10 +120,9 @@ def coverage(
     if total <= 0:
         return 0.0
     got = 0.0
-    for t, w in zip(terms, idf, strict=True):
-        got += w * max(
-            (fw for f, fw in zip(fields, field_weights, strict=True) if t in f), default=0
-        )
+    pairs = list(zip(fields, field_weights, strict=True))
+    for f, w in zip(forms, idf, strict=True):
+        got += w * max((fw for words, fw in pairs if not f.isdisjoint(words)), default=0.0)
     return got / total
 
 
@@ -146,7 +158,3 @@ def probability(vector: float, cover: float, time: float, best_z: float | None =
     no recency or importance nudges)."""
     z = logit(vector, cover, time, w_recency=0.0, w_importance=0.0)
     return calibrated(z, z if best_z is None else best_z)
-
-
-def field_texts(rec: Mapping[str, object], field_names: Sequence[str]) -> list[frozenset[str]]:
-    return [word_set(str(rec.get(f) or "")) for f in field_names]
