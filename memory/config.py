@@ -12,6 +12,8 @@ from typing import Literal
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from memory.recall import scoring
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -59,10 +61,20 @@ class Settings(BaseSettings):
     short_term_ttl_s: int = Field(default=30 * 24 * 3600, gt=0)
     procedural_recommend_threshold: float = Field(default=0.7, ge=0, le=1)
     recall_min_score: float = Field(
-        default=0.2, ge=0, le=1, description="Hits whose final score is below this are dropped."
+        default=scoring.MIN_SCORE,
+        ge=0,
+        le=1,
+        description="Hits whose final score (probability of relevance) is below this are dropped.",
     )
-    recall_recency_weight: float = Field(default=0.05, ge=0, le=1)
-    recall_importance_weight: float = Field(default=0.05, ge=0, le=1)
+    recall_recency_weight: float = Field(
+        default=scoring.W_RECENCY, ge=0, le=1, description="Log-odds added for a fresh memory."
+    )
+    recall_importance_weight: float = Field(
+        default=scoring.W_IMPORTANCE,
+        ge=0,
+        le=1,
+        description="Log-odds per unit of importance above 0.5 (pinned counts as 1).",
+    )
     recency_half_life_days: float = Field(default=30.0, gt=0)
     metrics_max_entries: int = Field(default=50_000, gt=0)
     # --- Maintenance (README "Memory hygiene") --------------------------------------------

@@ -36,7 +36,8 @@ from memory.models import (
     check_id,
     check_text,
 )
-from memory.recall import RecallPipeline, RecallWeights
+from memory.recall import RecallWeights
+from memory.recall.pipeline import RecallPipeline
 from memory.replies import as_str
 from memory.service import MemoryStats, StoredInteraction
 from memory.stores import Stores

@@ -259,12 +259,18 @@ class ChatMessage(BaseModel):
 
 RelevanceBand = Literal["high", "moderate", "low"]
 
+#: Band thresholds on a hit's final score, the probability that it is relevant: set from the
+#: reliability table of the fit (scripts/fit_recall.py, BENCHMARKS.md). Here, not in
+#: memory/recall/scoring.py, because every layer bands scores and the models sit below recall.
+BAND_HIGH = 0.3
+BAND_MODERATE = 0.1
+
 
 def relevance_band(score: float) -> RelevanceBand:
-    """Bands as in seed 001: >= 0.7 high, >= 0.4 moderate, else low."""
-    if score >= 0.7:
+    """Band of a recall probability; thresholds from the reliability table (BENCHMARKS.md)."""
+    if score >= BAND_HIGH:
         return "high"
-    if score >= 0.4:
+    if score >= BAND_MODERATE:
         return "moderate"
     return "low"
 
@@ -273,7 +279,10 @@ class ScoreParts(BaseModel):
     """Why a memory was recalled: each signal in 0..1 and the fused final score."""
 
     vector: float = Field(default=0.0, description="Cosine similarity of embeddings (0..1)")
-    text: float = Field(default=0.0, description="BM25 score normalised within the query (0..1)")
+    text: float = Field(
+        default=0.0,
+        description="IDF-weighted share of the query's words the memory holds (0..1)",
+    )
     recency: float = Field(default=0.0, description="exp decay with the configured half-life")
     importance: float = 0.0
     time: float = Field(default=0.0, description="1 when dated inside a date the query names")
@@ -281,7 +290,7 @@ class ScoreParts(BaseModel):
         default=0.0,
         description="Score this memory got as the session neighbour of a strong hit (0 = none)",
     )
-    final: float = 0.0
+    final: float = Field(default=0.0, description="Probability that the memory is relevant")
 
 
 class RecallHit(BaseModel):

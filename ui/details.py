@@ -18,6 +18,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from memory.models import BAND_HIGH, BAND_MODERATE
 from ui.format import BAND_BADGES, event_label, fmt_duration, md_text, no_images, type_label
 
 TOTAL_KEYS = ("total", "total_ms", "turn")
@@ -97,14 +98,23 @@ def hits_frame(hits: list[dict[str, Any]]) -> pd.DataFrame:
 HIT_COLUMNS = {
     "Memory": st.column_config.TextColumn(width="medium"),
     "Score": st.column_config.ProgressColumn(
-        min_value=0.0, max_value=1.0, format="%.2f", help="Fused final score", width="small"
+        min_value=0.0,
+        max_value=1.0,
+        format="%.2f",
+        help="Probability that the memory is relevant (fitted model)",
+        width="small",
     ),
-    "Band": st.column_config.TextColumn(help="high ≥ 0.7 · moderate ≥ 0.4 · low", width="small"),
+    "Band": st.column_config.TextColumn(
+        help=f"high ≥ {BAND_HIGH} · moderate ≥ {BAND_MODERATE} · low", width="small"
+    ),
     "Vector": st.column_config.NumberColumn(
         "Vec", format="%.2f", help="Cosine similarity of the embeddings", width=48
     ),
     "Keywords": st.column_config.NumberColumn(
-        "BM25", format="%.2f", help="Keyword score (BM25), normalised", width=52
+        "Words",
+        format="%.2f",
+        help="Share of the question's words the memory holds, rare words weighing more",
+        width=52,
     ),
     "Recency": st.column_config.NumberColumn(
         "Rec", format="%.2f", help="Recency: decays with age", width=48

@@ -56,9 +56,10 @@ def search_tab(ctx: PageContext) -> None:
             )
     if not query.strip():
         st.caption(
-            "Hybrid search: vector similarity (meaning) fused with BM25 (keywords), plus a "
-            "little recency and importance, exactly as the agent recalls. Each result shows "
-            "why it matched."
+            "Hybrid search: vector similarity (meaning) and the question's words it shares "
+            "(rare words weigh more), plus a little recency and importance, exactly as the "
+            "agent recalls. The score is the probability that a memory is relevant; each "
+            "result shows why it matched."
         )
         return
     hits: list[Any] = []

@@ -1,4 +1,8 @@
-"""Hybrid recall: the query pair per store, fusion and scoring, time and neighbour boosts."""
+"""Hybrid recall: the query pair per store, fusion and scoring, time and neighbour boosts.
+
+The pipeline that runs them (`memory.recall.pipeline.RecallPipeline`, which needs the
+embedder) is imported from its module, not here: `memory.config` reads the scoring defaults
+from `memory.recall.scoring`, and the embedder package reads the config."""
 
 from memory.recall.hybrid import (
     HybridRequest,
@@ -8,12 +12,10 @@ from memory.recall.hybrid import (
     run_requests,
     time_ranges,
 )
-from memory.recall.pipeline import RecallPipeline
 from memory.recall.requests import episodic_request, hydration_groups, semantic_request
 
 __all__ = [
     "HybridRequest",
-    "RecallPipeline",
     "RecallWeights",
     "episodic_request",
     "fuse",

@@ -1,37 +1,38 @@
-"""Hybrid recall: vector similarity + BM25, fused, with time and neighbour boosts.
+"""Hybrid recall: vector + BM25 candidates, scored by a small fitted model, with neighbours.
 
 For one memory type, two RedisVL queries run in one pipelined round trip (`batch_query`): a
 `VectorQuery` (cosine) and a `TermUnionTextQuery` (BM25STD over word tokens, every term
-scored: see that class). Every candidate gets:
+matched: see that class). Their short lists (`candidates` each) are the candidates; each
+gets the parts of `memory.recall.scoring`:
 
     vector     = cosine similarity to the query (computed from the stored vector for
                  candidates that only the text query found)
-    text       = BM25 score / best BM25 score of this query (0 when not matched)
+    text       = IDF-weighted share of the query's words the memory holds (IDF over this
+                 query's candidates; context words count half)
     time       = 1 when the memory's timestamp falls in a date the query names ("on 9 May
                  2023", "in March 2024", "in 2023", "yesterday", "last week"...), else 0
-    relevance  = min(1, (w_v * vector + w_t * text) / (w_v + w_t) + w_time * time)
     recency    = 0.5 ** (age_days / half_life_days)
     importance = stored importance (pinned memories count as 1.0)
-    final      = (1 - w_r - w_i) * relevance + w_r * recency + w_i * importance
+    final      = memory.recall.scoring.probability(...): the probability that the memory is one
+                 the question needs (a logistic model fitted on the development data)
+
+BM25 only chooses candidates: its raw score has no scale that means the same across queries,
+and dividing it by the query's best score (as recall did before) made one weak shared word
+a perfect match.
 
 The logged exchanges (`interaction` episodes) of one session are a conversation: the turns just
 before and after a strong hit often hold its answer ("Who played?" -> next turn "Matt Patterson
 did"). The best `neighbour_seeds` interaction candidates read the `neighbour_hops` nearest
 earlier and later turns of their session (within `neighbour_window_ms`) from the session's
-timeline (a sorted set), in one pipelined round trip; the one to
-`neighbour_hops` places before or after a seed gets
-`final = max(own final, neighbour ** hops * seed's final)`.
+timeline (a sorted set), in one pipelined round trip; the one to `neighbour_hops` places
+before or after a seed gets `final = max(own final, neighbour ** hops * seed's final)`.
 
-Boosts were tuned on LoCoMo (BENCHMARKS.md): time 0.3, neighbour 0.8 over 2 hops from the best
-5 candidates. Vector 0.4 / text 0.6 ranked as well as 0.6 / 0.4 there (within 0.5 point) but
-pushed meaning-only matches (no shared word) under `min_score`, so 0.6 / 0.4 stays.
-
-Candidates carry only the fields scoring needs (`SCORE_FIELDS`, plus the vector for BM25-only
-candidates); the top k of every type are then read whole in one pipelined round trip
-(`hydrate`). Parsing 16 fields of 60 candidates per type cost more than that round trip.
+Candidates carry only the fields scoring needs (`SCORE_FIELDS` and the text fields, plus the
+vector for BM25-only candidates); the top k of every type are then read whole in one pipelined
+round trip (`hydrate`).
 
 Hits below `min_score` are dropped (recorded as a miss when nothing is left). The relevance
-band (high >= 0.7, moderate >= 0.4, low) is computed on `final`.
+band (`memory.models.relevance_band`) is computed on `final`.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from redisvl.query.filter import FilterExpression
 from redisvl.utils.token_escaper import TokenEscaper
 
 from memory.models import MemoryType, RecallHit, ScoreParts, relevance_band
+from memory.recall import scoring
 from memory.recall.terms import bm25_text
 from memory.stores.records import as_str, bytes_vector, decode
 from memory.stores.schema import VECTOR_FIELD
@@ -66,18 +68,19 @@ SCORE_FIELDS = ["timestamp", "importance", "pinned", "session", "event_type"]
 
 @dataclass(frozen=True)
 class RecallWeights:
-    vector: float = 0.6
-    text: float = 0.4
-    recency: float = 0.05
-    importance: float = 0.05
+    """Recall settings; the model's weights are the reviewed constants of `memory.recall.scoring`.
+    `recency` / `importance` are its unfitted nudges (log-odds per unit)."""
+
+    recency: float = scoring.W_RECENCY
+    importance: float = scoring.W_IMPORTANCE
     half_life_days: float = 30.0
-    min_score: float = 0.2
-    #: candidates fetched per query before fusion (>= k)
+    min_score: float = scoring.MIN_SCORE
+    #: candidates fetched per query before scoring (>= k)
     candidates: int = 30
-    #: added to the relevance of memories dated inside a date the query names
-    time_match: float = 0.3
-    #: share of a seed's score passed to its session neighbours per hop (0 = off)
-    neighbour: float = 0.8
+    #: 0 switches off the date-in-the-query signal
+    time_match: float = 1.0
+    #: share of a seed's probability passed to its session neighbours per hop (0 = off)
+    neighbour: float = scoring.NEIGHBOUR_DECAY
     neighbour_hops: int = 2
     #: how many of the best candidates look for neighbours
     neighbour_seeds: int = 5
@@ -101,6 +104,9 @@ class HybridRequest:
     time_ranges: list[tuple[int, int]] = field(default_factory=list)
     #: session TAG value -> key of that session's timeline (episodic only: neighbours)
     timeline_key: Callable[[str], str] | None = None
+    #: the query's stemmed content words and the text fields (name -> weight) they count in
+    terms: list[str] = field(default_factory=list)
+    text_fields: dict[str, float] = field(default_factory=dict)
 
 
 # --- query construction ----------------------------------------------------------------------
@@ -219,7 +225,7 @@ def build_request(
     vq = VectorQuery(
         vector=np.asarray(query_vec, dtype=np.float32).tobytes(),
         vector_field_name=VECTOR_FIELD,
-        return_fields=SCORE_FIELDS,
+        return_fields=[*SCORE_FIELDS, *text_fields],
         filter_expression=filter_expression,
         num_results=n,
     )
@@ -230,10 +236,12 @@ def build_request(
             text=terms,
             text_field_name=text_fields,
             filter_expression=filter_expression,
-            return_fields=[*SCORE_FIELDS, VECTOR_FIELD],
             num_results=n,
             stopwords=None,  # already removed by bm25_text
         )
+        # The raw vector bytes: decoded as text they never matched the query's size, and a
+        # memory only BM25 found was scored as if its cosine were 0.
+        tq.return_fields(*SCORE_FIELDS, *text_fields, VECTOR_FIELD, skip_decode=[VECTOR_FIELD])
     return HybridRequest(
         memory_type,
         index,
@@ -245,6 +253,8 @@ def build_request(
         filter_expression=filter_expression,
         time_ranges=time_ranges(query_text, _now_ms()) if weights.time_match > 0 else [],
         timeline_key=timeline_key,
+        terms=scoring.terms_of_query(query_text),
+        text_fields=dict(text_fields),
     )
 
 
@@ -270,22 +280,15 @@ def fuse(
     now_ms: int,
     text_of: Callable[[dict[str, Any]], str] = lambda rec: "",
 ) -> list[RecallHit]:
-    """Fuse vector and BM25 candidates into scored, banded hits (best first). The hits'
+    """Score the candidates of both queries into banded hits (best first). The hits'
     `record` holds the scoring fields until `hydrate` fills in the rest.
 
-    Rows marked by `run_requests` (`_time_match`, `_neighbour_of`) get the time and neighbour
-    boosts of the module docstring."""
+    Rows marked by `run_requests` (`_cover`, `_time_match`, `_neighbour_of`) carry the
+    coverage, time and neighbour signals of the module docstring."""
     w = weights
     scored = _score_candidates(vector_rows, text_rows, query_vec, w, now_ms)
     if w.neighbour > 0:
-        seed_final = {rid: c["final"] for rid, c in scored.items()}
-        for c in scored.values():
-            for seed, hops in c["neighbour_of"].items():
-                if seed in seed_final:
-                    c["neighbour"] = max(
-                        c.get("neighbour", 0.0), seed_final[seed] * w.neighbour**hops
-                    )
-                    c["final"] = max(c["final"], c["neighbour"])
+        _spread_to_neighbours(scored, w.neighbour)
     hits: list[RecallHit] = []
     for rid, c in scored.items():
         final = min(1.0, max(0.0, c["final"]))
@@ -317,6 +320,15 @@ def fuse(
     return hits[:k]
 
 
+def _spread_to_neighbours(scored: dict[str, dict[str, Any]], decay: float) -> None:
+    seed_final = {rid: c["final"] for rid, c in scored.items()}
+    for c in scored.values():
+        for seed, hops in c["neighbour_of"].items():
+            if seed in seed_final:
+                c["neighbour"] = max(c.get("neighbour", 0.0), seed_final[seed] * decay**hops)
+                c["final"] = max(c["final"], c["neighbour"])
+
+
 def _score_candidates(
     vector_rows: list[dict[str, Any]],
     text_rows: list[dict[str, Any]],
@@ -324,8 +336,8 @@ def _score_candidates(
     w: RecallWeights,
     now_ms: int,
 ) -> dict[str, dict[str, Any]]:
-    """id -> {rec, vector, text, recency, importance, final, session, timestamp, neighbour_of}
-    (final before the neighbour boost)."""
+    """id -> {rec, vector, text, time, recency, importance, final, session, timestamp,
+    neighbour_of} (final before the neighbour boost)."""
     out: dict[str, dict[str, Any]] = {}
 
     def add(row: dict[str, Any]) -> dict[str, Any]:
@@ -335,52 +347,81 @@ def _score_candidates(
             rec["id"] = rid
             out[rid] = {"rec": rec, "vector": 0.0, "text": 0.0, "time": 0.0, "neighbour_of": {}}
         c = out[rid]
-        if row.get("_time_match"):
+        if row.get("_time_match") and w.time_match > 0:
             c["time"] = 1.0
+        c["text"] = max(c["text"], float(row.get("_cover", 0.0)))
         c["neighbour_of"].update(row.get("_neighbour_of") or {})
         return c
 
     for row in vector_rows:
         c = add(row)
         c["vector"] = max(0.0, 1.0 - float(c["rec"].get("vector_distance", 1.0)))
-    best_bm25 = max((float(r.get("score", 0.0)) for r in text_rows), default=0.0)
     q = np.asarray(query_vec, dtype=np.float32)
     for row in text_rows:
         known = _row_id(row) in out
         c = add(row)
-        bm25 = float(row.get("score", 0.0))
-        c["text"] = bm25 / best_bm25 if best_bm25 > 0 else 0.0
         if not known:
             raw = row.get(VECTOR_FIELD)
             if isinstance(raw, bytes | bytearray) and len(raw) == q.nbytes:
                 c["vector"] = max(0.0, float(np.dot(bytes_vector(raw), q)))
 
-    relevance_share = max(0.0, 1.0 - w.recency - w.importance)
-    denom = (w.vector + w.text) or 1.0
     for c in out.values():
         rec = c["rec"]
         ts = int(rec.get("timestamp") or 0)
         age_days = max(0.0, (now_ms - ts) / DAY_MS) if ts else 365.0
         c["recency"] = math.pow(0.5, age_days / w.half_life_days)
         c["importance"] = 1.0 if rec.get("pinned") else float(rec.get("importance") or 0.0)
-        relevance = (w.vector * c["vector"] + w.text * c["text"]) / denom
-        relevance = min(1.0, relevance + w.time_match * c["time"])
-        c["final"] = (
-            relevance_share * relevance + w.recency * c["recency"] + w.importance * c["importance"]
+        c["z"] = scoring.logit(
+            c["vector"],
+            c["text"],
+            c["time"],
+            c["recency"],
+            c["importance"],
+            w_recency=w.recency,
+            w_importance=w.importance,
         )
         c["timestamp"] = ts
         c["session"] = str(rec.get("session") or "")
+    best_z = max((c["z"] for c in out.values()), default=0.0)
+    for c in out.values():
+        c["final"] = scoring.calibrated(c["z"], best_z)
     return out
 
 
 # --- what run_requests adds for fuse ---------------------------------------------------------
+def annotate_coverage(
+    rows: Sequence[dict[str, Any]],
+    terms: Sequence[str],
+    text_fields: dict[str, float],
+    idf: list[float] | None = None,
+) -> list[float]:
+    """Mark each row with `_cover`: the IDF-weighted share of the query's words it holds, IDF
+    taken over the distinct candidates in `rows` (or the given `idf`); returns the IDF."""
+    if not terms:
+        return []
+    forms = scoring.forms_of(terms)
+    names = list(text_fields)
+    weights = [text_fields[n] for n in names]
+    words: dict[str, list[frozenset[str]]] = {}
+    for row in rows:
+        rid = _row_id(row)
+        if rid not in words:
+            words[rid] = [scoring.word_set(as_str(row.get(n) or b"")) for n in names]
+    if idf is None:
+        idf = scoring.idf_weights(forms, words.values())
+    for row in rows:
+        row["_cover"] = scoring.coverage(forms, idf, words[_row_id(row)], weights)
+    return idf
+
+
 def _annotate(
     req: HybridRequest, vector_rows: list[dict[str, Any]], text_rows: list[dict[str, Any]]
 ) -> None:
-    """Mark rows for `fuse`: `_time_match` (dated inside a date of the query) and
-    `_neighbour_of` ({seed id: hops}); neighbours found by neither query are appended to the
-    text rows with a BM25 score of 0."""
+    """Mark rows for `fuse`: `_cover` (see `annotate_coverage`), `_time_match` (dated inside a
+    date of the query) and `_neighbour_of` ({seed id: hops}); neighbours found by neither
+    query are appended to the text rows with a BM25 score of 0."""
     w = req.weights
+    idf = annotate_coverage([*vector_rows, *text_rows], req.terms, req.text_fields)
     if req.time_ranges:
         for row in (*vector_rows, *text_rows):
             if _in_ranges(row, req.time_ranges):
@@ -429,7 +470,7 @@ def _annotate(
     missing = [rid for rid in links if rid not in known_ids]
     if missing:
         prefix = _key_prefix(vector_rows or text_rows)
-        fields = [*SCORE_FIELDS, "status", VECTOR_FIELD]
+        fields = [*SCORE_FIELDS, *req.text_fields, "status", VECTOR_FIELD]
         pipe = client.pipeline(transaction=False)
         for rid in missing:
             pipe.hmget(prefix + rid, fields)
@@ -443,6 +484,7 @@ def _annotate(
     known: dict[str, list[dict[str, Any]]] = {}
     for row in (*vector_rows, *text_rows):
         known.setdefault(_row_id(row), []).append(row)
+    new_rows = []
     for rid, seeds_of in links.items():
         if rid in known:
             for row in known[rid]:
@@ -451,7 +493,10 @@ def _annotate(
             row = {**row_of[rid], "score": 0.0, "_neighbour_of": seeds_of}
             if _in_ranges(row, req.time_ranges):
                 row["_time_match"] = True
-            text_rows.append(row)
+            new_rows.append(row)
+    if new_rows:
+        annotate_coverage(new_rows, req.terms, req.text_fields, idf)
+        text_rows.extend(new_rows)
 
 
 def _key_prefix(rows: list[dict[str, Any]]) -> str:

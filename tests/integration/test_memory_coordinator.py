@@ -9,6 +9,7 @@ from redisvl.extensions.cache.embeddings import EmbeddingsCache
 
 from memory.coordinator import MemoryCoordinator
 from memory.errors import InvalidInputError, NotFoundError
+from memory.models import BAND_HIGH, BAND_MODERATE
 from memory.stores.procedural import normalize_query
 
 U = "user-1"
@@ -66,7 +67,11 @@ def test_every_hit_says_why_it_was_recalled(populated: MemoryCoordinator) -> Non
         assert 0 <= p.recency <= 1 and 0 <= p.importance <= 1
         assert p.final == hit.score >= populated.settings.recall_min_score
         assert hit.band == (
-            "high" if hit.score >= 0.7 else "moderate" if hit.score >= 0.4 else "low"
+            "high"
+            if hit.score >= BAND_HIGH
+            else "moderate"
+            if hit.score >= BAND_MODERATE
+            else "low"
         )
     top = ctx.episodic[0]
     assert top.parts.vector > 0 and top.parts.text > 0  # found by meaning and by words

@@ -1,12 +1,24 @@
-"""Session neighbours in recall: the turn after a strong hit often holds the answer."""
+"""Session neighbours in recall: the turn after a strong hit often holds the answer.
+
+Off by default since issue 9 (the fitted decay is 0, BENCHMARKS.md); these tests switch it on
+as a deployment may (`RecallWeights.neighbour`, `--recall neighbour=0.5` in the benches)."""
 
 from __future__ import annotations
+
+import dataclasses
+
+import pytest
 
 from memory.coordinator import MemoryCoordinator
 from memory.models import now_ms
 
 U = "user-1"
 MIN = 60_000
+
+
+@pytest.fixture(autouse=True)
+def _neighbours_on(coordinator: MemoryCoordinator) -> None:
+    coordinator.weights = dataclasses.replace(coordinator.weights, neighbour=0.5)
 
 
 def _conversation(coord: MemoryCoordinator, session: str = "trip") -> list[str]:

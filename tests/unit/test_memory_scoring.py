@@ -6,8 +6,10 @@ import numpy as np
 import pytest
 
 from memory.config import Settings
-from memory.models import MemoryType, relevance_band
-from memory.recall.hybrid import DAY_MS, RecallWeights, fuse
+from memory.models import BAND_HIGH, BAND_MODERATE, MemoryType, relevance_band
+from memory.recall import scoring
+from memory.recall.hybrid import DAY_MS, RecallWeights, annotate_coverage, fuse
+from memory.recall.scoring import terms_of_query
 from memory.stores.procedural import confidence, normalize_query, query_hash
 
 NOW = 1_750_000_000_000
@@ -72,15 +74,15 @@ def test_same_question_with_other_numbers_shares_a_pattern() -> None:
     assert a != c
 
 
-# --- relevance bands (seed 001) ----------------------------------------------------------
+# --- relevance bands (thresholds from the reliability table, BENCHMARKS.md) -------------
 @pytest.mark.parametrize(
     ("score", "band"),
     [
         (1.0, "high"),
-        (0.7, "high"),
-        (0.6999, "moderate"),
-        (0.4, "moderate"),
-        (0.3999, "low"),
+        (BAND_HIGH, "high"),
+        (BAND_HIGH - 1e-4, "moderate"),
+        (BAND_MODERATE, "moderate"),
+        (BAND_MODERATE - 1e-4, "low"),
         (0.0, "low"),
     ],
 )
@@ -88,7 +90,11 @@ def test_relevance_bands(score: float, band: str) -> None:
     assert relevance_band(score) == band
 
 
-# --- fusion ------------------------------------------------------------------------------
+def test_the_default_threshold_keeps_low_band_hits() -> None:
+    assert 0 < Settings(_env_file=None).recall_min_score < BAND_MODERATE
+
+
+# --- scoring -----------------------------------------------------------------------------
 def unit(*values: float) -> np.ndarray:
     v = np.asarray(values, dtype=np.float32)
     return v / np.linalg.norm(v)
@@ -132,39 +138,83 @@ def run(vrows: list, trows: list, weights: RecallWeights = NO_EXTRAS, k: int = 1
     return {h.id: h for h in hits}
 
 
-def test_vector_only_hit_has_its_similarity_and_no_text_part() -> None:
+def covered(query: str, rows: list[dict]) -> dict[str, float]:
+    annotate_coverage(rows, terms_of_query(query), {"description": 1.0, "context": 0.5})
+    return {r["id"].rsplit(":", 1)[-1]: r["_cover"] for r in rows}
+
+
+def test_vector_only_hit_has_its_similarity_and_no_word_part() -> None:
     hits = run([vector_row("a", 0.2)], [])
     a = hits["a"]
     assert a.parts.vector == pytest.approx(0.8)
     assert a.parts.text == 0.0
-    assert a.score == pytest.approx(0.6 * 0.8)  # vector weight 0.6 of 0.6 + 0.4
+    assert a.score == pytest.approx(scoring.probability(0.8, 0.0, 0.0), abs=1e-4)
+    assert a.parts.final == a.score
     assert a.text == "memory a"
     assert a.memory_type is MemoryType.EPISODIC
 
 
-def test_hit_found_by_both_queries_combines_both_parts() -> None:
-    hits = run(
-        [vector_row("a", 0.2), vector_row("b", 0.3)], [text_row("a", 4.0), text_row("b", 2.0)]
-    )
-    assert hits["a"].parts.text == 1.0  # best BM25 of the query
-    assert hits["b"].parts.text == 0.5
-    assert hits["a"].score == pytest.approx(0.6 * 0.8 + 0.4 * 1.0)
-    assert hits["a"].parts.final == hits["a"].score
-    assert hits["a"].band == "high"
+def test_a_rare_shared_word_counts_more_than_a_common_one() -> None:
+    rows = [
+        vector_row("rare", 0.5, description="my knee hurts when I run"),
+        vector_row("common1", 0.5, description="I like tea"),
+        vector_row("common2", 0.5, description="I like maps"),
+        vector_row("common3", 0.5, description="I like the sea"),
+    ]
+    cover = covered("Do I like knee exercises?", rows)
+    assert cover["rare"] > cover["common1"] > 0
+    assert cover["common1"] == cover["common2"] == cover["common3"]
+
+
+def test_coverage_is_a_share_of_the_query_and_context_words_count_half() -> None:
+    rows = [
+        vector_row("all", 0.5, description="marathon training plan"),
+        vector_row("ctx", 0.5, description="sure", context="marathon training plan"),
+        vector_row("none", 0.5, description="unrelated"),
+    ]
+    cover = covered("marathon training plan?", rows)
+    assert cover["all"] == pytest.approx(1.0)
+    assert cover["ctx"] == pytest.approx(0.5)
+    assert cover["none"] == 0.0
+
+
+def test_words_match_across_plural_and_ing_forms() -> None:
+    rows = [vector_row("a", 0.5, description="I love morning workouts"), vector_row("b", 0.5)]
+    assert covered("a workout in the morning", rows)["a"] == pytest.approx(1.0)
+
+
+def test_one_common_shared_word_never_outranks_a_strong_meaning_match() -> None:
+    # The case: the only shared word ("like") is one many memories have.
+    meaning = vector_row("workouts", 0.48, description="I prefer morning workouts before 7am")
+    word = vector_row("bullets", 0.90, description="I like concise answers in bullet points")
+    others = [vector_row(f"o{i}", 0.95, description=f"I like topic {i}") for i in range(3)]
+    rows = [meaning, word, *others]
+    annotate_coverage(rows, terms_of_query("When do I like to exercise?"), {"description": 1.0})
+    hits = fuse(MemoryType.EPISODIC, rows, [], QUERY, 5, NO_EXTRAS, NOW, text_of)
+    assert hits[0].id == "workouts"
+    assert hits[0].score > 2 * max(h.score for h in hits[1:])
 
 
 def test_text_only_hit_gets_its_vector_similarity_from_the_stored_vector() -> None:
     stored = unit(1, 1, 0, 0)  # cosine with QUERY = 0.7071
     hits = run([], [text_row("t", 3.0, vec=stored)])
-    assert hits["t"].parts.text == 1.0
     assert hits["t"].parts.vector == pytest.approx(0.7071, abs=1e-4)
     assert "embedding" not in hits["t"].record  # vectors are not handed to the UI
 
 
+def test_raw_bm25_does_not_change_the_score() -> None:
+    # BM25 only finds candidates: its raw scale means nothing across queries.
+    stored = unit(1, 1, 0, 0)
+    assert run([], [text_row("t", 3.0, vec=stored)])["t"].score == pytest.approx(
+        run([], [text_row("t", 30.0, vec=stored)])["t"].score
+    )
+
+
 def test_hits_below_the_threshold_are_dropped() -> None:
-    weights = RecallWeights(recency=0.0, importance=0.0, min_score=0.3)
+    threshold = scoring.probability(0.6, 0.0, 0.0)
+    weights = RecallWeights(recency=0.0, importance=0.0, min_score=threshold)
     hits = run([vector_row("close", 0.1), vector_row("far", 0.8)], [], weights)
-    assert set(hits) == {"close"}  # far: 0.6 * 0.2 = 0.12 < 0.3
+    assert set(hits) == {"close"}
 
 
 def test_results_are_best_first_and_cut_to_k() -> None:
@@ -175,7 +225,7 @@ def test_results_are_best_first_and_cut_to_k() -> None:
 
 
 def test_recency_and_importance_shift_the_score() -> None:
-    weights = RecallWeights(recency=0.1, importance=0.1, half_life_days=30, min_score=0.0)
+    weights = RecallWeights(recency=0.25, importance=0.5, half_life_days=30, min_score=0.0)
     old = vector_row("old", 0.2, timestamp=NOW - 30 * DAY_MS, importance=0.0)
     new = vector_row("new", 0.2, timestamp=NOW, importance=0.0)
     pinned = vector_row("pinned", 0.2, timestamp=NOW - 30 * DAY_MS, importance=0.0, pinned=1)
@@ -188,6 +238,8 @@ def test_recency_and_importance_shift_the_score() -> None:
 
 
 def test_scores_stay_within_zero_and_one() -> None:
-    weights = RecallWeights(recency=0.5, importance=0.5, min_score=0.0)
-    hits = run([vector_row("a", 0.0, importance=1.0)], [text_row("a", 9.0)], weights)
+    weights = RecallWeights(recency=1.0, importance=1.0, min_score=0.0)
+    row = vector_row("a", 0.0, importance=1.0, description="a b c")
+    annotate_coverage([row], terms_of_query("a b c"), {"description": 1.0})
+    hits = run([row], [text_row("a", 9.0)], weights)
     assert 0.0 <= hits["a"].score <= 1.0

@@ -1,5 +1,5 @@
 """The recall additions measured on LoCoMo: dates in queries, the per-term BM25 query, and the
-time / session-neighbour boosts in `fuse`."""
+time / session-neighbour signals in `fuse`."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import numpy as np
 from redisvl.query.filter import Tag
 
 from memory.models import MemoryType
+from memory.recall import scoring
 from memory.recall.hybrid import DAY_MS, RecallWeights, TermUnionTextQuery, fuse, time_ranges
 
 NOW = int(datetime(2025, 6, 15, 12, tzinfo=UTC).timestamp() * 1000)
@@ -71,7 +72,6 @@ def _row(mid: str, distance: float, **extra: object) -> dict:
 
 W = RecallWeights(recency=0.0, importance=0.0, min_score=0.0)
 Q = np.array([1.0, 0.0], dtype=np.float32)
-SHARE = W.vector / (W.vector + W.text)  # a vector-only hit's relevance per unit of cosine
 
 
 def test_a_memory_dated_in_the_query_gets_the_time_boost() -> None:
@@ -79,9 +79,9 @@ def test_a_memory_dated_in_the_query_gets_the_time_boost() -> None:
         MemoryType.EPISODIC, [_row("a", 0.5), _row("b", 0.5, _time_match=True)], [], Q, 5, W, NOW
     )
     by_id = {h.id: h for h in hits}
+    assert by_id["b"].parts.time == 1.0 and by_id["a"].parts.time == 0.0
     assert by_id["b"].score > by_id["a"].score
-    assert by_id["a"].score == round(SHARE * 0.5, 4)
-    assert by_id["b"].score == round(SHARE * 0.5 + W.time_match, 4)
+    assert by_id["b"].score == round(scoring.probability(0.5, 0.0, 1.0), 4)
 
 
 def test_a_neighbour_of_a_strong_hit_rises_with_it() -> None:
@@ -91,19 +91,28 @@ def test_a_neighbour_of_a_strong_hit_rises_with_it() -> None:
         _row("next", 0.9, _neighbour_of={"seed": 1}),
         _row("next2", 0.9, _neighbour_of={"seed": 2}),
     ]
-    hits = fuse(MemoryType.EPISODIC, rows, [], Q, 5, W, NOW)
-    order = [h.id for h in hits]
-    assert order == ["seed", "next", "next2", "far"]  # "far" is closer than both neighbours
+    w = RecallWeights(recency=0.0, importance=0.0, min_score=0.0, neighbour=0.5)
+    hits = fuse(MemoryType.EPISODIC, rows, [], Q, 5, w, NOW)
+    assert [h.id for h in hits][:2] == ["seed", "next"]
     score = {h.id: h.score for h in hits}
-    seed = SHARE * 0.9
+    seed = scoring.probability(0.9, 0.0, 0.0)
     assert score["seed"] == round(seed, 4)
-    assert score["next"] == round(seed * W.neighbour, 4)
-    assert score["next2"] == round(seed * W.neighbour**2, 4)
-    assert score["far"] == round(SHARE * 0.4, 4)
+    assert score["next"] == round(seed * w.neighbour, 4)
+    assert score["next2"] == round(max(seed * w.neighbour**2, _own(0.1, 0.9)), 4)
+    assert score["far"] == round(_own(0.4, 0.9), 4)
+
+
+def _own(cosine: float, best: float) -> float:
+    """A candidate's own probability when the query's best candidate has cosine `best`."""
+    best_z = scoring.logit(best, 0.0, 0.0, w_recency=0.0, w_importance=0.0)
+    return scoring.probability(cosine, 0.0, 0.0, best_z=best_z)
 
 
 def test_no_boosts_when_switched_off() -> None:
     w = RecallWeights(recency=0.0, importance=0.0, min_score=0.0, neighbour=0.0, time_match=0.0)
     rows = [_row("seed", 0.1), _row("next", 0.9, _neighbour_of={"seed": 1}, _time_match=True)]
     score = {h.id: h.score for h in fuse(MemoryType.EPISODIC, rows, [], Q, 5, w, NOW)}
-    assert score == {"seed": round(SHARE * 0.9, 4), "next": round(SHARE * 0.1, 4)}
+    assert score == {
+        "seed": round(scoring.probability(0.9, 0.0, 0.0), 4),
+        "next": round(_own(0.1, 0.9), 4),
+    }
