@@ -7,6 +7,7 @@ Layout:
     coordinator.py   the one entry point: recall, writes, and the editor's operations
     service.py       the typed contract the agent and the UI hold (light: models only)
     boundary.py      the one error boundary (driver errors -> StoreUnavailableError)
+    identity.py      which Redis the memories are on (another one at the address: recover)
     stores/          the four stores, index schemas, record encoding
     recall/          hybrid queries, fusion and scoring, time and neighbour boosts
     admin/           editor, purges, export/import, counts, health, re-embedding
@@ -31,6 +32,7 @@ from memory.errors import (
     MemorySystemError,
     NotAllowedError,
     NotFoundError,
+    StoreReplacedError,
     StoreUnavailableError,
 )
 from memory.models import (
@@ -89,5 +91,6 @@ __all__ = [
     "ScoreParts",
     "SemanticFact",
     "Settings",
+    "StoreReplacedError",
     "StoreUnavailableError",
 ]

@@ -3,7 +3,9 @@
 `translate_store_errors` wraps every public method of a class (the coordinator): a redis-py or
 RedisVL exception raised anywhere below it reaches callers as `StoreUnavailableError`, with a
 message that says what to do. Wrapping the class rather than each method leaves no gaps when a
-method is added. `unreachable_message` is the one wording of "Redis is not reachable".
+method is added. An instance may explain a driver error better (`_explain_store_error`: the
+coordinator checks whether another Redis now answers, see `memory.identity`).
+`unreachable_message` is the one wording of "Redis is not reachable".
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ def store_error(error: BaseException) -> StoreUnavailableError:
     return StoreUnavailableError(f"Redis failed: {cause}. {START_HINT}")
 
 
-def translate(fn: Callable[P, R]) -> Callable[P, R]:
+def translate(fn: Callable[P, R], explain: bool = False) -> Callable[P, R]:
     @functools.wraps(fn)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
@@ -51,7 +53,8 @@ def translate(fn: Callable[P, R]) -> Callable[P, R]:
         except MemorySystemError:
             raise
         except (redis.RedisError, RedisVLError) as e:
-            raise store_error(e) from e
+            hook = getattr(args[0], "_explain_store_error", None) if explain and args else None
+            raise ((hook(e) if hook is not None else None) or store_error(e)) from e
 
     return wrapper
 
@@ -67,7 +70,8 @@ def translate_store_errors(cls: C) -> C:
         elif isinstance(attr, staticmethod):
             setattr(cls, name, staticmethod(translate(attr.__func__)))
         elif inspect.isfunction(attr):
-            setattr(cls, name, translate(attr))
+            # (not while `__init__` runs: there is no store yet to compare with)
+            setattr(cls, name, translate(attr, explain=name != "__init__"))
     return cls
 
 

@@ -5,13 +5,18 @@ turns "what do we know that matters for this message?" into one `MemoryContext`.
 `memory.service.MemoryService`; every public method reaches callers through one error boundary
 (`memory.boundary.translate_store_errors`): driver errors arrive as `StoreUnavailableError`.
 The editor, purges, export/import and counts live in `memory.admin`, which gets the stores.
+The Redis it opened is remembered (`memory.identity`): when another one answers at the
+address, the coordinator recreates what is missing there and the call raises
+`StoreReplacedError`.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import Any, Concatenate, Literal, ParamSpec, TypeVar
 
 import numpy as np
 import redis
@@ -21,7 +26,8 @@ from memory.bookkeeping import Bookkeeper
 from memory.boundary import translate_store_errors
 from memory.config import Settings
 from memory.embeddings import CachedEmbedder, Embedder, build_embedder
-from memory.errors import InvalidInputError
+from memory.errors import InvalidInputError, MemorySystemError
+from memory.identity import StoreIdentity
 from memory.keys import Keys
 from memory.metrics import MetricsRecorder
 from memory.models import (
@@ -47,6 +53,23 @@ from memory.stores.semantic import SemanticStore
 from memory.stores.short_term import ShortTermStore
 
 log = logging.getLogger(__name__)
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _writes(
+    method: Callable[Concatenate[MemoryCoordinator, P], R],
+) -> Callable[Concatenate[MemoryCoordinator, P], R]:
+    """A method that writes first checks that the Redis is still the one the memories are on
+    (one GET), so nothing lands on another server before the user is told."""
+
+    @functools.wraps(method)
+    def checked(self: MemoryCoordinator, *args: P.args, **kwargs: P.kwargs) -> R:
+        self.identity.check()
+        return method(self, *args, **kwargs)
+
+    return checked
 
 
 @translate_store_errors
@@ -74,6 +97,17 @@ class MemoryCoordinator:
             settings.embedding_cache_ttl_s,
             self.metrics_recorder,
         )
+        self.identity = StoreIdentity(
+            client,
+            self.keys.store_id,
+            self._reopen,
+            _address(client),
+            "REDIS_URL and the data folder its server was started with"
+            if settings.redis_url
+            else f"that the embedded Redis on port {settings.redis_port} runs on "
+            f"REDIS_DATA_DIR={settings.redis_data_dir} (`python -m memory redis status`)",
+        )
+        self.identity.claim()  # before the indexes: they belong to the server it names
         self.stores = Stores.open(
             client,
             self.keys,
@@ -103,6 +137,7 @@ class MemoryCoordinator:
             self.metrics_recorder,
             self.bookkeeping,
             int(settings.context_window_tokens * settings.short_term_budget_ratio),
+            self.identity,
         )
         if load_knowledge:
             self.load_knowledge()
@@ -146,6 +181,17 @@ class MemoryCoordinator:
     def close(self) -> None:
         self.bookkeeping.close()
         self.metrics_recorder.close()
+
+    def _reopen(self) -> list[str]:
+        """On a Redis that replaced ours: recreate the indexes and the knowledge facts."""
+        created = self.stores.recreate_missing(self.embedder.model_id, self.embedder.dims)
+        done = [f"the indexes {', '.join(created)}"] if created else []
+        facts = self.load_knowledge()
+        return done + ([f"{facts} facts of the knowledge file"] if facts else [])
+
+    def _explain_store_error(self, error: BaseException) -> MemorySystemError | None:
+        """The boundary's hook: "no such index" and the like may mean another Redis."""
+        return self.identity.explain(error)
 
     # =====================================================================================
     # Recall
@@ -215,6 +261,7 @@ class MemoryCoordinator:
     # =====================================================================================
     # Writing
     # =====================================================================================
+    @_writes
     def add_episodic(
         self, user_id: str, text: str, *, supersedes: str | None = None, **fields: Any
     ) -> EpisodicMemory:
@@ -231,6 +278,7 @@ class MemoryCoordinator:
         self.metrics_recorder.record("episodic", "add", _ms(t))
         return mem
 
+    @_writes
     def add_episodic_many(
         self, user_id: str, items: list[dict[str, Any]], batch_size: int = 256
     ) -> list[str]:
@@ -251,6 +299,7 @@ class MemoryCoordinator:
             self.metrics_recorder.record("episodic", "add_many", _ms(t))
         return ids
 
+    @_writes
     def add_semantic(self, text: str, **fields: Any) -> SemanticFact:
         t = time.perf_counter()
         fact = SemanticStore.build(text, **fields)
@@ -263,6 +312,7 @@ class MemoryCoordinator:
         self.metrics_recorder.record("semantic", "add", _ms(t))
         return fact
 
+    @_writes
     def supersede(self, user_id: str, old_id: str, new_id: str) -> None:
         """Mark `old_id` as replaced by `new_id`: hidden from recall, kept as history."""
         if old_id == new_id:
@@ -273,6 +323,7 @@ class MemoryCoordinator:
         self.episodic.supersede(pipe, old_id, new_id)
         pipe.execute()
 
+    @_writes
     def record_procedure(
         self,
         user_id: str,
@@ -290,12 +341,14 @@ class MemoryCoordinator:
         self.metrics_recorder.record("procedural", "record", _ms(t))
         return pattern
 
+    @_writes
     def rescore_last_procedure(
         self, user_id: str, query: str, tools: list[str], success_score: float
     ) -> None:
         """Lower (or raise) the score of the last run of `tools` for `query`."""
         self.procedural.adjust_last(user_id, query, tools, success_score)
 
+    @_writes
     def store_interaction(
         self,
         user_id: str,
@@ -356,6 +409,7 @@ class MemoryCoordinator:
         self.metrics_recorder.record("all", "store_interaction", _ms(t0))
         return result
 
+    @_writes
     def add_message(self, user_id: str, session_id: str, role: str, content: str) -> ChatMessage:
         msg = ShortTermStore.build(role, content)
         pipe = self._r.pipeline(transaction=True)
@@ -414,6 +468,7 @@ class MemoryCoordinator:
     ) -> dict[str, Any]:
         return admin.read_memory(self.stores, user_id, MemoryType.parse(memory_type), memory_id)
 
+    @_writes
     def update_memory(
         self,
         user_id: str,
@@ -429,6 +484,7 @@ class MemoryCoordinator:
             self.stores, self.embedder, user_id, mtype, memory_id, changes, as_admin
         )
 
+    @_writes
     def delete_memory(
         self, user_id: str, memory_type: MemoryType | str, memory_id: str, as_admin: bool = False
     ) -> None:
@@ -462,9 +518,11 @@ class MemoryCoordinator:
     ) -> MemoryStats:
         return admin.memory_stats(self.stores, user_id, session_id)
 
+    @_writes
     def clear_session_memories(self, user_id: str, session_id: str) -> int:
         return admin.clear_session(self.stores, self.embedder, user_id, session_id)
 
+    @_writes
     def clear_user_memories(self, user_id: str) -> dict[str, int]:
         """Remove everything derived from this user: episodic memories, facts they added,
         procedural patterns, every session, and the cached embeddings of their texts."""
@@ -475,6 +533,7 @@ class MemoryCoordinator:
     def export_user(self, user_id: str) -> dict[str, Any]:
         return admin.export_user(self.stores, self.embedder.model_id, user_id)
 
+    @_writes
     def import_user(
         self,
         data: dict[str, Any] | str | bytes,
@@ -485,6 +544,7 @@ class MemoryCoordinator:
         self.bookkeeping.drain()
         return admin.import_user(self.stores, self.embedder, data, mode=mode, user_id=user_id)
 
+    @_writes
     def load_knowledge(self) -> int:
         """Load facts of the knowledge file not loaded before (idempotent)."""
         return admin.load_knowledge(self.stores, self.embedder, self.settings.knowledge_file)
@@ -498,6 +558,12 @@ class MemoryCoordinator:
 
     def vector_of(self, memory_type: MemoryType, memory_id: str) -> np.ndarray | None:
         return admin.stored_vector(self.stores, memory_type, memory_id)
+
+
+def _address(client: redis.Redis) -> str:
+    """host:port of the client's server (never the URL: it may hold a password)."""
+    kw = client.connection_pool.connection_kwargs
+    return str(kw.get("path") or f"{kw.get('host', '?')}:{kw.get('port', '?')}")
 
 
 def _ms(start: float) -> float:

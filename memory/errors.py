@@ -6,6 +6,7 @@
     ├── NotFoundError              an id that does not exist (for this user)
     ├── NotAllowedError            a change this caller may not make (shared knowledge)
     ├── StoreUnavailableError      Redis unreachable or missing modules
+    │   └── StoreReplacedError     another Redis (other data) answers at the address now
     ├── EmbeddingModelMismatchError an index built with another embedding model
     └── EmbedderError              the embedding model could not load or run
 
@@ -38,6 +39,12 @@ class NotAllowedError(MemorySystemError, PermissionError):
 
 class StoreUnavailableError(MemorySystemError, ConnectionError):
     """Redis could not be reached or lacks the search/JSON modules."""
+
+
+class StoreReplacedError(StoreUnavailableError):
+    """The Redis at the configured address is not the one the memories were on (restarted on
+    another data folder, emptied, or REDIS_URL changed). What was missing has been recreated
+    on it; the call that found out wrote nothing and can be repeated."""
 
 
 class EmbeddingModelMismatchError(MemorySystemError):

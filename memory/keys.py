@@ -96,6 +96,12 @@ class Keys:
         return f"{self.ns}:users"
 
     # --- bookkeeping -------------------------------------------------------------------
+    @property
+    def store_id(self) -> str:
+        """A random token set once (SET NX) on the Redis holding the memories: another value,
+        or none, means another server (or an emptied one) now answers at the address."""
+        return f"{self.ns}:store_id"
+
     def index_meta(self, index_name: str) -> str:
         """Hash recording the embedding model and dimension an index was built with."""
         return f"{self.ns}:index_meta:{index_name}"

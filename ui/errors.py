@@ -15,7 +15,13 @@ from typing import Any
 
 import streamlit as st
 
-from memory.errors import InvalidInputError, MemorySystemError, NotAllowedError, NotFoundError
+from memory.errors import (
+    InvalidInputError,
+    MemorySystemError,
+    NotAllowedError,
+    NotFoundError,
+    StoreReplacedError,
+)
 from ui.format import no_images
 
 log = logging.getLogger(__name__)
@@ -27,7 +33,8 @@ def message_for(exc: Exception, what: str) -> str:
 
 
 def _message(exc: Exception, what: str) -> str:
-    if isinstance(exc, InvalidInputError | NotFoundError | NotAllowedError):
+    # A replaced Redis is not a failure of the section that found out: its message says it all.
+    if isinstance(exc, InvalidInputError | NotFoundError | NotAllowedError | StoreReplacedError):
         return str(exc)
     if isinstance(exc, MemorySystemError):
         return f"{what} failed: {exc}"

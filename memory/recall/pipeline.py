@@ -1,11 +1,12 @@
 """The recall pipeline: what the coordinator's `retrieve_all_context`, `search` and
 `find_similar_episodic` run.
 
-One chat turn's recall: the query embedding (cached) -> short-term list + exact procedural hash
-in one pipelined round trip -> per store the vector + BM25 query pair (one round trip each) ->
-fusion and scoring -> the top hits of all types read whole in one round trip -> the procedural
-suggestion. Timings per stage go into the context and the metrics; access counts are updated
-off the answer path (`Bookkeeper`).
+One chat turn's recall: short-term list + exact procedural hash + the store marker in one
+pipelined round trip (first, so a Redis that replaced ours is found before anything, even the
+query's cache entry, is written to it) -> the query embedding (cached) -> per store the
+vector + BM25 query pair (one round trip each) -> fusion and scoring -> the top hits of all
+types read whole in one round trip -> the procedural suggestion. Timings per stage go into the
+context and the metrics; access counts are updated off the answer path (`Bookkeeper`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import numpy as np
 from memory.bookkeeping import Bookkeeper
 from memory.embeddings import CachedEmbedder
 from memory.errors import InvalidInputError
+from memory.identity import StoreIdentity
 from memory.metrics import MetricsRecorder
 from memory.models import (
     EventType,
@@ -46,6 +48,7 @@ class RecallPipeline:
         metrics: MetricsRecorder,
         bookkeeping: Bookkeeper,
         history_budget_tokens: int,
+        identity: StoreIdentity,
     ) -> None:
         self._stores = stores
         self._embedder = embedder
@@ -53,6 +56,7 @@ class RecallPipeline:
         self._metrics = metrics
         self._bookkeeping = bookkeeping
         self._history_budget = history_budget_tokens
+        self._identity = identity
 
     def context(
         self,
@@ -75,20 +79,11 @@ class RecallPipeline:
         timings: dict[str, float] = {}
         ctx = MemoryContext(user_id=user_id, session_id=session_id, query=query)
 
-        need_vector = include_episodic or include_semantic or include_procedural
-        qvec: np.ndarray | None = None
-        if need_vector:
-            t = time.perf_counter()
-            qvec, source = self._embedder.embed_query(query)
-            self._bookkeeping.note_query(user_id, query)
-            timings["embed"] = _ms(t)
-            self._metrics.record(
-                "embedding", "embed_query", timings["embed"], hit=source != "model"
-            )
-
-        # Short-term and the exact procedural lookup: one pipelined round trip.
+        # Short-term, the exact procedural lookup and the store marker: one pipelined round
+        # trip (the marker rides along: no extra round trip before every answer).
         t = time.perf_counter()
         pipe = self._stores.client.pipeline(transaction=False)
+        self._identity.request(pipe)
         if include_short_term:
             self._stores.short_term.recent_request(pipe, user_id, session_id, k_short_term)
             # How many messages the window leaves out, and the summary that covers them.
@@ -97,7 +92,8 @@ class RecallPipeline:
         exact_key = ""
         if include_procedural:
             exact_key = self._stores.procedural.exact_request(pipe, user_id, query)
-        raw = pipe.execute() if (include_short_term or include_procedural) else []
+        raw = pipe.execute()
+        self._identity.verify(raw.pop(0))  # another Redis: recovers, raises, wrote nothing
         if include_short_term:
             budget = int(self._history_budget)
             ctx.short_term = self._stores.short_term.within_budget(
@@ -112,6 +108,17 @@ class RecallPipeline:
                 "short_term", "recall", timings["short_term"], hit=bool(ctx.short_term)
             )
         exact_raw = raw.pop(0) if include_procedural else None
+
+        need_vector = include_episodic or include_semantic or include_procedural
+        qvec: np.ndarray | None = None
+        if need_vector:
+            t = time.perf_counter()
+            qvec, source = self._embedder.embed_query(query)
+            self._bookkeeping.note_query(user_id, query)
+            timings["embed"] = _ms(t)
+            self._metrics.record(
+                "embedding", "embed_query", timings["embed"], hit=source != "model"
+            )
 
         # Hybrid searches (vector + BM25 per type, each type one pipelined round trip).
         requests = []

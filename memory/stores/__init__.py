@@ -67,6 +67,16 @@ class Stores:
             short_term=ShortTermStore(client, keys, short_term_max_messages, short_term_ttl_s),
         )
 
+    def recreate_missing(self, model_id: str, dims: int) -> list[str]:
+        """Create again the indexes (and their meta) a Redis lacks; returns their names."""
+        created = []
+        for index in (self.episodic.index, self.semantic.index, self.procedural.index):
+            if not index.exists():
+                created.append(index.name)
+            open_index(self.client, self.keys, index.schema, model_id, dims)
+        self.semantic.add_audience()
+        return created
+
 
 __all__ = [
     "VECTOR_FIELD",

@@ -1,0 +1,105 @@
+"""Which Redis the memories are on, and what happens when another one answers at its address.
+
+A Redis restarted on another data folder (or emptied, or another server behind REDIS_URL)
+answers on the same host and port: redis-py reconnects without a word, every search then fails
+with "no such index" and writes go to a server the user's memories are not on. So at open the
+coordinator claims a marker (`Keys.store_id`: a random token, SET NX) and remembers its value;
+a missing or different value later means another store. It is read:
+
+- by recall, inside the short-term + procedural pipeline it runs anyway: no extra round trip
+  on the path every answer waits for;
+- before a write (one GET): writes have no read of their own to ride on, and a GET inside
+  their MULTI would only tell after the data had landed on the wrong server;
+- after any other driver error ("no such index"...): one GET, on the error path only.
+
+On a mismatch the coordinator claims the new server (new token), recreates what is missing
+there (indexes with their meta, the knowledge file's facts) and the call raises
+`StoreReplacedError` saying so; nothing of that call was written, the next call works.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import redis
+from redisvl.exceptions import RedisVLError
+
+from memory.boundary import store_error
+from memory.errors import MemorySystemError, StoreReplacedError
+
+
+class StoreIdentity:
+    def __init__(
+        self,
+        client: redis.Redis,
+        key: str,
+        reopen: Callable[[], list[str]],
+        where: str,
+        data_hint: str,
+    ) -> None:
+        self._r = client
+        self.key = key
+        self._reopen = reopen  # recreates what is missing; says what it recreated
+        self._where = where
+        self._hint = data_hint
+        self.token: str | None = None
+        self._lock = threading.RLock()  # reopen calls back into the coordinator
+
+    def claim(self) -> None:
+        """Set the marker if the server has none, and remember the server's value."""
+        pipe = self._r.pipeline(transaction=True)
+        pipe.set(self.key, secrets.token_hex(16), nx=True)
+        pipe.get(self.key)
+        self.token = _text(pipe.execute()[1])
+
+    def request(self, pipe: Any) -> None:
+        """Queue the marker's read in a pipeline the caller runs anyway."""
+        pipe.get(self.key)
+
+    def verify(self, seen: Any) -> None:
+        """Raise (after recovering) when `seen`, the marker read just now, is not ours."""
+        if _text(seen) != self.token:
+            raise self.replaced(seen)
+
+    def check(self) -> None:
+        """One GET: before a write, so nothing lands on a server the memories are not on."""
+        self.verify(self._r.get(self.key))
+
+    def explain(self, error: BaseException) -> MemorySystemError | None:
+        """For the error boundary: the better error when `error` comes from another store."""
+        cause = error.__cause__ if isinstance(error, RedisVLError) and error.__cause__ else error
+        if isinstance(cause, redis.ConnectionError | redis.TimeoutError | ConnectionError):
+            return None  # down or still loading: no server to compare with
+        try:
+            seen = self._r.get(self.key)
+        except redis.RedisError:
+            return None
+        return None if _text(seen) == self.token else self.replaced(seen)
+
+    def replaced(self, seen: Any) -> MemorySystemError:
+        """Claim the server now answering, recreate what is missing there, say what happened."""
+        try:
+            with self._lock:
+                self.claim()
+                recreated = self._reopen()
+        except MemorySystemError as e:  # e.g. its indexes hold another embedding model
+            return e
+        except (redis.RedisError, RedisVLError) as e:
+            return store_error(e)
+        what = "; ".join(recreated) if recreated else "nothing was missing"
+        marker = "has no store marker" if seen is None else "has another store marker"
+        return StoreReplacedError(
+            f"The Redis at {self._where} is not the one your memories were on: it {marker} "
+            "(it was restarted on another data folder, emptied, or REDIS_URL now points at "
+            "another server). The memories stored before are not on it. Recreated there: "
+            f"{what}; from now on memories are stored on this server. Nothing of this action "
+            f"was saved: repeat it. To get the earlier memories back, check {self._hint}, "
+            "and start Redis on the data folder that holds them."
+        )
+
+
+def _text(value: Any) -> str | None:
+    return value.decode() if isinstance(value, bytes) else None if value is None else str(value)

@@ -1,0 +1,44 @@
+"""Another Redis on the configured port (restarted on another data folder): the page says what
+happened and what to check, in words (not "failed unexpectedly"), and the next turn works."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memory.config import PROJECT_ROOT
+from memory.runtime.server import EmbeddedRedis, free_port
+from tests.app.conftest import no_errors
+
+
+def test_another_redis_on_the_port_is_explained_then_chat_works(
+    app_env, make_app, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    port = free_port()
+    first = EmbeddedRedis(tmp_path / "first", port, PROJECT_ROOT)
+    second = EmbeddedRedis(tmp_path / "second", port, PROJECT_ROOT)
+    first.start()
+    try:
+        monkeypatch.setenv("REDIS_URL", first.url)
+        at = make_app("app.py", user="alice")
+        at.chat_input(key="chat_input").set_value("Remember that I am vegetarian").run()
+        no_errors(at)
+
+        first.stop()
+        second.start()  # same port, another (empty) data folder
+        at.run()
+        assert not at.exception
+        shown = "\n".join(str(e.value) for e in at.error)
+        assert "is not the one your memories were on" in shown
+        assert "REDIS_URL" in shown and "failed unexpectedly" not in shown
+        assert "no such index" not in shown
+
+        at.chat_input(key="chat_input").set_value("Hello again").run()
+        no_errors(at)
+        said = [(m.name, " ".join(str(e.value) for e in m.markdown)) for m in at.chat_message]
+        assert said[-2][0] == "user" and "You said: Hello again" in said[-1][1]
+        assert "vegetarian" not in str(said)  # the history is the new server's (empty)
+    finally:
+        first.stop()
+        second.stop()
