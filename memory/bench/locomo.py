@@ -11,6 +11,13 @@ path (`MemoryCoordinator.add_episodic_many`) as an episodic `interaction`:
                  session start; turns keep their order)
     metadata     {"dia_id": "D1:3", "speaker": "Caroline"}
 
+A conversation with an assistant (a speaker named "Assistant", as in the personal-memory file)
+is stored as the app stores a chat: each user message is one `interaction` whose context is
+the assistant's reply ("Assistant answered: ...", `memory.stores.episodic.interaction_context`,
+what `store_interaction` writes); the reply is not a memory of its own. Before this, every
+assistant acknowledgement was a memory of its own that repeated the preference before it and
+competed with it (BENCHMARKS.md). Embedding: the bulk path embeds description + context.
+
 Each question of categories 1-4 then goes through `MemoryCoordinator.search` (the episodic
 hybrid recall the agent's context uses) with k = the largest requested k, and
 
@@ -32,10 +39,13 @@ from typing import Any
 
 from memory.bench.common import Progress, add_common_args, git_commit, percentiles, table
 from memory.coordinator import MemoryCoordinator
+from memory.stores.episodic import interaction_context
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 TURN_SPACING = timedelta(minutes=1)
 REPLY_CHARS = 200
+#: The speaker name of an assistant in a chat (the personal file): see `turn_items`.
+ASSISTANT = "assistant"
 
 
 def parse_session_date(value: str) -> datetime:
@@ -55,6 +65,13 @@ def turn_items(conversation: dict[str, Any]) -> list[dict[str, Any]]:
         start = parse_session_date(conversation[f"session_{n}_date_time"])
         prev: dict[str, Any] | None = None
         for i, turn in enumerate(conversation[f"session_{n}"]):
+            if turn["speaker"].lower() == ASSISTANT and items and prev is not None:
+                # A chat with an assistant is stored as the app stores it (store_interaction):
+                # the reply is the context of the user's message, not a memory of its own.
+                items[-1]["context"] = interaction_context(turn["text"])
+                items[-1]["metadata"]["reply_dia_id"] = turn["dia_id"]
+                prev = turn
+                continue
             text = f"{turn['speaker']} ({human_date(start)}): {turn['text']}"
             if turn.get("blip_caption"):
                 text += f" [image: {turn['blip_caption']}]"

@@ -68,6 +68,18 @@ def embedding_text(description: str, context: str = "") -> str:
     return f"{description} ({context})" if context else description
 
 
+#: Characters of the assistant's reply kept as the context of a logged exchange.
+REPLY_CONTEXT_CHARS = 600
+
+
+def interaction_context(reply: str) -> str:
+    """The context of a logged exchange: what the assistant answered (shortened)."""
+    reply = reply.strip().replace("\n", " ")
+    if len(reply) > REPLY_CONTEXT_CHARS:
+        reply = reply[:REPLY_CONTEXT_CHARS] + " …"
+    return "Assistant answered: " + reply
+
+
 class EpisodicStore:
     def __init__(self, client: redis.Redis, keys: Keys, index: SearchIndex) -> None:
         self._r = client
@@ -124,13 +136,11 @@ class EpisodicStore:
         tools: list[str],
     ) -> EpisodicMemory:
         """A logged exchange: the user's message, with the reply (shortened) as context."""
-        reply = answer.content.strip().replace("\n", " ")
-        reply = reply[:600] + " …" if len(reply) > 600 else reply
         return EpisodicStore.build(
             user_id,
             question.content,
             event_type=EventType.INTERACTION,
-            context="Assistant answered: " + reply,
+            context=interaction_context(answer.content),
             session_id=session_id,
             importance=0.3,
             metadata={"assistant_message_id": answer.id, "tools": tools},

@@ -85,6 +85,25 @@ def test_turns_become_write_path_items_with_speaker_date_reply_and_order() -> No
     assert second["timestamp_ms"] - first["timestamp_ms"] == 60_000
 
 
+def test_a_chat_with_an_assistant_is_stored_as_the_app_stores_exchanges() -> None:
+    """Each user message is one memory whose context is the assistant's reply (what
+    store_interaction writes); the reply is not a memory of its own."""
+    conversation = {
+        "speaker_a": "Noah",
+        "speaker_b": "Assistant",
+        "session_1_date_time": "1:56 pm on 8 May, 2023",
+        "session_1": [
+            {"speaker": "Noah", "dia_id": "D1:1", "text": "I avoid crowded tourist spots."},
+            {"speaker": "Assistant", "dia_id": "D1:2", "text": "Noted: quieter places."},
+            {"speaker": "Noah", "dia_id": "D1:3", "text": "Thanks!"},
+        ],
+    }
+    items = locomo.turn_items(conversation)
+    assert [it["metadata"]["dia_id"] for it in items] == ["D1:1", "D1:3"]
+    assert items[0]["context"] == "Assistant answered: Noted: quieter places."
+    assert items[0]["metadata"]["reply_dia_id"] == "D1:2"
+
+
 def test_locomo_run_reports_recall_mrr_categories_latency_and_ingest(
     coordinator: MemoryCoordinator,
 ) -> None:
