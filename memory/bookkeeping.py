@@ -1,15 +1,19 @@
-"""Bookkeeping that recall causes, done off the answer path by one background worker.
+"""Bookkeeping that recall and the write path cause, done off the answer path by one
+background worker.
 
 After a recall: which memories were used (access counts, last accessed), and which of the
-user's texts now sit in the embedding cache (so a purge can drop them). A failure here is
-logged, never raised: it must not cost anyone an answer.
+user's texts now sit in the embedding cache (so a purge can drop them). After a logged
+exchange is stored: its final vector (`refine_vector`). A failure here is logged, never
+raised: it must not cost anyone an answer.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
 import redis
 
 from memory.keys import Keys
@@ -33,6 +37,12 @@ class Bookkeeper:
         """Remember that this user's query text is in the embedding cache."""
         self._pool.submit(self._note, user_id, query)
 
+    def refine_vector(self, memory_id: str, text: str, embed: Callable[[str], np.ndarray]) -> None:
+        """Re-embed a stored memory from `text` (a logged exchange is written at once with the
+        question's cached vector; its vector of record is `description (context)`, the
+        assistant's reply included, like every other write path)."""
+        self._pool.submit(self._refine, memory_id, text, embed)
+
     def touch(self, memory_ids: list[str]) -> None:
         """Count an access of each recalled memory."""
         if memory_ids:
@@ -55,6 +65,12 @@ class Bookkeeper:
             pipe.execute()
         except redis.RedisError as e:
             log.warning("Could not note a cached query: %s", e)
+
+    def _refine(self, memory_id: str, text: str, embed: Callable[[str], np.ndarray]) -> None:
+        try:
+            self._episodic.replace_vector(memory_id, embed(text))
+        except Exception as e:  # noqa: BLE001 - the quick vector stays; recall still works
+            log.warning("Could not refine the vector of %s: %s", memory_id, e)
 
     def _touch(self, memory_ids: list[str]) -> None:
         try:

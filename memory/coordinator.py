@@ -407,6 +407,12 @@ class MemoryCoordinator:
                 result["procedural"] = pattern.id
                 result["procedural_confidence"] = pattern.confidence
         self.metrics_recorder.record("all", "store_interaction", _ms(t0))
+        if store_episode:
+            # Written at once with the question's cached vector (no model call before the
+            # next answer); the vector of record, `description (context)`, follows off-path,
+            # queued last so it does not compete with the rest of this write.
+            text = embedding_text(mem.description, mem.context)
+            self.bookkeeping.refine_vector(mem.id, text, self.embedder.embed)
         return result
 
     @_writes

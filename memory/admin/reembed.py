@@ -13,7 +13,9 @@ from redisvl.index import SearchIndex
 from memory.config import Settings
 from memory.embeddings import build_embedder
 from memory.keys import Keys
+from memory.replies import as_str
 from memory.runtime.connection import connect
+from memory.stores.episodic import embedding_text
 from memory.stores.records import vector_bytes
 from memory.stores.schema import VECTOR_FIELD, episodic_schema, procedural_schema, semantic_schema
 
@@ -41,8 +43,14 @@ def reembed_all(settings: Settings, progress: Callable[[str], None] = lambda m: 
             chunk = keys_found[start : start + BATCH]
             pipe = client.pipeline(transaction=False)
             for k in chunk:
-                pipe.hget(k, field)
-            texts = [(t or b"").decode() for t in pipe.execute()]
+                pipe.hmget(k, [field, "context"])
+            # Episodic memories embed `description (context)`, as every write path does.
+            texts = [
+                embedding_text(as_str(t or b""), as_str(c or b""))
+                if name == "episodic"
+                else as_str(t or b"")
+                for t, c in pipe.execute()
+            ]
             vecs = embedder.embed_many([t or " " for t in texts])
             pipe = client.pipeline(transaction=False)
             for k, v in zip(chunk, vecs, strict=True):

@@ -15,7 +15,9 @@ with N/10 memories each; every figure is measured for one of them (`u0`), so the
     retrieve cold      the same for queries never seen (the ONNX model embeds each one)
     store_interaction  the agent's write after a turn (short-term + episodic + procedural),
                        right after the recall of the same message (its embedding is cached,
-                       as in the agent); "uncached" embeds the message first
+                       as in the agent); "uncached" embeds the message first. The off-path
+                       work a write queues (the exchange's final vector) is waited for
+                       between turns, untimed, as seconds pass between real turns
     cache hit          `CachedEmbedder.embed_query` served from the in-process LRU, and from
                        Redis (`EmbeddingsCache`) with the LRU emptied
     memory/memory      Redis `used_memory` growth over the episodic writes / memories written
@@ -266,10 +268,14 @@ def measure(
             execution_time_ms=50.0,
         )
         store_cached.append((time.perf_counter() - t) * 1000)
+        # Turns are seconds apart: the off-path work a turn leaves (the exchange's vector of
+        # record, access counts) is done before the next one, not raced by this loop.
+        coord.bookkeeping.drain()
         msg2 = f"{memory_text(rng)} (u{uniq}-{i})"
         t = time.perf_counter()
         coord.store_interaction(MEASURED_USER, SESSION, msg2, "Noted.")
         store_uncached.append((time.perf_counter() - t) * 1000)
+        coord.bookkeeping.drain()
     return {
         "retrieve_warm_ms": warm,
         "retrieve_cold_ms": cold,

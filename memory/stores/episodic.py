@@ -267,6 +267,18 @@ class EpisodicStore:
         for mid in memory_ids:
             pipe.delete(self._keys.episodic(mid))
 
+    def replace_vector(self, memory_id: str, vec: np.ndarray) -> bool:
+        """Store a new vector for a memory that still exists (never recreates a deleted
+        one as a stub hash); False when it is gone."""
+        return bool(
+            self._r.eval(
+                _SET_VECTOR_IF_EXISTS,
+                1,
+                self._keys.episodic(memory_id),
+                np.asarray(vec, dtype=np.float32).tobytes(),
+            )
+        )
+
     def supersede(self, pipe: redis.client.Pipeline, old_id: str, new_id: str) -> None:
         """Queue: `old_id` is replaced by `new_id` (kept as history, no longer recalled)."""
         pipe.hset(
@@ -305,6 +317,15 @@ class EpisodicStore:
             if session:
                 timelines.add(self._keys.timeline(as_str(session)))
         return texts, timelines
+
+
+_SET_VECTOR_IF_EXISTS = f"""
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  redis.call('HSET', KEYS[1], '{VECTOR_FIELD}', ARGV[1])
+  return 1
+end
+return 0
+"""
 
 
 def _check_memory_id(memory_id: str) -> str:

@@ -8,9 +8,12 @@ import numpy as np
 import pytest
 import redis
 
+from memory.admin.reembed import reembed_all
+from memory.config import Settings
 from memory.coordinator import MemoryCoordinator
 from memory.errors import InvalidInputError, NotFoundError
 from memory.models import EventType, MemoryType, now_ms
+from memory.stores.episodic import embedding_text
 
 DAY = 86_400_000
 U = "user-1"
@@ -310,3 +313,46 @@ def test_recall_counts_accesses(coordinator: MemoryCoordinator) -> None:
     got = coordinator.get_memory(U, "episodic", mem.id)
     assert got["access_count"] == 1
     assert got["last_accessed"] > 0
+
+
+def test_a_logged_exchange_gets_its_vector_of_record_off_the_answer_path(
+    coordinator: MemoryCoordinator,
+) -> None:
+    """store_interaction writes at once with the question's cached vector, then (in the
+    background) the vector every other write path uses: `description (context)`, the
+    assistant's reply included, so recall finds an exchange by what was answered too."""
+    result = coordinator.store_interaction(
+        "ana", "s1", "Any tips for my knees?", "Try cycling: low impact on the joints."
+    )
+    coordinator.bookkeeping.drain()
+    mem = coordinator.episodic.get("ana", str(result["episodic"]))
+    expected = coordinator.embedder.embed(embedding_text(mem.description, mem.context))
+    stored = coordinator.vector_of(MemoryType.EPISODIC, mem.id)
+    assert stored is not None and np.allclose(stored, expected, atol=1e-5)
+    assert "cycling" in mem.context
+
+
+def test_refining_a_deleted_memory_does_not_bring_it_back(coordinator: MemoryCoordinator) -> None:
+    mem = coordinator.add_episodic("ana", "I like rowing")
+    coordinator.delete_memory("ana", "episodic", mem.id)
+    assert coordinator.episodic.replace_vector(mem.id, np.ones(4, dtype=np.float32)) is False
+    assert not coordinator.redis.exists(coordinator.keys.episodic(mem.id))
+
+
+def test_reembed_gives_episodic_memories_the_same_vector_as_the_write_path(
+    coordinator: MemoryCoordinator, settings: Settings
+) -> None:
+    """`python -m memory reembed` recomputes `description (context)` for episodic memories,
+    the text every write path embeds (it used to embed the description alone)."""
+    mem = coordinator.add_episodic(
+        "ana", "Yes, three years now!", context="replying to Bo: how long have you been running?"
+    )
+    with_context = coordinator.embedder.embed(embedding_text(mem.description, mem.context))
+    alone = coordinator.embedder.embed(mem.description)
+    coordinator.episodic.replace_vector(mem.id, alone)  # as an older reembed left it
+
+    reembed_all(settings)
+
+    stored = coordinator.vector_of(MemoryType.EPISODIC, mem.id)
+    assert stored is not None
+    assert float(np.dot(stored, with_context)) > 0.999 > float(np.dot(stored, alone))
