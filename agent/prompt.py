@@ -23,7 +23,7 @@ from typing import Any
 
 from agent.types import StoredMemory
 from memory.models import ChatMessage, MemoryContext, RecallHit
-from memory.tokens import estimate_tokens
+from memory.tokens import estimate_tokens, newest_within_budget
 
 SYSTEM_RULES = """\
 You are a friendly wellness assistant with long-term memory of this user.
@@ -244,13 +244,5 @@ def history_window(
         and (msgs[-1].content.strip() == exclude_text.strip())
     ):
         msgs = msgs[:-1]  # the current message, if the store already has it
-    out: list[ChatMessage] = []
-    used = 0
-    for m in reversed(msgs):
-        cost = estimate_tokens(m.content)
-        if used + cost > budget_tokens:
-            break
-        out.append(m)
-        used += cost
-    out.reverse()
-    return out
+    # The same count as short-term recall: text estimate + per-message overhead.
+    return newest_within_budget(msgs, budget_tokens)

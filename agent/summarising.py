@@ -41,14 +41,6 @@ class SummaryReply(BaseModel):
     summary: str = Field(min_length=1)
 
 
-def summary_schema() -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": {"summary": {"type": "string"}},
-        "required": ["summary"],
-    }
-
-
 class LLMSummariser:
     def __init__(self, llm: LLM, model: str) -> None:
         self._llm = llm
@@ -63,7 +55,9 @@ class LLMSummariser:
             {"role": "user", "content": f"Conversation:\n{lines}"},
         ]
         try:
-            raw = self._llm.chat_json(self._model, messages, summary_schema(), {"temperature": 0})
+            raw = self._llm.chat_json(
+                self._model, messages, SummaryReply.model_json_schema(), {"temperature": 0}
+            )
             reply = SummaryReply.model_validate_json(raw)
         except (ValidationError, ValueError, LLMError) as e:
             log.info("LLM summary unavailable (%s): the summary waits", e)

@@ -9,6 +9,8 @@ errs high on code and numbers-heavy text, which keeps budgets safe.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import Protocol, TypeVar
 
 CHARS_PER_TOKEN = 4.0
 MESSAGE_OVERHEAD = 4
@@ -20,6 +22,29 @@ def estimate_tokens(text: str) -> int:
 
 def message_tokens(content: str) -> int:
     return estimate_tokens(content) + MESSAGE_OVERHEAD
+
+
+class _HasContent(Protocol):
+    @property
+    def content(self) -> str: ...
+
+
+M = TypeVar("M", bound=_HasContent)
+
+
+def newest_within_budget(messages: Sequence[M], budget_tokens: int) -> list[M]:
+    """The newest messages (in order) whose estimated tokens fit the budget: the oldest are
+    trimmed first, and none is skipped (no gaps in a conversation)."""
+    kept: list[M] = []
+    used = 0
+    for m in reversed(messages):
+        cost = message_tokens(m.content)
+        if used + cost > budget_tokens:
+            break
+        kept.append(m)
+        used += cost
+    kept.reverse()
+    return kept
 
 
 def truncate_to_tokens(text: str, budget: int) -> str:

@@ -17,7 +17,7 @@ from memory.errors import InvalidInputError
 from memory.keys import Keys, digest
 from memory.models import ChatMessage, check_id, check_text, now_ms
 from memory.replies import as_str
-from memory.tokens import message_tokens
+from memory.tokens import newest_within_budget
 
 ROLES = ("user", "assistant", "system", "tool")
 MAX_MESSAGE_CHARS = 32_000  # a long assistant answer is still one message
@@ -82,15 +82,7 @@ class ShortTermStore:
     @staticmethod
     def within_budget(messages: list[ChatMessage], budget_tokens: int) -> list[ChatMessage]:
         """Newest messages whose estimated tokens fit the budget (oldest trimmed first)."""
-        kept: list[ChatMessage] = []
-        used = 0
-        for m in reversed(messages):
-            cost = message_tokens(m.content)
-            if used + cost > budget_tokens:
-                break
-            kept.append(m)
-            used += cost
-        return list(reversed(kept))
+        return newest_within_budget(messages, budget_tokens)
 
     def sessions(self, user_id: str) -> list[str]:
         """The user's sessions, the most recently active first (a returning user continues
