@@ -286,6 +286,11 @@ class ScoreParts(BaseModel):
     recency: float = Field(default=0.0, description="exp decay with the configured half-life")
     importance: float = 0.0
     time: float = Field(default=0.0, description="1 when dated inside a date the query names")
+    stated: float = Field(
+        default=0.0,
+        description="When the message asks for advice or about the user's tastes: how likely "
+        "the memory states a preference or constraint of the user (0..1; 0 otherwise)",
+    )
     neighbour: float = Field(
         default=0.0,
         description="Score this memory got as the session neighbour of a strong hit (0 = none)",

@@ -5,10 +5,11 @@
 
 Ingests every file through the bench's write path into a private Redis, runs each question
 through the product's candidate search (`run_requests`: both queries, coverage, dates,
-neighbours) and records each candidate's parts (vector, text coverage, time) with a label:
+neighbours) and records each candidate's parts (vector, text coverage, time, stated) with a label:
 is it an evidence turn of the question? Then, on the TUNE conversations only:
 
-1. a logistic regression (Newton's method, tiny L2) of the label on (vector, text, time):
+1. a logistic regression (Newton's method, tiny L2) of the label on (vector, text, time,
+   stated):
    the ranking score z;
 2. a second one on (z, z - best z of the question): the calibration (it cannot change the
    order within a question);
@@ -40,6 +41,7 @@ from memory.bench.locomo import questions, turn_items  # noqa: E402
 from memory.recall import scoring  # noqa: E402
 from memory.recall.hybrid import RecallWeights, _score_candidates, run_requests  # noqa: E402
 from memory.recall.requests import episodic_request  # noqa: E402
+from memory.recall.statements import fit_logistic, statement_model_for  # noqa: E402
 
 TUNE = {"pref-d01", "pref-d02", "conv-26", "conv-41", "conv-43"}
 DECAYS = (0.0, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
@@ -54,6 +56,7 @@ def collect(paths: list[Path]) -> list[dict[str, Any]]:
         try:
             # neighbours for every seed candidate: the decay is applied offline
             weights = RecallWeights(min_score=0.0, neighbour=1.0, neighbour_seeds=5)
+            statements = statement_model_for(coord.embedder)
             for path in paths:
                 for sample in json.loads(path.read_text(encoding="utf-8")):
                     sid = sample["sample_id"]
@@ -68,7 +71,7 @@ def collect(paths: list[Path]) -> list[dict[str, Any]]:
                         text = str(q["question"])
                         qvec, _ = coord.embedder.embed_query(text)
                         req = episodic_request(
-                            coord.episodic, coord.keys, user, text, qvec, 20, weights
+                            coord.episodic, coord.keys, user, text, qvec, 20, weights, statements
                         )
                         ((vrows, trows),) = run_requests([req])
                         scored = _score_candidates(vrows, trows, qvec, weights, 0)
@@ -83,7 +86,12 @@ def collect(paths: list[Path]) -> list[dict[str, Any]]:
                                 "ids": rids,
                                 "x": np.array(
                                     [
-                                        [scored[r]["vector"], scored[r]["text"], scored[r]["time"]]
+                                        [
+                                            scored[r]["vector"],
+                                            scored[r]["text"],
+                                            scored[r]["time"],
+                                            scored[r]["stated"],
+                                        ]
                                         for r in rids
                                     ]
                                 ),
@@ -97,18 +105,7 @@ def collect(paths: list[Path]) -> list[dict[str, Any]]:
 
 
 def logistic(x: np.ndarray, y: np.ndarray, l2: float = 1e-2) -> np.ndarray:
-    """Weights (..., bias) of P(y=1) = sigmoid(x @ w + b), by Newton's method."""
-    x1 = np.hstack([x, np.ones((len(x), 1))])
-    w = np.zeros(x1.shape[1])
-    for _ in range(50):
-        p = 1.0 / (1.0 + np.exp(-x1 @ w))
-        grad = x1.T @ (p - y) + l2 * w
-        hess = (x1 * (p * (1 - p))[:, None]).T @ x1 + l2 * np.eye(len(w))
-        step = np.linalg.solve(hess, grad)
-        w -= step
-        if np.abs(step).max() < 1e-8:
-            break
-    return w
+    return fit_logistic(x, y, l2)
 
 
 def calibration_features(q: dict[str, Any], w: np.ndarray) -> np.ndarray:
@@ -171,8 +168,8 @@ def main() -> int:
         print(f"  {d}: {objective(d):.3f}")
     decay = max(DECAYS, key=objective)
     print("\n# memory/recall/scoring.py (fitted on the tune split)")
-    print(f"BIAS = {w[3]:.2f}\nW_VECTOR = {w[0]:.2f}\nW_COVERAGE = {w[1]:.2f}")
-    print(f"W_TIME = {w[2]:.2f}\nNEIGHBOUR_DECAY = {decay}")
+    print(f"BIAS = {w[4]:.2f}\nW_VECTOR = {w[0]:.2f}\nW_COVERAGE = {w[1]:.2f}")
+    print(f"W_TIME = {w[2]:.2f}\nW_STATED = {w[3]:.2f}\nNEIGHBOUR_DECAY = {decay}")
     print(f"CAL_SCALE = {cal[0]:.2f}\nCAL_LEAD = {cal[1]:.2f}\nCAL_BIAS = {cal[2]:.2f}")
     print("\n# recall over the candidates (k = rank in the product's list)")
     for f in files:
@@ -199,7 +196,9 @@ def main() -> int:
                 for i in range(len(n))
             ]
             print(f"{f} {split}: " + " | ".join(cells))
-    shipped = np.array([scoring.W_VECTOR, scoring.W_COVERAGE, scoring.W_TIME, scoring.BIAS])
+    shipped = np.array(
+        [scoring.W_VECTOR, scoring.W_COVERAGE, scoring.W_TIME, scoring.W_STATED, scoring.BIAS]
+    )
     shipped_cal = np.array([scoring.CAL_SCALE, scoring.CAL_LEAD, scoring.CAL_BIAS])
     print(
         f"\n# with the constants now in memory/recall/scoring.py ({shipped}, {shipped_cal}, "

@@ -89,6 +89,7 @@ def hits_frame(hits: list[dict[str, Any]]) -> pd.DataFrame:
                 "Recency": float(parts.get("recency") or 0.0),
                 "Importance": float(parts.get("importance") or 0.0),
                 "Date": float(parts.get("time") or 0.0),
+                "Preference": float(parts.get("stated") or 0.0),
                 "Neighbour": float(parts.get("neighbour") or 0.0),
             }
         )
@@ -122,6 +123,13 @@ HIT_COLUMNS = {
     "Importance": st.column_config.NumberColumn("Imp", format="%.2f", help="Importance", width=48),
     "Date": st.column_config.NumberColumn(
         "Date", format="%.0f", help="1 when dated inside a date the question names", width=44
+    ),
+    "Preference": st.column_config.NumberColumn(
+        "Pref",
+        format="%.2f",
+        help="For a request for advice: how likely the memory states a preference or "
+        "constraint of yours (0 when the message asks for none)",
+        width=48,
     ),
     "Neighbour": st.column_config.NumberColumn(
         "Nbr",

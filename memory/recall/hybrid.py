@@ -13,6 +13,9 @@ gets the parts of `memory.recall.scoring`:
                  2023", "in March 2024", "in 2023", "yesterday", "last week"...), else 0
     recency    = 0.5 ** (age_days / half_life_days)
     importance = stored importance (pinned memories count as 1.0)
+    stated     = when the message asks for advice or about the user's tastes (episodic only): how
+                 likely the memory states a preference or constraint of the user
+                 (`memory.recall.statements`, from its stored vector)
     final      = memory.recall.scoring.probability(...): the probability that the memory is one
                  the question needs (a logistic model fitted on the development data)
 
@@ -37,12 +40,10 @@ band (`memory.models.relevance_band`) is computed on `final`.
 
 from __future__ import annotations
 
-import calendar
 import math
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -54,12 +55,11 @@ from redisvl.utils.token_escaper import TokenEscaper
 
 from memory.models import MemoryType, RecallHit, ScoreParts, relevance_band
 from memory.recall import scoring
+from memory.recall.dates import DAY_MS, time_ranges, without_dates
+from memory.recall.statements import StatementModel, wants_preferences
 from memory.recall.terms import bm25_text
 from memory.stores.records import as_str, bytes_vector, decode
 from memory.stores.schema import VECTOR_FIELD
-
-DAY_MS = 86_400_000
-
 
 #: Fields fetched with every candidate: what `fuse` needs to score it (the session TAG value
 #: finds an episodic hit's neighbours; other types have none).
@@ -107,6 +107,8 @@ class HybridRequest:
     #: the query's stemmed content words and the text fields (name -> weight) they count in
     terms: list[str] = field(default_factory=list)
     text_fields: dict[str, float] = field(default_factory=dict)
+    #: set when the query wants preferences: scores how much each candidate states a preference
+    statements: StatementModel | None = None
 
 
 # --- query construction ----------------------------------------------------------------------
@@ -145,71 +147,6 @@ class TermUnionTextQuery(TextQuery):
         return " | ".join(parts) if parts else f"@{fields}:(__no_term__)"
 
 
-_MONTHS = {m.lower(): i for i, m in enumerate(calendar.month_name) if m}
-_MONTHS.update({m.lower(): i for i, m in enumerate(calendar.month_abbr) if m})
-_MONTHS["sept"] = 9
-_MON = (
-    r"(january|february|march|april|may|june|july|august|september|october|november|december"
-    r"|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?"
-)
-_DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
-_YEAR = r"((?:19|20)\d{2})"
-#: (kind, pattern, group numbers of year, month, day)
-_DATES = [
-    ("day", re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MON},?\s*{_YEAR}\b", re.I), (3, 2, 1)),
-    ("day", re.compile(rf"\b{_MON}\s+{_DAY},?\s*{_YEAR}\b", re.I), (3, 1, 2)),
-    ("month", re.compile(rf"\b{_MON},?\s+{_YEAR}\b", re.I), (2, 1, 0)),
-    ("year", re.compile(rf"\b(?:in|of|during|since|from)\s+{_YEAR}\b", re.I), (1, 0, 0)),
-]
-#: relative expression -> (days back from today to the window's start, window length in days)
-_RELATIVE = {
-    "today": (0, 1),
-    "yesterday": (1, 2),
-    "this week": (7, 8),
-    "last week": (14, 15),
-    "this month": (31, 32),
-    "last month": (62, 63),
-    "last year": (730, 731),
-}
-_RELATIVE_RX = re.compile(r"\b(" + "|".join(_RELATIVE) + r")\b", re.I)
-
-
-def time_ranges(text: str, now_ms: int) -> list[tuple[int, int]]:
-    """The dates a query names, as [start, end) ranges in ms (UTC).
-
-    Absolute: "9 November, 2022", "November 9th 2022" (that day +- 1: "on the 9th" is often
-    said of the day before or after), "in November 2022", "in 2023". Relative to `now_ms`:
-    today, yesterday, this/last week, month, year (loose windows)."""
-    out: list[tuple[int, int]] = []
-    taken: list[tuple[int, int]] = []
-    for kind, rx, (yi, mi, di) in _DATES:
-        for m in rx.finditer(text):
-            if any(a <= m.start() < b for a, b in taken):
-                continue
-            taken.append((m.start(), m.end()))
-            try:
-                year = int(m[yi])
-                if kind == "year":
-                    start = datetime(year, 1, 1, tzinfo=UTC)
-                    end = datetime(year + 1, 1, 1, tzinfo=UTC)
-                else:
-                    month = _MONTHS[m[mi].lower().rstrip(".")]
-                    if kind == "day":
-                        start = datetime(year, month, int(m[di]), tzinfo=UTC) - timedelta(days=1)
-                        end = start + timedelta(days=3)
-                    else:
-                        start = datetime(year, month, 1, tzinfo=UTC)
-                        end = datetime(year + month // 12, month % 12 + 1, 1, tzinfo=UTC)
-            except (ValueError, KeyError):
-                continue
-            out.append((int(start.timestamp() * 1000), int(end.timestamp() * 1000)))
-    today = now_ms - now_ms % DAY_MS
-    for m in _RELATIVE_RX.finditer(text):
-        back, days = _RELATIVE[m[1].lower()]
-        out.append((today - back * DAY_MS, today + (days - back) * DAY_MS))
-    return out
-
-
 def build_request(
     memory_type: MemoryType,
     index: SearchIndex,
@@ -220,8 +157,11 @@ def build_request(
     k: int,
     weights: RecallWeights,
     timeline_key: Callable[[str], str] | None = None,
+    statements: StatementModel | None = None,
 ) -> HybridRequest:
     n = max(k, weights.candidates)
+    if statements is not None and not wants_preferences(query_text):
+        statements = None
     vq = VectorQuery(
         vector=np.asarray(query_vec, dtype=np.float32).tobytes(),
         vector_field_name=VECTOR_FIELD,
@@ -229,6 +169,15 @@ def build_request(
         filter_expression=filter_expression,
         num_results=n,
     )
+    if statements is not None:
+        # the stored vectors, undecoded: the statement classifier reads them
+        vq.return_fields(
+            *SCORE_FIELDS,
+            *text_fields,
+            VECTOR_FIELD,
+            vq.DISTANCE_ID,  # replacing the fields drops it otherwise
+            skip_decode=[VECTOR_FIELD],
+        )
     terms = bm25_text(query_text)
     tq = None
     if terms:
@@ -253,8 +202,9 @@ def build_request(
         filter_expression=filter_expression,
         time_ranges=time_ranges(query_text, _now_ms()) if weights.time_match > 0 else [],
         timeline_key=timeline_key,
-        terms=scoring.terms_of_query(query_text),
+        terms=scoring.terms_of_query(without_dates(query_text)),
         text_fields=dict(text_fields),
+        statements=statements,
     )
 
 
@@ -310,6 +260,7 @@ def fuse(
                     recency=round(c["recency"], 4),
                     importance=round(c["importance"], 4),
                     time=c["time"],
+                    stated=round(c["stated"], 4),
                     neighbour=round(min(1.0, c.get("neighbour", 0.0)), 4),
                     final=round(final, 4),
                 ),
@@ -345,8 +296,16 @@ def _score_candidates(
         if rid not in out:
             rec = decode({k: v for k, v in row.items() if not str(k).startswith("_")})
             rec["id"] = rid
-            out[rid] = {"rec": rec, "vector": 0.0, "text": 0.0, "time": 0.0, "neighbour_of": {}}
+            out[rid] = {
+                "rec": rec,
+                "vector": 0.0,
+                "text": 0.0,
+                "time": 0.0,
+                "stated": 0.0,
+                "neighbour_of": {},
+            }
         c = out[rid]
+        c["stated"] = max(c["stated"], float(row.get("_stated", 0.0)))
         if row.get("_time_match") and w.time_match > 0:
             c["time"] = 1.0
         c["text"] = max(c["text"], float(row.get("_cover", 0.0)))
@@ -375,6 +334,7 @@ def _score_candidates(
             c["vector"],
             c["text"],
             c["time"],
+            c["stated"],
             c["recency"],
             c["importance"],
             w_recency=w.recency,
@@ -422,6 +382,7 @@ def _annotate(
     query are appended to the text rows with a BM25 score of 0."""
     w = req.weights
     idf = annotate_coverage([*vector_rows, *text_rows], req.terms, req.text_fields)
+    _mark_stated(req, [*vector_rows, *text_rows])
     if req.time_ranges:
         for row in (*vector_rows, *text_rows):
             if _in_ranges(row, req.time_ranges):
@@ -496,7 +457,27 @@ def _annotate(
             new_rows.append(row)
     if new_rows:
         annotate_coverage(new_rows, req.terms, req.text_fields, idf)
+        _mark_stated(req, new_rows)
         text_rows.extend(new_rows)
+
+
+def _mark_stated(req: HybridRequest, rows: Sequence[dict[str, Any]]) -> None:
+    """Mark rows with `_stated` (see the module docstring) when the request scores it."""
+    if req.statements is None or req.query_vec is None:
+        return
+    dims = req.query_vec.nbytes
+    todo: list[dict[str, Any]] = []
+    for row in rows:
+        # every kind alike, as fitted: a memory typed `preference` by the extractor is
+        # classified by its text too (a 1.0 for the kind let every stored preference
+        # outrank meaning in a small store)
+        raw = row.get(VECTOR_FIELD)
+        if isinstance(raw, bytes | bytearray) and len(raw) == dims:
+            todo.append(row)
+    if todo:
+        vectors = np.stack([bytes_vector(r[VECTOR_FIELD]) for r in todo])
+        for row, p in zip(todo, req.statements.probabilities(vectors), strict=True):
+            row["_stated"] = float(p)
 
 
 def _key_prefix(rows: list[dict[str, Any]]) -> str:

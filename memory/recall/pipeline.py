@@ -34,6 +34,7 @@ from memory.models import (
 )
 from memory.recall.hybrid import HybridRequest, RecallWeights, fuse, hydrate, run_requests
 from memory.recall.requests import episodic_request, hydration_groups, semantic_request
+from memory.recall.statements import statement_model_for
 from memory.replies import as_str
 from memory.stores import Stores
 from memory.stores.episodic import embedding_text
@@ -57,6 +58,7 @@ class RecallPipeline:
         self._bookkeeping = bookkeeping
         self._history_budget = history_budget_tokens
         self._identity = identity
+        self._statements = statement_model_for(embedder)
 
     def context(
         self,
@@ -132,6 +134,7 @@ class RecallPipeline:
                     qvec,
                     k_episodic,
                     self.weights,
+                    self._statements,
                 )
             )
         if include_semantic and qvec is not None:
@@ -239,6 +242,7 @@ class RecallPipeline:
                 qvec,
                 k,
                 weights,
+                self._statements,
                 event_types=[e.value if isinstance(e, EventType) else e for e in event_types or []],
                 tags=tags,
                 since_ms=since_ms,

@@ -13,6 +13,7 @@ import numpy as np
 from memory.keys import Keys
 from memory.models import MemoryType, RecallHit
 from memory.recall.hybrid import HybridRequest, RecallWeights, build_request
+from memory.recall.statements import StatementModel
 from memory.stores.episodic import RETURN_FIELDS as EPISODIC_FIELDS
 from memory.stores.episodic import TEXT_FIELDS as EPISODIC_TEXT
 from memory.stores.episodic import EpisodicStore
@@ -29,6 +30,7 @@ def episodic_request(
     query_vec: np.ndarray,
     k: int,
     weights: RecallWeights,
+    statements: StatementModel | None = None,
     **filters: Any,
 ) -> HybridRequest:
     return build_request(
@@ -43,6 +45,7 @@ def episodic_request(
         # Neighbours come from the session timeline, which knows no filters: only for
         # unfiltered recall (the agent's), not for a search narrowed by type, tags or time.
         timeline_key=None if _narrowed(filters) else keys.timeline,
+        statements=statements,
     )
 
 

@@ -8,10 +8,14 @@ query's best BM25, so one weak shared word counted as a perfect keyword match):
               only in the memory's context counts half (the index's field weights). IDF is
               taken over the candidates of this query (both queries' short lists), so a word
               most candidates share ("like", a speaker's name) weighs little and a word only a
-              few contain weighs much; no corpus statistics have to be stored.
+              few contain weighs much; no corpus statistics have to be stored. The query's
+              date expressions are left out: judging dates is the time part's job.
     time      1 when the memory is dated inside a date the query names, else 0
+    stated    when the query asks for advice or about the user's tastes: the probability
+              that the memory states a preference or constraint of the user
+              (`memory.recall.statements`), else 0
 
-    z = BIAS + W_VECTOR * vector + W_COVERAGE * coverage + W_TIME * time
+    z = BIAS + W_VECTOR * vector + W_COVERAGE * coverage + W_TIME * time + W_STATED * stated
         + w_recency * recency + w_importance * (importance - 0.5)      (ranks the candidates)
     p = sigmoid(CAL_SCALE * z + CAL_LEAD * (z - best z of the query) + CAL_BIAS)
 
@@ -20,12 +24,13 @@ the question needs depends on its own evidence AND on whether something else fit
 (the second term is 0 for the best candidate and only lowers the others, so it never
 changes the order).
 
-W_VECTOR, W_COVERAGE, W_TIME, BIAS and the CAL_ constants are two logistic regressions fitted by
-`scripts/fit_recall.py` on the tune split of both development files (BENCHMARKS.md). The
-recency and importance nudges (RECALL_RECENCY_WEIGHT, RECALL_IMPORTANCE_WEIGHT) are NOT
-fitted: the benchmark data carries no signal on them (every turn is years old and of equal
-importance), so they stay small. `p` reads as the probability that the memory is one the
-question needs; the bands and the default RECALL_MIN_SCORE come from the reliability table.
+W_VECTOR, W_COVERAGE, W_TIME, W_STATED, BIAS and the CAL_ constants are two logistic
+regressions fitted by `scripts/fit_recall.py` on the tune split of both development files
+(BENCHMARKS.md). The recency and importance nudges (RECALL_RECENCY_WEIGHT,
+RECALL_IMPORTANCE_WEIGHT) are NOT fitted: the benchmark data carries no signal on them (every
+turn is years old and of equal importance), so they stay small. `p` reads as the probability
+that the memory is one the question needs; the bands and the default RECALL_MIN_SCORE come
+from the reliability table.
 """
 
 from __future__ import annotations
@@ -37,17 +42,17 @@ from collections.abc import Iterable, Sequence
 from memory.recall.terms import query_terms
 
 # --- fitted by scripts/fit_recall.py (tune split; see BENCHMARKS.md) ---------------------------
-BIAS = -7.37
-W_VECTOR = 6.12
-W_COVERAGE = 3.85
-W_TIME = 0.05
-CAL_SCALE = 0.55
-CAL_LEAD = 1.07
+BIAS = -8.05
+W_VECTOR = 7.05
+W_COVERAGE = 3.95
+W_TIME = 0.53
+W_STATED = 5.52
+CAL_SCALE = 0.56
+CAL_LEAD = 0.97
 CAL_BIAS = 0.13
-#: a session neighbour of a strong hit gets NEIGHBOUR_DECAY ** hops * its probability; the
-#: tune grid chose 0 (off): in the personal file the turn after a preference is an
-#: acknowledgement, and no decay gained on LoCoMo what it cost there (BENCHMARKS.md)
-NEIGHBOUR_DECAY = 0.0
+#: a session neighbour of a strong hit gets NEIGHBOUR_DECAY ** hops * its probability; chosen
+#: on the tune grid (R@5 + R@10 over both files; BENCHMARKS.md).
+NEIGHBOUR_DECAY = 0.3
 # --- not fitted: small priors the benchmark cannot measure --------------------------------------
 W_RECENCY = 0.25
 W_IMPORTANCE = 0.5
@@ -129,6 +134,7 @@ def logit(
     vector: float,
     cover: float,
     time: float,
+    stated: float = 0.0,
     recency: float = 0.0,
     importance: float = 0.5,
     w_recency: float = W_RECENCY,
@@ -140,6 +146,7 @@ def logit(
         + W_VECTOR * vector
         + W_COVERAGE * cover
         + W_TIME * time
+        + W_STATED * stated
         + w_recency * recency
         + w_importance * (importance - 0.5)
     )

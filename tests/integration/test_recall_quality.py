@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from memory.coordinator import MemoryCoordinator
 from memory.models import EventType
+from memory.recall import scoring
 
 U = "new-user"
 
@@ -30,9 +33,11 @@ def test_when_do_i_like_to_exercise_finds_the_morning_workouts(
     top = ctx.episodic[0]
     assert top.text == "I prefer morning workouts before 7am"
     assert top.band in ("moderate", "high")
-    # the memory that only shares the word "like" is ranked below and banded lower
+    # the memory that only shares the word "like" (a preference too) is ranked below and
+    # banded lower
+    order = ["low", "moderate", "high"]
     bullets = [h for h in ctx.episodic if "bullet" in h.text]
-    assert all(h.score < top.score and h.band == "low" for h in bullets)
+    assert all(h.score < top.score and order.index(h.band) < order.index(top.band) for h in bullets)
 
 
 def test_a_common_shared_word_does_not_outrank_meaning(coordinator: MemoryCoordinator) -> None:
@@ -48,3 +53,57 @@ def test_every_recalled_hit_shows_the_parts_of_its_score(coordinator: MemoryCoor
         assert 0 <= hit.parts.vector <= 1 and 0 <= hit.parts.text <= 1
     top = coordinator.search(U, "half marathon training", k=1)[0]
     assert "marathon" in top.text and top.parts.text > 0
+
+
+# Logged chat of a user: one standing constraint among plans and events on the same subject.
+CHAT = [
+    "I'm always on the lookout for nice places to eat when I travel.",
+    "We're flying to Lisbon in May, first time there.",
+    "I'm vegetarian, so no meat or fish for me.",
+    "How do I convert euros to dollars quickly?",
+    "Can you find me a cheap flight to Lisbon?",
+    "I had a great pasta dinner yesterday.",
+    "I'm cooking for six people on Saturday.",
+]
+VEGETARIAN = "I'm vegetarian, so no meat or fish for me."
+
+
+def _chat(coord: MemoryCoordinator) -> None:
+    for text in CHAT:
+        coord.add_episodic(U, text, event_type=EventType.INTERACTION)
+
+
+def test_a_request_for_advice_recalls_the_stated_diet(
+    coordinator: MemoryCoordinator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _chat(coordinator)
+    question = "Can you suggest a recipe for dinner?"
+    ctx = coordinator.retrieve_all_context(U, "s1", question)
+    by_text = {h.text: h for h in ctx.episodic}
+    diet = by_text[VEGETARIAN]
+    assert diet.parts.stated > 0.5 and diet.band in ("moderate", "high")
+    # what happened (a dinner, a plan) is not scored as a preference
+    assert by_text["I had a great pasta dinner yesterday."].parts.stated < 0.5
+    # without the stated part the diet falls out of the prompt's moderate band
+    monkeypatch.setattr(scoring, "W_STATED", 0.0)
+    again = {h.text: h for h in coordinator.retrieve_all_context(U, "s1", question).episodic}
+    assert VEGETARIAN not in again or again[VEGETARIAN].band == "low"
+
+
+def test_a_question_about_what_happened_does_not_weigh_preferences(
+    coordinator: MemoryCoordinator,
+) -> None:
+    _chat(coordinator)
+    hits = coordinator.search(U, "When are we flying to Lisbon?", k=5)
+    assert hits[0].text == "We're flying to Lisbon in May, first time there."
+    assert all(h.parts.stated == 0.0 for h in hits)
+
+
+def test_preferences_are_told_apart_from_goals_and_events(coordinator: MemoryCoordinator) -> None:
+    _five(coordinator)
+    hits = coordinator.search(U, "Any tips for my training plan?", k=5)
+    stated = {h.text: h.parts.stated for h in hits}
+    assert stated["I prefer morning workouts before 7am"] > 0.5
+    assert hits[0].text == "I prefer morning workouts before 7am"
+    events = [t for t, kind in FIVE if kind is not EventType.PREFERENCE and t in stated]
+    assert events and all(stated[t] < 0.5 for t in events)

@@ -1,0 +1,205 @@
+"""Does a memory state what the user prefers or must avoid? A tiny classifier on its vector.
+
+The product's main use is a preference told once ("I strictly follow a Kosher diet") that
+matters weeks later to a request in other words ("top dining spots in Chicago?"). Meaning
+alone ranks other turns on the same subject above it: the user's requests and plans about
+the same things ("I'm always looking for good places to eat on trips"). What sets the
+evidence apart is the KIND of text: a standing preference, dislike or constraint of the
+user. Recall adds that as one input of its model (`scoring.W_STATED`), and only when the
+message asks for advice or recommendations, or about the user's own tastes
+(`wants_preferences`): a question about what happened ("when did Caroline go to the support
+group?") does not want preferences first.
+
+The classifier is a logistic regression on the embedding, fitted when first needed on the
+example sentences below (written for this module, not taken from any benchmark), so it
+works for whichever embedding model the store uses. No data set was used to fit it; its
+single weight in the recall model was fitted like the others (BENCHMARKS.md).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from typing import Protocol
+
+import numpy as np
+
+
+class Embedder(Protocol):
+    """What the classifier needs of an embedder (memory.embeddings' own Protocol imports the
+    settings, which import recall: a local one keeps the layers acyclic)."""
+
+    @property
+    def model_id(self) -> str: ...
+
+    def embed_many(self, texts: list[str]) -> np.ndarray: ...
+
+
+#: Standing preferences, dislikes and constraints, in many domains and phrasings.
+PREFERENCE_EXAMPLES = (
+    "I never eat meat.",
+    "I'm allergic to peanuts.",
+    "I prefer tea over coffee.",
+    "I can't stand loud music.",
+    "I only buy second-hand furniture.",
+    "I hate waking up early.",
+    "I don't drink alcohol.",
+    "I would rather take the train than fly.",
+    "My favourite colour is green.",
+    "I'm not a fan of spicy food.",
+    "I avoid anything with added sugar.",
+    "I get seasick, so boats are out for me.",
+    "I don't use apps that track my location.",
+    "I like my answers short and to the point.",
+    "I have no interest in celebrity news.",
+    "I'm scared of deep water.",
+    "I always choose aisle seats.",
+    "Horror films make me uncomfortable.",
+    "I love hiking in the mountains.",
+    "I keep my spending on gadgets low.",
+    "I stick to a low-sodium diet for my blood pressure.",
+    "I'm not comfortable with crowds.",
+    "I find jazz boring.",
+    "I work best in the early morning.",
+    "I dislike wearing wool.",
+    "Noise really bothers me when I sleep.",
+    "I won't buy anything tested on animals.",
+    "Reading on screens gives me headaches, I prefer paper books.",
+    "I'm lactose intolerant.",
+    "Strategy games are my thing; shooters aren't.",
+    "I'm a night owl and hate morning meetings.",
+    "No dairy for me, it upsets my stomach.",
+    "I choose hotels that are quiet and small.",
+    "I can't handle heights.",
+    "I'm not into romantic comedies.",
+    "I try to avoid plastic packaging whenever I can.",
+    "Open-plan offices drive me mad.",
+    "I'd never buy a used car.",
+    "I'm a big fan of classical music.",
+    "Please always give me metric units.",
+    "I don't like talking on the phone; text me instead.",
+    "I keep kosher.",
+    "Long flights are hard for me because of my back.",
+    "I go for comfort over style when I buy shoes.",
+    "Anything too sweet puts me off.",
+)
+
+#: Everything else people say to an assistant: questions, requests, plans, events, small talk.
+OTHER_EXAMPLES = (
+    "What's the weather like tomorrow?",
+    "Can you recommend a good book?",
+    "Thanks, that helps!",
+    "Hi there!",
+    "I went to the dentist yesterday.",
+    "My brother is visiting next week.",
+    "How do I reset my password?",
+    "I need to plan a trip to Spain.",
+    "Could you summarise this article for me?",
+    "I'm thinking about buying a new laptop.",
+    "We had pizza for dinner.",
+    "Any tips for a job interview?",
+    "I finished reading a novel last night.",
+    "I want to learn something new this year.",
+    "What time is it in Tokyo?",
+    "I'm looking for a gift for my mum.",
+    "Okay, sounds good.",
+    "My car broke down this morning.",
+    "I'll be travelling for work next month.",
+    "Tell me a fun fact.",
+    "I started a new job on Monday.",
+    "Can you help me write an email?",
+    "I've been busy with the kids.",
+    "Where should we go for the weekend?",
+    "I got a new phone.",
+    "That's interesting, tell me more.",
+    "My sister just moved to a new flat.",
+    "How many grams are in a cup of flour?",
+    "I have a meeting with my manager at three.",
+    "Let's talk about something else.",
+    "Can you find me a flight to Rome?",
+    "We're going camping this weekend.",
+    "Which museums are open on Sundays?",
+    "I just got back from the gym.",
+    "What's a good present for a ten-year-old?",
+    "I'm hosting a dinner party on Saturday.",
+    "My laptop keeps freezing, any idea why?",
+    "How long does it take to boil an egg?",
+    "Our team won the match yesterday.",
+    "Please translate this sentence into French.",
+    "I'm going to visit my grandparents.",
+    "Remind me what we talked about last time.",
+    "The kids start school next week.",
+    "Can you suggest a name for my new podcast?",
+    "I've been reading about the history of Rome.",
+)
+
+#: Messages where what the user prefers counts: requests for advice, recommendations or ideas,
+#: and questions about the user's own tastes ("when do I like to exercise?").
+_WANTS_PREFERENCES = re.compile(
+    r"\b(recommend\w*|suggest\w*|advi[cs]e\w*|tips?|ideas?|options?|help me|should i|for me"
+    r"|what are some|best|good"
+    r"|(do|did|would) i (like|prefer|enjoy|love|hate|dislike|want|avoid)"
+    r"|my (favou?rite|preferences?|tastes?))\b",
+    re.IGNORECASE,
+)
+
+
+def wants_preferences(text: str) -> bool:
+    return _WANTS_PREFERENCES.search(text) is not None
+
+
+def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1e-2) -> np.ndarray:
+    """Weights `(w..., bias)` of P(y=1) = sigmoid(x @ w + bias), by Newton's method with a
+    small L2 penalty (also used by scripts/fit_recall.py)."""
+    x1 = np.hstack([x, np.ones((len(x), 1))])
+    w = np.zeros(x1.shape[1])
+    for _ in range(50):
+        p = 1.0 / (1.0 + np.exp(-x1 @ w))
+        grad = x1.T @ (p - y) + l2 * w
+        hess = (x1 * (p * (1 - p))[:, None]).T @ x1 + l2 * np.eye(len(w))
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    return w
+
+
+class StatementModel:
+    """P(a text states a preference or constraint) from its embedding; fitted on first use
+    (90 example sentences, one batch embedding, a few milliseconds of Newton steps)."""
+
+    #: strong regularisation: 90 examples in 384 dimensions must not be memorised
+    L2 = 1.0
+
+    def __init__(self, embedder: Embedder) -> None:
+        self._embedder = embedder
+        self._weights: np.ndarray | None = None
+        self._lock = threading.Lock()
+
+    def _fitted(self) -> np.ndarray:
+        with self._lock:
+            if self._weights is None:
+                examples = [*PREFERENCE_EXAMPLES, *OTHER_EXAMPLES]
+                x = np.asarray(self._embedder.embed_many(examples), dtype=np.float64)
+                y = np.r_[np.ones(len(PREFERENCE_EXAMPLES)), np.zeros(len(OTHER_EXAMPLES))]
+                self._weights = fit_logistic(x, y, self.L2)
+            return self._weights
+
+    def probabilities(self, vectors: np.ndarray) -> np.ndarray:
+        """One probability per row of `vectors` (stored memory vectors)."""
+        w = self._fitted()
+        z = np.asarray(vectors, dtype=np.float64) @ w[:-1] + w[-1]
+        return 1.0 / (1.0 + np.exp(-z))
+
+
+_MODELS: dict[str, StatementModel] = {}
+_MODELS_LOCK = threading.Lock()
+
+
+def statement_model_for(embedder: Embedder) -> StatementModel:
+    """One model per embedding model in this process (every coordinator shares the fit)."""
+    with _MODELS_LOCK:
+        model = _MODELS.get(embedder.model_id)
+        if model is None:
+            model = _MODELS[embedder.model_id] = StatementModel(embedder)
+        return model

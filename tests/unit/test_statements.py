@@ -1,0 +1,85 @@
+"""The 'stated preference' part of recall: when it applies and what it does to a score."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from memory.models import MemoryType
+from memory.recall.hybrid import RecallWeights, fuse
+from memory.recall.statements import StatementModel, fit_logistic, wants_preferences
+
+NOW = 1_700_000_000_000
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Can you recommend a hotel in Dubai?",
+        "What are some good podcasts for my commute?",
+        "Any tips for my first marathon?",
+        "When do I like to exercise?",
+        "What should I cook tonight? Ideas welcome",
+    ],
+)
+def test_requests_for_advice_want_preferences(text: str) -> None:
+    assert wants_preferences(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "When did Caroline go to the LGBTQ support group?",
+        "What did Melanie paint last year?",
+        "How many kids does Jon have?",
+    ],
+)
+def test_questions_about_what_happened_do_not(text: str) -> None:
+    assert not wants_preferences(text)
+
+
+def test_fit_logistic_separates_what_it_can() -> None:
+    x = np.array([[0.0], [0.2], [0.8], [1.0]])
+    w = fit_logistic(x, np.array([0.0, 0.0, 1.0, 1.0]), l2=1e-2)
+    p = 1 / (1 + np.exp(-(x[:, 0] * w[0] + w[1])))
+    assert list(p > 0.5) == [False, False, True, True]
+
+
+class _AxisEmbedder:
+    """Preference examples point one way, the others the other way."""
+
+    model_id = "axis-test"
+
+    def embed_many(self, texts: list[str]) -> np.ndarray:
+        from memory.recall.statements import PREFERENCE_EXAMPLES
+
+        return np.array([[1.0, 0.0] if t in PREFERENCE_EXAMPLES else [0.0, 1.0] for t in texts])
+
+
+def test_the_statement_model_scores_vectors_by_the_examples() -> None:
+    model = StatementModel(_AxisEmbedder())
+    p = model.probabilities(np.array([[1.0, 0.0], [0.0, 1.0]]))
+    assert p[0] > 0.5 > p[1]
+
+
+def _row(mid: str, stated: float | None = None) -> dict:
+    row = {
+        "id": f"ns:episodic:{mid}",
+        "vector_distance": "0.5",
+        "timestamp": str(NOW),
+        "importance": "0.5",
+    }
+    if stated is not None:
+        row["_stated"] = stated
+    return row
+
+
+def test_a_stated_preference_outscores_an_equal_match_and_shows_its_part() -> None:
+    w = RecallWeights(recency=0.0, importance=0.0, min_score=0.0)
+    q = np.array([1.0, 0.0], dtype=np.float32)
+    hits = fuse(MemoryType.EPISODIC, [_row("plan", 0.1), _row("pref", 0.9)], [], q, 5, w, NOW)
+    assert [h.id for h in hits] == ["pref", "plan"]
+    assert hits[0].parts.stated == 0.9 and hits[1].parts.stated == 0.1
+    # unmarked rows (a query that wants no preferences) carry a zero part
+    plain = fuse(MemoryType.EPISODIC, [_row("a")], [], q, 5, w, NOW)
+    assert plain[0].parts.stated == 0.0
