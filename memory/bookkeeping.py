@@ -1,7 +1,8 @@
 """Bookkeeping that recall and the write path cause, done off the answer path by one
 background worker.
 
-After a recall: which memories were used (access counts, last accessed), and which of the
+At start: warm-up tasks (the statement classifier's fit). After a recall: which memories
+were used (access counts, last accessed), and which of the
 user's texts now sit in the embedding cache (so a purge can drop them). After a logged
 exchange is stored: its final vector (`refine_vector`). A failure here is logged, never
 raised: it must not cost anyone an answer.
@@ -43,6 +44,11 @@ class Bookkeeper:
         assistant's reply included, like every other write path)."""
         self._pool.submit(self._refine, memory_id, text, embed)
 
+    def prepare(self, task: Callable[[], object]) -> None:
+        """Run a warm-up task (fitting a model recall needs) before the first answer needs
+        it; a failure is logged, and the task runs again when recall needs it."""
+        self._pool.submit(self._prepare, task)
+
     def touch(self, memory_ids: list[str]) -> None:
         """Count an access of each recalled memory."""
         if memory_ids:
@@ -71,6 +77,12 @@ class Bookkeeper:
             self._episodic.replace_vector(memory_id, embed(text))
         except Exception as e:  # noqa: BLE001 - the quick vector stays; recall still works
             log.warning("Could not refine the vector of %s: %s", memory_id, e)
+
+    def _prepare(self, task: Callable[[], object]) -> None:
+        try:
+            task()
+        except Exception as e:  # noqa: BLE001 - recall retries the task when it needs it
+            log.warning("A warm-up task failed: %s", e)
 
     def _touch(self, memory_ids: list[str]) -> None:
         try:

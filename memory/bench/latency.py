@@ -331,6 +331,9 @@ def run(
     now_ms = int(time.time() * 1000)
     counts = {f"u{u}": 0 for u in range(USERS)}
 
+    # the coordinator's warm-up (the statement classifier's fit) must embed for real, not
+    # from the fill's pool
+    coord.bookkeeping.drain()
     progress("embedding the vector pool for the fill...", force=True)
     emb.prepare_pool([memory_text(rng) for _ in range(pool_size)])
     _seed_other_types(coord, rng)

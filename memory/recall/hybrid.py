@@ -40,6 +40,7 @@ band (`memory.models.relevance_band`) is computed on `final`.
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -64,6 +65,8 @@ from memory.stores.schema import VECTOR_FIELD
 #: Fields fetched with every candidate: what `fuse` needs to score it (the session TAG value
 #: finds an episodic hit's neighbours; other types have none).
 SCORE_FIELDS = ["timestamp", "importance", "pinned", "session", "event_type"]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -228,10 +231,9 @@ def fuse(
     k: int,
     weights: RecallWeights,
     now_ms: int,
-    text_of: Callable[[dict[str, Any]], str] = lambda rec: "",
 ) -> list[RecallHit]:
     """Score the candidates of both queries into banded hits (best first). The hits'
-    `record` holds the scoring fields until `hydrate` fills in the rest.
+    `record` holds the scoring fields and their `text` is empty until `hydrate` reads them.
 
     Rows marked by `run_requests` (`_cover`, `_time_match`, `_neighbour_of`) carry the
     coverage, time and neighbour signals of the module docstring."""
@@ -239,19 +241,18 @@ def fuse(
     scored = _score_candidates(vector_rows, text_rows, query_vec, w, now_ms)
     if w.neighbour > 0:
         _spread_to_neighbours(scored, w.neighbour)
+    best = sorted(scored.items(), key=lambda item: item[1]["final"], reverse=True)
     hits: list[RecallHit] = []
-    for rid, c in scored.items():
+    for rid, c in best[:k]:  # only the kept ones become hits (a model each is not free)
         final = min(1.0, max(0.0, c["final"]))
         if final < w.min_score:
-            continue
+            break
         rec = c["rec"]
-        rec.pop("vector_distance", None)
-        rec.pop("score", None)
         hits.append(
             RecallHit(
                 id=rid,
                 memory_type=memory_type,
-                text=text_of(rec),
+                text="",
                 score=round(final, 4),
                 band=relevance_band(final),
                 parts=ScoreParts(
@@ -267,8 +268,7 @@ def fuse(
                 record=rec,
             )
         )
-    hits.sort(key=lambda h: h.score, reverse=True)
-    return hits[:k]
+    return hits
 
 
 def _spread_to_neighbours(scored: dict[str, dict[str, Any]], decay: float) -> None:
@@ -294,8 +294,15 @@ def _score_candidates(
     def add(row: dict[str, Any]) -> dict[str, Any]:
         rid = _row_id(row)
         if rid not in out:
-            rec = decode({k: v for k, v in row.items() if not str(k).startswith("_")})
-            rec["id"] = rid
+            # only what scoring reads: `hydrate` reads the kept hits whole
+            rec = {
+                "id": rid,
+                "timestamp": _int(row.get("timestamp")),
+                "importance": _float(row.get("importance")),
+                "pinned": as_str(row.get("pinned") or b"") == "1",
+                "session": as_str(row.get("session") or b""),
+                "event_type": as_str(row.get("event_type") or b""),
+            }
             out[rid] = {
                 "rec": rec,
                 "vector": 0.0,
@@ -314,7 +321,7 @@ def _score_candidates(
 
     for row in vector_rows:
         c = add(row)
-        c["vector"] = max(0.0, 1.0 - float(c["rec"].get("vector_distance", 1.0)))
+        c["vector"] = max(0.0, 1.0 - _float(row.get("vector_distance"), 1.0))
     q = np.asarray(query_vec, dtype=np.float32)
     for row in text_rows:
         known = _row_id(row) in out
@@ -476,7 +483,13 @@ def _mark_stated(req: HybridRequest, rows: Sequence[dict[str, Any]]) -> None:
             todo.append(row)
     if todo:
         vectors = np.stack([bytes_vector(r[VECTOR_FIELD]) for r in todo])
-        for row, p in zip(todo, req.statements.probabilities(vectors), strict=True):
+        try:
+            probs = req.statements.probabilities(vectors)
+        except Exception as e:  # noqa: BLE001 - e.g. the embedder of its examples is down
+            # recall goes on without the part (0 for every memory) rather than fail an answer
+            log.warning("Stated-preference part skipped: %s", e)
+            return
+        for row, p in zip(todo, probs, strict=True):
             row["_stated"] = float(p)
 
 
@@ -495,6 +508,13 @@ def _int(value: Any) -> int:
         return int(float(as_str(value)))
     except (TypeError, ValueError):
         return 0
+
+
+def _float(value: Any, default: float = 0.0) -> float:
+    try:
+        return float(as_str(value))
+    except (TypeError, ValueError):
+        return default
 
 
 def _now_ms() -> int:

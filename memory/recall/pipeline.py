@@ -59,6 +59,8 @@ class RecallPipeline:
         self._history_budget = history_budget_tokens
         self._identity = identity
         self._statements = statement_model_for(embedder)
+        # fitted off the answer path: the first request for advice need not embed examples
+        bookkeeping.prepare(self._statements.prepare)
 
     def context(
         self,

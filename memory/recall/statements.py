@@ -185,6 +185,9 @@ class StatementModel:
                 self._weights = fit_logistic(x, y, self.L2)
             return self._weights
 
+    def prepare(self) -> None:
+        self._fitted()
+
     def probabilities(self, vectors: np.ndarray) -> np.ndarray:
         """One probability per row of `vectors` (stored memory vectors)."""
         w = self._fitted()

@@ -129,12 +129,8 @@ def text_row(mid: str, bm25: float, vec: np.ndarray | None = None, **fields: obj
     return row
 
 
-def text_of(rec: dict) -> str:
-    return rec["description"]
-
-
 def run(vrows: list, trows: list, weights: RecallWeights = NO_EXTRAS, k: int = 10) -> dict:
-    hits = fuse(MemoryType.EPISODIC, vrows, trows, QUERY, k, weights, NOW, text_of)
+    hits = fuse(MemoryType.EPISODIC, vrows, trows, QUERY, k, weights, NOW)
     return {h.id: h for h in hits}
 
 
@@ -150,7 +146,8 @@ def test_vector_only_hit_has_its_similarity_and_no_word_part() -> None:
     assert a.parts.text == 0.0
     assert a.score == pytest.approx(scoring.probability(0.8, 0.0, 0.0), abs=1e-4)
     assert a.parts.final == a.score
-    assert a.text == "memory a"
+    assert a.text == ""  # filled in by `hydrate`, which reads the kept hits whole
+    assert a.record["id"] == "a" and a.record["timestamp"] == NOW
     assert a.memory_type is MemoryType.EPISODIC
 
 
@@ -190,7 +187,7 @@ def test_one_common_shared_word_never_outranks_a_strong_meaning_match() -> None:
     others = [vector_row(f"o{i}", 0.95, description=f"I like topic {i}") for i in range(3)]
     rows = [meaning, word, *others]
     annotate_coverage(rows, terms_of_query("When do I like to exercise?"), {"description": 1.0})
-    hits = fuse(MemoryType.EPISODIC, rows, [], QUERY, 5, NO_EXTRAS, NOW, text_of)
+    hits = fuse(MemoryType.EPISODIC, rows, [], QUERY, 5, NO_EXTRAS, NOW)
     assert hits[0].id == "workouts"
     assert hits[0].score > 2 * max(h.score for h in hits[1:])
 
@@ -219,7 +216,7 @@ def test_hits_below_the_threshold_are_dropped() -> None:
 
 def test_results_are_best_first_and_cut_to_k() -> None:
     rows = [vector_row(str(i), d) for i, d in enumerate([0.5, 0.1, 0.3, 0.2])]
-    hits = fuse(MemoryType.EPISODIC, rows, [], QUERY, 2, NO_EXTRAS, NOW, text_of)
+    hits = fuse(MemoryType.EPISODIC, rows, [], QUERY, 2, NO_EXTRAS, NOW)
     assert [h.id for h in hits] == ["1", "3"]
     assert hits[0].score >= hits[1].score
 

@@ -83,3 +83,32 @@ def test_a_stated_preference_outscores_an_equal_match_and_shows_its_part() -> No
     # unmarked rows (a query that wants no preferences) carry a zero part
     plain = fuse(MemoryType.EPISODIC, [_row("a")], [], q, 5, w, NOW)
     assert plain[0].parts.stated == 0.0
+
+
+class _DownEmbedder:
+    model_id = "down-test"
+
+    def embed_many(self, texts: list[str]) -> np.ndarray:
+        raise ConnectionError("embedding server down")
+
+
+def test_recall_goes_on_without_the_part_when_the_classifier_cannot_fit() -> None:
+    from memory.recall.hybrid import HybridRequest, _mark_stated
+
+    q = np.array([1.0, 0.0], dtype=np.float32)
+    req = HybridRequest(
+        MemoryType.EPISODIC,
+        index=None,  # type: ignore[arg-type]  # not queried here
+        vector_query=None,  # type: ignore[arg-type]
+        text_query=None,
+        k=5,
+        query_vec=q,
+        statements=StatementModel(_DownEmbedder()),
+    )
+    rows = [{**_row("a"), "embedding": q.tobytes()}]
+    _mark_stated(req, rows)
+    assert "_stated" not in rows[0]
+    # and with a model that works, the same row is marked
+    req.statements = StatementModel(_AxisEmbedder())
+    _mark_stated(req, rows)
+    assert 0.0 < rows[0]["_stated"] < 1.0
