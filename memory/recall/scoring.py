@@ -42,14 +42,14 @@ from collections.abc import Iterable, Sequence
 from memory.recall.terms import query_terms
 
 # --- fitted by scripts/fit_recall.py (tune split; see BENCHMARKS.md) ---------------------------
-BIAS = -8.05
-W_VECTOR = 7.05
-W_COVERAGE = 3.95
+BIAS = -8.11
+W_VECTOR = 7.16
+W_COVERAGE = 3.94
 W_TIME = 0.53
-W_STATED = 5.52
+W_STATED = 5.64
 CAL_SCALE = 0.56
-CAL_LEAD = 0.97
-CAL_BIAS = 0.13
+CAL_LEAD = 0.96
+CAL_BIAS = 0.12
 #: a session neighbour of a strong hit gets NEIGHBOUR_DECAY ** hops * its probability; chosen
 #: on the tune grid (R@5 + R@10 over both files; BENCHMARKS.md).
 NEIGHBOUR_DECAY = 0.3

@@ -35,7 +35,8 @@ class Embedder(Protocol):
     def embed_many(self, texts: list[str]) -> np.ndarray: ...
 
 
-#: Standing preferences, dislikes and constraints, in many domains and phrasings.
+#: Standing preferences, dislikes and constraints, in many domains and phrasings (first person
+#: as people say them, third person as the extractor stores them).
 PREFERENCE_EXAMPLES = (
     "I never eat meat.",
     "I'm allergic to peanuts.",
@@ -82,6 +83,15 @@ PREFERENCE_EXAMPLES = (
     "Long flights are hard for me because of my back.",
     "I go for comfort over style when I buy shoes.",
     "Anything too sweet puts me off.",
+    # as the extractor writes memories: about the user, in the third person
+    "User prefers window seats.",
+    "The user is vegan.",
+    "Dislikes spicy food.",
+    "User avoids driving at night.",
+    "The user only reads non-fiction.",
+    "Allergic to penicillin.",
+    "User wants answers without jargon.",
+    "Prefers to exercise in the evening.",
 )
 
 #: Everything else people say to an assistant: questions, requests, plans, events, small talk.
@@ -131,6 +141,14 @@ OTHER_EXAMPLES = (
     "The kids start school next week.",
     "Can you suggest a name for my new podcast?",
     "I've been reading about the history of Rome.",
+    "User went to the dentist on Tuesday.",
+    "The user asked how to reset a router.",
+    "Moved to a new flat in March.",
+    "User's daughter started school.",
+    "The user ran 5 km this morning.",
+    "Asked for a summary of an article.",
+    "User had a meeting with their manager.",
+    "The user is travelling to Berlin next week.",
 )
 
 #: Messages where what the user prefers counts: requests for advice, recommendations or ideas,
@@ -166,9 +184,9 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1e-2) -> np.ndarray:
 
 class StatementModel:
     """P(a text states a preference or constraint) from its embedding; fitted on first use
-    (90 example sentences, one batch embedding, a few milliseconds of Newton steps)."""
+    (106 example sentences, one batch embedding, a few milliseconds of Newton steps)."""
 
-    #: strong regularisation: 90 examples in 384 dimensions must not be memorised
+    #: strong regularisation: 106 examples in 384 dimensions must not be memorised
     L2 = 1.0
 
     def __init__(self, embedder: Embedder) -> None:
