@@ -206,6 +206,12 @@ class StatementModel:
     def prepare(self) -> None:
         self._fitted()
 
+    def use(self, embedder: Embedder) -> None:
+        """Embed the examples with this embedder if the model is not fitted yet."""
+        with self._lock:
+            if self._weights is None:
+                self._embedder = embedder
+
     def probabilities(self, vectors: np.ndarray) -> np.ndarray:
         """One probability per row of `vectors` (stored memory vectors)."""
         w = self._fitted()
@@ -218,9 +224,13 @@ _MODELS_LOCK = threading.Lock()
 
 
 def statement_model_for(embedder: Embedder) -> StatementModel:
-    """One model per embedding model in this process (every coordinator shares the fit)."""
+    """One model per embedding model in this process (every coordinator shares the fit; the
+    weights depend on the model, not on the embedder object). Until it is fitted, it embeds
+    its examples with the newest embedder given (an older one may be closed)."""
     with _MODELS_LOCK:
         model = _MODELS.get(embedder.model_id)
         if model is None:
             model = _MODELS[embedder.model_id] = StatementModel(embedder)
+        else:
+            model.use(embedder)
         return model

@@ -112,3 +112,21 @@ def test_recall_goes_on_without_the_part_when_the_classifier_cannot_fit() -> Non
     req.statements = StatementModel(_AxisEmbedder())
     _mark_stated(req, rows)
     assert 0.0 < rows[0]["_stated"] < 1.0
+
+
+def test_one_model_per_embedding_model_fitted_with_a_working_embedder() -> None:
+    from memory.recall.statements import statement_model_for
+
+    class Down(_DownEmbedder):
+        model_id = "shared-id-test"
+
+    class Up(_AxisEmbedder):
+        model_id = "shared-id-test"
+
+    first = statement_model_for(Down())
+    with pytest.raises(ConnectionError):
+        first.prepare()
+    second = statement_model_for(Up())  # a new coordinator, a working embedder
+    assert second is first
+    p = second.probabilities(np.array([[1.0, 0.0]]))
+    assert p[0] > 0.5
