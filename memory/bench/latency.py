@@ -233,6 +233,9 @@ def _retrieve(coord: MemoryCoordinator, queries: list[str]) -> dict[str, Any]:
         t = time.perf_counter()
         ctx = coord.retrieve_all_context(MEASURED_USER, SESSION, q)
         totals.append((time.perf_counter() - t) * 1000)
+        # Messages are seconds apart: the off-path work a recall leaves (access counts, the
+        # cached-query note) is done before the next one, not raced by this loop (untimed).
+        coord.bookkeeping.drain()
         for k, v in (ctx.timings_ms or {}).items():
             if k != "total":
                 stages.setdefault(k, []).append(float(v))
