@@ -57,6 +57,7 @@ def collect(paths: list[Path]) -> list[dict[str, Any]]:
             # neighbours for every seed candidate: the decay is applied offline
             weights = RecallWeights(min_score=0.0, neighbour=1.0, neighbour_seeds=5)
             statements = statement_model_for(coord.embedder)
+            statements.prepare()  # fitted here, not left to the background worker
             for path in paths:
                 for sample in json.loads(path.read_text(encoding="utf-8")):
                     sid = sample["sample_id"]

@@ -127,8 +127,8 @@ HIT_COLUMNS = {
     "Preference": st.column_config.NumberColumn(
         "Pref",
         format="%.2f",
-        help="For a request for advice: how likely the memory states a preference or "
-        "constraint of yours (0 when the message asks for none)",
+        help="For a request for advice or a question about your tastes: how likely the memory "
+        "states a preference or constraint of yours (0 for other messages)",
         width=48,
     ),
     "Neighbour": st.column_config.NumberColumn(

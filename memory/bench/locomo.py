@@ -150,6 +150,7 @@ def run(
         n_turns += len(items)
     ingest_s = time.perf_counter() - t0
     progress.done(f"ingested {n_turns} turns in {ingest_s:.1f} s")
+    coord.bookkeeping.drain()  # the background fit of the statement classifier is done
 
     all_rows: list[tuple[dict[int, float], float]] = []
     by_cat: dict[int, list] = defaultdict(list)

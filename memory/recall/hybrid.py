@@ -40,7 +40,6 @@ band (`memory.models.relevance_band`) is computed on `final`.
 
 from __future__ import annotations
 
-import logging
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -65,8 +64,6 @@ from memory.stores.schema import VECTOR_FIELD
 #: Fields fetched with every candidate: what `fuse` needs to score it (the session TAG value
 #: finds an episodic hit's neighbours; other types have none).
 SCORE_FIELDS = ["timestamp", "importance", "pinned", "session", "event_type"]
-
-log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -163,6 +160,7 @@ def build_request(
     statements: StatementModel | None = None,
 ) -> HybridRequest:
     n = max(k, weights.candidates)
+    ranges = time_ranges(query_text, _now_ms()) if weights.time_match > 0 else []
     if statements is not None and not wants_preferences(query_text):
         statements = None
     vq = VectorQuery(
@@ -203,9 +201,10 @@ def build_request(
         weights=weights,
         query_vec=np.asarray(query_vec, dtype=np.float32),
         filter_expression=filter_expression,
-        time_ranges=time_ranges(query_text, _now_ms()) if weights.time_match > 0 else [],
+        time_ranges=ranges,
         timeline_key=timeline_key,
-        terms=scoring.terms_of_query(without_dates(query_text)),
+        # a date is the time part's to judge; with that part off, its words count as words
+        terms=scoring.terms_of_query(without_dates(query_text) if ranges else query_text),
         text_fields=dict(text_fields),
         statements=statements,
     )
@@ -235,8 +234,8 @@ def fuse(
     """Score the candidates of both queries into banded hits (best first). The hits'
     `record` holds the scoring fields and their `text` is empty until `hydrate` reads them.
 
-    Rows marked by `run_requests` (`_cover`, `_time_match`, `_neighbour_of`) carry the
-    coverage, time and neighbour signals of the module docstring."""
+    Rows marked by `run_requests` (`_cover`, `_time_match`, `_stated`, `_neighbour_of`) carry
+    the coverage, time, stated and neighbour signals of the module docstring."""
     w = weights
     scored = _score_candidates(vector_rows, text_rows, query_vec, w, now_ms)
     if w.neighbour > 0:
@@ -287,8 +286,8 @@ def _score_candidates(
     w: RecallWeights,
     now_ms: int,
 ) -> dict[str, dict[str, Any]]:
-    """id -> {rec, vector, text, time, recency, importance, final, session, timestamp,
-    neighbour_of} (final before the neighbour boost)."""
+    """id -> {rec, vector, text, time, stated, recency, importance, z, final, session,
+    timestamp, neighbour_of} (final before the neighbour boost; rec holds the scoring fields)."""
     out: dict[str, dict[str, Any]] = {}
 
     def add(row: dict[str, Any]) -> dict[str, Any]:
@@ -482,12 +481,10 @@ def _mark_stated(req: HybridRequest, rows: Sequence[dict[str, Any]]) -> None:
         if isinstance(raw, bytes | bytearray) and len(raw) == dims:
             todo.append(row)
     if todo:
-        vectors = np.stack([bytes_vector(r[VECTOR_FIELD]) for r in todo])
-        try:
-            probs = req.statements.probabilities(vectors)
-        except Exception as e:  # noqa: BLE001 - e.g. the embedder of its examples is down
-            # recall goes on without the part (0 for every memory) rather than fail an answer
-            log.warning("Stated-preference part skipped: %s", e)
+        probs = req.statements.probabilities(
+            np.stack([bytes_vector(r[VECTOR_FIELD]) for r in todo])
+        )
+        if probs is None:  # not fitted yet (or its embedder is down): recall goes on without
             return
         for row, p in zip(todo, probs, strict=True):
             row["_stated"] = float(p)

@@ -59,8 +59,7 @@ class RecallPipeline:
         self._history_budget = history_budget_tokens
         self._identity = identity
         self._statements = statement_model_for(embedder)
-        # fitted off the answer path: the first request for advice need not embed examples
-        bookkeeping.prepare(self._statements.prepare)
+        self._schedule_statement_fit()
 
     def context(
         self,
@@ -125,6 +124,7 @@ class RecallPipeline:
             )
 
         # Hybrid searches (vector + BM25 per type, each type one pipelined round trip).
+        self._schedule_statement_fit()
         requests = []
         if include_episodic and qvec is not None:
             requests.append(
@@ -201,6 +201,12 @@ class RecallPipeline:
         self._bookkeeping.touch([h.id for h in ctx.episodic])
         return ctx
 
+    def _schedule_statement_fit(self) -> None:
+        """Fit the statement classifier on the background worker (never on the answer path);
+        while it keeps failing, again at most once a minute."""
+        if self._statements.claim_fit():
+            self._bookkeeping.prepare(self._statements.prepare)
+
     def _timed_run(self, requests: list[HybridRequest], timings: dict[str, float]) -> list[Any]:
         results = []
         for req in requests:
@@ -235,6 +241,7 @@ class RecallPipeline:
         t = time.perf_counter()
         qvec, _ = self._embedder.embed_query(query)
         self._bookkeeping.note_query(user_id, query)
+        self._schedule_statement_fit()
         if mtype is MemoryType.EPISODIC:
             req = episodic_request(
                 self._stores.episodic,

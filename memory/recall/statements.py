@@ -10,16 +10,17 @@ message asks for advice or recommendations, or about the user's own tastes
 (`wants_preferences`): a question about what happened ("when did Caroline go to the support
 group?") does not want preferences first.
 
-The classifier is a logistic regression on the embedding, fitted when first needed on the
-example sentences below (written for this module, not taken from any benchmark), so it
-works for whichever embedding model the store uses. No data set was used to fit it; its
-single weight in the recall model was fitted like the others (BENCHMARKS.md).
+The classifier is a logistic regression on the embedding, fitted in the background when the
+app starts, on the example sentences below (written for this module, not taken from any
+benchmark), so it works for whichever embedding model the store uses. No data set was used to
+fit it; its single weight in the recall model was fitted like the others (BENCHMARKS.md).
 """
 
 from __future__ import annotations
 
 import re
 import threading
+import time
 from typing import Protocol
 
 import numpy as np
@@ -152,11 +153,16 @@ OTHER_EXAMPLES = (
 )
 
 #: Messages where what the user prefers counts: requests for advice, recommendations or ideas,
-#: and questions about the user's own tastes ("when do I like to exercise?").
+#: and questions about the user's own tastes ("when do I like to exercise?"). Deliberately
+#: broad words ("best", "good", "options", "for me") also catch some questions about what
+#: happened ("the best part of the trip"): there the part only nudges the user's own
+#: statements, and on LoCoMo 3 % of the questions pass the gate (BENCHMARKS.md).
 _WANTS_PREFERENCES = re.compile(
     r"\b(recommend\w*|suggest\w*|advi[cs]e\w*|tips?|ideas?|options?|help me|should i|for me"
     r"|what are some|best|good"
-    r"|(do|did|would) i (like|prefer|enjoy|love|hate|dislike|want|avoid)"
+    r"|(do|did|would) i (usually |normally |really )?"
+    r"(like|prefer|enjoy|love|hate|dislike|want|avoid|eat|drink)"
+    r"|am i (allergic|intolerant|sensitive)"
     r"|my (favou?rite|preferences?|tastes?))\b",
     re.IGNORECASE,
 )
@@ -183,38 +189,62 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1e-2) -> np.ndarray:
 
 
 class StatementModel:
-    """P(a text states a preference or constraint) from its embedding; fitted on first use
-    (106 example sentences, one batch embedding, a few milliseconds of Newton steps)."""
+    """P(a text states a preference or constraint) from its embedding, fitted on the examples
+    above (106 sentences, one batch embedding, a few milliseconds of Newton steps).
 
-    #: strong regularisation: 106 examples in 384 dimensions must not be memorised
+    The answer path never fits: `probabilities` gives None until a fit has succeeded, and
+    recall then goes on without the part. Fitting runs on the recall pipeline's background
+    worker, at start and again (at most once a minute, `claim_fit`) while it keeps failing,
+    e.g. while the embedding server is down."""
+
+    #: strong regularisation: ~100 examples in hundreds of dimensions must not be memorised
     L2 = 1.0
+    #: seconds between two fitting attempts while they fail
+    RETRY_S = 60.0
 
     def __init__(self, embedder: Embedder) -> None:
         self._embedder = embedder
         self._weights: np.ndarray | None = None
-        self._lock = threading.Lock()
+        self._fit_lock = threading.Lock()  # one fit at a time (it embeds: can be slow)
+        self._claim_lock = threading.Lock()
+        self._claimed_at: float | None = None
 
-    def _fitted(self) -> np.ndarray:
-        with self._lock:
+    @property
+    def ready(self) -> bool:
+        return self._weights is not None
+
+    def claim_fit(self) -> bool:
+        """True when the caller should schedule `prepare` now (not fitted, and no attempt was
+        claimed in the last RETRY_S seconds); at most one caller per interval gets True."""
+        if self._weights is not None:
+            return False
+        with self._claim_lock:
+            now = time.monotonic()
+            if self._claimed_at is not None and now - self._claimed_at < self.RETRY_S:
+                return False
+            self._claimed_at = now
+            return True
+
+    def prepare(self) -> None:
+        """Fit now (blocking; raises what the embedder raises)."""
+        with self._fit_lock:
             if self._weights is None:
                 examples = [*PREFERENCE_EXAMPLES, *OTHER_EXAMPLES]
                 x = np.asarray(self._embedder.embed_many(examples), dtype=np.float64)
                 y = np.r_[np.ones(len(PREFERENCE_EXAMPLES)), np.zeros(len(OTHER_EXAMPLES))]
                 self._weights = fit_logistic(x, y, self.L2)
-            return self._weights
-
-    def prepare(self) -> None:
-        self._fitted()
 
     def use(self, embedder: Embedder) -> None:
-        """Embed the examples with this embedder if the model is not fitted yet."""
-        with self._lock:
-            if self._weights is None:
-                self._embedder = embedder
+        """Embed the examples with this embedder if the model is not fitted yet (an older
+        coordinator's embedder may be closed)."""
+        if self._weights is None:
+            self._embedder = embedder
 
-    def probabilities(self, vectors: np.ndarray) -> np.ndarray:
-        """One probability per row of `vectors` (stored memory vectors)."""
-        w = self._fitted()
+    def probabilities(self, vectors: np.ndarray) -> np.ndarray | None:
+        """One probability per row of `vectors` (stored memory vectors); None until fitted."""
+        w = self._weights
+        if w is None:
+            return None
         z = np.asarray(vectors, dtype=np.float64) @ w[:-1] + w[-1]
         return 1.0 / (1.0 + np.exp(-z))
 
@@ -225,12 +255,10 @@ _MODELS_LOCK = threading.Lock()
 
 def statement_model_for(embedder: Embedder) -> StatementModel:
     """One model per embedding model in this process (every coordinator shares the fit; the
-    weights depend on the model, not on the embedder object). Until it is fitted, it embeds
-    its examples with the newest embedder given (an older one may be closed)."""
+    weights depend on the model, not on the embedder object)."""
     with _MODELS_LOCK:
         model = _MODELS.get(embedder.model_id)
         if model is None:
             model = _MODELS[embedder.model_id] = StatementModel(embedder)
-        else:
-            model.use(embedder)
-        return model
+    model.use(embedder)
+    return model

@@ -23,6 +23,7 @@ FIVE = [
 def _five(coord: MemoryCoordinator) -> None:
     for text, kind in FIVE:
         coord.add_episodic(U, text, event_type=kind)
+    coord.bookkeeping.drain()  # the statement classifier is fitted there, at start
 
 
 def test_when_do_i_like_to_exercise_finds_the_morning_workouts(
@@ -71,6 +72,7 @@ VEGETARIAN = "I'm vegetarian, so no meat or fish for me."
 def _chat(coord: MemoryCoordinator) -> None:
     for text in CHAT:
         coord.add_episodic(U, text, event_type=EventType.INTERACTION)
+    coord.bookkeeping.drain()  # the statement classifier is fitted there, at start
 
 
 def test_a_request_for_advice_recalls_the_stated_diet(
@@ -107,3 +109,31 @@ def test_preferences_are_told_apart_from_goals_and_events(coordinator: MemoryCoo
     assert hits[0].text == "I prefer morning workouts before 7am"
     events = [t for t, kind in FIVE if kind is not EventType.PREFERENCE and t in stated]
     assert events and all(stated[t] < 0.5 for t in events)
+
+
+def test_a_diet_told_in_a_logged_exchange_comes_first_for_a_recipe_request(
+    coordinator: MemoryCoordinator,
+) -> None:
+    """Through the app's write path: each message stored with the assistant's reply."""
+    exchanges = [
+        (
+            "I'm always on the lookout for nice places to eat when I travel.",
+            "That sounds fun! Trying local food is one of the best parts of travelling.",
+        ),
+        (VEGETARIAN, "Got it, I'll keep that in mind and suggest vegetarian dishes from now on."),
+        (
+            "I had a great pasta dinner yesterday.",
+            "Nice! Pasta is always a good choice for a relaxed evening.",
+        ),
+        (
+            "I'm cooking for six people on Saturday.",
+            "That's a nice gathering. Plan the menu a day ahead so you have time to shop.",
+        ),
+    ]
+    for message, reply in exchanges:
+        coordinator.store_interaction(U, "s1", message, reply)
+    coordinator.bookkeeping.drain()  # vectors of record with the reply; the classifier's fit
+    ctx = coordinator.retrieve_all_context(U, "s2", "Can you suggest a recipe for dinner?")
+    top = ctx.episodic[0]
+    assert top.text == VEGETARIAN
+    assert top.parts.stated > 0.5 and top.band in ("moderate", "high")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 import pytest
 
@@ -16,6 +18,8 @@ NOW = 1_700_000_000_000
     "text",
     [
         "Can you recommend a hotel in Dubai?",
+        "What do I usually like for breakfast?",
+        "What foods am I allergic to?",
         "What are some good podcasts for my commute?",
         "Any tips for my first marathon?",
         "When do I like to exercise?",
@@ -58,8 +62,28 @@ class _AxisEmbedder:
 
 def test_the_statement_model_scores_vectors_by_the_examples() -> None:
     model = StatementModel(_AxisEmbedder())
+    assert model.probabilities(np.array([[1.0, 0.0]])) is None  # the answer path never fits
+    model.prepare()
     p = model.probabilities(np.array([[1.0, 0.0], [0.0, 1.0]]))
-    assert p[0] > 0.5 > p[1]
+    assert p is not None and p[0] > 0.5 > p[1]
+
+
+def test_a_failing_fit_is_claimed_again_only_after_the_retry_interval(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    model = StatementModel(_DownEmbedder())
+    clock = [100.0]
+    monkeypatch.setattr("memory.recall.statements.time.monotonic", lambda: clock[0])
+    assert model.claim_fit() and not model.claim_fit()  # one caller schedules the fit
+    with pytest.raises(ConnectionError):
+        model.prepare()
+    clock[0] += StatementModel.RETRY_S - 1
+    assert not model.claim_fit()
+    clock[0] += 2
+    assert model.claim_fit()
+    model.use(_AxisEmbedder())  # the embedder is back (a new coordinator)
+    model.prepare()
+    assert model.ready and not model.claim_fit()
 
 
 def _row(mid: str, stated: float | None = None) -> dict:
@@ -92,7 +116,7 @@ class _DownEmbedder:
         raise ConnectionError("embedding server down")
 
 
-def test_recall_goes_on_without_the_part_when_the_classifier_cannot_fit() -> None:
+def test_recall_goes_on_without_the_part_until_the_classifier_is_fitted() -> None:
     from memory.recall.hybrid import HybridRequest, _mark_stated
 
     q = np.array([1.0, 0.0], dtype=np.float32)
@@ -106,14 +130,28 @@ def test_recall_goes_on_without_the_part_when_the_classifier_cannot_fit() -> Non
         statements=StatementModel(_DownEmbedder()),
     )
     rows = [{**_row("a"), "embedding": q.tobytes()}]
+    with pytest.raises(ConnectionError):
+        req.statements.prepare()
     _mark_stated(req, rows)
     assert "_stated" not in rows[0]
     # and with a model that works, the same row is marked
     req.statements = StatementModel(_AxisEmbedder())
+    req.statements.prepare()
     _mark_stated(req, rows)
     assert 0.0 < rows[0]["_stated"] < 1.0
 
 
+@pytest.fixture
+def clean_models() -> Iterator[None]:
+    from memory.recall import statements
+
+    before = dict(statements._MODELS)
+    yield
+    statements._MODELS.clear()
+    statements._MODELS.update(before)
+
+
+@pytest.mark.usefixtures("clean_models")
 def test_one_model_per_embedding_model_fitted_with_a_working_embedder() -> None:
     from memory.recall.statements import statement_model_for
 
@@ -128,5 +166,6 @@ def test_one_model_per_embedding_model_fitted_with_a_working_embedder() -> None:
         first.prepare()
     second = statement_model_for(Up())  # a new coordinator, a working embedder
     assert second is first
+    second.prepare()
     p = second.probabilities(np.array([[1.0, 0.0]]))
-    assert p[0] > 0.5
+    assert p is not None and p[0] > 0.5
