@@ -105,10 +105,6 @@ def collect(paths: list[Path]) -> list[dict[str, Any]]:
     return out
 
 
-def logistic(x: np.ndarray, y: np.ndarray, l2: float = 1e-2) -> np.ndarray:
-    return fit_logistic(x, y, l2)
-
-
 def calibration_features(q: dict[str, Any], w: np.ndarray) -> np.ndarray:
     z = q["x"] @ w[:-1] + w[-1]
     return np.stack([z, z - z.max()], axis=1)
@@ -153,8 +149,8 @@ def main() -> int:
             args.cache.write_bytes(pickle.dumps(qs))
     tune = [q for q in qs if q["tune"]]
     y = np.concatenate([q["y"] for q in tune])
-    w = logistic(np.vstack([q["x"] for q in tune]), y)
-    cal = logistic(np.vstack([calibration_features(q, w) for q in tune]), y)
+    w = fit_logistic(np.vstack([q["x"] for q in tune]), y)
+    cal = fit_logistic(np.vstack([calibration_features(q, w) for q in tune]), y)
     files = sorted({q["file"] for q in qs})
 
     def objective(decay: float) -> float:

@@ -472,22 +472,26 @@ def _mark_stated(req: HybridRequest, rows: Sequence[dict[str, Any]]) -> None:
     if req.statements is None or req.query_vec is None:
         return
     dims = req.query_vec.nbytes
-    todo: list[dict[str, Any]] = []
+    # one classification per memory: a memory both queries found comes as two rows
+    by_id: dict[str, list[dict[str, Any]]] = {}
+    vectors: list[Any] = []
     for row in rows:
         # every kind alike, as fitted: a memory typed `preference` by the extractor is
         # classified by its text too (a 1.0 for the kind let every stored preference
         # outrank meaning in a small store)
         raw = row.get(VECTOR_FIELD)
         if isinstance(raw, bytes | bytearray) and len(raw) == dims:
-            todo.append(row)
-    if todo:
-        probs = req.statements.probabilities(
-            np.stack([bytes_vector(r[VECTOR_FIELD]) for r in todo])
-        )
+            same = by_id.setdefault(_row_id(row), [])
+            if not same:
+                vectors.append(raw)
+            same.append(row)
+    if vectors:
+        probs = req.statements.probabilities(np.stack([bytes_vector(v) for v in vectors]))
         if probs is None:  # not fitted yet (or its embedder is down): recall goes on without
             return
-        for row, p in zip(todo, probs, strict=True):
-            row["_stated"] = float(p)
+        for same, p in zip(by_id.values(), probs, strict=True):
+            for row in same:
+                row["_stated"] = float(p)
 
 
 def _key_prefix(rows: list[dict[str, Any]]) -> str:
