@@ -26,6 +26,29 @@ class AgentSettings(BaseSettings):
         default=2.0, gt=0, description="Timeout of the reachability check (GET /api/tags)"
     )
     temperature: float = Field(default=0.2, ge=0, le=2)
+    num_ctx: int = Field(
+        default=8192,
+        ge=1024,
+        le=1_048_576,
+        description="The context window every request sends (options.num_ctx), in tokens; "
+        "capped at the model's own context length. Prompts are planned to fit it.",
+    )
+    reply_tokens: int = Field(
+        default=768,
+        ge=64,
+        description="Tokens kept free in the window for the answer (sent as num_predict)",
+    )
+    think: bool = Field(
+        default=True,
+        description="Let thinking models (qwen3, deepseek-r1, gpt-oss...) think before a chat "
+        "answer. JSON calls (extraction, summaries, merges, checks) never think.",
+    )
+    think_tokens: int = Field(
+        default=1024,
+        ge=0,
+        description="Extra tokens kept free for a thinking model's thoughts (they share the "
+        "window and num_predict with the answer)",
+    )
     llm_extraction: Literal["auto", "always", "off"] = Field(
         default="auto",
         description="Background LLM extraction: auto = only for messages that talk about the "

@@ -5,14 +5,22 @@ through while streaming) into `agent.errors`, with messages that say what to run
 
     status(model)        fast reachability check (GET /api/tags) -> LLMStatus, never raises
     list_models()        names of the pulled models
-    stream_chat(...)     Iterator[LLMChunk]: content pieces as they arrive, then tool calls
-    chat_json(...)       one non-streamed answer constrained by a JSON schema (`format=`)
+    profile(model)       what the model can do (POST /api/show), cached; None if unknown
+    window(model)        the num_ctx every request for `model` sends (AGENT_NUM_CTX, capped)
+    stream_chat(...)     Iterator[LLMChunk]: thoughts and content as they arrive, then tool
+                         calls, done_reason and prompt_eval_count
+    chat_json(...)       one non-streamed answer constrained by a JSON schema (`format=`),
+                         with thinking off
+
+Every request carries `options.num_ctx` = `window(model)`: without it Ollama picks a window from
+the machine (4,096 tokens on a CPU) and cuts what does not fit without telling the client.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -30,6 +38,7 @@ from agent.errors import (
     ModelNotFoundError,
     ToolsNotSupportedError,
 )
+from agent.profile import ModelProfile, planned_window
 from agent.types import LLMStatus
 
 log = logging.getLogger(__name__)
@@ -45,11 +54,19 @@ class ToolCall:
 
 @dataclass
 class LLMChunk:
-    """One piece of a streamed answer: some content, or (at the end) the tool calls."""
+    """One piece of a streamed answer: some thinking or content, or (at the end, done=True) the
+    tool calls and what the server reported about the request."""
 
     content: str = ""
+    thinking: str = ""
     tool_calls: list[ToolCall] = field(default_factory=list)
     done: bool = False
+    #: "stop", or "length" when the answer hit num_predict or the window
+    done_reason: str | None = None
+    #: prompt tokens the model evaluated; None when not reported (with prompt caching some
+    #: Ollama versions count only the uncached part, so a small count proves nothing)
+    prompt_eval_count: int | None = None
+    eval_count: int | None = None
 
 
 class LLM(Protocol):
@@ -62,12 +79,17 @@ class LLM(Protocol):
 
     def list_models(self) -> list[str]: ...
 
+    def profile(self, model: str, refresh: bool = False) -> ModelProfile | None: ...
+
+    def window(self, model: str) -> int: ...
+
     def stream_chat(
         self,
         model: str,
         messages: Sequence[dict[str, Any]],
         tools: Sequence[dict[str, Any]] | None = None,
         options: dict[str, Any] | None = None,
+        think: bool | None = None,
     ) -> Iterator[LLMChunk]: ...
 
     def chat_json(
@@ -108,18 +130,25 @@ class OllamaLLM:
         *,
         timeout_s: float = 120.0,
         status_timeout_s: float = 2.0,
+        num_ctx: int = 8192,
     ) -> None:
         self._host = host
         self._timeout_s = timeout_s
+        self._num_ctx = num_ctx
         self._client = ollama.Client(host=host, timeout=timeout_s)
         self._probe = ollama.Client(host=host, timeout=status_timeout_s)
+        self._profiles: dict[str, ModelProfile] = {}
+        self._profiles_lock = threading.Lock()
 
     @classmethod
-    def from_settings(cls, settings: Any, status_timeout_s: float = 2.0) -> OllamaLLM:
+    def from_settings(
+        cls, settings: Any, status_timeout_s: float = 2.0, num_ctx: int = 8192
+    ) -> OllamaLLM:
         return cls(
             settings.ollama_host,
             timeout_s=float(settings.ollama_timeout_s),
             status_timeout_s=status_timeout_s,
+            num_ctx=num_ctx,
         )
 
     @property
@@ -161,6 +190,37 @@ class OllamaLLM:
             resp = client.list()
         return sorted(m.model for m in resp.models if m.model)
 
+    # ---- what the model can do -----------------------------------------------------------
+    def show(self, model: str) -> ModelProfile:
+        """The model's profile from `/api/show`. Raises LLMError (ModelNotFoundError...)."""
+        with self._translate(model):
+            resp = self._probe.show(model)
+        return ModelProfile.from_show(model, resp.model_dump(by_alias=True))
+
+    def profile(self, model: str, refresh: bool = False) -> ModelProfile | None:
+        """`show(model)`, cached per model for the process (a model's facts do not change
+        under its name often; `refresh` re-reads them). None when the server cannot say."""
+        with self._profiles_lock:
+            cached = self._profiles.get(model)
+        if cached is not None and not refresh:
+            return cached
+        try:
+            prof = self.show(model)
+        except LLMError as e:
+            log.info("no profile for %s: %s", model, e)
+            return None
+        with self._profiles_lock:
+            self._profiles[model] = prof
+        return prof
+
+    def window(self, model: str) -> int:
+        return planned_window(self._num_ctx, self.profile(model))
+
+    def _options(self, model: str, options: dict[str, Any] | None) -> dict[str, Any]:
+        out = dict(options or {})
+        out.setdefault("num_ctx", self.window(model))
+        return out
+
     # ---- chat --------------------------------------------------------------------------
     def stream_chat(
         self,
@@ -168,25 +228,35 @@ class OllamaLLM:
         messages: Sequence[dict[str, Any]],
         tools: Sequence[dict[str, Any]] | None = None,
         options: dict[str, Any] | None = None,
+        think: bool | None = None,
     ) -> Iterator[LLMChunk]:
-        """Stream an answer. Content pieces come as they arrive; tool calls are collected and
-        yielded in the final chunk (done=True)."""
+        """Stream an answer. Thinking and content pieces come as they arrive; tool calls and
+        the server's report (done_reason, prompt_eval_count) come in the final chunk.
+        `think` is sent only to models that can think (others answer 400 to `think: true`)."""
         calls: list[ToolCall] = []
+        final = LLMChunk(done=True)
+        prof = self.profile(model)
         with self._translate(model):
             stream = self._client.chat(
                 model=model,
                 messages=list(messages),
                 tools=list(tools or []) or None,
                 stream=True,
-                options=options,
+                options=self._options(model, options),
+                think=think if prof is not None and prof.thinking else None,
             )
             for part in stream:
                 msg = part.message
                 for tc in msg.tool_calls or []:
                     calls.append(ToolCall(name=tc.function.name, arguments=tc.function.arguments))
-                if msg.content:
-                    yield LLMChunk(content=msg.content)
-        yield LLMChunk(tool_calls=calls, done=True)
+                if msg.thinking or msg.content:
+                    yield LLMChunk(content=msg.content or "", thinking=msg.thinking or "")
+                if part.done:
+                    final.done_reason = part.done_reason
+                    final.prompt_eval_count = part.prompt_eval_count
+                    final.eval_count = part.eval_count
+        final.tool_calls = calls
+        yield final
 
     def chat_json(
         self,
@@ -196,12 +266,24 @@ class OllamaLLM:
         options: dict[str, Any] | None = None,
     ) -> str:
         """One answer constrained to `schema` (Ollama structured outputs). Returns the raw text;
-        the caller validates it."""
+        the caller validates it. A thinking model runs with thinking off (its thoughts would be
+        neither JSON nor wanted); if it still put the JSON into `thinking` (some do when
+        `format` is set), that JSON is the answer, and any other thought is dropped."""
+        prof = self.profile(model)
         with self._translate(model):
             resp = self._client.chat(
-                model=model, messages=list(messages), format=schema, stream=False, options=options
+                model=model,
+                messages=list(messages),
+                format=schema,
+                stream=False,
+                options=self._options(model, options),
+                think=False if prof is not None and prof.thinking else None,
             )
-        return resp.message.content or ""
+        content = resp.message.content or ""
+        thought = (resp.message.thinking or "").strip()
+        if not content.strip() and thought.startswith("{"):
+            return thought
+        return content
 
     # ---- errors ------------------------------------------------------------------------
     def _translate(self, model: str | None) -> _Translate:

@@ -19,27 +19,28 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Generator, Iterable, Iterator
-from typing import Any, Literal
+from collections.abc import Iterable, Iterator
+from typing import Literal
 
 from ulid import ULID
 
+from agent.answering import CAP_NOTE, EMPTY_REPLY, NO_TOOLS_NOTE, Answerer, AnswerState
 from agent.background import BackgroundExtractor
+from agent.budget import MessageTooLongError
 from agent.config import AgentSettings
-from agent.errors import LLMError, LLMUnavailableError, ToolsNotSupportedError
+from agent.errors import LLMError, LLMUnavailableError
 from agent.extraction import LLMExtractor, extract_triggers, talks_about_user
 from agent.learning import LearningTracker, success_score, tool_sequence
 from agent.llm import LLM, OllamaLLM
+from agent.profile import ModelProfile
 from agent.prompt import (
-    MemoryBlock,
-    build_system_prompt,
     history_window,
     render_memory_block,
 )
 from agent.replies import memory_only_reply, recall_status
 from agent.summarising import LLMSummariser, SessionSummaries, SummaryWorker, dropped_before
 from agent.tools.memory_tools import MemoryToolkit
-from agent.tools.registry import ToolContext, Toolkit, ToolRegistry, result_for_model
+from agent.tools.registry import ToolContext, Toolkit, ToolRegistry
 from agent.tools.wellness import WellnessToolkit
 from agent.types import (
     ExtractionOutcome,
@@ -58,16 +59,7 @@ from memory.service import AgentMemory
 log = logging.getLogger(__name__)
 
 RECALL_TYPES = ("episodic", "semantic", "procedural", "short_term")
-CAP_NOTE = (
-    "The tool-call limit for this answer is reached. Answer now with the results you have, "
-    "and say briefly if something could not be looked up."
-)
-EMPTY_REPLY = "(The model returned an empty answer.)"
-NO_TOOLS_NOTE = (
-    "This model cannot call tools, so no live data can be looked up in this conversation. "
-    "Answer from the remembered data; for numbers about workouts, heart rate, sleep or weight, "
-    "say that they need a tool-capable model (for example qwen2.5:7b)."
-)
+__all__ = ["CAP_NOTE", "EMPTY_REPLY", "NO_TOOLS_NOTE", "RECALL_TYPES", "ChatAgent"]
 
 
 def _ms(t0: float) -> float:
@@ -97,7 +89,7 @@ class ChatAgent:
         self.config = agent_settings or AgentSettings()
         self.coordinator = coordinator
         self.llm: LLM = llm or OllamaLLM.from_settings(
-            settings, status_timeout_s=self.config.status_timeout_s
+            settings, status_timeout_s=self.config.status_timeout_s, num_ctx=self.config.num_ctx
         )
         self.writer = MemoryWriter(coordinator, dedup_threshold=self.config.dedup_threshold)
         if toolkits is None:
@@ -114,7 +106,9 @@ class ChatAgent:
         )
         self.summaries = SummaryWorker(summaries) if summaries is not None else None
         self._status: dict[str, LLMStatus] = {}
-        self._no_tools: set[str] = set()  # models that answered "does not support tools"
+        self.answerer = Answerer(
+            self.llm, self.registry, self.config, int(settings.memory_prompt_tokens)
+        )
         self._status_lock = threading.Lock()
 
     @property
@@ -204,7 +198,29 @@ class ChatAgent:
         unknown = types - set(RECALL_TYPES)
         if unknown:
             raise ValueError(f"Unknown recall types {sorted(unknown)}; use {RECALL_TYPES}.")
-        return self._turn(user_id, session_id, message, model or self.default_model, types)
+        model = model or self.default_model
+        refusal = self.message_fits(message, model)
+        if refusal is not None:
+            raise MessageTooLongError(refusal)
+        return self._turn(user_id, session_id, message, model, types)
+
+    # ---- the model ---------------------------------------------------------------------
+    def profile(self, model: str | None = None, refresh: bool = False) -> ModelProfile | None:
+        """What the model can do (context length, tools, thinking...); None when unknown."""
+        return self.llm.profile(model or self.default_model, refresh=refresh)
+
+    def window(self, model: str | None = None) -> int:
+        """The num_ctx the agent sends and plans for (AGENT_NUM_CTX, capped by the model)."""
+        return self.llm.window(model or self.default_model)
+
+    def message_fits(self, message: str, model: str | None = None) -> str | None:
+        """None when `message` can be sent to the model (memories and history are trimmed to
+        make room); else the refusal to show, the text kept for the user to shorten. Without
+        a reachable model there is no window to fit (memory-only mode answers)."""
+        model = model or self.default_model
+        if not self.status(model=model).ok:
+            return None
+        return self.answerer.message_fits(message, model)
 
     def _turn(
         self, user_id: str, session_id: str, message: str, model: str, types: set[str]
@@ -256,26 +272,32 @@ class ChatAgent:
                 )
         timings["triggers"] = _ms(t)
 
+        # What was recalled, as the memory-only reply and the result show it; a model turn
+        # refits the block and the history to the model's window before every request.
         block = render_memory_block(
             ctx, stored_now=stored, budget_tokens=int(self.settings.memory_prompt_tokens)
         )
-        window = history_window(
-            ctx.short_term, budget_tokens=self._history_budget(block), exclude_text=message
-        )
+        history = history_window(ctx.short_term, budget_tokens=1 << 30, exclude_text=message)
+        window = history
 
         # 5. answer
         t = time.perf_counter()
         records: list[ToolCallRecord] = []
-        parts: list[str] = []  # the model's text so far (kept if it fails mid-answer)
+        answer = AnswerState()
+        parts = answer.parts  # the model's text so far (kept if it fails mid-answer)
         hit_cap = llm_failed = False
         llm_error: LLMError | None = None
         reply = ""
         if mode == "llm":
             yield TurnEvent(kind="status", text="Thinking…", data={"stage": "answer"})
-            tctx = ToolContext(user_id=user_id, session_id=session_id)
+            tctx = ToolContext(
+                user_id=user_id,
+                session_id=session_id,
+                user_texts=[message, *(m.content for m in history if m.role == "user")],
+            )
             try:
-                reply, hit_cap = yield from self._answer(
-                    model, message, window, block, records, parts, tctx
+                reply, hit_cap = yield from self.answerer.answer(
+                    model, message, history, ctx, stored, records, answer, tctx, block.nonce
                 )
             except LLMError as e:
                 llm_failed = True
@@ -289,6 +311,8 @@ class ChatAgent:
                     text=f"Memory-only mode: {e}",
                     data={"stage": "answer", "mode": mode},
                 )
+            if answer.fit is not None:
+                block, window = answer.fit.block, answer.fit.window
             for m in tctx.stored:
                 stored.append(m)
         if mode == "memory-only":
@@ -359,6 +383,8 @@ class ChatAgent:
             recalled=ctx,
             memory_block=block.text,
             memory_block_tokens=block.tokens,
+            thinking="".join(answer.thinking),
+            window=answer.report,
             tools=records,
             stored=stored,
             timings_ms=timings,
@@ -389,111 +415,6 @@ class ChatAgent:
             log.warning("recall failed: %s", e)
             errors.append(f"recall failed: {e}")
             return MemoryContext(user_id=user_id, session_id=session_id, query=message)
-
-    def _history_budget(self, block: MemoryBlock) -> int:
-        return max(
-            0,
-            int(self.settings.context_window_tokens * self.settings.short_term_budget_ratio)
-            - block.tokens
-            - 1500,
-        )
-
-    def _answer(
-        self,
-        model: str,
-        message: str,
-        window: list[ChatMessage],
-        block: MemoryBlock,
-        records: list[ToolCallRecord],
-        parts: list[str],
-        tctx: ToolContext,
-    ) -> Generator[TurnEvent, None, tuple[str, bool]]:
-        """Stream the model's answer, running tools. Returns (reply, hit_cap) via StopIteration."""
-        system = build_system_prompt(block, tool_names=self.registry.names())
-        messages: list[dict[str, Any]] = [
-            {"role": "system", "content": system},
-            *({"role": m.role, "content": m.content} for m in window),
-            {"role": "user", "content": message},
-        ]
-        schemas = self.registry.schemas()
-        use_tools = bool(schemas) and model not in self._no_tools
-        if not use_tools and schemas:
-            messages.insert(1, {"role": "system", "content": NO_TOOLS_NOTE})
-        options = {"temperature": self.config.temperature}
-        cap = self.config.max_tool_iterations
-        for round_no in range(cap + 1):
-            final_round = round_no == cap
-            if final_round:
-                messages.append({"role": "system", "content": CAP_NOTE})
-            content = ""
-            calls = []
-            try:
-                for chunk in self.llm.stream_chat(
-                    model,
-                    messages,
-                    tools=schemas if use_tools and not final_round else None,
-                    options=options,
-                ):
-                    if chunk.content:
-                        content += chunk.content
-                        parts.append(chunk.content)
-                        yield TurnEvent(kind="token", text=chunk.content)
-                    if chunk.done:
-                        calls = chunk.tool_calls
-            except ToolsNotSupportedError:
-                if not use_tools or content:
-                    raise
-                # A model without tool support (e.g. gemma): answer from memory alone.
-                log.info("model %s does not support tools; answering without them", model)
-                self._no_tools.add(model)
-                use_tools = False
-                messages.insert(1, {"role": "system", "content": NO_TOOLS_NOTE})
-                yield TurnEvent(
-                    kind="status",
-                    text=f"{model} cannot call tools: answering from memory only",
-                    data={"stage": "answer", "tools": False},
-                )
-                for chunk in self.llm.stream_chat(model, messages, tools=None, options=options):
-                    if chunk.content:
-                        content += chunk.content
-                        parts.append(chunk.content)
-                        yield TurnEvent(kind="token", text=chunk.content)
-                calls = []
-            if not calls or final_round:
-                break
-            messages.append(
-                {
-                    "role": "assistant",
-                    "content": content,
-                    "tool_calls": [
-                        {
-                            "function": {
-                                "name": c.name,
-                                "arguments": c.arguments if isinstance(c.arguments, dict) else {},
-                            }
-                        }
-                        for c in calls
-                    ],
-                }
-            )
-            for call in calls:
-                yield TurnEvent(
-                    kind="tool_start",
-                    text=call.name,
-                    data={"name": call.name, "arguments": call.arguments},
-                )
-                n_stored = len(tctx.stored)
-                rec = self.registry.execute(call.name, call.arguments, tctx)
-                records.append(rec)
-                yield TurnEvent(kind="tool_end", text=call.name, data={"record": rec})
-                for m in tctx.stored[n_stored:]:
-                    yield TurnEvent(kind="stored", text=m.text, data={"memory": m})
-                messages.append(
-                    {"role": "tool", "content": result_for_model(rec), "tool_name": call.name}
-                )
-        hit_cap = len(records) > 0 and round_no == cap
-        reply = "".join(parts).strip()
-        return reply or EMPTY_REPLY, hit_cap
 
     def _queue_extraction(
         self,

@@ -175,25 +175,45 @@ def render_memory_block(
 
     head, tail = f"<<<MEMORY {nonce}>>>", f"<<<END MEMORY {nonce}>>>"
     total = sum(len(lines) for _, lines in sections)
-    # Room for the fence and the "omitted" note, so the whole block stays within the budget.
-    used = estimate_tokens(head) + estimate_tokens(tail) + estimate_tokens(_omitted(total))
-    out: list[str] = [head]
-    kept = omitted = 0
+    # Room for the fence and the notes, so the whole block stays within the budget; each line
+    # is counted with its line break (a token of its own for the model).
+    used = sum(
+        estimate_tokens(t + "\n") for t in (head, tail, _omitted(total), NO_MEMORY_NOTE)
+    )
+    chosen: list[tuple[str, list[str]]] = []
+    omitted = 0
     for title, lines in sections:
-        title_cost = estimate_tokens(title)
+        title_cost = estimate_tokens(title + "\n")
         section_out: list[str] = []
         for line in lines:
-            cost = estimate_tokens(line)
+            cost = estimate_tokens(line + "\n")
             if used + title_cost + cost > budget_tokens:
                 omitted += 1
                 continue
             section_out.append(line)
             used += cost
         if section_out:
-            out.append(title)
-            out.extend(section_out)
+            chosen.append((title, section_out))
             used += title_cost
-            kept += len(section_out)
+    block = _assemble(head, tail, chosen, omitted, nonce)
+    while block.tokens > budget_tokens and chosen:  # rounding: drop the lowest-ranked line
+        title, lines_ = chosen[-1]
+        chosen[-1] = (title, lines_[:-1])
+        if not chosen[-1][1]:
+            chosen.pop()
+        omitted += 1
+        block = _assemble(head, tail, chosen, omitted, nonce)
+    return block
+
+
+def _assemble(
+    head: str, tail: str, chosen: list[tuple[str, list[str]]], omitted: int, nonce: str
+) -> MemoryBlock:
+    out = [head]
+    for title, lines in chosen:
+        out.append(title)
+        out.extend(lines)
+    kept = sum(len(lines) for _, lines in chosen)
     if kept == 0:
         out.append(NO_MEMORY_NOTE)
     if omitted:
@@ -209,12 +229,17 @@ def _omitted(n: int) -> str:
     return f"({n} more memories omitted to fit the token budget)"
 
 
-def build_system_prompt(block: MemoryBlock, *, tool_names: Sequence[str] = ()) -> str:
-    parts = [SYSTEM_RULES.format(nonce=block.nonce)]
+def system_rules(nonce: str, *, tool_names: Sequence[str] = ()) -> str:
+    """The system prompt up to the memory block (what `build_system_prompt` puts before it)."""
+    parts = [SYSTEM_RULES.format(nonce=nonce)]
     if tool_names:
         parts.append("Tools available: " + ", ".join(tool_names) + ".")
-    parts.append("Remembered data follows.\n" + block.text)
+    parts.append("Remembered data follows.")
     return "\n\n".join(parts)
+
+
+def build_system_prompt(block: MemoryBlock, *, tool_names: Sequence[str] = ()) -> str:
+    return system_rules(block.nonce, tool_names=tool_names) + "\n" + block.text
 
 
 def history_messages(

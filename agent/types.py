@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 from memory.models import MemoryContext
 
 __all__ = [
+    "BudgetSplit",
     "ExtractionOutcome",
     "LLMStatus",
     "StoredMemory",
@@ -40,6 +41,58 @@ class LLMStatus(BaseModel):
     @property
     def ok(self) -> bool:
         return self.reachable and self.model_available
+
+
+#: The chat template's own tokens around the messages (BOS, the open assistant turn).
+TEMPLATE_TOKENS = 16
+
+
+class BudgetSplit(BaseModel):
+    """Where the window of one request went, in estimated tokens (shown in the details)."""
+
+    num_ctx: int = Field(description="The window sent as options.num_ctx")
+    rules: int = Field(default=0, description="System rules and notes, without the memories")
+    tools: int = Field(default=0, description="Tool schemas as the template renders them")
+    memories: int = Field(default=0, description="The fenced memory block")
+    history: int = Field(default=0, description="Earlier messages of the conversation")
+    message: int = Field(default=0, description="The user's message")
+    tool_results: int = Field(default=0, description="This turn's tool calls and results")
+    reply: int = Field(default=0, description="Kept free for the answer (num_predict)")
+    history_kept: int = 0
+    history_dropped: int = Field(default=0, description="Older messages left out to fit")
+    memories_omitted: int = Field(default=0, description="Recalled memories left out to fit")
+
+    @property
+    def prompt(self) -> int:
+        return (
+            self.rules
+            + self.tools
+            + self.memories
+            + self.history
+            + self.message
+            + self.tool_results
+            + TEMPLATE_TOKENS
+        )
+
+    @property
+    def free(self) -> int:
+        return self.num_ctx - self.prompt - self.reply
+
+
+class WindowReport(BaseModel):
+    """What the agent planned for one turn's model requests, and what the server reported."""
+
+    split: BudgetSplit | None = Field(default=None, description="The last request's budget")
+    rounds: int = 0
+    prompt_eval_count: int | None = Field(
+        default=None,
+        description="Prompt tokens the server counted (last request); None if it did not say",
+    )
+    done_reason: str | None = None
+    notes: list[str] = Field(
+        default_factory=list,
+        description="What the model may not have seen, or why the answer stopped",
+    )
 
 
 class ToolCallRecord(BaseModel):
@@ -78,12 +131,15 @@ class TurnEvent(BaseModel):
     recall    summary of what was found  {"context": MemoryContext, "block": str}
     tool_start tool name                 {"name", "arguments"}
     tool_end  tool name                  {"record": ToolCallRecord}
+    thinking  a piece of the thoughts    {}   (thinking models; never stored)
     token     a piece of the reply       {}
     stored    memory text                {"memory": StoredMemory}
     done      the full reply             {"result": TurnResult}
     """
 
-    kind: Literal["status", "recall", "tool_start", "tool_end", "token", "stored", "done"]
+    kind: Literal[
+        "status", "recall", "tool_start", "tool_end", "thinking", "token", "stored", "done"
+    ]
     text: str = ""
     data: dict[str, Any] = Field(default_factory=dict)
 
@@ -117,6 +173,12 @@ class TurnResult(BaseModel):
     error: str | None = None
     saved: bool = Field(
         default=True, description="False when the exchange could not be stored (say so)"
+    )
+    thinking: str = Field(
+        default="", description="A thinking model's thoughts: shown folded, never stored"
+    )
+    window: WindowReport = Field(
+        default_factory=WindowReport, description="The context budget and what the model saw"
     )
 
 

@@ -49,8 +49,12 @@ class Settings(BaseSettings):
     ollama_host: str = Field(default="http://127.0.0.1:11434")
     ollama_model: str = Field(default="qwen2.5:7b")
     ollama_timeout_s: float = Field(default=120.0, gt=0)
-    context_window_tokens: int = Field(default=24_000, gt=0)
-    short_term_budget_ratio: float = Field(default=0.8, gt=0, le=1)
+    short_term_recall_tokens: int = Field(
+        default=6_000,
+        gt=0,
+        description="Most recent conversation recall returns, in estimated tokens; the agent "
+        "then fits it, with everything else, into the model's window (AGENT_NUM_CTX).",
+    )
     memory_prompt_tokens: int = Field(
         default=1_500, gt=0, description="Token budget of the recalled-memory block in prompts."
     )

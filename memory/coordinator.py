@@ -136,7 +136,7 @@ class MemoryCoordinator:
             ),
             self.metrics_recorder,
             self.bookkeeping,
-            int(settings.context_window_tokens * settings.short_term_budget_ratio),
+            int(settings.short_term_recall_tokens),
             self.identity,
         )
         if load_knowledge:
@@ -165,6 +165,12 @@ class MemoryCoordinator:
     def count_event(self, name: str) -> None:
         """Count an event (e.g. an extraction outcome) for the Stats page; buffered."""
         self.metrics_recorder.count(name)
+
+    def text_similarity(self, a: str, b: str) -> float:
+        """Cosine of two texts' embeddings (unit vectors, so the dot product)."""
+        va = self.embedder.embed(check_text(a, "Text"))
+        vb = self.embedder.embed(check_text(b, "Text"))
+        return float(np.dot(va, vb))
 
     def latency_samples(self, since_ms: int = 0, limit: int | None = None) -> list[dict[str, Any]]:
         """Latency samples of memory operations (Stats page), oldest first."""

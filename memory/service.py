@@ -173,6 +173,11 @@ class AgentMemory(Protocol):
         """Count an event for the Stats page (buffered; never fails the caller)."""
         ...
 
+    def text_similarity(self, a: str, b: str) -> float:
+        """Cosine of the two texts' embeddings (the store's embedder, cached): how close in
+        meaning, e.g. a model-made memory and what the user said."""
+        ...
+
 
 class MemoryService(AgentMemory, Protocol):
     """Everything the UI uses on top of the agent's part: the editor, users and sessions,

@@ -1,23 +1,68 @@
 """Token counting for context budgets.
 
-The chat models (Qwen 2.5, Llama 3...) ship their tokenizers with Ollama, not here, so counts are
-a documented estimate: ceil(characters / 4) per text plus 4 tokens of chat-template overhead per
-message. English prose averages ~4 characters per token on these BPE vocabularies; the estimate
-errs high on code and numbers-heavy text, which keeps budgets safe.
+The chat models (Qwen, Llama, Gemma...) ship their tokenizers inside Ollama, not here, so counts
+are an estimate built to err HIGH on every kind of text, because a budget that undercounts makes
+Ollama cut the prompt silently (see docs/agent.md, "Context budget"):
+
+- an English word (ASCII letters) costs 1 per 6 letters begun (~1 token each in the 100k-150k
+  vocabularies; a long or rare word a few), a very long one (> 12 letters) 1 per 3;
+- every digit costs 1 (Qwen splits numbers into single digits; Llama groups up to three);
+- ids, hashes, URL paths and base64 (letters mixed with digits or changing case inside a word)
+  cost 1 per character: tokenizers have few merges for random strings;
+- every other ASCII character (punctuation, JSON syntax, a line break) costs 1, though BPE often
+  merges `":` or `},` into one;
+- a non-ASCII character costs its UTF-8 length in bytes (2-4): byte-level BPE never spends more
+  than one token per byte, so accents, CJK and emoji are bounded even where a
+  characters/4 rule would count a tenth of them;
+- spaces are free (they ride on the next word's token);
+
+then `SAFETY` on top, and `MESSAGE_OVERHEAD` per chat message for the template's role markers
+(`<|im_start|>user\\n ... <|im_end|>\\n` is 5 tokens in ChatML). `tests/unit/test_memory_text.py`
+checks the estimate against a real tokenizer on prose, JSON, numbers, emoji and CJK.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from typing import Protocol, TypeVar
 
-CHARS_PER_TOKEN = 4.0
-MESSAGE_OVERHEAD = 4
+#: Multiplier over the per-piece count: headroom for words a tokenizer splits more finely.
+SAFETY = 1.1
+MESSAGE_OVERHEAD = 6
+
+_PIECES = re.compile(r"[A-Za-z0-9]+|[ \t]+|.", re.DOTALL)
+_CASE_CHANGE = re.compile(r"[a-z][A-Z]")
+
+
+def _word_tokens(word: str) -> int:
+    digits = sum(c.isdigit() for c in word)
+    letters = len(word) - digits
+    if digits and letters or _CASE_CHANGE.search(word):  # an id, a hash, a URL path
+        return len(word)
+    if digits:
+        return digits
+    return (letters + 2) // 3 if letters > 12 else 1 + (letters - 1) // 6
+
+
+def _raw_tokens(text: str) -> int:
+    n = 0
+    for piece in _PIECES.findall(text):
+        c = piece[0]
+        if c.isascii() and c.isalnum():
+            n += _word_tokens(piece)
+        elif c in " \t":
+            continue
+        elif c.isascii():
+            n += 1
+        else:
+            n += len(c.encode("utf-8", "surrogatepass"))
+    return n
 
 
 def estimate_tokens(text: str) -> int:
-    return math.ceil(len(text) / CHARS_PER_TOKEN) if text else 0
+    return math.ceil(_raw_tokens(text) * SAFETY) if text else 0
 
 
 def message_tokens(content: str) -> int:
@@ -51,6 +96,14 @@ def truncate_to_tokens(text: str, budget: int) -> str:
     """Cut `text` to at most `budget` estimated tokens, at a word boundary, marking the cut."""
     if estimate_tokens(text) <= budget:
         return text
-    limit = max(0, int(budget * CHARS_PER_TOKEN) - 2)
-    cut = text[:limit].rsplit(" ", 1)[0]
-    return cut + " …"
+    lo, hi = 0, len(text)
+    while lo < hi:  # the longest prefix (plus the mark) within the budget
+        mid = (lo + hi + 1) // 2
+        if estimate_tokens(text[:mid] + " …") <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    cut = text[:lo]
+    if " " in cut:
+        cut = cut.rsplit(" ", 1)[0]
+    return cut + " …" if cut else ""

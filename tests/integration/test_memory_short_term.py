@@ -27,8 +27,7 @@ def small(
         settings.model_copy(
             update={
                 "short_term_max_messages": 5,
-                "context_window_tokens": 100,
-                "short_term_budget_ratio": 0.8,
+                "short_term_recall_tokens": 80,
                 "short_term_ttl_s": 600,
             }
         ),

@@ -96,7 +96,8 @@ def test_the_fake_can_be_scripted_over_http_from_another_process(fake_ollama: Fa
     chunks = list(llm.stream_chat("qwen2.5:7b", [{"role": "user", "content": "hi"}]))
     assert "".join(c.content for c in chunks) == "Scripted over HTTP."
     recorded = httpx.get(f"{fake_ollama.url}/_fake/requests").json()
-    assert [r["path"] for r in recorded] == ["/api/tags", "/api/chat"]
+    # the model's profile (its context length) is read once, before its first request
+    assert [r["path"] for r in recorded] == ["/api/tags", "/api/show", "/api/chat"]
     assert recorded[-1]["body"]["messages"][0]["content"] == "hi"
 
 

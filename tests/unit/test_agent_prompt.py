@@ -110,7 +110,7 @@ def test_the_block_shows_every_memory_type_with_its_band_and_date() -> None:
     assert "omitted" not in text
 
 
-@pytest.mark.parametrize("budget", [60, 90, 150])
+@pytest.mark.parametrize("budget", [70, 100, 160])
 def test_the_whole_block_fits_the_budget_and_says_what_was_left_out(budget: int) -> None:
     full = render_memory_block(_full_context(n_episodic=6), budget_tokens=10_000)
     block = render_memory_block(_full_context(n_episodic=6), budget_tokens=budget)

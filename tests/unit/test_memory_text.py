@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from memory.keys import Keys
@@ -51,19 +53,45 @@ def test_query_terms_are_capped() -> None:
 
 
 # --- token estimate ---------------------------------------------------------------------
-def test_token_estimate_is_a_quarter_of_the_characters_rounded_up() -> None:
+def test_token_estimate_counts_words_digits_symbols_and_bytes() -> None:
     assert estimate_tokens("") == 0
-    assert estimate_tokens("abcd") == 1
-    assert estimate_tokens("abcde") == 2
-    assert message_tokens("abcd") == 1 + MESSAGE_OVERHEAD
+    assert estimate_tokens("abcd") == 2  # 1 x SAFETY, rounded up
+    assert estimate_tokens("abcdef ghijklm") == 4  # a token per 6 letters begun; no spaces
+    assert estimate_tokens("2026") == 5  # a token per digit (Qwen), x 1.1
+    assert estimate_tokens('{"a":1}') == 8  # JSON syntax: a token per character
+    assert estimate_tokens("é") == 3  # non-ASCII: its UTF-8 bytes (2), x 1.1
+    assert estimate_tokens("🏃") == 5  # 4 bytes
+    assert message_tokens("abcd") == 2 + MESSAGE_OVERHEAD
+
+
+# Text a characters/4 rule undercounts: JSON, numbers, emoji, CJK, code, ids.
+HARD_TEXTS = [
+    "I prefer morning runs before work, usually 5-6 km at an easy pace.",
+    json.dumps({"metric": "steps", "days": 7, "values": [10234, 9876, 12001, 8450]}),
+    "Resting HR 58 bpm on 2026-11-20 at 06:30; weight 71.4 kg; 10,000 steps; 3x400m @ 1:32.",
+    "Great run today 🏃‍♀️🔥💪 new PB!!! 🎉🎉",
+    "我喜欢早上跑步，每周三次。今天跑了十公里。",
+    "日本語のテキストと English mixed 텍스트 ✓",
+    "def f(x):\n    return {k: v for k, v in x.items() if v}  # comment",
+    "api_key=sk-3f9a0c1e7b2d4a6f8e0c1b3d5f7a9c2e, id 01JD6T2ZQ8M4X7K9P3R5V1W0YB",
+    "Ça va? Größe, naïve café, façade — “quotes” … ‘and’ «more»",
+    "<<<MEMORY 3f9a0c1e>>>\n- [episodic/preference] \"I prefer tea\" (relevance: high)",
+]
+
+
+@pytest.mark.parametrize("text", HARD_TEXTS)
+def test_the_estimate_is_not_below_a_real_tokenizer(text: str) -> None:
+    from tests.fakes.fake_ollama import count_tokens
+
+    assert estimate_tokens(text) >= count_tokens(text)
 
 
 def test_truncate_cuts_at_a_word_and_marks_the_cut() -> None:
     text = "one two three four five six seven eight nine ten"
     assert truncate_to_tokens(text, 100) == text
-    cut = truncate_to_tokens(text, 4)
+    cut = truncate_to_tokens(text, 8)
     assert cut.endswith(" …")
-    assert estimate_tokens(cut) <= 4
+    assert estimate_tokens(cut) <= 8
     assert text.startswith(cut[:-2])
 
 
@@ -81,10 +109,11 @@ def messages(n: int, chars: int = 36) -> list[ChatMessage]:
 
 
 def test_within_budget_keeps_the_newest_in_order_and_drops_the_oldest() -> None:
-    msgs = messages(10)  # 9 + 4 = 13 tokens each
-    kept = ShortTermStore.within_budget(msgs, 13 * 4 + 5)
+    msgs = messages(10)
+    cost = message_tokens(msgs[0].content)  # the same for each
+    kept = ShortTermStore.within_budget(msgs, cost * 4 + 5)
     assert [m.id for m in kept] == ["6", "7", "8", "9"]
-    assert sum(message_tokens(m.content) for m in kept) <= 13 * 4 + 5
+    assert sum(message_tokens(m.content) for m in kept) <= cost * 4 + 5
 
 
 def test_within_budget_keeps_all_when_they_fit_and_none_when_nothing_fits() -> None:

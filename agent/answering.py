@@ -1,0 +1,367 @@
+"""One turn's model rounds: the prompt fitted to the window, the answer streamed, tools run.
+
+    Answerer.message_fits(message, model)   None, or why the message cannot be sent at all
+    Answerer.answer(...)                    TurnEvents; returns (reply, hit_cap)
+
+Before every request the prompt is planned again with `agent.budget` (this turn's tool results
+take room as they come), so Ollama never has to cut it. What differs between models is read
+from their profile, not assumed:
+
+- a model without the `tools` capability is offered no tools (and one that answers "does not
+  support tools" anyway is not offered them again);
+- a thinking model thinks when AGENT_THINK allows; its thoughts stream as `thinking` events and
+  are kept apart from the reply (shown folded, never stored, replayed or summarised);
+- a tool call written as text (small models do that) is held back while it streams, and run
+  like a native call when it names an offered tool with valid arguments; otherwise it is shown
+  as the answer it then is.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Generator, Iterable
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+from agent.budget import ContextFullError, Fit, MessageTooLongError, fit_request
+from agent.config import AgentSettings
+from agent.errors import ToolsNotSupportedError
+from agent.llm import LLM, LLMChunk, ToolCall
+from agent.profile import ModelProfile
+from agent.prompt import render_memory_block, system_rules
+from agent.tools.registry import ToolContext, ToolRegistry, result_for_model
+from agent.tools.text_calls import TextCallFilter, parse_text_tool_calls
+from agent.types import StoredMemory, ToolCallRecord, TurnEvent, WindowReport
+from memory.models import ChatMessage, MemoryContext
+from memory.tokens import truncate_to_tokens
+
+log = logging.getLogger(__name__)
+
+CAP_NOTE = (
+    "The tool-call limit for this answer is reached. Answer now with the results you have, "
+    "and say briefly if something could not be looked up."
+)
+EMPTY_REPLY = "(The model returned an empty answer.)"
+NO_TOOLS_NOTE = (
+    "This model cannot call tools, so no live data can be looked up in this conversation. "
+    "Answer from the remembered data; for numbers about workouts, heart rate, sleep or weight, "
+    "say that they need a tool-capable model (for example qwen2.5:7b)."
+)
+
+
+@dataclass
+class AnswerState:
+    """What one turn's model rounds produced, besides the reply's return value."""
+
+    parts: list[str] = field(default_factory=list)  # the reply as shown, piece by piece
+    thinking: list[str] = field(default_factory=list)  # thoughts: shown folded, never stored
+    fit: Fit | None = None  # the last request's plan (its block and history window)
+    report: WindowReport = field(default_factory=WindowReport)
+
+
+def _shrink_exchange(exchange: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Tool results cut to a few hundred tokens each, so an answer from them still fits."""
+    out = []
+    for m in exchange:
+        if m.get("role") == "tool":
+            m = {**m, "content": truncate_to_tokens(str(m.get("content") or ""), 300)}
+        out.append(m)
+    return out
+
+
+class Answerer:
+    """The model side of a turn. Thread-safe: one instance serves every user and session."""
+
+    def __init__(
+        self, llm: LLM, registry: ToolRegistry, config: AgentSettings, memory_prompt_tokens: int
+    ) -> None:
+        self.llm = llm
+        self.registry = registry
+        self.config = config
+        self.memory_prompt_tokens = memory_prompt_tokens
+        self._no_tools: set[str] = set()  # models that answered "does not support tools"
+
+    def thinks(self, profile: ModelProfile | None) -> bool:
+        return self.config.think and profile is not None and profile.thinking
+
+    def offers_tools(self, model: str, profile: ModelProfile | None) -> bool:
+        known_without = profile is not None and not profile.tools
+        return len(self.registry) > 0 and model not in self._no_tools and not known_without
+
+    def reply_reserve(self, profile: ModelProfile | None) -> int:
+        return self.config.reply_tokens + (self.config.think_tokens if self.thinks(profile) else 0)
+
+    def message_fits(self, message: str, model: str) -> str | None:
+        """None when `message` fits the model's window with the rules and tools (memories and
+        history are trimmed to make room); else the refusal to show."""
+        profile = self.llm.profile(model)
+        offered = self.offers_tools(model, profile)
+        try:
+            self._fit(
+                model,
+                profile,
+                message,
+                [],
+                [],
+                MemoryContext(user_id="_", session_id="_", query=message),
+                (),
+                offered,
+                nonce="0" * 8,
+            )
+        except MessageTooLongError as e:
+            return str(e)
+        return None
+
+    def _fit(
+        self,
+        model: str,
+        profile: ModelProfile | None,
+        message: str,
+        history: list[ChatMessage],
+        exchange: list[dict[str, Any]],
+        ctx: MemoryContext,
+        stored: Iterable[StoredMemory],
+        offered: bool,
+        *,
+        nonce: str,
+    ) -> Fit:
+        stored_now = list(stored)
+        return fit_request(
+            num_ctx=self.llm.window(model),
+            reply_reserve=self.reply_reserve(profile),
+            memory_cap=self.memory_prompt_tokens,
+            system_messages=self._system_texts(nonce, offered),
+            tool_schemas=self.registry.schemas() if offered else [],
+            message=message,
+            exchange=exchange,
+            history=history,
+            render_block=lambda budget: render_memory_block(
+                ctx, stored_now=stored_now, budget_tokens=budget, nonce=nonce
+            ),
+        )
+
+    def _system_texts(self, nonce: str, offered: bool) -> list[str]:
+        """The system messages of a chat request, the memory block left out (it follows the
+        first one)."""
+        if offered:
+            return [system_rules(nonce, tool_names=self.registry.names())]
+        texts = [system_rules(nonce)]
+        if len(self.registry):
+            texts.append(NO_TOOLS_NOTE)
+        return texts
+
+    def answer(
+        self,
+        model: str,
+        message: str,
+        history: list[ChatMessage],
+        ctx: MemoryContext,
+        stored: list[StoredMemory],
+        records: list[ToolCallRecord],
+        answer: AnswerState,
+        tctx: ToolContext,
+        nonce: str,
+    ) -> Generator[TurnEvent, None, tuple[str, bool]]:
+        """Stream the model's answer, running tools. Before every request the prompt is
+        refitted to the window (the tool results of this turn take room). Returns
+        (reply, hit_cap) via StopIteration; thoughts, the fit and the report land in `answer`."""
+        profile = self.llm.profile(model)
+        use_tools = self.offers_tools(model, profile)
+        if len(self.registry) and not use_tools:
+            yield TurnEvent(
+                kind="status",
+                text=f"{model} cannot call tools: answering from memory only",
+                data={"stage": "answer", "tools": False},
+            )
+        think = self.thinks(profile)
+        exchange: list[dict[str, Any]] = []  # this turn's tool calls, results and notes
+        report = answer.report
+        cap = self.config.max_tool_iterations
+        round_no = 0
+        for round_no in range(cap + 1):
+            final_round = round_no == cap
+            if final_round:
+                exchange.append({"role": "system", "content": CAP_NOTE})
+            try:
+                fit = self._fit(
+                    model, profile, message, history, exchange, ctx, stored, use_tools, nonce=nonce
+                )
+            except ContextFullError:
+                # The tool results filled the window: answer from them without more tools.
+                report.notes.append(
+                    "This turn's tool results filled the model's window: it answered without "
+                    "more tool calls."
+                )
+                exchange = _shrink_exchange(exchange)
+                try:
+                    fit = self._fit(
+                        model, profile, message, [], exchange, ctx, stored, False, nonce=nonce
+                    )
+                except ContextFullError:  # even cut down: keep only the note to answer now
+                    exchange = [{"role": "system", "content": CAP_NOTE}]
+                    fit = self._fit(
+                        model, profile, message, [], exchange, ctx, stored, False, nonce=nonce
+                    )
+                final_round = True
+            answer.fit = fit
+            report.split = fit.split
+            report.rounds = round_no + 1
+            messages = self._request_messages(fit, message, exchange, use_tools and not final_round)
+            options = {
+                "temperature": self.config.temperature,
+                "num_ctx": fit.split.num_ctx,
+                "num_predict": fit.split.reply,
+            }
+            offered = self.registry.schemas() if use_tools and not final_round else None
+            try:
+                content, calls, done = yield from self._stream_round(
+                    model, messages, offered, options, think, answer
+                )
+            except ToolsNotSupportedError:
+                if not use_tools or "".join(answer.parts):
+                    raise
+                # A model without tool support (e.g. gemma): answer from memory alone.
+                log.info("model %s does not support tools; answering without them", model)
+                self._no_tools.add(model)
+                use_tools = False
+                yield TurnEvent(
+                    kind="status",
+                    text=f"{model} cannot call tools: answering from memory only",
+                    data={"stage": "answer", "tools": False},
+                )
+                fit = self._fit(
+                    model, profile, message, history, exchange, ctx, stored, False, nonce=nonce
+                )
+                answer.fit = fit
+                report.split = fit.split
+                messages = self._request_messages(fit, message, exchange, False)
+                content, calls, done = yield from self._stream_round(
+                    model, messages, None, options, think, answer
+                )
+            self._note_report(report, fit, done)
+            if not calls or final_round:
+                break
+            exchange.append(
+                {
+                    "role": "assistant",
+                    "content": content,
+                    "tool_calls": [
+                        {
+                            "function": {
+                                "name": c.name,
+                                "arguments": c.arguments if isinstance(c.arguments, dict) else {},
+                            }
+                        }
+                        for c in calls
+                    ],
+                }
+            )
+            for call in calls:
+                yield TurnEvent(
+                    kind="tool_start",
+                    text=call.name,
+                    data={"name": call.name, "arguments": call.arguments},
+                )
+                n_stored = len(tctx.stored)
+                rec = self.registry.execute(call.name, call.arguments, tctx)
+                records.append(rec)
+                yield TurnEvent(kind="tool_end", text=call.name, data={"record": rec})
+                for m in tctx.stored[n_stored:]:
+                    yield TurnEvent(kind="stored", text=m.text, data={"memory": m})
+                exchange.append(
+                    {"role": "tool", "content": result_for_model(rec), "tool_name": call.name}
+                )
+        hit_cap = len(records) > 0 and round_no == cap
+        reply = "".join(answer.parts).strip()
+        return reply or EMPTY_REPLY, hit_cap
+
+    def _request_messages(
+        self, fit: Fit, message: str, exchange: list[dict[str, Any]], offered: bool
+    ) -> list[dict[str, Any]]:
+        texts = self._system_texts(fit.block.nonce, offered)
+        texts[0] = texts[0] + "\n" + fit.block.text
+        return [
+            *({"role": "system", "content": t} for t in texts),
+            *({"role": m.role, "content": m.content} for m in fit.window),
+            {"role": "user", "content": message},
+            *exchange,
+        ]
+
+    def _stream_round(
+        self,
+        model: str,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        options: dict[str, Any],
+        think: bool,
+        answer: AnswerState,
+    ) -> Generator[TurnEvent, None, tuple[str, list[ToolCall], LLMChunk]]:
+        """One model request. Content streams as tokens, except what may be a tool call
+        written as text (small models do that): it is held until the answer ends, then run as a
+        call when it names an offered tool with valid arguments, or shown as it was."""
+        content = ""
+        calls: list[ToolCall] = []
+        done = LLMChunk(done=True)
+        held = TextCallFilter() if tools else None
+        for chunk in self.llm.stream_chat(
+            model, messages, tools=tools, options=options, think=think
+        ):
+            if chunk.thinking:
+                answer.thinking.append(chunk.thinking)
+                yield TurnEvent(kind="thinking", text=chunk.thinking)
+            if chunk.content:
+                content += chunk.content
+                shown = held.feed(chunk.content) if held is not None else chunk.content
+                if shown:
+                    answer.parts.append(shown)
+                    yield TurnEvent(kind="token", text=shown)
+            if chunk.done:
+                calls, done = list(chunk.tool_calls), chunk
+        if held is not None:
+            rest = held.finish()  # what was held back: a call written as text, or not
+            parsed = None if calls or not rest else parse_text_tool_calls(rest, self._validators())
+            if parsed is not None and parsed.calls:
+                calls = list(parsed.calls)
+                log.info("model %s wrote %d tool call(s) as text", model, len(calls))
+                yield TurnEvent(
+                    kind="status",
+                    text=f"{model} wrote a tool call as text: running it",
+                    data={"stage": "answer", "text_tool_calls": len(calls)},
+                )
+                # The call's text is not an answer: only the prose around it is shown.
+                shown_before = content[: len(content) - len(rest)]
+                content = (shown_before + parsed.prose).strip()
+                if parsed.prose:
+                    answer.parts.append(parsed.prose)
+                    yield TurnEvent(kind="token", text=parsed.prose)
+            elif rest:
+                answer.parts.append(rest)
+                yield TurnEvent(kind="token", text=rest)
+        return content, calls, done
+
+    def _validators(self) -> dict[str, Callable[[Any], Any]]:
+        return {name: partial(self.registry.validate, name) for name in self.registry.names()}
+
+    @staticmethod
+    def _note_report(report: WindowReport, fit: Fit, done: LLMChunk) -> None:
+        """What the server said about the request, against what was planned."""
+        report.done_reason = done.done_reason
+        report.prompt_eval_count = done.prompt_eval_count
+        planned = fit.split.prompt
+        count = done.prompt_eval_count
+        if done.done_reason == "length":
+            report.notes.append(
+                f"The answer stopped at the token limit ({fit.split.reply:,} tokens kept for it "
+                f"in a {fit.split.num_ctx:,}-token window): it may be cut short."
+            )
+        if count is not None and count >= fit.split.num_ctx - 4:
+            report.notes.append(
+                f"The server counted {count:,} prompt tokens, the whole window: Ollama may have "
+                "cut the prompt, so the model may not have seen all of it."
+            )
+        elif count is not None and count > planned:
+            report.notes.append(
+                f"The server counted {count:,} prompt tokens, more than the {planned:,} planned: "
+                "the token estimate fell short for this text."
+            )

@@ -1,0 +1,129 @@
+"""One context budget per request: everything the model must read fits the window it is sent.
+
+Ollama never says when a prompt did not fit: it drops the oldest messages, then cuts the start
+of the prompt (where the memory block is), and the reply shares the same window. So the agent
+plans each chat request itself, before every model round of a turn:
+
+    window (num_ctx)  =  rules + tool schemas + memory block + history + the user's message
+                         + this turn's tool calls and results + a reserve for the reply
+
+counted with `memory.tokens` (an estimate built to err high) plus what the chat template adds.
+What does not fit is trimmed here, never by the server: the memory block takes at most
+`MEMORY_SHARE` of the room left for the conversation (and never more than MEMORY_PROMPT_TOKENS),
+a long message eats the history first (oldest messages first), then the lowest-ranked memories
+(whole lines). A message that cannot fit even alone is refused before anything is sent.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agent.prompt import MemoryBlock
+from agent.types import TEMPLATE_TOKENS, BudgetSplit
+from memory.errors import InvalidInputError
+from memory.models import ChatMessage
+from memory.tokens import estimate_tokens, message_tokens, newest_within_budget
+
+#: What a template wraps around tool schemas (qwen2.5's "# Tools ... <tools></tools> ... return
+#: a json object within <tool_call></tool_call>" is ~100 tokens; some say more).
+TOOLS_TEMPLATE_TOKENS = 160
+#: Per tool, the line break and wrapping a template adds around its JSON.
+PER_TOOL_TOKENS = 4
+#: Share of the room left for memories + history (after rules, tools, reply) that memories may
+#: take; the history gets the rest (a summary covers what leaves it).
+MEMORY_SHARE = 0.5
+
+
+class MessageTooLongError(InvalidInputError):
+    """The user's message cannot fit the model's window even with no memories and no history."""
+
+
+class ContextFullError(Exception):
+    """This turn's tool results no longer fit the window (the agent answers without more tools)."""
+
+
+def tools_tokens(schemas: Sequence[dict[str, Any]]) -> int:
+    if not schemas:
+        return 0
+    return TOOLS_TEMPLATE_TOKENS + sum(
+        estimate_tokens(json.dumps(s, ensure_ascii=False)) + PER_TOOL_TOKENS for s in schemas
+    )
+
+
+def messages_tokens(messages: Sequence[dict[str, Any]]) -> int:
+    """Chat messages as a template renders them: content, tool calls, role markers."""
+    total = 0
+    for m in messages:
+        total += message_tokens(str(m.get("content") or ""))
+        if m.get("tool_calls"):
+            total += estimate_tokens(json.dumps(m["tool_calls"], ensure_ascii=False, default=str))
+    return total
+
+
+def too_long_text(message_tokens_: int, room: int, num_ctx: int) -> str:
+    return (
+        f"Not sent: your message is about {message_tokens_:,} tokens, and the model's window "
+        f"({num_ctx:,} tokens, AGENT_NUM_CTX capped at the model's context length) leaves room "
+        f"for about {max(room, 0):,} after the rules, tools and the reply. Shorten it or split "
+        "it into several messages (or raise AGENT_NUM_CTX if the model and memory allow)."
+    )
+
+
+@dataclass
+class Fit:
+    """One request's planned content."""
+
+    block: MemoryBlock
+    window: list[ChatMessage]
+    split: BudgetSplit
+
+
+def fit_request(
+    *,
+    num_ctx: int,
+    reply_reserve: int,
+    memory_cap: int,
+    system_messages: Sequence[str],
+    tool_schemas: Sequence[dict[str, Any]],
+    message: str,
+    exchange: Sequence[dict[str, Any]],
+    history: Sequence[ChatMessage],
+    render_block: Callable[[int], MemoryBlock],
+) -> Fit:
+    """Plan one chat request. `system_messages`: the system texts without the memory block
+    (the first one is joined with it). Raises MessageTooLongError when the message cannot fit
+    with nothing else, ContextFullError when the turn's tool exchange has filled the window."""
+    rules = sum(message_tokens(s) for s in system_messages)
+    tools = tools_tokens(tool_schemas)
+    msg = message_tokens(message)
+    done = messages_tokens(exchange)
+    reply = min(reply_reserve, num_ctx // 2)  # a tiny window still gets half for the answer
+    base = num_ctx - reply - rules - tools - done - TEMPLATE_TOKENS
+    empty = render_block(0)  # the fence and its note are sent even with no memory in it
+    room = base - msg
+    if room < empty.tokens:
+        if exchange:
+            raise ContextFullError(f"{done} tokens of tool results fill the window")
+        raise MessageTooLongError(too_long_text(msg, base - empty.tokens, num_ctx))
+    target = max(empty.tokens, min(memory_cap, int((base - empty.tokens) * MEMORY_SHARE)))
+    block = render_block(min(target, room))
+    if block.tokens > room:  # cannot happen with render_block's own budget; be sure
+        block = empty
+    window = newest_within_budget(list(history), room - block.tokens)
+    split = BudgetSplit(
+        num_ctx=num_ctx,
+        rules=rules,
+        tools=tools,
+        memories=block.tokens,
+        history=sum(message_tokens(m.content) for m in window),
+        message=msg,
+        tool_results=done,
+        reply=reply,
+        history_kept=len(window),
+        history_dropped=len(history) - len(window),
+        memories_omitted=block.omitted,
+    )
+    return Fit(block=block, window=window, split=split)

@@ -1,0 +1,424 @@
+"""Is a model-made memory supported by what the user said? A lexical check, no model call.
+
+A weak local model asked to extract facts from "hello there, I'm just saying hi" returns one
+anyway ("User owns a sailing yacht called Seabird"). Every memory a model wrote (LLM
+extraction, its own remember_information calls, merges, summaries) is checked against the
+user's own words (`sources`) before it is kept. `check_grounded` applies, in order:
+
+1. Nothing to check: an empty claim, no source text, or a claim with no content word and no
+   number ("The user said so") -> unsupported. A memory without content is not worth storing.
+2. Numbers veto: every number of the claim must be one the user said, compared as values:
+   "10,000" == "10000", "7.5" == "7.50", "06:30" == "6:30", "6:00" == "6" (an hour), "two" ==
+   "2" and "twenty-five" == "25" (number words count in the sources; in the claim all but
+   "one", which is mostly a pronoun: "the blue one"). A "k" or "thousand" after a number
+   ("5k", "5 k", "5 thousand") means the number OR a thousand times it: "5k" is 5000 (money,
+   steps) or 5 km (a run), so it matches "5000", "5k" and "5 km" alike. A number the user
+   never said is never supported, whatever the other rules say: an invented or changed
+   quantity ("5k" -> "10k") is the costliest error and the easiest to see.
+3. Names veto: a capitalised word in mid-sentence ("...a cat named Luna", "Seabird") must be
+   found in the sources (in any case). A word-share test alone would pass "User has a dog
+   named Rex" from "I have a dog" (1 of 2 words).
+4. Negation veto: a word of the claim found in the sources only with the opposite polarity
+   -> unsupported, "negation differs" ("User likes coffee" from "I don't like coffee"). A
+   negator (not, no, never, don't/can't/..., without, hate, dislike, avoid, quit: the
+   disliking verbs count as negators, so "User likes coffee" from "I hate coffee" is caught
+   too) negates the next `NEGATION_SCOPE` words up to a clause break (, ; . but ...); two
+   negators cancel ("don't hate"). A word the sources hold with both polarities is fine.
+   This check also blocks the similarity fallback: embeddings barely see negation (MiniLM:
+   0.685 between "I don't like coffee" and "User likes coffee").
+5. Content words: lower-case word tokens, minus stop words (`memory.recall.terms.STOPWORDS`)
+   and minus `FRAMING` words: the third-person frame an extractor wraps a fact in (user,
+   said, mentioned, likes, prefers, wants, goal, plans, named, ...), which the user never
+   says about themself. Words meet by root (`memory.recall.scoring.stem` twice, plus what it
+   leaves: "runs"/"hiking"/"liked" strip for short words, a final "e", a doubled final
+   consonant, a final "y" -> "i"), so run/runs/running, morning/mornings, hike/hiking,
+   study/studies meet, or when the shorter root (>= 5 letters) begins the longer
+   (physio/physiotherapist, weigh/weight, vegetarian/vegetarianism). Supported when at least
+   `min_word_share` of the claim's distinct content words are found (default 0.6: see
+   MIN_WORD_SHARE).
+6. Similarity second chance: when the words fall short (and no veto applied),
+   `similarity(claim, source)` >= `min_similarity` for any source supports the claim, for
+   paraphrases that share no words ("I don't eat meat" -> "User is vegetarian"). See
+   MIN_SIMILARITY for how weak this is with the default embedder.
+
+Known limits (all lexical): word order and roles are not checked ("prefers tea over coffee"
+passes for "prefers coffee over tea"); a negator before the word it negates is seen only
+after it ("Coffee isn't for me" is not negated); a synonym with no shared word needs the
+similarity; one invented word among three found ones passes. Time is linear in the input.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from functools import lru_cache
+
+from memory.recall.scoring import stem
+from memory.recall.terms import STOPWORDS
+
+#: Default share of the claim's content words that must be found. On the examples in
+#: tests/unit/test_grounding.py: 0.5 would pass "User has a dog named Rex" from "I have a dog"
+#: were the name lower-case, and "Prefers kilometers over miles" (miles never said); at 0.6
+#: every faithful rewrite still passes ("User's goal is to run a half marathon in April" from
+#: "my goal is a half marathon in April" is 3 of 4). With 2 content words both must be found,
+#: with 3-4 all but one, with 5 three.
+MIN_WORD_SHARE = 0.6
+
+#: Default cosine for the similarity second chance. Measured with the project's ONNX
+#: all-MiniLM-L6-v2 (claim vs the user's message), true paraphrases score low:
+#: "I don't eat meat" -> "User is vegetarian" 0.51, "I hate running on treadmills" ->
+#: "User dislikes treadmill running" 0.73; while changed facts score high: "I prefer morning
+#: workouts" -> "User prefers evening workouts" 0.74, "I run 5k on Saturdays" -> "User runs 10k
+#: on Saturdays" 0.67 (the numbers veto catches that one). 0.8 admits only near-restatements
+#: ("I prefer kilometers" -> "Prefers kilometers over miles" 0.84); a stronger embedder
+#: (nomic-embed-text) may warrant its own threshold.
+MIN_SIMILARITY = 0.8
+
+#: How many words after a negator it negates (within the clause): "don't really like black
+#: coffee" reaches "coffee".
+NEGATION_SCOPE = 4
+
+#: The extractor's frame, not facts: its subject, its reporting verbs, the stances and aims it
+#: wraps facts in, and naming words (the name itself is checked). Exact forms, not roots:
+#: the root of "states" is that of "stats".
+FRAMING = frozenset(
+    """user users speaker person human assistant
+    said says say saying mention mentions mentioned mentioning state states stated tell tells
+    told share shares shared note notes noted report reports reported indicate indicates
+    indicated express expresses expressed explain explains explained ask asks asked asking
+    talk talks talked talking discuss discusses discussed describe describes described
+    confirm confirms confirmed reveal reveals revealed
+    like likes liked love loves loved enjoy enjoys enjoyed prefer prefers preferred preferring
+    preference preferences favorite favorites favourite favourites want wants wanted wish
+    wishes wished hope hopes hoped plan plans planned planning intend intends intended aim
+    aims aiming goal goals interested interest interests keen fond
+    named called known also currently""".split()
+)
+
+#: Words that negate what follows. Disliking verbs count: "User likes coffee" from "I hate
+#: coffee" is a flip like "I don't like coffee".
+_NEGATORS = frozenset(
+    """not no never nor neither none nothing nobody nowhere without cannot dont doesnt didnt
+    isnt arent wasnt werent cant wont wouldnt shouldnt couldnt havent hasnt hadnt
+    hate hates hated dislike dislikes disliked detest detests detested avoid avoids avoided
+    quit quits""".split()
+)
+#: Words that end a negator's scope (a new clause).
+_CLAUSE_WORDS = frozenset("but however although though whereas except".split())
+
+_UNITS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13,
+    "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,
+    "nineteen": 19, "dozen": 12,
+}  # fmt: skip
+_TENS = {
+    "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
+    "eighty": 80, "ninety": 90,
+}  # fmt: skip
+#: A number followed by one of these (or suffixed "5k") also means that many thousands.
+_MULTIPLIERS = {"k": 1000, "thousand": 1000, "hundred": 100, "million": 1_000_000}
+_ORDINALS = frozenset(("st", "nd", "rd", "th"))
+
+_TOKEN = re.compile(
+    r"(?P<time>(?<![\d.,:])\d{1,2}:\d{2})(?![\d:])"
+    r"|(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?P<suffix>[^\W\d_]*)"
+    r"|(?P<word>[^\W\d_]+(?:'[^\W\d_]+)*)"
+    r"|(?P<end>[.!?;:\n])"  # a sentence ends: negation stops, a capital is expected
+    r"|(?P<start>[\"()\[\]*\u2022\u201c\u201d])"  # a quote or bullet: a capital is expected
+    r"|(?P<clause>[,\u2013\u2014])"  # a clause ends: negation stops
+)
+_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'"})
+_CONTRACTIONS = ("s", "m", "re", "ve", "ll", "d")
+#: Prefix matching looks at the first PREFIX_MIN..PREFIX_MAX letters of a root.
+_PREFIX_MIN = 5
+_PREFIX_MAX = 30
+_LISTED = 10  # words or numbers named in a reason
+_LISTED_CHARS = 40  # ... each cut to this length
+
+
+@dataclass(frozen=True)
+class Grounding:
+    """The verdict on one claim, with a reason in plain words for the log."""
+
+    supported: bool
+    reason: str
+    unsupported_words: tuple[str, ...] = ()
+    unsupported_numbers: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class _Word:
+    text: str
+    root: str
+    negated: bool
+    name: bool  # capitalised in mid-sentence
+
+
+@dataclass(slots=True)
+class _Number:
+    text: str
+    values: set[object] = field(default_factory=set)
+    tens: bool = False  # a tens word ("twenty") that a unit word may complete
+
+
+@dataclass(slots=True)
+class _Parsed:
+    words: list[_Word] = field(default_factory=list)
+    numbers: list[_Number] = field(default_factory=list)
+
+
+@lru_cache(maxsize=1 << 16)  # a text repeats its words; stemming each costs most of the time
+def root(word: str) -> str:
+    """The form two words of the same stem share: `stem` (twice: "mornings" -> "morning" ->
+    "morn"), short plurals and "-ing"/"-ed" forms `stem` leaves ("runs", "hiking", "liked"),
+    then a final "e" ("hike"), a doubled consonant ("runn") and a final "y" ("study" ->
+    "studi", as "studies" gives)."""
+    r = stem(stem(word))
+    if r == word and not word.endswith(("ss", "us", "is")):
+        for suffix, min_len in (("ing", 6), ("ed", 5), ("s", 4)):
+            if word.endswith(suffix) and len(word) >= min_len:
+                r = word[: -len(suffix)]
+                break
+    if len(r) > 3 and r.endswith("e"):
+        r = r[:-1]
+    if len(r) > 3 and r[-1] == r[-2] and r[-1] not in "aeiou":
+        r = r[:-1]
+    if len(r) > 3 and r.endswith("y"):
+        r = r[:-1] + "i"
+    return r
+
+
+def _is_negator(word: str) -> bool:
+    return word in _NEGATORS or word.endswith("n't")
+
+
+def _plain(word: str) -> str:
+    """A lower-case word without a contraction's tail ("user's" -> "user", "i'm" -> "i")."""
+    head, sep, tail = word.partition("'")
+    if sep and tail in _CONTRACTIONS:
+        return head
+    return word.replace("'", "")
+
+
+def _parse(text: str, *, source: bool) -> _Parsed:
+    """The content words (with polarity) and numbers of a text, in one linear pass. In a
+    source, "one" is a number and a "5k" also stands for the words "km"/"kilometers"."""
+    out = _Parsed()
+    sentence_start = True
+    negated = False
+    scope = 0  # words the current negation still reaches
+    last_number: _Number | None = None  # the token just before, when it was a number
+
+    def add_word(text: str, name: bool) -> None:
+        nonlocal negated, scope
+        if len(text) >= 2 and text not in STOPWORDS and text not in FRAMING:
+            out.words.append(_Word(text, root(text), negated, name))
+        scope -= 1
+        if scope <= 0:
+            negated = False
+
+    def add_number(number: _Number) -> None:
+        nonlocal sentence_start, last_number
+        out.numbers.append(number)
+        last_number = number
+        sentence_start = False
+
+    def multiply(number: _Number, word: str) -> None:
+        """The number or that many thousands (hundreds, ...); "5k" may be 5 km."""
+        number.values |= {v * _MULTIPLIERS[word] for v in number.values if isinstance(v, Decimal)}
+        if source and word == "k":
+            for unit in ("km", "kilometers", "kilometres"):
+                out.words.append(_Word(unit, root(unit), negated, False))
+
+    for m in _TOKEN.finditer(text.translate(_APOSTROPHES)):
+        kind = "num" if m.lastgroup == "suffix" else m.lastgroup  # a number ends in its suffix
+        if kind in ("end", "start", "clause"):
+            if kind != "start":
+                negated, scope = False, 0
+            sentence_start = sentence_start or kind != "clause"
+            last_number = None
+            continue
+        if kind == "time":
+            hours, minutes = (int(p) for p in m.group("time").split(":"))
+            number = _Number(m.group("time"), {("time", hours, minutes)})
+            if minutes == 0:
+                number.values.add(Decimal(hours))
+            add_number(number)
+            continue
+        if kind == "num":
+            digits = m.group("num")
+            suffix = m.group("suffix").lower()
+            value = _decimal(digits.replace(",", ""))
+            number = _Number(digits + (suffix if suffix in _MULTIPLIERS else ""), {value})
+            add_number(number)
+            if suffix in _MULTIPLIERS:
+                multiply(number, suffix)
+            elif suffix and suffix not in _ORDINALS:
+                add_word(suffix, False)  # a unit: "10km" -> 10, "km"
+            continue
+        raw = m.group("word")
+        low = raw.lower()
+        name = not sentence_start and raw[0].isupper()
+        sentence_start = False
+        previous, last_number = last_number, None
+        if _is_negator(low):
+            negated, scope = not negated, NEGATION_SCOPE
+            continue
+        if low in _CLAUSE_WORDS:
+            negated, scope = False, 0
+            continue
+        if low in _MULTIPLIERS:
+            if previous is not None:  # "5 k", "5 thousand"
+                previous.text += f" {low}"
+                multiply(previous, low)
+                last_number = previous
+            elif low != "k":  # "a thousand"
+                add_number(_Number(low, {Decimal(_MULTIPLIERS[low])}))
+            continue
+        if low in _UNITS:
+            if low == "one" and not source:  # in a claim mostly a pronoun: "the blue one"
+                continue
+            if previous is not None and previous.tens and 0 < _UNITS[low] < 10:
+                previous.values = {Decimal(_only(previous) + _UNITS[low])}
+                previous.text += f"-{low}"
+                previous.tens = False
+                last_number = previous
+            else:
+                add_number(_Number(low, {Decimal(_UNITS[low])}))
+            continue
+        if low in _TENS:
+            add_number(_Number(low, {Decimal(_TENS[low])}, tens=True))
+            continue
+        add_word(_plain(low), name)
+    return out
+
+
+def _decimal(digits: str) -> Decimal:
+    try:
+        return Decimal(digits)
+    except InvalidOperation:  # pragma: no cover - the regex only passes digits and one dot
+        return Decimal(0)
+
+
+def _only(number: _Number) -> int:
+    return int(next(v for v in number.values if isinstance(v, Decimal)))
+
+
+class _SourceIndex:
+    """The sources' roots and root prefixes, each with the polarities it was seen in."""
+
+    def __init__(self, parsed: Sequence[_Parsed]) -> None:
+        self.roots: dict[str, set[bool]] = {}
+        self.prefixes: dict[str, set[bool]] = {}
+        self.values: set[object] = set()
+        for p in parsed:
+            for n in p.numbers:
+                self.values |= n.values
+            for w in p.words:
+                if w.negated in self.roots.get(w.root, ()):
+                    continue
+                self.roots.setdefault(w.root, set()).add(w.negated)
+                for j in range(_PREFIX_MIN, min(len(w.root), _PREFIX_MAX) + 1):
+                    self.prefixes.setdefault(w.root[:j], set()).add(w.negated)
+
+    def polarities(self, r: str) -> set[bool]:
+        """The polarities a matching source word was seen in (empty: not found). Match: the
+        same root, or the shorter root (>= 5 letters) begins the longer."""
+        found = set(self.roots.get(r, ()))
+        if len(r) >= _PREFIX_MIN:
+            if len(r) <= _PREFIX_MAX:
+                found |= self.prefixes.get(r, set())  # r begins a source root
+            for j in range(_PREFIX_MIN, min(len(r), _PREFIX_MAX + 1)):
+                found |= self.roots.get(r[:j], set())  # a source root begins r
+        return found
+
+
+def _listed(items: Sequence[str]) -> str:
+    shown = ", ".join(
+        i if len(i) <= _LISTED_CHARS else i[:_LISTED_CHARS] + "..." for i in items[:_LISTED]
+    )
+    return shown + (", ..." if len(items) > _LISTED else "")
+
+
+def check_grounded(
+    claim: str,
+    sources: Sequence[str],
+    *,
+    similarity: Callable[[str, str], float] | None = None,
+    min_word_share: float = MIN_WORD_SHARE,
+    min_similarity: float = MIN_SIMILARITY,
+) -> Grounding:
+    """Is `claim` (a memory a model wrote) supported by `sources` (what the user said)? See the
+    module docstring for the rules. `similarity(claim, source)` (e.g. the cosine of their
+    embeddings) is called only when the words fall short and no veto applied."""
+    if isinstance(sources, str):  # one message passed bare: not its characters
+        sources = (sources,)
+    if not claim.strip():
+        return Grounding(False, "empty claim")
+    texts = [s for s in sources if s and s.strip()]
+    if not texts:
+        return Grounding(False, "nothing the user said to check against")
+
+    c = _parse(claim, source=False)
+    # Distinct words by (root, polarity), a name if any occurrence is one; numbers by text.
+    distinct: dict[tuple[str, bool], _Word] = {}
+    for w in c.words:
+        if (w.root, w.negated) not in distinct or w.name:
+            distinct[(w.root, w.negated)] = w
+    words = list(distinct.values())
+    numbers = list({n.text: n for n in c.numbers}.values())
+    if not words and not numbers:
+        return Grounding(False, "nothing to check: no content words or numbers")
+
+    index = _SourceIndex([_parse(t, source=True) for t in texts])
+
+    missing_numbers = tuple(n.text for n in numbers if not n.values & index.values)
+    if missing_numbers:
+        return Grounding(
+            False,
+            f"numbers not in what the user said: {_listed(missing_numbers)}",
+            unsupported_numbers=missing_numbers,
+        )
+
+    found: list[_Word] = []
+    missing: list[_Word] = []
+    flipped: list[_Word] = []
+    for w in words:
+        polarities = index.polarities(w.root)
+        if w.negated in polarities:
+            found.append(w)
+        elif polarities:
+            flipped.append(w)
+        else:
+            missing.append(w)
+    unsupported = tuple(dict.fromkeys(w.text for w in missing))
+    names = tuple(dict.fromkeys(w.text for w in missing if w.name))
+    if names:
+        return Grounding(
+            False,
+            f"not in what the user said: {_listed(unsupported)} (names: {_listed(names)})",
+            unsupported_words=unsupported,
+        )
+    if flipped:
+        texts_flipped = tuple(dict.fromkeys(w.text for w in flipped))
+        return Grounding(
+            False, f"negation differs: {_listed(texts_flipped)}", unsupported_words=texts_flipped
+        )
+
+    counts = ", ".join(
+        ([f"{len(found)} of {len(words)} words"] if words else [])
+        + ([f"numbers {_listed([n.text for n in numbers])}"] if numbers else [])
+    )
+    if not words or len(found) / len(words) >= min_word_share:
+        return Grounding(True, f"supported ({counts})")
+
+    reason = f"not in what the user said: {_listed(unsupported)}"
+    if similarity is not None:
+        best = max(similarity(claim, t) for t in texts)
+        if best >= min_similarity:
+            return Grounding(True, f"supported by similarity {best:.2f} ({counts})")
+        reason += f" (best similarity {best:.2f})"
+    return Grounding(False, reason, unsupported_words=unsupported)

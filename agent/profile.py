@@ -1,0 +1,86 @@
+"""What a model can do, as Ollama reports it (`POST /api/show`), and the window the agent plans.
+
+    ModelProfile.from_show(name, show)   context length, capabilities, family, size, quantisation
+    planned_window(setting, profile)     AGENT_NUM_CTX, never above what the model was trained for
+
+Why the window is set on every request: unless a request sends `options.num_ctx` (or the server
+has OLLAMA_CONTEXT_LENGTH), Ollama >= 0.15.5 picks it from the machine: 4,096 tokens on a CPU or
+below 24 GiB of VRAM, 32,768 up to 48 GiB, 262,144 above. A prompt that does not fit is cut
+silently (oldest messages first, then the start of the system prompt, where the memories are).
+So the agent sends the window it planned for, and plans every prompt to fit it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+_NUM_CTX_PARAM = re.compile(r"^\s*num_ctx\s+(\d+)\s*$", re.MULTILINE)
+
+
+class ModelProfile(BaseModel):
+    """One model's facts from `/api/show`. `context_length` None: the server did not say."""
+
+    model: str
+    context_length: int | None = Field(default=None, description="Trained context, tokens")
+    capabilities: list[str] = Field(default_factory=list, description="tools, thinking, ...")
+    family: str = ""
+    parameter_size: str = ""
+    quantization: str = ""
+    num_ctx_parameter: int | None = Field(
+        default=None, description="num_ctx set in the model's Modelfile, if any"
+    )
+
+    @property
+    def tools(self) -> bool:
+        return "tools" in self.capabilities
+
+    @property
+    def thinking(self) -> bool:
+        return "thinking" in self.capabilities
+
+    @property
+    def vision(self) -> bool:
+        return "vision" in self.capabilities
+
+    @classmethod
+    def from_show(cls, model: str, show: Mapping[str, Any]) -> ModelProfile:
+        """From the JSON of `/api/show` (keys as Ollama sends them)."""
+        info = show.get("model_info") or show.get("modelinfo") or {}
+        details = show.get("details") or {}
+        context = None
+        arch = info.get("general.architecture")
+        if arch and isinstance(info.get(f"{arch}.context_length"), int):
+            context = int(info[f"{arch}.context_length"])
+        else:  # an architecture key we do not know: any "<arch>.context_length"
+            for key, value in info.items():
+                if str(key).endswith(".context_length") and isinstance(value, int):
+                    context = int(value)
+                    break
+        match = _NUM_CTX_PARAM.search(str(show.get("parameters") or ""))
+        return cls(
+            model=model,
+            context_length=context if context and context > 0 else None,
+            capabilities=[str(c) for c in show.get("capabilities") or []],
+            family=str(details.get("family") or arch or ""),
+            parameter_size=str(details.get("parameter_size") or ""),
+            quantization=str(details.get("quantization_level") or ""),
+            num_ctx_parameter=int(match.group(1)) if match else None,
+        )
+
+    def describe(self) -> str:
+        """One line for the sidebar and `agent status`."""
+        bits = [b for b in (self.family, self.parameter_size, self.quantization) if b]
+        ctx = f"{self.context_length:,} tokens" if self.context_length else "context unknown"
+        caps = ", ".join(c for c in self.capabilities if c != "completion") or "no tools"
+        return f"{' · '.join(bits) or self.model} · {ctx} · {caps}"
+
+
+def planned_window(setting: int, profile: ModelProfile | None) -> int:
+    """The num_ctx every request sends: the setting, capped at the model's trained context."""
+    if profile is not None and profile.context_length:
+        return min(setting, profile.context_length)
+    return setting
