@@ -137,6 +137,9 @@ def run_turn(ctx: PageContext, prompt: str) -> None:
                     yield safe.feed(hard_breaks(ev.text))
                 elif ev.kind == "status":
                     box.update(label=no_images(ev.text) or "Working…", state="running")
+                elif ev.kind == "thinking" and not got.get("thinking"):
+                    got["thinking"] = True  # the thoughts go to the details, not the answer
+                    box.update(label="💭 The model is thinking…", state="running")
                 elif ev.kind == "recall":
                     box.write(f"🧠 {no_images(ev.text)}")
                 elif ev.kind == "tool_start":
@@ -196,6 +199,16 @@ def too_long(prompt: str) -> None:
     st.code(prompt, language=None, wrap_lines=True)
 
 
+def too_long_for_model(prompt: str, refusal: str) -> None:
+    """The message would not fit the model's window even alone: not sent (Ollama would cut
+    it silently); the text is kept to copy and shorten."""
+    st.error(
+        f"{no_images(refusal)} Your text is below: copy it with the button at its top right.",
+        icon="✂️",
+    )
+    st.code(prompt, language=None, wrap_lines=True)
+
+
 ctx = page_setup("Chat", "💬", layout="centered")
 st.title("💬 Chat with memory")
 st.caption(
@@ -212,7 +225,13 @@ if history(ctx) == 0 and "pending_prompt" not in st.session_state:
 # No max_chars: the browser would silently refuse a longer paste and leave the box empty.
 typed = st.chat_input("Message the agent…", key="chat_input")
 prompt = typed or st.session_state.pop("pending_prompt", None)
+refusal = None
+if prompt and len(prompt.strip()) <= MAX_TEXT_CHARS:
+    with guard("Checking the message against the model's window"):
+        refusal = ctx.agent.message_fits(prompt, st.session_state.model)
 if prompt and len(prompt.strip()) > MAX_TEXT_CHARS:
     too_long(prompt)
+elif prompt and refusal:
+    too_long_for_model(prompt, refusal)
 elif prompt:
     run_turn(ctx, prompt)

@@ -17,6 +17,7 @@ from typing import Any
 
 from agent.errors import ExtractionError, LLMError
 from agent.extraction import LLMExtractor
+from agent.grounding import Grounding
 from agent.types import ExtractionOutcome, StoredMemory
 from agent.writer import MemoryWriter
 from memory.errors import MemorySystemError
@@ -32,9 +33,13 @@ class BackgroundExtractor:
         *,
         log_size: int = 200,
         on_outcome: Callable[[str], None] | None = None,
+        grounding: Callable[[str, list[str]], Grounding] | None = None,
     ) -> None:
-        """`on_outcome(status)` is called once per finished outcome (for metrics counters)."""
+        """`on_outcome(status)` is called once per finished outcome and once per memory dropped
+        as not grounded ("ungrounded"), for metrics counters. `grounding(claim, sources)`
+        judges whether the user's message supports an extracted memory; None keeps all."""
         self._on_outcome = on_outcome
+        self._grounding = grounding
         self._extractor = extractor
         self._writer = writer
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory-extraction")
@@ -92,12 +97,20 @@ class BackgroundExtractor:
     ) -> None:
         status, detail = "failed", ""
         stored, dups, attempts = [], 0, 0
+        ungrounded: list[str] = []
         try:
             candidates, attempts = self._extractor.extract(
                 model, message, [m.text for m in already_stored]
             )
             same_turn = frozenset(m.id for m in already_stored)
             for cand in candidates:
+                # A weak model invents facts ("User owns a yacht" from "hello there"): only
+                # what the message supports is kept; the rest is counted and listed.
+                verdict = self._grounding(cand.text, [message]) if self._grounding else None
+                if verdict is not None and not verdict.supported:
+                    ungrounded.append(f"{cand.text} ({verdict.reason})")
+                    self._count("ungrounded")
+                    continue
                 res = self._writer.write(
                     outcome.user_id,
                     outcome.session_id,
@@ -112,6 +125,7 @@ class BackgroundExtractor:
             status = "done"
             detail = (
                 f"{len(stored)} stored, {dups} already known"
+                + (f", {len(ungrounded)} dropped as not said by the user" if ungrounded else "")
                 if candidates
                 else "nothing to remember"
             )
@@ -132,6 +146,7 @@ class BackgroundExtractor:
             outcome.detail = detail
             outcome.stored = stored
             outcome.duplicates = dups
+            outcome.ungrounded = ungrounded
             outcome.attempts = attempts
             outcome.finished_at = time.time()
         self._count(status)

@@ -1,7 +1,9 @@
 """Terminal chat for scripting and checks.
 
     python -m agent chat --user U --session S [--model M] [--json] "message"
-    python -m agent status [--json]
+    python -m agent status [--model M] [--json]
+    python -m agent check [--model M] [--json]
+    python -m agent bench qa --data FILE [--model M] [--mode memory|none|oracle] [--json]
     python -m agent mcp --user U | --http --tokens-file F [--host H] [--port P]
 
 `chat --json` prints {"reply", "recalled": {...}, "tools": [...], "stored": [...], "mode", ...};
@@ -185,18 +187,67 @@ def cmd_status(args: argparse.Namespace) -> int:
     from memory.config import Settings
 
     settings = Settings()
+    config = AgentSettings()
     model = args.model or settings.ollama_model
-    st = OllamaLLM.from_settings(settings, AgentSettings().status_timeout_s).status(model)
+    llm = OllamaLLM.from_settings(settings, config.status_timeout_s, num_ctx=config.num_ctx)
+    st = llm.status(model)
+    profile = llm.profile(model) if st.ok else None
+    window = llm.window(model) if st.ok else None
     if args.json:
-        print(json.dumps(st.model_dump(mode="json"), indent=2))
+        out = st.model_dump(mode="json")
+        out["profile"] = profile.model_dump(mode="json") if profile else None
+        out["num_ctx"] = window
+        print(json.dumps(out, indent=2))
     else:
         print(f"Ollama at {st.host}: {'reachable' if st.reachable else 'NOT reachable'}")
         print(f"Model {st.model}: {'available' if st.model_available else 'NOT available'}")
+        if profile is not None:
+            print(f"Profile: {profile.describe()}")
+        if window is not None:
+            print(f"Window the agent sends and plans for (num_ctx): {window:,} tokens")
         if st.models:
             print("Pulled models: " + ", ".join(st.models))
         if st.message:
             print(st.message)
     return 0 if st.ok else 1
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from agent.check import ModelCheck
+    from agent.config import AgentSettings
+    from agent.llm import OllamaLLM
+    from agent.tools.memory_tools import MemoryToolkit
+    from agent.tools.registry import ToolRegistry
+    from agent.tools.wellness import WellnessToolkit
+    from memory.config import Settings
+
+    settings = Settings()
+    config = AgentSettings()
+    model = args.model or settings.ollama_model
+    llm = OllamaLLM.from_settings(settings, config.status_timeout_s, num_ctx=config.num_ctx)
+    st = llm.status(model)
+    if not st.ok:
+        print(f"error: cannot check {model}: {st.message}", file=sys.stderr)
+        return 1
+    # The agent's real tool schemas; the probes never call a tool, so no store is needed.
+    registry = ToolRegistry([MemoryToolkit(None, None), WellnessToolkit()])  # type: ignore[arg-type]
+    if not args.json:
+        print(f"Checking {model} at {st.host} (a few short requests)…", file=sys.stderr)
+    report = ModelCheck(llm, registry, config).run(model)
+    if args.json:
+        print(json.dumps(report.model_dump(mode="json"), ensure_ascii=False, indent=2))
+        return 0
+    ctx = f"{report.context_length:,}" if report.context_length else "unknown"
+    print(f"Model {report.model}: context {ctx} tokens, num_ctx sent {report.num_ctx:,}")
+    print("Capabilities: " + (", ".join(report.capabilities) or "(not reported)"))
+    for p in report.probes:
+        mark = "PASS" if p.passed else "FAIL"
+        print(f"  {mark}  {p.name:<22} {p.ms:>8.0f} ms  {for_terminal(p.detail)}")
+    if report.recommendations:
+        print("What the agent does about it:")
+        for r in report.recommendations:
+            print(f"  - {r}")
+    return 0
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
@@ -244,6 +295,17 @@ def main(argv: list[str] | None = None) -> int:
     status.add_argument("--model", default=None)
     status.add_argument("--json", action="store_true")
     status.set_defaults(func=cmd_status)
+
+    check = sub.add_parser(
+        "check",
+        help="probe the model: JSON extraction, tool calls, memory use, context, thinking",
+        description="Short probes against the chosen model, with what the agent will do about "
+        "each finding. Exit 0 when the check ran, whatever it found; 1 when the model cannot "
+        "be reached.",
+    )
+    check.add_argument("--model", default=None, help="Ollama model (default: OLLAMA_MODEL)")
+    check.add_argument("--json", action="store_true")
+    check.set_defaults(func=cmd_check)
 
     mcp = sub.add_parser(
         "mcp",

@@ -44,7 +44,9 @@ user's own words (`sources`) before it is kept. `check_grounded` applies, in ord
 Known limits (all lexical): word order and roles are not checked ("prefers tea over coffee"
 passes for "prefers coffee over tea"); a negator before the word it negates is seen only
 after it ("Coffee isn't for me" is not negated); a synonym with no shared word needs the
-similarity; one invented word among three found ones passes. Time is linear in the input.
+similarity, and so does a compound whose part is under 5 letters ("working out" vs
+"workouts"); one invented word among three found ones passes. tests/unit/test_grounding.py
+pins these. Time is linear in the input's length.
 """
 
 from __future__ import annotations

@@ -27,9 +27,11 @@ from ulid import ULID
 from agent.answering import CAP_NOTE, EMPTY_REPLY, NO_TOOLS_NOTE, Answerer, AnswerState
 from agent.background import BackgroundExtractor
 from agent.budget import MessageTooLongError
+from agent.check import CheckReport, ModelCheck
 from agent.config import AgentSettings
 from agent.errors import LLMError, LLMUnavailableError
 from agent.extraction import LLMExtractor, extract_triggers, talks_about_user
+from agent.grounding import Grounding, check_grounded
 from agent.learning import LearningTracker, success_score, tool_sequence
 from agent.llm import LLM, OllamaLLM
 from agent.profile import ModelProfile
@@ -96,13 +98,16 @@ class ChatAgent:
             toolkits = [
                 WellnessToolkit(seed=self.config.wellness_seed, days=self.config.wellness_days)
             ]
-        self.registry = ToolRegistry([MemoryToolkit(coordinator, self.writer), *toolkits])
+        self.registry = ToolRegistry(
+            [MemoryToolkit(coordinator, self.writer, grounding=self.grounded), *toolkits]
+        )
         self.learning = LearningTracker(coordinator)
         self.background = BackgroundExtractor(
             LLMExtractor(self.llm),
             self.writer,
             log_size=self.config.extraction_log_size,
             on_outcome=self._count_extraction,
+            grounding=self.grounded,
         )
         self.summaries = SummaryWorker(summaries) if summaries is not None else None
         self._status: dict[str, LLMStatus] = {}
@@ -148,6 +153,17 @@ class ChatAgent:
     ) -> list[ExtractionOutcome]:
         """Recent extraction outcomes, newest first."""
         return self.background.outcomes(user_id, limit)
+
+    def grounded(self, claim: str, sources: list[str]) -> Grounding:
+        """Does what the user said support a memory a model wrote? (agent/grounding.py; the
+        embedding similarity is its second chance for paraphrases)."""
+        return check_grounded(claim, sources, similarity=self._similarity)
+
+    def _similarity(self, a: str, b: str) -> float:
+        try:
+            return self.coordinator.text_similarity(a, b)
+        except MemorySystemError:  # no embedder now: the lexical rules alone decide
+            return 0.0
 
     def _count_extraction(self, status: str) -> None:
         """Extraction outcomes as counters in Redis (`extraction_done`, `_failed`, ...)."""
@@ -212,6 +228,11 @@ class ChatAgent:
     def window(self, model: str | None = None) -> int:
         """The num_ctx the agent sends and plans for (AGENT_NUM_CTX, capped by the model)."""
         return self.llm.window(model or self.default_model)
+
+    def check_model(self, model: str | None = None) -> CheckReport:
+        """Short probes of the model (agent/check.py): what it can do and what the agent does
+        about it. Nothing is stored."""
+        return ModelCheck(self.llm, self.registry, self.config).run(model or self.default_model)
 
     def message_fits(self, message: str, model: str | None = None) -> str | None:
         """None when `message` can be sent to the model (memories and history are trimmed to
@@ -463,6 +484,8 @@ class ChatAgent:
         oldest = dropped_before(ctx, window, stored_ids)
         if self.summaries is None or oldest is None:
             return "not needed"
-        summariser = LLMSummariser(self.llm, model) if mode == "llm" else None
+        summariser = (
+            LLMSummariser(self.llm, model, grounding=self.grounded) if mode == "llm" else None
+        )
         self.summaries.submit(user_id, session_id, summariser, oldest)
         return "queued" if summariser is not None else "waiting for the model"

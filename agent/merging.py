@@ -13,6 +13,8 @@ import logging
 
 from pydantic import BaseModel, ValidationError
 
+from agent.errors import LLMError
+from agent.grounding import check_grounded
 from agent.llm import LLM
 
 log = logging.getLogger(__name__)
@@ -34,6 +36,7 @@ class LLMMerger:
     def __init__(self, llm: LLM, model: str) -> None:
         self._llm = llm
         self._model = model
+        self.ungrounded = 0  # merged texts dropped because the notes do not support them
 
     def __call__(self, texts: list[str], event_type: str) -> str | None:
         notes = "\n".join(f"- {json.dumps(t, ensure_ascii=False)}" for t in texts)
@@ -46,7 +49,19 @@ class LLMMerger:
                 self._model, messages, MergeReply.model_json_schema(), {"temperature": 0}
             )
             reply = MergeReply.model_validate_json(raw)
-        except (ValidationError, ValueError, ConnectionError) as e:
+        except (ValidationError, ValueError, LLMError) as e:
             log.info("LLM merge unavailable (%s): keeping the best-worded memory", e)
             return None
-        return reply.text.strip() if reply.same_fact and reply.text.strip() else None
+        text = reply.text.strip()
+        if not reply.same_fact or not text:
+            return None
+        # The merged text may only say what the notes said (the user's own words, or what
+        # was kept of them): a model that adds a detail is not trusted with the rewrite.
+        verdict = check_grounded(text, texts)
+        if not verdict.supported:
+            self.ungrounded += 1
+            log.info(
+                "LLM merge not supported by its notes (%s): keeping the best-worded", verdict.reason
+            )
+            return None
+        return text

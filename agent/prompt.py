@@ -177,9 +177,7 @@ def render_memory_block(
     total = sum(len(lines) for _, lines in sections)
     # Room for the fence and the notes, so the whole block stays within the budget; each line
     # is counted with its line break (a token of its own for the model).
-    used = sum(
-        estimate_tokens(t + "\n") for t in (head, tail, _omitted(total), NO_MEMORY_NOTE)
-    )
+    used = sum(estimate_tokens(t + "\n") for t in (head, tail, _omitted(total), NO_MEMORY_NOTE))
     chosen: list[tuple[str, list[str]]] = []
     omitted = 0
     for title, lines in sections:

@@ -13,12 +13,14 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, Field, ValidationError
 
 from agent.errors import LLMError
+from agent.grounding import Grounding
 from agent.llm import LLM
 from memory.errors import MemorySystemError
 
@@ -42,9 +44,17 @@ class SummaryReply(BaseModel):
 
 
 class LLMSummariser:
-    def __init__(self, llm: LLM, model: str) -> None:
+    def __init__(
+        self,
+        llm: LLM,
+        model: str,
+        *,
+        grounding: Callable[[str, list[str]], Grounding] | None = None,
+    ) -> None:
+        """`grounding(summary, turns)`: a summary the turns do not support is not kept."""
         self._llm = llm
         self._model = model
+        self._grounding = grounding
 
     def __call__(self, turns: list[dict[str, str]]) -> str | None:
         lines = "\n".join(
@@ -62,7 +72,13 @@ class LLMSummariser:
         except (ValidationError, ValueError, LLMError) as e:
             log.info("LLM summary unavailable (%s): the summary waits", e)
             return None
-        return reply.summary.strip() or None
+        text = reply.summary.strip()
+        if text and self._grounding is not None:
+            verdict = self._grounding(text, [t["content"] for t in turns])
+            if not verdict.supported:  # it waits, as if the model had failed
+                log.info("LLM summary not supported by the turns (%s): it waits", verdict.reason)
+                return None
+        return text or None
 
 
 def dropped_before(

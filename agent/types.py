@@ -192,6 +192,10 @@ class ExtractionOutcome(BaseModel):
     detail: str = ""
     stored: list[StoredMemory] = Field(default_factory=list)
     duplicates: int = 0
+    ungrounded: list[str] = Field(
+        default_factory=list,
+        description="Memories the model extracted that the message does not support (dropped)",
+    )
     attempts: int = 0
     started_at: float = 0.0
     finished_at: float | None = None

@@ -7,8 +7,10 @@ the details of older answers survive reruns. Tabs:
                suggestion with its confidence; short-term messages in context
     Tools      each call with arguments, result (or error) and time
     Stored     what the turn wrote or superseded, and the background extraction status
-    Prompt     exactly what was injected into the system prompt
+    Prompt     exactly what was injected into the system prompt, and how the context window
+               was split (rules, tools, memories, history, message, reply)
     Timing     time per stage
+    Thoughts   a thinking model's thoughts (only when there are any; never stored)
 """
 
 from __future__ import annotations
@@ -47,6 +49,8 @@ def summary_line(d: dict[str, Any]) -> str:
         parts.append(f"{len(d['tools'])} tool call(s)")
     if d.get("stored"):
         parts.append(f"stored {len(d['stored'])}")
+    if (d.get("window") or {}).get("notes"):
+        parts.append("📏 see the window note")
     total = _total_ms(d.get("timings_ms") or {})
     if total is not None:
         parts.append(f"⏱ {fmt_duration(total)}")
@@ -56,13 +60,16 @@ def summary_line(d: dict[str, Any]) -> str:
 def render_details(d: dict[str, Any], *, key: str, expanded: bool = False) -> None:
     tools = d.get("tools") or []
     stored = d.get("stored") or []
+    thinking = str(d.get("thinking") or "")
     with st.expander("🔍 Execution details", expanded=expanded):
         st.caption(summary_line(d))
         if d.get("error"):
             st.warning(no_images(d["error"]), icon="⚠️")
-        tabs = st.tabs(
-            ["Recalled", f"Tools ({len(tools)})", f"Stored ({len(stored)})", "Prompt", "Timing"]
-        )
+        for note in (d.get("window") or {}).get("notes") or []:
+            st.warning(no_images(note), icon="📏")
+        names = ["Recalled", f"Tools ({len(tools)})", f"Stored ({len(stored)})", "Prompt"]
+        names += ["Timing", *(["💭 Thoughts"] if thinking else [])]
+        tabs = st.tabs(names)
         with tabs[0]:
             _recalled(d.get("recalled") or {}, key)
         with tabs[1]:
@@ -71,8 +78,70 @@ def render_details(d: dict[str, Any], *, key: str, expanded: bool = False) -> No
             _stored(stored, d.get("extraction") or "", d.get("recalled") or {})
         with tabs[3]:
             _prompt(d)
+            _window(d.get("window") or {}, key)
         with tabs[4]:
             _timings(d, key)
+        if thinking:
+            with tabs[5]:
+                st.caption(
+                    "The model's thoughts before it answered. They are never stored, replayed "
+                    "as history, summarised or used for memories."
+                )
+                st.code(thinking, language=None, wrap_lines=True)
+
+
+BUDGET_PARTS = (
+    ("rules", "Rules and notes"),
+    ("tools", "Tool schemas"),
+    ("memories", "Memories"),
+    ("history", "Earlier messages"),
+    ("message", "Your message"),
+    ("tool_results", "Tool calls and results"),
+    ("reply", "Kept for the answer"),
+)
+
+
+def budget_frame(split: dict[str, Any]) -> pd.DataFrame:
+    """The window of the last request, part by part (estimated tokens)."""
+    num_ctx = int(split.get("num_ctx") or 0)
+    parts = [(label, int(split.get(k) or 0)) for k, label in BUDGET_PARTS]
+    parts = [(label, n) for label, n in parts if n]
+    parts.append(("Template and free", max(0, num_ctx - sum(n for _, n in parts))))
+    rows = [
+        {"Part": label, "Tokens": n, "Share": n / num_ctx if num_ctx else 0.0} for label, n in parts
+    ]
+    return pd.DataFrame(rows)
+
+
+def _window(w: dict[str, Any], key: str) -> None:
+    split = w.get("split")
+    if not split:
+        return
+    st.markdown(f"**Context window**: {int(split.get('num_ctx') or 0):,} tokens (num_ctx)")
+    st.dataframe(
+        budget_frame(split),
+        hide_index=True,
+        key=f"det_{key}_window",
+        column_config={
+            "Share": st.column_config.ProgressColumn(
+                "Share of the window", min_value=0.0, max_value=1.0, format="percent"
+            )
+        },
+    )
+    facts = []
+    if split.get("history_dropped"):
+        facts.append(f"{split['history_dropped']} older message(s) left out to fit")
+    if split.get("memories_omitted"):
+        facts.append(f"{split['memories_omitted']} memories left out to fit")
+    count = w.get("prompt_eval_count")
+    facts.append(
+        f"the server counted {count:,} prompt tokens"
+        if count is not None
+        else "the server did not report its prompt count"
+    )
+    if w.get("done_reason"):
+        facts.append(f"stopped: {md_text(w['done_reason'])}")
+    st.caption("Estimated tokens, counted to err high. " + "; ".join(facts) + ".")
 
 
 def hits_frame(hits: list[dict[str, Any]]) -> pd.DataFrame:

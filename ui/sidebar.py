@@ -24,6 +24,7 @@ from ui.format import (
     BAND_BADGES,
     TYPE_HELP,
     event_label,
+    fmt_duration,
     fmt_ms_time,
     md_text,
     no_images,
@@ -170,6 +171,8 @@ def _model(ctx: PageContext) -> None:
                     options = list(dict.fromkeys([current, *models]))
                     ss["sb_model"] = current
                     st.selectbox("Chat model", options, key="sb_model", on_change=_on_model)
+                if status is not None and status.ok:
+                    _profile(agent, ss.model or status.model)
         st.caption("Recalled automatically before each answer:")
         for mtype, label in state.RECALL_TYPES.items():
             ss[f"sb_recall_{mtype}"] = bool(ss.recall.get(mtype, True))
@@ -180,6 +183,27 @@ def _model(ctx: PageContext) -> None:
                 args=(mtype,),
                 help=TYPE_HELP[mtype],
             )
+
+
+def _profile(agent: Any, model: str) -> None:
+    """What the model can do, the window the agent plans for, and the model check."""
+    profile = agent.profile(model)
+    if profile is not None:
+        st.caption(md_text(profile.describe()))
+    st.caption(f"The agent sends and plans for a {agent.window(model):,}-token window (num_ctx).")
+    if st.button("🩺 Check this model", key="sb_check_model", use_container_width=True):
+        with st.spinner(f"Probing {model}…"):
+            st.session_state["model_check"] = agent.check_model(model).model_dump(mode="json")
+    report = st.session_state.get("model_check")
+    if report and report.get("model") == model:
+        for p in report["probes"]:
+            mark = "✅" if p["passed"] else "❌"
+            st.markdown(
+                f"{mark} **{md_text(p['name'].replace('_', ' '))}** · "
+                f"{fmt_duration(p['ms'])}  \n:gray[{no_images(p['detail'])}]"
+            )
+        for r in report.get("recommendations") or []:
+            st.caption(f"→ {no_images(r)}")
 
 
 def _on_model() -> None:

@@ -15,6 +15,7 @@ from pydantic import Field
 
 from agent.errors import ToolError
 from agent.extraction import classify_event_type, detect_slot
+from agent.grounding import Grounding
 from agent.tools.registry import ToolContext
 from agent.writer import FACT_EVENT_TYPE, MemoryCandidate, MemoryWriter
 from memory.models import EventType, MemoryType
@@ -50,9 +51,18 @@ def remember_candidate(
 class MemoryToolkit:
     name = "memory"
 
-    def __init__(self, coordinator: AgentMemory, writer: MemoryWriter) -> None:
+    def __init__(
+        self,
+        coordinator: AgentMemory,
+        writer: MemoryWriter,
+        *,
+        grounding: Callable[[str, list[str]], Grounding] | None = None,
+    ) -> None:
+        """`grounding(claim, user_texts)`: whether what the user said supports what the model
+        asks to remember (only when the call's context carries the user's words)."""
         self._coord = coordinator
         self._writer = writer
+        self._grounding = grounding
 
     def tools(self) -> list[Callable[..., Any]]:
         return [
@@ -78,6 +88,15 @@ class MemoryToolkit:
         """
         cand = remember_candidate(content, memory_type)
         et = cand.event_type
+        if self._grounding is not None and ctx.user_texts is not None:
+            verdict = self._grounding(content, ctx.user_texts)
+            if not verdict.supported:
+                self._coord.count_event("extraction_ungrounded")
+                return {
+                    "stored": False,
+                    "reason": "the user did not say this, so it is not remembered "
+                    f"({verdict.reason}); store only what the user told you",
+                }
         res = self._writer.write(
             ctx.user_id, ctx.session_id, cand, context="remember_information tool"
         )

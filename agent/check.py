@@ -1,0 +1,254 @@
+"""`python -m agent check`: can this model do what the agent asks of it? Short probes, measured.
+
+Each probe sends one small request to the chosen model, with the window the agent would send
+(num_ctx) and the agent's own prompts and tool schemas, and judges the answer the way the agent
+would use it. Nothing is stored: the probes call the model directly, never the memory.
+
+    context_length         what the model was trained for, and the window the agent will plan
+    json_extraction        two facts from one sentence, as the background extraction asks
+    remember_tool_call     "please remember ..." -> a remember_information call (native or text)
+    no_tool_on_small_talk  "hello there" -> an answer, no tool call
+    uses_recalled_memory   a fenced memory is used in the answer
+    thinking               a thinking model thinks when asked and keeps its thoughts apart
+
+Every finding comes with what the agent will do about it (`recommendations`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from agent.config import AgentSettings
+from agent.errors import ExtractionError, LLMError, ToolsNotSupportedError
+from agent.extraction import LLMExtractor
+from agent.grounding import check_grounded
+from agent.llm import LLM, ToolCall
+from agent.profile import ModelProfile
+from agent.prompt import build_system_prompt, render_memory_block
+from agent.tools.registry import ToolRegistry
+from agent.tools.text_calls import parse_text_tool_calls
+from memory.models import MemoryContext, MemoryType, RecallHit, ScoreParts
+
+EXTRACTION_PROBE = "I'm vegetarian and I run 5k every Saturday morning."
+REMEMBER_PROBE = "Please remember that my sister's name is Ines."
+SMALL_TALK_PROBE = "hello there, I'm just saying hi"
+MEMORY_PROBE = ("My dog is called Biscuit", "What is my dog called?", "biscuit")
+THINK_PROBE = "What is 17 + 25? Answer with the number."
+
+
+class Probe(BaseModel):
+    name: str
+    passed: bool
+    detail: str
+    ms: float = Field(description="Wall time of the probe's request(s)")
+
+
+class CheckReport(BaseModel):
+    model: str
+    context_length: int | None = Field(description="The model's trained context (/api/show)")
+    num_ctx: int = Field(description="The window the agent sends and plans for")
+    capabilities: list[str]
+    probes: list[Probe]
+    recommendations: list[str]
+
+
+def _timed(fn: Callable[[], tuple[bool, str]]) -> tuple[bool, str, float]:
+    t0 = time.perf_counter()
+    try:
+        passed, detail = fn()
+    except ToolsNotSupportedError as e:
+        passed, detail = False, f"cannot call tools ({e})"
+    except (LLMError, ExtractionError) as e:
+        passed, detail = False, f"failed: {e}"
+    return passed, detail, round((time.perf_counter() - t0) * 1000, 1)
+
+
+class ModelCheck:
+    def __init__(self, llm: LLM, registry: ToolRegistry, config: AgentSettings) -> None:
+        self.llm = llm
+        self.registry = registry
+        self.config = config
+        self.findings: dict[str, Any] = {}
+
+    def run(self, model: str) -> CheckReport:
+        profile = self.llm.profile(model, refresh=True)
+        num_ctx = self.llm.window(model)
+        probes: list[Probe] = []
+        steps: list[tuple[str, Callable[[], tuple[bool, str]]]] = [
+            ("context_length", partial(self._context, profile, num_ctx)),
+            ("json_extraction", partial(self._extraction, model)),
+            ("remember_tool_call", partial(self._remember, model, profile)),
+            ("no_tool_on_small_talk", partial(self._small_talk, model, profile)),
+            ("uses_recalled_memory", partial(self._uses_memory, model)),
+            ("thinking", partial(self._thinking, model, profile)),
+        ]
+        for name, fn in steps:
+            passed, detail, ms = _timed(fn)
+            probes.append(Probe(name=name, passed=passed, detail=detail, ms=ms))
+        return CheckReport(
+            model=model,
+            context_length=profile.context_length if profile else None,
+            num_ctx=num_ctx,
+            capabilities=list(profile.capabilities) if profile else [],
+            probes=probes,
+            recommendations=self._recommend(profile, num_ctx, {p.name: p for p in probes}),
+        )
+
+    # ---- probes ------------------------------------------------------------------------
+    def _context(self, profile: ModelProfile | None, num_ctx: int) -> tuple[bool, str]:
+        if profile is None or profile.context_length is None:
+            return False, f"the server did not say; the agent sends num_ctx {num_ctx:,}"
+        return True, (
+            f"trained for {profile.context_length:,} tokens; the agent sends num_ctx {num_ctx:,} "
+            f"on every request (AGENT_NUM_CTX {self.config.num_ctx:,}"
+            + (", capped by the model)" if num_ctx < self.config.num_ctx else ")")
+        )
+
+    def _extraction(self, model: str) -> tuple[bool, str]:
+        candidates, attempts = LLMExtractor(self.llm).extract(model, EXTRACTION_PROBE)
+        texts = [c.text for c in candidates]
+        invented = [t for t in texts if not check_grounded(t, [EXTRACTION_PROBE]).supported]
+        self.findings["invented"] = invented
+        grounded = len(texts) - len(invented)
+        detail = f"{grounded} supported fact(s) of 2 expected: {texts}" + (
+            f"; {len(invented)} not said by the user: {invented}" if invented else ""
+        )
+        if attempts > 1:
+            detail += f" (valid JSON on attempt {attempts})"
+        return grounded >= 2, detail
+
+    def _chat(
+        self, model: str, system: str, message: str, tools: bool, think: bool | None = None
+    ) -> tuple[str, str, list[ToolCall]]:
+        content = thinking = ""
+        calls: list[ToolCall] = []
+        for chunk in self.llm.stream_chat(
+            model,
+            [{"role": "system", "content": system}, {"role": "user", "content": message}],
+            tools=self.registry.schemas() if tools else None,
+            options={"temperature": 0, "num_predict": self.config.reply_tokens},
+            think=think,
+        ):
+            content += chunk.content
+            thinking += chunk.thinking
+            if chunk.done:
+                calls = list(chunk.tool_calls)
+        return content, thinking, calls
+
+    def _tool_calls(
+        self, model: str, profile: ModelProfile | None, message: str
+    ) -> tuple[list[ToolCall], bool, str]:
+        """(calls, written as text?, content) of one message with the agent's tools."""
+        if profile is not None and not profile.tools:
+            raise ToolsNotSupportedError(f"{model} has no tools capability")
+        block = render_memory_block(MemoryContext(user_id="check", session_id="check", query=""))
+        system = build_system_prompt(block, tool_names=self.registry.names())
+        content, _, calls = self._chat(model, system, message, tools=True, think=False)
+        if calls:
+            return calls, False, content
+        validators = {n: partial(self.registry.validate, n) for n in self.registry.names()}
+        parsed = parse_text_tool_calls(content, validators)
+        return (list(parsed.calls), True, content) if parsed else ([], False, content)
+
+    def _remember(self, model: str, profile: ModelProfile | None) -> tuple[bool, str]:
+        calls, as_text, content = self._tool_calls(model, profile, REMEMBER_PROBE)
+        names = [c.name for c in calls]
+        self.findings["text_calls"] = as_text
+        if "remember_information" in names:
+            how = "as text (the agent recognises and runs it)" if as_text else "natively"
+            return True, f"called remember_information {how}"
+        if names:
+            return False, f"called {names} instead of remember_information"
+        return False, f"no tool call; answered: {content[:120]!r}"
+
+    def _small_talk(self, model: str, profile: ModelProfile | None) -> tuple[bool, str]:
+        calls, _, content = self._tool_calls(model, profile, SMALL_TALK_PROBE)
+        if calls:
+            return False, f"called {[c.name for c in calls]} on small talk"
+        return True, f"answered without tools: {content[:80]!r}"
+
+    def _uses_memory(self, model: str) -> tuple[bool, str]:
+        fact, question, expected = MEMORY_PROBE
+        hit = RecallHit(
+            id="check",
+            memory_type=MemoryType.EPISODIC,
+            text=fact,
+            score=0.9,
+            band="high",
+            parts=ScoreParts(),
+            record={"event_type": "fact"},
+        )
+        ctx = MemoryContext(user_id="check", session_id="check", query=question, episodic=[hit])
+        system = build_system_prompt(render_memory_block(ctx), tool_names=[])
+        content, _, _ = self._chat(model, system, question, tools=False, think=False)
+        used = expected in content.lower()
+        return used, ("named the remembered fact" if used else "did not use it") + (
+            f": {content[:120]!r}"
+        )
+
+    def _thinking(self, model: str, profile: ModelProfile | None) -> tuple[bool, str]:
+        if profile is None or not profile.thinking:
+            return True, "not a thinking model: it answers without thoughts"
+        content, thinking, _ = self._chat(model, "Answer briefly.", THINK_PROBE, False, True)
+        _, off_thoughts, _ = self._chat(model, "Answer briefly.", THINK_PROBE, False, False)
+        ok = bool(thinking.strip()) and bool(content.strip()) and not off_thoughts.strip()
+        return ok, (
+            f"thoughts {len(thinking)} characters apart from the answer {content.strip()[:40]!r}"
+            + ("; thinking off worked" if not off_thoughts.strip() else "; it thought anyway")
+        )
+
+    # ---- what the agent does about it --------------------------------------------------
+    def _recommend(
+        self, profile: ModelProfile | None, num_ctx: int, probes: dict[str, Probe]
+    ) -> list[str]:
+        out: list[str] = []
+        if profile is not None and profile.context_length:
+            if profile.context_length < self.config.num_ctx:
+                out.append(
+                    f"The model's context is {profile.context_length:,} tokens: the agent plans "
+                    f"for that, so fewer memories and less history fit; summaries cover what "
+                    "leaves the window."
+                )
+            else:
+                out.append(
+                    f"Every request sends num_ctx {num_ctx:,}, so Ollama's machine-dependent "
+                    "default (4,096 on a CPU) does not apply; raise AGENT_NUM_CTX if your "
+                    "memory allows a longer history."
+                )
+        if not probes["remember_tool_call"].passed:
+            out.append(
+                "Cannot call tools reliably: memory is written by trigger phrases "
+                "('remember: ...') and background extraction only, and live wellness numbers "
+                "cannot be looked up. A tool-capable model such as qwen2.5:7b does both."
+            )
+        elif self.findings.get("text_calls"):
+            out.append(
+                "Writes tool calls as text: the agent recognises calls to its own tools with "
+                "valid arguments and runs them; the raw call is not shown."
+            )
+        if not probes["no_tool_on_small_talk"].passed:
+            out.append("Calls tools on small talk: expect slower answers and extra tool rounds.")
+        if not probes["json_extraction"].passed:
+            out.append(
+                "Extraction is unreliable: use trigger phrases ('remember: ...'), or set "
+                "AGENT_LLM_EXTRACTION=off to save the background call."
+            )
+        if self.findings.get("invented"):
+            out.append(
+                "Invents facts when extracting: the grounding check drops memories the user "
+                "did not say (counted as 'ungrounded' on the Stats page)."
+            )
+        if not probes["uses_recalled_memory"].passed:
+            out.append("Ignored a recalled memory: a larger model will use memory better.")
+        if profile is not None and profile.thinking:
+            out.append(
+                "A thinking model: thoughts are shown folded in the details, never stored; "
+                f"{self.config.think_tokens:,} extra tokens are kept for them. Set "
+                "AGENT_THINK=false for faster answers."
+            )
+        return out
