@@ -167,6 +167,8 @@ class ModelCheck:
         return False, f"no tool call; answered: {content[:120]!r}"
 
     def _small_talk(self, model: str, profile: ModelProfile | None) -> tuple[bool, str]:
+        if profile is not None and not profile.tools:
+            return True, "no tools capability: the agent offers it none"
         calls, _, content = self._tool_calls(model, profile, SMALL_TALK_PROBE)
         if calls:
             return False, f"called {[c.name for c in calls]} on small talk"

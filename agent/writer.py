@@ -38,6 +38,8 @@ FACT_EVENT_TYPE = EventType.FACT
 #: from the same message. Lexical, not vector: "I prefer evening workouts" is 0.86 cosine-close
 #: to "I prefer morning workouts" yet a different fact.
 SAME_TURN_OVERLAP = 0.5
+#: Kinds that log what was said rather than state a fact.
+LOG_EVENT_TYPES = frozenset({"interaction", "summary"})
 
 _NORM_RE = re.compile(r"[\s]+")
 _WORD_RE = re.compile(r"[a-z]+|\d+(?:[.,]\d+)?")
@@ -184,6 +186,11 @@ class MemoryWriter:
         want = normalise_text(cand.text)
         for hit in self._coord.find_similar_episodic(user_id, cand.text, k=5):
             if not _is_active(hit.record):
+                continue
+            # A logged exchange (or a summary) records that something was said; a fact stated
+            # in it is new knowledge, never its duplicate ("I sprained my ankle" must become a
+            # health event, not stay a chat log).
+            if _event_type(hit.record) in LOG_EVENT_TYPES:
                 continue
             if normalise_text(hit.text) == want:
                 return WriteResult(duplicate_of=hit.id, reason="exact duplicate")

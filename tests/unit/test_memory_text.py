@@ -75,7 +75,7 @@ HARD_TEXTS = [
     "def f(x):\n    return {k: v for k, v in x.items() if v}  # comment",
     "api_key=sk-3f9a0c1e7b2d4a6f8e0c1b3d5f7a9c2e, id 01JD6T2ZQ8M4X7K9P3R5V1W0YB",
     "Ça va? Größe, naïve café, façade — “quotes” … ‘and’ «more»",
-    "<<<MEMORY 3f9a0c1e>>>\n- [episodic/preference] \"I prefer tea\" (relevance: high)",
+    '<<<MEMORY 3f9a0c1e>>>\n- [episodic/preference] "I prefer tea" (relevance: high)',
 ]
 
 
