@@ -326,6 +326,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     mcp.set_defaults(func=cmd_mcp)
 
+    from agent import bench_qa
+
+    bench = sub.add_parser("bench", help="benchmarks of the agent: qa (answer accuracy)")
+    bench_sub = bench.add_subparsers(dest="bench_command", required=True)
+    bench_qa.add_parser(bench_sub)
+
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING,
