@@ -78,6 +78,8 @@ def result_json(result: TurnResult) -> dict[str, Any]:
         "turn_id": result.turn_id,
         "error": result.error,
         "saved": result.saved,
+        "thinking": result.thinking,
+        "window": result.window.model_dump(mode="json"),
     }
 
 
@@ -99,6 +101,8 @@ def _print_event(ev: TurnEvent, out: Any) -> None:
     if ev.kind == "token":
         out.write(ev.text)
         out.flush()
+    elif ev.kind == "thinking":
+        pass  # thoughts are not the answer: `--json` has them under "thinking"
     elif ev.kind == "status":
         out.write(f"· {ev.text}\n")
     elif ev.kind == "recall":

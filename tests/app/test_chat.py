@@ -101,7 +101,7 @@ def test_offline_model_shows_memory_only_banner_and_still_answers(offline_env, m
 def test_model_choice_lists_models_from_ollama(app_env, make_app) -> None:
     at = make_app("app.py")
     box = at.sidebar.selectbox(key="sb_model")
-    assert set(box.options) == {"qwen2.5:7b", "llama3.2:3b"}
+    assert set(box.options) == {"qwen2.5:7b", "llama3.2:3b", "qwen3:4b"}
     box.set_value("llama3.2:3b").run()
     assert at.session_state["model"] == "llama3.2:3b"
     # the name is escaped markdown (shown literally): compare it without the escapes
@@ -140,7 +140,9 @@ def test_details_name_the_replaced_memory_and_size_the_injected_block(app_env, m
     shown = texts(at)
     assert "replaces “My weight goal is 70 kg” (kept as history)" in shown
     block = next(c.value for c in at.code if "<<<MEMORY" in str(c.value))
-    assert f"(~{len(block) // 4 + 1} tokens)" in texts(at, "caption")
+    from memory.tokens import estimate_tokens
+
+    assert f"(~{estimate_tokens(block)} tokens)" in texts(at, "caption")
 
 
 def test_an_exchange_that_could_not_be_stored_says_not_saved_next_to_the_answer(

@@ -545,8 +545,15 @@ def extraction_message(req: RecordedRequest) -> str:
     return value if isinstance(value, str) else rest
 
 
+#: Small talk an extracting model leaves out ("I'm just saying hi" is first person, not a fact).
+_SMALL_TALK_RE = re.compile(
+    r"\b(hello|hi|hey|thanks|thank you|good (morning|evening|night)|just saying|bye)\b", re.I
+)
+
+
 def rule_based_memories(message: str) -> list[dict[str, Any]]:
-    """First-person, non-question clauses of a message, as extraction answers them."""
+    """First-person, non-question clauses of a message, as extraction answers them (greetings
+    and small talk left out)."""
     out: list[dict[str, Any]] = []
     seen: set[str] = set()
     for sentence in _SENTENCE_SPLIT_RE.split(message):
@@ -556,6 +563,8 @@ def rule_based_memories(message: str) -> list[dict[str, Any]]:
         for clause in _CLAUSE_SPLIT_RE.split(sentence):
             clause = clause.strip().strip(",;:").strip().rstrip(".!").strip()
             if len(clause) < 3 or not _FIRST_PERSON_RE.search(clause):
+                continue
+            if _SMALL_TALK_RE.search(clause):
                 continue
             text = (clause[0].upper() + clause[1:])[:500]
             if text.lower() in seen:
@@ -775,6 +784,11 @@ class FakeOllama:
         kept, rendered, n_tokens = chat_prompt(msgs, tools, num_ctx)
         text = rendered.text
         contents: list[str | None] = [text[s:e] for s, e in rendered.spans]
+        if len(kept) < len(msgs):  # Ollama logs this at debug level only
+            log.debug(
+                "truncating input messages which exceed context length dropped=%d",
+                len(msgs) - len(kept),
+            )
         cut = n_tokens > num_ctx
         if cut:
             offs = _offsets(text)

@@ -41,7 +41,7 @@ def shared_fake_ollama() -> Iterator[FakeOllama]:
     """One fake server for the whole run, for tests whose app process outlives a test (the
     browser tests' `streamlit run`, the AppTest resources): two models pulled. Tests queue
     what they need and must not rely on what earlier tests left."""
-    with FakeOllama(models=["qwen2.5:7b", "llama3.2:3b"]) as fake:
+    with FakeOllama(models=["qwen2.5:7b", "llama3.2:3b", "qwen3:4b"]) as fake:
         yield fake
 
 

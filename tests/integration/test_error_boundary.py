@@ -65,7 +65,15 @@ CALLS: dict[str, Callable[[MemoryCoordinator], Any]] = {
     "from_settings": lambda c: MemoryCoordinator.from_settings(c.settings),
 }
 #: Methods that must work without Redis: closing never fails.
-WITHOUT_REDIS = {"close", "health", "count_event"}  # count_event: buffered, flushed later
+#: count_event: buffered, flushed later; text_similarity: the embedder alone (its Redis cache
+#: is skipped when Redis is down).
+WITHOUT_REDIS = {"close", "health", "count_event", "text_similarity"}
+
+
+def test_text_similarity_needs_only_the_embedder(stopped: MemoryCoordinator) -> None:
+    same = stopped.text_similarity("I like running", "I like running")
+    other = stopped.text_similarity("I like running", "The invoice is overdue")
+    assert same > 0.99 and other < same
 
 
 @pytest.fixture

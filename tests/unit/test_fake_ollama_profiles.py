@@ -315,8 +315,9 @@ def test_reply_is_cut_at_num_predict(fake: FakeOllama, client: ollama.Client) ->
     assert resp.message.content == "The quick brown fox jumps"
 
     fake.queue_reply(text)
-    resp = client.chat("qwen2.5:7b", messages=[{"role": "user", "content": "Tell me"}], stream=True)
-    chunks = list(resp)
+    chunks = list(
+        client.chat("qwen2.5:7b", messages=[{"role": "user", "content": "Tell me"}], stream=True)
+    )
     assert "".join(c.message.content or "" for c in chunks) == text
     assert chunks[-1].done_reason == "stop" and chunks[-1].eval_count == count_tokens(text)
     assert chunks[-1].prompt_eval_count == last_chat(fake).prompt_tokens
