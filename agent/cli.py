@@ -185,7 +185,8 @@ def _not_saved(result: TurnResult) -> int:
     return 1
 
 
-def cmd_status(args: argparse.Namespace) -> int:
+def _model_client(args: argparse.Namespace) -> tuple[Any, Any, str]:
+    """(llm, agent settings, model) for the commands that talk to the model without a store."""
     from agent.config import AgentSettings
     from agent.llm import OllamaLLM
     from memory.config import Settings
@@ -194,6 +195,11 @@ def cmd_status(args: argparse.Namespace) -> int:
     config = AgentSettings()
     model = args.model or settings.ollama_model
     llm = OllamaLLM.from_settings(settings, config.status_timeout_s, num_ctx=config.num_ctx)
+    return llm, config, model
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    llm, _, model = _model_client(args)
     st = llm.status(model)
     profile = llm.profile(model) if st.ok else None
     window = llm.window(model) if st.ok else None
@@ -218,17 +224,11 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from agent.check import ModelCheck
-    from agent.config import AgentSettings
-    from agent.llm import OllamaLLM
     from agent.tools.memory_tools import MemoryToolkit
     from agent.tools.registry import ToolRegistry
     from agent.tools.wellness import WellnessToolkit
-    from memory.config import Settings
 
-    settings = Settings()
-    config = AgentSettings()
-    model = args.model or settings.ollama_model
-    llm = OllamaLLM.from_settings(settings, config.status_timeout_s, num_ctx=config.num_ctx)
+    llm, config, model = _model_client(args)
     st = llm.status(model)
     if not st.ok:
         print(f"error: cannot check {model}: {st.message}", file=sys.stderr)
