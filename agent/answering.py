@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from agent.budget import ContextFullError, Fit, MessageTooLongError, fit_request
+from agent.budget import SLACK, ContextFullError, Fit, MessageTooLongError, fit_request
 from agent.config import AgentSettings
 from agent.errors import ToolsNotSupportedError
 from agent.llm import LLM, LLMChunk, ToolCall
@@ -37,6 +37,9 @@ from memory.models import ChatMessage, MemoryContext
 from memory.tokens import truncate_to_tokens
 
 log = logging.getLogger(__name__)
+
+#: Most a model's plans are scaled up after a count above the plan (a runaway guard).
+MAX_SCALE = 3.0
 
 CAP_NOTE = (
     "The tool-call limit for this answer is reached. Answer now with the results you have, "
@@ -57,6 +60,9 @@ class AnswerState:
     parts: list[str] = field(default_factory=list)  # the reply as shown, piece by piece
     thinking: list[str] = field(default_factory=list)  # thoughts: shown folded, never stored
     fit: Fit | None = None  # the last request's plan (its block and history window)
+    #: the first request's plan: its window is what the conversation shows this turn (later
+    #: rounds may trim more for tool results, and the next turn shows those messages again)
+    first_fit: Fit | None = None
     report: WindowReport = field(default_factory=WindowReport)
 
 
@@ -81,36 +87,43 @@ class Answerer:
         self.config = config
         self.memory_prompt_tokens = memory_prompt_tokens
         self._no_tools: set[str] = set()  # models that answered "does not support tools"
+        #: Per model, how much the server's prompt count exceeded the plan (>= 1): prompts are
+        #: planned that much smaller from then on (the estimate can fall short on languages
+        #: and words a tokenizer splits finely; see memory/tokens.py).
+        self._scale: dict[str, float] = {}
 
     def thinks(self, profile: ModelProfile | None) -> bool:
         return self.config.think and profile is not None and profile.thinking
 
-    def offers_tools(self, model: str, profile: ModelProfile | None) -> bool:
+    def can_use_tools(self, model: str, profile: ModelProfile | None) -> bool:
+        """The model can call tools: not known to lack them (a server that lists no
+        capabilities says nothing; a 400 "does not support tools" is remembered)."""
         known_without = profile is not None and not profile.tools
         return len(self.registry) > 0 and model not in self._no_tools and not known_without
 
     def reply_reserve(self, profile: ModelProfile | None) -> int:
         return self.config.reply_tokens + (self.config.think_tokens if self.thinks(profile) else 0)
 
+    def scale(self, model: str) -> float:
+        return self._scale.get(model, 1.0)
+
     def message_fits(self, message: str, model: str) -> str | None:
-        """None when `message` fits the model's window with the rules and tools (memories and
-        history are trimmed to make room); else the refusal to show."""
+        """None when `message` fits the model's window with the rules (and the tool schemas,
+        or without them when they cannot fit); else the refusal to show. Planned with a slack
+        for the notes a turn's memory block may carry, so a turn never refuses what this let
+        through."""
         profile = self.llm.profile(model)
-        offered = self.offers_tools(model, profile)
+        ctx = MemoryContext(user_id="_", session_id="_", query=message)
+        tools = self.can_use_tools(model, profile)
         try:
-            self._fit(
-                model,
-                profile,
-                message,
-                [],
-                [],
-                MemoryContext(user_id="_", session_id="_", query=message),
-                (),
-                offered,
-                nonce="0" * 8,
-            )
+            self._fit(model, profile, message, [], [], ctx, (), tools, tools, "0" * 8, SLACK)
         except MessageTooLongError as e:
-            return str(e)
+            if not tools:
+                return str(e)
+            try:
+                self._fit(model, profile, message, [], [], ctx, (), False, False, "0" * 8, SLACK)
+            except MessageTooLongError as e2:
+                return str(e2)
         return None
 
     def _fit(
@@ -122,29 +135,34 @@ class Answerer:
         exchange: list[dict[str, Any]],
         ctx: MemoryContext,
         stored: Iterable[StoredMemory],
-        offered: bool,
-        *,
+        tools: bool,
+        send_schemas: bool,
         nonce: str,
+        slack: int = 0,
     ) -> Fit:
+        """Plan one request. `tools`: the system text says which tools the model has;
+        `send_schemas`: this request carries their schemas (not on the capped last round)."""
         stored_now = list(stored)
         return fit_request(
             num_ctx=self.llm.window(model),
             reply_reserve=self.reply_reserve(profile),
             memory_cap=self.memory_prompt_tokens,
-            system_messages=self._system_texts(nonce, offered),
-            tool_schemas=self.registry.schemas() if offered else [],
+            system_messages=self._system_texts(nonce, tools),
+            tool_schemas=self.registry.schemas() if send_schemas else [],
             message=message,
             exchange=exchange,
             history=history,
             render_block=lambda budget: render_memory_block(
                 ctx, stored_now=stored_now, budget_tokens=budget, nonce=nonce
             ),
+            scale=self.scale(model),
+            slack=slack,
         )
 
-    def _system_texts(self, nonce: str, offered: bool) -> list[str]:
+    def _system_texts(self, nonce: str, tools: bool) -> list[str]:
         """The system messages of a chat request, the memory block left out (it follows the
-        first one)."""
-        if offered:
+        first one). `tools`: the model can call the registry's tools in this conversation."""
+        if tools:
             return [system_rules(nonce, tool_names=self.registry.names())]
         texts = [system_rules(nonce)]
         if len(self.registry):
@@ -167,16 +185,33 @@ class Answerer:
         refitted to the window (the tool results of this turn take room). Returns
         (reply, hit_cap) via StopIteration; thoughts, the fit and the report land in `answer`."""
         profile = self.llm.profile(model)
-        use_tools = self.offers_tools(model, profile)
+        use_tools = self.can_use_tools(model, profile)
+        report = answer.report
+
+        def fit(tools: bool, send: bool, exch: list[dict[str, Any]]) -> Fit:
+            return self._fit(
+                model, profile, message, history, exch, ctx, stored, tools, send, nonce
+            )
+
+        if use_tools:
+            try:
+                fit(True, True, [])
+            except MessageTooLongError:
+                # The schemas do not fit this window: answer without tools rather than refuse.
+                use_tools = False
+                report.notes.append(
+                    f"The model's window ({self.llm.window(model):,} tokens) is too small for "
+                    "the tool schemas as well: it answered without tools. Raise AGENT_NUM_CTX "
+                    "if the model allows."
+                )
         if len(self.registry) and not use_tools:
             yield TurnEvent(
                 kind="status",
-                text=f"{model} cannot call tools: answering from memory only",
+                text=f"{model} answers without tools: from memory only",
                 data={"stage": "answer", "tools": False},
             )
         think = self.thinks(profile)
         exchange: list[dict[str, Any]] = []  # this turn's tool calls, results and notes
-        report = answer.report
         cap = self.config.max_tool_iterations
         round_no = 0
         for round_no in range(cap + 1):
@@ -184,39 +219,46 @@ class Answerer:
             if final_round:
                 exchange.append({"role": "system", "content": CAP_NOTE})
             try:
-                fit = self._fit(
-                    model, profile, message, history, exchange, ctx, stored, use_tools, nonce=nonce
-                )
+                plan = fit(use_tools, use_tools and not final_round, exchange)
             except ContextFullError:
-                # The tool results filled the window: answer from them without more tools.
+                # The tool results filled the window: answer from them (cut down if need be)
+                # without more tool calls; the history is trimmed as usual.
                 report.notes.append(
                     "This turn's tool results filled the model's window: it answered without "
                     "more tool calls."
                 )
-                exchange = _shrink_exchange(exchange)
-                try:
-                    fit = self._fit(
-                        model, profile, message, [], exchange, ctx, stored, False, nonce=nonce
-                    )
-                except ContextFullError:  # even cut down: keep only the note to answer now
-                    exchange = [{"role": "system", "content": CAP_NOTE}]
-                    fit = self._fit(
-                        model, profile, message, [], exchange, ctx, stored, False, nonce=nonce
-                    )
                 final_round = True
-            answer.fit = fit
-            report.split = fit.split
+                if exchange[-1].get("content") != CAP_NOTE:
+                    exchange.append({"role": "system", "content": CAP_NOTE})
+                try:
+                    plan = fit(use_tools, False, exchange)
+                except ContextFullError:
+                    exchange = _shrink_exchange(exchange)
+                    try:
+                        plan = fit(use_tools, False, exchange)
+                    except ContextFullError:  # keep only the note to answer now
+                        exchange = [{"role": "system", "content": CAP_NOTE}]
+                        plan = fit(use_tools, False, exchange)
+            if answer.first_fit is None:
+                answer.first_fit = plan
+            answer.fit = plan
+            report.split = plan.split
             report.rounds = round_no + 1
-            messages = self._request_messages(fit, message, exchange, use_tools and not final_round)
+            send = use_tools and not final_round
+            messages = self._request_messages(plan, message, exchange, use_tools)
             options = {
                 "temperature": self.config.temperature,
-                "num_ctx": fit.split.num_ctx,
-                "num_predict": fit.split.reply,
+                "num_ctx": plan.split.num_ctx,
+                "num_predict": plan.split.reply,
             }
-            offered = self.registry.schemas() if use_tools and not final_round else None
             try:
                 content, calls, done = yield from self._stream_round(
-                    model, messages, offered, options, think, answer
+                    model,
+                    messages,
+                    self.registry.schemas() if send else None,
+                    options,
+                    think,
+                    answer,
                 )
             except ToolsNotSupportedError:
                 if not use_tools or "".join(answer.parts):
@@ -230,16 +272,14 @@ class Answerer:
                     text=f"{model} cannot call tools: answering from memory only",
                     data={"stage": "answer", "tools": False},
                 )
-                fit = self._fit(
-                    model, profile, message, history, exchange, ctx, stored, False, nonce=nonce
-                )
-                answer.fit = fit
-                report.split = fit.split
-                messages = self._request_messages(fit, message, exchange, False)
+                plan = fit(False, False, exchange)
+                answer.fit = answer.first_fit = plan
+                report.split = plan.split
+                messages = self._request_messages(plan, message, exchange, False)
                 content, calls, done = yield from self._stream_round(
                     model, messages, None, options, think, answer
                 )
-            self._note_report(report, fit, done)
+            self._note_report(model, report, plan, done)
             if not calls or final_round:
                 break
             exchange.append(
@@ -269,17 +309,19 @@ class Answerer:
                 yield TurnEvent(kind="tool_end", text=call.name, data={"record": rec})
                 for m in tctx.stored[n_stored:]:
                     yield TurnEvent(kind="stored", text=m.text, data={"memory": m})
-                exchange.append(
-                    {"role": "tool", "content": result_for_model(rec), "tool_name": call.name}
-                )
+                result_text = result_for_model(rec)
+                if tctx.grounding_texts is not None and rec.error is None:
+                    # "Remember that" after a lookup: the user's own data supports it too.
+                    tctx.grounding_texts.append(result_text)
+                exchange.append({"role": "tool", "content": result_text, "tool_name": call.name})
         hit_cap = len(records) > 0 and round_no == cap
         reply = "".join(answer.parts).strip()
         return reply or EMPTY_REPLY, hit_cap
 
     def _request_messages(
-        self, fit: Fit, message: str, exchange: list[dict[str, Any]], offered: bool
+        self, fit: Fit, message: str, exchange: list[dict[str, Any]], tools: bool
     ) -> list[dict[str, Any]]:
-        texts = self._system_texts(fit.block.nonce, offered)
+        texts = self._system_texts(fit.block.nonce, tools)
         texts[0] = texts[0] + "\n" + fit.block.text
         return [
             *({"role": "system", "content": t} for t in texts),
@@ -343,12 +385,12 @@ class Answerer:
     def _validators(self) -> dict[str, Callable[[Any], Any]]:
         return {name: partial(self.registry.validate, name) for name in self.registry.names()}
 
-    @staticmethod
-    def _note_report(report: WindowReport, fit: Fit, done: LLMChunk) -> None:
-        """What the server said about the request, against what was planned."""
+    def _note_report(self, model: str, report: WindowReport, fit: Fit, done: LLMChunk) -> None:
+        """What the server said about the request, against what was planned; a count above
+        the plan makes later plans for this model smaller by as much."""
         report.done_reason = done.done_reason
         report.prompt_eval_count = done.prompt_eval_count
-        planned = fit.split.prompt
+        expected = fit.split.prompt * fit.split.scale
         count = done.prompt_eval_count
         if done.done_reason == "length":
             report.notes.append(
@@ -360,8 +402,11 @@ class Answerer:
                 f"The server counted {count:,} prompt tokens, the whole window: Ollama may have "
                 "cut the prompt, so the model may not have seen all of it."
             )
-        elif count is not None and count > planned:
+        if count is not None and count > expected and fit.split.prompt > 0:
+            scale = min(MAX_SCALE, count / fit.split.prompt * 1.05)
+            self._scale[model] = max(self.scale(model), scale)
             report.notes.append(
-                f"The server counted {count:,} prompt tokens, more than the {planned:,} planned: "
-                "the token estimate fell short for this text."
+                f"The server counted {count:,} prompt tokens, more than the {round(expected):,} "
+                f"planned: the estimate fell short for this text, so prompts for {model} are "
+                f"planned {self._scale[model]:.2f}x larger from now on."
             )

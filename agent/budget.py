@@ -25,16 +25,22 @@ from agent.prompt import MemoryBlock
 from agent.types import TEMPLATE_TOKENS, BudgetSplit
 from memory.errors import InvalidInputError
 from memory.models import ChatMessage
-from memory.tokens import estimate_tokens, message_tokens, newest_within_budget
+from memory.tokens import estimate_tokens, message_tokens, newest_within_budget, raw_tokens
 
 #: What a template wraps around tool schemas (qwen2.5's "# Tools ... <tools></tools> ... return
 #: a json object within <tool_call></tool_call>" is ~100 tokens; some say more).
-TOOLS_TEMPLATE_TOKENS = 160
+TOOLS_TEMPLATE_TOKENS = 140
 #: Per tool, the line break and wrapping a template adds around its JSON.
 PER_TOOL_TOKENS = 4
 #: Share of the room left for memories + history (after rules, tools, reply) that memories may
 #: take; the history gets the rest (a summary covers what leaves it).
 MEMORY_SHARE = 0.5
+#: The reply reserve never takes more than this share of the window (a small window with a
+#: thinking reserve would otherwise leave nothing for the prompt).
+REPLY_SHARE = 0.25
+#: Tokens `message_fits` keeps beyond the plan, for the notes a turn's memory block may carry
+#: ("(N more memories omitted ...)"), so a turn never refuses what the check let through.
+SLACK = 32
 
 
 class MessageTooLongError(InvalidInputError):
@@ -46,10 +52,14 @@ class ContextFullError(Exception):
 
 
 def tools_tokens(schemas: Sequence[dict[str, Any]]) -> int:
+    """The schemas as a template renders them (one JSON line each). Counted without the
+    estimate's safety factor: JSON is a token per punctuation character in the estimate, which
+    BPE merges (`": "`, `"},`), so the raw count is already ~1.4x a BPE count (8 tools: 1,900
+    estimated, ~1,400 real) and this part of the prompt is large and fixed."""
     if not schemas:
         return 0
     return TOOLS_TEMPLATE_TOKENS + sum(
-        estimate_tokens(json.dumps(s, ensure_ascii=False)) + PER_TOOL_TOKENS for s in schemas
+        raw_tokens(json.dumps(s, ensure_ascii=False)) + PER_TOOL_TOKENS for s in schemas
     )
 
 
@@ -92,16 +102,21 @@ def fit_request(
     exchange: Sequence[dict[str, Any]],
     history: Sequence[ChatMessage],
     render_block: Callable[[int], MemoryBlock],
+    scale: float = 1.0,
+    slack: int = 0,
 ) -> Fit:
     """Plan one chat request. `system_messages`: the system texts without the memory block
     (the first one is joined with it). Raises MessageTooLongError when the message cannot fit
-    with nothing else, ContextFullError when the turn's tool exchange has filled the window."""
+    with nothing else, ContextFullError when the turn's tool exchange has filled the window.
+    `scale` (>= 1): how much larger than estimated this model's prompts were counted before;
+    the prompt is planned for the window divided by it."""
     rules = sum(message_tokens(s) for s in system_messages)
     tools = tools_tokens(tool_schemas)
     msg = message_tokens(message)
     done = messages_tokens(exchange)
-    reply = min(reply_reserve, num_ctx // 2)  # a tiny window still gets half for the answer
-    base = num_ctx - reply - rules - tools - done - TEMPLATE_TOKENS
+    reply = min(reply_reserve, int(num_ctx * REPLY_SHARE))
+    room_for_prompt = int((num_ctx - reply) / max(1.0, scale)) - slack
+    base = room_for_prompt - rules - tools - done - TEMPLATE_TOKENS
     empty = render_block(0)  # the fence and its note are sent even with no memory in it
     room = base - msg
     if room < empty.tokens:
@@ -125,5 +140,6 @@ def fit_request(
         history_kept=len(window),
         history_dropped=len(history) - len(window),
         memories_omitted=block.omitted,
+        scale=round(max(1.0, scale), 3),
     )
     return Fit(block=block, window=window, split=split)

@@ -212,7 +212,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(f"Ollama at {st.host}: {'reachable' if st.reachable else 'NOT reachable'}")
         print(f"Model {st.model}: {'available' if st.model_available else 'NOT available'}")
         if profile is not None:
-            print(f"Profile: {profile.describe()}")
+            print(f"Profile: {for_terminal(profile.describe())}")
         if window is not None:
             print(f"Window the agent sends and plans for (num_ctx): {window:,} tokens")
         if st.models:
@@ -243,7 +243,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         return 0
     ctx = f"{report.context_length:,}" if report.context_length else "unknown"
     print(f"Model {report.model}: context {ctx} tokens, num_ctx sent {report.num_ctx:,}")
-    print("Capabilities: " + (", ".join(report.capabilities) or "(not reported)"))
+    print("Capabilities: " + (for_terminal(", ".join(report.capabilities)) or "(not reported)"))
     for p in report.probes:
         mark = "PASS" if p.passed else "FAIL"
         print(f"  {mark}  {p.name:<22} {p.ms:>8.0f} ms  {for_terminal(p.detail)}")

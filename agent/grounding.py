@@ -96,7 +96,7 @@ FRAMING = frozenset(
     preference preferences favorite favorites favourite favourites want wants wanted wish
     wishes wished hope hopes hoped plan plans planned planning intend intends intended aim
     aims aiming goal goals interested interest interests keen fond
-    named called known also currently""".split()
+    named called known also currently years year old aged age pm""".split()
 )
 
 #: Words that negate what follows. Disliking verbs count: "User likes coffee" from "I hate
@@ -216,8 +216,9 @@ def _parse(text: str, *, source: bool) -> _Parsed:
 
     def add_word(text: str, name: bool) -> None:
         nonlocal negated, scope
-        if len(text) >= 2 and text not in STOPWORDS and text not in FRAMING:
-            out.words.append(_Word(text, root(text), negated, name))
+        if len(text) < 2 or text in STOPWORDS or text in FRAMING:
+            return  # stop and framing words do not use up a negation's scope
+        out.words.append(_Word(text, root(text), negated, name))
         scope -= 1
         if scope <= 0:
             negated = False
@@ -245,7 +246,10 @@ def _parse(text: str, *, source: bool) -> _Parsed:
             continue
         if kind == "time":
             hours, minutes = (int(p) for p in m.group("time").split(":"))
-            number = _Number(m.group("time"), {("time", hours, minutes)})
+            # 22:30 and 10:30 pm are one time: a time matches either half of the day
+            number = _Number(
+                m.group("time"), {("time", hours, minutes), ("time", hours % 12, minutes)}
+            )
             if minutes == 0:
                 number.values.add(Decimal(hours))
             add_number(number)

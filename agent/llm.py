@@ -69,6 +69,55 @@ class LLMChunk:
     eval_count: int | None = None
 
 
+class ThinkTags:
+    """Splits a `<think>...</think>` block at the start of the content off into the thoughts.
+
+    Ollama parses a thinking model's thoughts into `message.thinking` only when it knows the
+    model thinks (and, before 0.12.5, only when asked); otherwise, and with some templates even
+    with `think: false`, they arrive in the content. They must never become the answer (which is
+    stored and replayed), so they are moved where they belong, as they stream."""
+
+    OPEN, CLOSE = "<think>", "</think>"
+
+    def __init__(self) -> None:
+        self._state = "start"  # start -> inside -> after, or start -> after
+        self._buf = ""
+
+    def feed(self, piece: str) -> tuple[str, str]:
+        """(thinking, content) that may be passed on now."""
+        if self._state == "after":
+            return "", piece
+        self._buf += piece
+        if self._state == "start":
+            head = self._buf.lstrip()
+            if head.startswith(self.OPEN):
+                self._state, self._buf = "inside", head[len(self.OPEN) :]
+            elif self.OPEN.startswith(head):
+                return "", ""  # maybe the start of the tag: wait for more
+            else:
+                self._state, out, self._buf = "after", self._buf, ""
+                return "", out
+        end = self._buf.find(self.CLOSE)
+        if end >= 0:
+            thought, rest = self._buf[:end], self._buf[end + len(self.CLOSE) :].lstrip()
+            self._state, self._buf = "after", ""
+            return thought, rest
+        keep = next(  # a closing tag may be split over two pieces: hold its start
+            (k for k in range(len(self.CLOSE) - 1, 0, -1) if self._buf.endswith(self.CLOSE[:k])),
+            0,
+        )
+        thought = self._buf[: len(self._buf) - keep]
+        self._buf = self._buf[len(self._buf) - keep :]
+        return thought, ""
+
+    def finish(self) -> tuple[str, str]:
+        """What was held back when the answer ended."""
+        rest, self._buf = self._buf, ""
+        if self._state == "inside":  # thoughts that never closed: still thoughts
+            return rest, ""
+        return "", rest
+
+
 class LLM(Protocol):
     """What the agent needs from a language model (tests may inject their own)."""
 
@@ -245,16 +294,22 @@ class OllamaLLM:
                 options=self._options(model, options),
                 think=think if prof is not None and prof.thinking else None,
             )
+            tags = ThinkTags()
             for part in stream:
                 msg = part.message
                 for tc in msg.tool_calls or []:
                     calls.append(ToolCall(name=tc.function.name, arguments=tc.function.arguments))
-                if msg.thinking or msg.content:
-                    yield LLMChunk(content=msg.content or "", thinking=msg.thinking or "")
+                tagged, content = tags.feed(msg.content or "")
+                thinking = (msg.thinking or "") + tagged
+                if thinking or content:
+                    yield LLMChunk(content=content, thinking=thinking)
                 if part.done:
                     final.done_reason = part.done_reason
                     final.prompt_eval_count = part.prompt_eval_count
                     final.eval_count = part.eval_count
+            tagged, content = tags.finish()
+            if tagged or content:
+                yield LLMChunk(content=content, thinking=tagged)
         final.tool_calls = calls
         yield final
 
@@ -279,7 +334,9 @@ class OllamaLLM:
                 options=self._options(model, options),
                 think=False if prof is not None and prof.thinking else None,
             )
-        content = resp.message.content or ""
+        tags = ThinkTags()
+        _, content = tags.feed(resp.message.content or "")
+        content += tags.finish()[1]
         thought = (resp.message.thinking or "").strip()
         if not content.strip() and thought.startswith("{"):
             return thought

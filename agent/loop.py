@@ -314,7 +314,7 @@ class ChatAgent:
             tctx = ToolContext(
                 user_id=user_id,
                 session_id=session_id,
-                user_texts=[message, *(m.content for m in history if m.role == "user")],
+                grounding_texts=[message, *(m.content for m in history if m.role == "user")],
             )
             try:
                 reply, hit_cap = yield from self.answerer.answer(
@@ -333,7 +333,9 @@ class ChatAgent:
                     data={"stage": "answer", "mode": mode},
                 )
             if answer.fit is not None:
-                block, window = answer.fit.block, answer.fit.window
+                block = answer.fit.block  # what the model saw last
+            if answer.first_fit is not None:  # what the conversation showed this turn
+                window = answer.first_fit.window
             for m in tctx.stored:
                 stored.append(m)
         if mode == "memory-only":

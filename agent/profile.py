@@ -35,8 +35,14 @@ class ModelProfile(BaseModel):
     )
 
     @property
+    def known(self) -> bool:
+        """The server listed capabilities (Ollama < 0.6.4 lists none: then nothing is known)."""
+        return bool(self.capabilities)
+
+    @property
     def tools(self) -> bool:
-        return "tools" in self.capabilities
+        """Can call tools, or unknown (a 400 "does not support tools" then tells)."""
+        return "tools" in self.capabilities or not self.known
 
     @property
     def thinking(self) -> bool:

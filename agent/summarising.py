@@ -67,7 +67,7 @@ class LLMSummariser:
         room = (
             self._llm.window(self._model) - SUMMARY_REPLY_TOKENS - estimate_tokens(SUMMARY_SYSTEM)
         )
-        per_turn = max(32, room // max(1, len(turns)) - MESSAGE_OVERHEAD)
+        per_turn = max(8, room // max(1, len(turns)) - MESSAGE_OVERHEAD - 4)
         lines = "\n".join(
             f"{t['role']}: "
             + json.dumps(truncate_to_tokens(t["content"], per_turn), ensure_ascii=False)

@@ -61,6 +61,9 @@ class BudgetSplit(BaseModel):
     history_kept: int = 0
     history_dropped: int = Field(default=0, description="Older messages left out to fit")
     memories_omitted: int = Field(default=0, description="Recalled memories left out to fit")
+    scale: float = Field(
+        default=1.0, description="Planned this much larger than estimated (learned per model)"
+    )
 
     @property
     def prompt(self) -> int:

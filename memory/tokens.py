@@ -1,8 +1,9 @@
 """Token counting for context budgets.
 
 The chat models (Qwen, Llama, Gemma...) ship their tokenizers inside Ollama, not here, so counts
-are an estimate built to err HIGH on every kind of text, because a budget that undercounts makes
-Ollama cut the prompt silently (see docs/agent.md, "Context budget"):
+are an estimate, built to err high on English prose and on the text a characters/4 rule
+undercounts (JSON, numbers, emoji, CJK), because a budget that undercounts makes Ollama cut the
+prompt silently (docs/agent.md, "Small, thinking and tool-less models"):
 
 - an English word (ASCII letters) costs 1 per 6 letters begun (~1 token each in the 100k-150k
   vocabularies; a long or rare word a few), a very long one (> 12 letters) 1 per 3;
@@ -18,7 +19,12 @@ Ollama cut the prompt silently (see docs/agent.md, "Context budget"):
 
 then `SAFETY` on top, and `MESSAGE_OVERHEAD` per chat message for the template's role markers
 (`<|im_start|>user\\n ... <|im_end|>\\n` is 5 tokens in ChatML). `tests/unit/test_memory_text.py`
-checks the estimate against a real tokenizer on prose, JSON, numbers, emoji and CJK.
+checks the estimate against a real (WordPiece) tokenizer on prose, JSON, numbers, ids and code.
+
+Where it falls short: other Latin-script languages (Dutch, Swahili, Indonesian: 0.6-0.9 of a
+real count) and rare words or ids a tokenizer made for English splits finely. The agent then
+learns a factor per model from the server's `prompt_eval_count` (agent/answering.py) and plans
+that much smaller from then on; the details say when it happened.
 """
 
 from __future__ import annotations
@@ -46,7 +52,8 @@ def _word_tokens(word: str) -> int:
     return (letters + 2) // 3 if letters > 12 else 1 + (letters - 1) // 6
 
 
-def _raw_tokens(text: str) -> int:
+def raw_tokens(text: str) -> int:
+    """The per-piece count, before `SAFETY`."""
     n = 0
     for piece in _PIECES.findall(text):
         c = piece[0]
@@ -62,7 +69,7 @@ def _raw_tokens(text: str) -> int:
 
 
 def estimate_tokens(text: str) -> int:
-    return math.ceil(_raw_tokens(text) * SAFETY) if text else 0
+    return math.ceil(raw_tokens(text) * SAFETY) if text else 0
 
 
 def message_tokens(content: str) -> int:

@@ -58,7 +58,7 @@ class MemoryToolkit:
         *,
         grounding: Callable[[str, list[str]], Grounding] | None = None,
     ) -> None:
-        """`grounding(claim, user_texts)`: whether what the user said supports what the model
+        """`grounding(claim, texts)`: whether what the user said supports what the model
         asks to remember (only when the call's context carries the user's words)."""
         self._coord = coordinator
         self._writer = writer
@@ -88,8 +88,8 @@ class MemoryToolkit:
         """
         cand = remember_candidate(content, memory_type)
         et = cand.event_type
-        if self._grounding is not None and ctx.user_texts is not None:
-            verdict = self._grounding(content, ctx.user_texts)
+        if self._grounding is not None and ctx.grounding_texts is not None:
+            verdict = self._grounding(content, ctx.grounding_texts)
             if not verdict.supported:
                 self._coord.count_event("extraction_ungrounded")
                 return {

@@ -47,10 +47,11 @@ class ToolContext:
     user_id: str
     session_id: str
     stored: list[StoredMemory] = field(default_factory=list)
-    #: What the user said in this conversation (the message, then the history in the prompt):
-    #: a memory the model asks to keep must be supported by it. None: a caller that is not a
-    #: model acting for this user (the MCP client speaks for itself), no check.
-    user_texts: list[str] | None = None
+    #: What supports a memory the model asks to keep: what the user said in this conversation
+    #: (the message, the history in the prompt) and this turn's tool results (the user's own
+    #: data). None: a caller that is not a model acting for this user (the MCP client speaks
+    #: for itself), no check.
+    grounding_texts: list[str] | None = None
 
 
 class Toolkit(Protocol):

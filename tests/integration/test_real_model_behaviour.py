@@ -311,7 +311,6 @@ def test_the_model_check_probes_each_profile(
     ]
     assert report["context_length"] == fake.profile(model).context_length
     assert report["num_ctx"] == min(8192, fake.profile(model).context_length)
-    assert all(p["ms"] >= 0 for p in report["probes"])
     assert probes["uses_recalled_memory"]["passed"]
     assert probes["no_tool_on_small_talk"]["passed"]
     recs = " ".join(report["recommendations"])

@@ -224,3 +224,20 @@ def test_known_limits(sources: list[str], claim: str, supported: bool) -> None:
 def test_defaults_are_documented_values() -> None:
     assert MIN_WORD_SHARE == 0.6
     assert MIN_SIMILARITY == 0.8
+
+
+@pytest.mark.parametrize(
+    ("source", "claim"),
+    [
+        # a framing or stop word between the negator and the fact does not end its reach
+        ("I don't like running in the rain", "User dislikes running in the rain"),
+        ("I do not like to run in the evening", "User dislikes running in the evening"),
+        ("I don't really enjoy swimming in cold water", "User dislikes swimming in cold water"),
+        # an age in the extractor's words
+        ("I'm 34", "User is 34 years old"),
+        # a 24-hour time in 12-hour words
+        ("I sleep at 22:30 most nights", "User sleeps at 10:30 PM most nights"),
+    ],
+)
+def test_common_rewrites_of_the_extractor_are_supported(source: str, claim: str) -> None:
+    assert check_grounded(claim, [source]).supported, check_grounded(claim, [source]).reason
