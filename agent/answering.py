@@ -205,9 +205,10 @@ class Answerer:
                     "if the model allows."
                 )
         if len(self.registry) and not use_tools:
+            why = "its window is too small for them" if report.notes else "it cannot call tools"
             yield TurnEvent(
                 kind="status",
-                text=f"{model} answers without tools: from memory only",
+                text=f"{model} answers without tools ({why}): from memory only",
                 data={"stage": "answer", "tools": False},
             )
         think = self.thinks(profile)

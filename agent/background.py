@@ -17,10 +17,9 @@ from typing import Any
 
 from agent.errors import ExtractionError, LLMError
 from agent.extraction import LLMExtractor
-from agent.grounding import Grounding
 from agent.types import ExtractionOutcome, StoredMemory
-from agent.writer import MemoryWriter
 from memory.errors import MemorySystemError
+from memory.writing import Grounding, WritePolicy
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +28,7 @@ class BackgroundExtractor:
     def __init__(
         self,
         extractor: LLMExtractor,
-        writer: MemoryWriter,
+        writer: WritePolicy,
         *,
         log_size: int = 200,
         on_outcome: Callable[[str], None] | None = None,

@@ -26,13 +26,13 @@ from pydantic import BaseModel, Field
 from agent.config import AgentSettings
 from agent.errors import ExtractionError, LLMError, ToolsNotSupportedError
 from agent.extraction import LLMExtractor
-from agent.grounding import check_grounded
 from agent.llm import LLM, ToolCall
 from agent.profile import ModelProfile
 from agent.prompt import build_system_prompt, render_memory_block
 from agent.tools.registry import ToolRegistry
 from agent.tools.text_calls import parse_text_tool_calls
 from memory.models import MemoryContext, MemoryType, RecallHit, ScoreParts
+from memory.writing import check_grounded
 
 EXTRACTION_PROBE = "I'm vegetarian and I run 5k every Saturday morning."
 REMEMBER_PROBE = "Please remember that my sister's name is Ines."

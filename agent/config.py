@@ -54,13 +54,6 @@ class AgentSettings(BaseSettings):
         description="Background LLM extraction: auto = only for messages that talk about the "
         "user (first person); always; off (trigger phrases and #tags still work).",
     )
-    dedup_threshold: float = Field(
-        default=0.95,
-        ge=0.5,
-        le=1.0,
-        description="Cosine similarity at or above which a new memory of the same event type "
-        "is a near-duplicate and not stored (conservative: different facts stay apart)",
-    )
     store_episodes: bool = Field(
         default=True,
         description="Also store every exchange as an 'interaction' episodic memory",

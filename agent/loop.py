@@ -30,8 +30,7 @@ from agent.budget import MessageTooLongError
 from agent.check import CheckReport, ModelCheck
 from agent.config import AgentSettings
 from agent.errors import LLMError, LLMUnavailableError
-from agent.extraction import LLMExtractor, extract_triggers, talks_about_user
-from agent.grounding import Grounding, check_grounded
+from agent.extraction import LLMExtractor, talks_about_user
 from agent.learning import LearningTracker, success_score, tool_sequence
 from agent.llm import LLM, OllamaLLM
 from agent.profile import ModelProfile
@@ -52,11 +51,11 @@ from agent.types import (
     TurnEvent,
     TurnResult,
 )
-from agent.writer import MemoryWriter
 from memory.config import Settings
 from memory.errors import MemorySystemError
 from memory.models import ChatMessage, MemoryContext, check_id, check_text
 from memory.service import AgentMemory
+from memory.writing import Grounding, WritePolicy, check_grounded, extract_triggers
 
 log = logging.getLogger(__name__)
 
@@ -84,16 +83,18 @@ class ChatAgent:
         *,
         agent_settings: AgentSettings | None = None,
         summaries: SessionSummaries | None = None,
+        writer: WritePolicy | None = None,
     ) -> None:
         """`summaries` (e.g. `memory.Maintenance`): where turns that leave the prompt are
-        summarised; None = no session summaries."""
+        summarised; None = no session summaries. `writer`: the write policy to share with the
+        app's editors (one per-user lock for every writer); a new one by default."""
         self.settings = settings
         self.config = agent_settings or AgentSettings()
         self.coordinator = coordinator
         self.llm: LLM = llm or OllamaLLM.from_settings(
             settings, status_timeout_s=self.config.status_timeout_s, num_ctx=self.config.num_ctx
         )
-        self.writer = MemoryWriter(coordinator, dedup_threshold=self.config.dedup_threshold)
+        self.writer = writer or WritePolicy(coordinator, dedup_threshold=settings.dedup_threshold)
         if toolkits is None:
             toolkits = [
                 WellnessToolkit(seed=self.config.wellness_seed, days=self.config.wellness_days)
@@ -155,7 +156,7 @@ class ChatAgent:
         return self.background.outcomes(user_id, limit)
 
     def grounded(self, claim: str, sources: list[str]) -> Grounding:
-        """Does what the user said support a memory a model wrote? (agent/grounding.py; the
+        """Does what the user said support a memory a model wrote? (memory/writing/grounding.py; the
         embedding similarity is its second chance for paraphrases)."""
         return check_grounded(claim, sources, similarity=self._similarity)
 

@@ -9,7 +9,7 @@ the user's memories per type (memory://episodic, memory://semantic, memory://pro
 
 It lives in the agent package, not in memory/, because what a client stores must pass the same
 rules as the app's `remember_information` tool (validation, duplicate suppression, supersession,
-classification: agent.writer, agent.extraction), and memory/ never imports the agent. No
+classification: memory.writing), and memory/ never imports the agent. No
 language model runs here: the server works without Ollama (no background LLM extraction).
 
 Every call is scoped to one user: the --user of a stdio server, or in HTTP mode the user the
@@ -35,15 +35,14 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from agent.config import AgentSettings
 from agent.errors import ServerConfigError
 from agent.mcp_auth import StaticTokenVerifier, load_tokens, token_user
-from agent.tools.memory_tools import RememberType, remember_candidate
-from agent.writer import MemoryWriter
+from agent.tools.memory_tools import RememberType
 from memory.coordinator import MemoryCoordinator
 from memory.errors import InvalidInputError, MemorySystemError, NotFoundError
 from memory.models import MemoryType, check_id
 from memory.service import AgentMemory
+from memory.writing import WritePolicy, candidate_for
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +77,7 @@ def _plain(value: Any) -> Any:
 class McpMemoryTools:
     """The four operations, for one user at a time; transport-free (the MCP tools call it)."""
 
-    def __init__(self, coordinator: AgentMemory, writer: MemoryWriter) -> None:
+    def __init__(self, coordinator: AgentMemory, writer: WritePolicy) -> None:
         self._coord = coordinator
         self._writer = writer
 
@@ -90,7 +89,7 @@ class McpMemoryTools:
         kind: str | None = None,
         tags: list[str] | None = None,
     ) -> dict[str, Any]:
-        cand = remember_candidate(content, kind, tags)
+        cand = candidate_for(content, kind, tags)
         res = self._writer.write(
             user_id, MCP_SESSION, cand, context="remember_information (MCP client)"
         )
@@ -308,7 +307,7 @@ def _service() -> tuple[McpMemoryTools, MemoryCoordinator]:
     from memory.config import Settings
 
     coordinator = MemoryCoordinator.from_settings(Settings())
-    writer = MemoryWriter(coordinator, dedup_threshold=AgentSettings().dedup_threshold)
+    writer = WritePolicy(coordinator, dedup_threshold=coordinator.settings.dedup_threshold)
     return McpMemoryTools(coordinator, writer), coordinator
 
 

@@ -14,8 +14,8 @@ import logging
 from pydantic import BaseModel, ValidationError
 
 from agent.errors import LLMError
-from agent.grounding import check_grounded
 from agent.llm import LLM
+from memory.writing import check_grounded
 
 log = logging.getLogger(__name__)
 

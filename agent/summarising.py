@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pydantic import BaseModel, Field, ValidationError
 
 from agent.errors import LLMError
-from agent.grounding import Grounding
 from agent.llm import LLM
 from memory.errors import MemorySystemError
 from memory.tokens import MESSAGE_OVERHEAD, estimate_tokens, truncate_to_tokens
+from memory.writing import Grounding
 
 if TYPE_CHECKING:  # types only: the agent does not load the maintenance code itself
     from memory.maintenance import Summariser, SummaryOutcome

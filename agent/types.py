@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from memory.models import MemoryContext
+from memory.writing import StoredMemory
 
 __all__ = [
     "BudgetSplit",
@@ -107,23 +108,6 @@ class ToolCallRecord(BaseModel):
     error: str | None = Field(default=None, description="Set when the tool failed")
     ms: float = 0.0
     empty: bool = Field(default=False, description="The tool ran but found nothing")
-
-
-class StoredMemory(BaseModel):
-    """A memory written as a consequence of a turn."""
-
-    id: str
-    memory_type: str = Field(description="episodic | semantic | procedural | short_term")
-    text: str
-    event_type: str | None = None
-    how: Literal["trigger", "llm", "interaction", "procedural", "tool"] = Field(
-        description="trigger phrase/#tag, LLM extraction, the turn itself, tool sequence, "
-        "or the model's remember_information tool"
-    )
-    superseded_id: str | None = Field(
-        default=None, description="Id of the older memory this one replaced for recall"
-    )
-    tags: list[str] = Field(default_factory=list)
 
 
 class TurnEvent(BaseModel):

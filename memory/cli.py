@@ -30,6 +30,7 @@ from memory.config import PROJECT_ROOT, Settings
 from memory.errors import InvalidInputError, MemorySystemError, NotFoundError
 from memory.models import MemoryType
 from memory.terminal import for_terminal, invalid_utf8_argument
+from memory.writing import WritePolicy, candidate_for, write_fact
 
 if TYPE_CHECKING:
     from memory.coordinator import MemoryCoordinator
@@ -80,25 +81,44 @@ def cmd_add(args: argparse.Namespace, settings: Settings) -> int:
             if not args.user:
                 raise SystemExit("--user is required for episodic memories")
             meta = json.loads(args.metadata) if args.metadata else None
-            mem = coord.add_episodic(
-                args.user,
-                args.text,
-                event_type=args.kind or "preference",
-                tags=args.tag,
-                importance=args.importance,
-                context=args.context or "",
-                metadata=meta,
+            policy = WritePolicy(coord, dedup_threshold=settings.dedup_threshold)
+            cand = candidate_for(
+                args.text, args.kind, args.tag, how="user", importance=args.importance
             )
-            _print(args, {"id": mem.id, "type": "episodic"}, mem.id)
+            res = policy.write(
+                args.user,
+                "cli",
+                cand,
+                context=args.context or "",
+                **({"metadata": meta} if meta else {}),
+            )
+            if res.stored is None:
+                _print(
+                    args,
+                    {"id": None, "type": "episodic", "duplicate_of": res.duplicate_of,
+                     "reason": res.reason},
+                    f"already remembered ({res.reason}): {res.duplicate_of}",
+                )  # fmt: skip
+            else:
+                out = {"id": res.stored.id, "type": "episodic", "kind": res.stored.event_type}
+                if res.stored.superseded_id:
+                    out["replaced"] = res.stored.superseded_id
+                _print(args, out, res.stored.id)
         elif mtype is MemoryType.SEMANTIC:
-            fact = coord.add_semantic(
+            fact, dup = write_fact(
+                coord,
                 args.text,
                 category=args.category or "general",
                 fact_type=args.kind or "general",
                 added_by=args.user or "",
                 context=args.context or "",
+                source="cli",
             )
-            _print(args, {"id": fact.id, "type": "semantic"}, fact.id)
+            if fact is None:
+                _print(args, {"id": None, "type": "semantic", "duplicate_of": dup},
+                       f"already known: {dup}")  # fmt: skip
+            else:
+                _print(args, {"id": fact.id, "type": "semantic"}, fact.id)
         elif mtype is MemoryType.SHORT_TERM:
             if not args.user or not args.session:
                 raise SystemExit("--user and --session are required for short-term messages")
@@ -334,7 +354,10 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--user")
     sp.add_argument("--type", default="episodic")
     sp.add_argument("--text", required=True)
-    sp.add_argument("--kind", help="episodic event type, or semantic fact type")
+    sp.add_argument(
+        "--kind",
+        help="episodic event type (default: guessed from the text and tags), or semantic fact type",
+    )
     sp.add_argument("--category")
     sp.add_argument("--context")
     sp.add_argument("--tag", action="append")

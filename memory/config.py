@@ -60,6 +60,14 @@ class Settings(BaseSettings):
     )
 
     # --- Memory behaviour ----------------------------------------------------------------
+    dedup_threshold: float = Field(
+        default=0.95,
+        ge=0.5,
+        le=1.0,
+        description="Cosine similarity at or above which a new memory of the same event type "
+        "is a near-duplicate and not stored (conservative: different facts stay apart); "
+        "every writer (memory.writing).",
+    )
     vector_algorithm: Literal["flat", "hnsw"] = Field(default="flat")
     short_term_max_messages: int = Field(default=200, gt=0)
     short_term_ttl_s: int = Field(default=30 * 24 * 3600, gt=0)

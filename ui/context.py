@@ -9,6 +9,7 @@ import streamlit as st
 
 from memory.config import Settings
 from memory.service import MemoryService
+from memory.writing import WritePolicy
 from ui.auth import Viewer
 
 if TYPE_CHECKING:
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
 class PageContext:
     settings: Settings
     coordinator: MemoryService
+    writer: WritePolicy
     agent: ChatAgent | None
     llm_status: LLMStatus | None = None
     models: list[str] = field(default_factory=list)

@@ -61,7 +61,13 @@ def page_setup(title: str, icon: str, *, layout: str = "wide") -> PageContext:
     if viewer.user_id is not None and not viewer.may_switch_users:
         state.keep_user(viewer.user_id, coordinator.list_sessions)
 
-    ctx = PageContext(settings=settings, coordinator=coordinator, agent=None, viewer=viewer)
+    ctx = PageContext(
+        settings=settings,
+        coordinator=coordinator,
+        writer=resources.get_writer(),
+        agent=None,
+        viewer=viewer,
+    )
     try:
         ctx.agent = resources.get_agent()
         resources.start_maintenance()

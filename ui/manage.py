@@ -12,6 +12,7 @@ import streamlit as st
 
 from memory.errors import ImportFileError, InvalidInputError
 from memory.models import EventType
+from memory.writing import candidate_for, write_fact
 from ui import state
 from ui.details import HIT_COLUMNS, hits_frame
 from ui.errors import guard, message_for
@@ -130,26 +131,32 @@ def add_tab(ctx: PageContext) -> None:
         return
     with guard("Adding the memory"):
         if mtype == "episodic":
-            ctx.coordinator.add_episodic(
+            res = ctx.writer.write(
                 ctx.user_id,
-                text,
-                event_type=kind,
-                tags=parse_tags(tags),
-                importance=importance,
-                expires_at_ms=day_end_ms(expires_on) if expire else None,
+                ctx.session_id,
+                candidate_for(text, kind, parse_tags(tags), how="user", importance=importance),
                 context=context or "Added on the Memories page",
-                session_id=ctx.session_id,
+                expires_at_ms=day_end_ms(expires_on) if expire else None,
             )
+            duplicate, replaced = res.stored is None, res.stored and res.stored.superseded_id
         else:
-            ctx.coordinator.add_semantic(
+            fact, _ = write_fact(
+                ctx.coordinator,
                 text,
                 category=kind.strip() or "general",
                 fact_type=fact_type.strip() or "general",
                 context=context,
-                source="user",
                 added_by=ctx.user_id,
             )
-        st.success(f"Added: {no_images(snippet(text, 80))}", icon="✅")
+            duplicate, replaced = fact is None, None
+        if duplicate:
+            st.info(f"Already remembered: {no_images(snippet(text, 80))}", icon="♻️")
+        else:
+            st.success(
+                f"Added: {no_images(snippet(text, 80))}"
+                + (" (it replaces an older memory, kept as history)" if replaced else ""),
+                icon="✅",
+            )
 
 
 # --- export / import -----------------------------------------------------------------------

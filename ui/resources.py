@@ -19,6 +19,7 @@ import streamlit as st
 from agent.config import AgentSettings
 from memory.config import Settings
 from memory.service import MemoryService
+from memory.writing import WritePolicy
 
 if TYPE_CHECKING:
     from agent import ChatAgent
@@ -38,12 +39,19 @@ def get_coordinator() -> MemoryService:
     return _coordinator(settings.model_dump_json(), settings)
 
 
+def get_writer() -> WritePolicy:
+    """The one write policy of the cached coordinator: the sidebar, the Memories page and the
+    chat agent share it (and its per-user lock)."""
+    settings = get_settings()
+    return _writer(settings.model_dump_json(), get_coordinator(), settings.dedup_threshold)
+
+
 def get_agent() -> ChatAgent:
-    """The chat agent for the current settings, sharing the cached coordinator."""
+    """The chat agent for the current settings, sharing the cached coordinator and writer."""
     settings = get_settings()
     agent_settings = AgentSettings()
     key = settings.model_dump_json() + agent_settings.model_dump_json()
-    return _agent(key, settings, agent_settings, get_coordinator())
+    return _agent(key, settings, agent_settings, get_coordinator(), get_writer())
 
 
 def start_maintenance() -> None:
@@ -75,6 +83,7 @@ def release_all() -> None:
     _scheduler.clear()
     _maintenance.clear()
     _agent.clear()
+    _writer.clear()
     _coordinator.clear()
 
 
@@ -110,9 +119,18 @@ def _coordinator(key: str, _settings: Settings) -> MemoryService:
     return MemoryCoordinator.from_settings(_settings)
 
 
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _writer(key: str, _coordinator: MemoryService, dedup_threshold: float) -> WritePolicy:
+    return WritePolicy(_coordinator, dedup_threshold=dedup_threshold)
+
+
 @st.cache_resource(show_spinner=False, max_entries=4, on_release=lambda agent: agent.close())
 def _agent(
-    key: str, _settings: Settings, _agent_settings: AgentSettings, _coordinator: MemoryService
+    key: str,
+    _settings: Settings,
+    _agent_settings: AgentSettings,
+    _coordinator: MemoryService,
+    _writer: WritePolicy,
 ) -> ChatAgent:
     from agent import ChatAgent
     from memory import Maintenance, MemoryCoordinator
@@ -121,7 +139,13 @@ def _agent(
     summaries = (
         Maintenance.of(_coordinator) if isinstance(_coordinator, MemoryCoordinator) else None
     )
-    return ChatAgent(_settings, _coordinator, agent_settings=_agent_settings, summaries=summaries)
+    return ChatAgent(
+        _settings,
+        _coordinator,
+        agent_settings=_agent_settings,
+        summaries=summaries,
+        writer=_writer,
+    )
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)

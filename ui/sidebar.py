@@ -17,6 +17,7 @@ from streamlit.errors import StreamlitAPIException
 
 from memory.models import EventType, check_id
 from memory.service import MemoryService
+from memory.writing import WritePolicy, candidate_for, write_fact
 from ui import state
 from ui.context import PageContext
 from ui.errors import guard, run_action
@@ -261,12 +262,12 @@ def _add_form(ctx: PageContext) -> None:
         type="primary",
         icon="💾",
         on_click=_on_add,
-        args=(ctx.coordinator,),
+        args=(ctx.coordinator, ctx.writer),
         use_container_width=True,
     )
 
 
-def _on_add(coord: MemoryService) -> None:
+def _on_add(coord: MemoryService, writer: WritePolicy) -> None:
     ss = st.session_state
     text = str(ss.get("sb_add_text") or "").strip()
     if not text:
@@ -274,30 +275,34 @@ def _on_add(coord: MemoryService) -> None:
         return
     tags = parse_tags(str(ss.get("sb_add_tags") or ""))
     if ss.get("sb_add_type", "episodic") == "semantic":
-        ok, _ = run_action(
+        ok, added = run_action(
             "Adding the fact",
-            coord.add_semantic,
+            write_fact,
+            coord,
             text,
             category=(str(ss.get("sb_add_category") or "").strip() or "general"),
-            source="user",
             added_by=ss.user_id,
             context="Added in the sidebar memory editor",
         )
+        duplicate = ok and added[0] is None
     else:
-        ok, _ = run_action(
+        kind = ss.get("sb_add_event_type", EventType.PREFERENCE.value)
+        ok, res = run_action(
             "Adding the memory",
-            coord.add_episodic,
+            writer.write,
             ss.user_id,
-            text,
-            event_type=ss.get("sb_add_event_type", EventType.PREFERENCE.value),
-            tags=tags,
-            session_id=ss.session_id,
+            ss.session_id,
+            candidate_for(text, kind, tags, how="user", importance=0.6),
             context="Added in the sidebar memory editor",
         )
+        duplicate = ok and res.stored is None
     if ok:
         ss.sb_add_text = ""
         ss.sb_add_tags = ""
-        state.flash(f"Remembered: {snippet(text, 60)}", "success")
+        if duplicate:
+            state.flash(f"Already remembered: {snippet(text, 60)}", "info")
+        else:
+            state.flash(f"Remembered: {snippet(text, 60)}", "success")
 
 
 def _search(ctx: PageContext) -> None:

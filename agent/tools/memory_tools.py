@@ -14,38 +14,14 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from agent.errors import ToolError
-from agent.extraction import classify_event_type, detect_slot
-from agent.grounding import Grounding
 from agent.tools.registry import ToolContext
-from agent.writer import FACT_EVENT_TYPE, MemoryCandidate, MemoryWriter
-from memory.models import EventType, MemoryType
+from memory.models import MemoryType
 from memory.service import AgentMemory
+from memory.writing import Grounding, WritePolicy, candidate_for
 
 RememberType = Literal[
     "preference", "goal", "health_event", "milestone", "correction", "feedback", "fact", "knowledge"
 ]
-
-
-def remember_candidate(
-    content: str, kind: str | None, tags: list[str] | None = None
-) -> MemoryCandidate:
-    """What `remember_information` stores (here and in the MCP server): an episodic memory of
-    the given kind, or of the kind guessed from the text and tags. "fact"/"knowledge" is a fact
-    about the user, never shared semantic knowledge."""
-    if kind in (None, ""):
-        et = classify_event_type(content, tags)
-    elif kind in ("fact", "knowledge"):
-        et = FACT_EVENT_TYPE
-    else:
-        et = EventType(kind)
-    return MemoryCandidate(
-        text=content.strip(),
-        event_type=et,
-        tags=list(tags or []),
-        slot=detect_slot(content, et),
-        how="tool",
-        importance=0.7,
-    )
 
 
 class MemoryToolkit:
@@ -54,7 +30,7 @@ class MemoryToolkit:
     def __init__(
         self,
         coordinator: AgentMemory,
-        writer: MemoryWriter,
+        writer: WritePolicy,
         *,
         grounding: Callable[[str, list[str]], Grounding] | None = None,
     ) -> None:
@@ -86,7 +62,7 @@ class MemoryToolkit:
             memory_type: preference, goal, health_event, milestone, correction, feedback or
                 fact; guessed from the text when omitted
         """
-        cand = remember_candidate(content, memory_type)
+        cand = candidate_for(content, memory_type)
         et = cand.event_type
         if self._grounding is not None and ctx.grounding_texts is not None:
             verdict = self._grounding(content, ctx.grounding_texts)

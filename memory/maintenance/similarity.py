@@ -14,47 +14,29 @@ The examples the threshold was chosen on are in tests/unit/test_maintenance_simi
 
 from __future__ import annotations
 
-import re
+from memory.text import content_roots, numbers, words
 
-_WORD_RE = re.compile(r"[a-z]+|\d+(?:[.,]\d+)?")
-_STOP = frozenset(
-    "a an the i i'm im me my mine we our you your user is am are was were be been to of in on "
-    "at for and or but with that this it its as by from out up do does did have has had also "
-    "really very just so s".split()
-)
 # Words that frame a fact without being it: "I like X" and "I prefer X" state the same X.
 _FRAMING = frozenset(
-    "prefer like love enjoy favourite favorite want goal aim plan usually always name call "
-    "what is are which currently now".split()
+    "prefer prefers preferred like likes liked love loves enjoy enjoys favourite favorite want "
+    "wants goal aim plan plans usually always name named call called what currently now user".split()
 )
 # A negation flips the fact: "I like running" vs "I don't like running" never merge.
-_NEGATION = frozenset("not no never don didn doesn isn aren wasn can't cannot won without".split())
+_NEGATION = frozenset(
+    "not no never don dont didn didnt doesn doesnt isn isnt aren arent wasn wasnt cannot won "
+    "wont without".split()
+)
 
 
 FactKey = tuple[frozenset[str], frozenset[str], frozenset[str]]
 
 
-def _stem(word: str) -> str:
-    # Twice, so "mornings" and "morning" meet at "morn" (plural, then -ing).
-    for _ in range(2):
-        for suffix in ("ing", "ed", "es", "s"):
-            if len(word) > len(suffix) + 2 and word.endswith(suffix):
-                word = word[: -len(suffix)]
-                break
-    return word
-
-
 def fact_signature(text: str) -> FactKey:
-    """(content word stems, numbers, negations) of a memory text."""
-    tokens = _WORD_RE.findall(text.lower().replace("\u2019", "'"))
-    numbers = frozenset(t.replace(",", ".") for t in tokens if t[0].isdigit())
+    """(content word roots, numbers, negations) of a memory text (memory.text's words)."""
+    tokens = words(text.replace("\u2019", "'").replace("'", ""))
     negations = frozenset(t for t in tokens if t in _NEGATION)
-    words = frozenset(
-        _stem(t)
-        for t in tokens
-        if not t[0].isdigit() and t not in _STOP and t not in _NEGATION and len(t) > 1
-    )
-    return words - {_stem(w) for w in _FRAMING}, numbers, negations
+    roots = content_roots(text.replace("\u2019", "'").replace("'", ""), ignore=_FRAMING | _NEGATION)
+    return roots, numbers(text), negations
 
 
 def fact_key(text: str) -> FactKey | None:

@@ -40,6 +40,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from memory.recall.terms import query_terms
+from memory.text import stem
 
 # --- fitted by scripts/fit_recall.py (tune split; see BENCHMARKS.md) ---------------------------
 BIAS = -8.11
@@ -63,16 +64,7 @@ W_IMPORTANCE = 0.5
 MIN_SCORE = 0.01
 
 _WORD = re.compile(r"\w+", re.UNICODE)
-_SUFFIXES = ("ing", "ed", "s")
-
-
-def stem(word: str) -> str:
-    """A light suffix strip so "workouts"/"workout" and "traveling"/"travel" meet (never
-    "es": "coffees" must stay "coffee")."""
-    for suffix in _SUFFIXES:
-        if len(word) > len(suffix) + 3 and word.endswith(suffix) and not word.endswith("ss"):
-            return word[: -len(suffix)]
-    return word
+_SUFFIXES = ("ing", "ed", "s")  # memory.text.stem's: `forms_of` must agree with it
 
 
 def terms_of_query(text: str) -> list[str]:

@@ -1,16 +1,15 @@
 """Current over stale (issue 11): values that change, each stated again in a later session,
 some in other words, written through the agent's real extraction (trigger phrases) and
-MemoryWriter into the real coordinator. Recall and the prompt block must offer the current
+WritePolicy into the real coordinator. Recall and the prompt block must offer the current
 value and never the replaced one; a month of maintenance in between must not bring it back."""
 
 from __future__ import annotations
 
-from agent.extraction import extract_triggers
 from agent.prompt import render_memory_block
-from agent.writer import MemoryWriter
 from memory.coordinator import MemoryCoordinator
 from memory.maintenance import Maintenance
 from memory.models import now_ms
+from memory.writing import WritePolicy, extract_triggers
 
 # (first session, later session, question, stale words, current words)
 UPDATES = [
@@ -45,7 +44,7 @@ UPDATES = [
 ]
 
 
-def write(writer: MemoryWriter, user: str, session: str, message: str) -> None:
+def write(writer: WritePolicy, user: str, session: str, message: str) -> None:
     for cand in extract_triggers(message):
         writer.write(user, session, cand, context=message)
 
@@ -53,7 +52,7 @@ def write(writer: MemoryWriter, user: str, session: str, message: str) -> None:
 def test_recall_and_prompt_offer_the_current_value_never_the_stale_one(
     coordinator: MemoryCoordinator,
 ) -> None:
-    writer = MemoryWriter(coordinator)
+    writer = WritePolicy(coordinator)
     for old, _, _, _, _ in UPDATES:
         write(writer, "ana", "s1", old)
     for _, new, _, _, _ in UPDATES:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from agent.errors import ExtractionError
-from agent.extraction import LLMExtractor, extract_triggers, is_correction
+from agent.extraction import LLMExtractor, is_correction
 from agent.llm import OllamaLLM
+from memory.writing import extract_triggers
 from tests.fakes.fake_ollama import FakeOllama
 
 # Until tests/conftest.py lists it for the whole suite.

@@ -420,7 +420,7 @@ def test_a_model_without_tool_support_still_answers_from_memory(
     result: TurnResult = events[-1].data["result"]
     assert result.mode == "llm" and result.model == "gemma2:2b"
     assert "I prefer yoga in the morning" in result.reply
-    assert any("cannot call tools" in e.text for e in events if e.kind == "status")
+    assert any("it cannot call tools" in e.text for e in events if e.kind == "status")
     # The next turn does not offer tools to that model again.
     agent.chat("alice", "s1", "And on weekends?", model="gemma2:2b")
     assert not fake_ollama.chat_requests()[-1].body.get("tools")

@@ -10,7 +10,7 @@ from pydantic import Field
 from agent.tools.memory_tools import MemoryToolkit
 from agent.tools.registry import ToolContext, ToolRegistry
 from agent.tools.wellness import WellnessDataset, WellnessToolkit
-from agent.writer import MemoryWriter
+from memory.writing import WritePolicy
 from tests.fakes.fake_coordinator import FakeCoordinator
 
 TODAY = date(2026, 11, 20)
@@ -18,7 +18,7 @@ TODAY = date(2026, 11, 20)
 
 def _registry(coord: FakeCoordinator | None = None) -> ToolRegistry:
     coord = coord or FakeCoordinator()
-    return ToolRegistry([MemoryToolkit(coord, MemoryWriter(coord)), WellnessToolkit(today=TODAY)])
+    return ToolRegistry([MemoryToolkit(coord, WritePolicy(coord)), WellnessToolkit(today=TODAY)])
 
 
 def test_schemas_come_from_type_hints_and_docstrings() -> None:

@@ -5,7 +5,8 @@
   only type checkers see still couples the modules);
 - `memory` never imports streamlit; `ollama` is imported only by the LLM client and the
   Ollama embedder; callers use the packages' curated public names;
-- no module over 600 lines.
+- no module over 600 lines;
+- only the write policy (`memory.writing`) adds memories; bulk paths are named.
 """
 
 from __future__ import annotations
@@ -122,7 +123,14 @@ def test_only_the_llm_client_and_the_ollama_embedder_import_ollama() -> None:
 def test_outside_memory_uses_its_public_names() -> None:
     """ui/, pages and app reach the memory package only through `memory` (its `__all__`)
     and the light `memory.service`/`memory.models`/`memory.errors`/`memory.config` modules."""
-    allowed = {"memory", "memory.service", "memory.models", "memory.errors", "memory.config"}
+    allowed = {
+        "memory",
+        "memory.service",
+        "memory.models",
+        "memory.errors",
+        "memory.config",
+        "memory.writing",
+    }
     reaching_in = [
         (m, d)
         for m, deps in GRAPH.items()
@@ -138,3 +146,46 @@ def test_public_names_exist(package: str) -> None:
     mod = importlib.import_module(package)
     missing = [n for n in mod.__all__ if not hasattr(mod, n)]
     assert mod.__all__ and missing == []
+
+
+#: The stores' raw writes. A new memory goes through `memory.writing.policy` (validation,
+#: dedup, supersession); the coordinator implements them and maintenance rewrites memories it
+#: already holds (merges, with their own history).
+RAW_WRITES = {"add_episodic", "add_semantic", "supersede"}
+RAW_WRITERS = {"memory.writing.policy", "memory.coordinator"}
+#: The documented bulk path: records kept as they are (an import, a benchmark's ingest).
+BULK_WRITES = {"add_episodic_many"}
+BULK_WRITERS = {
+    "memory.coordinator",
+    "memory.admin.transfer",
+    "memory.bench.locomo",
+    "memory.bench.latency",
+    "agent.bench_qa",
+}
+
+
+def _calls(path: Path, names: set[str]) -> list[int]:
+    return [
+        node.lineno
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in names
+    ]
+
+
+def test_only_the_write_policy_calls_the_raw_writes() -> None:
+    outside = {
+        m: lines
+        for m, path in MODULES.items()
+        if m not in RAW_WRITERS
+        and not m.startswith("memory.maintenance")
+        and (lines := _calls(path, RAW_WRITES))
+    }
+    assert outside == {}
+    bulk = {
+        m: lines
+        for m, p in MODULES.items()
+        if m not in BULK_WRITERS and (lines := _calls(p, BULK_WRITES))
+    }
+    assert bulk == {}

@@ -1,18 +1,28 @@
-"""Writing extracted memories: duplicate suppression and supersession, one user at a time.
+"""The one write policy: every memory a person, the agent or another agent adds goes through it.
 
-Every memory the agent writes (trigger phrase, LLM extraction, the remember_information tool)
-goes through `MemoryWriter.write`:
+Writers: the chat (trigger phrases, LLM extraction, the remember_information tool), the MCP
+server, the sidebar's *Remember*, the Memories page's *Add* and `python -m memory add`. Each
+builds a `MemoryCandidate` (`candidate_for` classifies text the writer did not type) and calls
+`WritePolicy.write`:
 
-1. exact duplicate: the same text (case, spacing and final punctuation ignored) as an active
+1. validation: text and labels as the store accepts them (`memory.models`);
+2. exact duplicate: the same text (case, spacing and final punctuation ignored) as an active
    memory of the user -> not stored;
-2. near duplicate: cosine similarity >= `dedup_threshold` (0.95 by default: conservative, so
-   "goal: 75 kg" and "goal: 80 kg" stay distinct) with an active memory of the same event
-   type -> not stored;
-3. supersession: a candidate with a slot (e.g. `goal:weight`) replaces the active memory of
+3. near duplicate: cosine similarity >= `dedup_threshold` (0.95 by default) with an active
+   memory of the same event type and the same numbers -> not stored ("5k in 25 minutes" and
+   "5k in 23 minutes" are 0.96 close and two facts). A logged exchange or a summary is never
+   the duplicate of a stated fact: it records that something was said, the fact is new;
+4. supersession: a candidate with a slot (e.g. `goal:weight`) replaces the active memory of
    that user holding the same slot: the old one is hidden from recall and kept as history.
 
-Writes of one user are serialised with a per-user lock (the answer thread and the background
-extraction thread may write at the same time).
+Model-made candidates are checked against what the user said before they get here
+(`memory.writing.grounding`). Writes of one user are serialised with a per-user lock (the
+answer thread and the background extraction may write at the same time).
+
+Bulk paths keep records as they are (validated by the store, not deduplicated): the import of
+an export (`memory.admin.transfer`), the benchmarks' ingest and the demo persona use
+`MemoryCoordinator.add_episodic_many`. tests/unit/test_architecture.py holds every other caller
+of the raw writes to this module.
 """
 
 from __future__ import annotations
@@ -25,14 +35,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from agent.types import StoredMemory
-from memory.models import EventType, MemoryType
-from memory.service import AgentMemory
+from memory.models import EventType, MemoryType, SemanticFact
+from memory.service import AgentMemory, MemoryService
+from memory.text import content_roots, numbers
+from memory.writing.classify import FACT_EVENT_TYPE, classify_event_type, detect_slot
 
 log = logging.getLogger(__name__)
-
-#: Event type for a plain fact about the user ("my dog is called Rex").
-FACT_EVENT_TYPE = EventType.FACT
 
 #: Word overlap (Jaccard of content words) above which a candidate repeats a memory stored
 #: from the same message. Lexical, not vector: "I prefer evening workouts" is 0.86 cosine-close
@@ -40,42 +48,67 @@ FACT_EVENT_TYPE = EventType.FACT
 SAME_TURN_OVERLAP = 0.5
 #: Kinds that log what was said rather than state a fact.
 LOG_EVENT_TYPES = frozenset({"interaction", "summary"})
+#: Who wrote a memory: a trigger phrase or #tag, LLM extraction, the turn itself, a tool
+#: sequence, a model's remember_information call (chat or MCP), or a person in an editor.
+How = Literal["trigger", "llm", "interaction", "procedural", "tool", "user"]
 
 _NORM_RE = re.compile(r"[\s]+")
-_WORD_RE = re.compile(r"[a-z]+|\d+(?:[.,]\d+)?")
-_STOP = frozenset(
-    "a an the i i'm im me my mine we our you your user user's is am are was were be been to of "
-    "in on at for and or but with that this it its as by from out up do does did have has had "
-    "also really very just so".split()
-)
+_SUBJECT = frozenset({"user", "users"})  # "User prefers X" restates "I prefer X"
 
 
 def normalise_text(text: str) -> str:
     return _NORM_RE.sub(" ", text.strip().lower()).rstrip(" .!;")
 
 
-def _stem(word: str) -> str:
-    for suffix in ("ing", "ed", "es", "s"):
-        if len(word) > len(suffix) + 2 and word.endswith(suffix):
-            return word[: -len(suffix)]
-    return word
-
-
-def _content_words(text: str) -> tuple[set[str], set[str]]:
-    """(content word stems, numbers) of a text."""
-    tokens = _WORD_RE.findall(text.lower())
-    numbers = {t for t in tokens if t[0].isdigit()}
-    words = {_stem(t) for t in tokens if not t[0].isdigit() and t not in _STOP}
-    return words, numbers
-
-
 def restates(candidate: str, stored: str) -> bool:
     """Does `candidate` restate `stored` (same content words, no new numbers)?"""
-    cw, cn = _content_words(candidate)
-    sw, sn = _content_words(stored)
-    if not cn <= sn or not cw or not sw:
+    cw, sw = content_roots(candidate, ignore=_SUBJECT), content_roots(stored, ignore=_SUBJECT)
+    if not numbers(candidate) <= numbers(stored) or not cw or not sw:
         return False
     return len(cw & sw) / len(cw | sw) >= SAME_TURN_OVERLAP
+
+
+class StoredMemory(BaseModel):
+    """A memory written by a writer (shown in a turn's details, the CLI, the MCP result)."""
+
+    id: str
+    memory_type: str = Field(description="episodic | semantic | procedural | short_term")
+    text: str
+    event_type: str | None = None
+    how: How = Field(
+        description="trigger phrase/#tag, LLM extraction, the turn itself, tool sequence, "
+        "a model's remember_information tool, or a person in an editor"
+    )
+    superseded_id: str | None = Field(
+        default=None, description="Id of the older memory this one replaced for recall"
+    )
+    tags: list[str] = Field(default_factory=list)
+
+
+def candidate_for(
+    text: str,
+    kind: str | None = None,
+    tags: list[str] | None = None,
+    *,
+    how: How = "tool",
+    importance: float = 0.7,
+) -> MemoryCandidate:
+    """A candidate for `text`: of the given kind, or of the kind guessed from the text and
+    tags. "fact"/"knowledge" is a fact about the user, never shared semantic knowledge."""
+    if kind in (None, ""):
+        et = classify_event_type(text, tags)
+    elif kind in ("fact", "knowledge"):
+        et = FACT_EVENT_TYPE
+    else:
+        et = EventType(kind)
+    return MemoryCandidate(
+        text=text.strip(),
+        event_type=et,
+        tags=list(tags or []),
+        slot=detect_slot(text, et),
+        how=how,
+        importance=importance,
+    )
 
 
 class MemoryCandidate(BaseModel):
@@ -86,7 +119,7 @@ class MemoryCandidate(BaseModel):
     tags: list[str] = Field(default_factory=list)
     slot: str | None = Field(default=None, description="e.g. goal:weight; same slot supersedes")
     importance: float = Field(default=0.6, ge=0, le=1)
-    how: Literal["trigger", "llm", "tool"] = "trigger"
+    how: How = "trigger"
 
 
 class WriteResult(BaseModel):
@@ -114,8 +147,9 @@ def _is_active(record: dict[str, Any]) -> bool:
     return not record.get("superseded_by") and record.get("status", "active") != "superseded"
 
 
-class MemoryWriter:
-    """Dedup + supersession in front of `coordinator.add_episodic`."""
+class WritePolicy:
+    """Validation, classification, duplicate suppression and supersession in front of the
+    store's writes: the one way a memory is written (see the module docstring)."""
 
     def __init__(self, coordinator: AgentMemory, *, dedup_threshold: float = 0.95) -> None:
         self._coord = coordinator
@@ -135,10 +169,12 @@ class MemoryWriter:
         *,
         context: str = "",
         same_turn_ids: frozenset[str] = frozenset(),
+        **fields: Any,
     ) -> WriteResult:
         """Store `cand` unless it duplicates an active memory. `same_turn_ids`: memories already
         stored from the same message; a candidate that merely restates one of them (an LLM
-        rewording of a trigger-phrase memory) is not stored twice."""
+        rewording of a trigger-phrase memory) is not stored twice. `fields`: further fields of
+        the record (e.g. `expires_at_ms`), validated by the store."""
         with self._lock(user_id):
             dup = self._find_duplicate(user_id, cand, same_turn_ids)
             if dup is not None:
@@ -148,7 +184,7 @@ class MemoryWriter:
             if old_id is not None and old_id in same_turn_ids:
                 # The same message already set this slot (explicitly, by a trigger phrase).
                 return WriteResult(duplicate_of=old_id, reason="slot already set by this message")
-            metadata: dict[str, Any] = {"source": cand.how}
+            metadata: dict[str, Any] = {**(fields.pop("metadata", None) or {}), "source": cand.how}
             if cand.slot:
                 metadata["slot"] = cand.slot
             mem = self._coord.add_episodic(
@@ -161,6 +197,7 @@ class MemoryWriter:
                 context=context,
                 session_id=session_id,
                 supersedes=old_id,
+                **fields,
             )
             stored = StoredMemory(
                 id=mem.id,
@@ -197,7 +234,13 @@ class MemoryWriter:
             if hit.id in same_turn_ids and restates(cand.text, hit.text):
                 return WriteResult(duplicate_of=hit.id, reason="already stored from this message")
             sim = hit.parts.vector or hit.score
-            if sim >= self._threshold and _event_type(hit.record) == cand.event_type.value:
+            # A changed number is a changed fact, however close the vectors ("5k in 25
+            # minutes" / "in 23 minutes" are 0.96 apart): never a near duplicate.
+            if (
+                sim >= self._threshold
+                and _event_type(hit.record) == cand.event_type.value
+                and numbers(cand.text) == numbers(hit.text)
+            ):
                 return WriteResult(
                     duplicate_of=hit.id, reason=f"near duplicate (similarity {sim:.3f})"
                 )
@@ -218,3 +261,30 @@ class MemoryWriter:
             if _metadata(row).get("slot") == cand.slot and _is_active(row):
                 return str(row["id"])
         return None
+
+
+def write_fact(
+    service: MemoryService,
+    text: str,
+    *,
+    added_by: str = "",
+    category: str = "general",
+    fact_type: str = "general",
+    context: str = "",
+    source: str = "user",
+) -> tuple[SemanticFact | None, str | None]:
+    """A shared knowledge fact, unless the same text is already known: (the new fact, None)
+    or (None, the id of the fact it repeats)."""
+    want = normalise_text(text)
+    for hit in service.search(added_by or "_", text, MemoryType.SEMANTIC, k=5):
+        if normalise_text(hit.text) == want:
+            return None, hit.id
+    fact = service.add_semantic(
+        text,
+        category=category,
+        fact_type=fact_type,
+        added_by=added_by,
+        context=context,
+        source=source,
+    )
+    return fact, None

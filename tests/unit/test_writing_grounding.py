@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from agent.grounding import MIN_SIMILARITY, MIN_WORD_SHARE, Grounding, check_grounded, root
+from memory.text import root
+from memory.writing.grounding import MIN_SIMILARITY, MIN_WORD_SHARE, Grounding, check_grounded
 
 SUPPORTED = [
     # (what the user said, the model's memory)

@@ -26,10 +26,10 @@ user's own words (`sources`) before it is kept. `check_grounded` applies, in ord
    negators cancel ("don't hate"). A word the sources hold with both polarities is fine.
    This check also blocks the similarity fallback: embeddings barely see negation (MiniLM:
    0.685 between "I don't like coffee" and "User likes coffee").
-5. Content words: lower-case word tokens, minus stop words (`memory.recall.terms.STOPWORDS`)
+5. Content words: lower-case word tokens, minus stop words (`memory.text.STOPWORDS`)
    and minus `FRAMING` words: the third-person frame an extractor wraps a fact in (user,
    said, mentioned, likes, prefers, wants, goal, plans, named, ...), which the user never
-   says about themself. Words meet by root (`memory.recall.scoring.stem` twice, plus what it
+   says about themself. Words meet by `memory.text.root` (recall's `stem` twice, plus what it
    leaves: "runs"/"hiking"/"liked" strip for short words, a final "e", a doubled final
    consonant, a final "y" -> "i"), so run/runs/running, morning/mornings, hike/hiking,
    study/studies meet, or when the shorter root (>= 5 letters) begins the longer
@@ -57,8 +57,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 
-from memory.recall.scoring import stem
-from memory.recall.terms import STOPWORDS
+from memory.text import STOPWORDS, root
 
 #: Default share of the claim's content words that must be found. On the examples in
 #: tests/unit/test_grounding.py: 0.5 would pass "User has a dog named Rex" from "I have a dog"
@@ -173,26 +172,6 @@ class _Parsed:
 
 
 @lru_cache(maxsize=1 << 16)  # a text repeats its words; stemming each costs most of the time
-def root(word: str) -> str:
-    """The form two words of the same stem share: `stem` (twice: "mornings" -> "morning" ->
-    "morn"), short plurals and "-ing"/"-ed" forms `stem` leaves ("runs", "hiking", "liked"),
-    then a final "e" ("hike"), a doubled consonant ("runn") and a final "y" ("study" ->
-    "studi", as "studies" gives)."""
-    r = stem(stem(word))
-    if r == word and not word.endswith(("ss", "us", "is")):
-        for suffix, min_len in (("ing", 6), ("ed", 5), ("s", 4)):
-            if word.endswith(suffix) and len(word) >= min_len:
-                r = word[: -len(suffix)]
-                break
-    if len(r) > 3 and r.endswith("e"):
-        r = r[:-1]
-    if len(r) > 3 and r[-1] == r[-2] and r[-1] not in "aeiou":
-        r = r[:-1]
-    if len(r) > 3 and r.endswith("y"):
-        r = r[:-1] + "i"
-    return r
-
-
 def _is_negator(word: str) -> bool:
     return word in _NEGATORS or word.endswith("n't")
 

@@ -1,0 +1,43 @@
+"""Writing memories: the one policy every writer goes through (see `policy`).
+
+policy      WritePolicy (validate, dedup, supersede), MemoryCandidate, candidate_for,
+            StoredMemory, write_fact
+classify    event types, slots and #tags of a text
+triggers    trigger phrases and #tags of a message (no model)
+grounding   is a model-made memory supported by what the user said?
+"""
+
+from memory.writing.classify import (
+    FACT_EVENT_TYPE,
+    SLOTS,
+    classify_event_type,
+    detect_slot,
+    extract_tags,
+)
+from memory.writing.grounding import Grounding, check_grounded
+from memory.writing.policy import (
+    MemoryCandidate,
+    StoredMemory,
+    WritePolicy,
+    WriteResult,
+    candidate_for,
+    write_fact,
+)
+from memory.writing.triggers import extract_triggers
+
+__all__ = [
+    "FACT_EVENT_TYPE",
+    "SLOTS",
+    "Grounding",
+    "MemoryCandidate",
+    "StoredMemory",
+    "WritePolicy",
+    "WriteResult",
+    "candidate_for",
+    "check_grounded",
+    "classify_event_type",
+    "detect_slot",
+    "extract_tags",
+    "extract_triggers",
+    "write_fact",
+]
