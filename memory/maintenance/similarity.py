@@ -18,8 +18,11 @@ from memory.text import content_roots, numbers, words
 
 # Words that frame a fact without being it: "I like X" and "I prefer X" state the same X.
 _FRAMING = frozenset(
-    "prefer prefers preferred like likes liked love loves enjoy enjoys favourite favorite want "
-    "wants goal aim plan plans usually always name named call called what currently now user".split()
+    (
+        "prefer prefers preferred like likes liked love loves enjoy enjoys favourite favorite "
+        "want wants goal aim plan plans usually always name named call called what currently "
+        "now user"
+    ).split()
 )
 # A negation flips the fact: "I like running" vs "I don't like running" never merge.
 _NEGATION = frozenset(
