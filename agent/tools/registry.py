@@ -149,7 +149,9 @@ def build_spec(func: Callable[..., Any], *, name: str | None = None, toolkit: st
             context_param = pname
             continue
         default = ... if param.default is inspect.Parameter.empty else param.default
-        fields[pname] = (ann, Field(default, description=arg_docs.get(pname)))
+        # A description from the docstring; else the one the annotation's Field carries.
+        doc = arg_docs.get(pname)
+        fields[pname] = (ann, Field(default, description=doc) if doc else Field(default))
     args_model = create_model(f"{name}_args", __config__=ConfigDict(extra="forbid"), **fields)
     js = args_model.model_json_schema()
     defs = js.get("$defs", {})

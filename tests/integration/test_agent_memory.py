@@ -249,7 +249,7 @@ def test_the_memory_tools_work_on_the_real_store(
         [
             (
                 "remember_information",
-                {"content": "I am allergic to peanuts", "memory_type": "health_event"},
+                {"content": "I am allergic to peanuts", "kind": "health_event"},
             )
         ]
     )

@@ -81,7 +81,9 @@ def test_mcp(coordinator: MemoryCoordinator, settings: Settings) -> None:
     mcp = McpMemoryTools(
         coordinator, WritePolicy(coordinator, dedup_threshold=settings.dedup_threshold)
     )
-    assert_one_goal_then_replaced(lambda t: mcp.remember("mcp-user", t), coordinator, "mcp-user")
+    assert_one_goal_then_replaced(
+        lambda t: mcp.remember("mcp-user", "mcp", t, context="MCP client"), coordinator, "mcp-user"
+    )
 
 
 def test_the_cli(
@@ -121,3 +123,35 @@ def test_a_stated_fact_is_not_a_duplicate_of_its_own_logged_exchange(
         "ana", "s1", candidate_for("I sprained my left ankle on a trail run", how="llm")
     )
     assert res.stored is not None and res.stored.event_type == "health_event"
+
+
+def test_chat_and_mcp_offer_the_same_tools_and_return_the_same_results(
+    coordinator: MemoryCoordinator, settings: Settings
+) -> None:
+    """One definition per memory tool: the same arguments, descriptions and result models."""
+    import asyncio
+
+    from agent.mcp_server import McpMemoryTools, build_server
+    from agent.tools.memory_tools import MemoryToolkit
+    from agent.tools.registry import ToolContext, ToolRegistry
+
+    writer = WritePolicy(coordinator, dedup_threshold=settings.dedup_threshold)
+    chat = ToolRegistry([MemoryToolkit(coordinator, writer)])
+    mcp = McpMemoryTools(coordinator, writer)
+    listed = {t.name: t for t in asyncio.run(build_server(mcp, lambda: "both").list_tools())}
+    assert set(listed) == set(chat.names())
+    for name in chat.names():
+        params = chat.get(name).schema["function"]["parameters"]  # type: ignore[union-attr]
+        schema = listed[name].input_schema
+        assert set(params["properties"]) == set(schema.get("properties", {})), name
+        assert set(params["required"]) == set(schema.get("required", [])), name
+        assert chat.get(name).description == listed[name].description  # type: ignore[union-attr]
+
+    ctx = ToolContext(user_id="both", session_id="s1")
+    chat_stored = chat.execute("remember_information", {"content": "I swim on Fridays"}, ctx)
+    mcp_again, _ = mcp.remember("both", "mcp", "I swim on Fridays", context="MCP client")
+    assert chat_stored.result["stored"] is True
+    assert mcp_again.already_remembered_as == chat_stored.result["id"]
+    via_chat = chat.execute("recall_information", {"query": "swimming"}, ctx).result
+    via_mcp = mcp.recall("both", "swimming").model_dump(mode="json", exclude_none=True)
+    assert via_chat == via_mcp and via_chat["memories"][0]["band"] in {"high", "moderate", "low"}
