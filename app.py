@@ -13,7 +13,7 @@ from typing import Any
 import streamlit as st
 
 from memory.models import MAX_TEXT_CHARS
-from ui import state
+from ui import demo, state
 from ui.details import render_details
 from ui.errors import guard, message_for
 from ui.format import ImageFreeStream, fmt_duration, md_text, no_images
@@ -96,8 +96,14 @@ def _refresh_extraction(ctx: PageContext, d: dict[str, Any]) -> None:
     d["stored"] = [*(d.get("stored") or []), *(m.model_dump(mode="json") for m in outcome.stored)]
 
 
-def empty_state() -> None:
+def empty_state(ctx: PageContext) -> None:
+    loaded = False
+    with guard("Checking for the demo persona"):
+        loaded = demo.persona_loaded(ctx)
     with st.chat_message("assistant"):
+        if loaded:
+            demo.questions(ctx)
+            return
         st.markdown(
             "Hi! I remember what you tell me, across sessions. Tell me about yourself, "
             "your goals or your preferences, then ask me something. Everything I store "
@@ -111,6 +117,12 @@ def empty_state() -> None:
                 on_click=lambda t=text: st.session_state.update(pending_prompt=t),
                 use_container_width=True,
             )
+        if demo.available(ctx):
+            st.caption(
+                "Or see it remember months of a life: load Maya, a runner back from a "
+                "sprained ankle (your own memories stay as they are)."
+            )
+            demo.load_button(ctx, "es_demo")
 
 
 def run_turn(ctx: PageContext, prompt: str) -> None:
@@ -145,14 +157,13 @@ def run_turn(ctx: PageContext, prompt: str) -> None:
                 elif ev.kind == "tool_start":
                     box.update(label=f"Running tool {md_text(ev.text)}…", state="running")
                 elif ev.kind == "tool_end":
-                    rec = ev.data.get("record")
-                    ms = fmt_duration(getattr(rec, "ms", 0))
-                    mark = "❌" if getattr(rec, "error", None) else "🔧"
+                    ms = fmt_duration(ev.record.ms)
+                    mark = "❌" if ev.record.error else "🔧"
                     box.write(f"{mark} {md_text(ev.text)} · {ms}")
                 elif ev.kind == "stored":
                     box.write(f"💾 {no_images(ev.text)}")
                 elif ev.kind == "done":
-                    got["result"] = ev.data.get("result")
+                    got["result"] = ev.result
             yield safe.flush()
 
         try:
@@ -221,7 +232,7 @@ if ctx.agent is None:
     st.stop()
 offline_banner(ctx)
 if history(ctx) == 0 and "pending_prompt" not in st.session_state:
-    empty_state()
+    empty_state(ctx)
 # No max_chars: the browser would silently refuse a longer paste and leave the box empty.
 typed = st.chat_input("Message the agent…", key="chat_input")
 prompt = typed or st.session_state.pop("pending_prompt", None)

@@ -32,7 +32,18 @@ from agent.profile import ModelProfile
 from agent.prompt import render_memory_block, system_rules
 from agent.tools.registry import ToolContext, ToolRegistry, result_for_model
 from agent.tools.text_calls import TextCallFilter, parse_text_tool_calls
-from agent.types import StoredMemory, ToolCallRecord, TurnEvent, WindowReport
+from agent.types import (
+    StatusEvent,
+    StoredEvent,
+    StoredMemory,
+    ThinkingEvent,
+    TokenEvent,
+    ToolCallRecord,
+    ToolEndEvent,
+    ToolStartEvent,
+    TurnEvent,
+    WindowReport,
+)
 from memory.models import ChatMessage, MemoryContext
 from memory.tokens import truncate_to_tokens
 
@@ -206,10 +217,8 @@ class Answerer:
                 )
         if len(self.registry) and not use_tools:
             why = "its window is too small for them" if report.notes else "it cannot call tools"
-            yield TurnEvent(
-                kind="status",
-                text=f"{model} answers without tools ({why}): from memory only",
-                data={"stage": "answer", "tools": False},
+            yield StatusEvent(
+                text=f"{model} answers without tools ({why}): from memory only", stage="answer"
             )
         think = self.thinks(profile)
         exchange: list[dict[str, Any]] = []  # this turn's tool calls, results and notes
@@ -268,10 +277,8 @@ class Answerer:
                 log.info("model %s does not support tools; answering without them", model)
                 self._no_tools.add(model)
                 use_tools = False
-                yield TurnEvent(
-                    kind="status",
-                    text=f"{model} cannot call tools: answering from memory only",
-                    data={"stage": "answer", "tools": False},
+                yield StatusEvent(
+                    text=f"{model} cannot call tools: answering from memory only", stage="answer"
                 )
                 plan = fit(False, False, exchange)
                 answer.fit = answer.first_fit = plan
@@ -299,17 +306,13 @@ class Answerer:
                 }
             )
             for call in calls:
-                yield TurnEvent(
-                    kind="tool_start",
-                    text=call.name,
-                    data={"name": call.name, "arguments": call.arguments},
-                )
+                yield ToolStartEvent(text=call.name, name=call.name, arguments=call.arguments)
                 n_stored = len(tctx.stored)
                 rec = self.registry.execute(call.name, call.arguments, tctx)
                 records.append(rec)
-                yield TurnEvent(kind="tool_end", text=call.name, data={"record": rec})
+                yield ToolEndEvent(text=call.name, record=rec)
                 for m in tctx.stored[n_stored:]:
-                    yield TurnEvent(kind="stored", text=m.text, data={"memory": m})
+                    yield StoredEvent(text=m.text, memory=m)
                 result_text = result_for_model(rec)
                 if tctx.grounding_texts is not None and rec.error is None:
                     # "Remember that" after a lookup: the user's own data supports it too.
@@ -352,13 +355,13 @@ class Answerer:
         ):
             if chunk.thinking:
                 answer.thinking.append(chunk.thinking)
-                yield TurnEvent(kind="thinking", text=chunk.thinking)
+                yield ThinkingEvent(text=chunk.thinking)
             if chunk.content:
                 content += chunk.content
                 shown = held.feed(chunk.content) if held is not None else chunk.content
                 if shown:
                     answer.parts.append(shown)
-                    yield TurnEvent(kind="token", text=shown)
+                    yield TokenEvent(text=shown)
             if chunk.done:
                 calls, done = list(chunk.tool_calls), chunk
         if held is not None:
@@ -367,20 +370,18 @@ class Answerer:
             if parsed is not None and parsed.calls:
                 calls = list(parsed.calls)
                 log.info("model %s wrote %d tool call(s) as text", model, len(calls))
-                yield TurnEvent(
-                    kind="status",
-                    text=f"{model} wrote a tool call as text: running it",
-                    data={"stage": "answer", "text_tool_calls": len(calls)},
+                yield StatusEvent(
+                    text=f"{model} wrote a tool call as text: running it", stage="answer"
                 )
                 # The call's text is not an answer: only the prose around it is shown.
                 shown_before = content[: len(content) - len(rest)]
                 content = (shown_before + parsed.prose).strip()
                 if parsed.prose:
                     answer.parts.append(parsed.prose)
-                    yield TurnEvent(kind="token", text=parsed.prose)
+                    yield TokenEvent(text=parsed.prose)
             elif rest:
                 answer.parts.append(rest)
-                yield TurnEvent(kind="token", text=rest)
+                yield TokenEvent(text=rest)
         return content, calls, done
 
     def _validators(self) -> dict[str, Callable[[Any], Any]]:

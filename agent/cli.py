@@ -107,7 +107,7 @@ def _print_event(ev: TurnEvent, out: Any) -> None:
         out.write(f"· {ev.text}\n")
     elif ev.kind == "recall":
         out.write(f"· {ev.text}\n")
-        ctx = ev.data["context"]
+        ctx = ev.context
         for h in [*ctx.episodic, *ctx.semantic]:
             out.write(f"    - [{h.memory_type.value}] {for_terminal(h.text)} ({h.band})\n")
         if ctx.procedural is not None:
@@ -116,13 +116,13 @@ def _print_event(ev: TurnEvent, out: Any) -> None:
                 f"(confidence {ctx.procedural.confidence:.2f})\n"
             )
     elif ev.kind == "tool_start":
-        out.write(f"· tool {ev.text}({json.dumps(ev.data.get('arguments'), default=str)})\n")
+        out.write(f"· tool {ev.text}({json.dumps(ev.arguments, default=str)})\n")
     elif ev.kind == "tool_end":
-        rec = ev.data["record"]
+        rec = ev.record
         state = f"error: {rec.error}" if rec.error else ("empty" if rec.empty else "ok")
         out.write(f"  -> {state} ({rec.ms:.0f} ms)\n")
     elif ev.kind == "stored":
-        m = ev.data["memory"]
+        m = ev.memory
         extra = f", replaces {m.superseded_id}" if m.superseded_id else ""
         out.write(f"· remembered [{m.event_type}] {for_terminal(m.text)} ({m.how}{extra})\n")
 
@@ -151,7 +151,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
                 out.write("assistant> ")
                 started = True
             if ev.kind == "done":
-                result = ev.data["result"]
+                result = ev.result
             else:
                 _print_event(ev, out)
         out.write("\n")

@@ -20,6 +20,8 @@ import logging
 import threading
 import time
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Literal
 
 from ulid import ULID
@@ -35,6 +37,7 @@ from agent.learning import LearningTracker, success_score, tool_sequence
 from agent.llm import LLM, OllamaLLM
 from agent.profile import ModelProfile
 from agent.prompt import (
+    MemoryBlock,
     history_window,
     render_memory_block,
 )
@@ -44,9 +47,14 @@ from agent.tools.memory_tools import MemoryToolkit
 from agent.tools.registry import ToolContext, Toolkit, ToolRegistry
 from agent.tools.wellness import WellnessToolkit
 from agent.types import (
+    DoneEvent,
     ExtractionOutcome,
     LLMStatus,
+    RecallEvent,
+    StatusEvent,
+    StoredEvent,
     StoredMemory,
+    TokenEvent,
     ToolCallRecord,
     TurnEvent,
     TurnResult,
@@ -65,6 +73,56 @@ __all__ = ["CAP_NOTE", "EMPTY_REPLY", "NO_TOOLS_NOTE", "RECALL_TYPES", "ChatAgen
 
 def _ms(t0: float) -> float:
     return round((time.perf_counter() - t0) * 1000, 3)
+
+
+@dataclass
+class _TurnState:
+    """What the steps of one turn share (ChatAgent._turn)."""
+
+    user_id: str
+    session_id: str
+    message: str
+    model: str
+    turn_id: str = field(default_factory=lambda: str(ULID()))
+    started: float = field(default_factory=time.perf_counter)
+    timings: dict[str, float] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+    status: LLMStatus = field(
+        default_factory=lambda: LLMStatus(reachable=False, host="", model="", model_available=False)
+    )
+    mode: Literal["llm", "memory-only"] = "memory-only"
+    ctx: MemoryContext = field(
+        default_factory=lambda: MemoryContext(user_id="_", session_id="_", query="")
+    )
+    stored: list[StoredMemory] = field(default_factory=list)
+    block: MemoryBlock = field(
+        default_factory=lambda: MemoryBlock(text="", nonce="", lines=0, omitted=0, tokens=0)
+    )
+    history: list[ChatMessage] = field(default_factory=list)
+    window: list[ChatMessage] = field(default_factory=list)  # what the summary is measured on
+    records: list[ToolCallRecord] = field(default_factory=list)
+    answer: AnswerState = field(default_factory=AnswerState)
+    hit_cap: bool = False
+    llm_error: LLMError | None = None
+    reply: str = ""
+    lead: str = ""  # a failed model's partial answer, kept before the memory-only notice
+    reason: str = ""
+    offline_state: Literal["offline", "failed", "not available"] = "not available"
+    score: float | None = None
+    saved: bool = True
+    stored_ids: list[str] = field(default_factory=list)
+
+    def after_lead(self, notice: str) -> str:
+        """The reply: the partial answer (if any), then the notice."""
+        return self.lead + ("\n\n" if self.lead else "") + notice
+
+    @contextmanager
+    def timed(self, stage: str) -> Iterator[None]:
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timings[stage] = _ms(t0)
 
 
 class ChatAgent:
@@ -193,8 +251,8 @@ class ChatAgent:
         for ev in self.run_turn(
             user_id, session_id, message, model=model, recall_types=recall_types
         ):
-            if ev.kind == "done":
-                result = ev.data["result"]
+            if isinstance(ev, DoneEvent):
+                result = ev.result
         assert result is not None
         return result
 
@@ -247,179 +305,172 @@ class ChatAgent:
     def _turn(
         self, user_id: str, session_id: str, message: str, model: str, types: set[str]
     ) -> Iterator[TurnEvent]:
-        t_turn = time.perf_counter()
-        turn_id = str(ULID())
-        timings: dict[str, float] = {}
-        errors: list[str] = []
+        """The steps of one turn, in order (module docstring); `t` carries what they share."""
+        t = _TurnState(user_id, session_id, message, model)
+        yield from self._check_model(t)
+        note = self.learning.observe_message(user_id, session_id, message)
+        if note:  # this message corrects the previous answer: its tool pattern was scored down
+            yield StatusEvent(text=note, stage="learning")
+        with t.timed("recall"):  # before the model sees anything
+            t.ctx = self._recall(user_id, session_id, message, types, t.errors)
+        yield RecallEvent(text=recall_status(t.ctx), context=t.ctx)
+        with t.timed("triggers"):
+            yield from self._store_triggers(t)
+        with t.timed("answer"):
+            yield from self._answer_step(t)
+        with t.timed("store"):
+            self._store_exchange(t)
+        if t.mode == "memory-only":
+            if not t.saved:
+                t.reply = t.after_lead(
+                    memory_only_reply(t.reason, t.ctx, t.stored, state=t.offline_state, saved=False)
+                )
+            # The reply is exactly what was streamed: any partial answer, then the notice.
+            yield TokenEvent(text=t.reply[len(t.lead) :])
+        extraction = self._queue_extraction(
+            t.turn_id, user_id, session_id, model, message, t.mode, t.stored
+        )
+        summary = self._queue_summary(
+            user_id, session_id, model, t.mode, t.ctx, t.window, t.stored_ids
+        )
+        t.timings["total"] = _ms(t.started)
+        yield DoneEvent(text=t.reply, result=self._result(t, extraction, summary))
 
-        # 1. model status, re-checked every turn
-        t = time.perf_counter()
-        st = self.status(refresh=True, model=model)
-        timings["llm_status"] = _ms(t)
-        mode: Literal["llm", "memory-only"] = "llm" if st.ok else "memory-only"
-        yield TurnEvent(
-            kind="status",
-            text=f"Model {model} ready" if st.ok else f"Memory-only mode: {st.message}",
-            data={"stage": "llm_status", "mode": mode, "llm": st},
+    def _check_model(self, t: _TurnState) -> Iterator[TurnEvent]:
+        """Re-checked every turn: a model that went away since the last one is noticed."""
+        with t.timed("llm_status"):
+            t.status = self.status(refresh=True, model=t.model)
+        t.mode = "llm" if t.status.ok else "memory-only"
+        yield StatusEvent(
+            text=f"Model {t.model} ready"
+            if t.status.ok
+            else f"Memory-only mode: {t.status.message}",
+            stage="llm_status",
+            mode=t.mode,
+            llm=t.status,
         )
 
-        # 2. does this message correct the previous answer?
-        note = self.learning.observe_message(user_id, session_id, message)
-        if note:
-            yield TurnEvent(kind="status", text=note, data={"stage": "learning"})
-
-        # 3. recall, before the model sees anything
-        t = time.perf_counter()
-        ctx = self._recall(user_id, session_id, message, types, errors)
-        timings["recall"] = _ms(t)
-        yield TurnEvent(kind="recall", text=recall_status(ctx), data={"context": ctx})
-
-        # 4. explicit triggers and #tags: stored now
-        t = time.perf_counter()
-        stored: list[StoredMemory] = []
-        for cand in extract_triggers(message):
+    def _store_triggers(self, t: _TurnState) -> Iterator[TurnEvent]:
+        """Explicit trigger phrases and #tags, stored now (read-after-write next turn)."""
+        for cand in extract_triggers(t.message):
             try:
-                res = self.writer.write(user_id, session_id, cand, context="trigger phrase")
+                res = self.writer.write(t.user_id, t.session_id, cand, context="trigger phrase")
             except MemorySystemError as e:
-                errors.append(f"could not store {cand.text!r}: {e}")
+                t.errors.append(f"could not store {cand.text!r}: {e}")
                 continue
             if res.stored is not None:
-                stored.append(res.stored)
-                yield TurnEvent(kind="stored", text=res.stored.text, data={"memory": res.stored})
+                t.stored.append(res.stored)
+                yield StoredEvent(text=res.stored.text, memory=res.stored)
             else:
-                yield TurnEvent(
-                    kind="status",
+                yield StatusEvent(
                     text=f"Already remembered: {cand.text}",
-                    data={"stage": "dedup", "duplicate_of": res.duplicate_of, "reason": res.reason},
+                    stage="dedup",
+                    duplicate_of=res.duplicate_of,
                 )
-        timings["triggers"] = _ms(t)
-
         # What was recalled, as the memory-only reply and the result show it; a model turn
         # refits the block and the history to the model's window before every request.
-        block = render_memory_block(
-            ctx, stored_now=stored, budget_tokens=int(self.settings.memory_prompt_tokens)
+        t.block = render_memory_block(
+            t.ctx, stored_now=t.stored, budget_tokens=int(self.settings.memory_prompt_tokens)
         )
-        history = history_window(ctx.short_term, budget_tokens=1 << 30, exclude_text=message)
-        window = history
+        t.history = history_window(t.ctx.short_term, budget_tokens=1 << 30, exclude_text=t.message)
+        t.window = t.history
 
-        # 5. answer
-        t = time.perf_counter()
-        records: list[ToolCallRecord] = []
-        answer = AnswerState()
-        parts = answer.parts  # the model's text so far (kept if it fails mid-answer)
-        hit_cap = llm_failed = False
-        llm_error: LLMError | None = None
-        reply = ""
-        if mode == "llm":
-            yield TurnEvent(kind="status", text="Thinking…", data={"stage": "answer"})
+    def _answer_step(self, t: _TurnState) -> Iterator[TurnEvent]:
+        """The model's answer with tools, or (offline, or failing) the memory-only reply."""
+        if t.mode == "llm":
+            yield StatusEvent(text="Thinking…", stage="answer")
             tctx = ToolContext(
-                user_id=user_id,
-                session_id=session_id,
-                grounding_texts=[message, *(m.content for m in history if m.role == "user")],
+                user_id=t.user_id,
+                session_id=t.session_id,
+                grounding_texts=[t.message, *(m.content for m in t.history if m.role == "user")],
             )
             try:
-                reply, hit_cap = yield from self.answerer.answer(
-                    model, message, history, ctx, stored, records, answer, tctx, block.nonce
+                t.reply, t.hit_cap = yield from self.answerer.answer(
+                    t.model,
+                    t.message,
+                    t.history,
+                    t.ctx,
+                    t.stored,
+                    t.records,
+                    t.answer,
+                    tctx,
+                    t.block.nonce,
                 )
             except LLMError as e:
-                llm_failed = True
-                llm_error = e
-                errors.append(str(e))
-                mode = "memory-only"
+                t.llm_error = e
+                t.errors.append(str(e))
+                t.mode = "memory-only"
                 with self._status_lock:
-                    self._status.pop(model, None)
-                yield TurnEvent(
-                    kind="status",
-                    text=f"Memory-only mode: {e}",
-                    data={"stage": "answer", "mode": mode},
-                )
-            if answer.fit is not None:
-                block = answer.fit.block  # what the model saw last
-            if answer.first_fit is not None:  # what the conversation showed this turn
-                window = answer.first_fit.window
-            for m in tctx.stored:
-                stored.append(m)
-        if mode == "memory-only":
-            reason = errors[-1] if llm_failed else st.message
+                    self._status.pop(t.model, None)
+                yield StatusEvent(text=f"Memory-only mode: {e}", stage="answer", mode=t.mode)
+            if t.answer.fit is not None:
+                t.block = t.answer.fit.block  # what the model saw last
+            if t.answer.first_fit is not None:  # what the conversation showed this turn
+                t.window = t.answer.first_fit.window
+            t.stored.extend(tctx.stored)
+        if t.mode == "memory-only":
+            t.reason = t.errors[-1] if t.llm_error else t.status.message
             # "Offline" only when it is: a server that answered (HTTP 500, a garbled stream)
             # failed, and saying it is offline would send the user to start it.
-            if not st.reachable or isinstance(llm_error, LLMUnavailableError):
-                state = "offline"
-            elif llm_failed:
-                state = "failed"
-            else:
-                state = "not available"
-            lead = "".join(parts) if "".join(parts).strip() else ""
+            if not t.status.reachable or isinstance(t.llm_error, LLMUnavailableError):
+                t.offline_state = "offline"
+            elif t.llm_error is not None:
+                t.offline_state = "failed"
+            partial = "".join(t.answer.parts)
+            t.lead = partial if partial.strip() else ""
             # The notice says "I saved your message": it is stored as it will be shown, and
-            # shown only once storing has succeeded (else reworded, below).
-            notice = memory_only_reply(reason, ctx, stored, state=state)
-            reply = lead + ("\n\n" if lead else "") + notice
-        timings["answer"] = _ms(t)
+            # shown only once storing has succeeded (else reworded).
+            t.reply = t.after_lead(
+                memory_only_reply(t.reason, t.ctx, t.stored, state=t.offline_state)
+            )
 
-        # 6. learn and store the exchange
-        t = time.perf_counter()
+    def _store_exchange(self, t: _TurnState) -> None:
+        """Both messages to short-term memory, the tool sequence learned with its score."""
         # A model failure says nothing about the tools: then nothing is learned.
-        tools_used = [] if llm_failed else tool_sequence(records)
-        saved = True
-        score = None if llm_failed else success_score(records, hit_cap=hit_cap)
-        stored_ids: list[str] = []
+        failed = t.llm_error is not None
+        tools_used = [] if failed else tool_sequence(t.records)
+        t.score = None if failed else success_score(t.records, hit_cap=t.hit_cap)
         try:
             written = self.coordinator.store_interaction(
-                user_id,
-                session_id,
-                message,
-                reply,
+                t.user_id,
+                t.session_id,
+                t.message,
+                t.reply,
                 tools_used=tools_used or None,
-                execution_time_ms=timings["answer"],
-                success_score=score,
+                execution_time_ms=t.timings["answer"],
+                success_score=t.score,
                 # When the message already became an explicit memory, the exchange itself
                 # would only repeat it in recall.
-                store_episode=self.config.store_episodes and mode == "llm" and not stored,
-                turn_id=turn_id,
+                store_episode=self.config.store_episodes and t.mode == "llm" and not t.stored,
+                turn_id=t.turn_id,
             )
-            stored_ids = list(written.get("short_term") or [])
+            t.stored_ids = list(written.get("short_term") or [])
         except MemorySystemError as e:
-            saved = False
-            errors.append(f"could not store the exchange: {e}")
+            t.saved = False
+            t.errors.append(f"could not store the exchange: {e}")
             log.warning("store_interaction failed: %s", e)
-        self.learning.remember_turn(user_id, session_id, message, tools_used, score)
-        timings["store"] = _ms(t)
-        if mode == "memory-only":
-            if not saved:
-                notice = memory_only_reply(reason, ctx, stored, state=state, saved=False)
-                reply = lead + ("\n\n" if lead else "") + notice
-            # The reply is exactly what was streamed: any partial answer, then the notice.
-            yield TurnEvent(kind="token", text=reply[len(lead) :])
+        self.learning.remember_turn(t.user_id, t.session_id, t.message, tools_used, t.score)
 
-        # 7. LLM extraction in the background
-        extraction = self._queue_extraction(
-            turn_id, user_id, session_id, model, message, mode, stored
-        )
-
-        # 8. a summary of the turns that left the prompt, in the background
-        summary = self._queue_summary(user_id, session_id, model, mode, ctx, window, stored_ids)
-
-        timings["total"] = _ms(t_turn)
-        result = TurnResult(
-            turn_id=turn_id,
-            reply=reply,
-            mode=mode,
-            recalled=ctx,
-            memory_block=block.text,
-            memory_block_tokens=block.tokens,
-            thinking="".join(answer.thinking),
-            window=answer.report,
-            tools=records,
-            stored=stored,
-            timings_ms=timings,
-            model=model if mode == "llm" else None,
+    def _result(self, t: _TurnState, extraction: str, summary: str) -> TurnResult:
+        return TurnResult(
+            turn_id=t.turn_id,
+            reply=t.reply,
+            mode=t.mode,
+            recalled=t.ctx,
+            memory_block=t.block.text,
+            memory_block_tokens=t.block.tokens,
+            thinking="".join(t.answer.thinking),
+            window=t.answer.report,
+            tools=t.records,
+            stored=t.stored,
+            timings_ms=t.timings,
+            model=t.model if t.mode == "llm" else None,
             extraction=extraction,
-            success_score=score,
+            success_score=t.score,
             summary=summary,
-            error="; ".join(errors) or None,
-            saved=saved,
+            error="; ".join(t.errors) or None,
+            saved=t.saved,
         )
-        yield TurnEvent(kind="done", text=reply, data={"result": result})
 
     # ---- steps -------------------------------------------------------------------------
     def _recall(

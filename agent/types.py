@@ -3,14 +3,16 @@
 LLMStatus         is the model server up, is the model pulled, what to run if not
 ToolCallRecord    one tool call made during a turn
 StoredMemory      one memory written because of a turn (trigger, LLM extraction, ...)
-TurnEvent         streamed while a turn runs (status, recall, tool_*, token, stored, done)
+TurnEvent         streamed while a turn runs: StatusEvent, RecallEvent, ToolStartEvent,
+                  ToolEndEvent, ThinkingEvent, TokenEvent, StoredEvent, DoneEvent (a
+                  discriminated union on `kind`: each carries its own typed fields)
 TurnResult        the whole turn, carried by the final `done` event
 ExtractionOutcome one background extraction job, as listed by `extraction_log()`
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -19,6 +21,14 @@ from memory.writing import StoredMemory
 
 __all__ = [
     "BudgetSplit",
+    "DoneEvent",
+    "RecallEvent",
+    "StatusEvent",
+    "StoredEvent",
+    "ThinkingEvent",
+    "TokenEvent",
+    "ToolEndEvent",
+    "ToolStartEvent",
     "ExtractionOutcome",
     "LLMStatus",
     "StoredMemory",
@@ -110,27 +120,6 @@ class ToolCallRecord(BaseModel):
     empty: bool = Field(default=False, description="The tool ran but found nothing")
 
 
-class TurnEvent(BaseModel):
-    """Streamed by `ChatAgent.run_turn` as the turn progresses.
-
-    kind      text                       data
-    status    human-readable progress    {"stage": ..., "mode": ...}
-    recall    summary of what was found  {"context": MemoryContext, "block": str}
-    tool_start tool name                 {"name", "arguments"}
-    tool_end  tool name                  {"record": ToolCallRecord}
-    thinking  a piece of the thoughts    {}   (thinking models; never stored)
-    token     a piece of the reply       {}
-    stored    memory text                {"memory": StoredMemory}
-    done      the full reply             {"result": TurnResult}
-    """
-
-    kind: Literal[
-        "status", "recall", "tool_start", "tool_end", "thinking", "token", "stored", "done"
-    ]
-    text: str = ""
-    data: dict[str, Any] = Field(default_factory=dict)
-
-
 class TurnResult(BaseModel):
     """Everything about one turn, for display and for scripting."""
 
@@ -186,3 +175,71 @@ class ExtractionOutcome(BaseModel):
     attempts: int = 0
     started_at: float = 0.0
     finished_at: float | None = None
+
+
+# ---- the events of a turn: one class per kind, `TurnEvent` their discriminated union -------
+class _Event(BaseModel):
+    text: str = Field(default="", description="What a person reads about this event")
+
+
+class StatusEvent(_Event):
+    """Progress: the model's status, a correction learned, a duplicate, the answer's mode."""
+
+    kind: Literal["status"] = "status"
+    stage: Literal["llm_status", "learning", "dedup", "answer"]
+    mode: Literal["llm", "memory-only"] | None = None
+    llm: LLMStatus | None = Field(default=None, description="On the first event of a turn")
+    duplicate_of: str | None = Field(default=None, description="dedup: the memory it repeats")
+
+
+class RecallEvent(_Event):
+    kind: Literal["recall"] = "recall"
+    context: MemoryContext
+
+
+class ToolStartEvent(_Event):
+    kind: Literal["tool_start"] = "tool_start"
+    name: str
+    arguments: Any = Field(description="As the model sent them (may be malformed)")
+
+
+class ToolEndEvent(_Event):
+    kind: Literal["tool_end"] = "tool_end"
+    record: ToolCallRecord
+
+
+class ThinkingEvent(_Event):
+    """A piece of a thinking model's thoughts (never part of the reply, never stored)."""
+
+    kind: Literal["thinking"] = "thinking"
+
+
+class TokenEvent(_Event):
+    """A piece of the reply, as shown."""
+
+    kind: Literal["token"] = "token"
+
+
+class StoredEvent(_Event):
+    kind: Literal["stored"] = "stored"
+    memory: StoredMemory
+
+
+class DoneEvent(_Event):
+    """The last event of every turn."""
+
+    kind: Literal["done"] = "done"
+    result: TurnResult
+
+
+TurnEvent = Annotated[
+    StatusEvent
+    | RecallEvent
+    | ToolStartEvent
+    | ToolEndEvent
+    | ThinkingEvent
+    | TokenEvent
+    | StoredEvent
+    | DoneEvent,
+    Field(discriminator="kind"),
+]

@@ -4,6 +4,12 @@ The data is generated locally and deterministically: the same seed, user and end
 give the same numbers, and different users get different (but stable) histories. It gives
 the tools real answers, including empty ones, so procedural memory has something to learn.
 
+Demo users (ids starting with `memory.demo`'s DEMO_PREFIX, `demo-`; see `python -m memory demo
+load`) work out as the demo persona's memories say: their workouts follow her training plan
+(`memory.demo.training.planned_workout`: regular runs rising towards her race, no runs for
+three weeks after her sprained ankle) instead of random picks; their other daily metrics are
+generated as for anyone.
+
 Tools: search_workouts, aggregate_metrics, compare_periods, trend_analysis.
 """
 
@@ -21,6 +27,7 @@ from pydantic import Field
 
 from agent.errors import ToolError
 from agent.tools.registry import ToolContext
+from memory.demo.training import DEMO_PREFIX, PlannedWorkout, planned_workout
 
 WorkoutType = Literal["run", "cycle", "swim", "strength", "yoga", "walk"]
 Metric = Literal[
@@ -89,7 +96,14 @@ class WellnessDataset:
         self.workouts = workouts
 
     @classmethod
-    def generate(cls, seed: int, n_days: int, end: date) -> WellnessDataset:
+    def generate(
+        cls,
+        seed: int,
+        n_days: int,
+        end: date,
+        plan: Callable[[date], PlannedWorkout | None] | None = None,
+    ) -> WellnessDataset:
+        """`plan`: the workout of each day (None: rest) instead of random ones (demo users)."""
         rng = np.random.default_rng(seed)
         start = end - timedelta(days=n_days - 1)
         weight0 = float(rng.uniform(68, 92))
@@ -125,7 +139,20 @@ class WellnessDataset:
                     steps=int(max(800, steps_mean + rng.normal(0, 2200))),
                 )
             )
-            if rng.random() < workout_p:
+            if plan is not None:
+                planned = plan(d)
+                if planned is not None:
+                    workouts.append(
+                        Workout(
+                            date=d.isoformat(),
+                            type=planned.type,
+                            duration_min=planned.minutes,
+                            distance_km=planned.km,
+                            calories=int(planned.minutes * _WORKOUTS[planned.type][5]),
+                            avg_hr=int(planned.avg_hr + rng.normal(0, 3)),
+                        )
+                    )
+            elif rng.random() < workout_p:
                 kind = kinds[int(rng.choice(len(kinds), p=shares))]
                 _, mins_mu, mins_sd, km_per_min, hr, kcal = _WORKOUTS[kind]
                 mins = int(max(10, rng.normal(mins_mu, mins_sd)))
@@ -181,6 +208,13 @@ def _aggregate(values: list[float], how: str) -> float | None:
     return round(float(out), 2)
 
 
+def plan_for(user_id: str, end: date) -> Callable[[date], PlannedWorkout | None] | None:
+    """The training plan a user's workouts follow: the demo persona's for demo users."""
+    if not user_id.startswith(DEMO_PREFIX):
+        return None
+    return lambda day: planned_workout(day, end)
+
+
 def _user_seed(seed: int, user_id: str) -> int:
     digest = hashlib.blake2b(user_id.encode(), digest_size=4).digest()
     return seed ^ int.from_bytes(digest, "little")
@@ -206,7 +240,9 @@ class WellnessToolkit:
         with self._lock:
             ds = self._cache.get(key)
             if ds is None:
-                ds = WellnessDataset.generate(_user_seed(self._seed, user_id), self._days, end)
+                ds = WellnessDataset.generate(
+                    _user_seed(self._seed, user_id), self._days, end, plan_for(user_id, end)
+                )
                 if len(self._cache) >= 64:
                     self._cache.clear()
                 self._cache[key] = ds

@@ -210,7 +210,7 @@ def test_a_tool_call_written_as_text_runs_and_is_not_shown(
     fake.queue_tool_calls([("aggregate_metrics", {"metric": "steps", "days": 7})])
     fake.queue_reply("You averaged a good number of steps this week.")
     events = list(agent.run_turn("ana", "s1", "How many steps did I walk this week?"))
-    result = events[-1].data["result"]
+    result = events[-1].result
     # The model wrote the call into its text; the agent ran it as a call.
     first = fake.chat_requests()[0]
     assert first.body.get("tools")
@@ -270,9 +270,9 @@ def test_a_model_without_tools_is_never_offered_them(
     events = list(agent.run_turn("ana", "s1", "How did I sleep?"))
     assert any("cannot call tools" in e.text for e in events if e.kind == "status")
     (r,) = fake.chat_requests()
-    assert not r.body.get("tools") and events[-1].data["result"].mode == "llm"
+    assert not r.body.get("tools") and events[-1].result.mode == "llm"
     # No schemas in its budget either.
-    assert events[-1].data["result"].window.split.tools == 0
+    assert events[-1].result.window.split.tools == 0
 
 
 def _check(agent: ChatAgent, fake: FakeOllama, model: str) -> dict:

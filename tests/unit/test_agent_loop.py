@@ -45,7 +45,7 @@ def test_events_stream_in_order_and_end_with_the_result(
     assert kinds[:2] == ["status", "recall"]
     assert kinds.index("tool_start") < kinds.index("tool_end") < kinds.index("token")
     assert kinds[-1] == "done"
-    result: TurnResult = events[-1].data["result"]
+    result: TurnResult = events[-1].result
     assert "".join(e.text for e in events if e.kind == "token") == result.reply
     assert result.reply == "You walked a lot this week."
     assert [t.name for t in result.tools] == ["aggregate_metrics"]
@@ -77,7 +77,7 @@ def test_repeating_a_trigger_does_not_store_a_duplicate(
     agent.chat("alice", "s1", "Remember: I am vegetarian")
     events = list(agent.run_turn("alice", "s1", "remember: I am vegetarian."))
     assert any(e.kind == "status" and e.text.startswith("Already remembered") for e in events)
-    assert events[-1].data["result"].stored == []
+    assert events[-1].result.stored == []
     assert fake_coordinator.active_texts("alice") == ["I am vegetarian"]
 
 
@@ -417,7 +417,7 @@ def test_a_model_without_tool_support_still_answers_from_memory(
     fake_coordinator.add_episodic("alice", "I prefer yoga in the morning")
     agent = agent_factory(fake_coordinator, fake_ollama.url)
     events = list(agent.run_turn("alice", "s1", "When do I like yoga?", model="gemma2:2b"))
-    result: TurnResult = events[-1].data["result"]
+    result: TurnResult = events[-1].result
     assert result.mode == "llm" and result.model == "gemma2:2b"
     assert "I prefer yoga in the morning" in result.reply
     assert any("it cannot call tools" in e.text for e in events if e.kind == "status")
@@ -434,7 +434,7 @@ def test_a_model_dying_mid_answer_keeps_the_partial_text_and_learns_nothing(
     events = list(
         agent_factory(fake_coordinator, fake_ollama.url).run_turn("alice", "s1", "Steps?")
     )
-    result: TurnResult = events[-1].data["result"]
+    result: TurnResult = events[-1].result
     assert result.mode == "memory-only" and "model runner crashed" in result.reply
     assert result.reply == "".join(e.text for e in events if e.kind == "token")
     assert len(result.tools) == 1 and result.success_score is None
@@ -458,7 +458,7 @@ def test_the_memory_only_reply_says_saved_only_when_the_exchange_was_stored(
 
     monkeypatch.setattr(fake_coordinator, "store_interaction", refuse)
     events = list(agent.run_turn("alice", "s1", "Remember: I like green tea"))
-    result: TurnResult = events[-1].data["result"]
+    result: TurnResult = events[-1].result
     assert result.mode == "memory-only" and not result.saved
     assert "I saved your message" not in result.reply
     assert "could NOT save your message" in result.reply

@@ -76,7 +76,7 @@ def test_thoughts_written_into_the_content_are_kept_out_of_the_answer(
     agent = agent_factory(fake_coordinator, fake.url)
     fake.queue_reply("<think>The user may want a plan. SECRET-THOUGHT</think>\n\nRest on Mondays.")
     events = list(agent.run_turn("ana", "s1", "When should I rest?"))
-    result = events[-1].data["result"]
+    result = events[-1].result
     assert result.reply == "Rest on Mondays." and "SECRET-THOUGHT" in result.thinking
     assert "SECRET-THOUGHT" not in "".join(e.text for e in events if e.kind == "token")
     stored = [m.content for m in fake_coordinator.recent_messages("ana", "s1")]
