@@ -12,7 +12,7 @@ from typing import Literal
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from memory.recall import scoring
+from memory import defaults
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
@@ -73,16 +73,16 @@ class Settings(BaseSettings):
     short_term_ttl_s: int = Field(default=30 * 24 * 3600, gt=0)
     procedural_recommend_threshold: float = Field(default=0.7, ge=0, le=1)
     recall_min_score: float = Field(
-        default=scoring.MIN_SCORE,
+        default=defaults.MIN_SCORE,
         ge=0,
         le=1,
         description="Hits whose final score (probability of relevance) is below this are dropped.",
     )
     recall_recency_weight: float = Field(
-        default=scoring.W_RECENCY, ge=0, le=1, description="Log-odds added for a fresh memory."
+        default=defaults.W_RECENCY, ge=0, le=1, description="Log-odds added for a fresh memory."
     )
     recall_importance_weight: float = Field(
-        default=scoring.W_IMPORTANCE,
+        default=defaults.W_IMPORTANCE,
         ge=0,
         le=1,
         description="Log-odds per unit of importance above 0.5 (pinned counts as 1).",
@@ -100,6 +100,13 @@ class Settings(BaseSettings):
         ge=0.5,
         le=1,
         description="Cosine at which two same-kind memories may merge (a lexical check too).",
+    )
+    consolidation_proposal_similarity: float = Field(
+        default=0.70,
+        ge=0.5,
+        le=1,
+        description="With a model: cosine at which it is asked whether two memories are one "
+        "fact (a lexical guard too; examples in memory/maintenance/similarity.py).",
     )
     retention_days: dict[str, int] = Field(
         default_factory=lambda: {"interaction": 210},

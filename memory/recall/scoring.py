@@ -39,6 +39,7 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 
+from memory import defaults
 from memory.recall.terms import query_terms
 from memory.text import stem
 
@@ -55,13 +56,13 @@ CAL_BIAS = 0.12
 #: on the tune grid (R@5 + R@10 over both files; BENCHMARKS.md).
 NEIGHBOUR_DECAY = 0.3
 # --- not fitted: small priors the benchmark cannot measure --------------------------------------
-W_RECENCY = 0.25
-W_IMPORTANCE = 0.5
+W_RECENCY = defaults.W_RECENCY
+W_IMPORTANCE = defaults.W_IMPORTANCE
 
 #: The band thresholds on p, from the same reliability table, are memory.models.BAND_HIGH and
 #: BAND_MODERATE (every layer bands scores).
 #: default RECALL_MIN_SCORE: hits below it are dropped
-MIN_SCORE = 0.01
+MIN_SCORE = defaults.MIN_SCORE
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _SUFFIXES = ("ing", "ed", "s")  # memory.text.stem's: `forms_of` must agree with it
