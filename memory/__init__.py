@@ -14,6 +14,7 @@ Layout:
     runtime/         the connection and the embedded Redis Stack server
     embeddings/      ONNX MiniLM or Ollama embedders, with the query cache
     bench/           the LoCoMo and latency benchmarks (`python -m memory bench`)
+    demo/            the demo persona (`python -m memory demo load|reset`)
 
 `MemoryCoordinator` is imported lazily, so `from memory import MemoryType` (or importing
 `memory.service`) does not load redis-py and RedisVL.
@@ -24,6 +25,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from memory.config import Settings
+from memory.demo import (
+    DEMO_QUESTIONS,
+    DEMO_TAG,
+    DEMO_USER,
+    DemoReport,
+    OwnMemoriesError,
+    UserContents,
+    demo_contents,
+    load_demo,
+    reset_demo,
+)
 from memory.errors import (
     EmbedderError,
     EmbeddingModelMismatchError,
@@ -67,8 +79,12 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "DEMO_QUESTIONS",
+    "DEMO_TAG",
+    "DEMO_USER",
     "AgentMemory",
     "ChatMessage",
+    "DemoReport",
     "EmbedderError",
     "EmbeddingModelMismatchError",
     "EpisodicMemory",
@@ -85,6 +101,7 @@ __all__ = [
     "MemoryType",
     "NotAllowedError",
     "NotFoundError",
+    "OwnMemoriesError",
     "ProceduralPattern",
     "ProceduralSuggestion",
     "RecallHit",
@@ -93,4 +110,8 @@ __all__ = [
     "Settings",
     "StoreReplacedError",
     "StoreUnavailableError",
+    "UserContents",
+    "demo_contents",
+    "load_demo",
+    "reset_demo",
 ]

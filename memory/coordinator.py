@@ -422,8 +422,16 @@ class MemoryCoordinator:
         return result
 
     @_writes
-    def add_message(self, user_id: str, session_id: str, role: str, content: str) -> ChatMessage:
-        msg = ShortTermStore.build(role, content)
+    def add_message(
+        self,
+        user_id: str,
+        session_id: str,
+        role: str,
+        content: str,
+        *,
+        timestamp_ms: int | None = None,
+    ) -> ChatMessage:
+        msg = ShortTermStore.build(role, content, timestamp_ms=timestamp_ms)
         pipe = self._r.pipeline(transaction=True)
         self.short_term.write(pipe, user_id, session_id, [msg])
         pipe.execute()

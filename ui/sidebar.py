@@ -2,7 +2,7 @@
 
 Navigation        Chat · Memories · Stats (when the default page list is hidden)
 👤 User/session   sign-in status; pick or type a user (no sign-in, or an admin); pick a
-                  session or start a new one
+                  session or start a new one; *Load demo persona* (ui/demo.py)
 🤖 Model          Ollama status with the command that fixes it; model choice; which
                   memory types are recalled automatically before each answer
 🧠 Memory editor  add (text + type + kind), search, recent memories with delete buttons
@@ -18,7 +18,7 @@ from streamlit.errors import StreamlitAPIException
 from memory.models import EventType, check_id
 from memory.service import MemoryService
 from memory.writing import WritePolicy, candidate_for, write_fact
-from ui import state
+from ui import demo, state
 from ui.context import PageContext
 from ui.errors import guard, run_action
 from ui.format import (
@@ -124,6 +124,8 @@ def _who(ctx: PageContext) -> None:
         help="Start a new chat session",
         on_click=_on_new_session,
     )
+    if demo.available(ctx):
+        demo.load_button(ctx, "sb_demo", compact=True)
 
 
 def _on_user(coord: MemoryService) -> None:

@@ -31,7 +31,10 @@ class ShortTermStore:
         self.ttl_s = ttl_s
 
     @staticmethod
-    def build(role: str, content: str, metadata: dict | None = None) -> ChatMessage:
+    def build(
+        role: str, content: str, metadata: dict | None = None, timestamp_ms: int | None = None
+    ) -> ChatMessage:
+        """`timestamp_ms`: when it was said (default now; e.g. a dated history, the demo)."""
         if role not in ROLES:
             raise InvalidInputError(f"Unknown role {role!r}; use one of {', '.join(ROLES)}.")
         if isinstance(content, str) and len(content) > MAX_MESSAGE_CHARS:
@@ -41,7 +44,7 @@ class ShortTermStore:
             id=str(ULID()),
             role=role,
             content=text,
-            timestamp=now_ms(),
+            timestamp=now_ms() if timestamp_ms is None else int(timestamp_ms),
             metadata=metadata or {},
         )
 

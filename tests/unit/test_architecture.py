@@ -153,11 +153,13 @@ def test_public_names_exist(package: str) -> None:
 #: already holds (merges, with their own history).
 RAW_WRITES = {"add_episodic", "add_semantic", "supersede"}
 RAW_WRITERS = {"memory.writing.policy", "memory.coordinator"}
-#: The documented bulk path: records kept as they are (an import, a benchmark's ingest).
+#: The documented bulk path: records kept as they are (an import, a benchmark's ingest, the
+#: demo persona's dated logs and summaries).
 BULK_WRITES = {"add_episodic_many"}
 BULK_WRITERS = {
     "memory.coordinator",
     "memory.admin.transfer",
+    "memory.demo.loader",
     "memory.bench.locomo",
     "memory.bench.latency",
     "agent.bench_qa",

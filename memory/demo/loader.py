@@ -1,0 +1,370 @@
+"""Load the demo persona into a user, or take it out again (`python -m memory demo load|reset`).
+
+What marks demo data (reset removes exactly this; everything else of a user is their own):
+
+    episodic     the tag `demo` (DEMO_TAG) on every memory: stated, logged exchanges, summaries
+    semantic     the source `demo` (DEMO_SOURCE) on the facts the persona added
+    procedural   the persona's questions (`PROCEDURES`), matched as normalised questions
+    short-term   sessions named `s-YYYYMMDD-HHMM-demo`
+
+Everything is written through public methods, dated (`timestamp`) as it happened and stored
+(`created_at`) at the load; what she stated goes last, so lists of what was stored last (the
+sidebar's *Recent*) show her latest news:
+
+- the three recent sessions' messages: `add_message` with their times;
+- the logged exchanges of all eight conversations, and the summaries of the five older ones
+  (whose messages have expired, as they would have): the bulk path `add_episodic_many`, in the
+  shape `store_interaction` and the session summaries (`memory.maintenance.summaries`) write;
+- the recent sessions' summaries: `Maintenance.summarise_session` with the persona's text as
+  the summariser: the same record, and the session is marked summarised (a maintenance run
+  does not summarise it again);
+- the facts she added: `write_fact`; the procedures: `record_procedure`, run by run;
+- what she stated (preferences, goals, health events, milestones): the write policy
+  (`memory.writing`), oldest first, so the changed goal replaces the old one by its slot, as
+  in a chat (the old one stays as history).
+
+Loading into a user with memories of their own is refused (`OwnMemoriesError`) unless
+`replace`, which purges that user first (`clear_user_memories`). Loading into a user who holds
+only the demo is idempotent: that demo is purged and the persona written afresh, dated from
+this week (the wellness data moves with the calendar; see `memory.demo.training`).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from datetime import date, datetime
+from typing import TYPE_CHECKING, Any
+
+from ulid import ULID
+
+from memory.demo.persona import PROCEDURES, Conversation, Persona, build_persona
+from memory.demo.training import DEMO_USER
+from memory.errors import InvalidInputError
+from memory.models import EventType, check_id
+from memory.service import MemoryService
+
+if TYPE_CHECKING:
+    from memory.coordinator import MemoryCoordinator
+    from memory.writing import WritePolicy
+
+log = logging.getLogger(__name__)
+
+DEMO_TAG = "demo"
+DEMO_SOURCE = "demo"
+_DEMO_SESSION = re.compile(r"s-\d{8}-\d{4}-demo")
+KINDS = ("episodic", "semantic", "procedural", "sessions")
+_PAGE = 500
+
+
+def demo_session_id(start_ms: int) -> str:
+    """`s-20260302-1940-demo`: the app's session id form, with `demo` for the random part."""
+    return f"s-{datetime.fromtimestamp(start_ms / 1000):%Y%m%d-%H%M}-demo"
+
+
+def is_demo_session(session_id: str) -> bool:
+    return bool(_DEMO_SESSION.fullmatch(session_id))
+
+
+def _normalised_questions() -> frozenset[str]:
+    from memory.stores.procedural import normalize_query
+
+    return frozenset(normalize_query(q) for q, _ in PROCEDURES)
+
+
+@dataclass(frozen=True)
+class UserContents:
+    """How much of a user's memory is the demo's and how much their own."""
+
+    own: dict[str, int]
+    demo: dict[str, int]
+
+    @property
+    def has_own(self) -> bool:
+        return any(self.own.values())
+
+    @property
+    def has_demo(self) -> bool:
+        return any(self.demo.values())
+
+    def describe_own(self) -> str:
+        """'3 episodic memories, 1 chat session'."""
+        names = {
+            "episodic": ("episodic memory", "episodic memories"),
+            "semantic": ("fact", "facts"),
+            "procedural": ("learned procedure", "learned procedures"),
+            "sessions": ("chat session", "chat sessions"),
+        }
+        return ", ".join(f"{n} {names[k][n != 1]}" for k in KINDS if (n := self.own.get(k, 0)))
+
+
+class OwnMemoriesError(InvalidInputError):
+    """The user has memories of their own: the demo would be mixed into them."""
+
+    def __init__(self, user_id: str, contents: UserContents) -> None:
+        self.user_id = user_id
+        self.contents = contents
+        super().__init__(
+            f"{user_id!r} has memories of their own ({contents.describe_own()}); loading "
+            "the demo persona would mix it with them."
+        )
+
+
+@dataclass
+class DemoReport:
+    """What a load wrote (or a reset removed), per memory type."""
+
+    user: str
+    episodic: int = 0
+    semantic: int = 0
+    procedural: int = 0
+    sessions: int = 0
+    messages: int = 0
+    replaced: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        out.pop("notes")
+        return out
+
+
+def _all_rows(
+    coord: MemoryService, user_id: str, memory_type: str, **filters: Any
+) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    page = 1
+    while True:
+        found, total = coord.list_memories(
+            user_id, memory_type, page=page, page_size=_PAGE, **filters
+        )
+        rows.extend(found)
+        if not found or len(rows) >= total:
+            return rows
+        page += 1
+
+
+def _demo_rows(coord: MemoryService, user_id: str) -> dict[str, list[Any]]:
+    """The demo's episodic memories, facts, procedures (rows) and sessions (ids)."""
+    questions = _normalised_questions()
+    facts = _all_rows(coord, user_id, "semantic", added_by=user_id)
+    procedures = _all_rows(coord, user_id, "procedural")
+    return {
+        "episodic": _all_rows(coord, user_id, "episodic", tags=[DEMO_TAG]),
+        "semantic": [f for f in facts if f.get("source") == DEMO_SOURCE],
+        "procedural": [p for p in procedures if p.get("normalized_query") in questions],
+        "sessions": [s for s in coord.list_sessions(user_id) if is_demo_session(s)],
+    }
+
+
+def demo_contents(coord: MemoryService, user_id: str) -> UserContents:
+    """Count the user's demo memories and their own (episodic ones by two count queries)."""
+    check_id(user_id)
+    _, episodic = coord.list_memories(user_id, "episodic", page_size=1)
+    _, episodic_demo = coord.list_memories(user_id, "episodic", tags=[DEMO_TAG], page_size=1)
+    questions = _normalised_questions()
+    facts = _all_rows(coord, user_id, "semantic", added_by=user_id)
+    procedures = _all_rows(coord, user_id, "procedural")
+    sessions = coord.list_sessions(user_id)
+    demo = {
+        "episodic": episodic_demo,
+        "semantic": sum(f.get("source") == DEMO_SOURCE for f in facts),
+        "procedural": sum(p.get("normalized_query") in questions for p in procedures),
+        "sessions": sum(is_demo_session(s) for s in sessions),
+    }
+    totals = {
+        "episodic": episodic,
+        "semantic": len(facts),
+        "procedural": len(procedures),
+        "sessions": len(sessions),
+    }
+    return UserContents(own={k: totals[k] - demo[k] for k in KINDS}, demo=demo)
+
+
+# --- loading ---------------------------------------------------------------------------------
+
+
+def _summary_item(conv: Conversation, session_id: str, ids: list[str], times: list[int]) -> dict:
+    """A session summary as `memory.maintenance.summaries` writes one (plus the demo tag)."""
+    return {
+        "text": conv.summary,
+        "event_type": EventType.SUMMARY,
+        "context": f"Summary of {len(times)} messages of an earlier conversation",
+        "metadata": {
+            "session_id": session_id,
+            "message_ids": ids,
+            "from_ms": times[0],
+            "to_ms": times[-1],
+            "reason": "idle",
+        },
+        "session_id": session_id,
+        "timestamp_ms": times[-1],
+        "tags": ["summary", DEMO_TAG],
+    }
+
+
+def _log_items(conv: Conversation, session_id: str, ids: list[str], times: list[int]) -> list:
+    """The logged exchanges, as `store_interaction` writes them (plus the demo tag)."""
+    from memory.stores.episodic import interaction_context
+
+    return [
+        {
+            "text": ex.user,
+            "event_type": EventType.INTERACTION,
+            "context": interaction_context(ex.assistant),
+            "session_id": session_id,
+            "importance": 0.3,
+            "metadata": {"assistant_message_id": ids[2 * i + 1], "tools": list(ex.tools)},
+            "timestamp_ms": times[2 * i],
+            "tags": [DEMO_TAG],
+        }
+        for i, ex in enumerate(conv.exchanges)
+    ]
+
+
+def _messages(
+    coord: MemoryCoordinator, user_id: str, session_id: str, conv: Conversation
+) -> list[str]:
+    times = conv.times_ms()
+    ids = []
+    for i, ex in enumerate(conv.exchanges):
+        for j, (role, text) in enumerate((("user", ex.user), ("assistant", ex.assistant))):
+            msg = coord.add_message(user_id, session_id, role, text, timestamp_ms=times[2 * i + j])
+            ids.append(msg.id)
+    return ids
+
+
+def load_demo(
+    coord: MemoryCoordinator,
+    user_id: str = DEMO_USER,
+    *,
+    replace: bool = False,
+    today: date | None = None,
+    writer: WritePolicy | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> DemoReport:
+    """Write the persona into `user_id` (see the module docstring). `writer`: the app's
+    shared write policy (its per-user lock); `progress` gets a line per step."""
+    from memory.maintenance import Maintenance
+    from memory.writing import MemoryCandidate, WritePolicy, detect_slot, write_fact
+
+    say = progress or (lambda _line: None)
+    check_id(user_id)
+    persona: Persona = build_persona(today or date.today())
+    before = demo_contents(coord, user_id)
+    if before.has_own and not replace:
+        raise OwnMemoriesError(user_id, before)
+    report = DemoReport(user_id, replaced=before.has_own)
+    if before.has_own:
+        say(f"Purging {user_id}'s own memories ({before.describe_own()}) first (--replace).")
+        coord.clear_user_memories(user_id)
+    elif before.has_demo:
+        say(f"{user_id} holds the demo already: loading it afresh.")
+        coord.clear_user_memories(user_id)
+
+    say(f"Writing {persona.name}'s conversations ({len(persona.conversations)} sessions)…")
+    logs: list[dict[str, Any]] = []
+    stated: list[tuple[int, str, Any]] = []
+    recent: list[tuple[str, Conversation]] = []
+    for conv in persona.conversations:
+        sid = demo_session_id(conv.start_ms)
+        times = conv.times_ms()
+        if conv.keeps_messages:
+            ids = _messages(coord, user_id, sid, conv)
+            recent.append((sid, conv))
+            report.sessions += 1
+            report.messages += len(ids)
+        else:  # their messages expired long ago: the summary and the logged exchanges stay
+            ids = [str(ULID.from_timestamp(t)) for t in times]
+            logs.append(_summary_item(conv, sid, ids, times))
+        logs += _log_items(conv, sid, ids, times)
+        for m in conv.memories:
+            stated.append((m.when_ms or times[2 * m.exchange], sid, m))
+    coord.add_episodic_many(user_id, logs)
+
+    say("Summarising the recent sessions…")
+    maintenance = Maintenance.of(coord)
+    for sid, conv in recent:
+        text = conv.summary
+        out = maintenance.summarise_session(user_id, sid, lambda _turns, t=text: t, reason="idle")
+        for mid in out.memory_ids:
+            coord.update_memory(user_id, "episodic", mid, tags=["summary", DEMO_TAG])
+        if out.status != "done":  # e.g. SUMMARY_MIN_MESSAGES above the session's length
+            report.notes.append(f"summary of {sid} written without its mark ({out.status})")
+            times = conv.times_ms()
+            ids = [m.id for m in coord.recent_messages(user_id, sid, len(times))]
+            coord.add_episodic_many(user_id, [_summary_item(conv, sid, ids, times)])
+
+    say("Adding her facts and learned tool procedures…")
+    for conv in persona.conversations:
+        for f in conv.facts:
+            write_fact(
+                coord,
+                f.text,
+                added_by=user_id,
+                category=f.category,
+                fact_type=f.fact_type,
+                context="Added in the sidebar memory editor",
+                source=DEMO_SOURCE,
+            )
+    for question, runs in persona.procedures:
+        for tools, score, ms in runs:
+            coord.record_procedure(
+                user_id, question, list(tools), success_score=score, execution_time_ms=ms
+            )
+
+    say("Writing what she told the assistant (the write policy, oldest first)…")
+    policy = writer or WritePolicy(coord, dedup_threshold=coord.settings.dedup_threshold)
+    for when, sid, m in sorted(stated, key=lambda s: s[0]):
+        kind = EventType(m.kind)
+        cand = MemoryCandidate(
+            text=m.text,
+            event_type=kind,
+            tags=[*m.tags, DEMO_TAG],
+            slot=detect_slot(m.text, kind),
+            importance=m.importance,
+            how=m.how,
+        )
+        context = "trigger phrase" if m.how == "trigger" else "LLM extraction"
+        res = policy.write(user_id, sid, cand, context=context, timestamp_ms=when)
+        if res.stored is None:
+            report.notes.append(f"not stored ({res.reason}): {m.text}")
+
+    after = demo_contents(coord, user_id).demo
+    report.episodic, report.semantic, report.procedural = (
+        after["episodic"],
+        after["semantic"],
+        after["procedural"],
+    )
+    for note in report.notes:
+        log.warning("demo persona: %s", note)
+    return report
+
+
+def reset_demo(coord: MemoryService, user_id: str = DEMO_USER) -> DemoReport:
+    """Remove the demo's memories, facts, procedures and sessions from `user_id`; the user's
+    own memories stay. A user who holds nothing else is purged whole (`clear_user_memories`:
+    also the sessions' timelines, maintenance state and the entry in the user list)."""
+    check_id(user_id)
+    rows = _demo_rows(coord, user_id)
+    report = DemoReport(
+        user_id,
+        episodic=len(rows["episodic"]),
+        semantic=len(rows["semantic"]),
+        procedural=len(rows["procedural"]),
+        sessions=len(rows["sessions"]),
+    )
+    if not demo_contents(coord, user_id).has_own:
+        report.messages = sum(
+            len(coord.recent_messages(user_id, s, _PAGE)) for s in rows["sessions"]
+        )
+        coord.clear_user_memories(user_id)
+        return report
+    for mtype in ("episodic", "semantic", "procedural"):
+        for r in rows[mtype]:
+            coord.delete_memory(user_id, mtype, r["id"])
+    for s in rows["sessions"]:
+        report.messages += coord.clear_session_memories(user_id, s)
+    return report

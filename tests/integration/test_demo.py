@@ -1,0 +1,222 @@
+"""The demo persona on the test Redis: `python -m memory demo load|reset` as real subprocesses
+(REDIS_URL and MEMORY_NAMESPACE of this test), and what recall and maintenance make of it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from datetime import date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memory.config import PROJECT_ROOT
+from memory.coordinator import MemoryCoordinator
+from memory.demo import (
+    DEMO_TAG,
+    DEMO_USER,
+    OwnMemoriesError,
+    build_persona,
+    demo_contents,
+    load_demo,
+    reset_demo,
+)
+from memory.demo.persona import PROCEDURES
+from memory.demo.training import SPRAIN, on
+from memory.errors import NotFoundError
+from memory.maintenance import Maintenance
+
+Run = Callable[..., subprocess.CompletedProcess]
+KEYS = {"user", "episodic", "semantic", "procedural", "sessions", "messages", "replaced"}
+
+
+@pytest.fixture
+def cli(redis_url: str, namespace: str, tmp_path: Path, coordinator: MemoryCoordinator) -> Run:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("MEMORY_", "REDIS_", "EMBEDDING_", "OLLAMA_", "KNOWLEDGE_"))
+    }
+    env.update(
+        REDIS_URL=redis_url,
+        MEMORY_NAMESPACE=namespace,
+        EMBEDDING_PROVIDER="onnx",
+        PYTHONPATH=str(PROJECT_ROOT),
+    )
+
+    def run(*args: str, ok: bool = True) -> subprocess.CompletedProcess:
+        proc = subprocess.run(
+            [sys.executable, "-m", "memory", "demo", *args],
+            cwd=tmp_path,  # away from the project's .env
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
+        if ok:
+            assert proc.returncode == 0, proc.stderr
+        assert "Traceback" not in proc.stderr + proc.stdout, proc.stderr
+        return proc
+
+    return run
+
+
+def expected_counts(today: date | None = None) -> dict[str, int]:
+    persona = build_persona(today or date.today())
+    convs = persona.conversations
+    return {
+        # logged exchanges + a summary per session + what she stated
+        "episodic": sum(len(c.exchanges) + 1 + len(c.memories) for c in convs),
+        "semantic": sum(len(c.facts) for c in convs),
+        "procedural": len(PROCEDURES),
+        "sessions": sum(c.keeps_messages for c in convs),
+        "messages": sum(2 * len(c.exchanges) for c in convs if c.keeps_messages),
+    }
+
+
+def add_own(coord: MemoryCoordinator, user: str) -> dict[str, str]:
+    """One memory of each type that the user made themselves (not the demo's)."""
+    mem = coord.add_episodic(user, "My bike is a red Canyon gravel bike", event_type="fact")
+    fact = coord.add_semantic("Gravel tyres run at lower pressure", added_by=user)
+    coord.record_procedure(user, "Where did I cycle?", ["search_workouts"],
+                           success_score=1.0, execution_time_ms=100)  # fmt: skip
+    coord.add_message(user, "s-20261101-0900-ab12", "user", "Hello from my own chat")
+    return {"episodic": mem.id, "semantic": fact.id}
+
+
+def test_load_json_then_load_again_is_idempotent(cli: Run, coordinator: MemoryCoordinator):
+    first = json.loads(cli("load", "--json").stdout)
+    assert set(first) == KEYS
+    assert first == {"user": DEMO_USER, "replaced": False, **expected_counts()}
+    again = json.loads(cli("load", "--json").stdout)
+    assert again == first  # the demo alone is loaded afresh, not twice
+    contents = demo_contents(coordinator, DEMO_USER)
+    assert not contents.has_own
+    assert contents.demo == {
+        k: first[k] for k in ("episodic", "semantic", "procedural", "sessions")
+    }
+    # human output: what was written on stdout, the steps on stderr
+    human = cli("load")
+    assert f"loaded the demo persona into {DEMO_USER}" in human.stdout
+    assert "Plan my running this week" in human.stdout
+    assert "loading it afresh" in human.stderr
+
+
+def test_load_is_refused_over_own_memories_unless_replace(cli: Run, coordinator: MemoryCoordinator):
+    own = add_own(coordinator, DEMO_USER)
+    refused = cli("load", ok=False)
+    assert refused.returncode == 2
+    assert "memories of their own" in refused.stderr and "--replace" in refused.stderr
+    assert demo_contents(coordinator, DEMO_USER).demo == dict.fromkeys(
+        ("episodic", "semantic", "procedural", "sessions"), 0
+    )  # nothing was written
+    as_json = cli("load", "--json", ok=False)
+    assert as_json.returncode == 2
+    assert json.loads(as_json.stdout)["type"] == "OwnMemoriesError"
+
+    replaced = json.loads(cli("load", "--replace", "--json").stdout)
+    assert replaced == {"user": DEMO_USER, "replaced": True, **expected_counts()}
+    with pytest.raises(NotFoundError):
+        coordinator.get_memory(DEMO_USER, "episodic", own["episodic"])
+    assert not demo_contents(coordinator, DEMO_USER).has_own
+
+
+def test_reset_removes_only_the_demo(
+    cli: Run, coordinator: MemoryCoordinator, snapshot: Callable[[], dict[bytes, bytes]]
+):
+    user = "demo-ana"
+    load_demo(coordinator, user)
+    own = add_own(coordinator, user)
+    before = coordinator.get_memory_stats(user)
+    removed = json.loads(cli("reset", "--user", user, "--json").stdout)
+    assert removed == {"user": user, **expected_counts()}
+    contents = demo_contents(coordinator, user)
+    assert contents.demo == dict.fromkeys(("episodic", "semantic", "procedural", "sessions"), 0)
+    assert contents.own == {"episodic": 1, "semantic": 1, "procedural": 1, "sessions": 1}
+    assert coordinator.get_memory(user, "episodic", own["episodic"])["text"].startswith("My bike")
+    assert coordinator.get_memory(user, "semantic", own["semantic"])
+    assert coordinator.recent_messages(user, "s-20261101-0900-ab12")[0].content.startswith("Hello")
+    assert user in coordinator.list_users()
+    assert coordinator.get_memory_stats(user)["episodic"]["memory_count"] == (
+        before["episodic"]["memory_count"] - removed["episodic"]
+    )
+    # a user who had nothing but the demo is gone after a reset, every key of it
+    before_load = snapshot()
+    load_demo(coordinator, DEMO_USER)
+    assert json.loads(cli("reset", "--json").stdout) == removed | {"user": DEMO_USER}
+    assert DEMO_USER not in coordinator.list_users()
+    assert snapshot() == before_load
+
+
+def test_loading_over_own_memories_in_process_raises(coordinator: MemoryCoordinator):
+    add_own(coordinator, "demo-bo")
+    with pytest.raises(OwnMemoriesError) as err:
+        load_demo(coordinator, "demo-bo")
+    assert err.value.contents.own["episodic"] == 1
+    assert "1 episodic memory" in str(err.value)
+    assert reset_demo(coordinator, "demo-bo").episodic == 0  # nothing of the demo to remove
+
+
+def _hits(coord: MemoryCoordinator, query: str) -> list[dict[str, Any]]:
+    ctx = coord.retrieve_all_context(DEMO_USER, "s-new-chat", query)
+    return [{"kind": h.record.get("event_type"), "text": h.text} for h in ctx.episodic]
+
+
+@pytest.mark.parametrize("days_ago", [0, 3, 6])
+def test_recall_finds_the_injury_and_the_race_goal(coordinator: MemoryCoordinator, days_ago: int):
+    """Loaded today, or a few days ago (any weekday): a new chat's recall for planning her
+    running brings back the sprained ankle and the current race goal."""
+    load_demo(coordinator, today=date.today() - timedelta(days=days_ago))
+    coordinator.bookkeeping.drain()  # the statement classifier's fit, as in a running app
+    hits = _hits(coordinator, "plan my running this week")
+    assert any(h["kind"] == "health_event" and "ankle" in h["text"] for h in hits), hits
+    assert any(h["kind"] == "goal" and "Half Marathon" in h["text"] for h in hits), hits
+    goal = _hits(coordinator, "What is my goal for the race?")
+    assert any(h["kind"] == "goal" and "2 hours 10 minutes" in h["text"] for h in goal), goal
+    assert not any("under 2 hours" in h["text"] and h["kind"] == "goal" for h in goal)
+    diet = _hits(coordinator, "What should I eat the night before my long run?")
+    assert any("vegetarian" in h["text"].lower() for h in diet), diet
+    proc = coordinator.retrieve_all_context(DEMO_USER, "s-x", "Plan my running this week")
+    assert proc.procedural is not None and proc.procedural.recommended
+    assert proc.procedural.tool_sequence == ["search_workouts", "compare_periods"]
+
+
+def test_the_changed_goal_keeps_its_history(coordinator: MemoryCoordinator):
+    load_demo(coordinator)
+    goals, _ = coordinator.list_memories(DEMO_USER, "episodic", event_types=["goal"])
+    old = next(g for g in goals if "under 2 hours" in g["text"])
+    new = next(g for g in goals if "2 hours 10 minutes" in g["text"])
+    assert old["superseded_by"] == new["id"] and not new.get("superseded_by")
+    assert old["timestamp"] < new["timestamp"]
+    assert DEMO_TAG in old["tags"] and DEMO_TAG in new["tags"]
+
+
+def test_dated_sessions_summaries_and_maintenance(coordinator: MemoryCoordinator):
+    today = date.today()
+    load_demo(coordinator, today=today)
+    sessions = coordinator.list_sessions(DEMO_USER)
+    assert len(sessions) == 3 and all(s.endswith("-demo") for s in sessions)
+    for s in sessions:
+        msgs = coordinator.recent_messages(DEMO_USER, s)
+        assert [m.role for m in msgs[:2]] == ["user", "assistant"]
+        day = datetime.fromtimestamp(msgs[0].timestamp / 1000).date()
+        assert s.startswith(f"s-{day:%Y%m%d}") and day < today
+    summaries, n = coordinator.list_memories(DEMO_USER, "episodic", event_types=["summary"])
+    assert n == len(build_persona(today).conversations)
+    for sm in summaries:
+        assert {"summary", DEMO_TAG} <= set(sm["tags"])
+        meta = sm["metadata"] if isinstance(sm["metadata"], dict) else json.loads(sm["metadata"])
+        assert meta["session_id"] == sm["session_id"] and meta["message_ids"]
+        assert sm["context"].startswith("Summary of ")
+    # the sprain is dated on the day the wellness data's runs stop
+    injuries, _ = coordinator.list_memories(DEMO_USER, "episodic", event_types=["health_event"])
+    sprain = next(i for i in injuries if i["text"].startswith("Sprained"))
+    assert datetime.fromtimestamp(sprain["timestamp"] / 1000).date() == on(today, *SPRAIN)
+    # maintenance has nothing to do: every session is summarised, nothing expires or merges
+    report = Maintenance.of(coordinator).run(user_id=DEMO_USER, dry_run=True)
+    assert report.summaries_waiting == 0
+    assert all(v == 0 for v in report.totals().values()), report.totals()

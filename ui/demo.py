@@ -1,0 +1,123 @@
+"""*Load demo persona*: on the chat page's first screen and in the sidebar.
+
+The persona (`memory.demo`, also `python -m memory demo load`) is loaded into its own user,
+`demo-maya`, and the page switches to that user in a new, empty chat session. Why not into the
+current user: the presenter's own memories are never touched; the wellness tools' synthetic
+data follows the persona's training only for user ids starting with `demo-`, so the numbers
+the tools return match her story; and an empty chat shows that what the agent knows comes
+from long-term memory, not from the conversation on screen.
+
+When `demo-maya` already has memories of her own (not the demo's: e.g. the chats of an
+earlier demo), the first click says so and shows a *Replace them* checkbox; tick it and click
+again: the user is purged and the persona loaded afresh. Loading over the demo alone needs no
+confirmation (it is idempotent). Shown only to a viewer who may switch users (no sign-in, or
+an admin): a signed-in person's own account is never filled with a stranger's life.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from memory import DEMO_QUESTIONS, DEMO_TAG, DEMO_USER, demo_contents, load_demo
+from memory.service import MemoryService
+from memory.writing import WritePolicy
+from ui import state
+from ui.context import PageContext
+from ui.errors import run_action
+from ui.format import md_text
+
+LABEL = "Load demo persona"
+HELP = (
+    f"Switch to the user {DEMO_USER}: Maya, a teacher training for a half marathon after a "
+    "sprained ankle, with five months of memories (sessions, preferences, goals, a changed "
+    "goal, learned tool habits). Your own memories are not touched."
+)
+
+
+def available(ctx: PageContext) -> bool:
+    """Whether this viewer may load the persona (it switches to another user)."""
+    return ctx.viewer.may_switch_users
+
+
+def persona_loaded(ctx: PageContext) -> bool:
+    """Whether the current user holds the demo persona's memories."""
+    _, n = ctx.coordinator.list_memories(ctx.user_id, "episodic", tags=[DEMO_TAG], page_size=1)
+    return n > 0
+
+
+def load_button(ctx: PageContext, key: str, *, compact: bool = False) -> None:
+    """The button; after a refused first click, the warning and the *Replace* checkbox."""
+    asked = st.session_state.get(f"{key}_ask")
+    if asked:
+        st.warning(asked, icon="✋")
+        st.checkbox(f"Replace {DEMO_USER}'s own memories", key=f"{key}_replace")
+    st.button(
+        LABEL,
+        key=f"{key}_load",
+        icon="🎭",
+        type="tertiary" if compact else "secondary",
+        help=HELP,
+        on_click=_on_load,
+        args=(ctx.coordinator, ctx.writer, key),
+        use_container_width=not compact,
+    )
+
+
+def _on_load(coord: MemoryService, writer: WritePolicy, key: str) -> None:
+    ss = st.session_state
+    replace = bool(ss.get(f"{key}_replace"))
+    ok, contents = run_action("Checking the demo user", demo_contents, coord, DEMO_USER)
+    if not ok:
+        return
+    if contents.has_own and not replace:
+        ss[f"{key}_ask"] = (
+            f"**{md_text(DEMO_USER)}** already has memories of their own "
+            f"({contents.describe_own()}), e.g. from the chats of an earlier demo. Loading "
+            "the persona replaces everything of that user: tick the box and click "
+            f"*{LABEL}* again."
+        )
+        return
+    ok, report = run_action(
+        "Loading the demo persona", _load, coord, writer, replace=contents.has_own
+    )
+    if not ok:
+        return
+    ss.pop(f"{key}_ask", None)
+    ss[f"{key}_replace"] = False
+    state.switch_user(DEMO_USER)
+    state.switch_session(state.new_session_id())
+    state.flash(
+        f"Loaded the demo persona: you are {DEMO_USER} (Maya) in a new chat, with "
+        f"{report.episodic} episodic memories, {report.semantic} facts and "
+        f"{report.procedural} learned procedures. Try: {DEMO_QUESTIONS[0]}",
+        "success",
+    )
+
+
+def _load(coord: MemoryService, writer: WritePolicy, *, replace: bool) -> Any:
+    from memory import MemoryCoordinator
+
+    # The persona writes dated records and session summaries: the Redis store's own methods.
+    if not isinstance(coord, MemoryCoordinator):
+        raise TypeError("the demo persona needs the Redis memory store")
+    return load_demo(coord, DEMO_USER, replace=replace, writer=writer)
+
+
+def questions(ctx: PageContext) -> None:
+    """The first screen of a chat with the persona: what she is, and questions to ask."""
+    st.markdown(
+        "You are chatting as **Maya**, the demo persona: a teacher training for the Riverside "
+        "Half Marathon, five months of memories, a sprained ankle two months ago and a goal "
+        "she changed after it. Her memories are in the sidebar and on the **Memories** page. "
+        "Ask something, then open *Execution details* under the answer to see what was "
+        "recalled:"
+    )
+    for i, q in enumerate(DEMO_QUESTIONS):
+        st.button(
+            q,
+            key=f"demo_question_{i}",
+            on_click=lambda t=q: st.session_state.update(pending_prompt=t),
+            use_container_width=True,
+        )
