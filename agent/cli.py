@@ -5,6 +5,7 @@
     python -m agent check [--model M] [--json]
     python -m agent bench qa --data FILE [--model M] [--mode memory|none|oracle] [--json]
     python -m agent mcp --user U | --http --tokens-file F [--host H] [--port P]
+    python -m agent maintain [--user U] [--dry-run] [--json] [--model M]
 
 `chat --json` prints {"reply", "recalled": {...}, "tools": [...], "stored": [...], "mode", ...};
 without --json, a readable transcript. Exit code 0 when the turn completed and was stored (also in
@@ -254,6 +255,46 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_maintain(args: argparse.Namespace) -> int:
+    """`python -m memory maintain` with the model: it judges which memories close in meaning
+    are one fact, writes merged texts and due session summaries. Ollama unreachable or the
+    model not pulled: said on stderr, and the model-free run happens (exit 0, "model": null in
+    --json), as the app's background run does. 1 when another run holds the lock."""
+    from agent.merging import LLMJudge, LLMMerger
+    from agent.summarising import LLMSummariser
+    from memory.config import Settings
+    from memory.coordinator import MemoryCoordinator
+    from memory.maintenance import Maintenance, MaintenanceBusyError
+
+    llm, _, model = _model_client(args)
+    st = llm.status(model)
+    coordinator = MemoryCoordinator.from_settings(Settings())
+    try:
+        if st.ok:
+            maint = Maintenance.of(
+                coordinator,
+                merger=LLMMerger(llm, model),
+                summariser=LLMSummariser(llm, model),
+                judge=LLMJudge(llm, model),
+            )
+        else:
+            why = for_terminal(st.message or f"{model} is not available", multiline=True)
+            print(f"warning: {why}\nRunning without the model (lexical rule).", file=sys.stderr)
+            maint = Maintenance.of(coordinator)
+        report = maint.run(user_id=args.user, dry_run=args.dry_run)
+    except MaintenanceBusyError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    finally:
+        coordinator.close()
+    if args.json:
+        payload = {**report.as_json(), "model": model if st.ok else None}
+        print(json.dumps(payload, ensure_ascii=False, default=str))
+    else:
+        print(for_terminal(report.as_text(), multiline=True))
+    return 0
+
+
 def cmd_mcp(args: argparse.Namespace) -> int:
     from agent.errors import ServerConfigError
     from agent.mcp_server import run
@@ -329,6 +370,16 @@ def main(argv: list[str] | None = None) -> int:
         help='HTTP: JSON object {"<token>": "<user id>"}',
     )
     mcp.set_defaults(func=cmd_mcp)
+
+    maintain = sub.add_parser(
+        "maintain",
+        help="memory maintenance with the model (python -m memory maintain, judged merges)",
+    )
+    maintain.add_argument("--user", default=None, help="only this user (default: every user)")
+    maintain.add_argument("--dry-run", action="store_true", help="list proposals, change nothing")
+    maintain.add_argument("--json", action="store_true", help="print the report as JSON")
+    maintain.add_argument("--model", default=None, help="Ollama model (default: OLLAMA_MODEL)")
+    maintain.set_defaults(func=cmd_maintain)
 
     from agent import bench_qa
 

@@ -13,6 +13,8 @@
     python -m memory health [--json]
     python -m memory reembed
     python -m memory maintain [--user U] [--dry-run] [--json]
+    python -m memory demo load [--user U] [--replace] [--json]
+    python -m memory demo reset [--user U] [--json]
     python -m memory bench latency|locomo ...
 
 Exit codes: 0 ok, 1 memory error (message on stderr), 2 usage error.
@@ -27,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memory.config import PROJECT_ROOT, Settings
+from memory.demo.training import DEMO_USER
 from memory.errors import InvalidInputError, MemorySystemError, NotFoundError
 from memory.models import MemoryType
 from memory.terminal import for_terminal, invalid_utf8_argument
@@ -317,23 +320,62 @@ def cmd_maintain(args: argparse.Namespace, settings: Settings) -> int:
         report = Maintenance.of(coord).run(user_id=args.user, dry_run=args.dry_run)
     finally:
         coord.close()
-    payload = report.as_json()
-    lines = ["dry run: nothing changed" if report.dry_run else "maintenance done"]
-    for u in report.users:
-        lines.append(f"{u.user_id}:")
-        for p in u.consolidated:
-            lines.append(f"  merge {p.member_ids} into {p.canonical_id}: {p.canonical_text!r}")
-        for e in u.expired:
-            lines.append(f"  expire {e['id']} ({e['kind']}): {e['text']!r}")
-        for d in u.decayed:
-            lines.append(f"  importance {d['id']}: {d['before']} -> {d['after']}")
-        for sm in u.summarised:
-            what = f"{sm['id']}: {sm['text']!r}" if sm["id"] else "(due)"
-            lines.append(f"  summary of session {sm['session_id']!r} ({sm['messages']}) {what}")
-    lines.append(" ".join(f"{k}={v}" for k, v in report.totals().items()))
-    # This CLI has no chat model: summaries that fall due wait for the app's runs.
-    lines.append(f"summaries waiting: {report.summaries_waiting}")
-    _print(args, payload, "\n".join(lines))
+    # This CLI has no chat model: summaries that fall due wait for the app's runs (or
+    # `python -m agent maintain`, which prints the same report).
+    _print(args, report.as_json(), report.as_text())
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
+    """Load the demo persona into a user (refused, exit 2, over memories of their own unless
+    --replace), or remove it (the user's own memories stay)."""
+    from memory.demo import DEMO_PREFIX, OwnMemoriesError, load_demo, reset_demo
+
+    user = for_terminal(args.user)
+    coord = _coordinator(settings)
+    try:
+        if args.action == "reset":
+            report = reset_demo(coord, args.user)
+            payload = {k: v for k, v in report.as_json().items() if k != "replaced"}
+            _print(
+                args,
+                payload,
+                f"removed the demo persona from {user}: {report.episodic} episodic memories, "
+                f"{report.semantic} facts, {report.procedural} procedures, {report.sessions} "
+                f"sessions ({report.messages} messages); their own memories are untouched",
+            )
+            return 0
+        say = None if args.json else (lambda line: print(for_terminal(line), file=sys.stderr))
+        try:
+            report = load_demo(coord, args.user, replace=args.replace, progress=say)
+        except OwnMemoriesError as e:
+            msg = (
+                f"{e} Load it into another user (--user NAME), or add --replace to purge "
+                f"everything of {args.user!r} first."
+            )
+            if args.json:
+                print(json.dumps({"error": msg, "type": "OwnMemoriesError"}, ensure_ascii=False))
+            print(f"error: {for_terminal(msg)}", file=sys.stderr)
+            return 2
+    finally:
+        coord.close()
+    lines = [
+        f"loaded the demo persona into {user}"
+        + (" (their own memories were purged first)" if report.replaced else "")
+        + f": {report.episodic} episodic memories, {report.semantic} facts, "
+        f"{report.procedural} procedures, {report.sessions} sessions ({report.messages} "
+        "messages)",
+        f'try it: make run, pick the user {user}, and ask "Plan my running this week"',
+    ]
+    notes = [for_terminal(n) for n in report.notes]
+    if not args.user.startswith(DEMO_PREFIX):
+        notes.append(
+            f"the wellness tools follow the persona's training only for user ids starting "
+            f"with {DEMO_PREFIX!r}; {user}'s workouts stay random"
+        )
+    _print(args, report.as_json(), "\n".join(lines))
+    for note in notes:  # on stderr: --json keeps stdout to the summary
+        print(f"note: {note}", file=sys.stderr)
     return 0
 
 
@@ -408,6 +450,21 @@ def build_parser() -> argparse.ArgumentParser:
     sp = cmd("maintain", cmd_maintain, "summarise, consolidate, expire and decay memories")
     sp.add_argument("--user", help="only this user (default: every user)")
     sp.add_argument("--dry-run", action="store_true", help="list proposals, change nothing")
+
+    sp = sub.add_parser("demo", help="load or remove the demo persona (a runner's months)")
+    demo = sp.add_subparsers(dest="action", required=True)
+    for action, help_ in (
+        ("load", "write the persona into a user (idempotent; refused over their own memories)"),
+        ("reset", "remove the demo's memories, facts, procedures and sessions (only those)"),
+    ):
+        dp = demo.add_parser(action, help=help_)
+        dp.add_argument("--json", action="store_true", help="machine-readable output")
+        dp.add_argument("--user", default=DEMO_USER, help=f"default: {DEMO_USER}")
+        dp.set_defaults(fn=cmd_demo)
+        if action == "load":
+            dp.add_argument(
+                "--replace", action="store_true", help="purge the user's own memories first"
+            )
 
     from memory.bench import add_bench_parser
 

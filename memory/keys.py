@@ -158,6 +158,10 @@ class Keys:
         """Set of member-id signatures of merges the user rejected (never proposed again)."""
         return f"{self.ns}:rejected_merges:{digest(user_id)}"
 
+    def judged_apart(self, user_id: str) -> str:
+        """Set of clusters (ids and texts) the model judged different facts: not asked again."""
+        return f"{self.ns}:judged_apart:{digest(user_id)}"
+
     def decay_state(self, user_id: str) -> str:
         """Hash: memory id -> "decayed_at_ms,access_count seen" (kept apart from the memory's
         hash, which an edit rewrites)."""

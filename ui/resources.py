@@ -150,7 +150,7 @@ def _agent(
 
 @st.cache_resource(show_spinner=False, max_entries=8)
 def _maintenance(key: str, _coordinator: MemoryService, _agent: ChatAgent | None) -> Maintenance:
-    from agent.merging import LLMMerger
+    from agent.merging import LLMJudge, LLMMerger
     from agent.summarising import LLMSummariser
     from memory import Maintenance, MemoryCoordinator
 
@@ -162,6 +162,7 @@ def _maintenance(key: str, _coordinator: MemoryService, _agent: ChatAgent | None
         _coordinator,
         merger=LLMMerger(_agent.llm, _agent.default_model),
         summariser=LLMSummariser(_agent.llm, _agent.default_model),
+        judge=LLMJudge(_agent.llm, _agent.default_model),
     )
 
 

@@ -7,6 +7,9 @@ recorded (`Keys.merge`) with the canonical's text, importance and pin before the
 `undo_merge` restores everything (and rejects the cluster, so it is not merged again). With
 a `TextMerger` (the agent passes one built on the LLM) the canonical text may be rewritten by
 the model; its reply is kept only if it states the members' fact (`_checked_model_text`).
+With a `SameFactJudge` (the model again) clusters are proposed by meaning and merged when
+the model says they are one fact and the lexical guard agrees (`similarity`, README "Memory
+hygiene"); without one, only today's lexical rule merges.
 A merge, and an undo, is one MULTI/EXEC that WATCHes the memories it touches.
 """
 
@@ -14,6 +17,9 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from itertools import combinations
 from typing import Protocol
 
 import numpy as np
@@ -26,7 +32,7 @@ from memory.embeddings import CachedEmbedder
 from memory.errors import InvalidInputError, NotFoundError
 from memory.keys import digest
 from memory.maintenance.records import Memo, load_memos
-from memory.maintenance.similarity import FactKey, fact_key, mergeable
+from memory.maintenance.similarity import FactKey, fact_key, linked, mergeable, veto
 from memory.models import MAX_TEXT_CHARS, EpisodicMemory
 from memory.replies import as_str
 from memory.stores import Stores
@@ -42,6 +48,20 @@ class TextMerger(Protocol):
     def __call__(self, texts: list[str], event_type: str) -> str | None: ...
 
 
+class SameFactJudge(Protocol):
+    """Do these memories state one fact? True, False, or None when it cannot tell (offline,
+    a reply outside the schema). Implemented in agent/ on the LLM: memory has no chat."""
+
+    def __call__(self, texts: list[str], event_type: str) -> bool | None: ...
+
+
+#: Kinds the model never judges: logged exchanges and session summaries record what was said
+#: when, they are not facts (only today's lexical rule merges them).
+UNJUDGED_KINDS = frozenset({"interaction", "summary"})
+#: Model calls per user and run; clusters beyond wait for the next run (a local model is slow).
+MAX_JUDGED_PER_RUN = 20
+
+
 class MergeProposal(BaseModel):
     user_id: str
     event_type: str
@@ -50,6 +70,9 @@ class MergeProposal(BaseModel):
     member_ids: list[str] = Field(description="Memories that become history of the canonical")
     member_texts: list[str]
     similarity: float = Field(description="Lowest cosine between two memories of the cluster")
+    judged: bool = Field(
+        default=False, description="The model judged them one fact (their words differ)"
+    )
 
     @property
     def signature(self) -> str:
@@ -96,13 +119,39 @@ def _cosine_matrix(vectors: list[np.ndarray]) -> np.ndarray:
     return vecs @ vecs.T
 
 
+@dataclass
+class _Judging:
+    """The model's part of one user's proposals."""
+
+    judge: SameFactJudge
+    keep_lock: Callable[[], None]
+    apart: set[str]  # clusters it judged different before: not asked again
+    left: int = MAX_JUDGED_PER_RUN
+    newly_apart: list[str] = field(default_factory=list)
+
+
 def propose_merges(
-    stores: Stores, user_id: str, min_similarity: float, memos: list[Memo] | None = None
+    stores: Stores,
+    user_id: str,
+    min_similarity: float,
+    memos: list[Memo] | None = None,
+    *,
+    judge: SameFactJudge | None = None,
+    proposal_similarity: float = 1.0,
+    remember_apart: bool = False,
+    keep_lock: Callable[[], None] = lambda: None,
 ) -> list[MergeProposal]:
-    """Clusters of one kind whose every pair passes `similarity.mergeable` (complete linkage:
-    A~B and B~C does not merge A with C unless A~C too)."""
+    """Clusters of one kind that may merge (complete linkage: A~B and B~C does not merge A
+    with C unless A~C too). Without a judge every pair passes `similarity.mergeable`; with one
+    see `_judged_clusters` (kinds in UNJUDGED_KINDS keep the lexical rule). `remember_apart`
+    (a real run) records the clusters the model judged different; `keep_lock` is called
+    before each model call."""
     memos = load_memos(stores, user_id) if memos is None else memos
     rejected = {as_str(s) for s in stores.client.smembers(stores.keys.rejected_merges(user_id))}
+    judging = None
+    if judge is not None:
+        apart = stores.client.smembers(stores.keys.judged_apart(user_id))
+        judging = _Judging(judge, keep_lock, {as_str(a) for a in apart})
     by_kind: dict[str, list[Memo]] = {}
     for m in memos:
         if m.active and m.vector is not None:
@@ -112,22 +161,48 @@ def propose_merges(
         if len(group) < 2:
             continue
         group.sort(key=_canonical_order, reverse=True)
-        # `mergeable` needs equal fact keys, so only memories with the same key can end up in
-        # one cluster: cosines are computed within those groups (not N x N per kind) and each
-        # text's key once (not once per pair).
-        by_fact: dict[FactKey, list[Memo]] = {}
-        for m in group:
-            key = fact_key(m.text)
-            if key is not None:
-                by_fact.setdefault(key, []).append(m)
-        found: list[MergeProposal] = []
-        for same in by_fact.values():
-            if len(same) >= 2:
-                found += _clusters(user_id, kind, same, min_similarity, rejected)
-        # Report them in the order a scan of the whole kind would have found them.
-        rank = {m.id: n for n, m in enumerate(group)}
-        out += sorted(found, key=lambda p: rank[p.canonical_id])
+        if judging is not None and kind not in UNJUDGED_KINDS:
+            out += _judged_clusters(
+                user_id, kind, group, min_similarity, proposal_similarity, rejected, judging
+            )
+        else:
+            out += _lexical_clusters(user_id, kind, group, min_similarity, rejected)
+    if remember_apart and judging is not None and judging.newly_apart:
+        stores.client.sadd(stores.keys.judged_apart(user_id), *judging.newly_apart)
     return out
+
+
+def _lexical_clusters(
+    user_id: str, kind: str, group: list[Memo], min_similarity: float, rejected: set[str]
+) -> list[MergeProposal]:
+    """Today's rule over memories in canonical order."""
+    # `mergeable` needs equal fact keys, so only memories with the same key can end up in
+    # one cluster: cosines are computed within those groups (not N x N per kind) and each
+    # text's key once (not once per pair).
+    by_fact: dict[FactKey, list[Memo]] = {}
+    for m in group:
+        key = fact_key(m.text)
+        if key is not None:
+            by_fact.setdefault(key, []).append(m)
+    found: list[MergeProposal] = []
+    for same in by_fact.values():
+        if len(same) >= 2:
+            found += _clusters(user_id, kind, same, min_similarity, rejected)
+    # Report them in the order a scan of the whole kind would have found them.
+    rank = {m.id: n for n, m in enumerate(group)}
+    return sorted(found, key=lambda p: rank[p.canonical_id])
+
+
+def _proposal(user_id: str, kind: str, members: list[Memo], lowest: float) -> MergeProposal:
+    return MergeProposal(
+        user_id=user_id,
+        event_type=kind,
+        canonical_id=members[0].id,
+        canonical_text=members[0].text,
+        member_ids=[m.id for m in members[1:]],
+        member_texts=[m.text for m in members[1:]],
+        similarity=round(lowest, 4),
+    )
 
 
 def _clusters(
@@ -147,30 +222,105 @@ def _clusters(
                 cluster.append(j)
         if len(cluster) < 2:
             continue
-        lowest = min(float(sims[a, b]) for a in cluster for b in cluster if a < b)
-        p = MergeProposal(
-            user_id=user_id,
-            event_type=kind,
-            canonical_id=same[i].id,
-            canonical_text=same[i].text,
-            member_ids=[same[j].id for j in cluster[1:]],
-            member_texts=[same[j].text for j in cluster[1:]],
-            similarity=round(lowest, 4),
-        )
+        lowest = min(float(sims[a, b]) for a, b in combinations(cluster, 2))
+        p = _proposal(user_id, kind, [same[c] for c in cluster], lowest)
         if p.signature not in rejected:
             taken.update(cluster)
             out.append(p)
     return out
 
 
-def _checked_model_text(reply: str | None, texts: list[str]) -> str | None:
+def _judged_clusters(
+    user_id: str,
+    kind: str,
+    group: list[Memo],
+    min_similarity: float,
+    proposal_similarity: float,
+    rejected: set[str],
+    judging: _Judging,
+) -> list[MergeProposal]:
+    """Greedy complete-linkage clusters of `similarity.linked` memories (canonical order). A
+    cluster today's rule would merge needs no model; any other merges only if the model says
+    one fact. Otherwise (no, no answer, no calls left) today's rule still merges what it can
+    inside it, and its members may seed smaller clusters later in the scan."""
+    sims = _cosine_matrix([m.vector for m in group if m.vector is not None])
+    keys = [fact_key(m.text) for m in group]
+    links: dict[tuple[int, int], bool] = {}
+
+    def link(a: int, b: int) -> bool:
+        if (a, b) not in links:
+            cos = float(sims[a, b])
+            links[(a, b)] = linked(group[a].text, group[b].text, cos, proposal_similarity)
+        return links[(a, b)]
+
+    def lexical(a: int, b: int) -> bool:
+        return keys[a] is not None and keys[a] == keys[b] and float(sims[a, b]) >= min_similarity
+
+    taken: set[int] = set()
+    out: list[MergeProposal] = []
+    for i in range(len(group)):
+        if i in taken:
+            continue
+        cluster = [i]
+        for j in range(i + 1, len(group)):
+            if j not in taken and all(link(c, j) for c in cluster):
+                cluster.append(j)
+        if len(cluster) < 2:
+            continue
+        members = [group[c] for c in cluster]
+        pairs = list(combinations(cluster, 2))
+        p = _proposal(user_id, kind, members, min(float(sims[a, b]) for a, b in pairs))
+        if p.signature in rejected:
+            continue
+        if all(lexical(a, b) for a, b in pairs):
+            out.append(p)
+        elif _one_fact(judging, members, kind):
+            out.append(p.model_copy(update={"judged": True}))
+        else:
+            fallback = _lexical_clusters(user_id, kind, members, min_similarity, rejected)
+            done = {mid for q in fallback for mid in [q.canonical_id, *q.member_ids]}
+            taken.update(c for c in cluster if group[c].id in done)
+            out += fallback
+            continue
+        taken.update(cluster)
+    return out
+
+
+def apart_signature(members: list[Memo]) -> str:
+    """A cluster as the model saw it: its ids and texts (an edit asks the model again)."""
+    return digest(*sorted(f"{m.id}\x00{m.text}" for m in members))
+
+
+def _one_fact(judging: _Judging, members: list[Memo], kind: str) -> bool:
+    """The model's verdict on one cluster: True only for a clear yes."""
+    sig = apart_signature(members)
+    if sig in judging.apart or judging.left <= 0:
+        return False
+    judging.left -= 1
+    judging.keep_lock()  # the model may be slow
+    try:
+        verdict = judging.judge([m.text for m in members], kind)
+    except Exception as e:  # the model is optional: no verdict keeps them apart
+        log.warning("LLM same-fact judgement failed, keeping them apart: %s", e)
+        verdict = None
+    if verdict is False:
+        judging.apart.add(sig)
+        judging.newly_apart.append(sig)
+    return verdict is True
+
+
+def _checked_model_text(reply: str | None, texts: list[str], judged: bool) -> str | None:
     """The model's merged text, if it states the same fact as every member: the same content
     words, numbers and negations (`similarity.fact_key`). A changed value ("evening" for
     "morning"), a dropped or added detail, or an instruction smuggled in through a note all
-    change the key, and a merge must never change the fact: None, the best-worded stays."""
+    change the key, and a merge must never change the fact: None, the best-worded stays.
+    Members the model judged one fact differ in words: the text must then pass the guard
+    against each of them (`similarity.veto`)."""
     text = (reply or "").strip()
     if not text or len(text) > MAX_TEXT_CHARS:
         return None
+    if judged:
+        return None if any(veto(text, t) for t in texts) else text
     key = fact_key(text)
     if key is None or any(fact_key(t) != key for t in texts):
         return None
@@ -182,10 +332,11 @@ def _stale(why: str) -> StaleMergeError:
 
 
 def _current(
-    stores: Stores, proposal: MergeProposal, min_similarity: float
+    stores: Stores, proposal: MergeProposal, min_similarity: float, proposal_similarity: float
 ) -> tuple[EpisodicMemory, list[EpisodicMemory]]:
     """The proposal's memories as stored now, if they are still what it showed and still one
-    fact (a member edited since the dry run may state something else); else StaleMergeError."""
+    fact (a member edited since the dry run may state something else); else StaleMergeError.
+    A judged proposal is held to the guard (the model's verdict was on these very texts)."""
     ids = [proposal.canonical_id, *proposal.member_ids]
     if len(set(ids)) != len(ids) or len(ids) < 2:
         raise InvalidInputError("A merge needs two or more different memories.")
@@ -203,8 +354,13 @@ def _current(
     sims = _cosine_matrix([bytes_vector(r) for r in raws if r is not None])
     for a in range(len(mems)):
         for b in range(a + 1, len(mems)):
-            cos = float(sims[a, b])
-            if not mergeable(mems[a].description, mems[b].description, cos, min_similarity):
+            ta, tb, cos = mems[a].description, mems[b].description, float(sims[a, b])
+            ok = (
+                linked(ta, tb, cos, proposal_similarity)
+                if proposal.judged
+                else mergeable(ta, tb, cos, min_similarity)
+            )
+            if not ok:
                 raise _stale("they no longer state the same fact")
     return mems[0], mems[1:]
 
@@ -217,6 +373,7 @@ def apply_merge(
     merger: TextMerger | None = None,
     *,
     min_similarity: float,
+    proposal_similarity: float,
 ) -> MergeRecord:
     """Carry out one proposal: the canonical's new text, importance and pin, the members'
     supersession and the merge record in one MULTI/EXEC that WATCHes every memory of the
@@ -226,7 +383,7 @@ def apply_merge(
     keys = [stores.keys.episodic(i) for i in [proposal.canonical_id, *proposal.member_ids]]
     with stores.client.pipeline(transaction=True) as pipe:
         pipe.watch(*keys)
-        canon, members = _current(stores, proposal, min_similarity)
+        canon, members = _current(stores, proposal, min_similarity, proposal_similarity)
         texts = [canon.description, *(m.description for m in members)]
         text, how = canon.description, "best_worded"
         if merger is not None:
@@ -235,7 +392,7 @@ def apply_merge(
             except Exception as e:  # the model is optional: any failure keeps the best-worded
                 log.warning("LLM merge failed, keeping the best-worded text: %s", e)
                 reply = None
-            checked = _checked_model_text(reply, texts)
+            checked = _checked_model_text(reply, texts, proposal.judged)
             if checked is not None:
                 text, how = checked, "llm"
             elif reply:

@@ -27,6 +27,7 @@ from memory.errors import MemorySystemError
 from memory.maintenance import summaries
 from memory.maintenance.consolidate import (
     MergeProposal,
+    SameFactJudge,
     StaleMergeError,
     TextMerger,
     apply_merge,
@@ -87,6 +88,28 @@ class MaintenanceReport(BaseModel):
 
     def as_json(self) -> dict[str, object]:
         return {**self.model_dump(mode="json"), "totals": self.totals()}
+
+    def as_text(self) -> str:
+        """The report for a terminal (`python -m memory maintain`, `python -m agent maintain`);
+        texts are quoted with repr, the caller escapes the rest (`for_terminal`)."""
+        lines = ["dry run: nothing changed" if self.dry_run else "maintenance done"]
+        for u in self.users:
+            lines.append(f"{u.user_id}:")
+            for p in u.consolidated:
+                how = " (judged one fact by the model)" if p.judged else ""
+                lines.append(
+                    f"  merge {p.member_ids} into {p.canonical_id}: {p.canonical_text!r}{how}"
+                )
+            for e in u.expired:
+                lines.append(f"  expire {e['id']} ({e['kind']}): {e['text']!r}")
+            for d in u.decayed:
+                lines.append(f"  importance {d['id']}: {d['before']} -> {d['after']}")
+            for sm in u.summarised:
+                what = f"{sm['id']}: {sm['text']!r}" if sm["id"] else "(due)"
+                lines.append(f"  summary of session {sm['session_id']!r} ({sm['messages']}) {what}")
+        lines.append(" ".join(f"{k}={v}" for k, v in self.totals().items()))
+        lines.append(f"summaries waiting: {self.summaries_waiting}")
+        return "\n".join(lines)
 
     def history_entry(self) -> dict[str, int]:
         """What the Stats page charts: the totals and the active memories around the run."""
@@ -150,6 +173,7 @@ def maintain_user(
     dry_run: bool,
     merger: TextMerger | None = None,
     summariser: Summariser | None = None,
+    judge: SameFactJudge | None = None,
     keep_lock: Callable[[], None] = _no_lock,
 ) -> UserReport:
     policy = policy_of(settings)
@@ -180,15 +204,27 @@ def maintain_user(
         ]
     report.summaries_waiting = len(summaries.pending(stores, user_id))
     memos = load_memos(stores, user_id)
-    min_similarity = settings.consolidation_min_similarity
-    proposals = propose_merges(stores, user_id, min_similarity, memos)
+    thresholds = {
+        "min_similarity": settings.consolidation_min_similarity,
+        "proposal_similarity": settings.consolidation_proposal_similarity,
+    }
+    proposals = propose_merges(
+        stores,
+        user_id,
+        settings.consolidation_min_similarity,
+        memos,
+        judge=judge,
+        proposal_similarity=settings.consolidation_proposal_similarity,
+        remember_apart=not dry_run,
+        keep_lock=keep_lock,
+    )
     for p in proposals:
         if dry_run:
             report.consolidated.append(p)
             continue
         keep_lock()  # each merge may wait on the model
         try:
-            record = apply_merge(stores, embedder, p, now_ms, merger, min_similarity=min_similarity)
+            record = apply_merge(stores, embedder, p, now_ms, merger, **thresholds)
         except StaleMergeError as e:  # edited while the run went on: next run sees the edit
             log.info("merge skipped: %s", e)
             continue
@@ -222,6 +258,7 @@ def run_maintenance(
     dry_run: bool = False,
     merger: TextMerger | None = None,
     summariser: Summariser | None = None,
+    judge: SameFactJudge | None = None,
 ) -> MaintenanceReport:
     """One run; raises MaintenanceBusyError when another holds the lock (a dry run, which
     writes nothing, runs without it)."""
@@ -250,6 +287,7 @@ def run_maintenance(
                     dry_run=dry_run,
                     merger=merger,
                     summariser=summariser,
+                    judge=judge,
                     keep_lock=keep,
                 )
             )

@@ -14,7 +14,7 @@ from memory.boundary import translate_store_errors
 from memory.config import Settings
 from memory.embeddings import CachedEmbedder
 from memory.maintenance import consolidate, runner, summaries
-from memory.maintenance.consolidate import MergeProposal, TextMerger
+from memory.maintenance.consolidate import MergeProposal, SameFactJudge, TextMerger
 from memory.maintenance.runner import MaintenanceReport
 from memory.maintenance.summaries import Summariser, SummaryOutcome
 from memory.models import check_id, now_ms
@@ -33,12 +33,15 @@ class Maintenance:
         settings: Settings,
         merger: TextMerger | None = None,
         summariser: Summariser | None = None,
+        judge: SameFactJudge | None = None,
     ) -> None:
         self._stores = stores
         self._embedder = embedder
         self.settings = settings
         self.merger = merger
         self.summariser = summariser
+        # With a judge, consolidation proposes by meaning (README "Memory hygiene").
+        self.judge = judge
 
     @classmethod
     def of(
@@ -46,9 +49,15 @@ class Maintenance:
         coordinator: MemoryCoordinator,
         merger: TextMerger | None = None,
         summariser: Summariser | None = None,
+        judge: SameFactJudge | None = None,
     ) -> Maintenance:
         return cls(
-            coordinator.stores, coordinator.embedder, coordinator.settings, merger, summariser
+            coordinator.stores,
+            coordinator.embedder,
+            coordinator.settings,
+            merger,
+            summariser,
+            judge,
         )
 
     def run(
@@ -65,6 +74,7 @@ class Maintenance:
             dry_run=dry_run,
             merger=self.merger,
             summariser=self.summariser,
+            judge=self.judge,
         )
 
     def summarise_session(
@@ -109,6 +119,7 @@ class Maintenance:
                 at_ms if at_ms is not None else now_ms(),
                 self.merger,
                 min_similarity=self.settings.consolidation_min_similarity,
+                proposal_similarity=self.settings.consolidation_proposal_similarity,
             )
         return record.id
 

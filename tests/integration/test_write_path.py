@@ -130,6 +130,7 @@ def test_chat_and_mcp_offer_the_same_tools_and_return_the_same_results(
 ) -> None:
     """One definition per memory tool: the same arguments, descriptions and result models."""
     import asyncio
+    import concurrent.futures
 
     from agent.mcp_server import McpMemoryTools, build_server
     from agent.tools.memory_tools import MemoryToolkit
@@ -138,7 +139,10 @@ def test_chat_and_mcp_offer_the_same_tools_and_return_the_same_results(
     writer = WritePolicy(coordinator, dedup_threshold=settings.dedup_threshold)
     chat = ToolRegistry([MemoryToolkit(coordinator, writer)])
     mcp = McpMemoryTools(coordinator, writer)
-    listed = {t.name: t for t in asyncio.run(build_server(mcp, lambda: "both").list_tools())}
+    # In a thread of its own: the browser tests leave a running event loop in this one.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        tools = pool.submit(asyncio.run, build_server(mcp, lambda: "both").list_tools()).result()
+    listed = {t.name: t for t in tools}
     assert set(listed) == set(chat.names())
     for name in chat.names():
         params = chat.get(name).schema["function"]["parameters"]  # type: ignore[union-attr]
