@@ -46,7 +46,9 @@ def offline_banner(ctx: PageContext) -> None:
     status = ctx.llm_status
     if status is not None and status.ok:
         return
-    model = (status.model if status else None) or ctx.settings.ollama_model
+    model = (status.model if status else None) or (
+        ctx.agent.default_model if ctx.agent is not None else "the chat model"
+    )
     host = (status.host if status else None) or ctx.settings.ollama_host
     if status is not None and status.reachable:
         what = (

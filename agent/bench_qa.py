@@ -446,7 +446,7 @@ def main(args: argparse.Namespace, settings: Any = None) -> int:
 
     settings = settings if settings is not None else Settings()
     config = AgentSettings()
-    model = args.model or settings.ollama_model
+    model = args.model or config.ollama_model
     if args.limit is not None and args.limit < 1:
         raise SystemExit("--limit must be at least 1")
     convs = [c.strip() for c in args.conversations.split(",")] if args.conversations else None
@@ -460,9 +460,7 @@ def main(args: argparse.Namespace, settings: Any = None) -> int:
     asked = {sid for sid, _ in chosen}
     data = [s for s in data if s["sample_id"] in asked]
 
-    llm = OllamaLLM.from_settings(
-        settings, status_timeout_s=config.status_timeout_s, num_ctx=config.num_ctx
-    )
+    llm = OllamaLLM.from_settings(settings, config)
     status = llm.status(model)
     if not status.ok:
         print(f"error: {status.message or f'model {model} is not available'}", file=sys.stderr)

@@ -28,17 +28,22 @@ from memory.terminal import for_terminal, invalid_utf8_argument
 
 
 def _build(args: argparse.Namespace) -> Any:
+    from agent.config import AgentSettings
     from agent.loop import ChatAgent
     from memory.config import Settings
     from memory.coordinator import MemoryCoordinator
     from memory.maintenance import Maintenance
 
     settings = Settings()
+    config = AgentSettings()
     if getattr(args, "model", None):
-        settings = settings.model_copy(update={"ollama_model": args.model})
+        config = config.model_copy(update={"ollama_model": args.model})
     coordinator = MemoryCoordinator.from_settings(settings)
     # Session summaries of long chats, as in the app.
-    return ChatAgent(settings, coordinator, summaries=Maintenance.of(coordinator)), coordinator
+    agent = ChatAgent(
+        settings, coordinator, agent_settings=config, summaries=Maintenance.of(coordinator)
+    )
+    return agent, coordinator
 
 
 def _recalled_json(result: TurnResult) -> dict[str, Any]:
@@ -194,8 +199,8 @@ def _model_client(args: argparse.Namespace) -> tuple[Any, Any, str]:
 
     settings = Settings()
     config = AgentSettings()
-    model = args.model or settings.ollama_model
-    llm = OllamaLLM.from_settings(settings, config.status_timeout_s, num_ctx=config.num_ctx)
+    model = args.model or config.ollama_model
+    llm = OllamaLLM.from_settings(settings, config)
     return llm, config, model
 
 

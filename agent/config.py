@@ -1,19 +1,37 @@
-"""Settings of the agent's own behaviour (the LLM host/model live in `memory.config.Settings`).
+"""Settings of the agent and its chat model (Ollama's address is the memory's `OLLAMA_HOST`:
+the Ollama embedder uses it too; the edges compose the two).
 
-Environment variables are prefixed `AGENT_` (e.g. `AGENT_MAX_TOOL_ITERATIONS=4`).
+Environment variables are prefixed `AGENT_` (e.g. `AGENT_MAX_TOOL_ITERATIONS=4`), except the
+chat model's own `OLLAMA_MODEL` and `OLLAMA_TIMEOUT_S`, kept under Ollama's names.
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
 class AgentSettings(BaseSettings):
     model_config = SettingsConfigDict(
-        env_prefix="AGENT_", env_file=".env", env_file_encoding="utf-8", extra="ignore"
+        env_prefix="AGENT_",
+        env_file=".env",
+        env_file_encoding="utf-8",
+        extra="ignore",
+        populate_by_name=True,
+    )
+
+    ollama_model: str = Field(
+        default="qwen2.5:7b",
+        validation_alias=AliasChoices("OLLAMA_MODEL", "ollama_model"),
+        description="The chat model (pull it with `ollama pull`).",
+    )
+    ollama_timeout_s: float = Field(
+        default=120.0,
+        gt=0,
+        validation_alias=AliasChoices("OLLAMA_TIMEOUT_S", "ollama_timeout_s"),
+        description="Seconds to wait for one Ollama reply before giving up.",
     )
 
     max_tool_iterations: int = Field(

@@ -190,14 +190,13 @@ class OllamaLLM:
         self._profiles_lock = threading.Lock()
 
     @classmethod
-    def from_settings(
-        cls, settings: Any, status_timeout_s: float = 2.0, num_ctx: int = 8192
-    ) -> OllamaLLM:
+    def from_settings(cls, settings: Any, config: Any) -> OllamaLLM:
+        """The memory's settings (OLLAMA_HOST) composed with the agent's (timeouts, window)."""
         return cls(
             settings.ollama_host,
-            timeout_s=float(settings.ollama_timeout_s),
-            status_timeout_s=status_timeout_s,
-            num_ctx=num_ctx,
+            timeout_s=float(config.ollama_timeout_s),
+            status_timeout_s=float(config.status_timeout_s),
+            num_ctx=int(config.num_ctx),
         )
 
     @property

@@ -149,9 +149,7 @@ class ChatAgent:
         self.settings = settings
         self.config = agent_settings or AgentSettings()
         self.coordinator = coordinator
-        self.llm: LLM = llm or OllamaLLM.from_settings(
-            settings, status_timeout_s=self.config.status_timeout_s, num_ctx=self.config.num_ctx
-        )
+        self.llm: LLM = llm or OllamaLLM.from_settings(settings, self.config)
         self.writer = writer or WritePolicy(coordinator, dedup_threshold=settings.dedup_threshold)
         if toolkits is None:
             toolkits = [
@@ -177,7 +175,7 @@ class ChatAgent:
 
     @property
     def default_model(self) -> str:
-        return str(self.settings.ollama_model)
+        return str(self.config.ollama_model)
 
     # ---- status ------------------------------------------------------------------------
     def status(self, refresh: bool = False, model: str | None = None) -> LLMStatus:

@@ -1,4 +1,8 @@
-"""Settings for the whole project, read once from the environment and `.env`.
+"""Settings of the memory layer, read once from the environment and `.env`.
+
+Each layer owns its settings: memory here (Redis, embeddings, recall, maintenance), the agent
+and its chat model in `agent/config.py` (AGENT_*, OLLAMA_MODEL, OLLAMA_TIMEOUT_S), sign-in in
+`ui/config.py` (AUTH_*). The edges (the CLIs, the app's resource factory) compose them.
 
 Built at the edge (the CLI entry, the app's cached resource factory) and passed down through
 constructors; nothing below reads the environment itself.
@@ -46,9 +50,11 @@ class Settings(BaseSettings):
     embedding_cache_ttl_s: int = Field(default=7 * 24 * 3600, ge=0)
 
     # --- LLM -----------------------------------------------------------------------------
-    ollama_host: str = Field(default="http://127.0.0.1:11434")
-    ollama_model: str = Field(default="qwen2.5:7b")
-    ollama_timeout_s: float = Field(default=120.0, gt=0)
+    ollama_host: str = Field(
+        default="http://127.0.0.1:11434",
+        description="Ollama's address: the Ollama embedder's (EMBEDDING_PROVIDER=ollama) and, "
+        "composed at the edges, the chat model's (agent/config.py holds the model).",
+    )
     short_term_recall_tokens: int = Field(
         default=6_000,
         gt=0,
@@ -135,27 +141,3 @@ class Settings(BaseSettings):
         description="Messages trimmed out of the prompt, not yet summarised, that make a summary.",
     )
     knowledge_file: Path = Field(default=PROJECT_ROOT / "memory" / "data" / "knowledge.json")
-
-    # --- Sign-in (the app; the CLI is the operator's and has none) ------------------------
-    auth_mode: Literal["none", "oidc"] = Field(
-        default="none",
-        description="none: no sign-in, every user visible (one person, own machine); "
-        "oidc: sign in with st.login, each user sees only their own memories.",
-    )
-    auth_user_claim: str = Field(
-        default="email", min_length=1, description="Identity claim used as the user id."
-    )
-    auth_admins: str = Field(
-        default="",
-        description="Comma-separated user ids (values of AUTH_USER_CLAIM) with admin rights: "
-        "see any user, manage the shared knowledge base.",
-    )
-    allow_unauthenticated_remote: bool = Field(
-        default=False,
-        description="Let AUTH_MODE=none listen on a non-loopback address (anyone who can "
-        "reach it sees and changes every user's memories).",
-    )
-
-    @property
-    def admins(self) -> frozenset[str]:
-        return frozenset(a.strip() for a in self.auth_admins.split(",") if a.strip())

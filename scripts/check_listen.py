@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import sys
 
-from memory.config import Settings
 from ui.auth import is_loopback
+from ui.config import AppSettings
 
 
 def main(address: str) -> int:
-    settings = Settings()
+    settings = AppSettings()
     if settings.auth_mode == "none" and not settings.allow_unauthenticated_remote:
         if not is_loopback(address):
             print(

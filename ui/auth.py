@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from memory.config import Settings
 from memory.models import check_id
+from ui.config import AppSettings
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ def is_loopback(address: str | None) -> bool:
         return False
 
 
-def refuse_open_listening(settings: Settings) -> None:
+def refuse_open_listening(settings: AppSettings) -> None:
     """Stop the page when `none` mode listens beyond this machine without the operator's
     explicit consent: anyone reaching it could read and change every user's memories."""
     if settings.auth_mode != "none" or settings.allow_unauthenticated_remote:
@@ -71,7 +71,7 @@ def refuse_open_listening(settings: Settings) -> None:
     st.stop()
 
 
-def current_viewer(settings: Settings) -> Viewer:
+def current_viewer(settings: AppSettings) -> Viewer:
     """The viewer of this run; in `oidc` mode shows the sign-in page and stops the run until
     the browser has signed in."""
     if settings.auth_mode == "none":

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from memory.errors import MemorySystemError
 from ui import resources, state
 from ui.auth import current_viewer, refuse_open_listening
+from ui.config import AppSettings
 from ui.context import PageContext
 from ui.errors import message_for
 from ui.format import no_images
@@ -42,8 +43,9 @@ def page_setup(title: str, icon: str, *, layout: str = "wide") -> PageContext:
             f"{e.errors()[0].get('loc', ['?'])[0]}: {e.errors()[0].get('msg', e)}",
             "Fix it in `.env` or the environment, then restart the app.",
         )
-    refuse_open_listening(settings)
-    viewer = current_viewer(settings)  # oidc: the sign-in page until signed in
+    app_settings = AppSettings()  # sign-in: read on every run, cheap
+    refuse_open_listening(app_settings)
+    viewer = current_viewer(app_settings)  # oidc: the sign-in page until signed in
     try:
         coordinator = resources.get_coordinator()
     except MemorySystemError as e:

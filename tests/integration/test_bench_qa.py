@@ -405,7 +405,7 @@ def test_asking_stores_nothing(
     assert coordinator.episodic.count(user) == N_TURNS
 
     s = settings.model_copy(update={"ollama_host": fake_ollama.url})
-    answerer = bench_qa.make_answerer(OllamaLLM.from_settings(s), s)
+    answerer = bench_qa.make_answerer(OllamaLLM.from_settings(s, AgentSettings(_env_file=None)), s)
     for mode in bench_qa.MODES:
         result = bench_qa.ask(coordinator, answerer, "qwen2.5:7b", data, mode)
         assert result["n_questions"] == 4 and result["failed"] == 0

@@ -47,9 +47,9 @@ def make_agent(coordinator: MemoryCoordinator, settings: Settings) -> Iterator[M
 
     def make(url: str, model: str, **config: object) -> ChatAgent:
         agent = ChatAgent(
-            settings.model_copy(update={"ollama_host": url, "ollama_model": model}),
+            settings.model_copy(update={"ollama_host": url}),
             coordinator,
-            agent_settings=AgentSettings(_env_file=None, **config),  # type: ignore[arg-type]
+            agent_settings=AgentSettings(_env_file=None, ollama_model=model, **config),  # type: ignore[arg-type]
             summaries=Maintenance.of(coordinator),
         )
         built.append(agent)

@@ -191,3 +191,35 @@ def test_only_the_write_policy_calls_the_raw_writes() -> None:
         if m not in BULK_WRITERS and (lines := _calls(p, BULK_WRITES))
     }
     assert bulk == {}
+
+
+def test_each_layer_owns_its_settings() -> None:
+    """memory's Settings hold the memory's (no chat model, no sign-in) and import nothing from
+    recall; the agent's and the app's live with them, composed at the edges."""
+    from agent.config import AgentSettings
+    from memory.config import Settings
+    from ui.config import AppSettings
+
+    memory_fields = set(Settings.model_fields)
+    assert not memory_fields & {"ollama_model", "ollama_timeout_s"}
+    assert not {f for f in memory_fields if f.startswith("auth") or "unauthenticated" in f}
+    assert {"ollama_model", "ollama_timeout_s", "num_ctx"} <= set(AgentSettings.model_fields)
+    assert {"auth_mode", "auth_admins"} <= set(AppSettings.model_fields)
+    assert GRAPH["memory.config"] <= {"memory.defaults"}
+
+
+def test_env_example_lists_every_setting_of_every_layer() -> None:
+    from agent.config import AgentSettings
+    from memory.config import Settings
+    from ui.config import AppSettings
+
+    text = (ROOT / ".env.example").read_text()
+    names = {n.upper() for n in Settings.model_fields} | {
+        n.upper() for n in AppSettings.model_fields
+    }
+    names |= {
+        n.upper() if n.startswith("ollama") else f"AGENT_{n.upper()}"
+        for n in AgentSettings.model_fields
+    }
+    missing = sorted(n for n in names if f"{n}=" not in text)
+    assert missing == []
