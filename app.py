@@ -12,6 +12,7 @@ from typing import Any
 
 import streamlit as st
 
+from agent.types import TurnResult
 from memory.models import MAX_TEXT_CHARS
 from ui import demo, state
 from ui.details import render_details
@@ -87,15 +88,15 @@ def history(ctx: PageContext) -> int:
     return len(messages)
 
 
-def _refresh_extraction(ctx: PageContext, d: dict[str, Any]) -> None:
+def _refresh_extraction(ctx: PageContext, d: TurnResult) -> None:
     """Background extraction finishes after the answer: show its outcome once known."""
-    if ctx.agent is None or not str(d.get("extraction", "")).startswith("pending"):
+    if ctx.agent is None or not d.extraction.startswith("pending"):
         return
-    outcome = ctx.agent.extraction_status(str(d.get("turn_id", "")))
+    outcome = ctx.agent.extraction_status(d.turn_id)
     if outcome is None or outcome.status == "pending":
         return
-    d["extraction"] = outcome.status + (f": {outcome.detail}" if outcome.detail else "")
-    d["stored"] = [*(d.get("stored") or []), *(m.model_dump(mode="json") for m in outcome.stored)]
+    d.extraction = outcome.status + (f": {outcome.detail}" if outcome.detail else "")
+    d.stored = [*d.stored, *outcome.stored]
 
 
 def empty_state(ctx: PageContext) -> None:
@@ -192,7 +193,7 @@ def run_turn(ctx: PageContext, prompt: str) -> None:
         if result.tools:
             label += f" · {len(result.tools)} tool call(s)"
         box.update(label=label, state="error" if result.error else "complete", expanded=False)
-        d = result.model_dump(mode="json")
+        d = result.model_copy(deep=True)  # kept for reruns (the extraction status is updated)
         state.remember_details(details_key(result.reply), d)
         if result.turn_id:
             state.remember_details(result.turn_id, d)

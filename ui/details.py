@@ -1,7 +1,7 @@
 """The "Execution details" expander under each answer: why the agent answered as it did.
 
-Input is a turn as plain data (`TurnResult.model_dump(mode="json")`), kept in session state so
-the details of older answers survive reruns. Tabs:
+Input is the turn's `TurnResult` (typed: the agent's own model), kept in session state so the
+details of older answers survive reruns. Tabs:
 
     Recalled   memories per type with score, score parts and relevance band; the procedural
                suggestion with its confidence; short-term messages in context
@@ -20,67 +20,62 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from memory.models import BAND_HIGH, BAND_MODERATE
+from agent.types import BudgetSplit, StoredMemory, ToolCallRecord, TurnResult, WindowReport
+from memory.models import BAND_HIGH, BAND_MODERATE, MemoryContext
 from ui.format import BAND_BADGES, event_label, fmt_duration, md_text, no_images, type_label
 
 TOTAL_KEYS = ("total", "total_ms", "turn")
 
 
-def summary_line(d: dict[str, Any]) -> str:
+def summary_line(r: TurnResult) -> str:
     """One line above the tabs: mode, model, what was recalled, total time."""
-    rec = d.get("recalled") or {}
+    rec = r.recalled
     parts: list[str] = []
-    if d.get("mode") == "llm":
-        parts.append(f"🤖 {md_text(d.get('model') or 'LLM')}")
+    if r.mode == "llm":
+        parts.append(f"🤖 {md_text(r.model or 'LLM')}")
     else:
         parts.append("📴 memory-only")
-    counts = []
-    for mtype in ("episodic", "semantic"):
-        n = len(rec.get(mtype) or [])
-        if n:
-            counts.append(f"{n} {mtype}")
-    if rec.get("procedural"):
+    counts = [f"{len(hits)} {name}" for name, hits in (("episodic", rec.episodic),
+              ("semantic", rec.semantic)) if hits]  # fmt: skip
+    if rec.procedural:
         counts.append("1 procedure")
-    n_short = len(rec.get("short_term") or [])
-    if n_short:
-        counts.append(f"{n_short} recent messages")
+    if rec.short_term:
+        counts.append(f"{len(rec.short_term)} recent messages")
     parts.append("recalled " + (", ".join(counts) if counts else "nothing"))
-    if d.get("tools"):
-        parts.append(f"{len(d['tools'])} tool call(s)")
-    if d.get("stored"):
-        parts.append(f"stored {len(d['stored'])}")
-    if (d.get("window") or {}).get("notes"):
+    if r.tools:
+        parts.append(f"{len(r.tools)} tool call(s)")
+    if r.stored:
+        parts.append(f"stored {len(r.stored)}")
+    if r.window.notes:
         parts.append("📏 see the window note")
-    total = _total_ms(d.get("timings_ms") or {})
+    total = _total_ms(r.timings_ms)
     if total is not None:
         parts.append(f"⏱ {fmt_duration(total)}")
     return " · ".join(parts)
 
 
-def render_details(d: dict[str, Any], *, key: str, expanded: bool = False) -> None:
-    tools = d.get("tools") or []
-    stored = d.get("stored") or []
-    thinking = str(d.get("thinking") or "")
+def render_details(r: TurnResult, *, key: str, expanded: bool = False) -> None:
+    tools, stored, thinking = r.tools, r.stored, r.thinking
     with st.expander("🔍 Execution details", expanded=expanded):
-        st.caption(summary_line(d))
-        if d.get("error"):
-            st.warning(no_images(d["error"]), icon="⚠️")
-        for note in (d.get("window") or {}).get("notes") or []:
+        st.caption(summary_line(r))
+        if r.error:
+            st.warning(no_images(r.error), icon="⚠️")
+        for note in r.window.notes:
             st.warning(no_images(note), icon="📏")
         names = ["Recalled", f"Tools ({len(tools)})", f"Stored ({len(stored)})", "Prompt"]
         names += ["Timing", *(["💭 Thoughts"] if thinking else [])]
         tabs = st.tabs(names)
         with tabs[0]:
-            _recalled(d.get("recalled") or {}, key)
+            _recalled(r.recalled, key)
         with tabs[1]:
             _tools(tools)
         with tabs[2]:
-            _stored(stored, d.get("extraction") or "", d.get("recalled") or {})
+            _stored(stored, r.extraction, r.recalled)
         with tabs[3]:
-            _prompt(d)
-            _window(d.get("window") or {}, key)
+            _prompt(r)
+            _window(r.window, key)
         with tabs[4]:
-            _timings(d, key)
+            _timings(r, key)
         if thinking:
             with tabs[5]:
                 st.caption(
@@ -101,10 +96,10 @@ BUDGET_PARTS = (
 )
 
 
-def budget_frame(split: dict[str, Any]) -> pd.DataFrame:
+def budget_frame(split: BudgetSplit) -> pd.DataFrame:
     """The window of the last request, part by part (estimated tokens)."""
-    num_ctx = int(split.get("num_ctx") or 0)
-    parts = [(label, int(split.get(k) or 0)) for k, label in BUDGET_PARTS]
+    num_ctx = split.num_ctx
+    parts = [(label, int(getattr(split, k))) for k, label in BUDGET_PARTS]
     parts = [(label, n) for label, n in parts if n]
     parts.append(("Template and free", max(0, num_ctx - sum(n for _, n in parts))))
     rows = [
@@ -113,11 +108,11 @@ def budget_frame(split: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _window(w: dict[str, Any], key: str) -> None:
-    split = w.get("split")
-    if not split:
+def _window(w: WindowReport, key: str) -> None:
+    split = w.split
+    if split is None:
         return
-    st.markdown(f"**Context window**: {int(split.get('num_ctx') or 0):,} tokens (num_ctx)")
+    st.markdown(f"**Context window**: {split.num_ctx:,} tokens (num_ctx)")
     st.dataframe(
         budget_frame(split),
         hide_index=True,
@@ -129,18 +124,18 @@ def _window(w: dict[str, Any], key: str) -> None:
         },
     )
     facts = []
-    if split.get("history_dropped"):
-        facts.append(f"{split['history_dropped']} older message(s) left out to fit")
-    if split.get("memories_omitted"):
-        facts.append(f"{split['memories_omitted']} memories left out to fit")
-    count = w.get("prompt_eval_count")
+    if split.history_dropped:
+        facts.append(f"{split.history_dropped} older message(s) left out to fit")
+    if split.memories_omitted:
+        facts.append(f"{split.memories_omitted} memories left out to fit")
+    count = w.prompt_eval_count
     facts.append(
         f"the server counted {count:,} prompt tokens"
         if count is not None
         else "the server did not report its prompt count"
     )
-    if w.get("done_reason"):
-        facts.append(f"stopped: {md_text(w['done_reason'])}")
+    if w.done_reason:
+        facts.append(f"stopped: {md_text(w.done_reason)}")
     st.caption("Estimated tokens, counted to err high. " + "; ".join(facts) + ".")
 
 
@@ -209,10 +204,10 @@ HIT_COLUMNS = {
 }
 
 
-def _recalled(rec: dict[str, Any], key: str) -> None:
+def _recalled(rec: MemoryContext, key: str) -> None:
     anything = False
-    for mtype in ("episodic", "semantic"):
-        hits = rec.get(mtype) or []
+    for mtype, found in (("episodic", rec.episodic), ("semantic", rec.semantic)):
+        hits = [h.model_dump(mode="json") for h in found]
         if not hits:
             continue
         anything = True
@@ -223,20 +218,20 @@ def _recalled(rec: dict[str, Any], key: str) -> None:
             column_config=HIT_COLUMNS,
             key=f"det_{key}_{mtype}",
         )
-    proc = rec.get("procedural")
-    if proc:
+    proc = rec.procedural
+    if proc is not None:
         anything = True
-        seq = " → ".join(md_text(t) for t in proc.get("tool_sequence") or []) or "(no tools)"
-        conf = float(proc.get("confidence") or 0.0)
-        verdict = "recommended" if proc.get("recommended") else "not yet trusted"
+        seq = " → ".join(md_text(t) for t in proc.tool_sequence) or "(no tools)"
+        conf = float(proc.confidence)
+        verdict = "recommended" if proc.recommended else "not yet trusted"
         st.markdown(
             f"**{type_label('procedural')}** · suggested tools {seq}  \n"
-            f"confidence **{conf:.0%}** ({verdict}) · {proc.get('executions', 0)} runs · "
-            f"avg score {float(proc.get('avg_score') or 0):.2f} · "
-            f"{md_text(proc.get('match', ''))} match on “{no_images(proc.get('query_pattern'))}”"
+            f"confidence **{conf:.0%}** ({verdict}) · {proc.executions} runs · "
+            f"avg score {float(proc.avg_score):.2f} · "
+            f"{md_text(proc.match)} match on “{no_images(proc.query_pattern)}”"
         )
         st.progress(min(max(conf, 0.0), 1.0))
-    short = rec.get("short_term") or []
+    short = rec.short_term
     if short:
         anything = True
         st.markdown(
@@ -250,56 +245,51 @@ def _recalled(rec: dict[str, Any], key: str) -> None:
         )
 
 
-def _tools(tools: list[dict[str, Any]]) -> None:
+def _tools(tools: list[ToolCallRecord]) -> None:
     if not tools:
         st.caption("No tools were called for this answer.")
         return
     for t in tools:
-        status = "❌" if t.get("error") else ("∅" if t.get("empty") else "✅")
-        st.markdown(f"{status} **{md_text(t.get('name', '?'))}** · {fmt_duration(t.get('ms'))}")
+        status = "❌" if t.error else ("∅" if t.empty else "✅")
+        st.markdown(f"{status} **{md_text(t.name)}** · {fmt_duration(t.ms)}")
         c1, c2 = st.columns(2)
         with c1:
             st.caption("Arguments")
-            st.json(t.get("arguments") or {}, expanded=1)
+            st.json(t.arguments or {}, expanded=1)
         with c2:
-            if t.get("error"):
+            if t.error:
                 st.caption("Error")
-                st.markdown(f":red[{md_text(t['error'])}]")
+                st.markdown(f":red[{md_text(t.error)}]")
             else:
                 st.caption("Result")
-                result = t.get("result")
+                result = t.result
                 if isinstance(result, dict | list):
                     st.json(result, expanded=1)
                 else:
                     st.code(str(result), language=None, wrap_lines=True)
 
 
-def _stored(
-    stored: list[dict[str, Any]], extraction: str, recalled: dict[str, Any] | None = None
-) -> None:
+def _stored(stored: list[StoredMemory], extraction: str, recalled: MemoryContext) -> None:
     # The memory a new one replaced is usually among this turn's recalled hits: name it by
     # its text rather than its id.
-    known = {h.get("id"): h.get("text", "") for h in (recalled or {}).get("episodic") or []}
+    known = {h.id: h.text for h in recalled.episodic}
     if not stored:
         st.caption("Nothing new was stored by this turn (besides the chat history).")
     for m in stored:
-        kind = event_label(m["event_type"]) if m.get("event_type") else ""
-        meta = " · ".join(
-            x for x in (type_label(m.get("memory_type", "")), kind, f"via {m.get('how')}") if x
-        )
-        line = f"💾 {no_images(m.get('text'))}  \n:gray[{md_text(meta)}]"
-        if m.get("superseded_id"):
-            old = known.get(m["superseded_id"])
-            what = f"“{no_images(old)}”" if old else md_text(m["superseded_id"])
+        kind = event_label(m.event_type) if m.event_type else ""
+        meta = " · ".join(x for x in (type_label(m.memory_type), kind, f"via {m.how}") if x)
+        line = f"💾 {no_images(m.text)}  \n:gray[{md_text(meta)}]"
+        if m.superseded_id:
+            old = known.get(m.superseded_id)
+            what = f"“{no_images(old)}”" if old else md_text(m.superseded_id)
             line += f"  \n:orange[replaces {what} (kept as history)]"
         st.markdown(line)
     if extraction:
         st.caption(f"Background extraction: {no_images(extraction)}")
 
 
-def _prompt(d: dict[str, Any]) -> None:
-    block = d.get("memory_block") or ""
-    tokens = d.get("memory_block_tokens") or 0
+def _prompt(r: TurnResult) -> None:
+    block, tokens = r.memory_block, r.memory_block_tokens
     if not block:
         st.caption("No memory was injected into the prompt.")
         return
@@ -308,13 +298,13 @@ def _prompt(d: dict[str, Any]) -> None:
     st.code(block, language=None, wrap_lines=True)
 
 
-def timings_frame(d: dict[str, Any]) -> pd.DataFrame:
+def timings_frame(r: TurnResult) -> pd.DataFrame:
     timings: dict[str, float] = {}
-    for k, v in ((d.get("recalled") or {}).get("timings_ms") or {}).items():
+    for k, v in r.recalled.timings_ms.items():
         timings[f"recall: {k}"] = float(v)
-    for k, v in (d.get("timings_ms") or {}).items():
+    for k, v in r.timings_ms.items():
         timings[k] = float(v)
-    total = _total_ms(d.get("timings_ms") or {}) or sum(
+    total = _total_ms(r.timings_ms) or sum(
         v for k, v in timings.items() if not k.startswith("recall: ") and k not in TOTAL_KEYS
     )
     rows = [
@@ -327,8 +317,8 @@ def timings_frame(d: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _timings(d: dict[str, Any], key: str) -> None:
-    df = timings_frame(d)
+def _timings(r: TurnResult, key: str) -> None:
+    df = timings_frame(r)
     if df.empty:
         st.caption("No timings were recorded.")
         return

@@ -45,7 +45,7 @@ def init_state(sessions_of: Any = None, signed_in_as: str | None = None) -> None
         ss.session_id = _latest_session(sessions_of, ss.user_id) or new_session_id()
     ss.setdefault("model", None)  # None: the agent's configured default model
     ss.setdefault("recall", dict.fromkeys(RECALL_TYPES, True))
-    ss.setdefault("turn_details", {})  # assistant message id / turn id -> TurnResult as dict
+    ss.setdefault("turn_details", {})  # assistant message id / turn id -> TurnResult
     ss.setdefault("flash", [])  # (kind, text) shown once on the next run
 
 
@@ -91,7 +91,7 @@ def pop_flashes() -> list[tuple[str, str]]:
     return items
 
 
-def remember_details(key: str, details: dict[str, Any]) -> None:
+def remember_details(key: str, details: Any) -> None:
     """Keep a turn's execution details for re-display under its answer (bounded)."""
     store: dict[str, Any] = st.session_state.turn_details
     store[key] = details
