@@ -264,8 +264,9 @@ class ChatAgent:
         recall_types: Iterable[str] | None = None,
     ) -> Iterator[TurnEvent]:
         """Run one turn, yielding events as they happen; the last is `done` with the result."""
-        check_id(user_id)
-        check_id(session_id, "session id")
+        # Validated once, here at the edge: the layers below take the checked ids as they are.
+        user_id = check_id(user_id)
+        session_id = check_id(session_id, "session id")
         message = check_text(message, "Message")
         types = set(RECALL_TYPES if recall_types is None else recall_types)
         unknown = types - set(RECALL_TYPES)

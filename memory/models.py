@@ -71,17 +71,27 @@ def check_text(value: str, what: str = "text") -> str:
     return value
 
 
+class CheckedId(str):
+    """An id `check_id` accepted: validated once at the edge (the CLI, the page, the agent's
+    `run_turn`), passed down through the layers, and not checked again on the way."""
+
+    __slots__ = ()
+
+
 def check_id(value: str, what: str = "user id") -> str:
     """Validate a user or session id: non-empty, printable, at most MAX_ID_CHARS characters.
+    Returns it as a `CheckedId`; one already checked is returned as it is.
 
     Any characters are allowed (they are escaped in filters and digested in keys)."""
+    if type(value) is CheckedId:
+        return value
     if not isinstance(value, str) or not value.strip():
         raise InvalidInputError(f"A {what} is required (got {value!r}).")
     if len(value) > MAX_ID_CHARS:
         raise InvalidInputError(f"The {what} is longer than {MAX_ID_CHARS} characters.")
     if any(ord(c) < 32 for c in value):
         raise InvalidInputError(f"The {what} contains control characters.")
-    return value
+    return CheckedId(value)
 
 
 #: Labels (a fact's category and type, its source) reach the system prompt and the page: letters

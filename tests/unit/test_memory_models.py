@@ -194,3 +194,15 @@ def test_ordinary_labels_of_any_script_are_kept() -> None:
 def test_a_tag_is_one_word_and_a_comma_is_refused_not_split(tag: str) -> None:
     with pytest.raises(InvalidInputError, match="one word per tag"):
         check_tags([tag])
+
+
+def test_an_id_is_checked_once_and_passed_down_as_checked() -> None:
+    from memory.errors import InvalidInputError
+    from memory.models import CheckedId, check_id
+
+    checked = check_id("ana")
+    assert type(checked) is CheckedId and checked == "ana"
+    assert check_id(checked) is checked  # not validated again on the way down
+    with pytest.raises(InvalidInputError):
+        check_id("bad\nid")
+    assert f"user:{checked}" == "user:ana"  # keys and filters see a plain string
