@@ -488,7 +488,8 @@ def main(argv: list[str] | None = None) -> int:
         if getattr(args, "json", False):
             print(json.dumps({"error": str(e), "type": type(e).__name__}))
         print(f"error: {for_terminal(str(e), multiline=True)}", file=sys.stderr)
-        return 1
+        # bad input (text, ids, files) is the caller's to fix, like a usage error: exit 2
+        return 2 if isinstance(e, InvalidInputError) else 1
     except json.JSONDecodeError as e:
         print(f"error: --metadata is not valid JSON: {e.msg}", file=sys.stderr)
         return 2

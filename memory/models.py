@@ -56,11 +56,28 @@ class EventType(_Choice):
     SUMMARY = "summary"  # what turns of a session said, written when they leave the prompt
 
 
+def check_unicode(value: str, what: str = "text") -> str:
+    """Refuse a string that is not valid Unicode: a lone surrogate (JSON's `"\\ud800"`, or a
+    byte Python could not decode) cannot be encoded as UTF-8, so Redis, the tokenizer and the
+    page would each fail on it later, deep down and without saying which text was at fault."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        what = what[:1].lower() + what[1:]
+        raise InvalidInputError(
+            f"The {what} is not valid Unicode: character {e.start + 1} is a lone surrogate "
+            f"(\\u{ord(value[e.start]):04x}, half of a UTF-16 pair or a byte read with the wrong "
+            "encoding). Remove or retype it."
+        ) from None
+    return value
+
+
 def check_text(value: str, what: str = "text") -> str:
-    """Strip and validate a memory text: not empty, at most MAX_TEXT_CHARS characters."""
+    """Strip and validate a memory text: valid Unicode, not empty, at most MAX_TEXT_CHARS
+    characters."""
     if not isinstance(value, str):
         raise InvalidInputError(f"{what} must be a string.")
-    value = value.strip()
+    value = check_unicode(value, what).strip()
     if not value:
         raise InvalidInputError(f"{what} is empty: write what should be remembered.")
     if len(value) > MAX_TEXT_CHARS:
@@ -91,7 +108,7 @@ def check_id(value: str, what: str = "user id") -> str:
         raise InvalidInputError(f"The {what} is longer than {MAX_ID_CHARS} characters.")
     if any(ord(c) < 32 for c in value):
         raise InvalidInputError(f"The {what} contains control characters.")
-    return CheckedId(value)
+    return CheckedId(check_unicode(value, what))
 
 
 #: Labels (a fact's category and type, its source) reach the system prompt and the page: letters
@@ -108,7 +125,7 @@ def check_label(value: str, what: str, max_chars: int = 64) -> str:
     """Validate a label: 1..max_chars characters from LABEL_CHARS."""
     if not isinstance(value, str) or not value.strip():
         raise InvalidInputError(f"The {what} is empty.")
-    value = value.strip()
+    value = check_unicode(value, what).strip()
     if len(value) > max_chars:
         raise InvalidInputError(f"The {what} must be 1-{max_chars} characters.")
     if not _LABEL_RE.fullmatch(value):
@@ -121,7 +138,7 @@ def check_tags(tags: list[str] | None) -> list[str]:
     for t in tags or []:
         if not isinstance(t, str):
             raise InvalidInputError("Tags must be strings.")
-        t = t.strip().lstrip("#").strip()
+        t = check_unicode(t, "tag").strip().lstrip("#").strip()
         if not t:
             continue
         if len(t) > 64:
@@ -149,9 +166,12 @@ def check_metadata(metadata: Any) -> dict[str, Any]:
     if not isinstance(metadata, dict):
         raise InvalidInputError("Metadata must be a JSON object (key/value pairs).")
     try:
+        text = json.dumps(metadata, ensure_ascii=False)
         size = len(json.dumps(metadata))
     except (TypeError, ValueError) as e:
         raise InvalidInputError(f"Metadata cannot be stored as JSON: {e}.") from None
+    # Not ASCII-escaped: an escaped lone surrogate would pass and come back on reading.
+    check_unicode(text, "metadata")
     if size > MAX_METADATA_BYTES:
         raise InvalidInputError(f"Metadata is {size} bytes; the limit is {MAX_METADATA_BYTES}.")
     return metadata

@@ -96,7 +96,7 @@ def current_viewer(settings: AppSettings) -> Viewer:
         # else (or an admin). Only a verified email is an identity.
         raw = None
     try:
-        user_id = check_id(str(raw or "").strip(), "user id")
+        user_id = check_id(user_id_of_claim(claim, str(raw or "")), "user id")
     except ValueError:
         st.error(
             f"Your sign-in did not provide a usable `{claim}` claim (an email must be "
@@ -106,7 +106,20 @@ def current_viewer(settings: AppSettings) -> Viewer:
         )
         st.button("Sign out", key="auth_logout_bad", on_click=st.logout)
         st.stop()
-    return Viewer(mode="oidc", user_id=user_id, is_admin=user_id in settings.admins)
+    admins = {user_id_of_claim(claim, a) for a in settings.admins}
+    return Viewer(mode="oidc", user_id=user_id, is_admin=user_id in admins)
+
+
+def user_id_of_claim(claim: str, value: str) -> str:
+    """The user id a claim's value stands for, compared the same way for a sign-in and for
+    AUTH_ADMINS. An email is trimmed and lower-cased on purpose: providers treat addresses
+    case-insensitively, so `Ana@Example.com` and `ana@example.com` are one person (otherwise
+    a provider's change of case would make a second user, or drop an admin). Any other claim
+    (`sub`, ...) is an opaque identifier and is taken exactly: no two differing values are
+    merged."""
+    if claim == "email":
+        return value.strip().lower()
+    return value
 
 
 def _auth_configured() -> bool:

@@ -24,6 +24,7 @@ from memory.models import (
     ProceduralPattern,
     SemanticFact,
     check_id,
+    check_unicode,
     now_ms,
 )
 from memory.replies import as_str
@@ -203,6 +204,7 @@ def _parse(data: dict[str, Any] | str | bytes) -> ExportFile:
                 "The file holds NaN or Infinity, which are not numbers JSON allows; "
                 "nothing was imported."
             ) from None
+    _refuse_invalid_unicode(data, "")
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ImportFileError(
             f'Not a memory export (expected "format": "{FORMAT}"); nothing was imported.'
@@ -216,6 +218,27 @@ def _parse(data: dict[str, Any] | str | bytes) -> ExportFile:
             f"Invalid export file at {where}: {first['msg']} "
             f"({e.error_count()} problem(s)); nothing was imported."
         ) from None
+
+
+def _refuse_invalid_unicode(value: Any, where: str) -> None:
+    """JSON may spell a lone surrogate (`"\\ud800"`) that no UTF-8 text holds; every string of
+    the file (keys too) is checked here, as not every field passes the write path's checks."""
+    if isinstance(value, str):
+        try:
+            check_unicode(value, f"text at {where or 'the top'}")
+        except InvalidInputError as e:
+            raise ImportFileError(f"{e} Nothing was imported.") from None
+        return
+    items: Any = ()
+    if isinstance(value, dict):
+        items = value.items()
+    elif isinstance(value, list):
+        items = enumerate(value)
+    for k, v in items:
+        path = f"{where}.{k}" if where else str(k)
+        if isinstance(k, str):
+            _refuse_invalid_unicode(k, f"{path} (a key)")
+        _refuse_invalid_unicode(v, path)
 
 
 def _not_a_number(name: str) -> Any:

@@ -25,6 +25,7 @@ from memory.models import (
     check_metadata,
     check_tags,
     check_text,
+    check_unicode,
     now_ms,
 )
 from memory.replies import as_str
@@ -117,7 +118,7 @@ class EpisodicStore:
             user_id=user_id,
             event_type=EventType.parse(event_type),
             description=check_text(text, "Memory text"),
-            context=(context or "").strip(),
+            context=check_unicode(context or "", "context").strip(),
             metadata=check_metadata(metadata),
             tags=check_tags(tags),
             session_id=session_id or "",

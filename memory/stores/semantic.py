@@ -29,6 +29,7 @@ from memory.models import (
     check_label,
     check_metadata,
     check_text,
+    check_unicode,
     now_ms,
 )
 from memory.replies import as_str
@@ -83,7 +84,7 @@ class SemanticStore:
             fact=check_text(text, "Fact text"),
             category=_label(category, "category"),
             fact_type=_label(fact_type, "fact type"),
-            context=(context or "").strip(),
+            context=check_unicode(context or "", "context").strip(),
             source=check_label(source or "user", "source"),
             added_by=added_by or "",
             metadata=check_metadata(metadata),

@@ -154,3 +154,40 @@ def test_oidc_a_shared_fact_does_not_name_its_author_to_others(oidc_env, coordin
     assert by_fact["Stretch after every run."] == "shared"
     assert by_fact["Ana keeps a food diary."] == "you"
     assert "bob@example.com" not in str(table.to_dict())
+
+
+def test_oidc_an_email_claim_is_trimmed_and_lower_cased_for_the_user_and_admins(
+    oidc_env, coordinator, monkeypatch
+) -> None:
+    """Providers treat addresses case-insensitively: the same address in another case (or
+    with spaces around it) is the same person, also on the admin list."""
+    coordinator.add_episodic("ana@example.com", "Ana runs on Sundays")
+    at = _signed_in("pages/memories.py", "  Ana@Example.COM ")
+    no_errors(at)
+    assert at.session_state["user_id"] == "ana@example.com"
+    assert "Ana runs on Sundays" in set(at.dataframe(key="tbl_episodic").value["Memory"])
+    assert "(admin)" not in texts(at.sidebar, "text")
+
+    monkeypatch.setenv("AUTH_ADMINS", " Root@Example.com , other@example.com")
+    at = _signed_in("pages/memories.py", "ROOT@example.com")
+    no_errors(at)
+    assert at.session_state["user_id"] == "root@example.com"
+    assert "(admin)" in texts(at.sidebar, "text")
+
+
+def test_oidc_another_claim_is_taken_exactly(oidc_env, coordinator, monkeypatch) -> None:
+    """A `sub` is the provider's opaque id: values differing in case are different people."""
+    monkeypatch.setenv("AUTH_USER_CLAIM", "sub")
+    monkeypatch.setenv("AUTH_ADMINS", "AbC123")
+    coordinator.add_episodic("AbC123", "The admin's own note")
+    seen = {}
+    for sub in ("abc123", "AbC123"):
+        at = AppTest.from_file("../../pages/memories.py", default_timeout=TIMEOUT_S)
+        at.secrets["auth"] = AUTH_SECRETS
+        at.user = {"is_logged_in": True, "sub": sub}
+        at.run()
+        no_errors(at)
+        episodic = [m.value for m in at.metric][0]  # the episodic count of the page's user
+        seen[sub] = (at.session_state["user_id"], "(admin)" in texts(at.sidebar, "text"), episodic)
+    assert seen["abc123"] == ("abc123", False, "0")
+    assert seen["AbC123"] == ("AbC123", True, "1")

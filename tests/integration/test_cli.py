@@ -347,3 +347,24 @@ def test_a_missing_embedding_model_file_says_to_run_make_setup(
     )
     assert proc.returncode == 1
     assert_clean_failure(proc, missing, "make setup")
+
+
+def test_a_lone_surrogate_in_an_import_file_or_metadata_exits_2_with_a_message(
+    cli: Run, coordinator: MemoryCoordinator, snapshot, tmp_path: Path
+) -> None:
+    # JSON spells the lone surrogate as the ASCII escape "\ud800": valid JSON, invalid text
+    coordinator.add_episodic("ada", "I run on Sundays")
+    before = snapshot()
+    bad = tmp_path / "surrogate.json"
+    bad.write_text(
+        '{"format": "coala-memory-export", "version": 1, "user_id": "ada", "exported_at": 0, '
+        '"episodic": [{"id": "01HZZZZZZZZZZZZZZZZZZZZZZZ", "user_id": "ada", '
+        '"description": "caf\\ud800e", "timestamp": 1, "created_at": 1}]}'
+    )
+    proc = cli("import", str(bad), ok=False)
+    assert proc.returncode == 2
+    assert_clean_failure(proc, "episodic.0.description is not valid Unicode", "Nothing")
+    proc = cli("add", "--user", "ada", "--text", "tea", "--metadata", '{"k": "\\ud800"}', ok=False)
+    assert proc.returncode == 2
+    assert_clean_failure(proc, "metadata is not valid Unicode")
+    assert snapshot() == before

@@ -243,3 +243,40 @@ def test_a_replace_that_cannot_be_written_keeps_the_old_memories(
             coord.close()
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize(
+    ("where", "path"),
+    [
+        ("a memory's text", ("episodic", 0, "description")),
+        # fields the write path does not check as user text: only the file check sees them
+        ("an answer in a session", ("short_term", "s1", 1, "content")),
+        ("a tool name", ("procedural", 0, "tool_sequence", 0)),
+    ],
+)
+def test_a_lone_surrogate_anywhere_in_the_file_is_refused_with_where(
+    coordinator: MemoryCoordinator, exported: dict[str, Any], snapshot, where: str, path: tuple
+) -> None:
+    before = snapshot()
+    data = copy.deepcopy(exported)
+    node: Any = data
+    for step in path[:-1]:
+        node = node[step]
+    node[path[-1]] = "caf\ud800e"
+    raw = json.dumps(data)  # ASCII JSON: the surrogate is spelt "\ud800", as a crafted file would
+    assert "\\ud800" in raw, where
+    dotted = ".".join(str(p) for p in path)
+    with pytest.raises(ImportFileError, match=rf"{dotted} is not valid Unicode.*Nothing"):
+        coordinator.import_user(raw)
+    assert snapshot() == before
+
+
+def test_a_lone_surrogate_in_add_text_is_refused_before_anything_is_written(
+    coordinator: MemoryCoordinator, snapshot
+) -> None:
+    before = snapshot()
+    with pytest.raises(InvalidInputError, match="not valid Unicode"):
+        coordinator.add_episodic(U, "I like \ud800 tea")
+    with pytest.raises(InvalidInputError, match="not valid Unicode"):
+        coordinator.add_semantic("Tea \udfff has caffeine", added_by=U)
+    assert snapshot() == before

@@ -206,3 +206,43 @@ def test_an_id_is_checked_once_and_passed_down_as_checked() -> None:
     with pytest.raises(InvalidInputError):
         check_id("bad\nid")
     assert f"user:{checked}" == "user:ana"  # keys and filters see a plain string
+
+
+# --- text that is not valid Unicode ------------------------------------------------------
+# A lone surrogate ("\ud800", as JSON may spell it) cannot be encoded as UTF-8: it must be
+# refused where it enters, not fail later in the tokenizer or in Redis.
+LONE = "caf\ud800e"
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: check_text(LONE, "Memory text"),
+        lambda: check_id(LONE),
+        lambda: check_tags(["ok", LONE]),
+        lambda: check_metadata({"note": LONE}),
+        lambda: check_metadata({LONE: "a key"}),
+        lambda: EpisodicStore.build("u1", "I like tea", context=LONE),
+        lambda: SemanticStore.build("Tea has caffeine", category=LONE),
+        lambda: SemanticStore.build("Tea has caffeine", context=LONE),
+        lambda: ShortTermStore.build("user", LONE),
+    ],
+    ids=[
+        "text",
+        "id",
+        "tag",
+        "metadata",
+        "metadata-key",
+        "context",
+        "label",
+        "fact-context",
+        "msg",
+    ],
+)
+def test_text_that_is_not_valid_unicode_is_refused_with_a_message(build) -> None:
+    with pytest.raises(InvalidInputError, match=r"not valid Unicode: character \d+ .*\\ud800"):
+        build()
+
+
+def test_a_surrogate_pair_written_properly_is_valid_text() -> None:
+    assert check_text("run \U0001f3c3 done") == "run \U0001f3c3 done"
