@@ -77,6 +77,12 @@ class Keys:
     def session(self, user_id: str, session_id: str) -> str:
         return f"{self.ns}:session:{digest(user_id, session_id)}"
 
+    def details(self, user_id: str, session_id: str) -> str:
+        """Hash of one session: turn id -> JSON of that answer's execution details (and
+        `{turn id}#{part}` -> a later part, e.g. the background extraction's outcome). Opaque
+        to memory; expires and is cleared with the session's messages."""
+        return f"{self.ns}:turn_details:{digest(user_id, session_id)}"
+
     def timeline(self, session_tag: str) -> str:
         """Sorted set of one session's episodic memory ids by timestamp (`session_tag` is the
         memory's `session` TAG value): finds a hit's neighbours in O(log n)."""
@@ -135,6 +141,12 @@ class Keys:
     def maintenance_lock(self) -> str:
         """One runner at a time across processes (redis-py's Lock: an owner token, a TTL)."""
         return f"{self.ns}:maintenance:lock"
+
+    @property
+    def maintenance_lock_holder(self) -> str:
+        """JSON {host, pid, since} of the lock's holder, with the lock's TTL: who to name when
+        busy, and how a holder on this host that died is recognised."""
+        return f"{self.ns}:maintenance:lock:holder"
 
     def maintenance_last(self, user_id: str) -> str:
         """JSON of the last real maintenance report that covered this user (the Memories page

@@ -3,17 +3,24 @@ under a Redis lock.
 
 Only one runner at a time across processes: redis-py's `Lock` (an owner token; only the
 owner releases or extends it, so a runner that outlived its TTL cannot free the lock a newer
-runner holds). A run extends it before each user and each merge (the model may be slow), so
-a long run does not outlive it. Merges, undo, accept and reject take it too; a dry run writes
-nothing and does not. The last real report of each user is kept (`Keys.maintenance_last`)
-and each run's totals appended to a capped list (`Keys.maintenance_history`) for the Stats
-chart.
+runner holds). The TTL is short (`LOCK_TTL_S`) and a heartbeat thread of the holder pushes it
+back while the run lives, so the lock of a run that crashed (kill -9, a lost machine) expires
+within a minute, even across a Redis restart; a holder on this host whose process is gone is
+recognised at once (`Keys.maintenance_lock_holder`: host, pid, since) and its lock taken over.
+A run also extends it before each user and each merge (the model may be slow). Merges, undo,
+accept and reject take it too; a dry run writes nothing and does not. The last real report of
+each user is kept (`Keys.maintenance_last`) and each run's totals appended to a capped list
+(`Keys.maintenance_history`) for the Stats chart.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
+import socket
+import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 
@@ -49,7 +56,9 @@ from memory.stores import Stores
 log = logging.getLogger(__name__)
 
 HISTORY_MAX = 500
-LOCK_TTL_S = 10 * 60
+#: Short, because a heartbeat keeps a live run's lock: a crashed run blocks others this long.
+LOCK_TTL_S = 60
+HEARTBEAT_S = LOCK_TTL_S / 4
 BUSY = "Maintenance is already running elsewhere; try again later."
 
 
@@ -135,30 +144,113 @@ def _no_lock() -> None:
     """`keep` of a dry run, which holds no lock."""
 
 
+def _holder() -> dict[str, object]:
+    return {"host": socket.gethostname(), "pid": os.getpid(), "since": int(time.time())}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)  # signal 0: does the process exist (and may we see it)?
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _dead_here(holder: dict[str, object]) -> bool:
+    """A holder on this host whose process is gone (one elsewhere is never judged dead)."""
+    pid = holder.get("pid")
+    return holder.get("host") == socket.gethostname() and isinstance(pid, int) and not _alive(pid)
+
+
+#: Delete the lock (and its holder note) only if it still holds the token seen as stale.
+_FREE_IF_SAME = """
+if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1], KEYS[2]) end
+return 0
+"""
+
+
+def lock_holder(client: redis.Redis, holder_key: str) -> dict[str, object] | None:
+    """Who holds the maintenance lock (host, pid, since), if anyone said so."""
+    raw = client.get(holder_key)
+    try:
+        data = json.loads(raw) if raw else None
+    except (TypeError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _busy(holder: dict[str, object] | None) -> MaintenanceBusyError:
+    if not holder:
+        return MaintenanceBusyError(BUSY)
+    since = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(float(str(holder.get("since", 0)))))
+    return MaintenanceBusyError(
+        f"Maintenance is already running elsewhere (process {holder.get('pid')} on "
+        f"{holder.get('host')}, since {since}); try again later. A run that crashed frees it "
+        f"within {LOCK_TTL_S} s."
+    )
+
+
 @contextmanager
 def maintenance_lock(
-    client: redis.Redis, key: str, timeout_s: float = LOCK_TTL_S
+    client: redis.Redis,
+    key: str,
+    timeout_s: float = LOCK_TTL_S,
+    *,
+    holder_key: str | None = None,
 ) -> Iterator[Callable[[], None]]:
-    """Hold the maintenance lock (never wait for it: busy -> MaintenanceBusyError). Yields
-    `keep`, which pushes the expiry back to a full `timeout_s`: call it before each long step;
-    it raises MaintenanceBusyError if the lock expired and another runner took it."""
+    """Hold the maintenance lock (never wait for it: busy -> MaintenanceBusyError naming the
+    holder). A heartbeat thread keeps it while the body runs; `keep` (call it before each long
+    step) raises MaintenanceBusyError if the lock was lost to another runner."""
+    holder_key = holder_key or f"{key}:holder"
     lock = client.lock(key, timeout=timeout_s, blocking=False)
     if not lock.acquire():
-        raise MaintenanceBusyError(BUSY)
+        stale = client.get(key)
+        holder = lock_holder(client, holder_key)
+        if holder is None or not _dead_here(holder):
+            raise _busy(holder)
+        # Its holder died on this host: the lock is stale. Free it only if it is still that
+        # lock (a second process that saw the same dead holder may have taken it meanwhile).
+        log.warning("maintenance lock of a dead process %s taken over", holder.get("pid"))
+        client.eval(_FREE_IF_SAME, 2, key, holder_key, stale or b"")
+        if not lock.acquire():
+            raise _busy(lock_holder(client, holder_key))
+    client.set(holder_key, json.dumps(_holder()), px=int(timeout_s * 1000))
+    lost = threading.Event()
+    stop = threading.Event()
 
-    def keep() -> None:
+    def extend() -> None:
         try:
             lock.extend(timeout_s, replace_ttl=True)
-        except redis.exceptions.LockError as e:
+            client.pexpire(holder_key, int(timeout_s * 1000))
+        except redis.exceptions.LockError:
+            lost.set()
+
+    def beat() -> None:
+        while not stop.wait(min(HEARTBEAT_S, timeout_s / 4)):
+            try:
+                extend()
+            except redis.exceptions.RedisError:  # Redis away for a moment: try on the next beat
+                log.warning("maintenance lock heartbeat failed", exc_info=True)
+
+    def keep() -> None:
+        extend()
+        if lost.is_set():
             raise MaintenanceBusyError(
                 "Maintenance stopped: its lock expired and another run took over."
-            ) from e
+            )
 
+    heart = threading.Thread(target=beat, name="maintenance-lock", daemon=True)
+    heart.start()
     try:
         yield keep
     finally:
+        stop.set()
+        heart.join()
         try:
             lock.release()
+            client.delete(holder_key)
         except redis.exceptions.LockError:  # expired: the key is someone else's now, or gone
             log.warning("maintenance lock had expired before it was released")
 
@@ -271,7 +363,11 @@ def run_maintenance(
     lock = (
         nullcontext(_no_lock)
         if dry_run
-        else maintenance_lock(stores.client, stores.keys.maintenance_lock)
+        else maintenance_lock(
+            stores.client,
+            stores.keys.maintenance_lock,
+            holder_key=stores.keys.maintenance_lock_holder,
+        )
     )
     with lock as keep:
         report.active_before = count_active(stores, users)

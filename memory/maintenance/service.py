@@ -149,4 +149,8 @@ class Maintenance:
 
     def _lock(self) -> AbstractContextManager[Callable[[], None]]:
         # Merges, undo and rejection change what a running maintenance is working on.
-        return runner.maintenance_lock(self._stores.client, self._stores.keys.maintenance_lock)
+        return runner.maintenance_lock(
+            self._stores.client,
+            self._stores.keys.maintenance_lock,
+            holder_key=self._stores.keys.maintenance_lock_holder,
+        )

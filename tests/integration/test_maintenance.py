@@ -371,3 +371,52 @@ def test_each_user_keeps_their_last_report_and_a_purge_deletes_it(
     c.clear_user_memories("ana")
     assert m.last_report("ana") is None
     assert m.last_report("bob") is not None
+
+
+def test_the_lock_of_a_crashed_run_does_not_block_maintenance(
+    coordinator: MemoryCoordinator,
+) -> None:
+    """A run killed mid-way (kill -9) left its lock; before, every run said "already running
+    elsewhere" for 10 minutes, across Redis restarts. Its holder on this host is dead: taken
+    over at once. A live holder elsewhere is named, with the time it started."""
+    import json
+    import socket
+    import subprocess
+
+    c = coordinator
+    for text in SAME:
+        c.add_episodic("ana", text)
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # a pid that no longer runs
+    c.redis.set(c.keys.maintenance_lock, "token-of-the-crashed-run", ex=600)
+    c.redis.set(
+        c.keys.maintenance_lock_holder,
+        json.dumps({"host": socket.gethostname(), "pid": gone.pid, "since": 1_700_000_000}),
+        ex=600,
+    )
+    m = Maintenance.of(c)
+    report = m.run()
+    assert report.totals()["consolidated"] == 1
+    assert not c.redis.exists(c.keys.maintenance_lock)
+
+    c.redis.set(c.keys.maintenance_lock, "token-of-a-live-run", ex=600)
+    c.redis.set(
+        c.keys.maintenance_lock_holder,
+        json.dumps({"host": "other-host", "pid": 4242, "since": 1_700_000_000}),
+        ex=600,
+    )
+    with pytest.raises(MaintenanceBusyError, match="process 4242 on other-host, since 2023-11-14"):
+        m.run()
+
+
+def test_a_live_runs_lock_is_short_and_names_its_holder(coordinator: MemoryCoordinator) -> None:
+    import os
+
+    from memory.maintenance.runner import LOCK_TTL_S, lock_holder
+
+    c = coordinator
+    with maintenance_lock(c.redis, c.keys.maintenance_lock):
+        assert 0 < c.redis.ttl(c.keys.maintenance_lock) <= LOCK_TTL_S <= 60
+        holder = lock_holder(c.redis, c.keys.maintenance_lock_holder)
+        assert holder is not None and holder["pid"] == os.getpid()
+    assert not c.redis.exists(c.keys.maintenance_lock_holder)
