@@ -33,9 +33,20 @@ c3.button("Refresh", key="stats_refresh", icon="🔄", use_container_width=True)
 seconds = WINDOWS[window]
 since_ms = int((time.time() - seconds) * 1000) if seconds else 0
 samples, counters, counts, rows_by_type = [], {}, {}, {}
-with guard("Loading metrics"):
-    samples = ctx.coordinator.latency_samples(since_ms=since_ms)
-    counters = ctx.coordinator.metric_counters()
+# Latency, hit rates, the cache, extraction and maintenance are measured over every user of the
+# store: an admin's view (everyone is one without sign-in). A signed-in user sees their own.
+store_wide = ctx.is_admin
+if store_wide:
+    with guard("Loading metrics"):
+        samples = ctx.coordinator.latency_samples(since_ms=since_ms)
+        counters = ctx.coordinator.metric_counters()
+else:
+    st.info(
+        "Latency, recall hit rates, the embedding cache, extraction and maintenance are "
+        "measured over every user of this store, so they are shown to admins only. Below: "
+        "your own memories.",
+        icon="🔒",
+    )
 with guard("Counting memories"):
     for mtype in ("episodic", "semantic", "procedural"):
         rows, total = ctx.coordinator.list_memories(ctx.user_id, mtype, page_size=1000)
@@ -61,71 +72,74 @@ m1.metric(
     "semantic facts (shared by all users) and the messages of the current session",
     border=True,
 )
-m2.metric(
-    "Recall p95",
-    fmt_duration(recall["ms"].quantile(0.95)) if not recall.empty else "–",
-    help="95th percentile of the whole recall before an answer (all memory types)",
-    border=True,
-)
-# the whole recall ("all" types) when answers were given, else every recall/search
-overall = hr[hr["type"] == "all"] if (not hr.empty and (hr["type"] == "all").any()) else hr
-hits, misses = (int(overall["hits"].sum()), int(overall["misses"].sum())) if len(hr) else (0, 0)
-m3.metric(
-    "Recall hit rate",
-    f"{hits / (hits + misses):.0%}" if hits + misses else "–",
-    help="Recalls before an answer that found at least one memory above the relevance threshold",
-    border=True,
-)
-m4.metric(
-    "Embedding cache hits",
-    f"{cache_rate:.0%}" if cache_rate is not None else "–",
-    help="Texts whose embedding came from the cache (all time)",
-    border=True,
-)
-m5.metric("Operations measured", len(df), help=f"In the window: {window.lower()}", border=True)
+if store_wide:  # the other tiles measure every user
+    m2.metric(
+        "Recall p95",
+        fmt_duration(recall["ms"].quantile(0.95)) if not recall.empty else "–",
+        help="95th percentile of the whole recall before an answer (all memory types)",
+        border=True,
+    )
+    # the whole recall ("all" types) when answers were given, else every recall/search
+    overall = hr[hr["type"] == "all"] if (not hr.empty and (hr["type"] == "all").any()) else hr
+    hits, misses = (int(overall["hits"].sum()), int(overall["misses"].sum())) if len(hr) else (0, 0)
+    m3.metric(
+        "Recall hit rate",
+        f"{hits / (hits + misses):.0%}" if hits + misses else "–",
+        help="Recalls before an answer that found at least one memory above the relevance "
+        "threshold",
+        border=True,
+    )
+    m4.metric(
+        "Embedding cache hits",
+        f"{cache_rate:.0%}" if cache_rate is not None else "–",
+        help="Texts whose embedding came from the cache (all time)",
+        border=True,
+    )
+    m5.metric("Operations measured", len(df), help=f"In the window: {window.lower()}", border=True)
 
-if df.empty:
-    st.info(
-        "No measurements in this window yet. Chat on the **Chat** page or search on the "
-        "**Memories** page, then press Refresh.",
-        icon="📈",
-    )
-else:
-    f1, f2 = st.columns([3, 2], vertical_alignment="bottom")
-    type_options = sorted(df["type"].map(lambda t: SERIES_LABELS.get(t, t)).unique())
-    types = f1.multiselect(
-        "Memory types", type_options, key="stats_types", placeholder="All memory types"
-    )
-    group = f2.radio(
-        "Operations",
-        list(charts.OP_GROUPS),
-        horizontal=True,
-        key="stats_ops",
-        help="Recall path: what runs before every answer (embedding the message, recall "
-        "per type, the whole recall). Writes: adding and recording memories.",
-    )
-    shown = charts.filter_samples(df, types, group)
-    if shown.empty:
-        st.info("No measurements for this choice of types and operations.", icon="🔎")
-    else:
-        st.plotly_chart(charts.latency_over_time(shown), key="chart_latency_time")
-    table = charts.latency_table(shown if not shown.empty else df)
-    a, b = st.columns(2)
-    a.plotly_chart(charts.latency_bars(table), key="chart_latency_bars")
-    if hr.empty:
-        b.info("No recall has recorded a hit or a miss yet.", icon="🎯")
-    else:
-        b.plotly_chart(charts.hit_rate_figure(hr), key="chart_hit_rate")
-    with st.expander("Latency numbers"):
-        st.dataframe(
-            table,
-            hide_index=True,
-            key="latency_table",
-            column_config={
-                c: st.column_config.NumberColumn(format="%.2f")
-                for c in ("p50 (ms)", "p95 (ms)", "max")
-            },
+if store_wide:
+    if df.empty:
+        st.info(
+            "No measurements in this window yet. Chat on the **Chat** page or search on the "
+            "**Memories** page, then press Refresh.",
+            icon="📈",
         )
+    else:
+        f1, f2 = st.columns([3, 2], vertical_alignment="bottom")
+        type_options = sorted(df["type"].map(lambda t: SERIES_LABELS.get(t, t)).unique())
+        types = f1.multiselect(
+            "Memory types", type_options, key="stats_types", placeholder="All memory types"
+        )
+        group = f2.radio(
+            "Operations",
+            list(charts.OP_GROUPS),
+            horizontal=True,
+            key="stats_ops",
+            help="Recall path: what runs before every answer (embedding the message, recall "
+            "per type, the whole recall). Writes: adding and recording memories.",
+        )
+        shown = charts.filter_samples(df, types, group)
+        if shown.empty:
+            st.info("No measurements for this choice of types and operations.", icon="🔎")
+        else:
+            st.plotly_chart(charts.latency_over_time(shown), key="chart_latency_time")
+        table = charts.latency_table(shown if not shown.empty else df)
+        a, b = st.columns(2)
+        a.plotly_chart(charts.latency_bars(table), key="chart_latency_bars")
+        if hr.empty:
+            b.info("No recall has recorded a hit or a miss yet.", icon="🎯")
+        else:
+            b.plotly_chart(charts.hit_rate_figure(hr), key="chart_hit_rate")
+        with st.expander("Latency numbers"):
+            st.dataframe(
+                table,
+                hide_index=True,
+                key="latency_table",
+                column_config={
+                    c: st.column_config.NumberColumn(format="%.2f")
+                    for c in ("p50 (ms)", "p95 (ms)", "max")
+                },
+            )
 
 a, b = st.columns(2)
 if sum(counts.values()):
@@ -142,45 +156,46 @@ gd = charts.growth_per_day_frame(rows_by_type)
 if not gd.empty:
     st.plotly_chart(charts.growth_per_day_figure(gd), key="chart_growth_day")
 
-a, b = st.columns(2)
-if cache_rate is None:
-    a.info("The embedding cache has not been used yet.", icon="🧮")
-else:
-    a.plotly_chart(charts.cache_figure(counters), key="chart_cache")
-outcomes = []
-if ctx.agent is not None:
-    with guard("Reading the extraction log"):
-        outcomes = ctx.agent.extraction_log(limit=None)
-ef = charts.extraction_frame(counters, outcomes)
-if ef.empty:
-    b.info(
-        "No memory extraction yet: it runs after each chat turn (with a model, or from "
-        "trigger phrases like “remember that …” in memory-only mode).",
-        icon="🧩",
-    )
-else:
-    b.plotly_chart(charts.extraction_figure(ef), key="chart_extraction")
-
-history: list[dict[str, int]] = []
-with guard("Loading the maintenance history"):
-    history = resources.get_maintenance(ctx.agent).history()
-mf = charts.maintenance_frame(history)
-if mf.empty:
-    st.info(
-        "No maintenance run yet: it runs in the background, or press **Run now** in the "
-        "Maintenance tab of the Memories page.",
-        icon="🩺",
-    )
-else:
-    st.plotly_chart(charts.maintenance_figure(mf), key="chart_maintenance")
-    st.caption(
-        "Every real maintenance run, all users; dry runs change nothing and are not counted."
-    )
-    sf = charts.savings_frame(history)
-    if sf["saved"].sum() > 0:
-        st.plotly_chart(charts.savings_figure(sf), key="chart_savings")
-        st.caption(
-            "Memories merged into another one (kept as history) or expired leave recall: "
-            "fewer, cleaner memories to search. The share is of the active memories before "
-            "that day's first run."
+if store_wide:
+    a, b = st.columns(2)
+    if cache_rate is None:
+        a.info("The embedding cache has not been used yet.", icon="🧮")
+    else:
+        a.plotly_chart(charts.cache_figure(counters), key="chart_cache")
+    outcomes = []
+    if ctx.agent is not None:
+        with guard("Reading the extraction log"):
+            outcomes = ctx.agent.extraction_log(limit=None)
+    ef = charts.extraction_frame(counters, outcomes)
+    if ef.empty:
+        b.info(
+            "No memory extraction yet: it runs after each chat turn (with a model, or from "
+            "trigger phrases like “remember that …” in memory-only mode).",
+            icon="🧩",
         )
+    else:
+        b.plotly_chart(charts.extraction_figure(ef), key="chart_extraction")
+
+    history: list[dict[str, int]] = []
+    with guard("Loading the maintenance history"):
+        history = resources.get_maintenance(ctx.agent).history()
+    mf = charts.maintenance_frame(history)
+    if mf.empty:
+        st.info(
+            "No maintenance run yet: it runs in the background, or press **Run now** in the "
+            "Maintenance tab of the Memories page.",
+            icon="🩺",
+        )
+    else:
+        st.plotly_chart(charts.maintenance_figure(mf), key="chart_maintenance")
+        st.caption(
+            "Every real maintenance run, all users; dry runs change nothing and are not counted."
+        )
+        sf = charts.savings_frame(history)
+        if sf["saved"].sum() > 0:
+            st.plotly_chart(charts.savings_figure(sf), key="chart_savings")
+            st.caption(
+                "Memories merged into another one (kept as history) or expired leave recall: "
+                "fewer, cleaner memories to search. The share is of the active memories before "
+                "that day's first run."
+            )

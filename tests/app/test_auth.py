@@ -191,3 +191,24 @@ def test_oidc_another_claim_is_taken_exactly(oidc_env, coordinator, monkeypatch)
         seen[sub] = (at.session_state["user_id"], "(admin)" in texts(at.sidebar, "text"), episodic)
     assert seen["abc123"] == ("abc123", False, "0")
     assert seen["AbC123"] == ("AbC123", True, "1")
+
+
+def test_a_non_admin_sees_their_own_stats_not_the_stores(oidc_env, coordinator) -> None:
+    """Latency, hit rates, cache, extraction and maintenance figures cover every user of the
+    store: a signed-in non-admin gets their own memories only; an admin gets everything."""
+    coordinator.add_episodic("ana@example.com", "I swim on Fridays")
+    coordinator.search("bob@example.com", "what does bob like", "episodic")  # another's op
+    coordinator.metrics_recorder.flush()
+
+    at = _signed_in("pages/stats.py", "ana@example.com")
+    no_errors(at)
+    labels = [m.label for m in at.metric]
+    assert labels == ["Memories"]
+    assert any("shown to admins only" in i.value for i in at.info)
+    assert not at.get("plotly_chart") or all(
+        "latency" not in str(c.proto.spec).lower() for c in at.get("plotly_chart")
+    )
+
+    admin = _signed_in("pages/stats.py", "root@example.com")
+    no_errors(admin)
+    assert {"Recall p95", "Operations measured"} <= {m.label for m in admin.metric}
