@@ -58,6 +58,24 @@ def _coordinator(settings: Settings) -> MemoryCoordinator:
 def cmd_redis(args: argparse.Namespace, settings: Settings) -> int:
     from memory.runtime.server import EmbeddedRedis
 
+    if args.action == "confirm":
+        from memory.keys import Keys
+        from memory.runtime import connect
+
+        client = connect(settings)
+        try:
+            done = bool(client.delete(Keys(settings.memory_namespace).store_unconfirmed))
+        finally:
+            client.close()
+        _print(
+            args,
+            {"confirmed": done},
+            "confirmed: memories are stored on this Redis again"
+            if done
+            else "nothing to confirm: writes were not held back",
+        )
+        return 0
+
     if settings.redis_url and args.action != "status":
         print(
             f"REDIS_URL is set ({settings.redis_url}); the embedded server is not used.",
@@ -390,7 +408,12 @@ def build_parser() -> argparse.ArgumentParser:
         return sp
 
     sp = cmd("redis", cmd_redis, "start/stop/status of the embedded Redis Stack")
-    sp.add_argument("action", choices=["start", "stop", "status"])
+    sp.add_argument(
+        "action",
+        choices=["start", "stop", "status", "confirm"],
+        help="confirm: the Redis answering now is the one to use (writes resume after a "
+        "swapped server was detected)",
+    )
 
     sp = cmd("add", cmd_add, "add a memory")
     sp.add_argument("--user")

@@ -106,6 +106,7 @@ class MemoryCoordinator:
             if settings.redis_url
             else f"that the embedded Redis on port {settings.redis_port} runs on "
             f"REDIS_DATA_DIR={settings.redis_data_dir} (`python -m memory redis status`)",
+            self.keys.store_unconfirmed,
         )
         self.identity.claim()  # before the indexes: they belong to the server it names
         self.stores = Stores.open(

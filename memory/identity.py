@@ -14,7 +14,10 @@ a missing or different value later means another store. It is read:
 
 On a mismatch the coordinator claims the new server (new token), recreates what is missing
 there (indexes with their meta, the knowledge file's facts) and the call raises
-`StoreReplacedError` saying so; nothing of that call was written, the next call works.
+`StoreReplacedError` saying so; nothing of that call was written. Reads work from then on;
+writes are refused, in every process, until an operator confirms that this Redis is the one
+to use (`Keys.store_unconfirmed`, cleared by `python -m memory redis confirm`): a store that
+came back empty by mistake must not fill with new memories while the old ones wait elsewhere.
 """
 
 from __future__ import annotations
@@ -39,9 +42,11 @@ class StoreIdentity:
         reopen: Callable[[], list[str]],
         where: str,
         data_hint: str,
+        unconfirmed_key: str | None = None,
     ) -> None:
         self._r = client
         self.key = key
+        self.unconfirmed_key = unconfirmed_key or f"{key}:unconfirmed"
         self._reopen = reopen  # recreates what is missing; says what it recreated
         self._where = where
         self._hint = data_hint
@@ -65,8 +70,20 @@ class StoreIdentity:
             raise self.replaced(seen)
 
     def check(self) -> None:
-        """One GET: before a write, so nothing lands on a server the memories are not on."""
-        self.verify(self._r.get(self.key))
+        """Before a write (one round trip): nothing lands on a server the memories are not on,
+        nor on a replacement nobody confirmed."""
+        pipe = self._r.pipeline(transaction=False)
+        pipe.get(self.key)
+        pipe.get(self.unconfirmed_key)
+        seen, unconfirmed = pipe.execute()
+        self.verify(seen)
+        if unconfirmed is not None:
+            raise StoreReplacedError(self._refusal())
+
+    def confirm(self) -> bool:
+        """The operator's word that the Redis answering now is the one to use: writes resume.
+        True when there was something to confirm."""
+        return bool(self._r.delete(self.unconfirmed_key))
 
     def explain(self, error: BaseException) -> MemorySystemError | None:
         """For the error boundary: the better error when `error` comes from another store."""
@@ -85,6 +102,7 @@ class StoreIdentity:
             with self._lock:
                 self.claim()
                 recreated = self._reopen()
+                self._r.set(self.unconfirmed_key, self._where)
         except MemorySystemError as e:  # e.g. its indexes hold another embedding model
             return e
         except (redis.RedisError, RedisVLError) as e:
@@ -95,9 +113,15 @@ class StoreIdentity:
             f"The Redis at {self._where} is not the one your memories were on: it {marker} "
             "(it was restarted on another data folder, emptied, or REDIS_URL now points at "
             "another server). The memories stored before are not on it. Recreated there: "
-            f"{what}; from now on memories are stored on this server. Nothing of this action "
-            f"was saved: repeat it. To get the earlier memories back, check {self._hint}, "
-            "and start Redis on the data folder that holds them."
+            f"{what}. Nothing of this action was saved. To get the earlier memories back, "
+            f"check {self._hint}, and start Redis on the data folder that holds them. "
+            + self._refusal()
+        )
+
+    def _refusal(self) -> str:
+        return (
+            f"New memories are not stored on the Redis at {self._where} until you confirm it "
+            "is the one to use: run `python -m memory redis confirm` (reading works meanwhile)."
         )
 
 

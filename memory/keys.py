@@ -108,6 +108,12 @@ class Keys:
         or none, means another server (or an emptied one) now answers at the address."""
         return f"{self.ns}:store_id"
 
+    @property
+    def store_unconfirmed(self) -> str:
+        """Set on a Redis found answering in place of the one the memories were on: writes
+        are refused until an operator confirms it (`python -m memory redis confirm`)."""
+        return f"{self.ns}:store_unconfirmed"
+
     def index_meta(self, index_name: str) -> str:
         """Hash recording the embedding model and dimension an index was built with."""
         return f"{self.ns}:index_meta:{index_name}"

@@ -1,5 +1,6 @@
 """Another Redis on the configured port (restarted on another data folder): the first call
-says so in words and writes nothing, what was missing is recreated, the next calls work."""
+says so in words and writes nothing, what was missing is recreated, reads work; writes are
+refused (in every process) until an operator confirms the new server."""
 
 from __future__ import annotations
 
@@ -90,6 +91,11 @@ def test_the_first_recall_says_so_then_recall_and_store_work(swapped: Swapped) -
     ctx = coord.retrieve_all_context(U, S, "when do I run?")
     assert ctx.short_term == [] and ctx.episodic == []  # the earlier memories are elsewhere
     assert ctx.semantic, "the recreated knowledge is recalled"
+    # Writes wait for the operator: before, they went to the replacement and said "stored".
+    with pytest.raises(StoreReplacedError, match="python -m memory redis confirm"):
+        coord.store_interaction(U, S, "I swim on Sundays", "Noted!")
+    assert swapped.user_keys() == []
+    assert coord.identity.confirm() is True
     coord.store_interaction(U, S, "I swim on Sundays", "Noted!")
     assert [m.content for m in coord.recent_messages(U, S)] == ["I swim on Sundays", "Noted!"]
     hits = coord.search(U, "swimming on Sunday")
@@ -102,11 +108,16 @@ def test_a_write_first_is_refused_before_anything_lands(swapped: Swapped) -> Non
         coord.store_interaction(U, S, "I swim on Sundays", "Noted!")
     _says_what_happened(err.value, coord)
     assert swapped.user_keys() == []
+    with pytest.raises(StoreReplacedError):  # every kind of write waits for the confirmation
+        coord.add_message(U, S, "user", "hi")
+    assert swapped.user_keys() == []
+    coord.identity.confirm()
     swapped.new.delete(coord.keys.store_id)  # replaced again (as an emptied store would be)
-    with pytest.raises(StoreReplacedError):  # every kind of write is checked, not only turns
+    with pytest.raises(StoreReplacedError):
         coord.add_message(U, S, "user", "hi")
     assert swapped.user_keys() == []
 
+    coord.identity.confirm()
     coord.store_interaction(U, S, "I swim on Sundays", "Noted!")
     assert len(coord.recent_messages(U, S)) == 2
 
