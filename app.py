@@ -15,7 +15,7 @@ import streamlit as st
 from agent.types import TurnResult
 from memory.models import MAX_TEXT_CHARS
 from ui import demo, state
-from ui.details import render_details
+from ui.details import render_details, render_status, status_label
 from ui.errors import guard, message_for
 from ui.format import ImageFreeStream, fmt_duration, md_text, no_images
 from ui.layout import PageContext, page_setup
@@ -72,20 +72,41 @@ def history(ctx: PageContext) -> int:
     messages: list[Any] = []
     with guard("Loading the chat history"):
         messages = list(ctx.coordinator.recent_messages(ctx.user_id, ctx.session_id, n=50) or [])
+    kept: dict[str, TurnResult] = {}
+    if messages and ctx.agent is not None:
+        with guard("Loading the details of the answers"):
+            kept = ctx.agent.turn_details(ctx.user_id, ctx.session_id)
     details: dict[str, Any] = st.session_state.turn_details
     for m in messages:
         if m.role not in ("user", "assistant"):
             continue
         with st.chat_message(m.role):
-            st.markdown(shown(m.content))
+            d = None
             if m.role == "assistant":
-                d = details.get(str(m.metadata.get("turn_id", ""))) or details.get(
-                    details_key(m.content)
-                )
-                if d:
-                    _refresh_extraction(ctx, d)
-                    render_details(d, key=m.id)
+                d = answer_details(ctx, details, kept, m)
+                if d is not None:
+                    render_status(d)
+            st.markdown(shown(m.content))
+            if d is not None:
+                render_details(d, key=m.id)
     return len(messages)
+
+
+def answer_details(
+    ctx: PageContext, details: dict[str, Any], kept: dict[str, TurnResult], m: Any
+) -> Any:
+    """An answer's details: this browser session's copy (it has a thinking model's thoughts),
+    else the copy kept beside the answer in Redis (after a reload, in another tab, after a
+    restart); the background extraction's outcome brought in once known."""
+    turn_id = str(m.metadata.get("turn_id", ""))
+    d = details.get(turn_id) or details.get(details_key(m.content))
+    stored = kept.get(turn_id) if turn_id else None
+    if d is None:
+        return stored
+    if stored is not None and d.extraction.startswith("pending"):
+        d.extraction, d.stored = stored.extraction, stored.stored  # kept by the worker
+    _refresh_extraction(ctx, d)
+    return d
 
 
 def _refresh_extraction(ctx: PageContext, d: TurnResult) -> None:
@@ -93,10 +114,8 @@ def _refresh_extraction(ctx: PageContext, d: TurnResult) -> None:
     if ctx.agent is None or not d.extraction.startswith("pending"):
         return
     outcome = ctx.agent.extraction_status(d.turn_id)
-    if outcome is None or outcome.status == "pending":
-        return
-    d.extraction = outcome.status + (f": {outcome.detail}" if outcome.detail else "")
-    d.stored = [*d.stored, *outcome.stored]
+    if outcome is not None:
+        d.apply_extraction(outcome)
 
 
 def empty_state(ctx: PageContext) -> None:
@@ -187,12 +206,11 @@ def run_turn(ctx: PageContext, prompt: str) -> None:
                 f"be in the history or remembered. {no_images(result.error or '')}",
                 icon="💾",
             )
-        rec = result.recalled
-        n = len(rec.episodic) + len(rec.semantic) + (1 if rec.procedural else 0)
-        label = f"Recalled {n} memor{'y' if n == 1 else 'ies'}"
-        if result.tools:
-            label += f" · {len(result.tools)} tool call(s)"
-        box.update(label=label, state="error" if result.error else "complete", expanded=False)
+        box.update(
+            label=status_label(result),
+            state="error" if result.error else "complete",
+            expanded=False,
+        )
         d = result.model_copy(deep=True)  # kept for reruns (the extraction status is updated)
         state.remember_details(details_key(result.reply), d)
         if result.turn_id:

@@ -33,11 +33,15 @@ class BackgroundExtractor:
         log_size: int = 200,
         on_outcome: Callable[[str], None] | None = None,
         grounding: Callable[[str, list[str]], Grounding] | None = None,
+        on_finished: Callable[[ExtractionOutcome], None] | None = None,
     ) -> None:
         """`on_outcome(status)` is called once per finished outcome and once per memory dropped
         as not grounded ("ungrounded"), for metrics counters. `grounding(claim, sources)`
-        judges whether the user's message supports an extracted memory; None keeps all."""
+        judges whether the user's message supports an extracted memory; None keeps all.
+        `on_finished(outcome)` is called with each job's final outcome (the agent keeps it
+        beside the turn's details)."""
         self._on_outcome = on_outcome
+        self._on_finished = on_finished
         self._grounding = grounding
         self._extractor = extractor
         self._writer = writer
@@ -148,7 +152,13 @@ class BackgroundExtractor:
             outcome.ungrounded = ungrounded
             outcome.attempts = attempts
             outcome.finished_at = time.time()
+            final = outcome.model_copy(deep=True)
         self._count(status)
+        if self._on_finished is not None:
+            try:
+                self._on_finished(final)
+            except Exception:  # keeping it is a nicety: the worker carries on
+                log.warning("could not keep an extraction outcome", exc_info=True)
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait for every queued job; True when none is left."""

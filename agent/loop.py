@@ -9,7 +9,9 @@
                      (memory-only: a plain reply saying the model is offline + the recall)
       6. learn/store coordinator.store_interaction with the tool sequence and a success score
       7. extraction  LLM extraction queued in the background (status visible in the result)
-      done           TurnResult
+      done           TurnResult, first kept beside the answer (`TurnResult.for_storage`: no
+                     thoughts) so its details survive reloads; the extraction's outcome is
+                     kept beside it when it finishes (`turn_details` reads both)
 
 The agent never talks to Redis itself: everything goes through the `MemoryCoordinator`.
 """
@@ -22,7 +24,7 @@ import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from ulid import ULID
 
@@ -165,6 +167,7 @@ class ChatAgent:
             log_size=self.config.extraction_log_size,
             on_outcome=self._count_extraction,
             grounding=self.grounded,
+            on_finished=self._extraction_finished,
         )
         self.summaries = SummaryWorker(summaries) if summaries is not None else None
         self._status: dict[str, LLMStatus] = {}
@@ -333,7 +336,40 @@ class ChatAgent:
             user_id, session_id, model, t.mode, t.ctx, t.window, t.stored_ids
         )
         t.timings["total"] = _ms(t.started)
-        yield DoneEvent(text=t.reply, result=self._result(t, extraction, summary))
+        result = self._result(t, extraction, summary)
+        if t.saved:
+            self._save_details(user_id, session_id, result.turn_id, result.for_storage())
+        yield DoneEvent(text=t.reply, result=result)
+
+    def _save_details(
+        self, user_id: str, session_id: str, turn_id: str, data: dict[str, Any], part: str = ""
+    ) -> None:
+        """Kept beside the answer; a failure only costs the details after a reload."""
+        try:
+            self.coordinator.save_turn_details(user_id, session_id, turn_id, data, part=part)
+        except (MemorySystemError, ValueError) as e:
+            log.warning("could not keep the details of turn %s: %s", turn_id, e)
+
+    def _extraction_finished(self, outcome: ExtractionOutcome) -> None:
+        """The background outcome, kept beside the turn's details (shown after a reload)."""
+        data = outcome.model_dump(
+            mode="json", include={"turn_id", "user_id", "session_id", "status", "detail", "stored"}
+        )
+        self._save_details(outcome.user_id, outcome.session_id, outcome.turn_id, data, "extraction")
+
+    def turn_details(self, user_id: str, session_id: str) -> dict[str, TurnResult]:
+        """turn id -> the details kept for that answer of the session (without thoughts),
+        with the background extraction's outcome once known. Raises MemorySystemError."""
+        out: dict[str, TurnResult] = {}
+        for turn_id, parts in self.coordinator.turn_details(user_id, session_id).items():
+            try:
+                result = TurnResult.from_storage(parts)
+            except ValueError as e:  # kept by another version: not shown rather than a crash
+                log.warning("unreadable details of turn %s: %s", turn_id, e)
+                continue
+            if result is not None:
+                out[turn_id] = result
+        return out
 
     def _check_model(self, t: _TurnState) -> Iterator[TurnEvent]:
         """Re-checked every turn: a model that went away since the last one is noticed."""

@@ -15,11 +15,12 @@ Recalled memories are user-controlled text, so they are never spliced in as inst
 from __future__ import annotations
 
 import json
+import re
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 from agent.types import StoredMemory
 from memory.models import ChatMessage, MemoryContext, RecallHit
@@ -52,10 +53,53 @@ NO_MEMORY_NOTE = "(nothing relevant remembered yet)"
 MEMORY_ONLY_MARK = "so this is a memory-only reply (no AI answer)."
 
 
+def unfenced(text: str) -> str:
+    """A memory's text as it stands inside the fence (fence markers broken)."""
+    return text.replace("<<<", "‹‹‹").replace(">>>", "›››")
+
+
 def neutralise(text: str) -> str:
     """One line of data: JSON-encoded (escapes quotes, newlines, control chars), fences broken."""
-    text = text.replace("<<<", "‹‹‹").replace(">>>", "›››")
-    return json.dumps(text, ensure_ascii=False)
+    return json.dumps(unfenced(text), ensure_ascii=False)
+
+
+@dataclass
+class BlockLine:
+    """One line of a rendered memory block, read back for a person (the details' Prompt tab):
+    a section `title`, or a memory with its `label`, `text` (decoded) and `note`."""
+
+    kind: Literal["title", "memory", "note"]
+    text: str
+    label: str = ""
+    note: str = ""
+
+
+_MEMORY_LINE = re.compile(r"^- \[(?P<label>[^\]]*)\] ")
+
+
+def read_block(block: str) -> list[BlockLine]:
+    """The lines of a memory block as rendered by `render_memory_block`, fence left out."""
+    out: list[BlockLine] = []
+    for raw in block.splitlines():
+        line = raw.strip()
+        if not line or (line.startswith("<<<") and line.endswith(">>>")):
+            continue
+        m = _MEMORY_LINE.match(line)
+        if m is not None:
+            try:
+                text, end = json.JSONDecoder().raw_decode(line, m.end())
+            except ValueError:
+                out.append(BlockLine("note", line))
+                continue
+            note = line[end:].strip()
+            if note.startswith("(") and note.endswith(")"):
+                note = note[1:-1]
+            out.append(BlockLine("memory", str(text), label=m["label"], note=note))
+        elif line.endswith(":"):
+            out.append(BlockLine("title", line[:-1]))
+        else:
+            out.append(BlockLine("note", line))
+    return out
 
 
 def label(value: Any) -> str:

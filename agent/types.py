@@ -12,6 +12,7 @@ ExtractionOutcome one background extraction job, as listed by `extraction_log()`
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
@@ -156,6 +157,58 @@ class TurnResult(BaseModel):
     window: WindowReport = Field(
         default_factory=WindowReport, description="The context budget and what the model saw"
     )
+
+    # ---- kept with the assistant message (ChatAgent saves it, the chat page reads it) -----
+    def for_storage(self) -> dict[str, Any]:
+        """The details as kept beside the answer: never the thoughts, and compact: recalled
+        hits keep only the record fields the details show, the recent messages in context
+        only their role and time (the session list holds their text), long tool results are
+        cut."""
+        data = self.model_dump(mode="json", exclude={"thinking"})
+        rec = data["recalled"]
+        hits = [*rec["episodic"], *rec["semantic"]]
+        if rec.get("session_summary"):
+            hits.append(rec["session_summary"])
+        for hit in hits:
+            hit["record"] = {k: v for k, v in hit["record"].items() if k in KEPT_RECORD_FIELDS}
+        rec["short_term"] = [{**m, "content": "", "metadata": {}} for m in rec["short_term"]]
+        for call in data["tools"]:
+            raw = json.dumps(call["result"], ensure_ascii=False)
+            if len(raw) > STORED_RESULT_CHARS:
+                call["result"] = (
+                    raw[:STORED_RESULT_CHARS] + f"… (cut: {len(raw):,} characters in all)"
+                )
+        return data
+
+    @classmethod
+    def from_storage(
+        cls, parts: dict[str, dict[str, Any]], *, thinking: str = ""
+    ) -> TurnResult | None:
+        """Back from what `for_storage` and a later "extraction" part kept (None when the
+        details are missing or no longer valid)."""
+        data = parts.get("")
+        if data is None:
+            return None
+        result = cls.model_validate({**data, "thinking": thinking})
+        later = parts.get("extraction")
+        if later is not None:
+            result.apply_extraction(ExtractionOutcome.model_validate(later))
+        return result
+
+    def apply_extraction(self, outcome: ExtractionOutcome) -> bool:
+        """Show a finished background extraction; False while it is still pending."""
+        if outcome.status == "pending":
+            return False
+        self.extraction = outcome.status + (f": {outcome.detail}" if outcome.detail else "")
+        known = {m.id for m in self.stored}
+        self.stored = [*self.stored, *(m for m in outcome.stored if m.id not in known)]
+        return True
+
+
+#: The fields of a recalled memory's record kept in stored details (what the details show).
+KEPT_RECORD_FIELDS = frozenset({"event_type", "category", "timestamp", "tags", "pinned"})
+#: A tool result longer than this (JSON characters) is cut in the stored details.
+STORED_RESULT_CHARS = 4_000
 
 
 class ExtractionOutcome(BaseModel):

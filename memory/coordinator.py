@@ -6,8 +6,7 @@ turns "what do we know that matters for this message?" into one `MemoryContext`.
 (`memory.boundary.translate_store_errors`): driver errors arrive as `StoreUnavailableError`.
 The editor, purges, export/import and counts live in `memory.admin`, which gets the stores.
 The Redis it opened is remembered (`memory.identity`): when another one answers at the
-address, the coordinator recreates what is missing there and the call raises
-`StoreReplacedError`.
+address, the coordinator recreates what is missing there and the call raises `StoreReplacedError`.
 """
 
 from __future__ import annotations
@@ -50,7 +49,7 @@ from memory.stores import Stores
 from memory.stores.episodic import EpisodicStore, embedding_text
 from memory.stores.procedural import check_run
 from memory.stores.semantic import SemanticStore
-from memory.stores.short_term import ShortTermStore
+from memory.stores.short_term import Details, ShortTermStore
 
 log = logging.getLogger(__name__)
 
@@ -440,6 +439,16 @@ class MemoryCoordinator:
 
     def recent_messages(self, user_id: str, session_id: str, n: int = 50) -> list[ChatMessage]:
         return self.short_term.recent(user_id, session_id, n)
+
+    @_writes
+    def save_turn_details(
+        self, user_id: str, session_id: str, turn_id: str, details: Details, *, part: str = ""
+    ) -> None:
+        """An answer's details (opaque JSON), kept and cleared with the session's messages."""
+        self.short_term.save_details(user_id, session_id, turn_id, details, part)
+
+    def turn_details(self, user_id: str, session_id: str) -> dict[str, dict[str, Details]]:
+        return self.short_term.details(user_id, session_id)
 
     # =====================================================================================
     # Editor

@@ -141,6 +141,20 @@ class AgentMemory(Protocol):
 
     def recent_messages(self, user_id: str, session_id: str, n: int = 50) -> list[ChatMessage]: ...
 
+    def save_turn_details(
+        self,
+        user_id: str,
+        session_id: str,
+        turn_id: str,
+        details: dict[str, Any],
+        *,
+        part: str = "",
+    ) -> None: ...
+
+    def turn_details(
+        self, user_id: str, session_id: str
+    ) -> dict[str, dict[str, dict[str, Any]]]: ...
+
     def list_memories(
         self,
         user_id: str,

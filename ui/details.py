@@ -1,16 +1,21 @@
 """The "Execution details" expander under each answer: why the agent answered as it did.
 
-Input is the turn's `TurnResult` (typed: the agent's own model), kept in session state so the
-details of older answers survive reruns. Tabs:
+Input is the turn's `TurnResult` (typed: the agent's own model), kept beside the answer in
+Redis (without thoughts) and in session state, so the details of older answers survive
+reruns, reloads and restarts. It opens with one plain line ("Used 3 things I know about you:
+…"), then tabs:
 
-    Recalled   memories per type with score, score parts and relevance band; the procedural
-               suggestion with its confidence; short-term messages in context
+    Recalled   the memories with their full text and relevance; the procedural suggestion;
+               how many recent messages were in context
     Tools      each call with arguments, result (or error) and time
     Stored     what the turn wrote or superseded, and the background extraction status
-    Prompt     exactly what was injected into the system prompt, and how the context window
-               was split (rules, tools, memories, history, message, reply)
-    Timing     time per stage
+    Prompt     the memory block as a list (section, memory, its kind and date) and how the
+               context window was split (rules, tools, memories, history, message, reply)
+    Advanced   scores and their parts, time per stage, the raw fenced block as injected
     Thoughts   a thinking model's thoughts (only when there are any; never stored)
+
+Text from users, memories and models is shown escaped (`md_text`), image-free (`no_images`)
+or in `st.code`, never as markup.
 """
 
 from __future__ import annotations
@@ -20,11 +25,73 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from agent.prompt import BlockLine, read_block, unfenced
 from agent.types import BudgetSplit, StoredMemory, ToolCallRecord, TurnResult, WindowReport
-from memory.models import BAND_HIGH, BAND_MODERATE, MemoryContext
-from ui.format import BAND_BADGES, event_label, fmt_duration, md_text, no_images, type_label
+from memory.models import BAND_HIGH, BAND_MODERATE, MemoryContext, RecallHit
+from ui.format import (
+    BAND_BADGES,
+    event_label,
+    fmt_duration,
+    fmt_ms_time,
+    md_text,
+    no_images,
+    type_label,
+)
 
 TOTAL_KEYS = ("total", "total_ms", "turn")
+#: How many memories the lead line names (the rest are counted).
+LEAD_NAMED = 4
+#: Words of a memory the lead line quotes (cut at a word, with "…").
+LEAD_CHARS = 40
+
+
+DANGLING = frozenset("a an and at by for from in my of on or the to with".split())
+
+
+def short(text: str, n: int = LEAD_CHARS) -> str:
+    """The start of a memory's text, cut at a word boundary."""
+    words = " ".join(text.split())
+    if len(words) <= n:
+        return words
+    kept = (words[:n].rsplit(" ", 1)[0] or words[:n]).split(" ")
+    while len(kept) > 1 and kept[-1].lower().strip(",;:.") in DANGLING:
+        kept.pop()  # "…for a half marathon in…" reads better without the "in"
+    return " ".join(kept).rstrip(",;:.") + "…"
+
+
+def in_prompt(r: TurnResult, hits: list[RecallHit]) -> list[RecallHit]:
+    """The hits whose text reached the model (the block may have left some out to fit)."""
+    texts = {line.text for line in read_block(r.memory_block) if line.kind == "memory"}
+    return [h for h in hits if unfenced(h.text) in texts]
+
+
+def lead_line(r: TurnResult) -> str:
+    """One plain sentence: which of the user's memories the answer used (markdown, escaped)."""
+    rec = r.recalled
+    about = in_prompt(r, rec.episodic)
+    facts = in_prompt(r, rec.semantic)
+    if about:
+        n = len(about)
+        named = ", ".join(f"“{md_text(short(h.text))}”" for h in about[:LEAD_NAMED])
+        more = f" and {n - LEAD_NAMED} more" if n > LEAD_NAMED else ""
+        line = f"Used {n} thing{'' if n == 1 else 's'} I know about you: {named}{more}"
+    elif rec.episodic:
+        line = (
+            f"Recalled {len(rec.episodic)} thing{'' if len(rec.episodic) == 1 else 's'} about "
+            "you, but none fitted into the prompt"
+        )
+    else:
+        line = "Used nothing I know about you"
+    extra = []
+    if facts:
+        extra.append(f"{len(facts)} general fact{'' if len(facts) == 1 else 's'}")
+    proc = rec.procedural
+    if proc is not None and proc.tool_sequence:
+        seq = " → ".join(md_text(t) for t in proc.tool_sequence)
+        extra.append(f"a tool habit it learned ({seq})")
+    if extra:
+        line += "; also " + " and ".join(extra)
+    return line + "."
 
 
 def summary_line(r: TurnResult) -> str:
@@ -54,19 +121,40 @@ def summary_line(r: TurnResult) -> str:
     return " · ".join(parts)
 
 
+def status_label(r: TurnResult) -> str:
+    """The label the answer's status box ends with (the same after a rerun or a reload)."""
+    rec = r.recalled
+    n = len(rec.episodic) + len(rec.semantic) + (1 if rec.procedural else 0)
+    label = f"Recalled {n} memor{'y' if n == 1 else 'ies'}"
+    if r.tools:
+        label += f" · {len(r.tools)} tool call(s)"
+    return label
+
+
+def render_status(r: TurnResult) -> None:
+    """The finished status box of an earlier answer: its label, folded, with the tool calls
+    and what was stored, as it stood when the answer was given."""
+    box = st.status(status_label(r), state="error" if r.error else "complete", expanded=False)
+    for t in r.tools:
+        box.write(f"{'❌' if t.error else '🔧'} {md_text(t.name)} · {fmt_duration(t.ms)}")
+    for m in r.stored:
+        box.write(f"💾 {no_images(m.text)}")
+
+
 def render_details(r: TurnResult, *, key: str, expanded: bool = False) -> None:
     tools, stored, thinking = r.tools, r.stored, r.thinking
     with st.expander("🔍 Execution details", expanded=expanded):
+        st.markdown(lead_line(r))
         st.caption(summary_line(r))
         if r.error:
             st.warning(no_images(r.error), icon="⚠️")
         for note in r.window.notes:
             st.warning(no_images(note), icon="📏")
         names = ["Recalled", f"Tools ({len(tools)})", f"Stored ({len(stored)})", "Prompt"]
-        names += ["Timing", *(["💭 Thoughts"] if thinking else [])]
+        names += ["⚙️ Advanced", *(["💭 Thoughts"] if thinking else [])]
         tabs = st.tabs(names)
         with tabs[0]:
-            _recalled(r.recalled, key)
+            _recalled(r.recalled)
         with tabs[1]:
             _tools(tools)
         with tabs[2]:
@@ -75,7 +163,7 @@ def render_details(r: TurnResult, *, key: str, expanded: bool = False) -> None:
             _prompt(r)
             _window(r.window, key)
         with tabs[4]:
-            _timings(r, key)
+            _advanced(r, key)
         if thinking:
             with tabs[5]:
                 st.caption(
@@ -173,51 +261,56 @@ HIT_COLUMNS = {
         help=f"high ≥ {BAND_HIGH} · moderate ≥ {BAND_MODERATE} · low", width="small"
     ),
     "Vector": st.column_config.NumberColumn(
-        "Vec", format="%.2f", help="Cosine similarity of the embeddings", width=48
+        "Meaning", format="%.2f", help="Cosine similarity of the embeddings"
     ),
     "Keywords": st.column_config.NumberColumn(
         "Words",
         format="%.2f",
         help="Share of the question's words the memory holds, rare words weighing more",
-        width=52,
     ),
     "Recency": st.column_config.NumberColumn(
-        "Rec", format="%.2f", help="Recency: decays with age", width=48
+        "Recency", format="%.2f", help="Recency: decays with age"
     ),
-    "Importance": st.column_config.NumberColumn("Imp", format="%.2f", help="Importance", width=48),
+    "Importance": st.column_config.NumberColumn("Importance", format="%.2f", help="Importance"),
     "Date": st.column_config.NumberColumn(
-        "Date", format="%.0f", help="1 when dated inside a date the question names", width=44
+        "Date match", format="%.0f", help="1 when dated inside a date the question names"
     ),
     "Preference": st.column_config.NumberColumn(
-        "Pref",
+        "Preference",
         format="%.2f",
         help="For a request for advice or a question about your tastes: how likely the memory "
         "states a preference or constraint of yours (0 for other messages)",
-        width=48,
     ),
     "Neighbour": st.column_config.NumberColumn(
-        "Nbr",
+        "Neighbour",
         format="%.2f",
         help="Score carried over as the next/previous turn of a strong hit in the same session",
-        width=48,
     ),
 }
 
 
-def _recalled(rec: MemoryContext, key: str) -> None:
+def _hit_meta(h: RecallHit) -> str:
+    """What kind of memory, and when (one caption line)."""
+    rec = h.record
+    kind = rec.get("event_type") or rec.get("category") or ""
+    when = fmt_ms_time(rec.get("timestamp"))[:10]
+    parts = [event_label(str(kind)) if kind else "", f"from {when}" if when else ""]
+    return " · ".join(md_text(p) for p in parts if p)
+
+
+def _recalled(rec: MemoryContext) -> None:
     anything = False
     for mtype, found in (("episodic", rec.episodic), ("semantic", rec.semantic)):
-        hits = [h.model_dump(mode="json") for h in found]
-        if not hits:
+        if not found:
             continue
         anything = True
-        st.markdown(f"**{type_label(mtype)}** · {len(hits)} recalled")
-        st.dataframe(
-            hits_frame(hits),
-            hide_index=True,
-            column_config=HIT_COLUMNS,
-            key=f"det_{key}_{mtype}",
-        )
+        st.markdown(f"**{type_label(mtype)}** · {len(found)} recalled")
+        for h in found:
+            badge = BAND_BADGES.get(h.band, md_text(h.band))
+            meta = _hit_meta(h)
+            st.markdown(
+                f"- {md_text(h.text)}  \n  :gray[{badge}" + (f" · {meta}" if meta else "") + "]"
+            )
     proc = rec.procedural
     if proc is not None:
         anything = True
@@ -231,11 +324,11 @@ def _recalled(rec: MemoryContext, key: str) -> None:
             f"{md_text(proc.match)} match on “{no_images(proc.query_pattern)}”"
         )
         st.progress(min(max(conf, 0.0), 1.0))
-    short = rec.short_term
-    if short:
+    recent = rec.short_term
+    if recent:
         anything = True
         st.markdown(
-            f"**{type_label('short_term')}** · {len(short)} recent messages of this session "
+            f"**{type_label('short_term')}** · {len(recent)} recent messages of this session "
             "were in context"
         )
     if not anything:
@@ -288,14 +381,73 @@ def _stored(stored: list[StoredMemory], extraction: str, recalled: MemoryContext
         st.caption(f"Background extraction: {no_images(extraction)}")
 
 
+def prompt_markdown(lines: list[BlockLine]) -> str:
+    """The memory block for a person: section titles, then each memory's text with its kind
+    and date (every text escaped)."""
+    out: list[str] = []
+    for line in lines:
+        if line.kind == "title":
+            out.append(f"\n**{md_text(line.text)}**\n")
+        elif line.kind == "memory":
+            meta = " · ".join(md_text(x) for x in (line.label, line.note) if x)
+            out.append(f"- {md_text(line.text)}" + (f"  \n  :gray[{meta}]" if meta else ""))
+        else:
+            out.append(f"\n:gray[{md_text(line.text)}]\n")
+    return "\n".join(out).strip()
+
+
 def _prompt(r: TurnResult) -> None:
     block, tokens = r.memory_block, r.memory_block_tokens
     if not block:
         st.caption("No memory was injected into the prompt.")
         return
-    if tokens:
-        st.caption(f"Injected into the system prompt (~{tokens} tokens):")
-    st.code(block, language=None, wrap_lines=True)
+    about = f" (~{tokens:,} tokens)" if tokens else ""
+    st.caption(
+        f"What the model was given as remembered data{about}, inside a fence that tells it "
+        "these are memories, not instructions. The exact text is under ⚙️ Advanced."
+    )
+    st.markdown(prompt_markdown(read_block(block)))
+
+
+def _advanced(r: TurnResult, key: str) -> None:
+    """For engineers: the scores and their parts, the time per stage, the raw block."""
+    st.markdown("**Scores of the recalled memories**")
+    shown = False
+    for mtype, found in (("episodic", r.recalled.episodic), ("semantic", r.recalled.semantic)):
+        hits = [h.model_dump(mode="json") for h in found]
+        if not hits:
+            continue
+        shown = True
+        st.caption(type_label(mtype))
+        st.dataframe(
+            hits_frame(hits),
+            hide_index=True,
+            column_config=HIT_COLUMNS,
+            key=f"det_{key}_{mtype}",
+        )
+    if not shown:
+        st.caption("Nothing was recalled.")
+    st.markdown("**Time per stage**")
+    _timings(r, key)
+    if r.memory_block:
+        st.markdown("**The memory block as injected into the system prompt**")
+        st.code(r.memory_block, language=None, wrap_lines=True)
+
+
+STAGE_LABELS = {
+    "llm_status": "Checking the model",
+    "recall": "Recalling memories",
+    "triggers": "Storing what you asked to remember",
+    "answer": "Answering (model and tools)",
+    "store": "Saving the conversation",
+}
+
+
+def stage_label(stage: str) -> str:
+    """A readable name for a timing stage (`recall: episodic` -> `Recall · episodic`)."""
+    if stage.startswith("recall: "):
+        return "Recall · " + stage[len("recall: ") :].replace("_", " ")
+    return STAGE_LABELS.get(stage) or stage.replace("_", " ").capitalize()
 
 
 def timings_frame(r: TurnResult) -> pd.DataFrame:
@@ -308,12 +460,12 @@ def timings_frame(r: TurnResult) -> pd.DataFrame:
         v for k, v in timings.items() if not k.startswith("recall: ") and k not in TOTAL_KEYS
     )
     rows = [
-        {"Stage": k, "ms": v, "Share": (v / total if total else 0.0)}
+        {"Stage": stage_label(k), "ms": v, "Share": (v / total if total else 0.0)}
         for k, v in timings.items()
         if k not in TOTAL_KEYS
     ]
     if total:
-        rows.append({"Stage": "total", "ms": total, "Share": 1.0})
+        rows.append({"Stage": "Whole answer", "ms": total, "Share": 1.0})
     return pd.DataFrame(rows)
 
 

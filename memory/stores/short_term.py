@@ -3,6 +3,10 @@
 `{ns}:session:{digest(user, session)}` holds JSON messages oldest first (RPUSH), capped at
 `SHORT_TERM_MAX_MESSAGES` (LTRIM) and expiring `SHORT_TERM_TTL_S` after the last write. The
 prompt gets the newest messages that fit a token budget (default 80 % of the context window).
+
+`{ns}:turn_details:{digest(user, session)}` keeps each answer's execution details next to the
+messages (a hash: turn id -> JSON, opaque here: the agent defines and validates it), with the
+same TTL, capped like the list, and cleared with it.
 """
 
 from __future__ import annotations
@@ -21,6 +25,10 @@ from memory.tokens import newest_within_budget
 
 ROLES = ("user", "assistant", "system", "tool")
 MAX_MESSAGE_CHARS = 32_000  # a long assistant answer is still one message
+#: An answer's execution details as kept: a JSON object, opaque to memory.
+Details = dict[str, Any]
+#: One answer's stored details at most (JSON characters); the agent compacts them below this.
+MAX_DETAILS_CHARS = 512_000
 
 
 class ShortTermStore:
@@ -117,8 +125,63 @@ class ShortTermStore:
                 return bool(self._r.lrem(key, 1, as_str(raw)))
         return False
 
+    # --- execution details of the answers ------------------------------------------------
+    def save_details(
+        self, user_id: str, session_id: str, turn_id: str, details: dict[str, Any], part: str = ""
+    ) -> None:
+        """Keep `details` (a JSON object, opaque here) for the answer of `turn_id`; `part`
+        names a later addition kept beside it (e.g. "extraction"). Expires with the session;
+        details of turns whose messages were trimmed away are dropped."""
+        check_id(user_id)
+        check_id(session_id, "session id")
+        if not turn_id or "#" in turn_id or "#" in part:
+            raise InvalidInputError("A turn id (without '#') is needed to store its details.")
+        raw = json.dumps(details, ensure_ascii=False, allow_nan=False)
+        if len(raw) > MAX_DETAILS_CHARS:
+            raise InvalidInputError(
+                f"Execution details are limited to {MAX_DETAILS_CHARS:,} characters."
+            )
+        key = self._keys.details(user_id, session_id)
+        field = f"{turn_id}#{part}" if part else turn_id
+        pipe = self._r.pipeline(transaction=True)
+        pipe.hset(key, field, raw)
+        pipe.expire(key, self.ttl_s)
+        pipe.hlen(key)
+        *_, size = pipe.execute()
+        if int(size) > 2 * self.max_messages:
+            self._trim_details(user_id, session_id)
+
+    def _trim_details(self, user_id: str, session_id: str) -> None:
+        """Keep only the details of turns whose messages are still in the list."""
+        kept = {
+            str(m.metadata.get("turn_id"))
+            for m in self.all_messages(user_id, session_id)
+            if m.metadata.get("turn_id")
+        }
+        key = self._keys.details(user_id, session_id)
+        gone = [f for f in map(as_str, self._r.hkeys(key)) if f.split("#", 1)[0] not in kept]
+        if gone:
+            self._r.hdel(key, *gone)
+
+    def details(self, user_id: str, session_id: str) -> dict[str, dict[str, dict[str, Any]]]:
+        """turn id -> {part ("" for the details themselves) -> the JSON object stored}.
+        Unreadable entries are skipped."""
+        check_id(user_id)
+        check_id(session_id, "session id")
+        out: dict[str, dict[str, dict[str, Any]]] = {}
+        for field, raw in self._r.hgetall(self._keys.details(user_id, session_id)).items():
+            turn_id, _, part = as_str(field).partition("#")
+            try:
+                value = json.loads(raw)
+            except (TypeError, ValueError):
+                continue
+            if isinstance(value, dict):
+                out.setdefault(turn_id, {})[part] = value
+        return out
+
     def clear(self, pipe: redis.client.Pipeline, user_id: str, session_id: str) -> None:
         pipe.delete(self._keys.session(user_id, session_id))
+        pipe.delete(self._keys.details(user_id, session_id))
         pipe.srem(self._keys.user_sessions(user_id), session_id)
         # Its summary bookkeeping goes too: no summary can wait for messages that are gone.
         pipe.delete(self._keys.summary_state(user_id, session_id))

@@ -83,15 +83,31 @@ def test_chat_streams_a_reply_with_execution_details(
     details = page.get_by_test_id("stExpander").filter(has_text="Execution details").last
     details.get_by_text("Execution details").click()
     expect(details.get_by_text(re.compile(r"🤖 qwen2\.5:7b · recalled 1 episodic"))).to_be_visible()
+    expect(details.get_by_text("Used 1 thing I know about you: “I am vegetarian”")).to_be_visible()
     expect(details.get_by_role("tab", name="Recalled")).to_be_visible()
-    expect(details.get_by_test_id("stDataFrame").first).to_be_visible()
     details.get_by_role("tab", name="Prompt").click()
     expect(details.get_by_text("I am vegetarian").first).to_be_visible()
-    details.get_by_role("tab", name="Timing").click()
-    expect(details.get_by_test_id("stDataFrame").last).to_be_visible()
+    details.get_by_role("tab", name="⚙️ Advanced").click()
+    advanced = details.get_by_role("tabpanel", name="⚙️ Advanced")
+    expect(advanced.get_by_test_id("stDataFrame").first).to_be_visible()
+    expect(advanced.get_by_text("<<<MEMORY", exact=False)).to_be_visible()
     details.get_by_role("tab", name="Recalled").click()
     no_exceptions(page)
     screenshot(page, screenshots_dir / "chat.png", height=1700)
+
+    # A reload (a new browser session): every answer still has its status line and details,
+    # read from Redis.
+    page.reload()
+    expect(messages.nth(5)).to_contain_text("I remember:", timeout=TIMEOUT_MS)
+    wait_idle(page)
+    expect(messages).to_have_count(6)
+    for i in (1, 3, 5):
+        expect(messages.nth(i).get_by_text("Execution details")).to_have_count(1)
+    expect(messages.nth(3).get_by_text("1 tool call(s)").first).to_be_visible()
+    kept = messages.nth(5).get_by_test_id("stExpander").filter(has_text="Execution details")
+    kept.get_by_text("Execution details").click()
+    expect(kept.get_by_text("Used 1 thing I know about you: “I am vegetarian”")).to_be_visible()
+    no_exceptions(page)
 
 
 def test_sidebar_add_then_find_on_memories_then_delete(page: Page, app_server):

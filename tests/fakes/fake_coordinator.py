@@ -8,6 +8,7 @@ runs (`avg * n / (n + 2)`), recommended at >= 0.5; enough to see it move both wa
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 import time
@@ -47,6 +48,7 @@ class FakeCoordinator:
         self.episodic: dict[str, EpisodicMemory] = {}
         self.semantic: dict[str, SemanticFact] = {}
         self.messages: dict[tuple[str, str], list[ChatMessage]] = {}
+        self.details: dict[tuple[str, str], dict[str, dict[str, dict[str, Any]]]] = {}
         self.procedures: dict[tuple[str, str], dict[str, Any]] = {}
         self.interactions: list[dict[str, Any]] = []
         self.calls: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = []
@@ -401,6 +403,23 @@ class FakeCoordinator:
 
     def recent_messages(self, user_id: str, session_id: str, n: int = 50) -> list[ChatMessage]:
         return list(self.messages.get((user_id, session_id), []))[-n:]
+
+    def save_turn_details(
+        self,
+        user_id: str,
+        session_id: str,
+        turn_id: str,
+        details: dict[str, Any],
+        *,
+        part: str = "",
+    ) -> None:
+        with self._lock:
+            saved = self.details.setdefault((user_id, session_id), {}).setdefault(turn_id, {})
+            saved[part] = json.loads(json.dumps(details))
+
+    def turn_details(self, user_id: str, session_id: str) -> dict[str, dict[str, dict[str, Any]]]:
+        with self._lock:
+            return json.loads(json.dumps(self.details.get((user_id, session_id), {})))
 
 
 __all__ = ["FakeCoordinator", "InvalidInputError"]

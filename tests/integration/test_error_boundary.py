@@ -45,6 +45,8 @@ CALLS: dict[str, Callable[[MemoryCoordinator], Any]] = {
     "store_interaction": lambda c: c.store_interaction(U, S, "hello", "hi"),
     "add_message": lambda c: c.add_message(U, S, "user", "hello"),
     "recent_messages": lambda c: c.recent_messages(U, S),
+    "save_turn_details": lambda c: c.save_turn_details(U, S, "t1", {"reply": "hi"}),
+    "turn_details": lambda c: c.turn_details(U, S),
     "list_memories": lambda c: c.list_memories(U, "episodic"),
     "get_memory": lambda c: c.get_memory(U, "episodic", MID),
     "update_memory": lambda c: c.update_memory(U, "episodic", MID, text="new text"),

@@ -92,9 +92,12 @@ def test_the_first_recall_says_so_then_recall_and_store_work(swapped: Swapped) -
     assert ctx.short_term == [] and ctx.episodic == []  # the earlier memories are elsewhere
     assert ctx.semantic, "the recreated knowledge is recalled"
     # Writes wait for the operator: before, they went to the replacement and said "stored".
+    coord.bookkeeping.drain()  # recall's own notes (the user's queries) land first
+    before = swapped.user_keys()
     with pytest.raises(StoreReplacedError, match="python -m memory redis confirm"):
         coord.store_interaction(U, S, "I swim on Sundays", "Noted!")
-    assert swapped.user_keys() == []
+    coord.bookkeeping.drain()
+    assert swapped.user_keys() == before and not any(b":session:" in k for k in before)
     assert coord.identity.confirm() is True
     coord.store_interaction(U, S, "I swim on Sundays", "Noted!")
     assert [m.content for m in coord.recent_messages(U, S)] == ["I swim on Sundays", "Noted!"]

@@ -1,0 +1,99 @@
+"""The Execution details last (issue 20 item 2): kept beside the answer in Redis, so a fresh
+run of the same session (a reload, another tab, a restarted app) still shows them under the
+earlier answers, with the finished status line; they lead with one plain line naming the
+memories used, escaped."""
+
+from __future__ import annotations
+
+from memory.models import EventType
+from tests.app.conftest import no_errors, texts
+
+
+def expanders(at, label: str) -> list:  # type: ignore[no-untyped-def]
+    return [e for e in at.expander if e.label == label]
+
+
+def status_labels(at) -> list[str]:  # type: ignore[no-untyped-def]
+    return [str(e.label) for e in at.get("status")]
+
+
+def test_details_and_status_line_survive_a_fresh_run_of_the_session(
+    app_env, make_app, coordinator, agent
+) -> None:
+    coordinator.add_episodic(
+        "maya", "I am training for a half marathon in April", event_type=EventType.GOAL
+    )
+    coordinator.add_episodic("maya", "I am vegetarian", event_type=EventType.PREFERENCE)
+    at = make_app("app.py", user="maya", session="s-details")
+    at.chat_input(key="chat_input").set_value(
+        "Remember: my long runs are on Saturdays. What should I eat before my half marathon? "
+        "I am vegetarian"
+    ).run()
+    no_errors(at)
+    assert agent.wait_for_background(20)
+    # The turn stored a memory, so the page ran again: the status line is still there.
+    label = status_labels(at)
+    assert len(label) == 1 and label[0].startswith("Recalled ")
+    first_lead = next(t for t in texts(at).splitlines() if t.startswith("Used "))
+
+    again = make_app("app.py", user="maya", session="s-details")  # a reload: new state
+    no_errors(again)
+    assert not again.session_state["turn_details"], "nothing came from this browser session"
+    assert [m.name for m in again.chat_message] == ["user", "assistant"]
+    answer = again.chat_message[1]
+    assert [e.label for e in answer.expander if "Execution" in str(e.label)] == [
+        "🔍 Execution details"
+    ]
+    assert status_labels(again) == label
+    shown = texts(again)
+    assert first_lead in shown
+    assert first_lead.startswith("Used 2 things I know about you: ")
+    assert "“I am training for a half marathon…”" in first_lead
+    assert "“I am vegetarian”" in first_lead
+    # The memories with their full text, the stored memory, the scores behind Advanced.
+    assert "I am training for a half marathon in April" in shown
+    assert "My long runs are on Saturdays" in shown
+    assert "Background extraction: " in texts(again, "caption")
+    assert [t.label for t in again.tabs][:5] == [
+        "Recalled",
+        "Tools (0)",
+        "Stored (1)",
+        "Prompt",
+        "⚙️ Advanced",
+    ]
+    table = next(df.value for df in again.dataframe if "Memory" in df.value.columns)
+    assert "I am vegetarian" in set(table["Memory"])
+    stages = next(df.value for df in again.dataframe if "Stage" in df.value.columns)
+    assert "Recalling memories" in set(stages["Stage"]) and "recall" not in set(stages["Stage"])
+    # The Prompt tab lists the memories; the raw fenced block is the Advanced tab's code.
+    assert "About this user (episodic, most relevant first)" in shown.replace("\\", "")
+    assert any("<<<MEMORY" in str(c.value) for c in again.code)
+
+
+def test_the_lead_line_quotes_memories_as_plain_text(app_env, make_app, coordinator, agent) -> None:
+    coordinator.add_episodic(
+        "mallory",
+        "I like **bold** plans ![x](http://example.invalid/a.png) :red[loud]",
+        event_type=EventType.PREFERENCE,
+    )
+    at = make_app("app.py", user="mallory", session="s-hostile")
+    at.chat_input(key="chat_input").set_value("What plans do I like?").run()
+    assert agent.wait_for_background(20)
+    at = make_app("app.py", user="mallory", session="s-hostile")
+    no_errors(at)
+    details = expanders(at, "🔍 Execution details")[0]
+    markdown = "\n".join(str(m.value) for m in details.markdown)
+    lead = next(t for t in markdown.splitlines() if t.startswith("Used 1 thing I know"))
+    assert "\\*\\*bold\\*\\*" in lead and "**bold**" not in lead
+    assert "I like \\*\\*bold\\*\\* plans \\!\\[x\\]" in markdown  # the full text, escaped
+    assert "![" not in markdown.replace("\\!\\[", "")
+    assert ":red[" not in markdown
+
+
+def test_nothing_recalled_says_so_plainly(app_env, make_app, agent) -> None:
+    at = make_app("app.py", user="newcomer-2", session="s-empty")
+    at.chat_input(key="chat_input").set_value("Hello there").run()
+    assert agent.wait_for_background(20)
+    at = make_app("app.py", user="newcomer-2", session="s-empty")
+    no_errors(at)
+    assert "Used nothing I know about you" in texts(at)
