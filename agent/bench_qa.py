@@ -54,7 +54,6 @@ import math
 import re
 import secrets
 import sys
-import time
 import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Generator
@@ -71,6 +70,7 @@ from agent.tools.registry import ToolContext, ToolRegistry
 from agent.types import TurnEvent
 from memory.bench.common import Progress, bench_redis, git_commit, make_coordinator, table
 from memory.bench.locomo import CATEGORIES, load, questions, turn_items
+from memory.bench.locomo import ingest as locomo_ingest
 from memory.coordinator import MemoryCoordinator
 from memory.models import MemoryContext, MemoryType, RecallHit, ScoreParts
 
@@ -207,16 +207,7 @@ def ingest(
 ) -> int:
     """Write every conversation of `data` as `python -m memory bench locomo` does; the number
     of memories written."""
-    progress = progress or Progress(quiet=True)
-    n = 0
-    t0 = time.perf_counter()
-    for i, sample in enumerate(data, 1):
-        items = turn_items(sample["conversation"])
-        progress(f"ingest {sample['sample_id']} ({i}/{len(data)}): {len(items)} turns", force=True)
-        coord.add_episodic_many(user_prefix + sample["sample_id"], items)
-        n += len(items)
-    coord.bookkeeping.drain()
-    progress.done(f"ingested {n} turns in {time.perf_counter() - t0:.1f} s")
+    n, _ = locomo_ingest(coord, data, progress or Progress(quiet=True), user_prefix)
     return n
 
 
