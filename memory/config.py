@@ -64,6 +64,13 @@ class Settings(BaseSettings):
     memory_prompt_tokens: int = Field(
         default=1_500, gt=0, description="Token budget of the recalled-memory block in prompts."
     )
+    recall_prompt_k: int = Field(
+        default=10,
+        ge=1,
+        le=50,
+        description="Episodic memories recall offers a prompt (best first, above "
+        "RECALL_MIN_SCORE); the memory block keeps those that fit MEMORY_PROMPT_TOKENS.",
+    )
 
     # --- Memory behaviour ----------------------------------------------------------------
     dedup_threshold: float = Field(

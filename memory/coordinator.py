@@ -212,11 +212,11 @@ class MemoryCoordinator:
         include_semantic: bool = True,
         include_procedural: bool = True,
         include_short_term: bool = True,
-        k_episodic: int = 5,
+        k_episodic: int | None = None,
         k_semantic: int = 3,
         k_short_term: int = 10,
     ) -> MemoryContext:
-        """Everything relevant to `query` for this user and session, with timings per stage."""
+        """All that is relevant to `query` (k_episodic: RECALL_PROMPT_K), timed per stage."""
         return self.recall.context(
             user_id,
             session_id,
@@ -225,7 +225,7 @@ class MemoryCoordinator:
             include_semantic=include_semantic,
             include_procedural=include_procedural,
             include_short_term=include_short_term,
-            k_episodic=k_episodic,
+            k_episodic=k_episodic or self.settings.recall_prompt_k,
             k_semantic=k_semantic,
             k_short_term=k_short_term,
         )

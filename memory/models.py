@@ -321,6 +321,11 @@ class ScoreParts(BaseModel):
         description="When the message asks for advice or about the user's tastes: how likely "
         "the memory states a preference or constraint of the user (0..1; 0 otherwise)",
     )
+    own: float = Field(
+        default=0.0,
+        description="1 when the message asks for advice, a recommendation or a plan and the "
+        "memory is one of the user's own facts (preference, goal, health event...)",
+    )
     neighbour: float = Field(
         default=0.0,
         description="Score this memory got as the session neighbour of a strong hit (0 = none)",

@@ -242,6 +242,7 @@ def hits_frame(hits: list[dict[str, Any]]) -> pd.DataFrame:
                 "Importance": float(parts.get("importance") or 0.0),
                 "Date": float(parts.get("time") or 0.0),
                 "Preference": float(parts.get("stated") or 0.0),
+                "Your fact": float(parts.get("own") or 0.0),
                 "Neighbour": float(parts.get("neighbour") or 0.0),
             }
         )
@@ -280,6 +281,12 @@ HIT_COLUMNS = {
         format="%.2f",
         help="For a request for advice or a question about your tastes: how likely the memory "
         "states a preference or constraint of yours (0 for other messages)",
+    ),
+    "Your fact": st.column_config.NumberColumn(
+        "Your fact",
+        format="%.0f",
+        help="1 when the message asks for advice, a recommendation or a plan and the memory is "
+        "one of your own facts (a preference, goal, health event...), not a logged exchange",
     ),
     "Neighbour": st.column_config.NumberColumn(
         "Neighbour",

@@ -38,6 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from memory.bench.common import Progress, add_common_args, git_commit, percentiles, table
+from memory.bench.prompt_level import PromptRow, prompt_row
+from memory.bench.prompt_level import summary as prompt_summary
 from memory.coordinator import MemoryCoordinator
 from memory.stores.episodic import interaction_context
 
@@ -153,8 +155,11 @@ def run(
     min_score: float | None = None,
     progress: Progress | None = None,
     user_prefix: str = "locomo-",
+    prompt_budget: int | None = None,
 ) -> dict[str, Any]:
-    """Ingest every conversation, ask every question; the result dict of `--json`."""
+    """Ingest every conversation, ask every question; the result dict of `--json`. With
+    `prompt_budget`, each question also goes through the agent's recall and memory block
+    (`memory.bench.prompt_level`)."""
     progress = progress or Progress(quiet=True)
     commit = git_commit()  # the code that ran, even if HEAD moves during a long run
     ks = sorted(set(ks))
@@ -165,6 +170,8 @@ def run(
     by_cat: dict[int, list] = defaultdict(list)
     by_conv: dict[str, list] = defaultdict(list)
     latencies: list[float] = []
+    prompt_rows: list[PromptRow] = []
+    prompt_by_cat: dict[int, list[PromptRow]] = defaultdict(list)
     total_q = sum(len(questions(s)) for s in data)
     done = 0
     for sample in data:
@@ -178,6 +185,11 @@ def run(
             all_rows.append(row)
             by_cat[int(q["category"])].append(row)
             by_conv[sample["sample_id"]].append(row)
+            if prompt_budget is not None:
+                evidence = [str(e) for e in q["evidence"]]
+                prow = prompt_row(coord, user, str(q["question"]), evidence, prompt_budget)
+                prompt_rows.append(prow)
+                prompt_by_cat[int(q["category"])].append(prow)
             done += 1
             progress(f"questions {done}/{total_q}")
     progress.done(f"asked {done} questions")
@@ -197,6 +209,15 @@ def run(
             "date": datetime.now(UTC).strftime("%Y-%m-%d"),
         }
     )
+    if prompt_budget is not None:
+        out["prompt"] = {
+            "budget_tokens": prompt_budget,
+            **prompt_summary(prompt_rows),
+            "by_category": {
+                f"{c} {CATEGORIES[c]}": prompt_summary(prompt_by_cat[c])
+                for c in sorted(prompt_by_cat)
+            },
+        }
     return out
 
 
@@ -207,12 +228,37 @@ def render(result: dict[str, Any]) -> str:
     for name, s in {**result["by_category"], **result["by_conversation"]}.items():
         rows.append([name, s["n_questions"], *s["recall_at"].values(), s["mrr"]])
     lat = result["latency_ms"]
+    prompt = ""
+    if "prompt" in result:
+        pr = result["prompt"]
+        p_rows = [["all", pr["n_questions"], *_prompt_cells(pr)]]
+        for name, s in pr["by_category"].items():
+            p_rows.append([name, s["n_questions"], *_prompt_cells(s)])
+        prompt = (
+            f"\n\nevidence in the agent's memory block (budget {pr['budget_tokens']} tokens):\n"
+            + table(
+                ["subset", "questions", "evidence", "all", "any", "tokens mean", "p95", "lines"],
+                p_rows,
+            )
+        )
     return (
         table(headers, rows)
+        + prompt
         + f"\n\nrecall latency (search incl. query embedding): p50 {lat['p50']} ms, "
         f"p95 {lat['p95']} ms\ningest: {result['n_turns']} turns in {result['ingest_s']} s; "
         f"min_score {result['min_score']}; commit {result['commit']}, {result['date']}"
     )
+
+
+def _prompt_cells(s: dict[str, Any]) -> list[Any]:
+    return [
+        s["evidence_share"],
+        s["all_evidence"],
+        s["any_evidence"],
+        s["tokens_mean"],
+        s["tokens"]["p95"],
+        s["lines_mean"],
+    ]
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -232,6 +278,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default=None,
         help="recall threshold (default: the app's RECALL_MIN_SCORE)",
     )
+    p.add_argument(
+        "--prompt-budget",
+        type=int,
+        metavar="TOKENS",
+        help="also measure what reaches the agent's memory block at this token budget: the "
+        "share of evidence with a line in it and its tokens per question",
+    )
     add_common_args(p)
     p.set_defaults(fn=main)
 
@@ -245,6 +298,8 @@ def main(args: argparse.Namespace, settings: Any = None) -> int:
         raise SystemExit(f"--k must be comma-separated integers, got {args.k!r}") from None
     if not ks or min(ks) < 1 or max(ks) > 200:
         raise SystemExit("--k values must be between 1 and 200")
+    if args.prompt_budget is not None and not 50 <= args.prompt_budget <= 100_000:
+        raise SystemExit("--prompt-budget must be between 50 and 100000 tokens")
     convs = [c.strip() for c in args.conversations.split(",")] if args.conversations else None
     try:
         data = load(args.data, convs)
@@ -255,7 +310,14 @@ def main(args: argparse.Namespace, settings: Any = None) -> int:
         coord = make_coordinator(client, ns)
         try:
             weights = apply_recall_overrides(coord, args.recall)
-            result = run(coord, data, ks, min_score=args.min_score, progress=progress)
+            result = run(
+                coord,
+                data,
+                ks,
+                min_score=args.min_score,
+                progress=progress,
+                prompt_budget=args.prompt_budget,
+            )
             result["recall_weights"] = weights
         finally:
             coord.close()

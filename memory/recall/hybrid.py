@@ -56,7 +56,7 @@ from redisvl.utils.token_escaper import TokenEscaper
 from memory.models import MemoryType, RecallHit, ScoreParts, relevance_band
 from memory.recall import scoring
 from memory.recall.dates import DAY_MS, time_ranges, without_dates
-from memory.recall.statements import StatementModel, wants_preferences
+from memory.recall.statements import RequestKind, StatementModel, request_kind
 from memory.recall.terms import bm25_text
 from memory.stores.records import as_str, bytes_vector, decode
 from memory.stores.schema import VECTOR_FIELD
@@ -64,6 +64,11 @@ from memory.stores.schema import VECTOR_FIELD
 #: Fields fetched with every candidate: what `fuse` needs to score it (the session TAG value
 #: finds an episodic hit's neighbours; other types have none).
 SCORE_FIELDS = ["timestamp", "importance", "pinned", "session", "event_type"]
+#: What the user's own facts are stored as (the extractor's, triggers' and remember tool's
+#: kinds); a logged exchange ("interaction") or a summary of one is not a fact the user stated.
+OWN_FACT_KINDS = frozenset(
+    {"preference", "goal", "health_event", "fact", "correction", "milestone", "feedback"}
+)
 
 
 @dataclass(frozen=True)
@@ -109,6 +114,8 @@ class HybridRequest:
     text_fields: dict[str, float] = field(default_factory=dict)
     #: set when the query wants preferences: scores how much each candidate states a preference
     statements: StatementModel | None = None
+    #: "advice" (advice or a plan) or "tastes" (the user's tastes): the user's own facts count
+    personal: RequestKind | None = None
 
 
 # --- query construction ----------------------------------------------------------------------
@@ -161,7 +168,8 @@ def build_request(
 ) -> HybridRequest:
     n = max(k, weights.candidates)
     ranges = time_ranges(query_text, _now_ms()) if weights.time_match > 0 else []
-    if statements is not None and not wants_preferences(query_text):
+    personal = request_kind(query_text)
+    if personal is None:
         statements = None
     vq = VectorQuery(
         vector=np.asarray(query_vec, dtype=np.float32).tobytes(),
@@ -207,6 +215,7 @@ def build_request(
         terms=scoring.terms_of_query(without_dates(query_text) if ranges else query_text),
         text_fields=dict(text_fields),
         statements=statements,
+        personal=personal if memory_type is MemoryType.EPISODIC else None,
     )
 
 
@@ -261,6 +270,7 @@ def fuse(
                     importance=round(c["importance"], 4),
                     time=c["time"],
                     stated=round(c["stated"], 4),
+                    own=c["own"],
                     neighbour=round(min(1.0, c.get("neighbour", 0.0)), 4),
                     final=round(final, 4),
                 ),
@@ -308,6 +318,7 @@ def _score_candidates(
                 "text": 0.0,
                 "time": 0.0,
                 "stated": 0.0,
+                "own": 1.0 if row.get("_own") and rec["event_type"] in OWN_FACT_KINDS else 0.0,
                 "neighbour_of": {},
             }
         c = out[rid]
@@ -345,12 +356,14 @@ def _score_candidates(
             c["importance"],
             w_recency=w.recency,
             w_importance=w.importance,
+            own=c["own"],
         )
         c["timestamp"] = ts
         c["session"] = str(rec.get("session") or "")
+    # the user's own facts are not measured against a best (scoring's docstring)
     best_z = max((c["z"] for c in out.values()), default=0.0)
     for c in out.values():
-        c["final"] = scoring.calibrated(c["z"], best_z)
+        c["final"] = scoring.calibrated(c["z"], c["z"] if c["own"] else best_z)
     return out
 
 
@@ -389,6 +402,9 @@ def _annotate(
     w = req.weights
     idf = annotate_coverage([*vector_rows, *text_rows], req.terms, req.text_fields)
     _mark_stated(req, [*vector_rows, *text_rows])
+    if req.personal == "advice":
+        for row in (*vector_rows, *text_rows):
+            row["_own"] = True
     if req.time_ranges:
         for row in (*vector_rows, *text_rows):
             if _in_ranges(row, req.time_ranges):
@@ -464,6 +480,8 @@ def _annotate(
     if new_rows:
         annotate_coverage(new_rows, req.terms, req.text_fields, idf)
         _mark_stated(req, new_rows)
+        for row in new_rows:
+            row["_own"] = req.personal == "advice"
         text_rows.extend(new_rows)
 
 

@@ -11,13 +11,26 @@ query's best BM25, so one weak shared word counted as a perfect keyword match):
               few contain weighs much; no corpus statistics have to be stored. The query's
               date expressions are left out: judging dates is the time part's job.
     time      1 when the memory is dated inside a date the query names, else 0
-    stated    when the query asks for advice or about the user's tastes: the probability
+    stated    when the query asks for advice, a plan or about the user's tastes: the probability
               that the memory states a preference or constraint of the user
               (`memory.recall.statements`), else 0
+    own       when the query asks for advice, a recommendation or a plan: 1 when the
+              memory is one the user's own facts are stored as (a preference, goal, health
+              event, fact, correction, milestone or feedback, not a logged exchange or a
+              summary), else 0
 
     z = BIAS + W_VECTOR * vector + W_COVERAGE * coverage + W_TIME * time + W_STATED * stated
-        + w_recency * recency + w_importance * (importance - 0.5)      (ranks the candidates)
-    p = sigmoid(CAL_SCALE * z + CAL_LEAD * (z - best z of the query) + CAL_BIAS)
+        + W_OWN * own + w_recency * recency + w_importance * (importance - 0.5)
+                                                                  (ranks the candidates)
+    p = sigmoid(CAL_SCALE * z + CAL_LEAD * (z - best z) + CAL_BIAS)
+
+except for the user's own facts (own = 1, only when the message asks for advice or a plan):
+those are calibrated on their own evidence (`best z` = their own z). The lead term models a question
+with ONE needle, the benchmark's evidence turn or a question about one taste ("when do I like
+to exercise?"), where a second-best candidate is likely wrong; a plan or a piece of advice
+needs every goal and constraint of the user at once, and an earlier request in the same words
+("draft my weekly schedule") must not make the user's half-marathon goal look like a poor
+second (issue 19).
 
 `z` alone orders the candidates. `p` calibrates it: how likely a memory is to be the one
 the question needs depends on its own evidence AND on whether something else fits better
@@ -28,9 +41,12 @@ W_VECTOR, W_COVERAGE, W_TIME, W_STATED, BIAS and the CAL_ constants are two logi
 regressions fitted by `scripts/fit_recall.py` on the tune split of both development files
 (BENCHMARKS.md). The recency and importance nudges (RECALL_RECENCY_WEIGHT,
 RECALL_IMPORTANCE_WEIGHT) are NOT fitted: the benchmark data carries no signal on them (every
-turn is years old and of equal importance), so they stay small. `p` reads as the probability
-that the memory is one the question needs; the bands and the default RECALL_MIN_SCORE come
-from the reliability table.
+turn is years old and of equal importance), so they stay small. W_OWN is not fitted either:
+every benchmark memory is a logged turn (own = 0 throughout), so it cannot move a benchmark
+figure; it is a prior, set so that the user's best-matching own fact is at least moderate for
+an advice or planning request in a small store (tests/integration/test_recall_quality.py).
+`p` reads as the probability that the memory is one the question needs; the bands and the
+default RECALL_MIN_SCORE come from the reliability table.
 """
 
 from __future__ import annotations
@@ -55,7 +71,9 @@ CAL_BIAS = 0.12
 #: a session neighbour of a strong hit gets NEIGHBOUR_DECAY ** hops * its probability; chosen
 #: on the tune grid (R@5 + R@10 over both files; BENCHMARKS.md).
 NEIGHBOUR_DECAY = 0.3
-# --- not fitted: small priors the benchmark cannot measure --------------------------------------
+# --- not fitted: priors the benchmark cannot measure --------------------------------------------
+#: log-odds for one of the user's own facts when the message asks for advice or a plan
+W_OWN = 2.5
 W_RECENCY = defaults.W_RECENCY
 W_IMPORTANCE = defaults.W_IMPORTANCE
 
@@ -132,6 +150,7 @@ def logit(
     importance: float = 0.5,
     w_recency: float = W_RECENCY,
     w_importance: float = W_IMPORTANCE,
+    own: float = 0.0,
 ) -> float:
     """The ranking score z of a candidate (see the module docstring)."""
     return (
@@ -140,6 +159,7 @@ def logit(
         + W_COVERAGE * cover
         + W_TIME * time
         + W_STATED * stated
+        + W_OWN * own
         + w_recency * recency
         + w_importance * (importance - 0.5)
     )

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 import threading
 import time
-from typing import Protocol
+from typing import Literal, Protocol
 
 import numpy as np
 
@@ -152,24 +152,54 @@ OTHER_EXAMPLES = (
     "The user is travelling to Berlin next week.",
 )
 
-#: Messages where what the user prefers counts: requests for advice, recommendations or ideas,
-#: and questions about the user's own tastes ("when do I like to exercise?"). Deliberately
-#: broad words ("best", "good", "options", "for me") also catch some questions about what
-#: happened ("the best part of the trip"): there the part only nudges the user's own
-#: statements, and on LoCoMo 3 % of the questions pass the gate (BENCHMARKS.md).
-_WANTS_PREFERENCES = re.compile(
+#: Messages where what the user prefers counts, of two kinds. ADVICE: requests for advice,
+#: recommendations, ideas or a plan, which need every goal and constraint of the user at once.
+#: Deliberately broad words ("best", "good", "options", "for me") also catch some questions
+#: about what happened ("the best part of the trip"): there the parts only nudge the user's own
+#: statements, and on LoCoMo 3 % of the questions pass (BENCHMARKS.md).
+_ASKS_ADVICE = re.compile(
     r"\b(recommend\w*|suggest\w*|advi[cs]e\w*|tips?|ideas?|options?|help me|should i|for me"
-    r"|what are some|best|good"
-    r"|(do|did|would) i (usually |normally |really )?"
+    r"|what are some|best|good)\b",
+    re.IGNORECASE,
+)
+#: ... and requests for a plan or something made for the user ("plan my running", "can you
+#: draft my weekly schedule", "put together a meal plan"): the verb opens the request, so a
+#: question about what someone planned ("What did Caroline plan?") does not count.
+_ASKS_A_PLAN = re.compile(
+    r"^\W*(?:(?:hi|hey|ok|okay|please)\W+)*"
+    r"(?:(?:can|could|would|will) you\s+(?:please\s+)?|help me\s+|i need you to\s+"
+    r"|i(?:'d| would) like you to\s+|let'?s\s+)?"
+    r"(?:plan|draft|schedule|organi[sz]e|prepare|put together|come up with|make|create|design"
+    r"|build|write|set up|map out|work out)\b",
+    re.IGNORECASE,
+)
+#: TASTES: questions about the user's own tastes ("when do I like to exercise?"), which ask for
+#: one thing the user said.
+_ASKS_TASTES = re.compile(
+    r"\b((do|did|would) i (usually |normally |really )?"
     r"(like|prefer|enjoy|love|hate|dislike|want|avoid|eat|drink)"
     r"|am i (allergic|intolerant|sensitive)"
     r"|my (favou?rite|preferences?|tastes?))\b",
     re.IGNORECASE,
 )
 
+RequestKind = Literal["advice", "tastes"]
+
+
+def request_kind(text: str) -> RequestKind | None:
+    """ "advice" for a request for advice, a recommendation or a plan; "tastes" for a question
+    about the user's own tastes; None otherwise (what happened, general knowledge...)."""
+    if _ASKS_ADVICE.search(text) or _ASKS_A_PLAN.search(text):
+        return "advice"
+    if _ASKS_TASTES.search(text):
+        return "tastes"
+    return None
+
 
 def wants_preferences(text: str) -> bool:
-    return _WANTS_PREFERENCES.search(text) is not None
+    """What the user prefers, aims at and must avoid counts for this message (recall's
+    `stated` and `own` parts)."""
+    return request_kind(text) is not None
 
 
 def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1e-2) -> np.ndarray:

@@ -214,3 +214,20 @@ def test_recall_overrides_change_only_the_named_weights(coordinator: MemoryCoord
     assert got["candidates"] == before.candidates and got["neighbour"] == 0.0
     with pytest.raises(SystemExit):
         apply_recall_overrides(coordinator, ["no_such_field=1"])
+
+
+def test_prompt_budget_measures_what_reaches_the_memory_block(
+    coordinator: MemoryCoordinator,
+) -> None:
+    # A generous budget holds every recalled turn of the tiny conversation: the evidence of the
+    # single-hop question (the tortoise's name) has a line in the block.
+    wide = locomo.run(coordinator, TINY, [5], min_score=0.0, prompt_budget=2000, user_prefix="w-")
+    prompt = wide["prompt"]
+    assert prompt["budget_tokens"] == 2000 and prompt["n_questions"] == 2
+    assert prompt["by_category"]["4 single-hop"]["evidence_share"] == 1.0
+    assert 0 < prompt["tokens"]["p95"] <= 2000
+    # A budget that holds the fence and little else leaves the evidence out, and says so.
+    narrow = locomo.run(coordinator, TINY, [5], min_score=0.0, prompt_budget=60, user_prefix="n-")
+    assert narrow["prompt"]["evidence_share"] < prompt["evidence_share"]
+    assert narrow["prompt"]["tokens"]["p95"] <= 60
+    assert "evidence in the agent's memory block" in locomo.render(narrow)

@@ -137,3 +137,83 @@ def test_a_diet_told_in_a_logged_exchange_comes_first_for_a_recipe_request(
     top = ctx.episodic[0]
     assert top.text == VEGETARIAN
     assert top.parts.stated > 0.5 and top.band in ("moderate", "high")
+
+
+# --- The user's own facts first on the main use (issue 19 item 1) -----------------------------
+# Written for these tests, in other words than the issue's case (half marathon, vegetarian,
+# sprained ankle, "draft my weekly schedule"): the signal is the kind of memory (a fact the user
+# stated) and the kind of request (a plan or advice), not these words.
+OWN_FACTS = [
+    ("User is preparing for a 100 km cycling tour in June.", EventType.GOAL),
+    ("User is allergic to tree nuts.", EventType.PREFERENCE),
+    ("User had knee surgery in February and is still recovering.", EventType.HEALTH_EVENT),
+]
+LOGGED = [
+    ("Can you organise my training week", "Sure, here is a first outline: Monday rest, ..."),
+    ("What's the capital of Australia?", "Canberra."),
+    ("Recommend a podcast about history", "Try 'The Rest Is History'."),
+]
+PLAN_REQUESTS = [
+    "Can you organise my training week",
+    "Put together my rides for next week",
+    "Make me a shopping list for the weekend",
+    "What should I do to get ready for the summer?",
+    "Help me build a morning routine",
+]
+
+
+def _own_facts_and_chat(coord: MemoryCoordinator) -> None:
+    for text, kind in OWN_FACTS:
+        coord.add_episodic(U, text, event_type=kind)
+    for message, reply in LOGGED:
+        coord.store_interaction(U, "s0", message, reply)
+    coord.bookkeeping.drain()
+
+
+@pytest.mark.parametrize("request_text", PLAN_REQUESTS)
+def test_a_plan_or_advice_request_recalls_every_stated_fact_at_least_moderate(
+    coordinator: MemoryCoordinator, request_text: str
+) -> None:
+    _own_facts_and_chat(coordinator)
+    hits = coordinator.retrieve_all_context(U, "s1", request_text).episodic
+    by_text = {h.text: h for h in hits}
+    for text, _ in OWN_FACTS:
+        assert text in by_text, (request_text, [h.text for h in hits])
+        assert by_text[text].band in ("moderate", "high"), (request_text, by_text[text])
+        assert by_text[text].parts.own == 1.0
+    # a logged exchange that only shares words ranks below every one of the user's facts
+    # (an earlier request in the very same words may still come first: it holds its answer)
+    lowest_fact = min(by_text[t].score for t, _ in OWN_FACTS)
+    for h in hits:
+        if h.record.get("event_type") == "interaction" and h.text != request_text:
+            assert h.parts.neighbour > 0 or h.score < lowest_fact, (request_text, h)
+
+
+def test_the_kind_of_memory_is_what_lifts_the_facts(
+    coordinator: MemoryCoordinator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _own_facts_and_chat(coordinator)
+    request_text = "Put together my rides for next week"
+    # no memory kind counts as the user's own fact: the prior and the calibration go
+    monkeypatch.setattr("memory.recall.hybrid.OWN_FACT_KINDS", frozenset())
+    hits = coordinator.retrieve_all_context(U, "s1", request_text).episodic
+    bands = {h.text: h.band for h in hits}
+    assert all(h.parts.own == 0.0 for h in hits)
+    assert any(bands.get(t) in (None, "low") for t, _ in OWN_FACTS), bands
+
+
+def test_a_question_about_what_happened_gets_no_own_fact_part(
+    coordinator: MemoryCoordinator,
+) -> None:
+    _own_facts_and_chat(coordinator)
+    hits = coordinator.search(U, "When was the knee surgery?", k=5)
+    assert hits[0].text == OWN_FACTS[2][0]
+    assert all(h.parts.own == 0.0 for h in hits)
+
+
+def test_a_search_for_a_general_word_finds_the_specific_health_event(
+    coordinator: MemoryCoordinator,
+) -> None:
+    _own_facts_and_chat(coordinator)
+    hits = coordinator.search(U, "operation", k=5)
+    assert hits and hits[0].text == OWN_FACTS[2][0]

@@ -17,12 +17,14 @@ def test_every_score_part_has_a_column() -> None:
             "importance": 0.5,
             "time": 0.0,
             "stated": 0.71,
+            "own": 1.0,
             "neighbour": 0.0,
             "final": 0.26,
         },
     }
     row = hits_frame([hit]).iloc[0]
     assert row["Preference"] == 0.71 and row["Vector"] == 0.31 and row["Score"] == 0.26
+    assert row["Your fact"] == 1.0
     assert set(hits_frame([hit]).columns) <= set(HIT_COLUMNS)
 
 

@@ -9,7 +9,12 @@ import pytest
 
 from memory.models import MemoryType
 from memory.recall.hybrid import RecallWeights, fuse
-from memory.recall.statements import StatementModel, fit_logistic, wants_preferences
+from memory.recall.statements import (
+    StatementModel,
+    fit_logistic,
+    request_kind,
+    wants_preferences,
+)
 
 NOW = 1_700_000_000_000
 
@@ -36,10 +41,37 @@ def test_requests_for_advice_want_preferences(text: str) -> None:
         "When did Caroline go to the LGBTQ support group?",
         "What did Melanie paint last year?",
         "How many kids does Jon have?",
+        "What did Caroline plan for the summer?",
+        "Who made the cake for the party?",
+        "Did Jon write a book?",
     ],
 )
 def test_questions_about_what_happened_do_not(text: str) -> None:
     assert not wants_preferences(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "plan my running",
+        "Can you draft my weekly schedule",
+        "Please put together a meal plan for next week",
+        "Could you please organise my evenings?",
+        "Help me prepare for the exam",
+        "hey, make me a packing list",
+        "Can you recommend a hotel in Dubai?",
+    ],
+)
+def test_requests_for_a_plan_or_advice_are_advice(text: str) -> None:
+    assert request_kind(text) == "advice"
+
+
+@pytest.mark.parametrize(
+    "text", ["When do I like to exercise?", "What foods am I allergic to?", "my favourite film?"]
+)
+def test_questions_about_one_taste_are_tastes(text: str) -> None:
+    # one thing the user said: the user's own facts keep competing with each other there
+    assert request_kind(text) == "tastes"
 
 
 def test_fit_logistic_separates_what_it_can() -> None:

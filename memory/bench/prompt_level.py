@@ -1,0 +1,73 @@
+"""Evidence that reaches the prompt: what of a question's evidence the model would actually see.
+
+Recall@k counts evidence among the top k hits; the model sees less: the memory block keeps the
+hits above RECALL_MIN_SCORE, best first, only while they fit its token budget. For each
+question this runs the agent's own recall call and rendering:
+
+    ctx   = coordinator.retrieve_all_context(user, SESSION, question,
+                include_short_term=False, include_procedural=False)     (k as the agent asks)
+    block = memory.block.render_memory_block(ctx, budget_tokens=BUDGET)
+
+and records which evidence turns have a line in the block, and the block's estimated tokens
+(`memory.tokens.estimate_tokens`, which errs high: the fence and section titles included).
+Short-term and procedural memory are left out: a benchmark question has no session and no
+tool pattern; semantic facts (the built-in knowledge) are in, as in a chat, and take room.
+
+    evidence_share  share of a question's evidence turns with a line in the block, averaged
+    all_evidence    share of questions with every evidence turn in the block
+    any_evidence    share of questions with at least one
+    tokens          the block's estimated tokens per question (mean, p50, p95)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from memory.bench.common import percentiles
+from memory.block import neutralise, render_memory_block
+from memory.coordinator import MemoryCoordinator
+
+#: The session the questions are asked in (recall reads no short-term memory here).
+SESSION = "bench-prompt"
+
+
+@dataclass
+class PromptRow:
+    share: float  # evidence turns in the block / evidence turns
+    tokens: int
+    lines: int  # memory lines in the block
+
+
+def prompt_row(
+    coord: MemoryCoordinator, user: str, question: str, evidence: list[str], budget: int
+) -> PromptRow:
+    """Recall and render as the agent does; which of `evidence` (dia ids) got a line."""
+    ctx = coord.retrieve_all_context(
+        user, SESSION, question, include_short_term=False, include_procedural=False
+    )
+    block = render_memory_block(ctx, budget_tokens=budget, nonce="bench")
+    # A hit is in the block when its line is (lines are kept best first while they fit).
+    shown = {
+        str((h.record.get("metadata") or {}).get("dia_id", ""))
+        for h in ctx.episodic
+        if neutralise(h.text) in block.text
+    }
+    share = sum(1 for e in evidence if e in shown) / len(evidence) if evidence else 0.0
+    return PromptRow(share=share, tokens=block.tokens, lines=block.lines)
+
+
+def summary(rows: list[PromptRow]) -> dict[str, Any]:
+    n = len(rows)
+    if not n:
+        return {"n_questions": 0}
+    tokens = [float(r.tokens) for r in rows]
+    return {
+        "n_questions": n,
+        "evidence_share": round(sum(r.share for r in rows) / n, 4),
+        "all_evidence": round(sum(1 for r in rows if r.share >= 1.0) / n, 4),
+        "any_evidence": round(sum(1 for r in rows if r.share > 0) / n, 4),
+        "tokens_mean": round(sum(tokens) / n, 1),
+        "tokens": percentiles(tokens, (50, 95)),
+        "lines_mean": round(sum(r.lines for r in rows) / n, 2),
+    }
