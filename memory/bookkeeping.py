@@ -38,21 +38,23 @@ class Bookkeeper:
         """Remember that this user's query text is in the embedding cache."""
         self._pool.submit(self._note, user_id, query)
 
-    def refine_vector(self, memory_id: str, text: str, embed: Callable[[str], np.ndarray]) -> None:
+    def refine_vector(
+        self, user_id: str, memory_id: str, text: str, embed: Callable[[str], np.ndarray]
+    ) -> None:
         """Re-embed a stored memory from `text` (a logged exchange is written at once with the
         question's cached vector; its vector of record is `description (context)`, the
         assistant's reply included, like every other write path)."""
-        self._pool.submit(self._refine, memory_id, text, embed)
+        self._pool.submit(self._refine, user_id, memory_id, text, embed)
 
     def prepare(self, task: Callable[[], object]) -> None:
         """Run a warm-up task (fitting a model recall needs) before the first answer needs
         it; a failure is logged, and the task runs again when recall needs it."""
         self._pool.submit(self._prepare, task)
 
-    def touch(self, memory_ids: list[str]) -> None:
+    def touch(self, user_id: str, memory_ids: list[str]) -> None:
         """Count an access of each recalled memory."""
         if memory_ids:
-            self._pool.submit(self._touch, memory_ids)
+            self._pool.submit(self._touch, user_id, memory_ids)
 
     def drain(self) -> None:
         """Wait for queued bookkeeping (before a purge or import reads the user's keys)."""
@@ -72,9 +74,11 @@ class Bookkeeper:
         except redis.RedisError as e:
             log.warning("Could not note a cached query: %s", e)
 
-    def _refine(self, memory_id: str, text: str, embed: Callable[[str], np.ndarray]) -> None:
+    def _refine(
+        self, user_id: str, memory_id: str, text: str, embed: Callable[[str], np.ndarray]
+    ) -> None:
         try:
-            self._episodic.replace_vector(memory_id, embed(text))
+            self._episodic.replace_vector(user_id, memory_id, embed(text))
         except Exception as e:  # noqa: BLE001 - the quick vector stays; recall still works
             log.warning("Could not refine the vector of %s: %s", memory_id, e)
 
@@ -84,8 +88,8 @@ class Bookkeeper:
         except Exception as e:  # noqa: BLE001 - recall retries the task when it needs it
             log.warning("A warm-up task failed: %s", e)
 
-    def _touch(self, memory_ids: list[str]) -> None:
+    def _touch(self, user_id: str, memory_ids: list[str]) -> None:
         try:
-            self._episodic.touch(memory_ids)
+            self._episodic.touch(user_id, memory_ids)
         except redis.RedisError as e:
             log.warning("Could not update access counts: %s", e)

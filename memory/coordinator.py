@@ -276,10 +276,10 @@ class MemoryCoordinator:
         if supersedes:
             self.episodic.get(user_id, supersedes)  # must exist and belong to the user
         vec = self.embedder.embed(embedding_text(mem.description, mem.context))
-        pipe = self._r.pipeline(transaction=True)
+        pipe = self.stores.user_pipeline(user_id)
         self.episodic.write(pipe, mem, vec)
         if supersedes:
-            self.episodic.supersede(pipe, supersedes, mem.id)
+            self.episodic.supersede(pipe, user_id, supersedes, mem.id)
         pipe.execute()
         self.metrics_recorder.record("episodic", "add", _ms(t))
         return mem
@@ -297,7 +297,7 @@ class MemoryCoordinator:
             vecs = self.embedder.embed_many(
                 [embedding_text(m.description, m.context) for m in chunk]
             )
-            pipe = self._r.pipeline(transaction=False)
+            pipe = self.stores.user_pipeline(user_id, transaction=False)
             for m, v in zip(chunk, vecs, strict=True):
                 self.episodic.write(pipe, m, v)
             pipe.execute()
@@ -310,10 +310,10 @@ class MemoryCoordinator:
         t = time.perf_counter()
         fact = SemanticStore.build(text, **fields)
         vec = self.embedder.embed(fact.fact)
+        if fact.added_by:  # the user list is another slot than the fact: not in its MULTI
+            self.stores.note_user(fact.added_by)
         pipe = self._r.pipeline(transaction=True)
         self.semantic.write(pipe, fact, vec)
-        if fact.added_by:
-            pipe.sadd(self.keys.users, fact.added_by)
         pipe.execute()
         self.metrics_recorder.record("semantic", "add", _ms(t))
         return fact
@@ -326,7 +326,7 @@ class MemoryCoordinator:
         self.episodic.get(user_id, old_id)
         self.episodic.get(user_id, new_id)
         pipe = self._r.pipeline(transaction=True)
-        self.episodic.supersede(pipe, old_id, new_id)
+        self.episodic.supersede(pipe, user_id, old_id, new_id)
         pipe.execute()
 
     @_writes
@@ -387,7 +387,7 @@ class MemoryCoordinator:
             "episodic": None,
             "procedural": None,
         }
-        pipe = self._r.pipeline(transaction=True)
+        pipe = self.stores.user_pipeline(user_id)
         self.short_term.write(pipe, user_id, session_id, msgs)
         qvec: np.ndarray | None = None
         if store_episode or tools_used:
@@ -418,7 +418,7 @@ class MemoryCoordinator:
             # next answer); the vector of record, `description (context)`, follows off-path,
             # queued last so it does not compete with the rest of this write.
             text = embedding_text(mem.description, mem.context)
-            self.bookkeeping.refine_vector(mem.id, text, self.embedder.embed)
+            self.bookkeeping.refine_vector(user_id, mem.id, text, self.embedder.embed)
         return result
 
     @_writes
@@ -432,7 +432,7 @@ class MemoryCoordinator:
         timestamp_ms: int | None = None,
     ) -> ChatMessage:
         msg = ShortTermStore.build(role, content, timestamp_ms=timestamp_ms)
-        pipe = self._r.pipeline(transaction=True)
+        pipe = self.stores.user_pipeline(user_id)
         self.short_term.write(pipe, user_id, session_id, [msg])
         pipe.execute()
         return msg
@@ -586,8 +586,8 @@ class MemoryCoordinator:
         """The embedding model and dimension each index was built with."""
         return admin.index_models(self.stores)
 
-    def vector_of(self, memory_type: MemoryType, memory_id: str) -> np.ndarray | None:
-        return admin.stored_vector(self.stores, memory_type, memory_id)
+    def vector_of(self, user_id: str, mtype: MemoryType, memory_id: str) -> np.ndarray | None:
+        return admin.stored_vector(self.stores, user_id, mtype, memory_id)
 
 
 def _address(client: redis.Redis) -> str:

@@ -2,7 +2,17 @@
 
 User ids and session ids are free text chosen by people, so they never appear raw inside a key:
 `a:b` + `c` and `a` + `b:c` would collide. Keys that depend on them use a digest instead.
-Memories themselves are keyed by their ULID; their owner lives in an indexed TAG field.
+
+Hash slots (a Redis database sharded over several processes refuses a transaction, a script or
+a multi-key command whose keys lie in two slots: CROSSSLOT). Every key of one user's data
+carries that user's hash tag `{u<digest>}` (`Keys.user_tag`), after the type prefix so the
+RedisVL index prefixes (`{ns}:episodic` ...) still match: `{ns}:episodic:{u<digest>}:<ulid>`.
+A memory's key is therefore found from (user, id); ids shown to people stay the bare ULID.
+Shared data (semantic facts, the user list, metrics, the store marker, the knowledge-file
+record, pending summaries) has no user tag and is never in one transaction with a user's keys;
+the two maintenance lock keys share the tag `{lock}` (one script frees both), the metrics the
+tag `{metrics}` (one DEL resets them). Stores written
+before the tags are renamed at open (`memory.stores.migrate`; `Keys.version`).
 """
 
 from __future__ import annotations
@@ -26,8 +36,16 @@ def owner_tag(*ids: str) -> str:
     return digest(*ids, length=32)
 
 
+def user_tag(user_id: str) -> str:
+    """The hash tag of every key of this user's data: one slot per user."""
+    return "{u" + digest(user_id) + "}"
+
+
 class Keys:
     """Key and index names under one namespace (`MEMORY_NAMESPACE`, default `cm`)."""
+
+    #: Layout of the keys below: 2 = per-user hash tags (a store without the marker is older).
+    VERSION = 2
 
     @staticmethod
     def memory_id(key: str | bytes) -> str:
@@ -63,38 +81,40 @@ class Keys:
     def procedural_prefix(self) -> str:
         return f"{self.ns}:procedure"
 
-    def episodic(self, memory_id: str) -> str:
-        return f"{self.episodic_prefix}:{memory_id}"
+    def episodic(self, user_id: str, memory_id: str) -> str:
+        return f"{self.episodic_prefix}:{user_tag(user_id)}:{memory_id}"
 
     def semantic(self, fact_id: str) -> str:
+        """Shared data (any user may read a shared fact by its id; sharing changes its
+        audience, not its key): no user tag, each fact in a slot of its own."""
         return f"{self.semantic_prefix}:{fact_id}"
 
     def procedure(self, user_id: str, query_hash: str) -> str:
         """O(1) procedural lookup: one hash per (user, normalised query)."""
-        return f"{self.procedural_prefix}:{digest(user_id, length=16)}:{query_hash}"
+        return f"{self.procedural_prefix}:{user_tag(user_id)}:{query_hash}"
 
     # --- short-term --------------------------------------------------------------------
     def session(self, user_id: str, session_id: str) -> str:
-        return f"{self.ns}:session:{digest(user_id, session_id)}"
+        return f"{self.ns}:session:{user_tag(user_id)}:{digest(user_id, session_id)}"
 
     def details(self, user_id: str, session_id: str) -> str:
         """Hash of one session: turn id -> JSON of that answer's execution details (and
         `{turn id}#{part}` -> a later part, e.g. the background extraction's outcome). Opaque
         to memory; expires and is cleared with the session's messages."""
-        return f"{self.ns}:turn_details:{digest(user_id, session_id)}"
+        return f"{self.ns}:turn_details:{user_tag(user_id)}:{digest(user_id, session_id)}"
 
-    def timeline(self, session_tag: str) -> str:
+    def timeline(self, user_id: str, session_tag: str) -> str:
         """Sorted set of one session's episodic memory ids by timestamp (`session_tag` is the
         memory's `session` TAG value): finds a hit's neighbours in O(log n)."""
-        return f"{self.ns}:timeline:{session_tag}"
+        return f"{self.ns}:timeline:{user_tag(user_id)}:{session_tag}"
 
     def user_sessions(self, user_id: str) -> str:
         """Set of session ids a user has written to (for listing and purging)."""
-        return f"{self.ns}:user_sessions:{digest(user_id)}"
+        return f"{self.ns}:user_sessions:{user_tag(user_id)}"
 
     def user_queries(self, user_id: str) -> str:
         """Set of query texts a user searched with (their cached embeddings go on a purge)."""
-        return f"{self.ns}:user_queries:{digest(user_id)}"
+        return f"{self.ns}:user_queries:{user_tag(user_id)}"
 
     @property
     def users(self) -> str:
@@ -114,6 +134,11 @@ class Keys:
         are refused until an operator confirms it (`python -m memory redis confirm`)."""
         return f"{self.ns}:store_unconfirmed"
 
+    @property
+    def version(self) -> str:
+        """The key layout the store is in (`Keys.VERSION`), set once its keys are migrated."""
+        return f"{self.ns}:keys_version"
+
     def index_meta(self, index_name: str) -> str:
         """Hash recording the embedding model and dimension an index was built with."""
         return f"{self.ns}:index_meta:{index_name}"
@@ -130,70 +155,70 @@ class Keys:
     @property
     def metrics_latency(self) -> str:
         """Stream of latency samples, capped with MAXLEN."""
-        return f"{self.ns}:metrics:latency"
+        return f"{self.ns}:metrics:{{metrics}}:latency"
 
     @property
     def metrics_counters(self) -> str:
         """Hash of counters (embedding cache hits/misses, extraction outcomes...)."""
-        return f"{self.ns}:metrics:counters"
+        return f"{self.ns}:metrics:{{metrics}}:counters"
 
     @property
     def metrics_counts_history(self) -> str:
         """Stream of periodic memory-count snapshots (growth chart)."""
-        return f"{self.ns}:metrics:counts"
+        return f"{self.ns}:metrics:{{metrics}}:counts"
 
     # --- maintenance (consolidation, retention, decay) ----------------------------------
     @property
     def maintenance_lock(self) -> str:
         """One runner at a time across processes (redis-py's Lock: an owner token, a TTL)."""
-        return f"{self.ns}:maintenance:lock"
+        return f"{self.ns}:maintenance:{{lock}}"
 
     @property
     def maintenance_lock_holder(self) -> str:
         """JSON {host, pid, since} of the lock's holder, with the lock's TTL: who to name when
         busy, and how a holder on this host that died is recognised."""
-        return f"{self.ns}:maintenance:lock:holder"
+        return f"{self.ns}:maintenance:{{lock}}:holder"
 
     def maintenance_last(self, user_id: str) -> str:
         """JSON of the last real maintenance report that covered this user (the Memories page
         shows it; a purge deletes it: it quotes the user's memories)."""
-        return f"{self.ns}:maintenance:last:{digest(user_id)}"
+        return f"{self.ns}:maintenance:last:{user_tag(user_id)}"
 
     @property
     def maintenance_history(self) -> str:
         """List of past reports' totals, newest first, capped (the Stats chart)."""
         return f"{self.ns}:maintenance:history"
 
-    def merge(self, merge_id: str) -> str:
+    def merge(self, user_id: str, merge_id: str) -> str:
         """JSON record of one consolidation (its members, the canonical's text before)."""
-        return f"{self.ns}:merge:{merge_id}"
+        return f"{self.ns}:merge:{user_tag(user_id)}:{merge_id}"
 
     def user_merges(self, user_id: str) -> str:
         """Sorted set of a user's merge ids by time (undo lists them)."""
-        return f"{self.ns}:user_merges:{digest(user_id)}"
+        return f"{self.ns}:user_merges:{user_tag(user_id)}"
 
     def rejected_merges(self, user_id: str) -> str:
         """Set of member-id signatures of merges the user rejected (never proposed again)."""
-        return f"{self.ns}:rejected_merges:{digest(user_id)}"
+        return f"{self.ns}:rejected_merges:{user_tag(user_id)}"
 
     def judged_apart(self, user_id: str) -> str:
         """Set of clusters (ids and texts) the model judged different facts: not asked again."""
-        return f"{self.ns}:judged_apart:{digest(user_id)}"
+        return f"{self.ns}:judged_apart:{user_tag(user_id)}"
 
     def decay_state(self, user_id: str) -> str:
         """Hash: memory id -> "decayed_at_ms,access_count seen" (kept apart from the memory's
         hash, which an edit rewrites)."""
-        return f"{self.ns}:decay:{digest(user_id)}"
+        return f"{self.ns}:decay:{user_tag(user_id)}"
 
     # --- session summaries -----------------------------------------------------------------
     def summary_state(self, user_id: str, session_id: str) -> str:
         """Hash of one session: `mark` (JSON id + timestamp of the last summarised message),
         `latest` (id of its newest summary memory, which recall shows when turns are trimmed)."""
-        return f"{self.ns}:summary:{digest(user_id, session_id)}"
+        return f"{self.ns}:summary:{user_tag(user_id)}:{digest(user_id, session_id)}"
 
     def summary_lock(self, user_id: str, session_id: str) -> str:
         """One summariser per session at a time (the agent's worker, the maintenance run)."""
-        return f"{self.ns}:summary_lock:{digest(user_id, session_id)}"
+        return f"{self.ns}:summary_lock:{user_tag(user_id)}:{digest(user_id, session_id)}"
 
     @property
     def summaries_pending(self) -> str:

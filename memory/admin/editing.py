@@ -162,7 +162,7 @@ def delete_memory(
     pipe = stores.client.pipeline(transaction=True)
     if mtype is MemoryType.EPISODIC:
         mem = stores.episodic.get(user_id, memory_id)
-        stores.episodic.delete_many(pipe, [memory_id])
+        stores.episodic.delete_many(pipe, user_id, [memory_id])
         pipe.execute()
         embedder.forget([mem.description])
     elif mtype is MemoryType.SEMANTIC:
@@ -264,7 +264,7 @@ def plan_episodic_update(
         vec = embedder.embed(embedding_text(new.description, new.context))
         embedder.forget([old.description])
     else:
-        vec = stores.episodic.get_vector(memory_id)
+        vec = stores.episodic.get_vector(user_id, memory_id)
         if vec is None:
             raise NotFoundError(f"No episodic memory {memory_id!r}.")
     return new, vec
@@ -276,7 +276,7 @@ def queue_episodic_write(
     """Queue the write of a planned update (the caller executes the pipeline)."""
     stores.episodic.write(pipe, new, vec)
     if not new.expires_at:
-        pipe.persist(stores.keys.episodic(new.id))
+        pipe.persist(stores.keys.episodic(new.user_id, new.id))
 
 
 def _update_semantic(

@@ -28,11 +28,16 @@ def index_models(stores: Stores) -> dict[str, dict[str, Any]]:
     }
 
 
-def stored_vector(stores: Stores, memory_type: MemoryType, memory_id: str) -> np.ndarray | None:
-    """The stored vector of an episodic memory or a semantic fact (None when missing)."""
+def stored_vector(
+    stores: Stores, user_id: str, memory_type: MemoryType, memory_id: str
+) -> np.ndarray | None:
+    """The stored vector of a user's episodic memory or of a semantic fact (None when
+    missing)."""
     keys = stores.keys
     key = (
-        keys.episodic(memory_id) if memory_type is MemoryType.EPISODIC else keys.semantic(memory_id)
+        keys.episodic(user_id, memory_id)
+        if memory_type is MemoryType.EPISODIC
+        else keys.semantic(memory_id)
     )
     raw = stores.client.hget(key, VECTOR_FIELD)
     return bytes_vector(raw) if isinstance(raw, bytes) else None

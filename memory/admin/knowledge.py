@@ -21,9 +21,14 @@ def load_knowledge(stores: Stores, embedder: CachedEmbedder, path: Path) -> int:
     if not facts:
         return 0
     vecs = embedder.embed_many([f.fact for f in facts])
-    pipe = stores.client.pipeline(transaction=True)
+    # Each fact is a key of its own slot: no transaction over them (a sharded Redis refuses
+    # one). Facts first, then the record that they are loaded: a failure in between loads
+    # them again next time, under the same ids (a digest of the text), replacing themselves.
+    pipe = stores.client.pipeline(transaction=False)
     for f, v in zip(facts, vecs, strict=True):
         stores.semantic.write(pipe, f, v)
+    pipe.execute()
+    pipe = stores.client.pipeline(transaction=False)
     stores.semantic.mark_loaded(pipe, facts)
     pipe.execute()
     log.info("Loaded %d facts from %s", len(facts), path)

@@ -2,7 +2,9 @@
 
 A user purge is read first (`plan_user_purge`), then queued on a MULTI/EXEC pipeline
 (`UserPurge.queue`): an import that replaces a user queues the purge and the new records on the
-same transaction, so a failed write leaves the old memories in place.
+same transaction, so a failed write leaves the old memories in place. That transaction holds
+the user's keys only (one hash slot); what the user leaves in shared data (the facts they
+added, the user list, the summaries waiting) goes after it (`UserPurge.finish`).
 """
 
 from __future__ import annotations
@@ -31,10 +33,10 @@ class UserPurge:
     maintenance_keys: list[str] = field(default_factory=list)
 
     def queue(self, pipe: redis.client.Pipeline, stores: Stores) -> None:
-        stores.episodic.delete_many(pipe, self.episodic_ids)
+        """The user's own keys (one slot), on the caller's transaction."""
+        stores.episodic.delete_many(pipe, self.user_id, self.episodic_ids)
         for key in self.timelines:
             pipe.delete(key)
-        stores.semantic.delete_many(pipe, self.semantic_ids)
         for k in self.procedure_keys:
             pipe.delete(k)
         for s in self.sessions:
@@ -43,7 +45,14 @@ class UserPurge:
         pipe.delete(keys.user_sessions(self.user_id), keys.user_queries(self.user_id))
         for k in self.maintenance_keys:
             pipe.delete(k)
-        pipe.srem(keys.users, self.user_id)
+
+    def finish(self, stores: Stores) -> None:
+        """After the transaction: shared data (each command one key, no transaction)."""
+        pipe = stores.client.pipeline(transaction=False)
+        stores.semantic.delete_many(pipe, self.semantic_ids)
+        pipe.srem(stores.keys.users, self.user_id)
+        pipe.execute()
+        stores.short_term.clear_shared(self.user_id, self.sessions)
 
     def counts(self) -> dict[str, int]:
         return {
@@ -61,7 +70,7 @@ def plan_user_purge(stores: Stores, user_id: str) -> UserPurge:
     check_id(user_id)
     plan = UserPurge(user_id)
     plan.episodic_ids = stores.episodic.ids_for_user(user_id)
-    plan.texts, plan.timelines = stores.episodic.purge_reads(plan.episodic_ids)
+    plan.texts, plan.timelines = stores.episodic.purge_reads(user_id, plan.episodic_ids)
     plan.texts += [as_str(q) for q in stores.client.smembers(stores.keys.user_queries(user_id))]
     plan.semantic_ids = stores.semantic.ids_added_by(user_id, private_only=True)
     plan.procedure_keys = stores.procedural.keys_for_user(user_id)
@@ -69,7 +78,7 @@ def plan_user_purge(stores: Stores, user_id: str) -> UserPurge:
     plan.sessions = stores.short_term.sessions(user_id)
     keys = stores.keys
     merges = stores.client.zrange(keys.user_merges(user_id), 0, -1)
-    plan.maintenance_keys = [keys.merge(as_str(m)) for m in merges] + [
+    plan.maintenance_keys = [keys.merge(user_id, as_str(m)) for m in merges] + [
         keys.user_merges(user_id),
         keys.rejected_merges(user_id),
         keys.judged_apart(user_id),
@@ -88,6 +97,7 @@ def purge_user(stores: Stores, embedder: CachedEmbedder, user_id: str) -> dict[s
     pipe = stores.client.pipeline(transaction=True)
     plan.queue(pipe, stores)
     pipe.execute()
+    plan.finish(stores)
     embedder.forget(list(set(plan.texts)))
     return plan.counts()
 
@@ -101,5 +111,6 @@ def clear_session(stores: Stores, embedder: CachedEmbedder, user_id: str, sessio
     pipe = stores.client.pipeline(transaction=True)
     stores.short_term.clear(pipe, user_id, session_id)
     pipe.execute()
+    stores.short_term.clear_shared(user_id, [session_id])
     embedder.forget([m.content for m in msgs if m.role == "user"])
     return n

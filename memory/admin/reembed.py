@@ -63,6 +63,8 @@ def reembed_all(settings: Settings, progress: Callable[[str], None] = lambda m: 
         counts[name] = len(keys_found)
     # Cached query vectors belong to the old model (they are keyed by model too; drop anyway).
     stale = list(client.scan_iter(match=f"{keys.embedding_cache_name}:*", count=1000))
-    if stale:
-        client.delete(*stale)
+    pipe = client.pipeline(transaction=False)
+    for key in stale:  # one DEL per key: cache entries lie in many hash slots
+        pipe.delete(key)
+    pipe.execute()
     return counts

@@ -1,9 +1,11 @@
 """Export of one user's memories (all four types) to JSON, and import back.
 
 Import is validated in full before anything is written (pydantic models, the same text and id
-rules as new memories, embeddings computed up front), then written in one MULTI/EXEC
-transaction: a bad file changes nothing. Vectors are not exported: they are recomputed with the
-configured embedder on import, so a file moves between embedding models too.
+rules as new memories, embeddings computed up front), then the user's records are written in
+one MULTI/EXEC transaction (all their keys share one hash slot): a bad file changes nothing.
+The facts the user added are shared data (a slot per fact) and follow that transaction.
+Vectors are not exported: they are recomputed with the configured embedder on import, so a
+file moves between embedding models too.
 """
 
 from __future__ import annotations
@@ -84,8 +86,9 @@ def import_user(
     mode: Literal["merge", "replace"] = "merge",
     user_id: str | None = None,
 ) -> dict[str, int]:
-    """Import an export file; `user_id` imports it under another user. Atomic: a replace
-    deletes the user's memories in the same transaction that writes the file's."""
+    """Import an export file; `user_id` imports it under another user. A replace deletes the
+    user's memories in the same transaction that writes the file's; the facts they added
+    (shared data, other slots) are replaced after it."""
     if mode not in ("merge", "replace"):
         raise InvalidInputError("Import mode must be 'merge' or 'replace'.")
     doc = _parse(data)
@@ -159,18 +162,21 @@ def import_user(
         purge.queue(pipe, stores)
     for m, v in zip(episodic, ep_vecs, strict=True):
         stores.episodic.write(pipe, m, v)
-    for f, v in zip(semantic, sem_vecs, strict=True):
-        stores.semantic.write(pipe, f, v)
     for p, v in zip(procedural, proc_vecs, strict=True):
         stores.procedural.write_raw(pipe, p, v)
     for s, msgs in sessions.items():
         if msgs:
             pipe.delete(stores.keys.session(target, s))
             stores.short_term.write(pipe, target, s, msgs)
-    pipe.sadd(stores.keys.users, target)
     pipe.execute()
     if purge is not None:
+        purge.finish(stores)  # before the file's facts: they may reuse the old facts' ids
         embedder.forget(list(set(purge.texts)))
+    pipe = stores.client.pipeline(transaction=False)
+    for f, v in zip(semantic, sem_vecs, strict=True):
+        stores.semantic.write(pipe, f, v)
+    pipe.sadd(stores.keys.users, target)
+    pipe.execute()
     return {
         "episodic": len(episodic),
         "semantic": len(semantic),
@@ -268,12 +274,14 @@ def _owned_ids(
 ) -> tuple[dict[str, str], dict[str, str]]:
     """File id -> id to write. An id whose record exists and belongs to someone else (the
     file came from another user, or was crafted), or is a shared fact, gets a new id: an
-    import never overwrites another user's memory or the shared knowledge."""
+    import never overwrites another user's memory or the shared knowledge. (An episodic
+    memory's key holds its user's tag, so another user's memory is never this key; the
+    owner check stays as a guard.)"""
     ep = [_safe_id(m.id) for m in doc.episodic]
     sem = [_safe_id(f.id) for f in doc.semantic]
     pipe = stores.client.pipeline(transaction=False)
     for mid in ep:
-        pipe.hget(stores.keys.episodic(mid), "user_id")
+        pipe.hget(stores.keys.episodic(target, mid), "user_id")
     for fid in sem:
         pipe.hmget(stores.keys.semantic(fid), ["added_by", AUDIENCE_FIELD])
     replies = pipe.execute()

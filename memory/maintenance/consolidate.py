@@ -348,7 +348,7 @@ def _current(
         raise _stale("one was already merged or replaced")
     if [m.description for m in mems] != [proposal.canonical_text, *proposal.member_texts]:
         raise _stale("a text was edited")
-    raws = [stores.episodic.get_vector(mid) for mid in ids]
+    raws = [stores.episodic.get_vector(proposal.user_id, mid) for mid in ids]
     if any(r is None for r in raws):
         raise _stale("one has no vector")
     sims = _cosine_matrix([bytes_vector(r) for r in raws if r is not None])
@@ -380,7 +380,7 @@ def apply_merge(
     cluster, so an edit made meanwhile (even during the model's call) aborts all of it.
     Raises StaleMergeError when the memories are not what the proposal showed."""
     user_id = proposal.user_id
-    keys = [stores.keys.episodic(i) for i in [proposal.canonical_id, *proposal.member_ids]]
+    keys = [stores.keys.episodic(user_id, i) for i in [proposal.canonical_id, *proposal.member_ids]]
     with stores.client.pipeline(transaction=True) as pipe:
         pipe.watch(*keys)
         canon, members = _current(stores, proposal, min_similarity, proposal_similarity)
@@ -420,8 +420,8 @@ def apply_merge(
         pipe.multi()
         admin.queue_episodic_write(pipe, stores, new, vec)
         for m in members:
-            stores.episodic.supersede(pipe, m.id, canon.id)
-        pipe.set(stores.keys.merge(record.id), record.model_dump_json())
+            stores.episodic.supersede(pipe, user_id, m.id, canon.id)
+        pipe.set(stores.keys.merge(user_id, record.id), record.model_dump_json())
         pipe.zadd(stores.keys.user_merges(user_id), {record.id: now_ms})
         try:
             pipe.execute()
@@ -438,7 +438,7 @@ def list_merges(stores: Stores, user_id: str, limit: int = 50) -> list[MergeReco
     ids = stores.client.zrevrange(stores.keys.user_merges(user_id), 0, limit - 1)
     if not ids:
         return []
-    raws = stores.client.mget([stores.keys.merge(as_str(i)) for i in ids])
+    raws = stores.client.mget([stores.keys.merge(user_id, as_str(i)) for i in ids])
     return [MergeRecord.model_validate(json.loads(as_str(r))) for r in raws if r]
 
 
@@ -449,7 +449,7 @@ def undo_merge(
     cluster recorded as rejected, in one MULTI/EXEC (WATCHing the record and the memories):
     otherwise the next run, in the background, would merge the same memories again."""
     keys = stores.keys
-    record_key = keys.merge(merge_id)
+    record_key = keys.merge(user_id, merge_id)
     with stores.client.pipeline(transaction=True) as pipe:
         pipe.watch(record_key)
         raw = stores.client.get(record_key)
@@ -458,7 +458,7 @@ def undo_merge(
             raise NotFoundError(f"No merge {merge_id!r} for this user.")
         if record.undone:
             return record
-        pipe.watch(*(keys.episodic(i) for i in [record.canonical_id, *record.member_ids]))
+        pipe.watch(*(keys.episodic(user_id, i) for i in [record.canonical_id, *record.member_ids]))
         planned = None
         try:
             canon = stores.episodic.get(user_id, record.canonical_id)
@@ -476,9 +476,9 @@ def undo_merge(
         back = []
         for mid in record.member_ids:
             # Only members still superseded by this merge (not deleted, not replaced since).
-            by = stores.client.hget(keys.episodic(mid), "superseded_by")
+            by = stores.client.hget(keys.episodic(user_id, mid), "superseded_by")
             if by == record.canonical_id.encode() or (
-                by is None and stores.client.exists(keys.episodic(mid))
+                by is None and stores.client.exists(keys.episodic(user_id, mid))
             ):
                 back.append(mid)
         record.undone = True
@@ -486,7 +486,9 @@ def undo_merge(
         if planned is not None:
             admin.queue_episodic_write(pipe, stores, *planned)
         for mid in back:
-            pipe.hset(keys.episodic(mid), mapping={"superseded_by": "", "status": "active"})
+            pipe.hset(
+                keys.episodic(user_id, mid), mapping={"superseded_by": "", "status": "active"}
+            )
         pipe.set(record_key, record.model_dump_json())
         pipe.sadd(keys.rejected_merges(user_id), record.signature)
         try:

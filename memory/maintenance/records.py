@@ -39,7 +39,7 @@ def load_memos(stores: Stores, user_id: str) -> list[Memo]:
         return []
     pipe = stores.client.pipeline(transaction=False)
     for mid in ids:
-        pipe.hgetall(stores.keys.episodic(mid))
+        pipe.hgetall(stores.keys.episodic(user_id, mid))
     out: list[Memo] = []
     for mid, raw in zip(ids, pipe.execute(), strict=True):
         if not raw:  # deleted meanwhile

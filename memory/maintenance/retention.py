@@ -63,13 +63,15 @@ def expired(memos: list[Memo], policy: RetentionPolicy, now_ms: int) -> list[Mem
     return out
 
 
-def delete_expired(stores: Stores, embedder: CachedEmbedder, memos: list[Memo]) -> None:
+def delete_expired(
+    stores: Stores, embedder: CachedEmbedder, user_id: str, memos: list[Memo]
+) -> None:
     if not memos:
         return
     ids = [m.id for m in memos]
-    _, timelines = stores.episodic.purge_reads(ids)
+    _, timelines = stores.episodic.purge_reads(user_id, ids)
     pipe = stores.client.pipeline(transaction=True)
-    stores.episodic.delete_many(pipe, ids)
+    stores.episodic.delete_many(pipe, user_id, ids)
     for key in timelines:
         pipe.zrem(key, *ids)
     pipe.execute()
@@ -141,7 +143,7 @@ def write_decay(
         pipe.eval(
             _SET_IMPORTANCE,
             len(changes),
-            *(stores.keys.episodic(c.id) for c in changes),
+            *(stores.keys.episodic(user_id, c.id) for c in changes),
             *(c.after for c in changes),
         )
     if new_state:

@@ -325,7 +325,7 @@ def maintain_user(
     gone = expired(memos, policy, now_ms)
     report.expired = [{"id": m.id, "text": m.text, "kind": m.event_type} for m in gone]
     if not dry_run:
-        delete_expired(stores, embedder, gone)
+        delete_expired(stores, embedder, user_id, gone)
     # Merged members left recall; canonicals just got a new importance: neither decays now.
     merged = {mid for p in report.consolidated for mid in [p.canonical_id, *p.member_ids]}
     gone_ids = {m.id for m in gone} | merged
@@ -399,9 +399,11 @@ def run_maintenance(
 
 def save_report(stores: Stores, report: MaintenanceReport) -> None:
     """Each user's part under their own key (a run for one user must not hide another user's
-    last report), the run's totals on the shared history."""
+    last report), the run's totals on the shared history. No transaction: each user's key is
+    in their own hash slot, the history in another (a sharded Redis refuses a MULTI over
+    them); every command touches one key."""
     keys = stores.keys
-    pipe = stores.client.pipeline(transaction=True)
+    pipe = stores.client.pipeline(transaction=False)
     for u in report.users:
         mine = report.model_copy(update={"users": [u]})
         pipe.set(keys.maintenance_last(u.user_id), json.dumps(mine.as_json()))

@@ -159,7 +159,7 @@ class RecallPipeline:
         if requests:
             t = time.perf_counter()
             groups = hydration_groups(
-                self._stores.keys, ctx.episodic, ctx.semantic, ctx.session_summary
+                self._stores.keys, user_id, ctx.episodic, ctx.semantic, ctx.session_summary
             )
             hydrate(self._stores.client, groups)
             timings["hydrate"] = _ms(t)
@@ -172,7 +172,7 @@ class RecallPipeline:
             if not requests:  # no search ran: read the summary alone
                 hydrate(
                     self._stores.client,
-                    hydration_groups(self._stores.keys, [], [], ctx.session_summary),
+                    hydration_groups(self._stores.keys, user_id, [], [], ctx.session_summary),
                 )
             if not ctx.session_summary.text:  # deleted since
                 ctx.session_summary = None
@@ -198,7 +198,7 @@ class RecallPipeline:
         self._metrics.record(
             "all", "retrieve_all_context", timings["total"], hit=any(ctx.hits.values())
         )
-        self._bookkeeping.touch([h.id for h in ctx.episodic])
+        self._bookkeeping.touch(user_id, [h.id for h in ctx.episodic])
         return ctx
 
     def _schedule_statement_fit(self) -> None:
@@ -270,7 +270,7 @@ class RecallPipeline:
         ((vrows, trows),) = run_requests([req])
         hits = fuse(mtype, vrows, trows, qvec, k, weights, now_ms())
         ep, sem = (hits, []) if mtype is MemoryType.EPISODIC else ([], hits)
-        hydrate(self._stores.client, hydration_groups(self._stores.keys, ep, sem))
+        hydrate(self._stores.client, hydration_groups(self._stores.keys, user_id, ep, sem))
         self._metrics.record(mtype.value, "search", _ms(t), hit=bool(hits))
         return hits
 

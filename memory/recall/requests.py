@@ -5,6 +5,7 @@ Recall depends on the stores (their indexes and filters), never the other way ro
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -44,7 +45,7 @@ def episodic_request(
         weights,
         # Neighbours come from the session timeline, which knows no filters: only for
         # unfiltered recall (the agent's), not for a search narrowed by type, tags or time.
-        timeline_key=None if _narrowed(filters) else keys.timeline,
+        timeline_key=None if _narrowed(filters) else functools.partial(keys.timeline, user_id),
         statements=statements,
     )
 
@@ -73,18 +74,20 @@ def semantic_request(
 
 def hydration_groups(
     keys: Keys,
+    user_id: str,
     episodic: list[RecallHit],
     semantic: list[RecallHit],
     summary: RecallHit | None = None,
 ) -> list[tuple[list[RecallHit], Callable[[str], str], list[str], str]]:
     """What `hydrate` reads for the hits of each store: key, fields, the text field (and the
     session's latest summary, read in the same round trip)."""
-    groups = [
-        (episodic, keys.episodic, EPISODIC_FIELDS, "description"),
+    episodic_key: Callable[[str], str] = functools.partial(keys.episodic, user_id)
+    groups: list[tuple[list[RecallHit], Callable[[str], str], list[str], str]] = [
+        (episodic, episodic_key, EPISODIC_FIELDS, "description"),
         (semantic, keys.semantic, SEMANTIC_FIELDS, "fact"),
     ]
     if summary is not None:
-        groups.append(([summary], keys.episodic, EPISODIC_FIELDS, "description"))
+        groups.append(([summary], episodic_key, EPISODIC_FIELDS, "description"))
     return groups
 
 

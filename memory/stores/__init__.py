@@ -13,7 +13,9 @@ from redisvl.index import SearchIndex
 from redisvl.schema import IndexSchema
 
 from memory.keys import Keys
+from memory.models import check_id
 from memory.stores.episodic import EpisodicStore, embedding_text
+from memory.stores.migrate import migrate_keys
 from memory.stores.procedural import ProceduralStore
 from memory.stores.schema import (
     VECTOR_FIELD,
@@ -48,7 +50,9 @@ class Stores:
         short_term_max_messages: int,
         short_term_ttl_s: int,
     ) -> Stores:
-        """Open (creating when missing) the three indexes, refusing another embedding model."""
+        """Open (creating when missing) the three indexes, refusing another embedding model;
+        a store written before the per-user hash tags has its keys renamed first."""
+        migrate_keys(client, keys)
 
         def index(schema: IndexSchema) -> SearchIndex:
             return open_index(client, keys, schema, model_id, dims)
@@ -66,6 +70,18 @@ class Stores:
             ),
             short_term=ShortTermStore(client, keys, short_term_max_messages, short_term_ttl_s),
         )
+
+    def note_user(self, user_id: str) -> None:
+        """List the user among those with memories (a shared set: another hash slot than
+        the user's keys, so never inside their transaction; noted before it, a failed write
+        leaves at worst a listed user with nothing)."""
+        self.client.sadd(self.keys.users, check_id(user_id))
+
+    def user_pipeline(self, user_id: str, transaction: bool = True) -> redis.client.Pipeline:
+        """A pipeline for writes to one user's keys (all in the user's hash slot), the user
+        noted first (`note_user`)."""
+        self.note_user(user_id)
+        return self.client.pipeline(transaction=transaction)
 
     def recreate_missing(self, model_id: str, dims: int) -> list[str]:
         """Create again the indexes (and their meta) a Redis lacks; returns their names."""

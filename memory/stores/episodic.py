@@ -1,7 +1,8 @@
 """Episodic memory: what happened with one user (preferences, goals, events, corrections...).
 
-One Redis hash per memory (`{ns}:episodic:{ulid}`) indexed by RedisVL: the owner is a TAG
-field that every query filters on, so no query can read another user's memories.
+One Redis hash per memory (`{ns}:episodic:{u<digest>}:{ulid}`, the user's hash tag: see
+`memory.keys`) indexed by RedisVL: the owner is a TAG field that every query filters on, so no
+query can read another user's memories. A memory is addressed by (user, id).
 """
 
 from __future__ import annotations
@@ -149,7 +150,7 @@ class EpisodicStore:
 
     def write(self, pipe: redis.client.Pipeline, mem: EpisodicMemory, vec: np.ndarray) -> None:
         """Queue the writes of one memory on a pipeline (the caller executes it)."""
-        key = self._keys.episodic(mem.id)
+        key = self._keys.episodic(mem.user_id, mem.id)
         data = mem.model_dump(exclude={"id"})
         data["status"] = "superseded" if mem.superseded_by else "active"
         data["owner"] = owner_tag(mem.user_id)
@@ -157,17 +158,17 @@ class EpisodicStore:
         # The timeline is the conversation: logged exchanges only. An extracted preference or
         # goal is no "next turn" of anything, and must not drag its session's turns along.
         if data["session"] and mem.event_type is EventType.INTERACTION:
-            pipe.zadd(self._keys.timeline(data["session"]), {mem.id: mem.timestamp})
+            pipe.zadd(self._keys.timeline(mem.user_id, data["session"]), {mem.id: mem.timestamp})
         data[VECTOR_FIELD] = vec
         pipe.delete(key)
         pipe.hset(key, mapping=encode(data))
         if mem.expires_at:
             pipe.pexpireat(key, mem.expires_at)
-        pipe.sadd(self._keys.users, mem.user_id)
+        # The user list is shared data (another slot): the caller notes the user apart.
 
     # --- reading -------------------------------------------------------------------------
     def get(self, user_id: str, memory_id: str) -> EpisodicMemory:
-        raw = self._r.hgetall(self._keys.episodic(_check_memory_id(memory_id)))
+        raw = self._r.hgetall(self._keys.episodic(user_id, _check_memory_id(memory_id)))
         if not raw:
             raise NotFoundError(f"No episodic memory {memory_id!r}.")
         rec = decode(raw)
@@ -177,8 +178,8 @@ class EpisodicStore:
         rec["id"] = memory_id
         return EpisodicMemory.model_validate(rec)
 
-    def get_vector(self, memory_id: str) -> bytes | None:
-        raw = self._r.hget(self._keys.episodic(memory_id), VECTOR_FIELD)
+    def get_vector(self, user_id: str, memory_id: str) -> bytes | None:
+        raw = self._r.hget(self._keys.episodic(user_id, memory_id), VECTOR_FIELD)
         return raw if isinstance(raw, bytes) else None
 
     @staticmethod
@@ -240,14 +241,14 @@ class EpisodicStore:
         return int(self.index.query(CountQuery(filter_expression=f)))
 
     # --- changing ------------------------------------------------------------------------
-    def touch(self, memory_ids: list[str]) -> None:
+    def touch(self, user_id: str, memory_ids: list[str]) -> None:
         """Count an access (recall) of each memory; skips ids deleted meanwhile."""
         if not memory_ids:
             return
         ts = now_ms()
         pipe = self._r.pipeline(transaction=False)
         for mid in memory_ids:
-            key = self._keys.episodic(mid)
+            key = self._keys.episodic(user_id, mid)
             # HINCRBY would create a stub hash for a deleted memory; guard with EXISTS in Lua-free
             # form: HSETEX is Redis 8 only, so update only keys that still exist.
             pipe.exists(key)
@@ -255,35 +256,38 @@ class EpisodicStore:
         pipe = self._r.pipeline(transaction=False)
         for mid, ok in zip(memory_ids, exists, strict=True):
             if ok:
-                key = self._keys.episodic(mid)
+                key = self._keys.episodic(user_id, mid)
                 pipe.hincrby(key, "access_count", 1)
                 pipe.hset(key, "last_accessed", ts)
         pipe.execute()
 
     def set_fields(self, user_id: str, memory_id: str, fields: dict[str, Any]) -> None:
         self.get(user_id, memory_id)  # ownership check
-        self._r.hset(self._keys.episodic(memory_id), mapping=encode(fields))
+        self._r.hset(self._keys.episodic(user_id, memory_id), mapping=encode(fields))
 
-    def delete_many(self, pipe: redis.client.Pipeline, memory_ids: list[str]) -> None:
+    def delete_many(self, pipe: redis.client.Pipeline, user_id: str, memory_ids: list[str]) -> None:
         for mid in memory_ids:
-            pipe.delete(self._keys.episodic(mid))
+            pipe.delete(self._keys.episodic(user_id, mid))
 
-    def replace_vector(self, memory_id: str, vec: np.ndarray) -> bool:
+    def replace_vector(self, user_id: str, memory_id: str, vec: np.ndarray) -> bool:
         """Store a new vector for a memory that still exists (never recreates a deleted
         one as a stub hash); False when it is gone."""
         return bool(
             self._r.eval(
                 _SET_VECTOR_IF_EXISTS,
                 1,
-                self._keys.episodic(memory_id),
+                self._keys.episodic(user_id, memory_id),
                 np.asarray(vec, dtype=np.float32).tobytes(),
             )
         )
 
-    def supersede(self, pipe: redis.client.Pipeline, old_id: str, new_id: str) -> None:
+    def supersede(
+        self, pipe: redis.client.Pipeline, user_id: str, old_id: str, new_id: str
+    ) -> None:
         """Queue: `old_id` is replaced by `new_id` (kept as history, no longer recalled)."""
         pipe.hset(
-            self._keys.episodic(old_id), mapping={"superseded_by": new_id, "status": "superseded"}
+            self._keys.episodic(user_id, old_id),
+            mapping={"superseded_by": new_id, "status": "superseded"},
         )
 
     def similar(self, user_id: str, vec: np.ndarray, k: int) -> list[tuple[dict[str, Any], float]]:
@@ -302,7 +306,7 @@ class EpisodicStore:
             out.append((rec, max(0.0, 1.0 - float(row.get("vector_distance", 1.0)))))
         return out
 
-    def purge_reads(self, memory_ids: list[str]) -> tuple[list[str], set[str]]:
+    def purge_reads(self, user_id: str, memory_ids: list[str]) -> tuple[list[str], set[str]]:
         """Before a purge: the texts of these memories (to drop their cached embeddings) and
         the timeline keys of their sessions, in one round trip."""
         texts: list[str] = []
@@ -311,12 +315,12 @@ class EpisodicStore:
             return texts, timelines
         pipe = self._r.pipeline(transaction=False)
         for mid in memory_ids:
-            pipe.hmget(self._keys.episodic(mid), ["description", "session"])
+            pipe.hmget(self._keys.episodic(user_id, mid), ["description", "session"])
         for description, session in pipe.execute():
             if description:
                 texts.append(as_str(description))
             if session:
-                timelines.add(self._keys.timeline(as_str(session)))
+                timelines.add(self._keys.timeline(user_id, as_str(session)))
         return texts, timelines
 
 

@@ -1,6 +1,7 @@
 """Procedural memory: tool sequences that worked for a kind of question, per user.
 
-One hash per (user, normalised query) at `{ns}:procedure:{user digest}:{query hash}`: an exact
+One hash per (user, normalised query) at `{ns}:procedure:{u<digest>}:{query hash}` (the user's
+hash tag: `memory.keys`): an exact
 repeat of a question is an O(1) HGETALL. The same hashes are indexed by RedisVL with the
 question's embedding, so a similar question finds the pattern by vector.
 
@@ -122,6 +123,8 @@ class ProceduralStore:
         normalized = normalize_query(query)
         key = self.key(user_id, normalized)
         now = now_ms()
+        # The user list is shared data (another slot): noted before, never in the MULTI.
+        self._r.sadd(self._keys.users, user_id)
         with self._r.pipeline(transaction=True) as pipe:
             while True:
                 try:
@@ -151,7 +154,6 @@ class ProceduralStore:
                     mapping["owner"] = owner_tag(user_id)
                     pipe.multi()
                     pipe.hset(key, mapping=mapping)
-                    pipe.sadd(self._keys.users, user_id)
                     pipe.execute()
                     return pattern
                 except redis.WatchError:

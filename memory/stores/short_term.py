@@ -1,12 +1,13 @@
 """Short-term memory: the recent messages of one session, in a Redis list.
 
-`{ns}:session:{digest(user, session)}` holds JSON messages oldest first (RPUSH), capped at
-`SHORT_TERM_MAX_MESSAGES` (LTRIM) and expiring `SHORT_TERM_TTL_S` after the last write. The
-prompt gets the newest messages that fit a token budget (default 80 % of the context window).
+`{ns}:session:{u<digest>}:{digest(user, session)}` (the user's hash tag: `memory.keys`) holds
+JSON messages oldest first (RPUSH), capped at `SHORT_TERM_MAX_MESSAGES` (LTRIM) and expiring
+`SHORT_TERM_TTL_S` after the last write. The prompt gets the newest messages that fit a token
+budget (default 80 % of the context window).
 
-`{ns}:turn_details:{digest(user, session)}` keeps each answer's execution details next to the
-messages (a hash: turn id -> JSON, opaque here: the agent defines and validates it), with the
-same TTL, capped like the list, and cleared with it.
+`{ns}:turn_details:{u<digest>}:{digest(user, session)}` keeps each answer's execution details
+next to the messages (a hash: turn id -> JSON, opaque here: the agent defines and validates
+it), with the same TTL, capped like the list, and cleared with it.
 """
 
 from __future__ import annotations
@@ -70,7 +71,6 @@ class ShortTermStore:
         pipe.ltrim(key, -self.max_messages, -1)
         pipe.expire(key, self.ttl_s)
         pipe.sadd(self._keys.user_sessions(user_id), session_id)
-        pipe.sadd(self._keys.users, user_id)
 
     def recent_request(
         self, pipe: redis.client.Pipeline, user_id: str, session_id: str, n: int
@@ -180,9 +180,17 @@ class ShortTermStore:
         return out
 
     def clear(self, pipe: redis.client.Pipeline, user_id: str, session_id: str) -> None:
+        """Queue the deletion of a session's keys (all in the user's slot); then, after the
+        transaction, `clear_shared`."""
         pipe.delete(self._keys.session(user_id, session_id))
         pipe.delete(self._keys.details(user_id, session_id))
         pipe.srem(self._keys.user_sessions(user_id), session_id)
         # Its summary bookkeeping goes too: no summary can wait for messages that are gone.
         pipe.delete(self._keys.summary_state(user_id, session_id))
-        pipe.hdel(self._keys.summaries_pending, digest(user_id, session_id))
+
+    def clear_shared(self, user_id: str, session_ids: list[str]) -> None:
+        """What cleared sessions leave in shared data (the store-wide list of summaries
+        waiting: another slot, so not in the user's transaction)."""
+        if session_ids:
+            fields = [digest(user_id, s) for s in session_ids]
+            self._r.hdel(self._keys.summaries_pending, *fields)

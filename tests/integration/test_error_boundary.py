@@ -61,7 +61,7 @@ CALLS: dict[str, Callable[[MemoryCoordinator], Any]] = {
     "import_user": lambda c: c.import_user(json.dumps(EXPORT)),
     "load_knowledge": lambda c: c.load_knowledge(),
     "index_models": lambda c: c.index_models(),
-    "vector_of": lambda c: c.vector_of(MemoryType.EPISODIC, MID),
+    "vector_of": lambda c: c.vector_of(U, MemoryType.EPISODIC, MID),
     "latency_samples": lambda c: c.latency_samples(),
     "metric_counters": lambda c: c.metric_counters(),
     "from_settings": lambda c: MemoryCoordinator.from_settings(c.settings),

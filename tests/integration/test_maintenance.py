@@ -117,7 +117,7 @@ def test_retention_expires_old_exchanges_but_keeps_pinned_recalled_important_and
     c.pin("ana", "episodic", pinned.id)
     c.add_episodic("ana", "my knee hurt after the race", event_type="interaction", importance=0.8)
     used = c.add_episodic("ana", "plan my recovery week", event_type="interaction", importance=0.3)
-    c.episodic.touch([used.id])
+    c.episodic.touch("ana", [used.id])
     c.add_episodic("ana", "I prefer morning workouts")
     m = Maintenance.of(c)
 
@@ -141,8 +141,8 @@ def test_importance_decays_unless_recalled_and_grows_when_recalled(
     used = c.add_episodic("ana", "I prefer swimming on Sundays", importance=0.6)
     m = Maintenance.of(c)
     t0 = now_ms()
-    c.episodic.touch([used.id])
-    c.episodic.touch([used.id])
+    c.episodic.touch("ana", [used.id])
+    c.episodic.touch("ana", [used.id])
     report = m.run(user_id="ana", at_ms=t0 + 90 * DAY)  # one half-life
 
     def importance(mid: str) -> float:
@@ -326,7 +326,7 @@ def test_decay_never_recreates_a_memory_deleted_meanwhile(
 ) -> None:
     c = coordinator
     mem = c.add_episodic("ana", "I once tried rock climbing", importance=0.6)
-    key = c.keys.episodic(mem.id)
+    key = c.keys.episodic("ana", mem.id)
     memos = load_memos(c.stores, "ana")
     policy = policy_of(c.settings)
     changes, state = decay_changes(c.stores, "ana", memos, policy, now_ms() + 90 * DAY)

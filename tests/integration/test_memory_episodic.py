@@ -86,12 +86,12 @@ def test_update_text_re_embeds_and_search_finds_the_new_text(
     coordinator: MemoryCoordinator,
 ) -> None:
     mem = coordinator.add_episodic(U, "I drink green tea every morning", event_type="preference")
-    before = coordinator.vector_of(MemoryType.EPISODIC, mem.id)
+    before = coordinator.vector_of(U, MemoryType.EPISODIC, mem.id)
 
     updated = coordinator.update_memory(
         U, "episodic", mem.id, text="I switched to espresso for breakfast"
     )
-    after = coordinator.vector_of(MemoryType.EPISODIC, mem.id)
+    after = coordinator.vector_of(U, MemoryType.EPISODIC, mem.id)
     assert updated["text"] == "I switched to espresso for breakfast"
     assert before is not None and after is not None
     assert float(np.dot(before, after)) < 0.9  # a new vector, not the old one
@@ -109,13 +109,13 @@ def test_update_text_re_embeds_and_search_finds_the_new_text(
 
 def test_update_other_fields_keeps_the_vector(coordinator: MemoryCoordinator) -> None:
     mem = coordinator.add_episodic(U, "Knee hurts after long runs", event_type="health_event")
-    before = coordinator.vector_of(MemoryType.EPISODIC, mem.id)
+    before = coordinator.vector_of(U, MemoryType.EPISODIC, mem.id)
     got = coordinator.update_memory(
         U, "episodic", mem.id, tags=["knee"], importance=0.8, event_type="correction"
     )
     assert (got["tags"], got["importance"], got["event_type"]) == (["knee"], 0.8, "correction")
     assert got["text"] == "Knee hurts after long runs"
-    assert np.array_equal(before, coordinator.vector_of(MemoryType.EPISODIC, mem.id))
+    assert np.array_equal(before, coordinator.vector_of(U, MemoryType.EPISODIC, mem.id))
     with pytest.raises(InvalidInputError, match="Cannot change"):
         coordinator.update_memory(U, "episodic", mem.id, session_id="another")
 
@@ -249,15 +249,16 @@ def test_expiry_sets_a_key_ttl_and_the_memory_disappears(
     later = coordinator.add_episodic(
         U, "Remind me: dentist on Friday", expires_at_ms=now_ms() + 3_600_000
     )
-    ttl = redis_client.pttl(coordinator.keys.episodic(later.id))
+    ttl = redis_client.pttl(coordinator.keys.episodic(U, later.id))
     assert 0 < ttl <= 3_600_000
     assert coordinator.get_memory(U, "episodic", later.id)["expires_at"] == later.expires_at
     forever = coordinator.add_episodic(U, "My birthday is in June")
-    assert redis_client.pttl(coordinator.keys.episodic(forever.id)) == -1
+    assert redis_client.pttl(coordinator.keys.episodic(U, forever.id)) == -1
 
     soon = coordinator.add_episodic(U, "Parking ticket expires soon", expires_at_ms=now_ms() + 300)
     deadline = time.monotonic() + 10
-    while redis_client.exists(coordinator.keys.episodic(soon.id)) and time.monotonic() < deadline:
+    soon_key = coordinator.keys.episodic(U, soon.id)
+    while redis_client.exists(soon_key) and time.monotonic() < deadline:
         time.sleep(0.05)
     with pytest.raises(NotFoundError):
         coordinator.get_memory(U, "episodic", soon.id)
@@ -270,7 +271,7 @@ def test_removing_an_expiry_makes_the_memory_permanent(
 ) -> None:
     mem = coordinator.add_episodic(U, "Temporary note", expires_at_ms=now_ms() + 3_600_000)
     coordinator.update_memory(U, "episodic", mem.id, expires_at=None)
-    assert redis_client.pttl(coordinator.keys.episodic(mem.id)) == -1
+    assert redis_client.pttl(coordinator.keys.episodic(U, mem.id)) == -1
     assert coordinator.get_memory(U, "episodic", mem.id)["expires_at"] is None
 
 
@@ -327,7 +328,7 @@ def test_a_logged_exchange_gets_its_vector_of_record_off_the_answer_path(
     coordinator.bookkeeping.drain()
     mem = coordinator.episodic.get("ana", str(result["episodic"]))
     expected = coordinator.embedder.embed(embedding_text(mem.description, mem.context))
-    stored = coordinator.vector_of(MemoryType.EPISODIC, mem.id)
+    stored = coordinator.vector_of("ana", MemoryType.EPISODIC, mem.id)
     assert stored is not None and np.allclose(stored, expected, atol=1e-5)
     assert "cycling" in mem.context
 
@@ -335,8 +336,8 @@ def test_a_logged_exchange_gets_its_vector_of_record_off_the_answer_path(
 def test_refining_a_deleted_memory_does_not_bring_it_back(coordinator: MemoryCoordinator) -> None:
     mem = coordinator.add_episodic("ana", "I like rowing")
     coordinator.delete_memory("ana", "episodic", mem.id)
-    assert coordinator.episodic.replace_vector(mem.id, np.ones(4, dtype=np.float32)) is False
-    assert not coordinator.redis.exists(coordinator.keys.episodic(mem.id))
+    assert coordinator.episodic.replace_vector("ana", mem.id, np.ones(4, dtype=np.float32)) is False
+    assert not coordinator.redis.exists(coordinator.keys.episodic("ana", mem.id))
 
 
 def test_reembed_gives_episodic_memories_the_same_vector_as_the_write_path(
@@ -349,10 +350,10 @@ def test_reembed_gives_episodic_memories_the_same_vector_as_the_write_path(
     )
     with_context = coordinator.embedder.embed(embedding_text(mem.description, mem.context))
     alone = coordinator.embedder.embed(mem.description)
-    coordinator.episodic.replace_vector(mem.id, alone)  # as an older reembed left it
+    coordinator.episodic.replace_vector("ana", mem.id, alone)  # as an older reembed left it
 
     reembed_all(settings)
 
-    stored = coordinator.vector_of(MemoryType.EPISODIC, mem.id)
+    stored = coordinator.vector_of("ana", MemoryType.EPISODIC, mem.id)
     assert stored is not None
     assert float(np.dot(stored, with_context)) > 0.999 > float(np.dot(stored, alone))

@@ -104,11 +104,11 @@ def test_user_added_fact_lifecycle(coordinator: MemoryCoordinator) -> None:
     hits = coordinator.search("u1", "kombucha", "semantic", k=1)
     assert hits[0].id == fact.id and hits[0].parts.text == 1.0
 
-    old_vec = coordinator.vector_of(MemoryType.SEMANTIC, fact.id)
+    old_vec = coordinator.vector_of("u1", MemoryType.SEMANTIC, fact.id)
     coordinator.update_memory(
         "u1", "semantic", fact.id, text="Water kefir is a fermented, fizzy drink."
     )
-    new_vec = coordinator.vector_of(MemoryType.SEMANTIC, fact.id)
+    new_vec = coordinator.vector_of("u1", MemoryType.SEMANTIC, fact.id)
     assert float(np.dot(old_vec, new_vec)) < 0.9
     assert coordinator.search("u1", "kefir", "semantic", k=1)[0].id == fact.id
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from memory.keys import Keys
+from memory.keys import Keys, user_tag
 from memory.models import (
     ChatMessage,
     MemoryType,
@@ -156,5 +156,5 @@ def test_session_keys_never_collide_on_separators() -> None:
 def test_keys_are_stable_and_namespaced() -> None:
     assert Keys("cm").session("u", "s") == Keys("cm").session("u", "s")
     assert Keys("cm").session("u", "s") != Keys("other").session("u", "s")
-    assert Keys("ns").episodic("01ABC") == "ns:episodic:01ABC"
+    assert Keys("ns").episodic("u", "01ABC") == "ns:episodic:" + user_tag("u") + ":01ABC"
     assert "user with spaces" not in Keys("cm").session("user with spaces", "s")
