@@ -1,7 +1,9 @@
 """Chat page (the entry script): `streamlit run app.py`.
 
-History comes from short-term memory; each reply is streamed while a status box shows recall
-and tool calls; under each answer an "Execution details" expander explains it. The other
+History comes from short-term memory; each reply is streamed while a status box (open while
+it works) shows recall and tool calls, with a ⏹ Stop button that keeps the partial answer
+(ui/stopping.py); under each answer an "Execution details" expander explains it. A chat is
+named after its first message (ui/sessions.py). The other
 pages live in `pages/` and share the same set-up (`ui.layout.page_setup`).
 """
 
@@ -14,11 +16,12 @@ import streamlit as st
 
 from agent.types import TurnResult
 from memory.models import MAX_TEXT_CHARS
-from ui import demo, state
+from ui import demo, sessions, state
 from ui.details import render_details, render_status, status_label
 from ui.errors import guard, message_for
 from ui.format import ImageFreeStream, fmt_duration, md_text, no_images
 from ui.layout import PageContext, page_setup
+from ui.stopping import StreamGuard, turn_started
 
 SUGGESTIONS = (
     "Remember that I'm vegetarian and training for a half marathon in April",
@@ -138,6 +141,7 @@ def empty_state(ctx: PageContext) -> None:
                 key=f"suggestion_{i}",
                 on_click=lambda t=text: st.session_state.update(pending_prompt=t),
                 use_container_width=True,
+                wrap=True,  # in columns a label is cut with an ellipsis by default
             )
         if demo.available(ctx):
             st.caption(
@@ -147,37 +151,53 @@ def empty_state(ctx: PageContext) -> None:
             demo.load_button(ctx, "es_demo")
 
 
-def run_turn(ctx: PageContext, prompt: str) -> None:
+def run_turn(ctx: PageContext, prompt: str) -> bool:
+    """Stream one turn; True when it ended with its exchange saved."""
     agent = ctx.agent
     assert agent is not None
     with st.chat_message("user"):
         st.markdown(shown(prompt))
     with st.chat_message("assistant"):
-        box = st.status("Recalling memories…", expanded=False)
+        # open while it works: the steps show as they happen, folded into one line at the end
+        box = st.status("Recalling memories…", expanded=True)
+        stop = st.empty()
+        stop.button(
+            "Stop",
+            key="stop_answer",
+            icon=":material/stop_circle:",
+            help="Stop this answer: what it has written so far is kept, marked [stopped].",
+        )
         got: dict[str, Any] = {}
         safe = ImageFreeStream()
-
-        def tokens() -> Any:
-            events = agent.run_turn(
+        watch = StreamGuard(ctx.coordinator, ctx.user_id, ctx.session_id, prompt)
+        events = watch.watch(
+            agent.run_turn(
                 ctx.user_id,
                 ctx.session_id,
                 prompt,
                 model=st.session_state.model,
                 recall_types=state.recall_types(),
             )
+        )
+
+        def working(label: str) -> None:
+            # `expanded` each time: an update without it folds the box in the browser
+            box.update(label=label, state="running", expanded=True)
+
+        def tokens() -> Any:
             for ev in events:
                 if ev.kind == "token":
                     got["streamed"] = True
                     yield safe.feed(hard_breaks(ev.text))
                 elif ev.kind == "status":
-                    box.update(label=no_images(ev.text) or "Working…", state="running")
+                    working(no_images(ev.text) or "Working…")
                 elif ev.kind == "thinking" and not got.get("thinking"):
                     got["thinking"] = True  # the thoughts go to the details, not the answer
-                    box.update(label="💭 The model is thinking…", state="running")
+                    working("💭 The model is thinking…")
                 elif ev.kind == "recall":
                     box.write(f"🧠 {no_images(ev.text)}")
                 elif ev.kind == "tool_start":
-                    box.update(label=f"Running tool {md_text(ev.text)}…", state="running")
+                    working(f"Running tool {md_text(ev.text)}…")
                 elif ev.kind == "tool_end":
                     ms = fmt_duration(ev.record.ms)
                     mark = "❌" if ev.record.error else "🔧"
@@ -188,16 +208,32 @@ def run_turn(ctx: PageContext, prompt: str) -> None:
                     got["result"] = ev.result
             yield safe.flush()
 
+        stream = tokens()
+        running = turn_started()
         try:
-            st.write_stream(tokens())
+            st.write_stream(stream)
         except Exception as e:  # noqa: BLE001 - shown as a message, never a traceback
+            events.close()
+            stop.empty()
             box.update(label="Something went wrong", state="error")
             st.error(message_for(e, "Answering"), icon="⚠️")
-            return
+            return False
+        except BaseException:
+            # ⏹ Stop (or Streamlit's own stop): the rerun it asked for is raised in here.
+            # Close the stream to the model and keep the partial answer; no st.* call here.
+            stream.close()
+            events.close()
+            watch.keep_partial()
+            if watch.stopped:
+                state.flash("Stopped. The answer so far is kept, marked [stopped].", "info")
+            raise
+        finally:
+            running.set()  # a run started by the stop may draw the history now
+        stop.empty()
         result = got.get("result")
         if result is None:
             box.update(label="The turn ended without a result", state="error")
-            return
+            return False
         if not got.get("streamed") and result.reply:
             st.markdown(shown(result.reply))
         if not result.saved:  # next to the answer: the details below start folded
@@ -218,6 +254,7 @@ def run_turn(ctx: PageContext, prompt: str) -> None:
         render_details(d, key=result.turn_id or details_key(result.reply))
     if result.stored:
         st.rerun()  # so the sidebar's recent memories show what this turn stored
+    return result.saved
 
 
 def too_long(prompt: str) -> None:
@@ -243,20 +280,27 @@ def too_long_for_model(prompt: str, refusal: str) -> None:
 
 ctx = page_setup("Chat", "💬", layout="centered")
 st.title("💬 Chat with memory")
+chat_title = sessions.titles_of(ctx.coordinator, ctx.user_id).get(ctx.session_id)
 st.caption(
-    f"You are **{md_text(ctx.user_id)}** in session {md_text(ctx.session_id)}. "
-    "Before every answer the agent recalls your memories; "
+    f"You are **{md_text(ctx.user_id)}** in "
+    + (f"“{md_text(chat_title)}”" if chat_title else "a new chat")
+    + ". Before every answer the agent recalls your memories; "
     "open *Execution details* under an answer to see why."
 )
 if ctx.agent is None:
     st.error(ctx.agent_error or "The chat agent is not available.", icon="🚫")
     st.stop()
 offline_banner(ctx)
-if history(ctx) == 0 and "pending_prompt" not in st.session_state:
-    empty_state(ctx)
+shown_messages = history(ctx)
+# The greeting's place: drawn empty in the run that sends the first message, so the greeting
+# and its buttons go at once instead of lingering (stale) above the exchange until it ends.
+greeting = st.empty()
 # No max_chars: the browser would silently refuse a longer paste and leave the box empty.
 typed = st.chat_input("Message the agent…", key="chat_input")
 prompt = typed or st.session_state.pop("pending_prompt", None)
+if shown_messages == 0 and not prompt:
+    with greeting.container():
+        empty_state(ctx)
 refusal = None
 if prompt and len(prompt.strip()) <= MAX_TEXT_CHARS:
     with guard("Checking the message against the model's window"):
@@ -266,4 +310,8 @@ if prompt and len(prompt.strip()) > MAX_TEXT_CHARS:
 elif prompt and refusal:
     too_long_for_model(prompt, refusal)
 elif prompt:
-    run_turn(ctx, prompt)
+    first = shown_messages == 0 and not chat_title
+    if first:  # the chat is named after its first message
+        sessions.name_after(ctx.coordinator, ctx.user_id, ctx.session_id, prompt)
+    if run_turn(ctx, prompt) and first:
+        st.rerun()  # the sidebar and the caption show the new title

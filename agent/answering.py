@@ -350,20 +350,26 @@ class Answerer:
         calls: list[ToolCall] = []
         done = LLMChunk(done=True)
         held = TextCallFilter() if tools else None
-        for chunk in self.llm.stream_chat(
-            model, messages, tools=tools, options=options, think=think
-        ):
-            if chunk.thinking:
-                answer.thinking.append(chunk.thinking)
-                yield ThinkingEvent(text=chunk.thinking)
-            if chunk.content:
-                content += chunk.content
-                shown = held.feed(chunk.content) if held is not None else chunk.content
-                if shown:
-                    answer.parts.append(shown)
-                    yield TokenEvent(text=shown)
-            if chunk.done:
-                calls, done = list(chunk.tool_calls), chunk
+        chunks = self.llm.stream_chat(model, messages, tools=tools, options=options, think=think)
+        try:
+            for chunk in chunks:
+                if chunk.thinking:
+                    answer.thinking.append(chunk.thinking)
+                    yield ThinkingEvent(text=chunk.thinking)
+                if chunk.content:
+                    content += chunk.content
+                    shown = held.feed(chunk.content) if held is not None else chunk.content
+                    if shown:
+                        answer.parts.append(shown)
+                        yield TokenEvent(text=shown)
+                if chunk.done:
+                    calls, done = list(chunk.tool_calls), chunk
+        finally:
+            # Closing this turn (a stopped answer) closes the model's stream at once: the
+            # request to Ollama ends instead of generating on for nobody.
+            close = getattr(chunks, "close", None)
+            if callable(close):
+                close()
         if held is not None:
             rest = held.finish()  # what was held back: a call written as text, or not
             parsed = None if calls or not rest else parse_text_tool_calls(rest, self._validators())

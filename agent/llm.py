@@ -8,7 +8,8 @@ through while streaming) into `agent.errors`, with messages that say what to run
     profile(model)       what the model can do (POST /api/show), cached; None if unknown
     window(model)        the num_ctx every request for `model` sends (AGENT_NUM_CTX, capped)
     stream_chat(...)     Iterator[LLMChunk]: thoughts and content as they arrive, then tool
-                         calls, done_reason and prompt_eval_count
+                         calls, done_reason and prompt_eval_count; closing it (a stopped
+                         answer) closes the HTTP stream to Ollama
     chat_json(...)       one non-streamed answer constrained by a JSON schema (`format=`),
                          with thinking off
 
@@ -148,6 +149,12 @@ class LLM(Protocol):
         schema: dict[str, Any],
         options: dict[str, Any] | None = None,
     ) -> str: ...
+
+
+def _close(stream: object) -> None:
+    close = getattr(stream, "close", None)
+    if callable(close):
+        close()
 
 
 def start_hint(host: str) -> str:
@@ -294,18 +301,26 @@ class OllamaLLM:
                 think=think if prof is not None and prof.thinking else None,
             )
             tags = ThinkTags()
-            for part in stream:
-                msg = part.message
-                for tc in msg.tool_calls or []:
-                    calls.append(ToolCall(name=tc.function.name, arguments=tc.function.arguments))
-                tagged, content = tags.feed(msg.content or "")
-                thinking = (msg.thinking or "") + tagged
-                if thinking or content:
-                    yield LLMChunk(content=content, thinking=thinking)
-                if part.done:
-                    final.done_reason = part.done_reason
-                    final.prompt_eval_count = part.prompt_eval_count
-                    final.eval_count = part.eval_count
+            try:
+                for part in stream:
+                    msg = part.message
+                    for tc in msg.tool_calls or []:
+                        calls.append(
+                            ToolCall(name=tc.function.name, arguments=tc.function.arguments)
+                        )
+                    tagged, content = tags.feed(msg.content or "")
+                    thinking = (msg.thinking or "") + tagged
+                    if thinking or content:
+                        yield LLMChunk(content=content, thinking=thinking)
+                    if part.done:
+                        final.done_reason = part.done_reason
+                        final.prompt_eval_count = part.prompt_eval_count
+                        final.eval_count = part.eval_count
+            finally:
+                # A stopped answer (the caller closed this generator): close the client's
+                # stream now, which closes the HTTP response, so Ollama stops generating
+                # instead of the connection lingering until garbage collection.
+                _close(stream)
             tagged, content = tags.finish()
             if tagged or content:
                 yield LLMChunk(content=content, thinking=tagged)

@@ -49,7 +49,7 @@ from memory.stores import Stores
 from memory.stores.episodic import EpisodicStore, embedding_text
 from memory.stores.procedural import check_run
 from memory.stores.semantic import SemanticStore
-from memory.stores.short_term import Details, ShortTermStore
+from memory.stores.short_term import Details, SessionsAPI, ShortTermStore
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +72,7 @@ def _writes(
 
 
 @translate_store_errors
-class MemoryCoordinator:
+class MemoryCoordinator(SessionsAPI):
     """Built once per process with `MemoryCoordinator.from_settings(settings)`."""
 
     def __init__(

@@ -112,6 +112,11 @@ class Keys:
         """Set of session ids a user has written to (for listing and purging)."""
         return f"{self.ns}:user_sessions:{user_tag(user_id)}"
 
+    def session_titles(self, user_id: str) -> str:
+        """Hash of a user's session titles: session id -> title (from the first message,
+        or as the user renamed it); a field goes when its session is cleared."""
+        return f"{self.ns}:session_titles:{user_tag(user_id)}"
+
     def user_queries(self, user_id: str) -> str:
         """Set of query texts a user searched with (their cached embeddings go on a purge)."""
         return f"{self.ns}:user_queries:{user_tag(user_id)}"

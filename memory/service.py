@@ -230,6 +230,22 @@ class MemoryService(AgentMemory, Protocol):
 
     def list_sessions(self, user_id: str) -> list[str]: ...
 
+    def session_titles(self, user_id: str) -> dict[str, str]:
+        """session id -> title, for the user's sessions that have one."""
+        ...
+
+    def set_session_title(
+        self, user_id: str, session_id: str, title: str, *, only_if_missing: bool = False
+    ) -> bool:
+        """Name a session; `only_if_missing` keeps an existing title. True when written."""
+        ...
+
+    def store_stopped_exchange(
+        self, user_id: str, session_id: str, user_message: str, partial_answer: str
+    ) -> list[str]:
+        """A message and the answer the user stopped, marked `stopped` (short-term only)."""
+        ...
+
     def clear_session_memories(self, user_id: str, session_id: str) -> int: ...
 
     def clear_user_memories(self, user_id: str) -> dict[str, int]: ...

@@ -17,7 +17,7 @@ import streamlit as st
 from pydantic import ValidationError
 
 from memory.errors import MemorySystemError
-from ui import resources, state
+from ui import resources, state, stopping, undo
 from ui.auth import current_viewer, refuse_open_listening
 from ui.config import AppSettings
 from ui.context import PageContext
@@ -81,6 +81,8 @@ def page_setup(title: str, icon: str, *, layout: str = "wide") -> PageContext:
         ctx.llm_status = _safe(lambda: agent.status(model=st.session_state.model))
         ctx.models = list(_safe(ctx.agent.list_models) or [])
 
+    stopping.wait_for_stopped_turn()  # a turn this click stopped stores its partial answer
+    undo.settle(coordinator)  # a delete whose Undo was offered is carried out now
     render_sidebar(ctx)
     show_flashes()
     return ctx

@@ -6,6 +6,7 @@ Navigation        Chat · Memories · Stats (when the default page list is hidde
 🤖 Model          Ollama status with the command that fixes it; model choice; which
                   memory types are recalled automatically before each answer
 🧠 Memory editor  add (text + type + kind), search, recent memories with delete buttons
+                  (each delete offers Undo for a few seconds: ui/undo.py)
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from streamlit.errors import StreamlitAPIException
 from memory.models import EventType, check_id
 from memory.service import MemoryService
 from memory.writing import WritePolicy, candidate_for, write_fact
-from ui import demo, state
+from ui import demo, state, undo
+from ui import sessions as sessions_ui
 from ui.context import PageContext
 from ui.errors import guard, run_action
 from ui.format import (
@@ -71,10 +73,12 @@ def _identity(ctx: PageContext) -> None:
     """Say plainly who is signed in, or that nobody is (names shown as text, not markdown)."""
     viewer = ctx.viewer
     if not viewer.signed_in:
-        st.info(  # info, not warning: the mode is a choice of the operator, not a fault
-            "No sign-in (AUTH_MODE=none): anyone who opens this page can see and change "
-            "every user's memories. Fine for one person on their own machine.",
-            icon="🔓",
+        # One quiet line, not a box: the mode is the operator's choice, not a fault, and the
+        # notice is on every page.
+        st.caption(
+            "🔓 No sign-in: anyone here can change every user's memories.",
+            help="AUTH_MODE=none: fine for one person on their own machine. "
+            "To share the app, set AUTH_MODE=oidc (see the README).",
         )
         return
     role = " (admin)" if viewer.is_admin else ""
@@ -90,6 +94,10 @@ def _who(ctx: PageContext) -> None:
     with guard("Listing sessions"):
         sessions = list(coord.list_sessions(ss.user_id) or [])
     session_options = list(dict.fromkeys([ss.session_id, *sessions]))
+    titles = sessions_ui.titles_of(coord, ss.user_id)
+    labels = {s: sessions_ui.label(s, titles) for s in session_options}
+    if ss.session_id not in sessions and ss.session_id not in titles:
+        labels[ss.session_id] = "New chat"  # no message yet
 
     if ctx.viewer.may_switch_users:  # no user list for a signed-in non-admin
         users: list[str] = []
@@ -108,16 +116,30 @@ def _who(ctx: PageContext) -> None:
             + " Type a new name to add a user.",
         )
     ss["sb_session"] = ss.session_id
-    c1, c2 = st.columns([5, 1], vertical_alignment="bottom", gap="small")
+    c1, c2, c3 = st.columns([5, 1, 1], vertical_alignment="bottom", gap="small")
     c1.selectbox(
         "Session",
         session_options,
         key="sb_session",
+        # plain text options: titles come from people's messages
+        format_func=lambda s: labels.get(s, s),
         on_change=_on_session,
         help="Short-term memory (the chat history) belongs to one session; long-term "
-        "memories are shared by all sessions of the user.",
+        "memories are shared by all sessions of the user. A chat is named after its first "
+        "message: ✏️ renames it.",
     )
-    c2.button(
+    with c2.popover("", icon=":material/edit:", help="Rename this chat", key="sb_rename"):
+        ss["sb_title"] = titles.get(ss.session_id, "")
+        st.text_input(
+            "Title of this chat",
+            key="sb_title",
+            max_chars=sessions_ui.MAX_TITLE_CHARS,
+            placeholder="e.g. Marathon training",
+            on_change=_on_title,
+            args=(coord,),
+        )
+        st.caption("Press Enter to save.")
+    c3.button(
         "",
         key="sb_new_session",
         icon=":material/add_comment:",
@@ -140,6 +162,19 @@ def _on_user(coord: MemoryService) -> None:
 
 def _on_session() -> None:
     state.switch_session(st.session_state.sb_session)
+
+
+def _on_title(coord: MemoryService) -> None:
+    ss = st.session_state
+    title = str(ss.get("sb_title") or "").strip()
+    if not title:
+        state.flash("A chat title cannot be empty.", "warning")
+        return
+    ok, _ = run_action(
+        "Renaming the chat", coord.set_session_title, ss.user_id, ss.session_id, title
+    )
+    if ok:
+        state.flash(f"Renamed the chat: {snippet(title, 60)}", "success")
 
 
 def _on_new_session() -> None:
@@ -344,9 +379,12 @@ def recent_memories(coord: MemoryService, user_id: str, n: int = RECENT_N) -> li
 
 
 def _recent(ctx: PageContext) -> None:
+    if undo.pending() is not None:
+        undo.undo_notice(ctx.coordinator)
     rows: list[dict[str, Any]] = []
     with guard("Listing recent memories"):
         rows = recent_memories(ctx.coordinator, ctx.user_id)
+    rows = [r for r in rows if r["id"] != undo.pending_id()]  # deleted, Undo still offered
     if not rows:
         st.caption(
             "No memories yet for this user. Add one in ➕ Add, or tell the agent something "
@@ -365,14 +403,8 @@ def _recent(ctx: PageContext) -> None:
             "",
             key=f"sb_del_{r['id']}",
             icon="🗑️",
-            help="Delete this memory",
-            on_click=_on_delete,
+            help=f"Delete this memory (Undo is offered for {undo.UNDO_S:g} seconds)",
+            # carried out after the undo window (ui/undo.py)
+            on_click=undo.request_delete,
             args=(ctx.coordinator, ctx.user_id, r["_type"], r["id"], r.get("text", "")),
         )
-
-
-def _on_delete(coord: MemoryService, user_id: str, mtype: str, memory_id: str, text: str) -> None:
-    # only the user's own memories are listed here: no shared fact is deleted from this list
-    ok, _ = run_action("Deleting the memory", coord.delete_memory, user_id, mtype, memory_id)
-    if ok:
-        state.flash(f"Deleted: {snippet(text, 60)}", "success")

@@ -42,7 +42,11 @@ class UserPurge:
         for s in self.sessions:
             stores.short_term.clear(pipe, self.user_id, s)
         keys = stores.keys
-        pipe.delete(keys.user_sessions(self.user_id), keys.user_queries(self.user_id))
+        pipe.delete(
+            keys.user_sessions(self.user_id),
+            keys.user_queries(self.user_id),
+            keys.session_titles(self.user_id),
+        )
         for k in self.maintenance_keys:
             pipe.delete(k)
 

@@ -8,20 +8,30 @@ budget (default 80 % of the context window).
 `{ns}:turn_details:{u<digest>}:{digest(user, session)}` keeps each answer's execution details
 next to the messages (a hash: turn id -> JSON, opaque here: the agent defines and validates
 it), with the same TTL, capped like the list, and cleared with it.
+
+`{ns}:session_titles:{u<digest>}` names the user's sessions (a hash: session id -> title),
+a field removed when its session is cleared.
+
+`SessionsAPI` is the coordinator's part for chat sessions beyond the exchange of a turn: the
+titles, and an answer the user stopped while it streamed (mixed into `MemoryCoordinator`).
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import redis
 from ulid import ULID
 
+from memory.boundary import translate_store_errors
 from memory.errors import InvalidInputError
 from memory.keys import Keys, digest
 from memory.models import ChatMessage, check_id, check_text, now_ms
 from memory.replies import as_str
+
+if TYPE_CHECKING:
+    from memory.identity import StoreIdentity
 from memory.tokens import newest_within_budget
 
 ROLES = ("user", "assistant", "system", "tool")
@@ -30,6 +40,8 @@ MAX_MESSAGE_CHARS = 32_000  # a long assistant answer is still one message
 Details = dict[str, Any]
 #: One answer's stored details at most (JSON characters); the agent compacts them below this.
 MAX_DETAILS_CHARS = 512_000
+#: A session title's length at most (characters).
+MAX_TITLE_CHARS = 80
 
 
 class ShortTermStore:
@@ -112,6 +124,35 @@ class ShortTermStore:
                 last[s] = 0
         return sorted(names, key=lambda s: -last[s])
 
+    # --- titles -------------------------------------------------------------------------
+    def titles(self, user_id: str) -> dict[str, str]:
+        """session id -> title, for the sessions of `user_id` that have one."""
+        raw = self._r.hgetall(self._keys.session_titles(check_id(user_id)))
+        return {as_str(k): as_str(v) for k, v in raw.items()}
+
+    def set_title(
+        self, user_id: str, session_id: str, title: str, *, only_if_missing: bool = False
+    ) -> bool:
+        """Name a session (one line, at most MAX_TITLE_CHARS); `only_if_missing`: keep a
+        title it already has (the first message names a session once). True when written."""
+        check_id(user_id)
+        check_id(session_id, "session id")
+        text = " ".join(str(title or "").split())
+        if not text:
+            raise InvalidInputError("A session title cannot be empty.")
+        if len(text) > MAX_TITLE_CHARS:
+            raise InvalidInputError(f"A session title is limited to {MAX_TITLE_CHARS} characters.")
+        key = self._keys.session_titles(user_id)
+        if only_if_missing:
+            return bool(self._r.hsetnx(key, session_id, text))
+        self._r.hset(key, session_id, text)
+        return True
+
+    def append(self, user_id: str, session_id: str, messages: list[ChatMessage]) -> None:
+        pipe = self._r.pipeline(transaction=True)
+        self.write(pipe, user_id, session_id, messages)
+        pipe.execute()
+
     def count(self, user_id: str, session_id: str) -> int:
         return int(self._r.llen(self._keys.session(user_id, session_id)))
 
@@ -185,6 +226,7 @@ class ShortTermStore:
         pipe.delete(self._keys.session(user_id, session_id))
         pipe.delete(self._keys.details(user_id, session_id))
         pipe.srem(self._keys.user_sessions(user_id), session_id)
+        pipe.hdel(self._keys.session_titles(user_id), session_id)
         # Its summary bookkeeping goes too: no summary can wait for messages that are gone.
         pipe.delete(self._keys.summary_state(user_id, session_id))
 
@@ -194,3 +236,36 @@ class ShortTermStore:
         if session_ids:
             fields = [digest(user_id, s) for s in session_ids]
             self._r.hdel(self._keys.summaries_pending, *fields)
+
+
+@translate_store_errors
+class SessionsAPI:
+    """Chat-session methods of `MemoryCoordinator` (a mixin: its module is at the project's
+    size limit), behind the same error boundary; writes check the store's identity first."""
+
+    short_term: ShortTermStore
+    identity: StoreIdentity
+
+    def session_titles(self, user_id: str) -> dict[str, str]:
+        return self.short_term.titles(user_id)
+
+    def set_session_title(
+        self, user_id: str, session_id: str, title: str, *, only_if_missing: bool = False
+    ) -> bool:
+        self.identity.check()
+        return self.short_term.set_title(
+            user_id, session_id, title, only_if_missing=only_if_missing
+        )
+
+    def store_stopped_exchange(
+        self, user_id: str, session_id: str, user_message: str, partial_answer: str
+    ) -> list[str]:
+        """A message and the answer the user stopped while it streamed, its metadata saying
+        `stopped`: short-term only (no episode, no tool lesson: the turn did not finish)."""
+        self.identity.check()
+        msgs = [
+            ShortTermStore.build("user", user_message),
+            ShortTermStore.build("assistant", partial_answer, {"stopped": True}),
+        ]
+        self.short_term.append(user_id, session_id, msgs)
+        return [m.id for m in msgs]

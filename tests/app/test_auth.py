@@ -53,8 +53,9 @@ def _signed_in(script: str, email: str | None, **query: str) -> AppTest:
 def test_none_mode_says_there_is_no_sign_in(app_env, make_app) -> None:
     at = make_app("app.py")
     no_errors(at)
-    warning = "\n".join(w.value for w in at.sidebar.info)
-    assert "No sign-in" in warning and "every user's memories" in warning
+    notice = [c.value for c in at.sidebar.caption if "No sign-in" in c.value]
+    assert len(notice) == 1 and "every user's memories" in notice[0]
+    assert not at.sidebar.info  # one quiet line, not a box
     assert "Each user has private memories" not in at.sidebar.selectbox(key="sb_user").help
 
 

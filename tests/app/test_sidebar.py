@@ -39,9 +39,14 @@ def test_add_an_episodic_memory_then_delete_it(app_env, make_app, coordinator) -
 
     at.sidebar.button(key=f"sb_del_{mem['id']}").click().run()
     no_errors(at)
+    # gone from the list at once, with Undo offered; not deleted while it is offered
+    notice = [c.value for c in at.sidebar.caption if "Deleted" in c.value]
+    assert notice == ["🗑️ Deleted “Run a half marathon in April”"]
+    assert coordinator.list_memories("alice", "episodic")[1] == 1
+    at.run()  # the next interaction carries it out
+    no_errors(at)
     assert coordinator.list_memories("alice", "episodic")[1] == 0
     assert "Run a half marathon in April" not in texts(at.sidebar)
-    assert at.toast[0].value.startswith("Deleted: Run a half marathon")
 
 
 def test_add_a_semantic_fact(app_env, make_app, coordinator) -> None:

@@ -79,12 +79,18 @@ and script it over HTTP from the test process (JSON bodies):
     POST /_fake/structured  {"payload": {"memories": [...]}}   (or a string: sent verbatim)
     POST /_fake/error       {"status": 500, "message": "...", "structured": false}
     POST /_fake/garbled     {"content": "..."}  streamed, with a line that is not JSON after it
+    POST /_fake/slow        {"content": "...", "delay_s": 0.3}  streamed word by word, pausing
+                            before each word (a stop test can click while it streams)
     POST /_fake/models      {"models": ["qwen2.5:7b"]}         ([] = "model not pulled")
     POST /_fake/num_ctx     {"num_ctx": 4096}   the window for requests without options.num_ctx
     POST /_fake/reset       {}
     GET  /_fake/requests    every recorded /api request: [{"method", "path", "body", "num_ctx",
                             "prompt_tokens", "dropped_messages", "runner_cut", "eval_count",
-                            "done_reason"}]
+                            "done_reason", "client_closed"}]
+
+A streamed answer whose client closes the connection before the last line (a stopped answer)
+is recorded with `client_closed = True`: the fake watches the socket while it pauses between
+the words of a slow reply, and a write to a closed connection counts too.
 """
 
 from __future__ import annotations
@@ -94,6 +100,8 @@ import hashlib
 import json
 import logging
 import re
+import select
+import socket
 import threading
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -404,6 +412,8 @@ class RecordedRequest:
     #: Reply tokens (thinking + content) sent (= eval_count), and why the reply ended.
     eval_count: int = 0
     done_reason: str = ""
+    #: The client closed the connection before the streamed answer ended.
+    client_closed: bool = False
 
     @property
     def system_prompt(self) -> str:
@@ -458,6 +468,8 @@ class Scripted:
     garbled: bool = False  # a line that is not JSON after the content (a corrupted stream)
     #: The thinking a thinking model sends (None: a default with THOUGHT_MARKER).
     thinking: str | None = None
+    #: Seconds to pause before each streamed line (a slow model: stop tests).
+    delay_s: float = 0.0
 
 
 Responder = Callable[[RecordedRequest], Scripted]
@@ -718,6 +730,12 @@ class FakeOllama:
         with self._lock:
             self._chat.append(Scripted(content=content, garbled=True))
 
+    def queue_slow_reply(self, content: str, delay_s: float) -> None:
+        """The next chat answer streams `content` one piece per line, `delay_s` before each
+        (the request records whether the client closed the connection meanwhile)."""
+        with self._lock:
+            self._chat.append(Scripted(content=content, delay_s=delay_s))
+
     def queue_hold(self, *, structured: bool = False) -> threading.Event:
         """The next request waits until the returned event is set (or the fake stops)."""
         ev = threading.Event()
@@ -942,6 +960,7 @@ def _make_handler(fake: FakeOllama) -> type[BaseHTTPRequestHandler]:
                             "runner_cut": r.runner_cut,
                             "eval_count": r.eval_count,
                             "done_reason": r.done_reason,
+                            "client_closed": r.client_closed,
                         }
                         for r in fake.requests
                     ]
@@ -1018,6 +1037,8 @@ def _make_handler(fake: FakeOllama) -> type[BaseHTTPRequestHandler]:
                 )
             elif action == "garbled":
                 fake.queue_garbled(str(body.get("content", "")))
+            elif action == "slow":
+                fake.queue_slow_reply(str(body.get("content", "")), float(body.get("delay_s", 0.3)))
             elif action == "models":
                 fake.models[:] = [str(m) for m in body.get("models", [])]
             elif action == "num_ctx":
@@ -1078,14 +1099,31 @@ def _make_handler(fake: FakeOllama) -> type[BaseHTTPRequestHandler]:
                 if reply.tool_calls:
                     msg["tool_calls"] = reply.tool_calls
                 return self._send_json(200, _final(model, msg, req))
-            self._stream(model, reply, req, garbled=scripted.garbled)
+            self._stream(model, reply, req, garbled=scripted.garbled, delay_s=scripted.delay_s)
 
         def _pieces(self, text: str) -> list[str]:
             words = re.findall(r"\S+\s*|\s+", text)
             step = max(1, fake.chunk_words)
             return ["".join(words[i : i + step]) for i in range(0, len(words), step)]
 
-        def _stream(self, model: str, reply: _Reply, req: RecordedRequest, garbled: bool) -> None:
+        def _client_gone(self, wait_s: float) -> bool:
+            """Wait up to `wait_s`; True as soon as the client closed the connection (the
+            socket turns readable with nothing to read: the client sends nothing else while
+            an answer streams)."""
+            try:
+                readable, _, _ = select.select([self.connection], [], [], wait_s)
+                return bool(readable) and self.connection.recv(1, socket.MSG_PEEK) == b""
+            except OSError:
+                return True
+
+        def _stream(
+            self,
+            model: str,
+            reply: _Reply,
+            req: RecordedRequest,
+            garbled: bool,
+            delay_s: float = 0.0,
+        ) -> None:
             lines: list[dict[str, Any]] = []
 
             def chunk(message: dict[str, Any]) -> dict[str, Any]:
@@ -1110,12 +1148,19 @@ def _make_handler(fake: FakeOllama) -> type[BaseHTTPRequestHandler]:
             encoded = [json.dumps(line) + "\n" for line in lines]
             if garbled:  # cut off mid-object, as a proxy or a crash might
                 encoded.insert(len(encoded) - 1, '{"model": "' + model + '", "mess\n')
-            for text in encoded:
-                data = text.encode()
-                self.wfile.write(f"{len(data):X}\r\n".encode() + data + b"\r\n")
+            try:
+                for text in encoded:
+                    if delay_s > 0 and self._client_gone(delay_s):
+                        raise ConnectionAbortedError("the client closed the stream")
+                    data = text.encode()
+                    self.wfile.write(f"{len(data):X}\r\n".encode() + data + b"\r\n")
+                    self.wfile.flush()
+                self.wfile.write(b"0\r\n\r\n")
                 self.wfile.flush()
-            self.wfile.write(b"0\r\n\r\n")
-            self.wfile.flush()
+            except OSError:  # BrokenPipe, ConnectionReset, the abort above: a stopped answer
+                with fake._lock:
+                    req.client_closed = True
+                self.close_connection = True
 
     return Handler
 

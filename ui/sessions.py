@@ -1,0 +1,62 @@
+"""Session titles: a chat is named after its first message, and the name can be edited.
+
+Titles live in Redis per user and session (`MemoryService.session_titles`); a session without
+one (older chats) is labelled by the date in its id. Titles come from people: they are shown
+as plain text (selectbox options) or escaped markdown, never as markup.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+from memory.service import MemoryService
+from ui.errors import guard
+
+#: How long a title made from a message may be (the sidebar is narrow).
+TITLE_CHARS = 48
+#: The store's limit for a title (memory/stores/short_term.py).
+MAX_TITLE_CHARS = 80
+_ID_DATE = re.compile(r"^s-(\d{8}-\d{4})-")
+
+
+def title_from(message: str, limit: int = TITLE_CHARS) -> str:
+    """The first words of a message, on one line, cut at a word with an ellipsis."""
+    text = " ".join(message.split())
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    if " " in cut[limit // 2 :]:
+        cut = cut[: cut.rindex(" ")]
+    return cut.rstrip(" ,.;:!?-") + "…"
+
+
+def fallback_label(session_id: str) -> str:
+    """A session without a title: `s-20261123-0117-9171` reads "Chat of 23 Nov 2026, 01:17"."""
+    m = _ID_DATE.match(session_id)
+    if m:
+        try:
+            when = datetime.strptime(m.group(1), "%Y%m%d-%H%M")
+        except ValueError:
+            return session_id
+        return f"Chat of {when:%d %b %Y, %H:%M}"
+    return session_id
+
+
+def label(session_id: str, titles: dict[str, str]) -> str:
+    return titles.get(session_id) or fallback_label(session_id)
+
+
+def titles_of(coord: MemoryService, user_id: str) -> dict[str, str]:
+    titles: dict[str, str] = {}
+    with guard("Reading the chat titles"):
+        titles = dict(coord.session_titles(user_id) or {})
+    return titles
+
+
+def name_after(coord: MemoryService, user_id: str, session_id: str, message: str) -> None:
+    """Name a chat after its first message (a title it already has is kept)."""
+    title = title_from(message)
+    if title:
+        with guard("Naming the chat"):
+            coord.set_session_title(user_id, session_id, title, only_if_missing=True)

@@ -1,0 +1,117 @@
+"""Stopping an answer while it streams, and keeping what had arrived.
+
+The chat page draws a ⏹ Stop button above the streaming answer. Clicking it asks Streamlit
+for a rerun. With `runner.fastReruns` (the default) the running script is told to stop and a
+new run starts at once in another thread; the old one gets a `StopException` (without
+fastReruns a `RerunException`; both BaseExceptions) at its next call into Streamlit, i.e.
+inside the streaming loop. The chat page turns that into a stop: it closes the agent's event
+stream (which closes the HTTP stream to Ollama, agent/answering.py and agent/llm.py) and
+`StreamGuard.keep_partial` stores the exchange with what had been shown, marked stopped. The
+turn never reaches its learning or extraction steps, so nothing is learned or extracted.
+
+The new run must not draw the history before that is stored: `turn_started` leaves an event
+in the session's state that the stopped run sets when it is done, and `wait_for_stopped_turn`
+(page_setup) waits for it, a few seconds at most.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Generator, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import streamlit as st
+
+from memory.errors import MemorySystemError
+from memory.service import MemoryService
+
+log = logging.getLogger(__name__)
+
+#: Ends a stopped answer as stored: the model reads it in the history next turn (the answer
+#: was cut), and the page shows it.
+STOPPED_MARK = "[stopped]"
+
+
+#: How long a new run waits for a stopped turn to store its partial answer (seconds). The
+#: stopped run notices the stop at its next call into Streamlit: with a model that streams, at
+#: its next word.
+STOP_WAIT_S = 10.0
+_TURN_KEY = "_turn_running"
+
+
+def turn_started() -> threading.Event:
+    """Mark a turn running in this browser session; set the event when it is over."""
+    done = threading.Event()
+    st.session_state[_TURN_KEY] = done
+    return done
+
+
+def wait_for_stopped_turn() -> None:
+    """A run started by ⏹ Stop (or any click while a turn streams): wait until the turn it
+    interrupted has stored its partial answer, so the history shows it."""
+    done = st.session_state.get(_TURN_KEY)
+    if isinstance(done, threading.Event):
+        if not done.wait(STOP_WAIT_S):
+            log.warning("a stopped turn did not finish within %.0f s", STOP_WAIT_S)
+        st.session_state.pop(_TURN_KEY, None)
+
+
+def stopped_reply(partial: str) -> str:
+    text = partial.rstrip()
+    return f"{text} {STOPPED_MARK}" if text else STOPPED_MARK
+
+
+def is_stopped(metadata: dict[str, Any]) -> bool:
+    return bool(metadata.get("stopped"))
+
+
+@dataclass
+class StreamGuard:
+    """What one turn has streamed so far, and whether the agent stored the exchange itself."""
+
+    coordinator: MemoryService
+    user_id: str
+    session_id: str
+    prompt: str
+    parts: list[str] = field(default_factory=list)
+    memory_only: bool = False
+    stored_by_agent: bool = False
+    finished: bool = False
+    stopped: bool = False
+
+    def watch(self, events: Iterator[Any]) -> Generator[Any, None, None]:
+        """Pass the agent's events on, noting the reply's pieces; closing this generator
+        closes the agent's (and so the model's) stream."""
+        try:
+            for ev in events:
+                if ev.kind == "status" and getattr(ev, "mode", None) == "memory-only":
+                    self.memory_only = True
+                elif ev.kind == "token":
+                    if self.memory_only:
+                        # memory-only: the notice is streamed after the exchange is stored
+                        self.stored_by_agent = True
+                    else:
+                        self.parts.append(ev.text)
+                elif ev.kind == "done":
+                    self.stored_by_agent = True
+                yield ev
+            self.finished = True
+        finally:
+            close = getattr(events, "close", None)
+            if callable(close):
+                close()
+
+    def keep_partial(self) -> None:
+        """After an interrupted stream: store the message and the partial answer, marked
+        stopped, unless the agent stored the exchange already."""
+        if self.finished or self.stored_by_agent:
+            return
+        self.stopped = True
+        try:
+            self.coordinator.store_stopped_exchange(
+                self.user_id, self.session_id, self.prompt, stopped_reply("".join(self.parts))
+            )
+        except (MemorySystemError, ValueError) as e:
+            log.warning("could not keep a stopped answer: %s", e)
