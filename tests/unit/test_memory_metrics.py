@@ -105,7 +105,7 @@ def test_nothing_is_written_until_a_flush_and_then_in_one_round_trip() -> None:
     assert fake.round_trips == 0 and fake.streams == {}
     m.flush()
     assert fake.round_trips == 1
-    assert len(fake.streams["t:metrics:latency"]) == 50
+    assert len(fake.streams["t:metrics:{metrics}:latency"]) == 50
     m.flush()  # nothing new: no round trip
     assert fake.round_trips == 1
 
@@ -116,7 +116,7 @@ def test_retention_is_bounded() -> None:
     for i in range(25):
         m.record("procedural", "recall", float(i))
     samples = m.latency_samples()
-    assert fake.maxlen["t:metrics:latency"] == 10
+    assert fake.maxlen["t:metrics:{metrics}:latency"] == 10
     assert len(samples) == 10
     assert samples[-1]["ms"] == 24.0  # the newest are kept
 
