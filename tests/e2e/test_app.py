@@ -158,7 +158,7 @@ def test_memories_page_edit_and_export(page: Page, app_server, seed, screenshots
 
     # select the row, edit its text in the form that appears, save
     select_grid_row(page, table, goal)
-    form = page.get_by_test_id("stForm").filter(has_text="Save changes")
+    form = page.locator("[class*='st-key-ed_ep_'][class*='_box']")  # the episodic editor
     expect(form.get_by_label("Memory")).to_have_value(goal)
     no_exceptions(page)
     screenshot(page, screenshots_dir / "memories.png", height=1700)
