@@ -9,7 +9,15 @@ import uuid
 
 from playwright.sync_api import Page, expect
 
-from tests.e2e.st import by_key, grid_cell, no_exceptions, open_page, select_grid_row, wait_idle
+from tests.e2e.st import (
+    TIMEOUT_MS,
+    by_key,
+    grid_cell,
+    no_exceptions,
+    open_page,
+    select_grid_row,
+    wait_idle,
+)
 
 LAPTOP = {"width": 1280, "height": 900}
 LONG = (
@@ -100,4 +108,41 @@ def test_a_saved_row_never_joins_the_next_bulk_delete(page: Page, app_server, se
     left = {r["id"]: r["text"] for r in seed.list_memories(user, "episodic")[0]}
     assert left == {edited.id: "Ran my first 10k in 55 minutes", kept.id: "I am vegetarian"}
     assert other.id not in left
+    no_exceptions(page)
+
+
+# --- Stats ---------------------------------------------------------------------------------
+
+
+def test_stats_opens_with_three_plain_tiles_and_built_in_facts_apart(
+    page: Page, app_server, seed
+) -> None:
+    user = unique_user()
+    seed.add_episodic(user, "I am vegetarian", event_type="preference")
+    seed.retrieve_all_context(user, "s-1", "What should I cook tonight?")  # one recall
+    page.set_viewport_size(LAPTOP)
+    open_page(page, f"{app_server.url}/stats?user={user}", "📊 Stats")
+    expect(page.get_by_test_id("stMetricLabel")).to_have_count(3, timeout=TIMEOUT_MS)
+    labels = page.get_by_test_id("stMetricLabel").all_inner_texts()
+    assert labels == [
+        "Things I remember about you", "Answers that used memory", "Typical recall time",
+    ]  # fmt: skip
+    values = page.get_by_test_id("stMetricValue").all_inner_texts()
+    assert values[0] == "1"  # alice's memory, not the 23 built-in facts
+    expect(page.get_by_text("built-in facts every user shares")).to_be_visible()
+    titles = page.locator(".js-plotly-plot .gtitle")
+    expect(titles.filter(has_text="Recall time before an answer")).to_be_visible()
+    expect(titles.filter(has_text="Latency over time")).to_have_count(0)  # behind an expander
+    page.get_by_text("Recall in detail").click()
+    wait_idle(page)
+    expect(titles.filter(has_text="Latency over time")).to_be_visible()
+    no_exceptions(page)
+
+
+def test_stats_of_a_new_user_draws_no_empty_chart(page: Page, app_server) -> None:
+    page.set_viewport_size(LAPTOP)
+    open_page(page, f"{app_server.url}/stats?user={unique_user()}", "📊 Stats")
+    expect(page.get_by_text("growth appears once they exist")).to_be_visible()
+    for title in ("Growth over time", "Memories per type"):
+        expect(page.locator(".js-plotly-plot .gtitle").filter(has_text=title)).to_have_count(0)
     no_exceptions(page)
