@@ -73,7 +73,19 @@ def _selection(event: Any, df: pd.DataFrame) -> list[dict[str, Any]]:
     return [df.iloc[i].to_dict() for i in rows if 0 <= i < len(df)]
 
 
-def _table(df: pd.DataFrame, key: str, columns: dict[str, Any]) -> list[dict[str, Any]]:
+#: Rows tall enough for three lines: the grid wraps text (at word ends) only in rows taller
+#: than 4rem; a one-line row cut a memory mid-word.
+ROW_HEIGHT = 72
+HEADER_HEIGHT = 38
+NO_SELECTION: dict[str, dict[str, list[Any]]] = {
+    "selection": {"rows": [], "columns": [], "cells": []}
+}
+
+
+def _table(
+    df: pd.DataFrame, key: str, columns: dict[str, Any], *, empty: str = "–"
+) -> list[dict[str, Any]]:
+    """`empty`: what a missing value reads as (an episodic memory without expiry: "never")."""
     event = st.dataframe(
         df,
         hide_index=True,
@@ -81,9 +93,17 @@ def _table(df: pd.DataFrame, key: str, columns: dict[str, Any]) -> list[dict[str
         key=key,
         on_select="rerun",
         selection_mode="multi-row",
-        height=min(38 + 35 * max(len(df), 1), 460),
+        row_height=ROW_HEIGHT,
+        placeholder=empty,
+        height=min(HEADER_HEIGHT + ROW_HEIGHT * max(len(df), 1), 560),
     )
     return _selection(event, df)
+
+
+def clear_selection(table_key: str) -> None:
+    """Untick every row of a table (from a callback, before the table is drawn): after a save
+    or a delete the ticked row numbers must not carry over into the next bulk action."""
+    st.session_state[table_key] = NO_SELECTION
 
 
 def _bulk_actions(ctx: PageContext, mtype: str, table_key: str, selected: list[dict]) -> None:
@@ -164,7 +184,7 @@ def _on_delete_many(
         )
         done += int(ok)
     st.session_state.pop(confirm_key, None)
-    st.session_state.pop(table_key, None)  # the old row numbers point at other rows now
+    clear_selection(table_key)  # the old row numbers point at other rows now
     if done:
         state.flash(f"Deleted {done} memor{'y' if done == 1 else 'ies'}.")
 
@@ -186,16 +206,29 @@ def _get_record(ctx: PageContext, mtype: str, memory_id: str) -> dict[str, Any] 
     return record
 
 
-def _expiry_inputs(prefix: str, expires_at: Any) -> int | None:
+def _expiry_inputs(prefix: str, expires_at: Any) -> None:
+    """ "Never expires" and the date, outside any form: ticking the box must disable the date
+    at once, and a widget inside an `st.form` does not rerun the page when it changes."""
     current = to_datetime(expires_at)
     never = st.checkbox("Never expires", value=current is None, key=f"{prefix}_never")
-    when = st.date_input(
+    st.date_input(
         "Expires on",
         value=(current.date() if current else date.today() + timedelta(days=30)),
         key=f"{prefix}_expires",
-        help="Ignored when 'Never expires' is ticked.",
+        disabled=never,
+        help="Untick 'Never expires' to choose a date.",
     )
-    return None if never else day_end_ms(when)
+
+
+def _expiry_value(prefix: str) -> int | None:
+    if st.session_state.get(f"{prefix}_never", True):
+        return None
+    return day_end_ms(st.session_state[f"{prefix}_expires"])
+
+
+def _editor_title(what: str, text: Any) -> None:
+    """The editor is titled by the memory's own words (an id means nothing to a reader)."""
+    st.markdown(f"##### ✏️ Edit {what}: “{no_images(md_text(snippet(text, 90)))}”")
 
 
 # --- episodic ------------------------------------------------------------------------------
@@ -249,73 +282,103 @@ def episodic_tab(ctx: PageContext) -> None:
         return
     st.caption(f"{total} memor{'y' if total == 1 else 'ies'}" + (" match" if filtered else ""))
     df = episodic_frame(rows)
-    selected = _table(df, "tbl_episodic", EPISODIC_COLUMNS)
+    selected = _table(df, "tbl_episodic", EPISODIC_COLUMNS, empty="never")
     _page_picker("f_ep_page", total)
     _bulk_actions(ctx, "episodic", "tbl_episodic", selected)
     if len(selected) == 1:
-        _edit_episodic(ctx, str(selected[0]["id"]))
+        _edit_episodic(ctx, str(selected[0]["id"]), "tbl_episodic")
 
 
-def _edit_episodic(ctx: PageContext, memory_id: str) -> None:
+def _edit_episodic(ctx: PageContext, memory_id: str, table_key: str) -> None:
     rec = _get_record(ctx, "episodic", memory_id)
     if not rec:
         return
     p = f"ed_ep_{memory_id}"
-    st.markdown(f"##### ✏️ Edit memory {md_text(memory_id)}")
-    with st.form(p, border=True):
-        text = st.text_area(
-            "Memory", value=rec.get("text") or rec.get("description", ""), key=f"{p}_text"
-        )
+    text = rec.get("text") or rec.get("description") or ""
+    _editor_title("memory", text)
+    with st.container(border=True, key=f"{p}_box"):
+        st.text_area("Memory", value=text, key=f"{p}_text")
         c1, c2 = st.columns(2)
         kinds = [e.value for e in EventType]
         current_kind = str(rec.get("event_type") or "interaction")
-        kind = c1.selectbox(
+        c1.selectbox(
             "Kind",
             kinds,
             index=kinds.index(current_kind) if current_kind in kinds else 0,
             format_func=event_label,
             key=f"{p}_kind",
         )
-        tags = c2.text_input("Tags", value=", ".join(rec.get("tags") or []), key=f"{p}_tags")
+        c2.text_input("Tags", value=", ".join(rec.get("tags") or []), key=f"{p}_tags")
         c3, c4 = st.columns(2)
-        importance = c3.slider(
+        c3.slider(
             "Importance", 0.0, 1.0, float(rec.get("importance") or 0.5), 0.05, key=f"{p}_importance"
         )
         with c4:
-            expires = _expiry_inputs(p, rec.get("expires_at"))
-        context = st.text_input("Context", value=rec.get("context") or "", key=f"{p}_context")
-        pinned = st.checkbox("📌 Pinned", value=bool(rec.get("pinned")), key=f"{p}_pinned")
-        submitted = st.form_submit_button("Save changes", type="primary", key=f"{p}_save")
+            _expiry_inputs(p, rec.get("expires_at"))
+        st.text_input("Context", value=rec.get("context") or "", key=f"{p}_context")
+        st.checkbox("📌 Pinned", value=bool(rec.get("pinned")), key=f"{p}_pinned")
+        st.button(
+            "Save changes",
+            type="primary",
+            key=f"{p}_save",
+            on_click=_on_save_episodic,
+            args=(ctx.coordinator, ctx.user_id, ctx.is_admin, memory_id, rec, table_key),
+        )
     if rec.get("superseded_by"):
         st.caption(f"Replaced by {md_text(rec['superseded_by'])}: kept as history, not recalled.")
-    if submitted:
-        changes: dict[str, Any] = {}
-        if text.strip() != (rec.get("text") or rec.get("description") or ""):
-            changes["text"] = text
-        if kind != current_kind:
-            changes["event_type"] = kind
-        if parse_tags(tags) != list(rec.get("tags") or []):
-            changes["tags"] = parse_tags(tags)
-        if abs(importance - float(rec.get("importance") or 0.5)) > 1e-9:
-            changes["importance"] = importance
-        if expires != rec.get("expires_at") and not (expires is None and not rec.get("expires_at")):
-            changes["expires_at"] = expires
-        if context != (rec.get("context") or ""):
-            changes["context"] = context
-        if pinned != bool(rec.get("pinned")):
-            changes["pinned"] = pinned
-        _save(ctx, "episodic", memory_id, changes)
 
 
-def _save(ctx: PageContext, mtype: str, memory_id: str, changes: dict[str, Any]) -> None:
+def _on_save_episodic(
+    coord: MemoryService,
+    user_id: str,
+    as_admin: bool,
+    memory_id: str,
+    rec: dict[str, Any],
+    table_key: str,
+) -> None:
+    ss, p = st.session_state, f"ed_ep_{memory_id}"
+    changes: dict[str, Any] = {}
+    if ss[f"{p}_text"].strip() != (rec.get("text") or rec.get("description") or ""):
+        changes["text"] = ss[f"{p}_text"]
+    if ss[f"{p}_kind"] != str(rec.get("event_type") or "interaction"):
+        changes["event_type"] = ss[f"{p}_kind"]
+    tags = parse_tags(ss[f"{p}_tags"])
+    if tags != list(rec.get("tags") or []):
+        changes["tags"] = tags
+    importance = ss[f"{p}_importance"]
+    if abs(importance - float(rec.get("importance") or 0.5)) > 1e-9:
+        changes["importance"] = importance
+    expires = _expiry_value(p)
+    if expires != rec.get("expires_at") and not (expires is None and not rec.get("expires_at")):
+        changes["expires_at"] = expires
+    if ss[f"{p}_context"] != (rec.get("context") or ""):
+        changes["context"] = ss[f"{p}_context"]
+    if ss[f"{p}_pinned"] != bool(rec.get("pinned")):
+        changes["pinned"] = ss[f"{p}_pinned"]
+    _save(coord, user_id, as_admin, "episodic", memory_id, changes, table_key)
+
+
+def _save(
+    coord: MemoryService,
+    user_id: str,
+    as_admin: bool,
+    mtype: str,
+    memory_id: str,
+    changes: dict[str, Any],
+    table_key: str,
+) -> None:
+    """Save from the editor's callback. A saved row is unticked: left ticked, it would join
+    the next bulk delete ("Delete 3 selected") without the user choosing it again."""
     if not changes:
-        st.info("Nothing changed.", icon="ℹ️")
+        state.flash("Nothing changed.", "info")
         return
-    with guard("Saving the memory"):
-        ctx.coordinator.update_memory(ctx.user_id, mtype, memory_id, ctx.is_admin, **changes)
+    ok, _ = run_action(
+        "Saving the memory", coord.update_memory, user_id, mtype, memory_id, as_admin, **changes
+    )
+    if ok:
         note = " (re-embedded)" if "text" in changes else ""
         state.flash(f"Saved: {', '.join(changes)}{note}.")
-        st.rerun()
+        clear_selection(table_key)
 
 
 # --- semantic ------------------------------------------------------------------------------
@@ -353,59 +416,74 @@ def semantic_tab(ctx: PageContext) -> None:
         _page_picker("f_sem_page", total)
     _bulk_actions(ctx, "semantic", "tbl_semantic", selected)
     if len(selected) == 1:
-        _edit_semantic(ctx, str(selected[0]["id"]))
+        _edit_semantic(ctx, str(selected[0]["id"]), "tbl_semantic")
 
 
-def _edit_semantic(ctx: PageContext, memory_id: str) -> None:
+def _edit_semantic(ctx: PageContext, memory_id: str, table_key: str) -> None:
     rec = _get_record(ctx, "semantic", memory_id)
     if not rec:
         return
     p = f"ed_sem_{memory_id}"
-    st.markdown(f"##### ✏️ Edit fact {md_text(memory_id)}")
+    _editor_title("fact", rec.get("text") or rec.get("fact") or "")
     locked = bool(rec.get("is_shared")) and not ctx.is_admin
     if locked:
         st.info(
             "Shared knowledge, recalled for every user: only an admin can change it.", icon="🔒"
         )
     with st.form(p, border=True):
-        text = st.text_area("Fact", value=rec.get("text") or rec.get("fact", ""), key=f"{p}_text")
+        st.text_area("Fact", value=rec.get("text") or rec.get("fact", ""), key=f"{p}_text")
         c1, c2, c3 = st.columns(3)
-        category = c1.text_input("Category", value=rec.get("category") or "", key=f"{p}_cat")
-        fact_type = c2.text_input("Fact type", value=rec.get("fact_type") or "", key=f"{p}_type")
-        source = c3.text_input("Source", value=rec.get("source") or "", key=f"{p}_source")
-        context = st.text_input("Context", value=rec.get("context") or "", key=f"{p}_context")
-        pinned = st.checkbox("📌 Pinned", value=bool(rec.get("pinned")), key=f"{p}_pinned")
-        shared = bool(rec.get("shared"))
+        c1.text_input("Category", value=rec.get("category") or "", key=f"{p}_cat")
+        c2.text_input("Fact type", value=rec.get("fact_type") or "", key=f"{p}_type")
+        c3.text_input("Source", value=rec.get("source") or "", key=f"{p}_source")
+        st.text_input("Context", value=rec.get("context") or "", key=f"{p}_context")
+        st.checkbox("📌 Pinned", value=bool(rec.get("pinned")), key=f"{p}_pinned")
         if ctx.is_admin and rec.get("added_by"):  # a user's fact: an admin may share it
-            shared = st.checkbox(
+            st.checkbox(
                 "🌐 Shared with every user",
-                value=shared,
+                value=bool(rec.get("shared")),
                 key=f"{p}_shared",
                 help="Shared facts are recalled for every user and change only by admins.",
             )
-        submitted = st.form_submit_button(
-            "Save changes", type="primary", key=f"{p}_save", disabled=locked
+        st.form_submit_button(
+            "Save changes",
+            type="primary",
+            key=f"{p}_save",
+            disabled=locked,
+            on_click=_on_save_semantic,
+            args=(ctx.coordinator, ctx.user_id, ctx.is_admin, memory_id, rec, table_key),
         )
-    if submitted:
-        old = {
-            "shared": bool(rec.get("shared")),
-            "text": rec.get("text") or rec.get("fact") or "",
-            "category": rec.get("category") or "",
-            "fact_type": rec.get("fact_type") or "",
-            "source": rec.get("source") or "",
-            "context": rec.get("context") or "",
-            "pinned": bool(rec.get("pinned")),
-        }
-        new = {
-            "shared": shared,
-            "text": text.strip(),
-            "category": category,
-            "fact_type": fact_type,
-            "source": source,
-            "context": context,
-            "pinned": pinned,
-        }
-        _save(ctx, "semantic", memory_id, {k: v for k, v in new.items() if v != old[k]})
+
+
+def _on_save_semantic(
+    coord: MemoryService,
+    user_id: str,
+    as_admin: bool,
+    memory_id: str,
+    rec: dict[str, Any],
+    table_key: str,
+) -> None:
+    ss, p = st.session_state, f"ed_sem_{memory_id}"
+    old = {
+        "shared": bool(rec.get("shared")),
+        "text": rec.get("text") or rec.get("fact") or "",
+        "category": rec.get("category") or "",
+        "fact_type": rec.get("fact_type") or "",
+        "source": rec.get("source") or "",
+        "context": rec.get("context") or "",
+        "pinned": bool(rec.get("pinned")),
+    }
+    new = {
+        "shared": ss.get(f"{p}_shared", old["shared"]),
+        "text": ss[f"{p}_text"].strip(),
+        "category": ss[f"{p}_cat"],
+        "fact_type": ss[f"{p}_type"],
+        "source": ss[f"{p}_source"],
+        "context": ss[f"{p}_context"],
+        "pinned": ss[f"{p}_pinned"],
+    }
+    changes = {k: v for k, v in new.items() if v != old[k]}
+    _save(coord, user_id, as_admin, "semantic", memory_id, changes, table_key)
 
 
 # --- procedural ----------------------------------------------------------------------------
@@ -475,4 +553,5 @@ def short_term_tab(ctx: PageContext) -> None:
         hide_index=True,
         column_config=MESSAGE_COLUMNS,
         key="tbl_short_term",
+        row_height=ROW_HEIGHT,
     )

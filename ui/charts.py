@@ -61,8 +61,43 @@ def samples_frame(samples: list[dict[str, Any]]) -> pd.DataFrame:
     df["ms"] = df["ms"].astype(float)
     df = df[df["ms"] > 0].copy()  # deletes are counted with 0 ms: not a latency
     df["when"] = pd.to_datetime(df["ts"], unit="ms", utc=True).dt.tz_convert(None)
-    df["series"] = df["type"].map(lambda t: SERIES_LABELS.get(t, t)) + " · " + df["op"]
+    # Vectorised: a Python call per sample cost a tenth of a second per 50k samples.
+    df["series"] = df["type"].map(SERIES_LABELS).fillna(df["type"]) + " · " + df["op"]
     return df
+
+
+WHOLE_RECALL = "retrieve_all_context"  # the whole recall before an answer, all memory types
+
+
+def recall_samples(df: pd.DataFrame) -> pd.DataFrame:
+    """The samples of the whole recall before an answer (what a user waits for)."""
+    return df[df["op"] == WHOLE_RECALL] if not df.empty else df
+
+
+def recall_time_figure(recall: pd.DataFrame) -> go.Figure:
+    """Two lines only: the typical (p50) and a slow (p95) recall before an answer."""
+    rule = bucket_for(recall)
+    ms = recall.set_index("when")["ms"].resample(rule)
+    pts = pd.concat({"p50": ms.quantile(0.5), "p95": ms.quantile(0.95)}, axis=1).dropna()
+    fig = go.Figure()
+    for pct, name, color, dash in (
+        ("p50", "typical (median)", "#4C78A8", "solid"),
+        ("p95", "slow (1 in 20 is slower)", "#F28E2B", "dot"),
+    ):
+        fig.add_trace(
+            go.Scatter(
+                x=pts.index,
+                y=pts[pct],
+                name=name,
+                mode="lines+markers",
+                line={"color": color, "width": 2, "dash": dash},
+                marker={"size": 4},
+                hovertemplate=f"{name}: %{{y:.1f}} ms<extra></extra>",
+            )
+        )
+    fig.update_layout(title="Recall time before an answer", yaxis_title="ms")
+    fig.update_yaxes(rangemode="tozero")
+    return _style(fig)
 
 
 def bucket_for(df: pd.DataFrame) -> str:

@@ -28,6 +28,24 @@ def _bool(value: Any) -> bool:
     return bool(value)
 
 
+#: Memory first and wrapped, then what a reader scans (kind, dates, status); bookkeeping
+#: (replaced by, session, id) last. At 1280 px wide (sidebar open) Expires stays on screen.
+EPISODIC_ORDER = [
+    "📌",
+    "Memory",
+    "Kind",
+    "When",
+    "Expires",
+    "Status",
+    "Tags",
+    "Importance",
+    "Recalled",
+    "Replaced by",
+    "Session",
+    "id",
+]
+
+
 def episodic_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(
         [
@@ -35,11 +53,11 @@ def episodic_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
                 "📌": _pin(r.get("pinned")),
                 "Memory": r.get("text") or r.get("description") or "",
                 "Kind": event_label(str(r.get("event_type") or "")),
+                "When": to_datetime(r.get("timestamp") or r.get("created_at")),
+                "Expires": to_datetime(r.get("expires_at")),
                 "Status": "↪ replaced" if r.get("superseded_by") else "active",
                 "Tags": _tags(r.get("tags")),
                 "Importance": float(r.get("importance") or 0.0),
-                "When": to_datetime(r.get("timestamp") or r.get("created_at")),
-                "Expires": to_datetime(r.get("expires_at")),
                 "Recalled": int(r.get("access_count") or 0),
                 "Replaced by": r.get("superseded_by") or "",
                 "Session": r.get("session_id") or "",
@@ -47,37 +65,28 @@ def episodic_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
             }
             for r in rows
         ],
-        columns=[
-            "📌",
-            "Memory",
-            "Kind",
-            "Status",
-            "Tags",
-            "Importance",
-            "When",
-            "Expires",
-            "Recalled",
-            "Replaced by",
-            "Session",
-            "id",
-        ],
+        columns=EPISODIC_ORDER,
     )
 
 
+#: Long text gets a fixed width and wraps (see ROW_HEIGHT in ui/browse.py); "large" (400 px)
+#: pushed the dates off a laptop screen.
+TEXT_WIDTH = 340
 PIN_COLUMN = st.column_config.TextColumn(
     "📌", width=36, help="Pinned: kept when memories are cleaned up"
 )
 EPISODIC_COLUMNS = {
     "📌": PIN_COLUMN,
+    "Memory": st.column_config.TextColumn(width=TEXT_WIDTH),
+    "Kind": st.column_config.TextColumn(width=120),
+    "When": st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm", width=130),
+    "Expires": st.column_config.DatetimeColumn(format="YYYY-MM-DD", width=100, help="Empty: never"),
     "Status": st.column_config.TextColumn(
         width="small",
         help="Replaced memories are kept as history and hidden from recall",
     ),
-    "Memory": st.column_config.TextColumn(width="large"),
     "Tags": st.column_config.ListColumn(),
     "Importance": st.column_config.ProgressColumn(min_value=0.0, max_value=1.0, format="%.2f"),
-    "When": st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm"),
-    "Expires": st.column_config.DatetimeColumn(format="YYYY-MM-DD", help="Empty: never"),
     "Recalled": st.column_config.NumberColumn(help="How often recall returned it"),
     "Replaced by": st.column_config.TextColumn(
         help="Superseded memories are kept as history and hidden from recall"
@@ -118,7 +127,7 @@ def semantic_frame(rows: list[dict[str, Any]], viewer: str | None = None) -> pd.
 
 SEMANTIC_COLUMNS = {
     "📌": PIN_COLUMN,
-    "Fact": st.column_config.TextColumn(width="large"),
+    "Fact": st.column_config.TextColumn(width=TEXT_WIDTH),
     "When": st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm"),
     "id": st.column_config.TextColumn(width="small"),
 }
@@ -167,7 +176,7 @@ def procedural_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
 
 PROCEDURAL_COLUMNS = {
     "📌": PIN_COLUMN,
-    "Question pattern": st.column_config.TextColumn(width="large"),
+    "Question pattern": st.column_config.TextColumn(width=TEXT_WIDTH),
     "Confidence": st.column_config.ProgressColumn(
         min_value=0, max_value=100, format="%d%%", help="Grows with successful runs"
     ),
@@ -226,5 +235,5 @@ def messages_frame(messages: list[Any]) -> pd.DataFrame:
 
 MESSAGE_COLUMNS = {
     "When": st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm:ss"),
-    "Message": st.column_config.TextColumn(width="large"),
+    "Message": st.column_config.TextColumn(width=TEXT_WIDTH + 200),
 }

@@ -204,7 +204,7 @@ def test_a_non_admin_sees_their_own_stats_not_the_stores(oidc_env, coordinator) 
     at = _signed_in("pages/stats.py", "ana@example.com")
     no_errors(at)
     labels = [m.label for m in at.metric]
-    assert labels == ["Memories"]
+    assert labels == ["Things I remember about you"]
     assert any("shown to admins only" in i.value for i in at.info)
     assert not at.get("plotly_chart") or all(
         "latency" not in str(c.proto.spec).lower() for c in at.get("plotly_chart")
@@ -212,4 +212,4 @@ def test_a_non_admin_sees_their_own_stats_not_the_stores(oidc_env, coordinator) 
 
     admin = _signed_in("pages/stats.py", "root@example.com")
     no_errors(admin)
-    assert {"Recall p95", "Operations measured"} <= {m.label for m in admin.metric}
+    assert {"Answers that used memory", "Typical recall time"} <= {m.label for m in admin.metric}

@@ -6,6 +6,8 @@ from pathlib import Path
 
 from playwright.sync_api import Locator, Page, expect
 
+from ui.browse import ROW_HEIGHT as MEMORY_ROW_PX
+
 TIMEOUT_MS = 30_000
 
 
@@ -59,14 +61,16 @@ def grid_cell(table: Locator, text: str) -> Locator:
     return table.locator("td[role='gridcell']", has_text=text)
 
 
-ROW_PX = 35  # st.dataframe's default header and row height
+HEADER_PX = 35  # st.dataframe's header height
+ROW_PX = MEMORY_ROW_PX  # the Memories page's tables: rows tall enough to wrap text
 
 
-def select_grid_row(page: Page, table: Locator, text: str) -> None:
-    """Tick the selection box of the row holding `text`, as a user clicks it."""
+def select_grid_row(page: Page, table: Locator, text: str, row_px: int = ROW_PX) -> None:
+    """Tick the selection box of the row holding `text`, as a user clicks it (only rows drawn
+    without scrolling; `row_px`: the table's row height)."""
     cell = grid_cell(table, text)
     row = int(cell.locator("xpath=..").get_attribute("aria-rowindex") or "0")  # header is 1
     box = table.get_by_test_id("stDataFrame").bounding_box()
     assert box is not None and row >= 2, f"row of {text!r} not found"
-    page.mouse.click(box["x"] + 16, box["y"] + ROW_PX * (row - 1) + ROW_PX / 2)
+    page.mouse.click(box["x"] + 16, box["y"] + HEADER_PX + row_px * (row - 2) + row_px / 2)
     wait_idle(page)

@@ -158,7 +158,7 @@ def test_memories_page_edit_and_export(page: Page, app_server, seed, screenshots
 
     # select the row, edit its text in the form that appears, save
     select_grid_row(page, table, goal)
-    form = page.get_by_test_id("stForm").filter(has_text="Save changes")
+    form = page.locator("[class*='st-key-ed_ep_'][class*='_box']")  # the episodic editor
     expect(form.get_by_label("Memory")).to_have_value(goal)
     no_exceptions(page)
     screenshot(page, screenshots_dir / "memories.png", height=1700)
@@ -198,11 +198,12 @@ def test_stats_page_renders_plotly_charts(page: Page, app_server, seed, screensh
     charts = page.locator(".js-plotly-plot")
     expect(charts.first).to_be_visible(timeout=TIMEOUT_MS)
     expect(
-        page.locator(".js-plotly-plot .gtitle").filter(has_text="Latency over time")
+        page.locator(".js-plotly-plot .gtitle").filter(has_text="Recall time before an answer")
     ).to_be_visible()
-    expect(
-        page.locator(".js-plotly-plot .gtitle").filter(has_text="Recall hit rate")
-    ).to_be_visible()
+    page.get_by_text("Recall in detail").click()  # the detail runs only once opened
+    wait_idle(page)
+    for title in ("Latency over time", "Recall hit rate"):
+        expect(page.locator(".js-plotly-plot .gtitle").filter(has_text=title)).to_be_visible()
     assert charts.count() >= 5
     expect(page.get_by_test_id("stMetric").first).to_be_visible()
     no_exceptions(page)

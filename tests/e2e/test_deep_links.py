@@ -13,7 +13,7 @@ from tests.e2e.st import TIMEOUT_MS, no_exceptions, open_page, sidebar
     ("path", "heading", "marker"),
     [
         ("/memories", "🗂️ Memories", "Import / export"),
-        ("/stats", "📊 Stats", "Recall hit rate"),
+        ("/stats", "📊 Stats", "Answers that used memory"),
     ],
 )
 def test_page_opened_by_url_on_a_fresh_server(

@@ -1,0 +1,118 @@
+"""The Stats page's detail sections (admins): each one is drawn inside an expander, and only
+while it is open. Empty charts are not drawn: a caption says what would fill them."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+import streamlit as st
+
+from ui import charts
+from ui.errors import guard
+from ui.format import SERIES_LABELS
+
+if TYPE_CHECKING:
+    from agent import ChatAgent
+    from memory.service import MemoryService
+
+SAMPLES_TTL_S = 30
+
+
+@st.cache_data(ttl=SAMPLES_TTL_S, max_entries=8, show_spinner=False)
+def window_samples(
+    _coordinator: MemoryService, store: str, since_s: int | None, refresh: int
+) -> pd.DataFrame:
+    """The window's latency samples as a frame. Every click on the page (opening a section,
+    a filter) reruns it: reading and decoding up to 50k samples again each time was most of a
+    run, so they are kept for half a minute per store (`store`) and window; the Refresh button
+    bumps `refresh` to read afresh."""
+    since_ms = int((time.time() - since_s) * 1000) if since_s else 0
+    return charts.samples_frame(_coordinator.latency_samples(since_ms=since_ms))
+
+
+def recall_details(df: pd.DataFrame, window: str) -> None:
+    """Latency of every stage per memory type, hit rates per type, and the numbers."""
+    if df.empty:
+        st.caption(
+            f"No measurements in this window ({window.lower()}) yet. Chat on the **Chat** "
+            "page or search on the **Memories** page, then press Refresh."
+        )
+        return
+    f1, f2 = st.columns([3, 2], vertical_alignment="bottom")
+    type_options = sorted(df["type"].map(SERIES_LABELS).fillna(df["type"]).unique())
+    types = f1.multiselect(
+        "Memory types", type_options, key="stats_types", placeholder="All memory types"
+    )
+    group = f2.radio(
+        "Operations",
+        list(charts.OP_GROUPS),
+        horizontal=True,
+        key="stats_ops",
+        help="Recall path: what runs before every answer (embedding the message, recall "
+        "per type, the whole recall). Writes: adding and recording memories.",
+    )
+    shown = charts.filter_samples(df, types, group)
+    if shown.empty:
+        st.caption("No measurements for this choice of types and operations.")
+    else:
+        st.plotly_chart(charts.latency_over_time(shown), key="chart_latency_time")
+    table = charts.latency_table(shown if not shown.empty else df)
+    a, b = st.columns(2)
+    a.plotly_chart(charts.latency_bars(table), key="chart_latency_bars")
+    hr = charts.hit_rate_frame(df)
+    if hr.empty:
+        b.caption("Hit rates per memory type appear once a recall has found or missed.")
+    else:
+        b.plotly_chart(charts.hit_rate_figure(hr), key="chart_hit_rate")
+    st.dataframe(
+        table,
+        hide_index=True,
+        key="latency_table",
+        column_config={
+            c: st.column_config.NumberColumn(format="%.2f") for c in ("p50 (ms)", "p95 (ms)", "max")
+        },
+    )
+
+
+def cache_and_extraction(counters: dict[str, int], agent: ChatAgent | None) -> None:
+    a, b = st.columns(2)
+    if charts.cache_hit_rate(counters) is None:
+        a.caption("The embedding cache has not been used yet.")
+    else:
+        a.plotly_chart(charts.cache_figure(counters), key="chart_cache")
+    outcomes: list[Any] = []
+    if agent is not None:
+        with guard("Reading the extraction log"):
+            outcomes = agent.extraction_log(limit=None)
+    ef = charts.extraction_frame(counters, outcomes)
+    if ef.empty:
+        b.caption(
+            "No memory extraction yet: it runs after each chat turn (with a model, or from "
+            "trigger phrases like “remember that …” in memory-only mode)."
+        )
+    else:
+        b.plotly_chart(charts.extraction_figure(ef), key="chart_extraction")
+
+
+def maintenance(history: list[dict[str, Any]]) -> None:
+    mf = charts.maintenance_frame(history)
+    if mf.empty:
+        st.caption(
+            "No maintenance run yet: it runs in the background, or press **Run now** in the "
+            "Maintenance tab of the Memories page."
+        )
+        return
+    st.plotly_chart(charts.maintenance_figure(mf), key="chart_maintenance")
+    st.caption(
+        "Every real maintenance run, all users; dry runs change nothing and are not counted."
+    )
+    sf = charts.savings_frame(history)
+    if sf["saved"].sum() > 0:
+        st.plotly_chart(charts.savings_figure(sf), key="chart_savings")
+        st.caption(
+            "Memories merged into another one (kept as history) or expired leave recall: "
+            "fewer, cleaner memories to search. The share is of the active memories before "
+            "that day's first run."
+        )
