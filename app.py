@@ -16,7 +16,7 @@ import streamlit as st
 
 from agent.types import TurnResult
 from memory.models import MAX_TEXT_CHARS
-from ui import demo, sessions, state
+from ui import demo, private, sessions, state
 from ui.details import render_details, render_status, status_label
 from ui.errors import guard, message_for
 from ui.format import ImageFreeStream, fmt_duration, md_text, no_images
@@ -92,6 +92,7 @@ def history(ctx: PageContext) -> int:
             st.markdown(shown(m.content))
             if d is not None:
                 render_details(d, key=m.id)
+                private.reanswer_controls(ctx, d, m.id)
     return len(messages)
 
 
@@ -252,6 +253,7 @@ def run_turn(ctx: PageContext, prompt: str) -> bool:
         if result.turn_id:
             state.remember_details(result.turn_id, d)
         render_details(d, key=result.turn_id or details_key(result.reply))
+        private.reanswer_controls(ctx, d, result.turn_id or details_key(result.reply))
     if result.stored:
         st.rerun()  # so the sidebar's recent memories show what this turn stored
     return result.saved
@@ -291,14 +293,17 @@ if ctx.agent is None:
     st.error(ctx.agent_error or "The chat agent is not available.", icon="🚫")
     st.stop()
 offline_banner(ctx)
-shown_messages = history(ctx)
+incognito = private.incognito_switch(ctx)
+shown_messages = private.incognito_history(ctx) if incognito else history(ctx)
 # The greeting's place: drawn empty in the run that sends the first message, so the greeting
 # and its buttons go at once instead of lingering (stale) above the exchange until it ends.
 greeting = st.empty()
 # No max_chars: the browser would silently refuse a longer paste and leave the box empty.
-typed = st.chat_input("Message the agent…", key="chat_input")
+typed = st.chat_input(
+    "Message the agent (incognito)…" if incognito else "Message the agent…", key="chat_input"
+)
 prompt = typed or st.session_state.pop("pending_prompt", None)
-if shown_messages == 0 and not prompt:
+if shown_messages == 0 and not prompt and not incognito:
     with greeting.container():
         empty_state(ctx)
 refusal = None
@@ -309,6 +314,8 @@ if prompt and len(prompt.strip()) > MAX_TEXT_CHARS:
     too_long(prompt)
 elif prompt and refusal:
     too_long_for_model(prompt, refusal)
+elif prompt and incognito:
+    private.run_incognito_turn(ctx, prompt)
 elif prompt:
     first = shown_messages == 0 and not chat_title
     if first:  # the chat is named after its first message

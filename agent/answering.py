@@ -19,7 +19,7 @@ from their profile, not assumed:
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -75,6 +75,8 @@ class AnswerState:
     #: rounds may trim more for tool results, and the next turn shows those messages again)
     first_fit: Fit | None = None
     report: WindowReport = field(default_factory=WindowReport)
+    #: rules for this turn only, after the standing ones (agent.knowing's UNKNOWN_RULE)
+    rules: list[str] = field(default_factory=list)
 
 
 def _shrink_exchange(exchange: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -150,6 +152,7 @@ class Answerer:
         send_schemas: bool,
         nonce: str,
         slack: int = 0,
+        rules: Sequence[str] = (),
     ) -> Fit:
         """Plan one request. `tools`: the system text says which tools the model has;
         `send_schemas`: this request carries their schemas (not on the capped last round)."""
@@ -158,7 +161,7 @@ class Answerer:
             num_ctx=self.llm.window(model),
             reply_reserve=self.reply_reserve(profile),
             memory_cap=self.memory_prompt_tokens,
-            system_messages=self._system_texts(nonce, tools),
+            system_messages=self._system_texts(nonce, tools, rules),
             tool_schemas=self.registry.schemas() if send_schemas else [],
             message=message,
             exchange=exchange,
@@ -170,12 +173,13 @@ class Answerer:
             slack=slack,
         )
 
-    def _system_texts(self, nonce: str, tools: bool) -> list[str]:
+    def _system_texts(self, nonce: str, tools: bool, rules: Sequence[str] = ()) -> list[str]:
         """The system messages of a chat request, the memory block left out (it follows the
-        first one). `tools`: the model can call the registry's tools in this conversation."""
+        first one). `tools`: the model can call the registry's tools in this conversation;
+        `rules`: this turn's own (agent.knowing)."""
         if tools:
-            return [system_rules(nonce, tool_names=self.registry.names())]
-        texts = [system_rules(nonce)]
+            return [system_rules(nonce, tool_names=self.registry.names(), turn_rules=rules)]
+        texts = [system_rules(nonce, turn_rules=rules)]
         if len(self.registry):
             texts.append(NO_TOOLS_NOTE)
         return texts
@@ -201,7 +205,17 @@ class Answerer:
 
         def fit(tools: bool, send: bool, exch: list[dict[str, Any]]) -> Fit:
             return self._fit(
-                model, profile, message, history, exch, ctx, stored, tools, send, nonce
+                model,
+                profile,
+                message,
+                history,
+                exch,
+                ctx,
+                stored,
+                tools,
+                send,
+                nonce,
+                rules=answer.rules,
             )
 
         if use_tools:
@@ -255,7 +269,7 @@ class Answerer:
             report.split = plan.split
             report.rounds = round_no + 1
             send = use_tools and not final_round
-            messages = self._request_messages(plan, message, exchange, use_tools)
+            messages = self._request_messages(plan, message, exchange, use_tools, answer.rules)
             options = {
                 "temperature": self.config.temperature,
                 "num_ctx": plan.split.num_ctx,
@@ -283,7 +297,7 @@ class Answerer:
                 plan = fit(False, False, exchange)
                 answer.fit = answer.first_fit = plan
                 report.split = plan.split
-                messages = self._request_messages(plan, message, exchange, False)
+                messages = self._request_messages(plan, message, exchange, False, answer.rules)
                 content, calls, done = yield from self._stream_round(
                     model, messages, None, options, think, answer
                 )
@@ -323,9 +337,14 @@ class Answerer:
         return reply or EMPTY_REPLY, hit_cap
 
     def _request_messages(
-        self, fit: Fit, message: str, exchange: list[dict[str, Any]], tools: bool
+        self,
+        fit: Fit,
+        message: str,
+        exchange: list[dict[str, Any]],
+        tools: bool,
+        rules: Sequence[str] = (),
     ) -> list[dict[str, Any]]:
-        texts = self._system_texts(fit.block.nonce, tools)
+        texts = self._system_texts(fit.block.nonce, tools, rules)
         texts[0] = texts[0] + "\n" + fit.block.text
         return [
             *({"role": "system", "content": t} for t in texts),

@@ -1,6 +1,7 @@
 """Terminal chat for scripting and checks.
 
-    python -m agent chat --user U --session S [--model M] [--json] "message"
+    python -m agent chat --user U --session S [--model M] [--json] [--incognito] "message"
+    python -m agent reanswer --user U --session S --turn T --without ID[,ID...] [--json]
     python -m agent status [--model M] [--json]
     python -m agent check [--model M] [--json]
     python -m agent bench qa --data FILE [--model M] [--mode memory|none|oracle] [--json]
@@ -10,7 +11,10 @@
 `chat --json` prints {"reply", "recalled": {...}, "tools": [...], "stored": [...], "mode", ...};
 without --json, a readable transcript. Exit code 0 when the turn completed and was stored (also in
 memory-only mode), 1 when the answer was given but the exchange could not be stored (said on
-stderr), 2 for bad input, 3 when the memory store is unavailable.
+stderr), 2 for bad input, 3 when the memory store is unavailable. `--incognito` recalls no
+long-term memory and stores nothing (agent/private.py); `reanswer` gives a stored answer again
+without the memories named (their ids, as `chat --json` lists them under "recalled"), stores
+nothing, and prints both answers.
 """
 
 from __future__ import annotations
@@ -86,6 +90,12 @@ def result_json(result: TurnResult) -> dict[str, Any]:
         "saved": result.saved,
         "thinking": result.thinking,
         "window": result.window.model_dump(mode="json"),
+        "unknown_about_user": result.unknown_about_user,
+        "held_back": [
+            {"id": h.id, "text": h.text, "score": round(h.score, 4), "band": h.band}
+            for h in result.held_back
+        ],
+        "private": result.private or None,
     }
 
 
@@ -133,9 +143,69 @@ def _print_event(ev: TurnEvent, out: Any) -> None:
         out.write(f"· remembered [{m.event_type}] {for_terminal(m.text)} ({m.how}{extra})\n")
 
 
+def _private(events: Any, args: argparse.Namespace, header: str) -> TurnResult | None:
+    """Print a turn that stores nothing (agent.private); its result."""
+    result = None
+    if args.json:
+        for ev in events:
+            if ev.kind == "done":
+                result = ev.result
+        return result
+    out = TerminalOut(sys.stdout)
+    out.write(header)
+    started = False
+    for ev in events:
+        if ev.kind == "token" and not started:
+            out.write("assistant> ")
+            started = True
+        if ev.kind == "done":
+            result = ev.result
+        else:
+            _print_event(ev, out)
+    out.write("\n· nothing was stored\n")
+    return result
+
+
+def cmd_reanswer(args: argparse.Namespace) -> int:
+    from agent.private import reanswer
+
+    agent, coordinator = _build(args)
+    try:
+        without = [i.strip() for i in args.without.split(",") if i.strip()]
+        original = agent.turn_details(args.user, args.session).get(args.turn)
+        events = reanswer(agent, args.user, args.session, args.turn, without, model=args.model)
+        header = f"· without {', '.join(without)}\n"
+        result = _private(events, args, header)
+        if result is None:
+            return 1
+        if args.json:
+            doc = {
+                "original": original.reply if original else None,
+                "without": without,
+                **result_json(result),
+            }
+            print(json.dumps(doc, ensure_ascii=False, indent=2))
+        elif original is not None:
+            print(f"· the original answer:\n{for_terminal(original.reply, multiline=True)}")
+        return 0
+    finally:
+        agent.close()
+        close = getattr(coordinator, "close", None)
+        if close:
+            close()
+
+
 def cmd_chat(args: argparse.Namespace) -> int:
     agent, coordinator = _build(args)
     try:
+        if args.incognito:
+            from agent.private import incognito_turn
+
+            events = incognito_turn(agent, args.user, args.session, args.message, model=args.model)
+            result = _private(events, args, f"{args.user} (incognito)> {args.message}\n")
+            if args.json and result is not None:
+                print(json.dumps(result_json(result), ensure_ascii=False, indent=2))
+            return 0 if result is not None else 1
         if args.json:
             result = agent.chat(args.user, args.session, args.message, model=args.model)
             if args.wait:
@@ -338,8 +408,24 @@ def main(argv: list[str] | None = None) -> int:
         metavar="SECONDS",
         help="wait for background memory extraction and report it",
     )
+    chat.add_argument(
+        "--incognito",
+        action="store_true",
+        help="recall no long-term memory and store nothing of this turn",
+    )
     chat.add_argument("message")
     chat.set_defaults(func=cmd_chat)
+
+    again = sub.add_parser(
+        "reanswer", help="answer a stored turn again without some of its memories (stores nothing)"
+    )
+    again.add_argument("--user", required=True)
+    again.add_argument("--session", required=True)
+    again.add_argument("--turn", required=True, help="the answer's turn id (chat --json: turn_id)")
+    again.add_argument("--without", required=True, help="memory ids to leave out, comma-separated")
+    again.add_argument("--model", default=None, help="Ollama model (default: OLLAMA_MODEL)")
+    again.add_argument("--json", action="store_true", help="print both answers as JSON")
+    again.set_defaults(func=cmd_reanswer)
 
     status = sub.add_parser("status", help="is Ollama reachable and the model pulled?")
     status.add_argument("--model", default=None)

@@ -35,6 +35,7 @@ from agent.check import CheckReport, ModelCheck
 from agent.config import AgentSettings
 from agent.errors import LLMError, LLMUnavailableError
 from agent.extraction import LLMExtractor, talks_about_user
+from agent.knowing import Knowing, judge
 from agent.learning import LearningTracker, success_score, tool_sequence
 from agent.llm import LLM, OllamaLLM
 from agent.profile import ModelProfile
@@ -113,6 +114,7 @@ class _TurnState:
     score: float | None = None
     saved: bool = True
     stored_ids: list[str] = field(default_factory=list)
+    knowing: Knowing | None = None  # what the prompt may say about the user (agent.knowing)
 
     def after_lead(self, notice: str) -> str:
         """The reply: the partial answer (if any), then the notice."""
@@ -153,10 +155,11 @@ class ChatAgent:
         self.coordinator = coordinator
         self.llm: LLM = llm or OllamaLLM.from_settings(settings, self.config)
         self.writer = writer or WritePolicy(coordinator, dedup_threshold=settings.dedup_threshold)
-        if toolkits is None:
-            toolkits = [
-                WellnessToolkit(seed=self.config.wellness_seed, days=self.config.wellness_days)
-            ]
+        toolkits = list(
+            [WellnessToolkit(seed=self.config.wellness_seed, days=self.config.wellness_days)]
+            if toolkits is None
+            else toolkits
+        )
         self.registry = ToolRegistry(
             [MemoryToolkit(coordinator, self.writer, grounding=self.grounded), *toolkits]
         )
@@ -173,6 +176,10 @@ class ChatAgent:
         self._status: dict[str, LLMStatus] = {}
         self.answerer = Answerer(
             self.llm, self.registry, self.config, int(settings.memory_prompt_tokens)
+        )
+        # Turns that store nothing (agent.private) get the tools that only read.
+        self.private_answerer = Answerer(
+            self.llm, ToolRegistry(toolkits), self.config, int(settings.memory_prompt_tokens)
         )
         self._status_lock = threading.Lock()
 
@@ -402,6 +409,11 @@ class ChatAgent:
                     stage="dedup",
                     duplicate_of=res.duplicate_of,
                 )
+        # A question about the user that nothing clears the moderate band for: weak hits are
+        # held back and the model is told it does not know (agent.knowing).
+        t.knowing = judge(t.message, t.ctx, t.stored)
+        t.ctx = t.knowing.context
+        t.answer.rules = t.knowing.rules
         # What was recalled, as the memory-only reply and the result show it; a model turn
         # refits the block and the history to the model's window before every request.
         t.block = render_memory_block(
@@ -505,6 +517,8 @@ class ChatAgent:
             summary=summary,
             error="; ".join(t.errors) or None,
             saved=t.saved,
+            unknown_about_user=t.knowing is not None and t.knowing.unknown,
+            held_back=t.knowing.held_back if t.knowing is not None else [],
         )
 
     # ---- steps -------------------------------------------------------------------------

@@ -65,11 +65,15 @@ already saved: do not store them again.
 MEMORY_ONLY_MARK = "so this is a memory-only reply (no AI answer)."
 
 
-def system_rules(nonce: str, *, tool_names: Sequence[str] = ()) -> str:
-    """The system prompt up to the memory block (what `build_system_prompt` puts before it)."""
+def system_rules(
+    nonce: str, *, tool_names: Sequence[str] = (), turn_rules: Sequence[str] = ()
+) -> str:
+    """The system prompt up to the memory block (what `build_system_prompt` puts before it);
+    `turn_rules`: this turn's own, the agent's text (agent.knowing), never stored text."""
     parts = [SYSTEM_RULES.format(nonce=nonce)]
     if tool_names:
         parts.append("Tools available: " + ", ".join(tool_names) + ".")
+    parts.extend(turn_rules)
     parts.append("Remembered data follows.")
     return "\n\n".join(parts)
 

@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from memory.models import MemoryContext
+from memory.models import MemoryContext, RecallHit
 from memory.writing import StoredMemory
 
 __all__ = [
@@ -157,6 +157,20 @@ class TurnResult(BaseModel):
     window: WindowReport = Field(
         default_factory=WindowReport, description="The context budget and what the model saw"
     )
+    unknown_about_user: bool = Field(
+        default=False,
+        description="The message asked about the user and no memory about them cleared the "
+        "moderate band: the prompt said so (agent.knowing)",
+    )
+    held_back: list[RecallHit] = Field(
+        default_factory=list,
+        description="Recalled but kept out of the prompt as too weak (agent.knowing)",
+    )
+    private: Literal["", "incognito", "re-answer"] = Field(
+        default="",
+        description="A turn that stored nothing: an incognito chat or a re-answer without "
+        "some memories (agent.private)",
+    )
 
     # ---- kept with the assistant message (ChatAgent saves it, the chat page reads it) -----
     def for_storage(self) -> dict[str, Any]:
@@ -166,7 +180,7 @@ class TurnResult(BaseModel):
         cut."""
         data = self.model_dump(mode="json", exclude={"thinking"})
         rec = data["recalled"]
-        hits = [*rec["episodic"], *rec["semantic"]]
+        hits = [*rec["episodic"], *rec["semantic"], *data["held_back"]]
         if rec.get("session_summary"):
             hits.append(rec["session_summary"])
         for hit in hits:

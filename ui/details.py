@@ -91,7 +91,18 @@ def lead_line(r: TurnResult) -> str:
         extra.append(f"a tool habit it learned ({seq})")
     if extra:
         line += "; also " + " and ".join(extra)
-    return line + "."
+    line += "."
+    if r.private == "incognito":
+        line = "Incognito: nothing was recalled from your memory and nothing was stored."
+    elif r.private == "re-answer":
+        line += " Answered again without the memories you picked; nothing was stored."
+    if r.unknown_about_user:
+        line += (
+            " I don't know you on this: nothing I remember about you cleared the moderate "
+            "band, so the model was told to say so instead of guessing"
+            + (f" ({len(r.held_back)} weak match(es) held back)." if r.held_back else ".")
+        )
+    return line
 
 
 def summary_line(r: TurnResult) -> str:
@@ -155,6 +166,7 @@ def render_details(r: TurnResult, *, key: str, expanded: bool = False) -> None:
         tabs = st.tabs(names)
         with tabs[0]:
             _recalled(r.recalled)
+            _held_back(r.held_back)
         with tabs[1]:
             _tools(tools)
         with tabs[2]:
@@ -342,6 +354,22 @@ def _recalled(rec: MemoryContext) -> None:
         st.caption(
             "Nothing was recalled above the relevance threshold (or auto-recall is switched "
             "off in the sidebar). Tell the agent about yourself and ask again."
+        )
+
+
+def _held_back(held: list[RecallHit]) -> None:
+    """Weak candidates kept out of the prompt for a question about the user (agent.knowing)."""
+    if not held:
+        return
+    st.markdown(
+        f"**Held back** · {len(held)} too weak to use (below the moderate band), with their scores:"
+    )
+    for h in held:
+        meta = _hit_meta(h)
+        st.markdown(
+            f"- {md_text(h.text)}  \n  :gray[{h.score:.2f} · {BAND_BADGES.get(h.band, '')}"
+            + (f" · {meta}" if meta else "")
+            + "]"
         )
 
 
