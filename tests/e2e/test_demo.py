@@ -27,7 +27,7 @@ def test_load_the_demo_persona_from_the_first_screen(
     by_key(page, "es_demo_load").get_by_role("button", name="Load demo persona").click()
     expect(page.get_by_text("You are chatting as")).to_be_visible(timeout=TIMEOUT_MS)
     wait_idle(page)
-    expect(page.get_by_text(f"You are {DEMO_USER} in session")).to_be_visible()
+    expect(page.get_by_text(f"You are {DEMO_USER} in")).to_be_visible()
 
     bar = sidebar(page)
     bar.get_by_role("tab", name="🕒 Recent").click()
@@ -46,3 +46,20 @@ def test_load_the_demo_persona_from_the_first_screen(
     wait_idle(page)
     expect(page.get_by_text("Execution details").first).to_be_visible()
     no_exceptions(page)
+
+    # The README's screenshots, taken from the persona: her answer with its details open,
+    # her memories, and the Stats page after her questions.
+    messages.nth(1).get_by_text("🔍 Execution details").click()
+    wait_idle(page)
+    screenshot(page, screenshots_dir / "persona-chat.png", height=1700)
+    open_page(page, f"{app_server.url}/memories?user={DEMO_USER}", "🗂️ Memories")
+    wait_idle(page)
+    # the tables draw on a canvas: the page's own count says her memories are listed
+    expect(page.get_by_test_id("stDataFrame").first).to_be_visible()
+    no_exceptions(page)
+    screenshot(page, screenshots_dir / "persona-memories.png", height=1700)
+    open_page(page, f"{app_server.url}/stats?user={DEMO_USER}", "📊 Stats")
+    wait_idle(page)
+    expect(page.get_by_text("Things I remember about you")).to_be_visible()
+    no_exceptions(page)
+    screenshot(page, screenshots_dir / "persona-stats.png", height=1700)
