@@ -65,12 +65,26 @@ from memory.config import Settings
 from memory.errors import MemorySystemError
 from memory.models import ChatMessage, MemoryContext, check_id, check_text
 from memory.service import AgentMemory
-from memory.writing import Grounding, WritePolicy, check_grounded, extract_triggers
+from memory.writing import (
+    Grounding,
+    PiiPolicy,
+    WritePolicy,
+    check_grounded,
+    extract_triggers,
+    found_in,
+)
 
 log = logging.getLogger(__name__)
 
 RECALL_TYPES = ("episodic", "semantic", "procedural", "short_term")
 __all__ = ["CAP_NOTE", "EMPTY_REPLY", "NO_TOOLS_NOTE", "RECALL_TYPES", "ChatAgent"]
+
+
+def _masked(t: _TurnState, pii: PiiPolicy) -> list[str]:
+    """What this turn stored as a label instead of as typed: in the exchange (when it was
+    saved) and in the memories it wrote."""
+    found = found_in([t.message, t.reply] if t.saved else [], pii)
+    return list(dict.fromkeys([*found, *(k for m in t.stored for k in m.masked)]))
 
 
 def _ms(t0: float) -> float:
@@ -152,7 +166,9 @@ class ChatAgent:
         self.config = agent_settings or AgentSettings()
         self.coordinator = coordinator
         self.llm: LLM = llm or OllamaLLM.from_settings(settings, self.config)
-        self.writer = writer or WritePolicy(coordinator, dedup_threshold=settings.dedup_threshold)
+        self.writer = writer or WritePolicy(
+            coordinator, dedup_threshold=settings.dedup_threshold, pii_policy=settings.pii_policy
+        )
         if toolkits is None:
             toolkits = [
                 WellnessToolkit(seed=self.config.wellness_seed, days=self.config.wellness_days)
@@ -505,6 +521,7 @@ class ChatAgent:
             summary=summary,
             error="; ".join(t.errors) or None,
             saved=t.saved,
+            masked=_masked(t, self.settings.pii_policy),
         )
 
     # ---- steps -------------------------------------------------------------------------
