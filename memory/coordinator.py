@@ -125,7 +125,7 @@ class MemoryCoordinator(SessionsAPI):
         self.procedural = self.stores.procedural
         self.short_term = self.stores.short_term
         self.bookkeeping = Bookkeeper(
-            client, self.keys, self.episodic, settings.embedding_cache_ttl_s
+            client, self.keys, self.episodic, settings.embedding_cache_ttl_s, self.embedder.masked
         )
         self.recall = RecallPipeline(
             self.stores,

@@ -43,8 +43,7 @@ PHONE = "phone number"
 
 
 class Masked(NamedTuple):
-    """A text with its secrets replaced, and the labels of what was replaced (each once,
-    in the order first found)."""
+    """A text with its secrets replaced, and the labels of what was replaced (each once)."""
 
     text: str
     found: list[str]
@@ -232,7 +231,7 @@ def lenient(pii: PiiPolicy) -> PiiPolicy:
 
 
 def found_in(texts: Iterable[str], pii: PiiPolicy = "keep") -> list[str]:
-    """What `mask_secrets` replaces in these texts (each label once, in order); never raises."""
+    """What `mask_secrets` replaces in these texts (each label once); never raises."""
     found: list[str] = []
     for t in texts:
         found += [k for k in mask_secrets(t, lenient(pii)).found if k not in found]
