@@ -22,25 +22,20 @@ import logging
 import threading
 import time
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
-from ulid import ULID
-
-from agent.answering import CAP_NOTE, EMPTY_REPLY, NO_TOOLS_NOTE, Answerer, AnswerState
+from agent.answering import CAP_NOTE, EMPTY_REPLY, NO_TOOLS_NOTE, Answerer
 from agent.background import BackgroundExtractor
 from agent.budget import MessageTooLongError
 from agent.check import CheckReport, ModelCheck
 from agent.config import AgentSettings
 from agent.errors import LLMError, LLMUnavailableError
 from agent.extraction import LLMExtractor, talks_about_user
-from agent.knowing import Knowing, judge
+from agent.knowing import judge
 from agent.learning import LearningTracker, success_score, tool_sequence
 from agent.llm import LLM, OllamaLLM
 from agent.profile import ModelProfile
 from agent.prompt import (
-    MemoryBlock,
     history_window,
     render_memory_block,
 )
@@ -49,6 +44,7 @@ from agent.summarising import LLMSummariser, SessionSummaries, SummaryWorker, dr
 from agent.tools.memory_tools import MemoryToolkit
 from agent.tools.registry import ToolContext, Toolkit, ToolRegistry
 from agent.tools.wellness import WellnessToolkit
+from agent.turn_state import TurnState, masked_labels, ms_since
 from agent.types import (
     DoneEvent,
     ExtractionOutcome,
@@ -58,7 +54,6 @@ from agent.types import (
     StoredEvent,
     StoredMemory,
     TokenEvent,
-    ToolCallRecord,
     TurnEvent,
     TurnResult,
 )
@@ -66,67 +61,17 @@ from memory.config import Settings
 from memory.errors import MemorySystemError
 from memory.models import ChatMessage, MemoryContext, check_id, check_text
 from memory.service import AgentMemory
-from memory.writing import Grounding, WritePolicy, check_grounded, extract_triggers
+from memory.writing import (
+    Grounding,
+    WritePolicy,
+    check_grounded,
+    extract_triggers,
+)
 
 log = logging.getLogger(__name__)
 
 RECALL_TYPES = ("episodic", "semantic", "procedural", "short_term")
 __all__ = ["CAP_NOTE", "EMPTY_REPLY", "NO_TOOLS_NOTE", "RECALL_TYPES", "ChatAgent"]
-
-
-def _ms(t0: float) -> float:
-    return round((time.perf_counter() - t0) * 1000, 3)
-
-
-@dataclass
-class _TurnState:
-    """What the steps of one turn share (ChatAgent._turn)."""
-
-    user_id: str
-    session_id: str
-    message: str
-    model: str
-    turn_id: str = field(default_factory=lambda: str(ULID()))
-    started: float = field(default_factory=time.perf_counter)
-    timings: dict[str, float] = field(default_factory=dict)
-    errors: list[str] = field(default_factory=list)
-    status: LLMStatus = field(
-        default_factory=lambda: LLMStatus(reachable=False, host="", model="", model_available=False)
-    )
-    mode: Literal["llm", "memory-only"] = "memory-only"
-    ctx: MemoryContext = field(
-        default_factory=lambda: MemoryContext(user_id="_", session_id="_", query="")
-    )
-    stored: list[StoredMemory] = field(default_factory=list)
-    block: MemoryBlock = field(
-        default_factory=lambda: MemoryBlock(text="", nonce="", lines=0, omitted=0, tokens=0)
-    )
-    history: list[ChatMessage] = field(default_factory=list)
-    window: list[ChatMessage] = field(default_factory=list)  # what the summary is measured on
-    records: list[ToolCallRecord] = field(default_factory=list)
-    answer: AnswerState = field(default_factory=AnswerState)
-    hit_cap: bool = False
-    llm_error: LLMError | None = None
-    reply: str = ""
-    lead: str = ""  # a failed model's partial answer, kept before the memory-only notice
-    reason: str = ""
-    offline_state: Literal["offline", "failed", "not available"] = "not available"
-    score: float | None = None
-    saved: bool = True
-    stored_ids: list[str] = field(default_factory=list)
-    knowing: Knowing | None = None  # what the prompt may say about the user (agent.knowing)
-
-    def after_lead(self, notice: str) -> str:
-        """The reply: the partial answer (if any), then the notice."""
-        return self.lead + ("\n\n" if self.lead else "") + notice
-
-    @contextmanager
-    def timed(self, stage: str) -> Iterator[None]:
-        t0 = time.perf_counter()
-        try:
-            yield
-        finally:
-            self.timings[stage] = _ms(t0)
 
 
 class ChatAgent:
@@ -154,7 +99,9 @@ class ChatAgent:
         self.config = agent_settings or AgentSettings()
         self.coordinator = coordinator
         self.llm: LLM = llm or OllamaLLM.from_settings(settings, self.config)
-        self.writer = writer or WritePolicy(coordinator, dedup_threshold=settings.dedup_threshold)
+        self.writer = writer or WritePolicy(
+            coordinator, dedup_threshold=settings.dedup_threshold, pii_policy=settings.pii_policy
+        )
         toolkits = list(
             [WellnessToolkit(seed=self.config.wellness_seed, days=self.config.wellness_days)]
             if toolkits is None
@@ -315,7 +262,7 @@ class ChatAgent:
         self, user_id: str, session_id: str, message: str, model: str, types: set[str]
     ) -> Iterator[TurnEvent]:
         """The steps of one turn, in order (module docstring); `t` carries what they share."""
-        t = _TurnState(user_id, session_id, message, model)
+        t = TurnState(user_id, session_id, message, model)
         yield from self._check_model(t)
         note = self.learning.observe_message(user_id, session_id, message)
         if note:  # this message corrects the previous answer: its tool pattern was scored down
@@ -342,7 +289,7 @@ class ChatAgent:
         summary = self._queue_summary(
             user_id, session_id, model, t.mode, t.ctx, t.window, t.stored_ids
         )
-        t.timings["total"] = _ms(t.started)
+        t.timings["total"] = ms_since(t.started)
         result = self._result(t, extraction, summary)
         if t.saved:
             self._save_details(user_id, session_id, result.turn_id, result.for_storage())
@@ -378,7 +325,7 @@ class ChatAgent:
                 out[turn_id] = result
         return out
 
-    def _check_model(self, t: _TurnState) -> Iterator[TurnEvent]:
+    def _check_model(self, t: TurnState) -> Iterator[TurnEvent]:
         """Re-checked every turn: a model that went away since the last one is noticed."""
         with t.timed("llm_status"):
             t.status = self.status(refresh=True, model=t.model)
@@ -392,7 +339,7 @@ class ChatAgent:
             llm=t.status,
         )
 
-    def _store_triggers(self, t: _TurnState) -> Iterator[TurnEvent]:
+    def _store_triggers(self, t: TurnState) -> Iterator[TurnEvent]:
         """Explicit trigger phrases and #tags, stored now (read-after-write next turn)."""
         for cand in extract_triggers(t.message):
             try:
@@ -422,7 +369,7 @@ class ChatAgent:
         t.history = history_window(t.ctx.short_term, budget_tokens=1 << 30, exclude_text=t.message)
         t.window = t.history
 
-    def _answer_step(self, t: _TurnState) -> Iterator[TurnEvent]:
+    def _answer_step(self, t: TurnState) -> Iterator[TurnEvent]:
         """The model's answer with tools, or (offline, or failing) the memory-only reply."""
         if t.mode == "llm":
             yield StatusEvent(text="Thinking…", stage="answer")
@@ -471,7 +418,7 @@ class ChatAgent:
                 memory_only_reply(t.reason, t.ctx, t.stored, state=t.offline_state)
             )
 
-    def _store_exchange(self, t: _TurnState) -> None:
+    def _store_exchange(self, t: TurnState) -> None:
         """Both messages to short-term memory, the tool sequence learned with its score."""
         # A model failure says nothing about the tools: then nothing is learned.
         failed = t.llm_error is not None
@@ -498,7 +445,7 @@ class ChatAgent:
             log.warning("store_interaction failed: %s", e)
         self.learning.remember_turn(t.user_id, t.session_id, t.message, tools_used, t.score)
 
-    def _result(self, t: _TurnState, extraction: str, summary: str) -> TurnResult:
+    def _result(self, t: TurnState, extraction: str, summary: str) -> TurnResult:
         return TurnResult(
             turn_id=t.turn_id,
             reply=t.reply,
@@ -519,6 +466,7 @@ class ChatAgent:
             saved=t.saved,
             unknown_about_user=t.knowing is not None and t.knowing.unknown,
             held_back=t.knowing.held_back if t.knowing is not None else [],
+            masked=masked_labels(t, self.settings.pii_policy),
         )
 
     # ---- steps -------------------------------------------------------------------------

@@ -208,7 +208,8 @@ def _service() -> tuple[McpMemoryTools, MemoryCoordinator]:
     from memory.config import Settings
 
     coordinator = MemoryCoordinator.from_settings(Settings())
-    writer = WritePolicy(coordinator, dedup_threshold=coordinator.settings.dedup_threshold)
+    s = coordinator.settings
+    writer = WritePolicy(coordinator, dedup_threshold=s.dedup_threshold, pii_policy=s.pii_policy)
     return McpMemoryTools(coordinator, writer), coordinator
 
 

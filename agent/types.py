@@ -151,6 +151,10 @@ class TurnResult(BaseModel):
     saved: bool = Field(
         default=True, description="False when the exchange could not be stored (say so)"
     )
+    masked: list[str] = Field(
+        default_factory=list,
+        description="What was stored as a label instead of as typed ('card number', ...)",
+    )
     thinking: str = Field(
         default="", description="A thinking model's thoughts: shown folded, never stored"
     )
@@ -216,6 +220,8 @@ class TurnResult(BaseModel):
         self.extraction = outcome.status + (f": {outcome.detail}" if outcome.detail else "")
         known = {m.id for m in self.stored}
         self.stored = [*self.stored, *(m for m in outcome.stored if m.id not in known)]
+        for m in outcome.stored:
+            self.masked += [k for k in m.masked if k not in self.masked]
         return True
 
 

@@ -25,9 +25,17 @@ log = logging.getLogger(__name__)
 
 class Bookkeeper:
     def __init__(
-        self, client: redis.Redis, keys: Keys, episodic: EpisodicStore, cache_ttl_s: int
+        self,
+        client: redis.Redis,
+        keys: Keys,
+        episodic: EpisodicStore,
+        cache_ttl_s: int,
+        masked: Callable[[str], str] = lambda text: text,
     ) -> None:
+        """`masked`: the text as the embedding cache keys it (its secrets masked): the query
+        noted is that text, never the one typed."""
         self._r = client
+        self._masked = masked
         self._keys = keys
         self._episodic = episodic
         self._cache_ttl_s = cache_ttl_s
@@ -67,7 +75,7 @@ class Bookkeeper:
         key = self._keys.user_queries(user_id)
         try:
             pipe = self._r.pipeline(transaction=False)
-            pipe.sadd(key, query)
+            pipe.sadd(key, self._masked(query))
             if self._cache_ttl_s:
                 pipe.expire(key, self._cache_ttl_s)
             pipe.execute()

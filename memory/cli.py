@@ -102,7 +102,9 @@ def cmd_add(args: argparse.Namespace, settings: Settings) -> int:
             if not args.user:
                 raise SystemExit("--user is required for episodic memories")
             meta = json.loads(args.metadata) if args.metadata else None
-            policy = WritePolicy(coord, dedup_threshold=settings.dedup_threshold)
+            policy = WritePolicy(
+                coord, dedup_threshold=settings.dedup_threshold, pii_policy=settings.pii_policy
+            )
             cand = candidate_for(
                 args.text, args.kind, args.tag, how="user", importance=args.importance
             )
@@ -121,10 +123,18 @@ def cmd_add(args: argparse.Namespace, settings: Settings) -> int:
                     f"already remembered ({res.reason}): {res.duplicate_of}",
                 )  # fmt: skip
             else:
-                out = {"id": res.stored.id, "type": "episodic", "kind": res.stored.event_type}
+                out: dict[str, Any] = {
+                    "id": res.stored.id,
+                    "type": "episodic",
+                    "kind": res.stored.event_type,
+                }
                 if res.stored.superseded_id:
                     out["replaced"] = res.stored.superseded_id
-                _print(args, out, res.stored.id)
+                line = res.stored.id
+                if res.stored.masked:  # stored with these replaced by labels
+                    out["masked"] = res.stored.masked
+                    line += f" (masked: {', '.join(res.stored.masked)})"
+                _print(args, out, line)
         elif mtype is MemoryType.SEMANTIC:
             fact, dup = write_fact(
                 coord,
@@ -134,6 +144,7 @@ def cmd_add(args: argparse.Namespace, settings: Settings) -> int:
                 added_by=args.user or "",
                 context=args.context or "",
                 source="cli",
+                pii_policy=settings.pii_policy,
             )
             if fact is None:
                 _print(args, {"id": None, "type": "semantic", "duplicate_of": dup},

@@ -81,6 +81,12 @@ class Settings(BaseSettings):
         "is a near-duplicate and not stored (conservative: different facts stay apart); "
         "every writer (memory.writing).",
     )
+    pii_policy: Literal["keep", "mask", "refuse"] = Field(
+        default="keep",
+        description="Emails and phone numbers in what is stored: keep them, mask them as "
+        "[email address]/[phone number], or refuse the write. Card and bank account numbers, "
+        "government ids and passwords/API keys are always masked (memory/writing/secrets.py).",
+    )
     vector_algorithm: Literal["flat", "hnsw"] = Field(default="flat")
     short_term_max_messages: int = Field(default=200, gt=0)
     short_term_ttl_s: int = Field(default=30 * 24 * 3600, gt=0)

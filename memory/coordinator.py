@@ -26,7 +26,7 @@ from memory.boundary import translate_store_errors
 from memory.config import Settings
 from memory.embeddings import CachedEmbedder, Embedder, build_embedder
 from memory.errors import InvalidInputError, MemorySystemError
-from memory.identity import StoreIdentity
+from memory.identity import StoreIdentity, address_of
 from memory.keys import Keys
 from memory.metrics import MetricsRecorder
 from memory.models import (
@@ -95,12 +95,13 @@ class MemoryCoordinator(SessionsAPI):
             self.keys.embedding_cache_name,
             settings.embedding_cache_ttl_s,
             self.metrics_recorder,
+            pii=settings.pii_policy,
         )
         self.identity = StoreIdentity(
             client,
             self.keys.store_id,
             self._reopen,
-            _address(client),
+            address_of(client),
             "REDIS_URL and the data folder its server was started with"
             if settings.redis_url
             else f"that the embedded Redis on port {settings.redis_port} runs on "
@@ -117,13 +118,14 @@ class MemoryCoordinator(SessionsAPI):
             recommend_threshold=settings.procedural_recommend_threshold,
             short_term_max_messages=settings.short_term_max_messages,
             short_term_ttl_s=settings.short_term_ttl_s,
+            pii=settings.pii_policy,
         )
         self.episodic = self.stores.episodic
         self.semantic = self.stores.semantic
         self.procedural = self.stores.procedural
         self.short_term = self.stores.short_term
         self.bookkeeping = Bookkeeper(
-            client, self.keys, self.episodic, settings.embedding_cache_ttl_s
+            client, self.keys, self.episodic, settings.embedding_cache_ttl_s, self.embedder.masked
         )
         self.recall = RecallPipeline(
             self.stores,
@@ -272,7 +274,7 @@ class MemoryCoordinator(SessionsAPI):
         self, user_id: str, text: str, *, supersedes: str | None = None, **fields: Any
     ) -> EpisodicMemory:
         t = time.perf_counter()
-        mem = EpisodicStore.build(user_id, text, **fields)
+        mem = EpisodicStore.build(user_id, text, pii=self.stores.pii, **fields)
         if supersedes:
             self.episodic.get(user_id, supersedes)  # must exist and belong to the user
         vec = self.embedder.embed(embedding_text(mem.description, mem.context))
@@ -289,7 +291,7 @@ class MemoryCoordinator(SessionsAPI):
         self, user_id: str, items: list[dict[str, Any]], batch_size: int = 256
     ) -> list[str]:
         """Bulk write path: validate all, embed in batches, write in pipelined batches."""
-        mems = [EpisodicStore.build(user_id, **item) for item in items]
+        mems = [EpisodicStore.build(user_id, pii=self.stores.pii, **item) for item in items]
         ids: list[str] = []
         for start in range(0, len(mems), batch_size):
             chunk = mems[start : start + batch_size]
@@ -308,7 +310,7 @@ class MemoryCoordinator(SessionsAPI):
     @_writes
     def add_semantic(self, text: str, **fields: Any) -> SemanticFact:
         t = time.perf_counter()
-        fact = SemanticStore.build(text, **fields)
+        fact = SemanticStore.build(text, pii=self.stores.pii, **fields)
         vec = self.embedder.embed(fact.fact)
         if fact.added_by:  # the user list is another slot than the fact: not in its MULTI
             self.stores.note_user(fact.added_by)
@@ -342,7 +344,7 @@ class MemoryCoordinator(SessionsAPI):
         t = time.perf_counter()
         qvec, _ = self.embedder.embed_query(check_text(query, "Query"))
         pattern = self.procedural.record(
-            user_id, query, tools, success_score, execution_time_ms, qvec
+            user_id, query, tools, success_score, execution_time_ms, qvec, self.stores.pii
         )
         self.metrics_recorder.record("procedural", "record", _ms(t))
         return pattern
@@ -372,10 +374,10 @@ class MemoryCoordinator(SessionsAPI):
         sequence with its outcome to procedural memory. `turn_id` is kept in the messages'
         metadata so a UI can find the turn's details again."""
         t0 = time.perf_counter()
-        meta = {"turn_id": turn_id} if turn_id else None
+        meta, pii = ({"turn_id": turn_id} if turn_id else None), self.stores.pii
         msgs = [
-            ShortTermStore.build("user", user_message, meta),
-            ShortTermStore.build("assistant", assistant_response, meta),
+            ShortTermStore.build("user", user_message, meta, pii=pii),
+            ShortTermStore.build("assistant", assistant_response, meta, pii=pii),
         ]
         check_id(user_id)
         check_id(session_id, "session id")
@@ -395,7 +397,7 @@ class MemoryCoordinator(SessionsAPI):
             qvec, _ = self.embedder.embed_query(msgs[0].content)
         if store_episode:
             mem = EpisodicStore.build_interaction(
-                user_id, session_id, msgs[0], msgs[1], tools_used or []
+                user_id, session_id, msgs[0], msgs[1], tools_used or [], pii
             )
             self.episodic.write(pipe, mem, qvec)  # type: ignore[arg-type]
             result["episodic"] = mem.id
@@ -431,7 +433,7 @@ class MemoryCoordinator(SessionsAPI):
         *,
         timestamp_ms: int | None = None,
     ) -> ChatMessage:
-        msg = ShortTermStore.build(role, content, timestamp_ms=timestamp_ms)
+        msg = ShortTermStore.build(role, content, timestamp_ms=timestamp_ms, pii=self.stores.pii)
         pipe = self.stores.user_pipeline(user_id)
         self.short_term.write(pipe, user_id, session_id, [msg])
         pipe.execute()
@@ -588,12 +590,6 @@ class MemoryCoordinator(SessionsAPI):
 
     def vector_of(self, user_id: str, mtype: MemoryType, memory_id: str) -> np.ndarray | None:
         return admin.stored_vector(self.stores, user_id, mtype, memory_id)
-
-
-def _address(client: redis.Redis) -> str:
-    """host:port of the client's server (never the URL: it may hold a password)."""
-    kw = client.connection_pool.connection_kwargs
-    return str(kw.get("path") or f"{kw.get('host', '?')}:{kw.get('port', '?')}")
 
 
 def _ms(start: float) -> float:

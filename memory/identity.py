@@ -34,6 +34,12 @@ from memory.boundary import store_error
 from memory.errors import MemorySystemError, StoreReplacedError
 
 
+def address_of(client: redis.Redis) -> str:
+    """host:port of the client's server (never the URL: it may hold a password)."""
+    kw = client.connection_pool.connection_kwargs
+    return str(kw.get("path") or f"{kw.get('host', '?')}:{kw.get('port', '?')}")
+
+
 class StoreIdentity:
     def __init__(
         self,

@@ -9,6 +9,7 @@ reruns, reloads and restarts. It opens with one plain line ("Used 3 things I kno
                how many recent messages were in context
     Tools      each call with arguments, result (or error) and time
     Stored     what the turn wrote or superseded, and the background extraction status
+               (above the tabs: what was stored as a label instead of as typed)
     Prompt     the memory block as a list (section, memory, its kind and date) and how the
                context window was split (rules, tools, memories, history, message, reply)
     Advanced   scores and their parts, time per stage, the raw fenced block as injected
@@ -132,6 +133,11 @@ def summary_line(r: TurnResult) -> str:
     return " · ".join(parts)
 
 
+def masked_line(labels: list[str]) -> str:
+    """What this turn stored as a label instead of as typed (secrets, PII_POLICY)."""
+    return md_text(f"Stored without your {', '.join(labels)}: each was replaced by a label.")
+
+
 def status_label(r: TurnResult) -> str:
     """The label the answer's status box ends with (the same after a rerun or a reload)."""
     rec = r.recalled
@@ -161,6 +167,8 @@ def render_details(r: TurnResult, *, key: str, expanded: bool = False) -> None:
             st.warning(no_images(r.error), icon="⚠️")
         for note in r.window.notes:
             st.warning(no_images(note), icon="📏")
+        if r.masked:
+            st.info(masked_line(r.masked), icon="🔒")
         names = ["Recalled", f"Tools ({len(tools)})", f"Stored ({len(stored)})", "Prompt"]
         names += ["⚙️ Advanced", *(["💭 Thoughts"] if thinking else [])]
         tabs = st.tabs(names)

@@ -43,7 +43,7 @@ def get_writer() -> WritePolicy:
     """The one write policy of the cached coordinator: the sidebar, the Memories page and the
     chat agent share it (and its per-user lock)."""
     settings = get_settings()
-    return _writer(settings.model_dump_json(), get_coordinator(), settings.dedup_threshold)
+    return _writer(settings.model_dump_json(), get_coordinator(), settings)
 
 
 def get_agent() -> ChatAgent:
@@ -120,8 +120,10 @@ def _coordinator(key: str, _settings: Settings) -> MemoryService:
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
-def _writer(key: str, _coordinator: MemoryService, dedup_threshold: float) -> WritePolicy:
-    return WritePolicy(_coordinator, dedup_threshold=dedup_threshold)
+def _writer(key: str, _coordinator: MemoryService, _settings: Settings) -> WritePolicy:
+    return WritePolicy(
+        _coordinator, dedup_threshold=_settings.dedup_threshold, pii_policy=_settings.pii_policy
+    )
 
 
 @st.cache_resource(show_spinner=False, max_entries=4, on_release=lambda agent: agent.close())

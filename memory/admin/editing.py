@@ -249,6 +249,7 @@ def plan_episodic_update(
         session_id=old.session_id,
         memory_id=old.id,
         created_at=old.created_at,
+        pii=stores.pii,
     )
     new = new.model_copy(
         update={
@@ -304,6 +305,7 @@ def _update_semantic(
         importance=changes.get("importance", old.importance),
         fact_id=old.id,
         timestamp_ms=old.timestamp,
+        pii=stores.pii,
     )
     new = new.model_copy(
         update={

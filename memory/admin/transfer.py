@@ -111,6 +111,7 @@ def import_user(
                 session_id=m.session_id,
                 memory_id=ep_ids[m.id],
                 created_at=m.created_at,
+                pii=stores.pii,
             ).model_copy(
                 update={
                     "pinned": m.pinned,
@@ -134,6 +135,7 @@ def import_user(
                 importance=f.importance,
                 fact_id=sem_ids[f.id],
                 timestamp_ms=f.timestamp,
+                pii=stores.pii,
             )
             for f in doc.semantic
         ]
@@ -142,7 +144,7 @@ def import_user(
         ]
         sessions = {
             check_id(s, "session id"): [
-                ShortTermStore.build(m.role, m.content).model_copy(
+                ShortTermStore.build(m.role, m.content, pii=stores.pii).model_copy(
                     update={"id": m.id, "timestamp": m.timestamp}
                 )
                 for m in msgs
@@ -154,7 +156,7 @@ def import_user(
 
     ep_vecs = embedder.embed_many([embedding_text(m.description, m.context) for m in episodic])
     sem_vecs = embedder.embed_many([f.fact for f in semantic])
-    proc_vecs = embedder.embed_many([p.query_pattern for p in procedural])
+    proc_vecs = embedder.embed_many([p.query_pattern for p in procedural])  # masked there
 
     purge = plan_user_purge(stores, target) if mode == "replace" else None
     pipe = stores.client.pipeline(transaction=True)
@@ -163,7 +165,7 @@ def import_user(
     for m, v in zip(episodic, ep_vecs, strict=True):
         stores.episodic.write(pipe, m, v)
     for p, v in zip(procedural, proc_vecs, strict=True):
-        stores.procedural.write_raw(pipe, p, v)
+        stores.procedural.write_raw(pipe, p, v, stores.pii)
     for s, msgs in sessions.items():
         if msgs:
             pipe.delete(stores.keys.session(target, s))

@@ -316,7 +316,11 @@ def load_demo(
             )
 
     say("Writing what she told the assistant (the write policy, oldest first)…")
-    policy = writer or WritePolicy(coord, dedup_threshold=coord.settings.dedup_threshold)
+    policy = writer or WritePolicy(
+        coord,
+        dedup_threshold=coord.settings.dedup_threshold,
+        pii_policy=coord.settings.pii_policy,
+    )
     for when, sid, m in sorted(stated, key=lambda s: s[0]):
         kind = EventType(m.kind)
         cand = MemoryCandidate(

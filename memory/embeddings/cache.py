@@ -2,6 +2,8 @@
 
 Only query embeddings go through the cache (a stored memory keeps its own vector in its hash),
 so the cache holds the texts people searched for; a user purge drops those entries too.
+Every text is embedded (and cached, keyed) with its secrets masked (`memory.writing.secrets`):
+what a person typed into a search is never kept as they typed a card number or a password.
 Hits and misses are counted per level (`embed_cache_local_hit`, `embed_cache_redis_hit`,
 `embed_cache_miss`).
 """
@@ -17,6 +19,7 @@ from redisvl.extensions.cache.embeddings import EmbeddingsCache
 
 from memory.embeddings.base import Embedder
 from memory.metrics import MetricsRecorder
+from memory.writing.secrets import PiiPolicy, lenient, mask_text
 
 log = logging.getLogger(__name__)
 
@@ -32,8 +35,11 @@ class CachedEmbedder:
         ttl_s: int | None,
         metrics: MetricsRecorder | None = None,
         local_size: int = 2048,
+        pii: PiiPolicy = "keep",
     ) -> None:
         self.inner = embedder
+        # A search is never refused for an email in it: under `refuse` it is masked here.
+        self._pii = lenient(pii)
         self._cache = EmbeddingsCache(name=name, ttl=ttl_s or None, redis_client=client)
         self._local: OrderedDict[str, np.ndarray] = OrderedDict()
         self._local_size = local_size
@@ -47,14 +53,19 @@ class CachedEmbedder:
     def dims(self) -> int:
         return self.inner.dims
 
+    def masked(self, text: str) -> str:
+        """The text as it is embedded and cached: its secrets masked."""
+        return mask_text(text, self._pii)
+
     def embed(self, text: str) -> np.ndarray:
-        return self.inner.embed(text)
+        return self.inner.embed(self.masked(text))
 
     def embed_many(self, texts: list[str]) -> np.ndarray:
-        return self.inner.embed_many(texts)
+        return self.inner.embed_many([self.masked(t) for t in texts])
 
     def embed_query(self, text: str) -> tuple[np.ndarray, str]:
         """Embedding of a query and where it came from: 'local', 'redis' or 'model'."""
+        text = self.masked(text)
         vec = self._local.get(text)
         if vec is not None:
             self._local.move_to_end(text)
@@ -82,6 +93,7 @@ class CachedEmbedder:
 
     def forget(self, texts: list[str]) -> None:
         """Drop the cached embeddings of these texts (both levels)."""
+        texts = [self.masked(t) for t in texts]
         for t in texts:
             self._local.pop(t, None)
         if texts:

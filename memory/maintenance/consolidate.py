@@ -417,6 +417,7 @@ def apply_merge(
         if text != canon.description:
             changes["text"] = text
         new, vec = admin.plan_episodic_update(stores, embedder, user_id, canon.id, changes)
+        record.text_after = new.description  # as stored: a model's text has its secrets masked
         pipe.multi()
         admin.queue_episodic_write(pipe, stores, new, vec)
         for m in members:

@@ -146,8 +146,10 @@ def _write(
             session_id=session_id,
             timestamp_ms=batch[-1].timestamp,
             tags=["summary"],
+            pii=stores.pii,
         )
-        stores.episodic.write(pipe, mem, embedder.embed(embedding_text(text, mem.context)))
+        vec = embedder.embed(embedding_text(mem.description, mem.context))
+        stores.episodic.write(pipe, mem, vec)
         pipe.hset(state, "latest", mem.id)
     last = batch[-1]
     pipe.hset(state, "mark", json.dumps({"id": last.id, "timestamp": last.timestamp}))

@@ -26,6 +26,7 @@ from memory.stores.schema import (
 )
 from memory.stores.semantic import SemanticStore
 from memory.stores.short_term import ShortTermStore
+from memory.writing.secrets import PiiPolicy
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,8 @@ class Stores:
     semantic: SemanticStore
     procedural: ProceduralStore
     short_term: ShortTermStore
+    #: PII_POLICY: every `build` of a record to write gets it (emails, phone numbers).
+    pii: PiiPolicy = "keep"
 
     @classmethod
     def open(
@@ -49,6 +52,7 @@ class Stores:
         recommend_threshold: float,
         short_term_max_messages: int,
         short_term_ttl_s: int,
+        pii: PiiPolicy = "keep",
     ) -> Stores:
         """Open (creating when missing) the three indexes, refusing another embedding model;
         a store written before the per-user hash tags has its keys renamed first."""
@@ -68,7 +72,8 @@ class Stores:
             procedural=ProceduralStore(
                 client, keys, index(procedural_schema(keys, dims, algo)), recommend_threshold
             ),
-            short_term=ShortTermStore(client, keys, short_term_max_messages, short_term_ttl_s),
+            short_term=ShortTermStore(client, keys, short_term_max_messages, short_term_ttl_s, pii),
+            pii=pii,
         )
 
     def note_user(self, user_id: str) -> None:

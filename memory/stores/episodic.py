@@ -32,6 +32,7 @@ from memory.models import (
 from memory.replies import as_str
 from memory.stores.records import decode, encode, row_record
 from memory.stores.schema import VECTOR_FIELD, matching_keys, query_page
+from memory.writing.secrets import PiiPolicy, lenient, mask_text
 
 TEXT_FIELDS = {"description": 1.0, "context": 0.5}
 RETURN_FIELDS = [
@@ -104,8 +105,10 @@ class EpisodicStore:
         session_id: str = "",
         memory_id: str | None = None,
         created_at: int | None = None,
+        pii: PiiPolicy = "keep",
     ) -> EpisodicMemory:
-        """Validate everything before anything is written."""
+        """Validate everything before anything is written; secrets in the text and context
+        become labels (`memory.writing.secrets`; `pii`: what happens to emails and phones)."""
         check_id(user_id)
         if not isinstance(importance, int | float) or not 0 <= importance <= 1:
             raise InvalidInputError(f"Importance must be between 0 and 1 (got {importance!r}).")
@@ -118,8 +121,8 @@ class EpisodicStore:
             id=memory_id or str(ULID()),
             user_id=user_id,
             event_type=EventType.parse(event_type),
-            description=check_text(text, "Memory text"),
-            context=check_unicode(context or "", "context").strip(),
+            description=mask_text(check_text(text, "Memory text"), pii),
+            context=mask_text(check_unicode(context or "", "context").strip(), lenient(pii)),
             metadata=check_metadata(metadata),
             tags=check_tags(tags),
             session_id=session_id or "",
@@ -136,6 +139,7 @@ class EpisodicStore:
         question: ChatMessage,
         answer: ChatMessage,
         tools: list[str],
+        pii: PiiPolicy = "keep",
     ) -> EpisodicMemory:
         """A logged exchange: the user's message, with the reply (shortened) as context."""
         return EpisodicStore.build(
@@ -146,6 +150,7 @@ class EpisodicStore:
             session_id=session_id,
             importance=0.3,
             metadata={"assistant_message_id": answer.id, "tools": tools},
+            pii=pii,
         )
 
     def write(self, pipe: redis.client.Pipeline, mem: EpisodicMemory, vec: np.ndarray) -> None:

@@ -41,6 +41,7 @@ from memory.models import (
 from memory.replies import as_str
 from memory.stores.records import decode, encode
 from memory.stores.schema import VECTOR_FIELD, matching_keys, query_page
+from memory.writing.secrets import PiiPolicy, mask_text
 
 SIMILAR_MIN = 0.72  # cosine similarity for "a similar question" (MiniLM)
 RETURN_FIELDS = [
@@ -81,9 +82,10 @@ def confidence(score_sum: float, executions: int) -> float:
     return (score_sum + 1.0) / (executions + 2.0)
 
 
-def check_run(query: str, tools: list[str], success_score: float) -> str:
-    """Validate one execution before anything is written; returns the cleaned query."""
-    query = check_text(query, "Query")
+def check_run(query: str, tools: list[str], success_score: float, pii: PiiPolicy = "keep") -> str:
+    """Validate one execution before anything is written; returns the cleaned query, its
+    secrets masked (`memory.writing.secrets`)."""
+    query = mask_text(check_text(query, "Query"), pii)
     if not tools or not all(isinstance(t, str) and t.strip() for t in tools):
         raise InvalidInputError("A tool sequence needs at least one tool name.")
     if not isinstance(success_score, int | float) or not 0 <= success_score <= 1:
@@ -116,10 +118,11 @@ class ProceduralStore:
         success_score: float,
         execution_time_ms: float,
         query_vec: np.ndarray | None,
+        pii: PiiPolicy = "keep",
     ) -> ProceduralPattern:
         """Add one execution of `tools` for `query`; atomic under concurrent writers."""
         check_id(user_id)
-        query = check_run(query, tools, success_score)
+        query = check_run(query, tools, success_score, pii)
         normalized = normalize_query(query)
         key = self.key(user_id, normalized)
         now = now_ms()
@@ -334,10 +337,17 @@ class ProceduralStore:
         self._r.hset(self._keys.procedure(user_id, pattern_id), "pinned", "1" if pinned else "0")
 
     def write_raw(
-        self, pipe: redis.client.Pipeline, pattern: ProceduralPattern, vec: np.ndarray
+        self,
+        pipe: redis.client.Pipeline,
+        pattern: ProceduralPattern,
+        vec: np.ndarray,
+        pii: PiiPolicy = "keep",
     ) -> None:
-        """For import: write a whole pattern as it was exported."""
+        """For import: write a whole pattern as it was exported (its question's secrets
+        masked: a file may come from before they were)."""
         data = pattern.model_dump(exclude={"id", "sequences", "recommended"})
+        for field in ("query_pattern", "normalized_query"):
+            data[field] = mask_text(data[field], pii)
         data["sequences"] = {k: v.model_dump() for k, v in pattern.sequences.items()}
         mapping = encode(data)
         mapping[VECTOR_FIELD] = np.asarray(vec, dtype=np.float32).tobytes()

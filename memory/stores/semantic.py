@@ -35,6 +35,7 @@ from memory.models import (
 from memory.replies import as_str
 from memory.stores.records import decode, encode, row_record
 from memory.stores.schema import AUDIENCE_FIELD, SHARED, VECTOR_FIELD, matching_keys, query_page
+from memory.writing.secrets import PiiPolicy, lenient, mask_text
 
 TEXT_FIELDS = {"fact": 1.0, "context": 0.5}
 RETURN_FIELDS = [
@@ -76,15 +77,17 @@ class SemanticStore:
         importance: float = 0.5,
         fact_id: str | None = None,
         timestamp_ms: int | None = None,
+        pii: PiiPolicy = "keep",
     ) -> SemanticFact:
+        """Validated; secrets in the text and context become labels (`pii`: emails, phones)."""
         if not 0 <= importance <= 1:
             raise InvalidInputError("Importance must be between 0 and 1.")
         return SemanticFact(
             id=fact_id or str(ULID()),
-            fact=check_text(text, "Fact text"),
+            fact=mask_text(check_text(text, "Fact text"), pii),
             category=_label(category, "category"),
             fact_type=_label(fact_type, "fact type"),
-            context=check_unicode(context or "", "context").strip(),
+            context=mask_text(check_unicode(context or "", "context").strip(), lenient(pii)),
             source=check_label(source or "user", "source"),
             added_by=added_by or "",
             metadata=check_metadata(metadata),

@@ -33,6 +33,7 @@ from memory.replies import as_str
 if TYPE_CHECKING:
     from memory.identity import StoreIdentity
 from memory.tokens import newest_within_budget
+from memory.writing.secrets import PiiPolicy, lenient, mask_json, mask_text
 
 ROLES = ("user", "assistant", "system", "tool")
 MAX_MESSAGE_CHARS = 32_000  # a long assistant answer is still one message
@@ -45,17 +46,25 @@ MAX_TITLE_CHARS = 80
 
 
 class ShortTermStore:
-    def __init__(self, client: redis.Redis, keys: Keys, max_messages: int, ttl_s: int) -> None:
+    def __init__(
+        self, client: redis.Redis, keys: Keys, max_messages: int, ttl_s: int, pii: PiiPolicy
+    ) -> None:
         self._r = client
         self._keys = keys
         self.max_messages = max_messages
         self.ttl_s = ttl_s
+        self.pii = pii  # PII_POLICY, for the titles and details written here
 
     @staticmethod
     def build(
-        role: str, content: str, metadata: dict | None = None, timestamp_ms: int | None = None
+        role: str,
+        content: str,
+        metadata: dict | None = None,
+        timestamp_ms: int | None = None,
+        pii: PiiPolicy = "keep",
     ) -> ChatMessage:
-        """`timestamp_ms`: when it was said (default now; e.g. a dated history, the demo)."""
+        """`timestamp_ms`: when it was said (default now; e.g. a dated history, the demo).
+        Secrets become labels (`memory.writing.secrets`; `pii`: emails, phone numbers)."""
         if role not in ROLES:
             raise InvalidInputError(f"Unknown role {role!r}; use one of {', '.join(ROLES)}.")
         if isinstance(content, str) and len(content) > MAX_MESSAGE_CHARS:
@@ -64,7 +73,8 @@ class ShortTermStore:
         return ChatMessage(
             id=str(ULID()),
             role=role,
-            content=text,
+            # `refuse` is for what the user typed; a reply quoting an email is masked.
+            content=mask_text(text, pii if role == "user" else lenient(pii)),
             timestamp=now_ms() if timestamp_ms is None else int(timestamp_ms),
             metadata=metadata or {},
         )
@@ -137,7 +147,7 @@ class ShortTermStore:
         title it already has (the first message names a session once). True when written."""
         check_id(user_id)
         check_id(session_id, "session id")
-        text = " ".join(str(title or "").split())
+        text = mask_text(" ".join(str(title or "").split()), lenient(self.pii))
         if not text:
             raise InvalidInputError("A session title cannot be empty.")
         if len(text) > MAX_TITLE_CHARS:
@@ -177,7 +187,8 @@ class ShortTermStore:
         check_id(session_id, "session id")
         if not turn_id or "#" in turn_id or "#" in part:
             raise InvalidInputError("A turn id (without '#') is needed to store its details.")
-        raw = json.dumps(details, ensure_ascii=False, allow_nan=False)
+        # Details quote the message, the reply, tool arguments and recalled memories.
+        raw = json.dumps(mask_json(details, self.pii), ensure_ascii=False, allow_nan=False)
         if len(raw) > MAX_DETAILS_CHARS:
             raise InvalidInputError(
                 f"Execution details are limited to {MAX_DETAILS_CHARS:,} characters."
@@ -264,8 +275,10 @@ class SessionsAPI:
         `stopped`: short-term only (no episode, no tool lesson: the turn did not finish)."""
         self.identity.check()
         msgs = [
-            ShortTermStore.build("user", user_message),
-            ShortTermStore.build("assistant", partial_answer, {"stopped": True}),
+            ShortTermStore.build("user", user_message, pii=self.short_term.pii),
+            ShortTermStore.build(
+                "assistant", partial_answer, {"stopped": True}, pii=self.short_term.pii
+            ),
         ]
         self.short_term.append(user_id, session_id, msgs)
         return [m.id for m in msgs]

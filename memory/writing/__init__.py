@@ -5,6 +5,7 @@ policy      WritePolicy (validate, dedup, supersede), MemoryCandidate, candidate
 classify    event types, slots and #tags of a text
 triggers    trigger phrases and #tags of a message (no model)
 grounding   is a model-made memory supported by what the user said?
+secrets     card/bank/government numbers, passwords and API keys -> labels; PII_POLICY
 """
 
 from memory.writing.classify import (
@@ -23,13 +24,16 @@ from memory.writing.policy import (
     candidate_for,
     write_fact,
 )
+from memory.writing.secrets import Masked, PiiPolicy, found_in, mask_secrets
 from memory.writing.triggers import extract_triggers
 
 __all__ = [
     "FACT_EVENT_TYPE",
     "SLOTS",
     "Grounding",
+    "Masked",
     "MemoryCandidate",
+    "PiiPolicy",
     "StoredMemory",
     "WritePolicy",
     "WriteResult",
@@ -39,5 +43,7 @@ __all__ = [
     "detect_slot",
     "extract_tags",
     "extract_triggers",
+    "found_in",
+    "mask_secrets",
     "write_fact",
 ]

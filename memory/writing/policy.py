@@ -5,6 +5,10 @@ server, the sidebar's *Remember*, the Memories page's *Add* and `python -m memor
 builds a `MemoryCandidate` (`candidate_for` classifies text the writer did not type) and calls
 `WritePolicy.write`:
 
+0. secrets: card and bank account numbers, government ids, passwords and API keys become
+   labels, emails and phone numbers follow PII_POLICY (`memory.writing.secrets`; the stores'
+   `build` masks again, so writers that skip this module store no secret either); the
+   result says what was masked;
 1. validation: text and labels as the store accepts them (`memory.models`);
 2. exact duplicate: the same text (case, spacing and final punctuation ignored) as an active
    memory of the user -> not stored;
@@ -39,6 +43,7 @@ from memory.models import EventType, MemoryType, SemanticFact
 from memory.service import AgentMemory, MemoryService
 from memory.text import content_roots, numbers
 from memory.writing.classify import FACT_EVENT_TYPE, classify_event_type, detect_slot
+from memory.writing.secrets import PiiPolicy, mask_secrets
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +88,9 @@ class StoredMemory(BaseModel):
         default=None, description="Id of the older memory this one replaced for recall"
     )
     tags: list[str] = Field(default_factory=list)
+    masked: list[str] = Field(
+        default_factory=list, description="What was replaced by a label, e.g. 'card number'"
+    )
 
 
 def candidate_for(
@@ -151,9 +159,16 @@ class WritePolicy:
     """Validation, classification, duplicate suppression and supersession in front of the
     store's writes: the one way a memory is written (see the module docstring)."""
 
-    def __init__(self, coordinator: AgentMemory, *, dedup_threshold: float = 0.95) -> None:
+    def __init__(
+        self,
+        coordinator: AgentMemory,
+        *,
+        dedup_threshold: float = 0.95,
+        pii_policy: PiiPolicy = "keep",
+    ) -> None:
         self._coord = coordinator
         self._threshold = dedup_threshold
+        self._pii: PiiPolicy = pii_policy
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
 
@@ -174,7 +189,11 @@ class WritePolicy:
         """Store `cand` unless it duplicates an active memory. `same_turn_ids`: memories already
         stored from the same message; a candidate that merely restates one of them (an LLM
         rewording of a trigger-phrase memory) is not stored twice. `fields`: further fields of
-        the record (e.g. `expires_at_ms`), validated by the store."""
+        the record (e.g. `expires_at_ms`), validated by the store. Raises InvalidInputError
+        when PII_POLICY is refuse and the text holds an email or a phone number."""
+        # Masked first: duplicates are found among stored (masked) texts, logs show no secret.
+        masked = mask_secrets(cand.text, self._pii)
+        cand = cand.model_copy(update={"text": masked.text})
         with self._lock(user_id):
             dup = self._find_duplicate(user_id, cand, same_turn_ids)
             if dup is not None:
@@ -207,6 +226,7 @@ class WritePolicy:
                 how=cand.how,
                 superseded_id=old_id,
                 tags=list(mem.tags),
+                masked=masked.found,
             )
             log.info(
                 "stored %s memory %s (%s)%s",
@@ -272,9 +292,11 @@ def write_fact(
     fact_type: str = "general",
     context: str = "",
     source: str = "user",
+    pii_policy: PiiPolicy = "keep",
 ) -> tuple[SemanticFact | None, str | None]:
     """A shared knowledge fact, unless the same text is already known: (the new fact, None)
-    or (None, the id of the fact it repeats)."""
+    or (None, the id of the fact it repeats). Its secrets are masked (as in `WritePolicy`)."""
+    text = mask_secrets(text, pii_policy).text
     want = normalise_text(text)
     for hit in service.search(added_by or "_", text, MemoryType.SEMANTIC, k=5):
         if normalise_text(hit.text) == want:
