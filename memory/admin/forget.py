@@ -115,7 +115,7 @@ class ForgetReport(BaseModel):
 
 def topic_roots(query: str) -> frozenset[str]:
     """The roots a text must share with the topic to mention it; refuses a topic without one."""
-    roots = content_roots(check_text(query, "Topic"))
+    roots = content_roots(check_text(query, "Topic")) if query and query.strip() else None
     if not roots:
         raise InvalidInputError(
             "Name the topic with at least one word that is not a number or a common word "
