@@ -192,6 +192,7 @@ class TopicForget:
         roots = topic_roots(query)
         scores = self._scores(user_id, query)
         data = self._read(user_id)
+        self._unnote(user_id, query)
         return TopicPreview(
             user_id=user_id,
             query=query,
@@ -233,6 +234,13 @@ class TopicForget:
             )
             out.update({f"{mtype.value}:{h.id}": h.score for h in hits})
         return out
+
+    def _unnote(self, user_id: str, query: str) -> None:
+        """A preview leaves no trace of the topic: its search's cache entry and the query
+        noted for it go again."""
+        self._drain()
+        self._stores.client.srem(self._stores.keys.user_queries(user_id), query)
+        self._embedder.forget([query])
 
     def _read(self, user_id: str) -> _UserData:
         stores, keys, r = self._stores, self._stores.keys, self._stores.client

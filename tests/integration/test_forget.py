@@ -151,6 +151,10 @@ def test_a_forgotten_topic_leaves_no_trace_and_the_rest_stays(
     with pytest.raises(Exception, match="No episodic memory"):
         c.get_memory("ana", "episodic", chatted["old"])
 
+    # A preview after the forget leaves no trace either (its search is not kept in the cache).
+    assert forget.preview("ana", TOPIC).matches == []
+    assert _traces(redis_client, namespace) == []
+
     # Everything else stays.
     assert c.get_memory("ana", "episodic", chatted["keep"])["description"].startswith("I am")
     assert c.get_memory("ana", "semantic", chatted["fact"])
