@@ -62,6 +62,7 @@ from memory.models import (
 from memory.service import AgentMemory, MemoryService, MemoryStats
 
 if TYPE_CHECKING:
+    from memory.admin.forget import TopicForget
     from memory.coordinator import MemoryCoordinator
     from memory.maintenance import Maintenance, MaintenanceScheduler
 
@@ -71,6 +72,10 @@ def __getattr__(name: str) -> Any:
         from memory.coordinator import MemoryCoordinator
 
         return MemoryCoordinator
+    if name == "TopicForget":
+        from memory.admin.forget import TopicForget
+
+        return TopicForget
     if name in ("Maintenance", "MaintenanceScheduler"):
         from memory import maintenance
 
@@ -110,6 +115,7 @@ __all__ = [
     "Settings",
     "StoreReplacedError",
     "StoreUnavailableError",
+    "TopicForget",
     "UserContents",
     "demo_contents",
     "load_demo",

@@ -7,6 +7,7 @@
     python -m memory search --user U --query Q [--type episodic] [--json]
     python -m memory list --user U --type T [--json]
     python -m memory delete --user U --id ID [--type T]
+    python -m memory forget --user U --query Q [--yes] [--json]
     python -m memory export --user U -o FILE
     python -m memory import FILE [--user U] [--replace]
     python -m memory stats [--user U] [--json]
@@ -257,6 +258,61 @@ def cmd_delete(args: argparse.Namespace, settings: Settings) -> int:
         coord.close()
 
 
+def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
+    """Preview what mentions a topic, confirm, then delete it and what came from it."""
+    from datetime import datetime
+
+    from memory.admin.forget import TopicForget, topic_roots
+    from memory.models import check_id
+
+    check_id(args.user)
+    topic_roots(args.query)  # bad input: exit 2 before the model loads
+    if not args.yes and not sys.stdin.isatty():
+        print(
+            "error: forgetting deletes for real and needs a confirmation: run it in a "
+            "terminal, or add --yes",
+            file=sys.stderr,
+        )
+        return 2
+    coord = _coordinator(settings)
+    try:
+        forget = TopicForget.of(coord)
+        if not args.yes:
+            preview = forget.preview(args.user, args.query)
+            out = sys.stderr if args.json else sys.stdout
+            for m in preview.matches:
+                day = datetime.fromtimestamp(m.timestamp / 1000).strftime("%Y-%m-%d")
+                score = f"{m.score:.2f}" if m.score is not None else "word"
+                print(f"{day}  {m.kind:28.28} {score:>5}  {for_terminal(m.text)}", file=out)
+            if preview.shared_facts:
+                print(f"({preview.shared_facts} shared facts mention it: they stay)", file=out)
+            n = len(preview.matches)
+            question = (
+                f"Forget {n} item{'s' if n != 1 else ''} and what came from them"
+                if n
+                else "Nothing mentions it; remove its traces (details, cached queries)"
+            )
+            print(f"{question}? [y/N] ", end="", file=out, flush=True)
+            try:
+                answer = input()
+            except EOFError:
+                answer = ""
+            if answer.strip().lower() not in ("y", "yes"):
+                print("nothing was forgotten", file=sys.stderr)
+                return 1
+        report = forget.forget(args.user, args.query)
+    finally:
+        coord.close()
+    went = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in report.counts.items() if v)
+    _print(
+        args,
+        {"user": report.user_id, "query": report.query, "counts": report.counts,
+         "total": report.total},
+        f"forgot {report.total} records: {went}" if report.total else "nothing to forget",
+    )  # fmt: skip
+    return 0
+
+
 def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
     coord = _coordinator(settings)
     try:
@@ -464,6 +520,11 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--user", required=True)
     sp.add_argument("--id", required=True)
     sp.add_argument("--type")
+
+    sp = cmd("forget", cmd_forget, "delete everything that mentions a topic (with a preview)")
+    sp.add_argument("--user", required=True)
+    sp.add_argument("--query", required=True, help="the topic: a name, a subject")
+    sp.add_argument("--yes", action="store_true", help="no preview, no confirmation")
 
     sp = cmd("export", cmd_export, "export a user's memories to JSON")
     sp.add_argument("--user", required=True)

@@ -158,6 +158,13 @@ class Keys:
         return f"{self.ns}_embedcache"
 
     @property
+    def embedding_cache_entries(self) -> str:
+        """SCAN pattern of the cache's entries (RedisVL names them `<cache name>:<entry id>`);
+        glob characters of the namespace escaped."""
+        name = "".join("\\" + c if c in "*?[]\\" else c for c in self.embedding_cache_name)
+        return f"{name}:*"
+
+    @property
     def metrics_latency(self) -> str:
         """Stream of latency samples, capped with MAXLEN."""
         return f"{self.ns}:metrics:{{metrics}}:latency"

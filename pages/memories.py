@@ -1,5 +1,5 @@
 """Memories page: browse, filter, search, add, edit, delete, export and import memories, and
-maintenance (merge proposals, last report, undo)."""
+maintenance (merge proposals, last report, undo), and forgetting a topic."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import streamlit as st
 
 from ui.browse import episodic_tab, procedural_tab, semantic_tab, short_term_tab
 from ui.errors import guard
+from ui.forget import forget_tab
 from ui.format import TYPE_HELP, md_text, type_label
 from ui.layout import page_setup
 from ui.maintenance import maintenance_tab
@@ -40,6 +41,7 @@ tabs = st.tabs(
         "⇅ Import / export",
         "🧹 Clean up",
         "🩺 Maintenance",
+        "🧹 Forget a topic",
     ]
 )
 for tab, render in zip(
@@ -54,6 +56,7 @@ for tab, render in zip(
         transfer_tab,
         cleanup_tab,
         maintenance_tab,
+        forget_tab,
     ),
     strict=True,
 ):

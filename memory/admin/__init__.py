@@ -1,6 +1,6 @@
 """Operations on the stored memories beyond recall and writes: the editor (list, read,
-change, delete), purges, export/import, counts, health and re-embedding. Each gets the stores
-and the embedder it uses, never the coordinator."""
+change, delete), purges, forgetting a topic, export/import, counts, health and re-embedding.
+Each gets the stores and the embedder it uses, never the coordinator."""
 
 from memory.admin.editing import (
     apply_update,
@@ -10,6 +10,7 @@ from memory.admin.editing import (
     queue_episodic_write,
     read_memory,
 )
+from memory.admin.forget import ForgetReport, TopicForget, TopicMatch, TopicPreview
 from memory.admin.health import check_health, index_models, stored_vector
 from memory.admin.knowledge import load_knowledge
 from memory.admin.purge import UserPurge, clear_session, plan_user_purge, purge_user
@@ -17,6 +18,10 @@ from memory.admin.stats import memory_stats
 from memory.admin.transfer import export_user, import_user
 
 __all__ = [
+    "ForgetReport",
+    "TopicForget",
+    "TopicMatch",
+    "TopicPreview",
     "UserPurge",
     "apply_update",
     "check_health",

@@ -183,6 +183,21 @@ class EpisodicStore:
         rec["id"] = memory_id
         return EpisodicMemory.model_validate(rec)
 
+    def get_many(self, user_id: str, memory_ids: list[str]) -> list[EpisodicMemory]:
+        """These memories of the user (no vectors), in one round trip; gone ones skipped."""
+        if not memory_ids:
+            return []
+        pipe = self._r.pipeline(transaction=False)
+        for mid in memory_ids:
+            pipe.hmget(self._keys.episodic(user_id, mid), RETURN_FIELDS)
+        out = []
+        for mid, values in zip(memory_ids, pipe.execute(), strict=True):
+            fields = zip(RETURN_FIELDS, values, strict=True)
+            rec = decode({f: v for f, v in fields if v is not None})
+            if rec.get("user_id") == user_id:
+                out.append(EpisodicMemory.model_validate({**rec, "id": mid}))
+        return out
+
     def get_vector(self, user_id: str, memory_id: str) -> bytes | None:
         raw = self._r.hget(self._keys.episodic(user_id, memory_id), VECTOR_FIELD)
         return raw if isinstance(raw, bytes) else None

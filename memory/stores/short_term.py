@@ -231,6 +231,32 @@ class ShortTermStore:
                 out.setdefault(turn_id, {})[part] = value
         return out
 
+    # --- raw reads and deletes (forgetting a topic: `memory.admin.forget`) ----------------
+    def raw_messages(self, user_id: str, session_id: str) -> list[tuple[str, ChatMessage]]:
+        """Every kept message with its stored JSON (what `remove_raw` names)."""
+        raws = [as_str(r) for r in self._r.lrange(self._keys.session(user_id, session_id), 0, -1)]
+        return list(zip(raws, self.parse(raws), strict=True))
+
+    def remove_raw(
+        self, pipe: redis.client.Pipeline, user_id: str, session_id: str, raws: list[str]
+    ) -> None:
+        """Queue the removal of these stored messages (by value: a message appended
+        meanwhile stays where it is)."""
+        key = self._keys.session(user_id, session_id)
+        for raw in raws:
+            pipe.lrem(key, 0, raw)
+
+    def raw_details(self, user_id: str, session_id: str) -> dict[str, str]:
+        """field (`turn id` or `turn id#part`) -> stored JSON of the session's turn details."""
+        raw = self._r.hgetall(self._keys.details(user_id, session_id))
+        return {as_str(k): as_str(v) for k, v in raw.items()}
+
+    def drop_details(
+        self, pipe: redis.client.Pipeline, user_id: str, session_id: str, fields: list[str]
+    ) -> None:
+        if fields:
+            pipe.hdel(self._keys.details(user_id, session_id), *fields)
+
     def clear(self, pipe: redis.client.Pipeline, user_id: str, session_id: str) -> None:
         """Queue the deletion of a session's keys (all in the user's slot); then, after the
         transaction, `clear_shared`."""

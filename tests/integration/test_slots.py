@@ -25,6 +25,7 @@ from redis.client import Pipeline
 from redis.crc import key_slot
 
 from agent.mcp_server import McpMemoryTools, build_server
+from memory.admin.forget import TopicForget
 from memory.config import Settings
 from memory.coordinator import MemoryCoordinator
 from memory.maintenance import Maintenance
@@ -232,6 +233,11 @@ def test_every_path_keeps_each_transaction_script_and_multi_key_command_in_one_s
             await client.read_resource("memory://episodic")
 
     asyncio.run(mcp_calls())
+
+    # --- forget a topic: the user's keys in one transaction, then the facts and cache entries
+    forget = TopicForget.of(c)
+    assert len(forget.preview("ana", "Lisbon hello").matches) == 2
+    assert forget.forget("ana", "Lisbon hello").counts["messages"] == 1
 
     # --- export, import (merge under another user, replace), delete, purge
     exported = c.export_user("ana")

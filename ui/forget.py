@@ -1,0 +1,197 @@
+"""Memories page, *Forget a topic* tab: a topic -> the preview (what mentions it; untick what
+should stay) -> "Forget N memories and what came from them" -> an undo window of `UNDO_S`
+seconds -> done, with a count of what went (`memory.TopicForget`).
+
+Texts are user data: shown in the table's plain-text cells, never as markdown. The pending
+forget lives in the session: a fragment redraws its countdown every second and carries it out
+when the window has passed; Undo drops it. If the browser tab closes inside the window, nothing
+is forgotten.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+import streamlit as st
+
+from ui import state
+from ui.errors import guard, run_action
+from ui.format import fmt_ms_time, md_text, snippet, type_label
+
+if TYPE_CHECKING:
+    from memory import TopicForget
+    from ui.context import PageContext
+
+PREVIEW_KEY = "forget_preview"  # {"user_id", "query", "matches", "shared_facts"}
+PENDING_KEY = "forget_pending"  # {"user_id", "query", "keep", "n", "at"}
+DONE_KEY = "forget_done"  # {"user_id", "query", "counts"}
+#: Seconds the Undo stays offered before the forget is carried out.
+UNDO_S = 8.0
+
+LABELS = {
+    "memories": "memories",
+    "earlier_versions": "earlier versions",
+    "summaries": "summaries",
+    "facts": "facts",
+    "procedures": "procedures",
+    "messages": "chat messages",
+    "answer_details": "answer details",
+    "extraction_log": "extraction log entries",
+    "merge_records": "merge records",
+    "session_titles": "session titles",
+    "recall_queries": "noted searches",
+    "maintenance_report": "maintenance report",
+    "cached_embeddings": "cached embeddings",
+}
+
+
+def forget_tab(ctx: PageContext) -> None:
+    forgetter = _forgetter(ctx)
+    if forgetter is None:
+        st.info("Forgetting a topic needs the Redis memory store.")
+        return
+    st.caption(
+        f"Deletes everything **{md_text(ctx.user_id)}**'s memory holds about a topic: the "
+        "memories, facts, procedures and chat messages that mention it, and what came from "
+        "them (earlier versions, merges, summaries, answer details, cached searches). "
+        "This cannot be undone once the countdown ends."
+    )
+    _done(ctx.user_id)
+    if st.session_state.get(PENDING_KEY):
+        _pending_notice(forgetter)
+        return
+    with st.form("fg_form", border=False):
+        c1, c2 = st.columns([5, 1], vertical_alignment="bottom")
+        query = c1.text_input("Topic", key="fg_query", placeholder="e.g. a name or a subject")
+        asked = c2.form_submit_button("Preview", key="fg_preview", icon="🔎")
+    if asked:
+        st.session_state.pop(DONE_KEY, None)
+        with guard("Finding the topic"):
+            preview = forgetter.preview(ctx.user_id, query)
+            st.session_state[PREVIEW_KEY] = preview.model_dump(mode="json")
+    _preview(ctx.user_id)
+
+
+def _forgetter(ctx: PageContext) -> TopicForget | None:
+    from memory import MemoryCoordinator, TopicForget
+
+    # It works on the store's parts, not through the MemoryService protocol (a test fake).
+    if isinstance(ctx.coordinator, MemoryCoordinator):
+        return TopicForget.of(ctx.coordinator)
+    return None
+
+
+def _preview(user_id: str) -> None:
+    p: dict[str, Any] | None = st.session_state.get(PREVIEW_KEY)
+    if not p or p["user_id"] != user_id:
+        return
+    matches = p["matches"]
+    if p["shared_facts"]:
+        st.caption(
+            f"{p['shared_facts']} of your facts that mention it were shared with everyone by "
+            "an admin: they stay (ask an admin)."
+        )
+    if not matches:
+        st.info(f"Nothing of {md_text(user_id)}'s mentions “{md_text(snippet(p['query'], 60))}”.")
+        return
+    frame = pd.DataFrame(
+        {
+            "forget": [True] * len(matches),
+            "text": [m["text"] for m in matches],
+            "kind": [f"{type_label(m['memory_type'])} · {m['kind']}" for m in matches],
+            "date": [fmt_ms_time(m["timestamp"]) for m in matches],
+            "score": ["words" if m["score"] is None else f"{m['score']:.2f}" for m in matches],
+        }
+    )
+    edited = st.data_editor(
+        frame,
+        key="fg_table",
+        hide_index=True,
+        use_container_width=True,
+        disabled=["text", "kind", "date", "score"],
+        column_config={
+            "forget": st.column_config.CheckboxColumn("Forget", width="small"),
+            "text": st.column_config.TextColumn("Text", width="large"),
+            "kind": st.column_config.TextColumn("Kind"),
+            "date": st.column_config.TextColumn("Date"),
+            "score": st.column_config.TextColumn(
+                "Score", help="Search score, or 'words' when found by the topic's words only"
+            ),
+        },
+    )
+    keep = [m["ref"] for m, tick in zip(matches, edited["forget"], strict=True) if not tick]
+    n = len(matches) - len(keep)
+    st.button(
+        f"Forget {n} {'memory' if n == 1 else 'memories'} and what came from "
+        f"{'it' if n == 1 else 'them'}",
+        key="fg_go",
+        type="primary",
+        icon="🧹",
+        disabled=n == 0,
+        on_click=_request,
+        args=(user_id, p["query"], keep, n),
+    )
+
+
+def _request(user_id: str, query: str, keep: list[str], n: int) -> None:
+    st.session_state[PENDING_KEY] = {
+        "user_id": user_id,
+        "query": query,
+        "keep": keep,
+        "n": n,
+        "at": time.time(),
+    }
+    st.session_state.pop(PREVIEW_KEY, None)
+
+
+def _carry_out(forgetter: TopicForget) -> None:
+    p = st.session_state.get(PENDING_KEY)
+    st.session_state[PENDING_KEY] = None
+    if not p:
+        return
+    ok, report = run_action(
+        "Forgetting the topic", forgetter.forget, p["user_id"], p["query"], keep=p["keep"]
+    )
+    if ok:
+        st.session_state[DONE_KEY] = {
+            "user_id": p["user_id"],
+            "query": p["query"],
+            "counts": report.counts,
+        }
+
+
+@st.fragment(run_every=1.0)
+def _pending_notice(forgetter: TopicForget) -> None:
+    p = st.session_state.get(PENDING_KEY)
+    if not p:
+        return
+    left = UNDO_S - (time.time() - float(p["at"]))
+    if left <= 0:
+        _carry_out(forgetter)
+        st.rerun()  # the whole page: lists and counts elsewhere change
+    c1, c2 = st.columns([5, 1], vertical_alignment="center")
+    c1.warning(
+        f"Forgetting {p['n']} {'memory' if p['n'] == 1 else 'memories'} about "
+        f"“{md_text(snippet(p['query'], 60))}” in {math.ceil(left)} s…",
+        icon="⏳",
+    )
+    if c2.button("Undo", key="fg_undo", icon=":material/undo:", use_container_width=True):
+        st.session_state[PENDING_KEY] = None
+        state.flash("Nothing was forgotten.", "info")
+        st.rerun()
+
+
+def _done(user_id: str) -> None:
+    d = st.session_state.get(DONE_KEY)
+    if not d or d["user_id"] != user_id:
+        return
+    counts = {k: v for k, v in d["counts"].items() if v}
+    went = ", ".join(f"{v} {LABELS.get(k, k)}" for k, v in counts.items())
+    st.success(
+        f"Forgot “{md_text(snippet(d['query'], 60))}”: {sum(counts.values())} records went"
+        + (f" ({went})." if went else "."),
+        icon="🧹",
+    )
