@@ -1,12 +1,16 @@
 """The recall pipeline: what the coordinator's `retrieve_all_context`, `search` and
 `find_similar_episodic` run.
 
-One chat turn's recall: short-term list + exact procedural hash + the store marker in one
-pipelined round trip (first, so a Redis that replaced ours is found before anything, even the
-query's cache entry, is written to it) -> the query embedding (cached) -> per store the
-vector + BM25 query pair (one round trip each) -> fusion and scoring -> the top hits of all
-types read whole in one round trip -> the procedural suggestion. Timings per stage go into the
-context and the metrics; access counts are updated off the answer path (`Bookkeeper`).
+One chat turn's recall, when this process knows the query's vector (its LRU): ONE pipelined
+round trip holds the store marker (first, so a Redis that replaced ours is found before
+anything is written to it), the short-term window, the exact procedural hash and every
+store's searches (episodic and semantic vector + BM25 pairs, the most similar procedure) ->
+fusion and scoring (+ the session neighbours' round trip when they are switched on) -> the
+top hits of all types read whole in one round trip -> the procedural suggestion. For an
+unseen query the embedding cache's lookup rides in the first round trip instead of the
+searches, which go in a second one with the cache write. Timings per stage go into the context
+and the metrics (`fetch`: those round trips; a store's stage: reading, fusing and scoring its
+candidates); access counts are updated off the answer path (`Bookkeeper`).
 """
 
 from __future__ import annotations
