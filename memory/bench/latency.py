@@ -11,7 +11,10 @@ with N/10 memories each; every figure is measured for one of them (`u0`), so the
                        per-memory perturbation (embedding 100k texts would take ~6 minutes on
                        2 cores and would not change what is measured afterwards)
     retrieve warm      `retrieve_all_context(u0, s, q)` (episodic + semantic + procedural +
-                       short-term + prompt block) for queries whose embedding is cached
+                       short-term + prompt block) for queries whose embedding is cached;
+                       between two timed queries the user gets a new memory (and loses the
+                       one written before the previous query), so no cache of recall results
+                       could serve a repeated query
     retrieve cold      the same for queries never seen (the ONNX model embeds each one)
     store_interaction  the agent's write after a turn (short-term + episodic + procedural),
                        right after the recall of the same message (its embedding is cached,
@@ -226,23 +229,45 @@ def _seed_other_types(coord: MemoryCoordinator, rng: random.Random) -> None:
             )
 
 
-def _retrieve(coord: MemoryCoordinator, queries: list[str]) -> dict[str, Any]:
+def _retrieve(
+    coord: MemoryCoordinator, emb: BenchEmbedder, queries: list[str], rng: random.Random
+) -> dict[str, Any]:
     totals: list[float] = []
     stages: dict[str, list[float]] = {}
+    written: str | None = None
     for q in queries:
-        t = time.perf_counter()
-        ctx = coord.retrieve_all_context(MEASURED_USER, SESSION, q)
-        totals.append((time.perf_counter() - t) * 1000)
+        # A write between queries (untimed), as a user's next message follows new memories:
+        # a cache of recall results could not serve a repeated query. The memory written
+        # before the previous query goes again, so the user's store keeps its size.
+        previous, written = written, _write_one(coord, emb, rng)
+        if previous:
+            coord.delete_memory(MEASURED_USER, "episodic", previous)
         # Messages are seconds apart: the off-path work a recall leaves (access counts, the
         # cached-query note) is done before the next one, not raced by this loop (untimed).
         coord.bookkeeping.drain()
+        t = time.perf_counter()
+        ctx = coord.retrieve_all_context(MEASURED_USER, SESSION, q)
+        totals.append((time.perf_counter() - t) * 1000)
         for k, v in (ctx.timings_ms or {}).items():
             if k != "total":
                 stages.setdefault(k, []).append(float(v))
+    if written:
+        coord.delete_memory(MEASURED_USER, "episodic", written)
+    coord.bookkeeping.drain()
     return {
         **percentiles(totals),
         "stages": {k: percentiles(v, (50, 95)) for k, v in stages.items()},
     }
+
+
+def _write_one(coord: MemoryCoordinator, emb: BenchEmbedder, rng: random.Random) -> str:
+    """One new memory of the measured user (its vector from the fill's pool: no model run)."""
+    emb.fill = True
+    try:
+        (item,) = _items(rng, 1, rng.randrange(10**9), int(time.time() * 1000))
+        return coord.add_episodic_many(MEASURED_USER, [item])[0]
+    finally:
+        emb.fill = False
 
 
 def measure(
@@ -252,9 +277,9 @@ def measure(
     base = [query_text(rng, 0) for _ in range(20)]
     for q in base:  # warm the embedding cache (and Redis' own caches)
         coord.retrieve_all_context(MEASURED_USER, SESSION, q)
-    warm = _retrieve(coord, [base[i % len(base)] for i in range(n_queries)])
+    warm = _retrieve(coord, emb, [base[i % len(base)] for i in range(n_queries)], rng)
     uniq = int(time.time() * 1000)
-    cold = _retrieve(coord, [query_text(rng, uniq + i) for i in range(n_queries)])
+    cold = _retrieve(coord, emb, [query_text(rng, uniq + i) for i in range(n_queries)], rng)
 
     store_cached: list[float] = []
     store_uncached: list[float] = []

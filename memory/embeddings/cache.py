@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
+from typing import Any
 
 import numpy as np
 import redis
@@ -88,6 +89,43 @@ class CachedEmbedder:
             except redis.RedisError as e:
                 log.warning("Could not write the embedding cache: %s", e)
             source = "model"
+        self._remember(text, vec)
+        return vec, source
+
+    # --- the recall's pipelined path -------------------------------------------------------
+    # Recall folds the Redis level into its own round trips: the lookup rides in its first
+    # pipeline (after the store marker), the write (or the TTL refresh of a hit) in its next
+    # one, so it is queued only once the marker was verified. Entries are RedisVL's own (its
+    # key and entry layout): `EmbeddingsCache.get` and `set` read and write the same.
+    def local(self, text: str) -> np.ndarray | None:
+        """The in-process hit for a query, counted; None when it must be looked up."""
+        vec = self._local.get(text)
+        if vec is not None:
+            self._local.move_to_end(text)
+            self._count("embed_cache_local_hit")
+        return vec
+
+    def queue_lookup(self, pipe: Any, text: str) -> None:
+        pipe.hgetall(self._cache._make_cache_key(text, self.model_id))
+
+    def from_lookup(self, text: str, raw: Any, pipe: Any) -> tuple[np.ndarray, str]:
+        """The query's vector from the queued lookup's reply (the model on a miss); queues the
+        cache write or TTL refresh on `pipe` (a later pipeline). Returns (vector, source)."""
+        entry = self._cache._process_cache_data(raw) if raw else None
+        ttl = self._cache._resolve_ttl(None)
+        key = self._cache._make_cache_key(text, self.model_id)
+        if entry is not None:
+            vec = np.asarray(entry["embedding"], dtype=np.float32)
+            self._count("embed_cache_redis_hit")
+            source = "redis"
+        else:
+            vec = self.inner.embed(text)
+            self._count("embed_cache_miss")
+            key, mapping = self._cache._prepare_entry_data(text, self.model_id, vec.tolist())
+            pipe.hset(key, mapping=mapping)
+            source = "model"
+        if ttl:
+            pipe.expire(key, ttl)
         self._remember(text, vec)
         return vec, source
 

@@ -1,9 +1,10 @@
 """Hybrid recall: vector + BM25 candidates, scored by a small fitted model, with neighbours.
 
-For one memory type, two RedisVL queries run in one pipelined round trip (`batch_query`): a
-`VectorQuery` (cosine) and a `TermUnionTextQuery` (BM25STD over word tokens, every term
-matched: see that class). Their short lists (`candidates` each) are the candidates; each
-gets the parts of `memory.recall.scoring`:
+For one memory type, two RedisVL queries run in the recall's one pipelined round trip
+(`queue_requests`, beside the other stores' queries): a `VectorQuery` (cosine) and a
+`TermUnionTextQuery` (BM25STD over word tokens, every term matched: see that class). Their
+short lists (`candidates` each) are the candidates; each gets the parts of
+`memory.recall.scoring`:
 
     vector     = cosine similarity to the query (computed from the stored vector for
                  candidates that only the text query found)
@@ -56,6 +57,7 @@ from redisvl.utils.token_escaper import TokenEscaper
 from memory.models import MemoryType, RecallHit, ScoreParts, relevance_band
 from memory.recall import scoring
 from memory.recall.dates import DAY_MS, time_ranges, without_dates
+from memory.recall.search import queue_search, reply_rows
 from memory.recall.statements import RequestKind, StatementModel, request_kind
 from memory.recall.terms import bm25_text
 from memory.stores.records import as_str, bytes_vector, decode
@@ -95,7 +97,7 @@ class RecallWeights:
 
 @dataclass
 class HybridRequest:
-    """The two queries of one hybrid search, ready for `batch_query`."""
+    """The two queries of one hybrid search, ready for `queue_requests`."""
 
     memory_type: MemoryType
     index: SearchIndex
@@ -219,16 +221,36 @@ def build_request(
     )
 
 
-def run_requests(requests: Sequence[HybridRequest]) -> list[tuple[list[dict], list[dict]]]:
-    """Execute all requests; queries on the same index share one pipelined round trip."""
+def queue_requests(pipe: Any, requests: Sequence[HybridRequest]) -> None:
+    """Queue both queries of every request on the caller's pipeline (one round trip for all
+    stores, with whatever else the caller reads); `finish_requests` reads the replies."""
+    for req in requests:
+        queue_search(pipe, req.index.name, req.vector_query)
+        if req.text_query is not None:
+            queue_search(pipe, req.index.name, req.text_query)
+
+
+def finish_requests(
+    requests: Sequence[HybridRequest], replies: list[Any]
+) -> list[tuple[list[dict], list[dict]]]:
+    """The candidates of each request from its replies (popped from the front of `replies`),
+    marked for `fuse` (this may read the session neighbours: one more round trip)."""
     out: list[tuple[list[dict], list[dict]]] = []
     for req in requests:
-        queries: list[Any] = [req.vector_query] + ([req.text_query] if req.text_query else [])
-        results = req.index.batch_query(queries, batch_size=len(queries))
-        vrows, trows = results[0], results[1] if len(results) > 1 else []
+        vrows = reply_rows(replies.pop(0), req.vector_query)
+        trows = reply_rows(replies.pop(0), req.text_query) if req.text_query is not None else []
         _annotate(req, vrows, trows)
         out.append((vrows, trows))
     return out
+
+
+def run_requests(requests: Sequence[HybridRequest]) -> list[tuple[list[dict], list[dict]]]:
+    """Execute all requests in one pipelined round trip (all on the first one's client)."""
+    if not requests:
+        return []
+    pipe = requests[0].index.client.pipeline(transaction=False)
+    queue_requests(pipe, requests)
+    return finish_requests(requests, pipe.execute())
 
 
 def fuse(

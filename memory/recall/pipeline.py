@@ -1,20 +1,27 @@
 """The recall pipeline: what the coordinator's `retrieve_all_context`, `search` and
 `find_similar_episodic` run.
 
-One chat turn's recall: short-term list + exact procedural hash + the store marker in one
-pipelined round trip (first, so a Redis that replaced ours is found before anything, even the
-query's cache entry, is written to it) -> the query embedding (cached) -> per store the
-vector + BM25 query pair (one round trip each) -> fusion and scoring -> the top hits of all
-types read whole in one round trip -> the procedural suggestion. Timings per stage go into the
-context and the metrics; access counts are updated off the answer path (`Bookkeeper`).
+One chat turn's recall, when this process knows the query's vector (its LRU): ONE pipelined
+round trip holds the store marker (first, so a Redis that replaced ours is found before
+anything is written to it), the short-term window, the exact procedural hash and every
+store's searches (episodic and semantic vector + BM25 pairs, the most similar procedure) ->
+fusion and scoring (+ the session neighbours' round trip when they are switched on) -> the
+top hits of all types read whole in one round trip -> the procedural suggestion. For an
+unseen query the embedding cache's lookup rides in the first round trip instead of the
+searches, which go in a second one with the cache write. Timings per stage go into the context
+and the metrics (`fetch`: those round trips; a store's stage: reading, fusing and scoring its
+candidates); access counts are updated off the answer path (`Bookkeeper`).
 """
 
 from __future__ import annotations
 
+import logging
 import time
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from redisvl.query import VectorQuery
 
 from memory.bookkeeping import Bookkeeper
 from memory.embeddings import CachedEmbedder
@@ -32,12 +39,23 @@ from memory.models import (
     now_ms,
     relevance_band,
 )
-from memory.recall.hybrid import HybridRequest, RecallWeights, fuse, hydrate, run_requests
+from memory.recall.hybrid import (
+    HybridRequest,
+    RecallWeights,
+    finish_requests,
+    fuse,
+    hydrate,
+    queue_requests,
+    run_requests,
+)
 from memory.recall.requests import episodic_request, hydration_groups, semantic_request
+from memory.recall.search import queue_search, reply_rows
 from memory.recall.statements import statement_model_for
 from memory.replies import as_str
 from memory.stores import Stores
 from memory.stores.episodic import embedding_text
+
+log = logging.getLogger(__name__)
 
 
 class RecallPipeline:
@@ -81,26 +99,45 @@ class RecallPipeline:
         query = check_text(query, "Query")
         timings: dict[str, float] = {}
         ctx = MemoryContext(user_id=user_id, session_id=session_id, query=query)
+        stores = self._stores
+        need_vector = include_episodic or include_semantic or include_procedural
+        self._schedule_statement_fit()
+        plan = _Plan(user_id, query, include_episodic, include_semantic, include_procedural)
+        plan.k_episodic, plan.k_semantic = k_episodic, k_semantic
 
-        # Short-term, the exact procedural lookup and the store marker: one pipelined round
-        # trip (the marker rides along: no extra round trip before every answer).
+        # One pipelined round trip: the store marker first (a Redis that replaced ours is
+        # found before anything, even the query's cache entry, is written to it), short-term,
+        # the exact procedural hash and, when this process knows the query's vector, every
+        # store's searches. Otherwise the embedding cache's lookup rides along instead and the
+        # searches go in a second round trip with the cache write.
         t = time.perf_counter()
-        pipe = self._stores.client.pipeline(transaction=False)
+        qvec = self._embedder.local(query) if need_vector else None
+        source = "local"
+        timings["embed"] = _ms(t)
+        pipe = stores.client.pipeline(transaction=False)
         self._identity.request(pipe)
         if include_short_term:
-            self._stores.short_term.recent_request(pipe, user_id, session_id, k_short_term)
+            stores.short_term.recent_request(pipe, user_id, session_id, k_short_term)
             # How many messages the window leaves out, and the summary that covers them.
-            pipe.llen(self._stores.keys.session(user_id, session_id))
-            pipe.hget(self._stores.keys.summary_state(user_id, session_id), "latest")
+            pipe.llen(stores.keys.session(user_id, session_id))
+            pipe.hget(stores.keys.summary_state(user_id, session_id), "latest")
         exact_key = ""
         if include_procedural:
-            exact_key = self._stores.procedural.exact_request(pipe, user_id, query)
-        raw = pipe.execute()
-        self._identity.verify(raw.pop(0))  # another Redis: recovers, raises, wrote nothing
+            exact_key = stores.procedural.exact_request(pipe, user_id, query)
+        if need_vector and qvec is None:
+            self._embedder.queue_lookup(pipe, query)
+        elif qvec is not None:
+            self._queue_searches(pipe, plan, qvec, similar=True)
+        raw = pipe.execute(raise_on_error=False)
+        timings["fetch"] = _ms(t)
+        # the marker before the searches' errors: on another Redis they find no index
+        self._identity.verify(_checked(raw[:1]).pop(0))  # recovers, raises, wrote nothing
+        raw = _checked(raw[1:])
         if include_short_term:
+            t = time.perf_counter()
             budget = int(self._history_budget)
-            ctx.short_term = self._stores.short_term.within_budget(
-                self._stores.short_term.parse(raw.pop(0)), budget
+            ctx.short_term = stores.short_term.within_budget(
+                stores.short_term.parse(raw.pop(0)), budget
             )
             total, latest = int(raw.pop(0) or 0), raw.pop(0)
             ctx.short_term_dropped = max(0, total - len(ctx.short_term))
@@ -112,75 +149,57 @@ class RecallPipeline:
             )
         exact_raw = raw.pop(0) if include_procedural else None
 
-        need_vector = include_episodic or include_semantic or include_procedural
-        qvec: np.ndarray | None = None
-        if need_vector:
+        if need_vector and qvec is None:
             t = time.perf_counter()
-            qvec, source = self._embedder.embed_query(query)
-            self._bookkeeping.note_query(user_id, query)
+            pipe = stores.client.pipeline(transaction=False)
+            qvec, source = self._embedder.from_lookup(query, raw.pop(0), pipe)
             timings["embed"] = _ms(t)
+            t = time.perf_counter()
+            cache_writes = len(pipe)
+            self._queue_searches(pipe, plan, qvec, similar=not exact_raw)
+            raw = _execute(pipe, cache_writes)
+            timings["fetch"] = round(timings["fetch"] + _ms(t), 3)
+        if qvec is not None:
+            self._bookkeeping.note_query(user_id, query)
             self._metrics.record(
                 "embedding", "embed_query", timings["embed"], hit=source != "model"
             )
 
-        # Hybrid searches (vector + BM25 per type, each type one pipelined round trip).
-        self._schedule_statement_fit()
-        requests = []
-        if include_episodic and qvec is not None:
-            requests.append(
-                episodic_request(
-                    self._stores.episodic,
-                    self._stores.keys,
-                    user_id,
-                    query,
-                    qvec,
-                    k_episodic,
-                    self.weights,
-                    self._statements,
-                )
-            )
-        if include_semantic and qvec is not None:
-            requests.append(
-                semantic_request(
-                    self._stores.semantic, user_id, query, qvec, k_semantic, self.weights
-                )
-            )
+        # Per store: candidates from its replies (+ the session neighbours, one round trip
+        # when there are seeds), fusion and scoring.
         now = now_ms()
-        for req, (vrows, trows) in zip(requests, self._timed_run(requests, timings), strict=True):
+        for req in plan.requests:
             t = time.perf_counter()
             assert qvec is not None  # requests exist only when the query was embedded
+            ((vrows, trows),) = finish_requests([req], raw)
             hits = fuse(req.memory_type, vrows, trows, qvec, req.k, self.weights, now)
             if req.memory_type is MemoryType.EPISODIC:
                 ctx.episodic = hits
             else:
                 ctx.semantic = hits
-            key = req.memory_type.value
-            timings[key] = round(timings.pop(f"_{key}") + _ms(t), 3)
-        if requests:
+            timings[req.memory_type.value] = _ms(t)
+        similar_rows = reply_rows(raw.pop(0), plan.similar) if plan.similar else None
+
+        if plan.requests or ctx.session_summary is not None:
             t = time.perf_counter()
+            # the top hits of every type (and the session's summary) read whole
             groups = hydration_groups(
-                self._stores.keys, user_id, ctx.episodic, ctx.semantic, ctx.session_summary
+                stores.keys, user_id, ctx.episodic, ctx.semantic, ctx.session_summary
             )
-            hydrate(self._stores.client, groups)
-            timings["hydrate"] = _ms(t)
-            for req in requests:
+            hydrate(stores.client, groups)
+            if plan.requests:
+                timings["hydrate"] = _ms(t)
+            for req in plan.requests:
                 key = req.memory_type.value
                 found = ctx.episodic if req.memory_type is MemoryType.EPISODIC else ctx.semantic
                 self._metrics.record(key, "recall", timings[key], hit=bool(found))
-
-        if ctx.session_summary is not None:
-            if not requests:  # no search ran: read the summary alone
-                hydrate(
-                    self._stores.client,
-                    hydration_groups(self._stores.keys, user_id, [], [], ctx.session_summary),
-                )
-            if not ctx.session_summary.text:  # deleted since
-                ctx.session_summary = None
+            if ctx.session_summary is not None and not ctx.session_summary.text:
+                ctx.session_summary = None  # deleted since
 
         if include_procedural and qvec is not None:
             t = time.perf_counter()
-            ctx.procedural = self._stores.procedural.best_suggestion(
-                user_id, exact_key, exact_raw, qvec
+            ctx.procedural = stores.procedural.best_suggestion(
+                user_id, exact_key, exact_raw, qvec, similar_rows
             )
             timings["procedural"] = _ms(t)
             self._metrics.record(
@@ -201,19 +220,44 @@ class RecallPipeline:
         self._bookkeeping.touch(user_id, [h.id for h in ctx.episodic])
         return ctx
 
+    def _queue_searches(self, pipe: Any, plan: _Plan, qvec: np.ndarray, *, similar: bool) -> None:
+        """Queue every store's searches for the query (episodic, semantic, then the most
+        similar procedure when `similar`) and note them in `plan`."""
+        if plan.episodic:
+            plan.requests.append(
+                episodic_request(
+                    self._stores.episodic,
+                    self._stores.keys,
+                    plan.user_id,
+                    plan.query,
+                    qvec,
+                    plan.k_episodic,
+                    self.weights,
+                    self._statements,
+                )
+            )
+        if plan.semantic:
+            plan.requests.append(
+                semantic_request(
+                    self._stores.semantic,
+                    plan.user_id,
+                    plan.query,
+                    qvec,
+                    plan.k_semantic,
+                    self.weights,
+                )
+            )
+        queue_requests(pipe, plan.requests)
+        if plan.procedural and similar:
+            procedural = self._stores.procedural
+            plan.similar = procedural.similar_query(plan.user_id, qvec, k=1)
+            queue_search(pipe, procedural.index.name, plan.similar)
+
     def _schedule_statement_fit(self) -> None:
         """Fit the statement classifier on the background worker (never on the answer path);
         while it keeps failing, again at most once a minute."""
         if self._statements.claim_fit():
             self._bookkeeping.prepare(self._statements.prepare)
-
-    def _timed_run(self, requests: list[HybridRequest], timings: dict[str, float]) -> list[Any]:
-        results = []
-        for req in requests:
-            t = time.perf_counter()
-            results.extend(run_requests([req]))
-            timings[f"_{req.memory_type.value}"] = _ms(t)
-        return results
 
     def search(
         self,
@@ -289,6 +333,39 @@ class RecallPipeline:
             )
             for rec, sim in self._stores.episodic.similar(user_id, vec, k)
         ]
+
+
+@dataclass
+class _Plan:
+    """What one recall searches, and the queries it queued (in queue order)."""
+
+    user_id: str
+    query: str
+    episodic: bool
+    semantic: bool
+    procedural: bool
+    k_episodic: int = 5
+    k_semantic: int = 3
+    requests: list[HybridRequest] = field(default_factory=list)
+    similar: VectorQuery | None = None
+
+
+def _execute(pipe: Any, cache_writes: int) -> list[Any]:
+    """Run a pipeline whose first `cache_writes` commands write the embedding cache: their
+    failure is logged (recall goes on without caching, as before), any other raises."""
+    replies = pipe.execute(raise_on_error=False)
+    for reply in replies[:cache_writes]:
+        if isinstance(reply, Exception):
+            log.warning("Could not write the embedding cache: %s", reply)
+    return _checked(replies[cache_writes:])
+
+
+def _checked(replies: list[Any]) -> list[Any]:
+    """The replies of a pipeline run with `raise_on_error=False`; raises the first error."""
+    for reply in replies:
+        if isinstance(reply, Exception):
+            raise reply
+    return replies
 
 
 def _summary_hit(memory_id: str) -> RecallHit:

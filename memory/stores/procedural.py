@@ -270,13 +270,21 @@ class ProceduralStore:
         )
 
     def best_suggestion(
-        self, user_id: str, exact_key: str, exact_raw: dict | None, qvec: np.ndarray
+        self,
+        user_id: str,
+        exact_key: str,
+        exact_raw: dict | None,
+        qvec: np.ndarray,
+        similar_rows: list[dict[str, Any]] | None = None,
     ) -> ProceduralSuggestion | None:
         """Exact normalised-query match first (O(1) hash read by `exact_request`), else the
-        most similar question of this user."""
+        most similar question of this user (`similar_rows`: the rows of `similar_query` when
+        the caller ran it in its own round trip)."""
         if exact_raw:
             return self.suggestion(self.parse(exact_key, exact_raw), 1.0, "exact")
-        rows = self.index.query(self.similar_query(user_id, qvec, k=1))
+        rows = similar_rows
+        if rows is None:
+            rows = self.index.query(self.similar_query(user_id, qvec, k=1))
         if not rows:
             return None
         similarity = 1.0 - float(rows[0].get("vector_distance", 1.0))

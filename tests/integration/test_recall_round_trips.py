@@ -1,0 +1,129 @@
+"""Recall's round trips to Redis (issue 19 item 5): a warm recall reads everything it searches
+in one pipelined round trip, plus one that reads the kept hits whole; an uncached query adds
+one (the embedding cache's lookup rides in the first, its write in the second).
+
+A client that notes every request (a pipeline or a lone command) with the thread that sent it
+is handed to the coordinator; only the calling thread's requests count (the metrics flush and
+the bookkeeping worker have threads of their own)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import redis
+from redis.client import Pipeline
+from redisvl.extensions.cache.embeddings import EmbeddingsCache
+
+from memory.config import Settings
+from memory.coordinator import MemoryCoordinator
+from tests.integration.conftest import SessionEmbedder
+
+U, S = "ana", "s1"
+
+
+class CountingPipeline(Pipeline):
+    requests: list[tuple[int, list[str]]]
+
+    def execute(self, raise_on_error: bool = True) -> list[Any]:
+        names = [str(args[0]).upper() for args, _ in self.command_stack]
+        self.requests.append((threading.get_ident(), names))
+        return super().execute(raise_on_error)
+
+
+class CountingRedis(redis.Redis):
+    requests: list[tuple[int, list[str]]]
+
+    def execute_command(self, *args: Any, **options: Any) -> Any:
+        self.requests.append((threading.get_ident(), [str(args[0]).upper()]))
+        return super().execute_command(*args, **options)
+
+    def pipeline(self, transaction: bool = True, shard_hint: Any = None) -> CountingPipeline:
+        pipe = CountingPipeline(
+            self.connection_pool, self.response_callbacks, transaction, shard_hint
+        )
+        pipe.requests = self.requests
+        return pipe
+
+    def mine(self) -> list[list[str]]:
+        me = threading.get_ident()
+        return [names for ident, names in self.requests if ident == me]
+
+
+@pytest.fixture
+def counting(
+    redis_url: str, embedder: SessionEmbedder, settings: Settings
+) -> Iterator[tuple[MemoryCoordinator, CountingRedis]]:
+    client = CountingRedis.from_url(redis_url)
+    client.requests = []
+    coord = MemoryCoordinator(client, embedder, settings)
+    coord.add_message(U, S, "user", "I started running again")
+    coord.add_episodic(U, "My left knee hurts after long runs", event_type="health_event")
+    coord.add_episodic(U, "I prefer running in the morning", event_type="preference")
+    coord.record_procedure(
+        U, "How far did I run this week?", ["runs"], success_score=1.0, execution_time_ms=10.0
+    )
+    coord.bookkeeping.drain()
+    yield coord, client
+    coord.close()
+    client.close()
+
+
+def _recall(coord: MemoryCoordinator, client: CountingRedis, query: str) -> list[list[str]]:
+    client.requests.clear()
+    ctx = coord.retrieve_all_context(U, S, query)
+    requests = client.mine()
+    assert ctx.episodic and ctx.short_term  # it did find something of each
+    return requests
+
+
+def test_a_warm_recall_searches_every_store_in_one_round_trip(
+    counting: tuple[MemoryCoordinator, CountingRedis],
+) -> None:
+    coord, client = counting
+    query = "What did I say about my knee?"
+    coord.retrieve_all_context(U, S, query)  # the query's vector is now known
+    coord.bookkeeping.drain()
+
+    first, hydrate = _recall(coord, client, query)  # exactly two round trips
+
+    # store marker, short-term, exact procedure, then episodic + semantic searches (vector
+    # and text each) and the most similar procedure
+    assert first[0] == "GET" and first.count("FT.SEARCH") == 5
+    assert set(hydrate) == {"HMGET"}
+
+
+def test_an_unseen_query_adds_one_round_trip_and_writes_the_embedding_cache(
+    counting: tuple[MemoryCoordinator, CountingRedis], settings: Settings
+) -> None:
+    coord, client = counting
+    query = "Which time of day do I like to run?"
+
+    first, second, hydrate = _recall(coord, client, query)
+
+    assert "HGETALL" in first and "FT.SEARCH" not in first  # the cache lookup, before searches
+    assert second[0] == "HSET" and second.count("FT.SEARCH") == 5  # cache write, then searches
+    assert set(hydrate) == {"HMGET"}
+    # RedisVL's own cache reads the entry the recall wrote (same key and layout)
+    cache = EmbeddingsCache(name=coord.keys.embedding_cache_name, redis_client=coord.redis)
+    entry = cache.get(query, coord.embedder.model_id)
+    assert entry is not None and len(entry["embedding"]) == coord.embedder.dims
+
+
+def test_an_entry_of_redisvls_cache_serves_the_recall_without_the_model(
+    counting: tuple[MemoryCoordinator, CountingRedis],
+) -> None:
+    coord, client = counting
+    query = "Any advice for my knee?"
+    vec = coord.embedder.inner.embed(query)
+    cache = EmbeddingsCache(name=coord.keys.embedding_cache_name, redis_client=coord.redis)
+    cache.set(query, coord.embedder.model_id, vec.tolist())
+    before = coord.metric_counters().get("embed_cache_redis_hit", 0)
+
+    first, second, _ = _recall(coord, client, query)
+
+    assert "HGETALL" in first and "HSET" not in second  # found: nothing written again
+    coord.metrics.flush()
+    assert coord.metric_counters().get("embed_cache_redis_hit", 0) == before + 1
