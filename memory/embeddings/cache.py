@@ -97,8 +97,11 @@ class CachedEmbedder:
     # pipeline (after the store marker), the write (or the TTL refresh of a hit) in its next
     # one, so it is queued only once the marker was verified. Entries are RedisVL's own (its
     # key and entry layout): `EmbeddingsCache.get` and `set` read and write the same.
+    # Each masks the text first, like `embed_query`: the cache's key and entry never hold a
+    # secret of the query.
     def local(self, text: str) -> np.ndarray | None:
         """The in-process hit for a query, counted; None when it must be looked up."""
+        text = self.masked(text)
         vec = self._local.get(text)
         if vec is not None:
             self._local.move_to_end(text)
@@ -106,11 +109,12 @@ class CachedEmbedder:
         return vec
 
     def queue_lookup(self, pipe: Any, text: str) -> None:
-        pipe.hgetall(self._cache._make_cache_key(text, self.model_id))
+        pipe.hgetall(self._cache._make_cache_key(self.masked(text), self.model_id))
 
     def from_lookup(self, text: str, raw: Any, pipe: Any) -> tuple[np.ndarray, str]:
         """The query's vector from the queued lookup's reply (the model on a miss); queues the
         cache write or TTL refresh on `pipe` (a later pipeline). Returns (vector, source)."""
+        text = self.masked(text)
         entry = self._cache._process_cache_data(raw) if raw else None
         ttl = self._cache._resolve_ttl(None)
         key = self._cache._make_cache_key(text, self.model_id)
