@@ -92,7 +92,8 @@ def history(ctx: PageContext) -> int:
             st.markdown(shown(m.content))
             if d is not None:
                 render_details(d, key=m.id)
-                private.reanswer_controls(ctx, d, m.id)
+                # keyed by the turn, as while it streamed: a rerun keeps the picks and the result
+                private.reanswer_controls(ctx, d, d.turn_id or m.id)
     return len(messages)
 
 

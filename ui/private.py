@@ -105,13 +105,13 @@ def reanswer_controls(ctx: PageContext, d: TurnResult, key: str) -> None:
     done: dict[str, tuple[list[str], TurnResult]] = st.session_state.setdefault("reanswers", {})
     with st.expander("🔁 Answer without a memory"):
         labels = {h.id: short(h.text, 80) for h in hits}
-        picked = st.multiselect(
-            "Leave out",
-            options=list(labels),
-            format_func=lambda i: labels[i],
-            key=f"reanswer_pick::{key}",
-            placeholder="Pick one or more memories this answer used",
-        )
+        st.caption("Tick the memories to leave out:")
+        picked = [
+            h.id
+            for h in hits
+            # a label is markdown: the memory's text is escaped to show as text
+            if st.checkbox(md_text(labels[h.id]), key=f"reanswer_pick::{key}::{h.id}")
+        ]
         if st.button("Answer again without them", key=f"reanswer_go::{key}", disabled=not picked):
             with st.spinner("Answering again (nothing is stored)…"), guard("Answering again"):
                 result = None

@@ -12,6 +12,7 @@ FT.AGGREGATE name an index, not keys: on those databases the index spans the sha
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -232,7 +233,10 @@ def test_every_path_keeps_each_transaction_script_and_multi_key_command_in_one_s
             assert not forgot.is_error, forgot.content
             await client.read_resource("memory://episodic")
 
-    asyncio.run(mcp_calls())
+    # on a loop of its own thread: the browser tests' Playwright leaves a running loop in the
+    # main thread, where asyncio.run() refuses to start
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, mcp_calls()).result()
 
     # --- forget a topic: the user's keys in one transaction, then the facts and cache entries
     forget = TopicForget.of(c)
