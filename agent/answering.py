@@ -27,6 +27,7 @@ from typing import Any
 from agent.budget import SLACK, ContextFullError, Fit, MessageTooLongError, fit_request
 from agent.config import AgentSettings
 from agent.errors import ToolsNotSupportedError
+from agent.knowing import UNKNOWN_RULE
 from agent.llm import LLM, LLMChunk, ToolCall
 from agent.profile import ModelProfile
 from agent.prompt import render_memory_block, system_rules
@@ -89,6 +90,11 @@ def _shrink_exchange(exchange: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+#: The longest rule a turn may add (agent.knowing), planned for when a message is checked, so
+#: a turn never refuses what the check let through.
+TURN = (UNKNOWN_RULE,)
+
+
 class Answerer:
     """The model side of a turn. Thread-safe: one instance serves every user and session."""
 
@@ -129,12 +135,14 @@ class Answerer:
         ctx = MemoryContext(user_id="_", session_id="_", query=message)
         tools = self.can_use_tools(model, profile)
         try:
-            self._fit(model, profile, message, [], [], ctx, (), tools, tools, "0" * 8, SLACK)
+            self._fit(model, profile, message, [], [], ctx, (), tools, tools, "0" * 8, SLACK, TURN)
         except MessageTooLongError as e:
             if not tools:
                 return str(e)
             try:
-                self._fit(model, profile, message, [], [], ctx, (), False, False, "0" * 8, SLACK)
+                self._fit(
+                    model, profile, message, [], [], ctx, (), False, False, "0" * 8, SLACK, TURN
+                )
             except MessageTooLongError as e2:
                 return str(e2)
         return None
