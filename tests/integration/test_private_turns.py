@@ -4,19 +4,17 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Callable
 
 from agent.knowing import UNKNOWN_RULE
 from agent.loop import ChatAgent
 from agent.private import incognito_turn, reanswer
 from agent.types import TurnResult
-from memory.config import PROJECT_ROOT, Settings
+from memory.config import Settings
 from memory.coordinator import MemoryCoordinator
 from memory.models import ChatMessage, EventType
 from tests.fakes.fake_ollama import FakeOllama, remembered_lines
+from tests.integration.test_agent_cli import _run  # the agent CLI in a real process
 
 Factory = Callable[..., ChatAgent]
 U = "trust-user"
@@ -187,25 +185,6 @@ def test_an_incognito_turn_recalls_nothing_and_stores_nothing(
     assert result.extraction == "skipped (nothing is stored)"
 
 
-def _cli(settings: Settings, url: str, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "REDIS_URL": str(settings.redis_url),
-        "MEMORY_NAMESPACE": settings.memory_namespace,
-        "OLLAMA_HOST": url,
-        "OLLAMA_MODEL": "qwen2.5:7b",
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "agent", *args],
-        cwd=PROJECT_ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
 def test_the_cli_runs_incognito_and_reanswers(
     settings: Settings,
     fake_ollama: FakeOllama,
@@ -215,7 +194,7 @@ def test_the_cli_runs_incognito_and_reanswers(
     coordinator.add_episodic(U, "My favourite colour is teal", event_type=EventType.PREFERENCE)
     coordinator.bookkeeping.drain()
     before = snapshot()
-    proc = _cli(
+    proc = _run(
         settings,
         fake_ollama.url,
         "chat",
@@ -233,7 +212,7 @@ def test_the_cli_runs_incognito_and_reanswers(
     assert out["recalled"]["episodic"] == []
     assert snapshot() == before
 
-    proc = _cli(
+    proc = _run(
         settings,
         fake_ollama.url,
         "chat",
@@ -248,7 +227,7 @@ def test_the_cli_runs_incognito_and_reanswers(
     turn = json.loads(proc.stdout)
     teal = [h["id"] for h in turn["recalled"]["episodic"] if "teal" in h["text"]]
     assert teal
-    proc = _cli(
+    proc = _run(
         settings,
         fake_ollama.url,
         "reanswer",
@@ -267,7 +246,7 @@ def test_the_cli_runs_incognito_and_reanswers(
     assert out["private"] == "re-answer" and out["original"] == turn["reply"]
     assert all("teal" not in h["text"] for h in out["recalled"]["episodic"])
 
-    bad = _cli(
+    bad = _run(
         settings,
         fake_ollama.url,
         "reanswer",
