@@ -260,3 +260,29 @@ def test_the_cli_runs_incognito_and_reanswers(
         "x",
     )
     assert bad.returncode == 2 and "No stored answer" in bad.stderr
+
+
+def test_the_cli_says_when_it_does_not_know_and_what_it_held_back(
+    settings: Settings, fake_ollama: FakeOllama, coordinator: MemoryCoordinator
+) -> None:
+    coordinator.add_episodic(
+        "cli-unknown", "I repaired the garden fence on Sunday", event_type="fact"
+    )
+    coordinator.bookkeeping.drain()
+    proc = _run(
+        settings,
+        fake_ollama.url,
+        "chat",
+        "--user",
+        "cli-unknown",
+        "--session",
+        "k1",
+        "--json",
+        "What is my favourite colour?",
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["unknown_about_user"] is True
+    assert [h["text"] for h in out["held_back"]] == ["I repaired the garden fence on Sunday"]
+    assert out["recalled"]["episodic"] == []
+    assert UNKNOWN_RULE in fake_ollama.chat_requests()[-1].system_prompt
