@@ -30,7 +30,15 @@ from agent.errors import LLMError
 from agent.knowing import judge
 from agent.prompt import history_window, render_memory_block
 from agent.tools.registry import ToolContext
-from agent.types import DoneEvent, RecallEvent, StatusEvent, TokenEvent, TurnEvent, TurnResult
+from agent.types import (
+    DoneEvent,
+    RecallEvent,
+    StatusEvent,
+    TokenEvent,
+    ToolCallRecord,
+    TurnEvent,
+    TurnResult,
+)
 from memory.errors import InvalidInputError
 from memory.models import ChatMessage, MemoryContext, check_id, check_text
 
@@ -80,6 +88,8 @@ def reanswer(
             f"No stored answer {turn_id!r} in session {session_id!r}: its details expired or "
             "were cleared (a re-answer needs the recall the answer used)."
         )
+    if not without:
+        raise InvalidInputError("Pick at least one recalled memory to leave out.")
     ctx = original.recalled
     recalled_ids = {h.id for h in ctx.episodic} | {h.id for h in ctx.semantic}
     unknown = [i for i in without if i not in recalled_ids]
@@ -88,8 +98,6 @@ def reanswer(
             f"Not recalled for that answer: {', '.join(map(repr, unknown))}. Pick among the "
             "memories its details list."
         )
-    if not without:
-        raise InvalidInputError("Pick at least one recalled memory to leave out.")
     left_out = set(without)
     ctx = ctx.model_copy(
         update={
@@ -133,7 +141,7 @@ def _private_turn(
         knowing.context, budget_tokens=int(agent.settings.memory_prompt_tokens)
     )
     state = AnswerState(rules=knowing.rules)
-    records: list = []
+    records: list[ToolCallRecord] = []
     error: str | None = None
     what = "An incognito chat" if kind == "incognito" else "Answering again"
     if not status.ok:

@@ -7,7 +7,7 @@ the same things ("I'm always looking for good places to eat on trips"). What set
 evidence apart is the KIND of text: a standing preference, dislike or constraint of the
 user. Recall adds that as one input of its model (`scoring.W_STATED`), and only when the
 message asks for advice or recommendations, or about the user's own tastes
-(`wants_preferences`): a question about what happened ("when did Caroline go to the support
+(`request_kind`): a question about what happened ("when did Caroline go to the support
 group?") does not want preferences first.
 
 The classifier is a logistic regression on the embedding, fitted in the background when the
@@ -194,12 +194,6 @@ def request_kind(text: str) -> RequestKind | None:
     if _ASKS_TASTES.search(text):
         return "tastes"
     return None
-
-
-def wants_preferences(text: str) -> bool:
-    """What the user prefers, aims at and must avoid counts for this message (recall's
-    `stated` and `own` parts)."""
-    return request_kind(text) is not None
 
 
 def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1e-2) -> np.ndarray:

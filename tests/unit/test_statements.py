@@ -13,7 +13,6 @@ from memory.recall.statements import (
     StatementModel,
     fit_logistic,
     request_kind,
-    wants_preferences,
 )
 
 NOW = 1_700_000_000_000
@@ -32,7 +31,7 @@ NOW = 1_700_000_000_000
     ],
 )
 def test_requests_for_advice_want_preferences(text: str) -> None:
-    assert wants_preferences(text)
+    assert request_kind(text) is not None
 
 
 @pytest.mark.parametrize(
@@ -47,7 +46,7 @@ def test_requests_for_advice_want_preferences(text: str) -> None:
     ],
 )
 def test_questions_about_what_happened_do_not(text: str) -> None:
-    assert not wants_preferences(text)
+    assert request_kind(text) is None
 
 
 @pytest.mark.parametrize(
