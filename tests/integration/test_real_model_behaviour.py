@@ -371,3 +371,38 @@ def test_the_check_command_prints_json_and_exits_0(fake: FakeOllama, settings: S
         timeout=60,
     )
     assert status.returncode == 0 and "8,192 tokens" in status.stdout and "gemma2" in status.stdout
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_incognito_and_reanswer_work_on_every_model_and_store_nothing(
+    fake: FakeOllama,
+    make_agent: MakeAgent,
+    coordinator: MemoryCoordinator,
+    snapshot: Callable[[], dict[bytes, bytes]],
+    model: str,
+) -> None:
+    """A thinking model, one without tools, one writing tool calls as text and a 4,096-token
+    window: the turns of agent/private.py answer on each, within the window, and write nothing."""
+    from agent.private import incognito_turn, reanswer
+
+    agent = make_agent(fake.url, model)
+    coordinator.add_episodic("pm", "I follow a vegetarian diet", event_type="preference")
+    coordinator.add_episodic("pm", "I am training for a half marathon", event_type="goal")
+    coordinator.bookkeeping.drain()
+    first = agent.chat("pm", "s1", "Can you plan my meals for race week?")
+    assert first.mode == "llm"
+    agent.wait_for_background(10)
+    coordinator.bookkeeping.drain()
+    before = snapshot()
+    veg = [h.id for h in first.recalled.episodic if "vegetarian" in h.text]
+    assert veg
+    for events in (
+        reanswer(agent, "pm", "s1", first.turn_id, veg),
+        incognito_turn(agent, "pm", "inc", "What's my goal?", history=[]),
+    ):
+        result = [ev for ev in events if ev.kind == "done"][0].result  # type: ignore[union-attr]
+        assert result.mode == "llm" and result.reply and result.error is None
+        request = fake.chat_requests()[-1]
+        assert request.dropped_messages == 0 and not request.runner_cut  # fits the window
+        assert "vegetarian" not in request.system_prompt
+    assert snapshot() == before
