@@ -147,6 +147,7 @@ def add_tab(ctx: PageContext) -> None:
                 fact_type=fact_type.strip() or "general",
                 context=context,
                 added_by=ctx.user_id,
+                pii_policy=ctx.writer.pii_policy,  # the same PII_POLICY as every writer
             )
             duplicate, replaced = fact is None, None
         if duplicate:

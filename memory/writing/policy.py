@@ -172,6 +172,11 @@ class WritePolicy:
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
 
+    @property
+    def pii_policy(self) -> PiiPolicy:
+        """PII_POLICY for the writers that share this policy (a page's shared facts too)."""
+        return self._pii
+
     def _lock(self, user_id: str) -> threading.Lock:
         with self._locks_guard:
             return self._locks.setdefault(user_id, threading.Lock())
