@@ -58,7 +58,11 @@ from memory.bench.locomo import questions, turn_items  # noqa: E402
 from memory.recall import scoring  # noqa: E402
 from memory.recall.hybrid import RecallWeights, _score_candidates, run_requests  # noqa: E402
 from memory.recall.requests import episodic_request  # noqa: E402
-from memory.recall.statements import fit_logistic, statement_model_for  # noqa: E402
+from memory.recall.statements import (  # noqa: E402
+    fit_logistic,
+    request_kind,
+    statement_model_for,
+)
 from memory.stores.episodic import embedding_text  # noqa: E402
 
 TUNE = {"pref-d01", "pref-d02", "conv-26", "conv-41", "conv-43"}
@@ -144,7 +148,9 @@ def final_scores(q: dict[str, Any], w: np.ndarray, cal: np.ndarray, decay: float
     p = 1.0 / (1.0 + np.exp(-(calibration_features(q, w) @ cal[:-1] + cal[-1])))
     own = dict(zip(q["ids"], p, strict=True))
     out = p.copy()
-    if decay > 0:
+    # as the product: no neighbours for a request about the user's tastes or for advice (a
+    # cache collected before that rule still holds their links)
+    if decay > 0 and request_kind(q["question"]) is None:
         # seeds: the best 5 by own probability (as the product picks them)
         seeds = set(sorted(own, key=own.__getitem__, reverse=True)[:5])
         for i, rid in enumerate(q["ids"]):

@@ -69,7 +69,9 @@ CAL_SCALE = 0.56
 CAL_LEAD = 0.96
 CAL_BIAS = 0.12
 #: a session neighbour of a strong hit gets NEIGHBOUR_DECAY ** hops * its probability; chosen
-#: on the tune grid (R@5 + R@10 over both files; BENCHMARKS.md).
+#: on the tune grid (R@5 + R@10 over both files; BENCHMARKS.md). Never for a request for advice
+#: or about the user's tastes (`request_kind`): what answers it is what the user stated, not
+#: the turn after it (hybrid.py; issue 19).
 NEIGHBOUR_DECAY = 0.3
 # --- not fitted: priors the benchmark cannot measure --------------------------------------------
 #: log-odds for one of the user's own facts when the message asks for advice or a plan
