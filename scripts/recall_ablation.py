@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from memory.recall.statements import fit_logistic  # noqa: E402
+from memory.recall.statements import fit_logistic, request_kind  # noqa: E402
 
 qs = pickle.loads(
     Path(sys.argv[1] if len(sys.argv) > 1 else "scratch/fit-cache.pickle").read_bytes()
@@ -46,7 +46,8 @@ def evaluate(test, cols, w, cal, cf, decay):
         p = 1 / (1 + np.exp(-(cf(q) @ cal[:-1] + cal[-1])))
         own = dict(zip(q["ids"], p, strict=True))
         out = p.copy()
-        if decay > 0:
+        # as the product: no neighbours for a request for advice or about the user's tastes
+        if decay > 0 and request_kind(q["question"]) is None:
             seeds = set(sorted(own, key=own.__getitem__, reverse=True)[:5])
             for i, rid in enumerate(q["ids"]):
                 for s, h in q["links"][rid].items():
