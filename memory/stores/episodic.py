@@ -32,7 +32,7 @@ from memory.models import (
 from memory.replies import as_str
 from memory.stores.records import decode, encode, row_record
 from memory.stores.schema import VECTOR_FIELD, matching_keys, query_page
-from memory.writing.secrets import PiiPolicy, lenient, mask_text
+from memory.writing.secrets import PiiPolicy, lenient, mask_json, mask_text, without_secret_tags
 
 TEXT_FIELDS = {"description": 1.0, "context": 0.5}
 RETURN_FIELDS = [
@@ -107,8 +107,9 @@ class EpisodicStore:
         created_at: int | None = None,
         pii: PiiPolicy = "keep",
     ) -> EpisodicMemory:
-        """Validate everything before anything is written; secrets in the text and context
-        become labels (`memory.writing.secrets`; `pii`: what happens to emails and phones)."""
+        """Validate everything before anything is written; secrets in the text, context and
+        metadata become labels (`memory.writing.secrets`; `pii`: what happens to emails and
+        phones); a tag that is a secret is left out."""
         check_id(user_id)
         if not isinstance(importance, int | float) or not 0 <= importance <= 1:
             raise InvalidInputError(f"Importance must be between 0 and 1 (got {importance!r}).")
@@ -123,8 +124,8 @@ class EpisodicStore:
             event_type=EventType.parse(event_type),
             description=mask_text(check_text(text, "Memory text"), pii),
             context=mask_text(check_unicode(context or "", "context").strip(), lenient(pii)),
-            metadata=check_metadata(metadata),
-            tags=check_tags(tags),
+            metadata=mask_json(check_metadata(metadata), pii),
+            tags=without_secret_tags(check_tags(tags), pii),
             session_id=session_id or "",
             timestamp=int(timestamp_ms if timestamp_ms is not None else now),
             created_at=created_at or now,

@@ -35,7 +35,7 @@ from memory.models import (
 from memory.replies import as_str
 from memory.stores.records import decode, encode, row_record
 from memory.stores.schema import AUDIENCE_FIELD, SHARED, VECTOR_FIELD, matching_keys, query_page
-from memory.writing.secrets import PiiPolicy, lenient, mask_text
+from memory.writing.secrets import PiiPolicy, lenient, mask_json, mask_text
 
 TEXT_FIELDS = {"fact": 1.0, "context": 0.5}
 RETURN_FIELDS = [
@@ -79,7 +79,8 @@ class SemanticStore:
         timestamp_ms: int | None = None,
         pii: PiiPolicy = "keep",
     ) -> SemanticFact:
-        """Validated; secrets in the text and context become labels (`pii`: emails, phones)."""
+        """Validated; secrets in the text, context and metadata become labels (`pii`: emails,
+        phones)."""
         if not 0 <= importance <= 1:
             raise InvalidInputError("Importance must be between 0 and 1.")
         return SemanticFact(
@@ -90,7 +91,7 @@ class SemanticStore:
             context=mask_text(check_unicode(context or "", "context").strip(), lenient(pii)),
             source=check_label(source or "user", "source"),
             added_by=added_by or "",
-            metadata=check_metadata(metadata),
+            metadata=mask_json(check_metadata(metadata), pii),
             timestamp=timestamp_ms or now_ms(),
             importance=importance,
         )

@@ -255,3 +255,10 @@ def mask_json(value: Any, pii: PiiPolicy = "keep") -> Any:
     if isinstance(value, list):
         return [mask_json(v, policy) for v in value]
     return value
+
+
+def without_secret_tags(tags: list[str], pii: PiiPolicy = "keep") -> list[str]:
+    """Tags that hold no secret: a tag is a label of one word, so a card number or a stated
+    password given as a tag cannot stand as a masked label: it is left out."""
+    policy = lenient(pii)
+    return [t for t in tags if not mask_secrets(t, policy).found]

@@ -221,6 +221,33 @@ def test_no_path_stores_a_secret(
     assert "[card number]" in coord.recent_messages("ana", "s1")[1].content  # the reply
 
 
+def test_tags_and_metadata_hold_no_secret(
+    coord: MemoryCoordinator, redis_client: redis.Redis, namespace: str
+) -> None:
+    # Tags and metadata come from callers too (the API, MCP, an import): a secret there
+    # is masked like one in the text, and a tag that is a secret is left out.
+    mem = coord.add_episodic(
+        "ana",
+        "Booked the flight",
+        tags=["travel", CARD.replace(" ", "")],
+        metadata={"note": f"paid with {CARD}", "contact": [EMAIL], "seats": 2},
+    )
+    fact = coord.add_semantic(
+        "The office has a guest network", added_by="ana", metadata={"wifi": f"password is {WIFI}"}
+    )
+    assert leaks(redis_client, namespace) == []
+    got = coord.get_memory("ana", MemoryType.EPISODIC, mem.id)
+    assert got["tags"] == ["travel"]
+    assert got["metadata"] == {
+        "note": "paid with [card number]",
+        "contact": ["[email address]"],
+        "seats": 2,
+    }
+    assert coord.get_memory("ana", MemoryType.SEMANTIC, fact.id)["metadata"] == {
+        "wifi": "password is [password]"
+    }
+
+
 def test_refuse_policy_writes_nothing_and_the_cli_exits_2(
     settings: Settings,
     redis_client: redis.Redis,
