@@ -5,7 +5,6 @@ confirmation). Editing goes through `coordinator.update_memory`, which re-embeds
 
 from __future__ import annotations
 
-from datetime import date, timedelta
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -15,6 +14,7 @@ from memory.models import EventType
 from memory.service import MemoryService
 from ui import state
 from ui.errors import guard, run_action
+from ui.expiry import expiry_inputs, expiry_value
 from ui.format import (
     day_end_ms,
     day_start_ms,
@@ -24,7 +24,6 @@ from ui.format import (
     no_images,
     parse_tags,
     snippet,
-    to_datetime,
 )
 from ui.tables import (
     EPISODIC_COLUMNS,
@@ -206,26 +205,6 @@ def _get_record(ctx: PageContext, mtype: str, memory_id: str) -> dict[str, Any] 
     return record
 
 
-def _expiry_inputs(prefix: str, expires_at: Any) -> None:
-    """ "Never expires" and the date, outside any form: ticking the box must disable the date
-    at once, and a widget inside an `st.form` does not rerun the page when it changes."""
-    current = to_datetime(expires_at)
-    never = st.checkbox("Never expires", value=current is None, key=f"{prefix}_never")
-    st.date_input(
-        "Expires on",
-        value=(current.date() if current else date.today() + timedelta(days=30)),
-        key=f"{prefix}_expires",
-        disabled=never,
-        help="Untick 'Never expires' to choose a date.",
-    )
-
-
-def _expiry_value(prefix: str) -> int | None:
-    if st.session_state.get(f"{prefix}_never", True):
-        return None
-    return day_end_ms(st.session_state[f"{prefix}_expires"])
-
-
 def _editor_title(what: str, text: Any) -> None:
     """The editor is titled by the memory's own words (an id means nothing to a reader)."""
     st.markdown(f"##### ✏️ Edit {what}: “{no_images(md_text(snippet(text, 90)))}”")
@@ -314,7 +293,7 @@ def _edit_episodic(ctx: PageContext, memory_id: str, table_key: str) -> None:
             "Importance", 0.0, 1.0, float(rec.get("importance") or 0.5), 0.05, key=f"{p}_importance"
         )
         with c4:
-            _expiry_inputs(p, rec.get("expires_at"))
+            expiry_inputs(p, rec.get("expires_at"))
         st.text_input("Context", value=rec.get("context") or "", key=f"{p}_context")
         st.checkbox("📌 Pinned", value=bool(rec.get("pinned")), key=f"{p}_pinned")
         st.button(
@@ -348,7 +327,7 @@ def _on_save_episodic(
     importance = ss[f"{p}_importance"]
     if abs(importance - float(rec.get("importance") or 0.5)) > 1e-9:
         changes["importance"] = importance
-    expires = _expiry_value(p)
+    expires = expiry_value(p)
     if expires != rec.get("expires_at") and not (expires is None and not rec.get("expires_at")):
         changes["expires_at"] = expires
     if ss[f"{p}_context"] != (rec.get("context") or ""):

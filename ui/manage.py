@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import date, timedelta
+from datetime import date
 from typing import TYPE_CHECKING, Any
 
 import streamlit as st
@@ -16,8 +16,8 @@ from memory.writing import candidate_for, write_fact
 from ui import state
 from ui.details import HIT_COLUMNS, hits_frame
 from ui.errors import guard, message_for
+from ui.expiry import expiry_inputs, expiry_value
 from ui.format import (
-    day_end_ms,
     event_label,
     md_text,
     no_images,
@@ -94,6 +94,11 @@ def add_tab(ctx: PageContext) -> None:
     mtype = st.radio(
         "Type", ["episodic", "semantic"], format_func=type_label, horizontal=True, key="a_type"
     )
+    if mtype == "episodic":
+        # outside the form, so "Never expires" disables the date at once (ui/expiry.py)
+        e1, _ = st.columns(2)
+        with e1:
+            expiry_inputs("a")
     with st.form("add_form", clear_on_submit=True):
         text = st.text_area(
             "Memory" if mtype == "episodic" else "Fact",
@@ -112,11 +117,6 @@ def add_tab(ctx: PageContext) -> None:
             )
             tags = c2.text_input("Tags", key="a_tags", placeholder="health, food")
             importance = c3.slider("Importance", 0.0, 1.0, 0.5, 0.05, key="a_importance")
-            d1, d2 = st.columns(2)
-            expire = d1.checkbox("Expires", key="a_expire")
-            expires_on = d2.date_input(
-                "on", value=date.today() + timedelta(days=30), key="a_expires_on"
-            )
         else:
             kind = c1.text_input("Category", key="a_category", placeholder="general")
             fact_type = c2.text_input("Fact type", key="a_fact_type", placeholder="general")
@@ -136,7 +136,7 @@ def add_tab(ctx: PageContext) -> None:
                 ctx.session_id,
                 candidate_for(text, kind, parse_tags(tags), how="user", importance=importance),
                 context=context or "Added on the Memories page",
-                expires_at_ms=day_end_ms(expires_on) if expire else None,
+                expires_at_ms=expiry_value("a"),
             )
             duplicate, replaced = res.stored is None, res.stored and res.stored.superseded_id
         else:

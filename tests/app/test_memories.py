@@ -145,11 +145,14 @@ def test_hybrid_search_shows_score_parts(alice, make_app) -> None:
 
 def test_add_with_kind_tags_importance_and_expiry(app_env, make_app, coordinator) -> None:
     at = make_app("pages/memories.py")
+    # "Never expires" (ticked by default) disables the date at once: it is outside the form
+    assert at.date_input(key="a_expires").disabled
+    at.checkbox(key="a_never").uncheck().run()
+    assert not at.date_input(key="a_expires").disabled
     at.text_area(key="a_text").input("Knee injury, no running for two weeks")
     at.selectbox(key="a_kind").set_value("health_event")
     at.text_input(key="a_tags").input("knee, injury")
     at.slider(key="a_importance").set_value(0.8)
-    at.checkbox(key="a_expire").check()
     at.button(key="a_go").click().run()
     no_errors(at)
     assert at.success[0].value.startswith("Added: Knee injury")
