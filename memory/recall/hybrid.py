@@ -29,9 +29,8 @@ before and after a strong hit often hold its answer ("Who played?" -> next turn 
 did"). The best `neighbour_seeds` interaction candidates read the `neighbour_hops` nearest
 earlier and later turns of their session (within `neighbour_window_ms`) from the session's
 timeline (a sorted set), in one pipelined round trip; the one to `neighbour_hops` places
-before or after a seed gets `final = max(own final, neighbour ** hops * seed's final)`. Not
-for a request about the user's tastes or for advice (`request_kind`): what answers it is what
-the user stated, not the turn after it.
+before or after a seed gets `final = max(own final, neighbour ** hops * seed's final)`; not
+for advice or a question about the user's tastes (what the user stated answers those).
 
 Candidates carry only the fields scoring needs (`SCORE_FIELDS` and the text fields, plus the
 vector for BM25-only candidates); the top k of every type are then read whole in one pipelined
@@ -435,9 +434,7 @@ def _annotate(
                 row["_time_match"] = True
     if (
         req.timeline_key is None
-        # a request about the user's tastes or for advice is answered by what the user
-        # stated, not by the turn after it (fitted: BENCHMARKS.md, issue 19)
-        or req.personal is not None
+        or req.personal is not None  # advice/tastes: answered by what the user stated
         or w.neighbour <= 0
         or w.neighbour_hops < 1
         or req.query_vec is None
