@@ -144,6 +144,12 @@ class Keys:
         """The key layout the store is in (`Keys.VERSION`), set once its keys are migrated."""
         return f"{self.ns}:keys_version"
 
+    @property
+    def vector_dtype(self) -> str:
+        """The dtype every stored vector is in (`VECTOR_DTYPE`), set once they are converted
+        (`memory.stores.migrate_vectors`; a store without the marker may hold float32)."""
+        return f"{self.ns}:vector_dtype"
+
     def index_meta(self, index_name: str) -> str:
         """Hash recording the embedding model and dimension an index was built with."""
         return f"{self.ns}:index_meta:{index_name}"

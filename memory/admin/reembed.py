@@ -17,7 +17,13 @@ from memory.replies import as_str
 from memory.runtime.connection import connect
 from memory.stores.episodic import embedding_text
 from memory.stores.records import vector_bytes
-from memory.stores.schema import VECTOR_FIELD, episodic_schema, procedural_schema, semantic_schema
+from memory.stores.schema import (
+    VECTOR_DTYPE,
+    VECTOR_FIELD,
+    episodic_schema,
+    procedural_schema,
+    semantic_schema,
+)
 
 BATCH = 256
 
@@ -61,6 +67,7 @@ def reembed_all(settings: Settings, progress: Callable[[str], None] = lambda m: 
         index.create(overwrite=False)
         client.hset(keys.index_meta(schema.index.name), mapping={"model_id": model, "dims": dims})
         counts[name] = len(keys_found)
+    client.set(keys.vector_dtype, VECTOR_DTYPE)  # every vector was written in today's dtype
     # Cached query vectors belong to the old model (they are keyed by model too; drop anyway).
     stale = list(client.scan_iter(match=f"{keys.embedding_cache_name}:*", count=1000))
     pipe = client.pipeline(transaction=False)

@@ -61,7 +61,7 @@ from memory.recall.dates import DAY_MS, time_ranges, without_dates
 from memory.recall.search import queue_search, reply_rows
 from memory.recall.statements import RequestKind, StatementModel, request_kind
 from memory.recall.terms import bm25_text
-from memory.stores.records import as_str, bytes_vector, decode
+from memory.stores.records import as_str, bytes_vector, decode, vector_bytes, vector_nbytes
 from memory.stores.schema import VECTOR_FIELD
 
 #: Fields fetched with every candidate: what `fuse` needs to score it (the session TAG value
@@ -175,7 +175,7 @@ def build_request(
     if personal is None:
         statements = None
     vq = VectorQuery(
-        vector=np.asarray(query_vec, dtype=np.float32).tobytes(),
+        vector=vector_bytes(query_vec),
         vector_field_name=VECTOR_FIELD,
         return_fields=[*SCORE_FIELDS, *text_fields],
         filter_expression=filter_expression,
@@ -361,7 +361,7 @@ def _score_candidates(
         c = add(row)
         if not known:
             raw = row.get(VECTOR_FIELD)
-            if isinstance(raw, bytes | bytearray) and len(raw) == q.nbytes:
+            if isinstance(raw, bytes | bytearray) and len(raw) == vector_nbytes(len(q)):
                 c["vector"] = max(0.0, float(np.dot(bytes_vector(raw), q)))
 
     for c in out.values():
@@ -513,7 +513,7 @@ def _mark_stated(req: HybridRequest, rows: Sequence[dict[str, Any]]) -> None:
     """Mark rows with `_stated` (see the module docstring) when the request scores it."""
     if req.statements is None or req.query_vec is None:
         return
-    dims = req.query_vec.nbytes
+    dims = vector_nbytes(len(req.query_vec))
     # one classification per memory: a memory both queries found comes as two rows
     by_id: dict[str, list[dict[str, Any]]] = {}
     vectors: list[Any] = []

@@ -9,13 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import redis
-from redisvl.index import SearchIndex
-from redisvl.schema import IndexSchema
 
 from memory.keys import Keys
 from memory.models import check_id
 from memory.stores.episodic import EpisodicStore, embedding_text
 from memory.stores.migrate import migrate_keys
+from memory.stores.migrate_vectors import migrate_vectors
 from memory.stores.procedural import ProceduralStore
 from memory.stores.schema import (
     VECTOR_FIELD,
@@ -55,23 +54,27 @@ class Stores:
         pii: PiiPolicy = "keep",
     ) -> Stores:
         """Open (creating when missing) the three indexes, refusing another embedding model;
-        a store written before the per-user hash tags has its keys renamed first."""
+        a store written before the per-user hash tags has its keys renamed first, one of
+        float32 vectors has them converted (`migrate_vectors`)."""
         migrate_keys(client, keys)
-
-        def index(schema: IndexSchema) -> SearchIndex:
-            return open_index(client, keys, schema, model_id, dims)
-
         algo = vector_algorithm
-        semantic = SemanticStore(client, keys, index(semantic_schema(keys, dims, algo)))
+        schemas = [
+            semantic_schema(keys, dims, algo),
+            episodic_schema(keys, dims, algo),
+            procedural_schema(keys, dims, algo),
+        ]
+        migrate_vectors(client, keys, schemas)
+        semantic_index, episodic, procedural = (
+            open_index(client, keys, s, model_id, dims) for s in schemas
+        )
+        semantic = SemanticStore(client, keys, semantic_index)
         semantic.add_audience()
         return cls(
             client=client,
             keys=keys,
-            episodic=EpisodicStore(client, keys, index(episodic_schema(keys, dims, algo))),
+            episodic=EpisodicStore(client, keys, episodic),
             semantic=semantic,
-            procedural=ProceduralStore(
-                client, keys, index(procedural_schema(keys, dims, algo)), recommend_threshold
-            ),
+            procedural=ProceduralStore(client, keys, procedural, recommend_threshold),
             short_term=ShortTermStore(client, keys, short_term_max_messages, short_term_ttl_s, pii),
             pii=pii,
         )

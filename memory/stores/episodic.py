@@ -30,7 +30,7 @@ from memory.models import (
     now_ms,
 )
 from memory.replies import as_str
-from memory.stores.records import decode, encode, row_record
+from memory.stores.records import decode, encode, row_record, vector_bytes
 from memory.stores.schema import VECTOR_FIELD, matching_keys, query_page
 from memory.writing.secrets import PiiPolicy, lenient, mask_json, mask_text, without_secret_tags
 
@@ -298,7 +298,7 @@ class EpisodicStore:
                 _SET_VECTOR_IF_EXISTS,
                 1,
                 self._keys.episodic(user_id, memory_id),
-                np.asarray(vec, dtype=np.float32).tobytes(),
+                vector_bytes(vec),
             )
         )
 
@@ -314,7 +314,7 @@ class EpisodicStore:
     def similar(self, user_id: str, vec: np.ndarray, k: int) -> list[tuple[dict[str, Any], float]]:
         """The `k` nearest active memories of a user by vector only: (record, cosine)."""
         q = VectorQuery(
-            vector=np.asarray(vec, dtype=np.float32).tobytes(),
+            vector=vector_bytes(vec),
             vector_field_name=VECTOR_FIELD,
             return_fields=RETURN_FIELDS,
             filter_expression=self.filter_for(user_id),

@@ -39,7 +39,7 @@ from memory.models import (
     now_ms,
 )
 from memory.replies import as_str
-from memory.stores.records import decode, encode
+from memory.stores.records import decode, encode, vector_bytes
 from memory.stores.schema import VECTOR_FIELD, matching_keys, query_page
 from memory.writing.secrets import PiiPolicy, mask_text
 
@@ -153,7 +153,7 @@ class ProceduralStore:
                     if not raw:
                         if query_vec is None:
                             raise InvalidInputError("A new pattern needs the query's embedding.")
-                        mapping[VECTOR_FIELD] = np.asarray(query_vec, dtype=np.float32).tobytes()
+                        mapping[VECTOR_FIELD] = vector_bytes(query_vec)
                     mapping["owner"] = owner_tag(user_id)
                     pipe.multi()
                     pipe.hset(key, mapping=mapping)
@@ -247,7 +247,7 @@ class ProceduralStore:
 
     def similar_query(self, user_id: str, query_vec: np.ndarray, k: int = 1) -> VectorQuery:
         return VectorQuery(
-            vector=np.asarray(query_vec, dtype=np.float32).tobytes(),
+            vector=vector_bytes(query_vec),
             vector_field_name=VECTOR_FIELD,
             return_fields=RETURN_FIELDS,
             filter_expression=Tag("owner") == owner_tag(check_id(user_id)),
@@ -358,7 +358,7 @@ class ProceduralStore:
             data[field] = mask_text(data[field], pii)
         data["sequences"] = {k: v.model_dump() for k, v in pattern.sequences.items()}
         mapping = encode(data)
-        mapping[VECTOR_FIELD] = np.asarray(vec, dtype=np.float32).tobytes()
+        mapping[VECTOR_FIELD] = vector_bytes(vec)
         mapping["owner"] = owner_tag(pattern.user_id)
         key = self._keys.procedure(pattern.user_id, pattern.id)
         pipe.delete(key)

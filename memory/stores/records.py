@@ -9,6 +9,7 @@ import numpy as np
 
 from memory.keys import Keys
 from memory.replies import as_str
+from memory.stores import schema
 from memory.stores.schema import VECTOR_FIELD
 
 # Fields stored as JSON text in the hash.
@@ -30,12 +31,20 @@ INT_FIELDS = {
 FLOAT_FIELDS = {"importance", "avg_time_ms", "avg_score", "confidence"}
 
 
-def vector_bytes(vec: np.ndarray) -> bytes:
-    return np.asarray(vec, dtype=np.float32).tobytes()
+# The dtype is read at each call (`schema.VECTOR_DTYPE`), never copied: one place decides it.
+def vector_bytes(vec: Any) -> bytes:
+    """A vector as stored in a hash and sent in a KNN query (the index's dtype)."""
+    return np.asarray(vec, dtype=schema.VECTOR_DTYPE).tobytes()
 
 
 def bytes_vector(raw: bytes | bytearray) -> np.ndarray:
-    return np.frombuffer(raw, dtype=np.float32)
+    """Stored bytes -> a float32 vector (the math on vectors stays in float32)."""
+    return np.frombuffer(raw, dtype=schema.VECTOR_DTYPE).astype(np.float32)
+
+
+def vector_nbytes(dims: int) -> int:
+    """How many bytes a stored vector of `dims` dimensions holds."""
+    return dims * np.dtype(schema.VECTOR_DTYPE).itemsize
 
 
 def encode(record: dict[str, Any]) -> dict[Any, Any]:

@@ -14,6 +14,7 @@ from memory.coordinator import MemoryCoordinator
 from memory.errors import InvalidInputError, NotFoundError
 from memory.models import EventType, MemoryType, now_ms
 from memory.stores.episodic import embedding_text
+from memory.stores.records import bytes_vector, vector_bytes
 
 DAY = 86_400_000
 U = "user-1"
@@ -329,7 +330,8 @@ def test_a_logged_exchange_gets_its_vector_of_record_off_the_answer_path(
     mem = coordinator.episodic.get("ana", str(result["episodic"]))
     expected = coordinator.embedder.embed(embedding_text(mem.description, mem.context))
     stored = coordinator.vector_of("ana", MemoryType.EPISODIC, mem.id)
-    assert stored is not None and np.allclose(stored, expected, atol=1e-5)
+    # exactly the stored form (half precision) of the model's vector
+    assert stored is not None and np.array_equal(stored, bytes_vector(vector_bytes(expected)))
     assert "cycling" in mem.context
 
 

@@ -11,6 +11,7 @@ from memory.recall import scoring
 from memory.recall.hybrid import DAY_MS, RecallWeights, annotate_coverage, fuse
 from memory.recall.scoring import terms_of_query
 from memory.stores.procedural import confidence, normalize_query, query_hash
+from memory.stores.records import vector_bytes
 
 NOW = 1_750_000_000_000
 THRESHOLD = Settings(_env_file=None).procedural_recommend_threshold
@@ -125,7 +126,7 @@ def text_row(mid: str, bm25: float, vec: np.ndarray | None = None, **fields: obj
         **{k: str(v) for k, v in fields.items()},
     }
     if vec is not None:
-        row["embedding"] = vec.tobytes()
+        row["embedding"] = vector_bytes(vec)  # as stored: the index's dtype
     return row
 
 

@@ -14,6 +14,7 @@ from memory.recall.statements import (
     fit_logistic,
     request_kind,
 )
+from memory.stores.records import vector_bytes
 
 NOW = 1_700_000_000_000
 
@@ -160,7 +161,7 @@ def test_recall_goes_on_without_the_part_until_the_classifier_is_fitted() -> Non
         query_vec=q,
         statements=StatementModel(_DownEmbedder()),
     )
-    rows = [{**_row("a"), "embedding": q.tobytes()}]
+    rows = [{**_row("a"), "embedding": vector_bytes(q)}]
     with pytest.raises(ConnectionError):
         req.statements.prepare()
     _mark_stated(req, rows)
