@@ -171,7 +171,9 @@ def run_turn(ctx: PageContext, prompt: str) -> bool:
         )
         got: dict[str, Any] = {}
         safe = ImageFreeStream()
-        watch = StreamGuard(ctx.coordinator, ctx.user_id, ctx.session_id, prompt)
+        watch = StreamGuard(
+            ctx.coordinator, ctx.user_id, ctx.session_id, prompt, model=st.session_state.model
+        )
         events = watch.watch(
             agent.run_turn(
                 ctx.user_id,

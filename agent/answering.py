@@ -34,6 +34,7 @@ from agent.prompt import render_memory_block, system_rules
 from agent.tools.registry import ToolContext, ToolRegistry, result_for_model
 from agent.tools.text_calls import TextCallFilter, parse_text_tool_calls
 from agent.types import (
+    PromptEvent,
     StatusEvent,
     StoredEvent,
     StoredMemory,
@@ -274,6 +275,7 @@ class Answerer:
             if answer.first_fit is None:
                 answer.first_fit = plan
             answer.fit = plan
+            yield PromptEvent(memory_block=plan.block.text, memory_block_tokens=plan.block.tokens)
             report.split = plan.split
             report.rounds = round_no + 1
             send = use_tools and not final_round

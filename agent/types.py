@@ -175,6 +175,11 @@ class TurnResult(BaseModel):
         description="A turn that stored nothing: an incognito chat or a re-answer without "
         "some memories (agent.private)",
     )
+    stopped: bool = Field(
+        default=False,
+        description="The user stopped the answer while it streamed: the partial answer was "
+        "kept, nothing was learned from the turn (ui.stopping)",
+    )
 
     # ---- kept with the assistant message (ChatAgent saves it, the chat page reads it) -----
     def for_storage(self) -> dict[str, Any]:
@@ -270,6 +275,15 @@ class RecallEvent(_Event):
     context: MemoryContext
 
 
+class PromptEvent(_Event):
+    """The memory block of the request about to go to the model (each round: this turn's
+    tool results may squeeze it). A stopped answer's details are built from it."""
+
+    kind: Literal["prompt"] = "prompt"
+    memory_block: str
+    memory_block_tokens: int = 0
+
+
 class ToolStartEvent(_Event):
     kind: Literal["tool_start"] = "tool_start"
     name: str
@@ -308,6 +322,7 @@ class DoneEvent(_Event):
 TurnEvent = Annotated[
     StatusEvent
     | RecallEvent
+    | PromptEvent
     | ToolStartEvent
     | ToolEndEvent
     | ThinkingEvent

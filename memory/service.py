@@ -241,9 +241,15 @@ class MemoryService(AgentMemory, Protocol):
         ...
 
     def store_stopped_exchange(
-        self, user_id: str, session_id: str, user_message: str, partial_answer: str
+        self,
+        user_id: str,
+        session_id: str,
+        user_message: str,
+        partial_answer: str,
+        turn_id: str = "",
     ) -> list[str]:
-        """A message and the answer the user stopped, marked `stopped` (short-term only)."""
+        """A message and the answer the user stopped, marked `stopped` (short-term only);
+        `turn_id`: the key its details are kept under."""
         ...
 
     def clear_session_memories(self, user_id: str, session_id: str) -> int: ...

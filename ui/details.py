@@ -97,6 +97,8 @@ def lead_line(r: TurnResult) -> str:
         line = "Incognito: nothing was recalled from your memory and nothing was stored."
     elif r.private == "re-answer":
         line += " Answered again without the memories you picked; nothing was stored."
+    if r.stopped:
+        line += " You stopped this answer: nothing was learned from it."
     if r.unknown_about_user:
         line += (
             " I don't know you on this: nothing I remember about you cleared the moderate "

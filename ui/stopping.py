@@ -6,8 +6,10 @@ new run starts at once in another thread; the old one gets a `StopException` (wi
 fastReruns a `RerunException`; both BaseExceptions) at its next call into Streamlit, i.e.
 inside the streaming loop. The chat page turns that into a stop: it closes the agent's event
 stream (which closes the HTTP stream to Ollama, agent/answering.py and agent/llm.py) and
-`StreamGuard.keep_partial` stores the exchange with what had been shown, marked stopped. The
-turn never reaches its learning or extraction steps, so nothing is learned or extracted.
+`StreamGuard.keep_partial` stores the exchange with what had been shown, marked stopped, and
+its execution details as far as the turn got (what was recalled, the memory block the model
+was given, the tool calls that ended). The turn never reaches its learning or extraction
+steps, so nothing is learned or extracted.
 
 The new run must not draw the history before that is stored: `turn_started` leaves an event
 in the session's state that the stopped run sets when it is done, and `wait_for_stopped_turn`
@@ -23,8 +25,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import streamlit as st
+from ulid import ULID
 
+from agent.types import TurnResult
 from memory.errors import MemorySystemError
+from memory.models import MemoryContext
 from memory.service import MemoryService
 
 log = logging.getLogger(__name__)
@@ -80,6 +85,12 @@ class StreamGuard:
     stored_by_agent: bool = False
     finished: bool = False
     stopped: bool = False
+    model: str | None = None
+    #: what the turn had got to: recall, the memory block of the last request, ended tools
+    recalled: MemoryContext | None = None
+    memory_block: str = ""
+    memory_block_tokens: int = 0
+    tools: list[Any] = field(default_factory=list)
 
     def watch(self, events: Iterator[Any]) -> Generator[Any, None, None]:
         """Pass the agent's events on, noting the reply's pieces; closing this generator
@@ -96,6 +107,15 @@ class StreamGuard:
                         self.parts.append(ev.text)
                 elif ev.kind == "done":
                     self.stored_by_agent = True
+                elif ev.kind == "recall":
+                    self.recalled = ev.context
+                elif ev.kind == "prompt":
+                    self.memory_block, self.memory_block_tokens = (
+                        ev.memory_block,
+                        ev.memory_block_tokens,
+                    )
+                elif ev.kind == "tool_end":
+                    self.tools.append(ev.record)
                 yield ev
             self.finished = True
         finally:
@@ -109,9 +129,34 @@ class StreamGuard:
         if self.finished or self.stored_by_agent:
             return
         self.stopped = True
+        reply = stopped_reply("".join(self.parts))
+        details = self.details(reply)
+        turn_id = details.turn_id if details is not None else ""
         try:
             self.coordinator.store_stopped_exchange(
-                self.user_id, self.session_id, self.prompt, stopped_reply("".join(self.parts))
+                self.user_id, self.session_id, self.prompt, reply, turn_id=turn_id
             )
+            if details is not None:
+                self.coordinator.save_turn_details(
+                    self.user_id, self.session_id, turn_id, details.for_storage()
+                )
         except (MemorySystemError, ValueError) as e:
             log.warning("could not keep a stopped answer: %s", e)
+
+    def details(self, reply: str) -> TurnResult | None:
+        """The stopped turn's details as far as it got (None before recall ended)."""
+        if self.recalled is None:
+            return None
+        return TurnResult(
+            turn_id=str(ULID()),
+            reply=reply,
+            mode="llm",
+            recalled=self.recalled,
+            memory_block=self.memory_block,
+            memory_block_tokens=self.memory_block_tokens,
+            tools=self.tools,
+            model=self.model,
+            extraction="skipped (stopped)",
+            summary="not needed",
+            stopped=True,
+        )

@@ -295,16 +295,21 @@ class SessionsAPI:
         )
 
     def store_stopped_exchange(
-        self, user_id: str, session_id: str, user_message: str, partial_answer: str
+        self,
+        user_id: str,
+        session_id: str,
+        user_message: str,
+        partial_answer: str,
+        turn_id: str = "",
     ) -> list[str]:
         """A message and the answer the user stopped while it streamed, its metadata saying
-        `stopped`: short-term only (no episode, no tool lesson: the turn did not finish)."""
+        `stopped` (and `turn_id`: where its details are kept): short-term only (no episode, no
+        tool lesson: the turn did not finish)."""
         self.identity.check()
+        meta: dict[str, Any] = {"stopped": True, **({"turn_id": turn_id} if turn_id else {})}
         msgs = [
             ShortTermStore.build("user", user_message, pii=self.short_term.pii),
-            ShortTermStore.build(
-                "assistant", partial_answer, {"stopped": True}, pii=self.short_term.pii
-            ),
+            ShortTermStore.build("assistant", partial_answer, meta, pii=self.short_term.pii),
         ]
         self.short_term.append(user_id, session_id, msgs)
         return [m.id for m in msgs]

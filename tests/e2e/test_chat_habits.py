@@ -77,6 +77,10 @@ def test_stop_keeps_the_partial_answer_and_closes_the_stream(
     expect(answer).to_contain_text("[stopped]")
     expect(answer).not_to_contain_text("word299")
     expect(page.get_by_role("button", name="Stop")).to_have_count(0)
+    # its details say how far it got: what was recalled, and that it was stopped
+    details = answer.get_by_test_id("stExpander").filter(has_text="Execution details")
+    details.get_by_text("Execution details").click()
+    expect(details).to_contain_text("You stopped this answer: nothing was learned from it.")
     (session,) = seed.list_sessions(user)
     kept = seed.recent_messages(user, session)
     assert [m.role for m in kept] == ["user", "assistant"]

@@ -156,3 +156,37 @@ def test_details_of_turns_trimmed_from_the_session_are_dropped(
     kept = coordinator.turn_details("ana", "s1")
     assert len(kept) <= 4 and {"t4", "t5"} <= set(kept)
     assert kept["t5"] == {"": {"n": 5}, "extraction": {"status": "done"}}
+
+
+def test_a_stopped_answer_keeps_its_details_as_far_as_the_turn_got(
+    coordinator: MemoryCoordinator, settings: Settings
+) -> None:
+    from ui.stopping import StreamGuard
+
+    coordinator.add_episodic(
+        "ana", "I am training for a half marathon in April", event_type=EventType.GOAL
+    )
+    with FakeOllama() as fake:
+        fake.queue_slow_reply("Here is your plan: " + " ".join(f"w{i}" for i in range(300)), 0.05)
+        agent = make_agent(coordinator, settings, fake.url)
+        question = "Plan my half marathon training"
+        guard = StreamGuard(coordinator, "ana", "s1", question, model="qwen2.5:7b")
+        events = guard.watch(agent.run_turn("ana", "s1", question))
+        try:
+            for ev in events:  # as the chat page does on ⏹ Stop: a few words in, close
+                if ev.kind == "token" and len(guard.parts) >= 3:
+                    break
+            events.close()
+            guard.keep_partial()
+            kept = agent.turn_details("ana", "s1")
+        finally:
+            agent.close()
+    assert guard.stopped
+    answer = coordinator.recent_messages("ana", "s1")[-1]
+    assert answer.metadata["stopped"] is True and answer.content.endswith("[stopped]")
+    d = kept[answer.metadata["turn_id"]]
+    assert d.stopped and d.reply == answer.content and d.extraction == "skipped (stopped)"
+    # what was recalled, and the memory block the model was given, as in a finished turn
+    assert [h.text for h in d.recalled.episodic] == ["I am training for a half marathon in April"]
+    assert "I am training for a half marathon in April" in d.memory_block
+    assert d.memory_block_tokens > 0 and d.model == "qwen2.5:7b"
