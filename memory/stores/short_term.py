@@ -93,6 +93,8 @@ class ShortTermStore:
         pipe.ltrim(key, -self.max_messages, -1)
         pipe.expire(key, self.ttl_s)
         pipe.sadd(self._keys.user_sessions(user_id), session_id)
+        # the session's title lives as long as its messages (a field TTL, Redis 7.4+)
+        pipe.hexpire(self._keys.session_titles(user_id), self.ttl_s, session_id)
 
     def recent_request(
         self, pipe: redis.client.Pipeline, user_id: str, session_id: str, n: int
@@ -153,10 +155,15 @@ class ShortTermStore:
         if len(text) > MAX_TITLE_CHARS:
             raise InvalidInputError(f"A session title is limited to {MAX_TITLE_CHARS} characters.")
         key = self._keys.session_titles(user_id)
+        pipe = self._r.pipeline(transaction=True)
         if only_if_missing:
-            return bool(self._r.hsetnx(key, session_id, text))
-        self._r.hset(key, session_id, text)
-        return True
+            pipe.hsetnx(key, session_id, text)
+        else:
+            pipe.hset(key, session_id, text)
+        # expires with the session's messages (refreshed with them in `write`)
+        pipe.hexpire(key, self.ttl_s, session_id)
+        written = pipe.execute()[0]
+        return bool(written) or not only_if_missing
 
     def append(self, user_id: str, session_id: str, messages: list[ChatMessage]) -> None:
         pipe = self._r.pipeline(transaction=True)

@@ -30,6 +30,22 @@ def test_titles_are_kept_per_user_and_go_with_their_session(
     assert coordinator.session_titles("bo") == {}
 
 
+def test_a_title_expires_with_its_session(coordinator: MemoryCoordinator) -> None:
+    coordinator.store_interaction("ana", "s1", "Plan my week", "Sure.", store_episode=False)
+    coordinator.set_session_title("ana", "s1", "Plan my week", only_if_missing=True)
+    r, keys = coordinator.redis, coordinator.keys
+    titles = keys.session_titles("ana")
+
+    def field_ttl() -> int:
+        return int(r.httl(titles, "s1")[0])
+
+    # a field TTL like the messages' own (not the whole hash: other chats keep theirs)
+    assert 0 < field_ttl() <= r.ttl(keys.session("ana", "s1"))
+    r.hexpire(titles, 60, "s1")  # as if time had passed; a new message refreshes it
+    coordinator.store_interaction("ana", "s1", "And my meals?", "Sure.", store_episode=False)
+    assert field_ttl() > 60
+
+
 class _Ev:
     def __init__(self, kind: str, text: str = "", mode: str | None = None) -> None:
         self.kind, self.text, self.mode = kind, text, mode
