@@ -21,6 +21,12 @@ band of the probability), from which the band thresholds and RECALL_MIN_SCORE ar
 The split is fixed below: the first two personal users and three LoCoMo conversations tune,
 the rest is holdout.
 
+It also prints, per LoCoMo category (and personal), how much of the evidence the candidates
+hold and R@5/R@10: whether a miss is absent from the candidates or ranked low. `--candidates`,
+`--seeds`, `--feedback` and `--feedback-docs` collect with a research setting of the candidate
+search (`RecallWeights`: first-stage k, neighbour seeds, vector pseudo-relevance feedback); use
+a cache per setting and compare them with `scripts/recall_hop.py compare` (issue 19 items 2-3).
+
 `--second-embedder` (issue 19 item 3, research: it changes nothing in the product) also asks
 whether a second small embedder, paraphrase-MiniLM-L3-v2 (`scripts/second_embedder.py`, a
 research-only wheel), helps the fitted model rerank the SAME candidates (the candidate search is
@@ -79,14 +85,17 @@ def stored_texts(coord: Any, user: str, rids: list[str], memo: dict[str, str]) -
     return [memo[r] for r in rids]
 
 
-def collect(paths: list[Path]) -> list[dict[str, Any]]:
-    """Per question: candidate features, labels and neighbour links."""
+def collect(paths: list[Path], search: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Per question: candidate features, labels and neighbour links. `search` overrides
+    settings of the candidate search (`RecallWeights`: candidates, neighbour_seeds, feedback)."""
     out: list[dict[str, Any]] = []
     with bench_redis(None) as (client, ns):
         coord = make_coordinator(client, ns)
         try:
             # neighbours for every seed candidate: the decay is applied offline
-            weights = RecallWeights(min_score=0.0, neighbour=1.0, neighbour_seeds=5)
+            weights = RecallWeights(
+                min_score=0.0, neighbour=1.0, **{"neighbour_seeds": 5, **(search or {})}
+            )
             statements = statement_model_for(coord.embedder)
             statements.prepare()  # fitted here, not left to the background worker
             for path in paths:
@@ -116,6 +125,8 @@ def collect(paths: list[Path]) -> list[dict[str, Any]]:
                                 "conv": sid,
                                 "tune": sid in TUNE,
                                 "n_evidence": len(evidence),
+                                "category": q.get("category"),
+                                "seeds": weights.neighbour_seeds,
                                 "question": text,
                                 "ids": rids,
                                 "texts": stored_texts(coord, user, rids, stored),
@@ -151,8 +162,8 @@ def final_scores(q: dict[str, Any], w: np.ndarray, cal: np.ndarray, decay: float
     # as the product: no neighbours for a request about the user's tastes or for advice (a
     # cache collected before that rule still holds their links)
     if decay > 0 and request_kind(q["question"]) is None:
-        # seeds: the best 5 by own probability (as the product picks them)
-        seeds = set(sorted(own, key=own.__getitem__, reverse=True)[:5])
+        # seeds: the best by own probability, as many as the collection's search read
+        seeds = set(sorted(own, key=own.__getitem__, reverse=True)[: q.get("seeds", 5)])
         for i, rid in enumerate(q["ids"]):
             for seed, hops in q["links"][rid].items():
                 if seed in seeds:
@@ -236,6 +247,25 @@ def variants(qs: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
+def by_category(qs: list[dict[str, Any]], w: np.ndarray, cal: np.ndarray, decay: float) -> None:
+    """Per LoCoMo category and split: how much evidence the candidates hold, and R@10."""
+    print("\n# by category (LoCoMo 1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop)")
+    print("| category | split | questions | evidence in candidates | R@5 | R@10 |")
+
+    def cat_of(q: dict[str, Any]) -> str:
+        return str(q.get("category")) if q["file"].startswith("locomo") else "personal"
+
+    for cat in sorted({cat_of(q) for q in qs}):
+        for split in (True, False):
+            sel = [q for q in qs if cat_of(q) == cat and q["tune"] == split]
+            if not sel:
+                continue
+            held = np.mean([q["y"].sum() / q["n_evidence"] for q in sel])
+            r = recall(sel, w, cal, decay)
+            tune = "tune" if split else "holdout"
+            print(f"| {cat} | {tune} | {len(sel)} | {held:.3f} | {r['R@5']} | {r['R@10']} |")
+
+
 def sign_test(won: int, lost: int) -> float:
     """Two-sided binomial p of `won` wins among `won + lost` decided questions."""
     n, k = won + lost, min(won, lost)
@@ -287,6 +317,11 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", nargs="+", type=Path, required=True)
     ap.add_argument("--cache", type=Path, help="keep the collected candidates here (pickle)")
+    # research options of the candidate search (issue 19): collect with them, then refit
+    ap.add_argument("--candidates", type=int, help="first-stage k of each query (product: 30)")
+    ap.add_argument("--seeds", type=int, help="candidates that read neighbours (product: 5)")
+    ap.add_argument("--feedback", type=float, help="vector feedback weight beta (product: 0)")
+    ap.add_argument("--feedback-docs", type=int, help="best candidates averaged (product: 5)")
     ap.add_argument(
         "--second-embedder",
         action="store_true",
@@ -296,7 +331,11 @@ def main() -> int:
     if args.cache and args.cache.exists():
         qs = pickle.loads(args.cache.read_bytes())
     else:
-        qs = collect(args.data)
+        names = ("candidates", "seeds", "feedback", "feedback_docs")
+        search = {n: getattr(args, n) for n in names if getattr(args, n) is not None}
+        if "seeds" in search:
+            search["neighbour_seeds"] = search.pop("seeds")
+        qs = collect(args.data, search)
         if args.cache:
             args.cache.write_bytes(pickle.dumps(qs))
     if args.second_embedder:
@@ -319,6 +358,7 @@ def main() -> int:
             sel = [q for q in qs if q["file"] == f and (sub is None or q["tune"] == sub)]
             convs = sorted({q["conv"] for q in sel})
             print(f"{f} {split} ({len(sel)} q; {','.join(convs)}): {recall(sel, w, cal, decay)}")
+    by_category(qs, w, cal, decay)
     print("\n# reliability: top-10 hits per band of final (share that are evidence)")
     for f in files:
         for split, sub in (("tune", True), ("holdout", False)):

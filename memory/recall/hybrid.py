@@ -32,6 +32,9 @@ timeline (a sorted set), in one pipelined round trip; the one to `neighbour_hops
 before or after a seed gets `final = max(own final, neighbour ** hops * seed's final)`; not
 for advice or a question about the user's tastes (what the user stated answers those).
 
+With `feedback` > 0 (a research option, off: it did not help, BENCHMARKS.md) one more KNN from
+the query moved toward the best candidates adds candidates (`memory.recall.feedback`).
+
 Candidates carry only the fields scoring needs (`SCORE_FIELDS` and the text fields, plus the
 vector for BM25-only candidates); the top k of every type are then read whole in one pipelined
 round trip (`hydrate`).
@@ -53,14 +56,15 @@ import redis
 from redisvl.index import SearchIndex
 from redisvl.query import TextQuery, VectorQuery
 from redisvl.query.filter import FilterExpression
-from redisvl.utils.token_escaper import TokenEscaper
 
 from memory.models import MemoryType, RecallHit, ScoreParts, relevance_band
 from memory.recall import scoring
 from memory.recall.dates import DAY_MS, time_ranges, without_dates
+from memory.recall.feedback import feedback_rows
 from memory.recall.search import queue_search, reply_rows
 from memory.recall.statements import RequestKind, StatementModel, request_kind
 from memory.recall.terms import bm25_text
+from memory.recall.textquery import TermUnionTextQuery
 from memory.stores.records import as_str, bytes_vector, decode, vector_bytes, vector_nbytes
 from memory.stores.schema import VECTOR_FIELD
 
@@ -94,6 +98,10 @@ class RecallWeights:
     neighbour_seeds: int = 5
     #: neighbours are memories of the same session at most this far apart in time
     neighbour_window_ms: int = 10 * 60_000
+    #: vector pseudo-relevance feedback (`memory.recall.feedback`): weight of the best
+    #: `feedback_docs` candidates' mean vector in a second KNN (0 = off: research option)
+    feedback: float = 0.0
+    feedback_docs: int = 5
 
 
 @dataclass
@@ -122,41 +130,6 @@ class HybridRequest:
 
 
 # --- query construction ----------------------------------------------------------------------
-#: RediSearch's default index stopwords: the server drops such a term from a query, and
-#: `(@f:<stopword> <filter>)` would then match every memory of the user.
-INDEX_STOPWORDS = frozenset(
-    "a is the an and are as at be but by for if in into it no not of on or such that their "
-    "then there these they this to was will with".split()
-)
-_ESCAPER = TokenEscaper()
-
-
-class TermUnionTextQuery(TextQuery):
-    """BM25 over the text fields where every matching query term counts.
-
-    RedisVL's `TextQuery` sends `@f:(a | b | c) <filter>`. Inside the intersection with the
-    owner filter, RediSearch 2.10 advances that OR in "quick exit" mode and scores a memory for
-    ONE of its matching terms only (FT.EXPLAINSCORE shows it), so a memory matching every word
-    of the question ranks like one matching a single common word. This sends a union of
-    per-term intersections instead, `(@f1|f2:a <filter>) | (@f1|f2:b <filter>)`, which scores
-    each matching term; the index's field weights apply. On LoCoMo this lifted BM25 recall@10
-    from 0.53 to 0.64 (BENCHMARKS.md).
-    """
-
-    def _build_query_string(self) -> str:
-        fields = "|".join(self._field_weights)
-        terms = [
-            _ESCAPER.escape(t)
-            for t in dict.fromkeys(self._text.lower().split())
-            if t not in INDEX_STOPWORDS and t not in self._stopwords
-        ]
-        flt = str(self._filter_expression) if self._filter_expression is not None else ""
-        flt = "" if flt == "*" else flt
-        parts = [f"(@{fields}:{t} {flt})" if flt else f"(@{fields}:{t})" for t in terms]
-        # No term left: a query that matches nothing (a bare filter would match everything).
-        return " | ".join(parts) if parts else f"@{fields}:(__no_term__)"
-
-
 def build_request(
     memory_type: MemoryType,
     index: SearchIndex,
@@ -181,8 +154,8 @@ def build_request(
         filter_expression=filter_expression,
         num_results=n,
     )
-    if statements is not None:
-        # the stored vectors, undecoded: the statement classifier reads them
+    if statements is not None or weights.feedback > 0:
+        # the stored vectors, undecoded: the statement classifier and the feedback read them
         vq.return_fields(
             *SCORE_FIELDS,
             *text_fields,
@@ -432,6 +405,8 @@ def _annotate(
         for row in (*vector_rows, *text_rows):
             if _in_ranges(row, req.time_ranges):
                 row["_time_match"] = True
+    if req.query_vec is not None and w.feedback > 0 and w.feedback_docs > 0:
+        _add_feedback(req, vector_rows, text_rows, idf)
     if (
         req.timeline_key is None
         or req.personal is not None  # advice/tastes: answered by what the user stated
@@ -497,16 +472,39 @@ def _annotate(
             for row in known[rid]:
                 row["_neighbour_of"] = seeds_of
         else:
-            row = {**row_of[rid], "score": 0.0, "_neighbour_of": seeds_of}
-            if _in_ranges(row, req.time_ranges):
-                row["_time_match"] = True
-            new_rows.append(row)
-    if new_rows:
-        annotate_coverage(new_rows, req.terms, req.text_fields, idf)
-        _mark_stated(req, new_rows)
-        for row in new_rows:
-            row["_own"] = req.personal == "advice"
-        text_rows.extend(new_rows)
+            new_rows.append({**row_of[rid], "score": 0.0, "_neighbour_of": seeds_of})
+    _annotate_new(req, new_rows, idf)
+    text_rows.extend(new_rows)
+
+
+def _annotate_new(req: HybridRequest, rows: list[dict[str, Any]], idf: list[float]) -> None:
+    """Mark candidates found after the first queries as `_annotate` marks those."""
+    if not rows:
+        return
+    annotate_coverage(rows, req.terms, req.text_fields, idf)
+    _mark_stated(req, rows)
+    for row in rows:
+        row["_own"] = req.personal == "advice"
+        if _in_ranges(row, req.time_ranges):
+            row["_time_match"] = True
+
+
+def _add_feedback(
+    req: HybridRequest, vrows: list[dict], trows: list[dict], idf: list[float]
+) -> None:
+    """Append the feedback KNN's new candidates to the text rows (`memory.recall.feedback`)."""
+    w, q = req.weights, req.query_vec
+    assert q is not None
+    scored = _score_candidates(vrows, trows, q, w, _now_ms())
+    raw = {_row_id(r): r.get(VECTOR_FIELD) for r in (*vrows, *trows)}
+    best = sorted(scored, key=lambda rid: scored[rid]["final"], reverse=True)[: w.feedback_docs]
+    fields, n = [*SCORE_FIELDS, *req.text_fields], max(req.k, w.candidates)
+    rows = feedback_rows(
+        req.index, q, [raw[r] for r in best], w.feedback, fields, req.filter_expression, n
+    )
+    new_rows = [{**r, "score": 0.0} for r in rows if _row_id(r) not in scored]
+    _annotate_new(req, new_rows, idf)
+    trows.extend(new_rows)
 
 
 def _mark_stated(req: HybridRequest, rows: Sequence[dict[str, Any]]) -> None:
