@@ -419,15 +419,18 @@ def annotate_coverage(
     forms = scoring.forms_of(terms)
     names = list(text_fields)
     weights = [text_fields[n] for n in names]
-    words: dict[str, list[frozenset[str]]] = {}
-    for row in rows:
-        rid = _row_id(row)
-        if rid not in words:
-            words[rid] = [scoring.word_set(as_str(row.get(n) or b"")) for n in names]
+    ids = [_row_id(row) for row in rows]
+    # per distinct memory (both queries may return it): which terms it holds, in which field
+    matches: dict[str, list[float | None]] = {}
+    for rid, row in zip(ids, rows, strict=True):
+        if rid not in matches:
+            fields = [scoring.word_set(as_str(row.get(n) or b"")) for n in names]
+            matches[rid] = scoring.term_matches(forms, fields, weights)
     if idf is None:
-        idf = scoring.idf_weights(forms, words.values())
-    for row in rows:
-        row["_cover"] = scoring.coverage(forms, idf, words[_row_id(row)], weights)
+        idf = scoring.idf_of_matches(len(forms), list(matches.values()))
+    cover = {rid: scoring.coverage_of_matches(idf, m) for rid, m in matches.items()}
+    for rid, row in zip(ids, rows, strict=True):
+        row["_cover"] = cover[rid]
     return idf
 
 
