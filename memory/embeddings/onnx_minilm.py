@@ -55,6 +55,9 @@ class OnnxMiniLMEmbedder:
                 )
         try:
             opts = ort.SessionOptions()
+            # Idle worker threads sleep instead of spinning: on 2 cores shared with Redis,
+            # the app and other processes, spinning made ingest 1.6-1.8x slower (same vectors).
+            opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
             if threads:
                 opts.intra_op_num_threads = threads
             self._session = ort.InferenceSession(

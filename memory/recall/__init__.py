@@ -8,11 +8,10 @@ from memory.recall.hybrid import (
     HybridRequest,
     RecallWeights,
     fuse,
-    hydrate,
     run_requests,
     time_ranges,
 )
-from memory.recall.requests import episodic_request, hydration_groups, semantic_request
+from memory.recall.requests import episodic_request, hydrate, hydration_groups, semantic_request
 
 __all__ = [
     "HybridRequest",

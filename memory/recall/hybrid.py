@@ -36,8 +36,9 @@ With `feedback` > 0 (a research option, off: it did not help, BENCHMARKS.md) one
 the query moved toward the best candidates adds candidates (`memory.recall.feedback`).
 
 Candidates carry only the fields scoring needs (`SCORE_FIELDS` and the text fields, plus the
-vector for BM25-only candidates); the top k of every type are then read whole in one pipelined
-round trip (`hydrate`).
+vector for BM25-only candidates); the top k of every type are then read whole
+(`memory.recall.requests.hydrate`). Recall sends the seeds' timeline reads with those reads
+(`queue_neighbours`, `likely_hits`), and scores the candidates once (`prepare`).
 
 Hits below `min_score` are dropped (recorded as a miss when nothing is left). The relevance
 band (`memory.models.relevance_band`) is computed on `final`.
@@ -52,20 +53,19 @@ from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
-import redis
 from redisvl.index import SearchIndex
 from redisvl.query import TextQuery, VectorQuery
 from redisvl.query.filter import FilterExpression
 
 from memory.models import MemoryType, RecallHit, ScoreParts, relevance_band
-from memory.recall import scoring
+from memory.recall import neighbours, scoring
 from memory.recall.dates import DAY_MS, time_ranges, without_dates
 from memory.recall.feedback import feedback_rows
 from memory.recall.search import queue_search, reply_rows
 from memory.recall.statements import RequestKind, StatementModel, request_kind
 from memory.recall.terms import bm25_text
 from memory.recall.textquery import TermUnionTextQuery
-from memory.stores.records import as_str, bytes_vector, decode, vector_bytes, vector_nbytes
+from memory.stores.records import as_str, bytes_vector, vector_bytes, vector_nbytes
 from memory.stores.schema import VECTOR_FIELD
 
 #: Fields fetched with every candidate: what `fuse` needs to score it (the session TAG value
@@ -127,6 +127,12 @@ class HybridRequest:
     statements: StatementModel | None = None
     #: "advice" (advice or a plan) or "tastes" (the user's tastes): the user's own facts count
     personal: RequestKind | None = None
+    #: set by `prepare`: the candidates scored once (before the neighbour boost), reused by
+    #: `fuse`; the seeds whose session neighbours `queue_neighbours` reads
+    scored: dict[str, dict[str, Any]] | None = None
+    seeds: list[dict[str, Any]] = field(default_factory=list)
+    idf: list[float] = field(default_factory=list)
+    now_ms: int = 0
 
 
 # --- query construction ----------------------------------------------------------------------
@@ -205,15 +211,17 @@ def queue_requests(pipe: Any, requests: Sequence[HybridRequest]) -> None:
 
 
 def finish_requests(
-    requests: Sequence[HybridRequest], replies: list[Any]
+    requests: Sequence[HybridRequest], replies: list[Any], now_ms: int | None = None
 ) -> list[tuple[list[dict], list[dict]]]:
     """The candidates of each request from its replies (popped from the front of `replies`),
-    marked for `fuse` (this may read the session neighbours: one more round trip)."""
+    marked for `fuse` (this may read the session neighbours: one or two more round trips)."""
     out: list[tuple[list[dict], list[dict]]] = []
     for req in requests:
-        vrows = reply_rows(replies.pop(0), req.vector_query)
-        trows = reply_rows(replies.pop(0), req.text_query) if req.text_query is not None else []
-        _annotate(req, vrows, trows)
+        vrows, trows = prepare(req, replies, _now_ms() if now_ms is None else now_ms)
+        if req.seeds:
+            pipe = req.index.client.pipeline(transaction=False)
+            queue_neighbours(pipe, req)
+            take_neighbours(req, vrows, trows, pipe.execute())
         out.append((vrows, trows))
     return out
 
@@ -235,14 +243,17 @@ def fuse(
     k: int,
     weights: RecallWeights,
     now_ms: int,
+    scored: dict[str, dict[str, Any]] | None = None,
 ) -> list[RecallHit]:
     """Score the candidates of both queries into banded hits (best first). The hits'
     `record` holds the scoring fields and their `text` is empty until `hydrate` reads them.
 
     Rows marked by `run_requests` (`_cover`, `_time_match`, `_stated`, `_neighbour_of`) carry
-    the coverage, time, stated and neighbour signals of the module docstring."""
+    the coverage, time, stated and neighbour signals of the module docstring. `scored`: the
+    same rows already scored (the request's, by `prepare`/`take_neighbours`), used once."""
     w = weights
-    scored = _score_candidates(vector_rows, text_rows, query_vec, w, now_ms)
+    if scored is None:
+        scored = _score_candidates(vector_rows, text_rows, query_vec, w, now_ms)
     if w.neighbour > 0:
         _spread_to_neighbours(scored, w.neighbour)
     best = sorted(scored.items(), key=lambda item: item[1]["final"], reverse=True)
@@ -291,10 +302,14 @@ def _score_candidates(
     query_vec: np.ndarray,
     w: RecallWeights,
     now_ms: int,
+    into: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """id -> {rec, vector, text, time, stated, recency, importance, z, final, session,
-    timestamp, neighbour_of} (final before the neighbour boost; rec holds the scoring fields)."""
-    out: dict[str, dict[str, Any]] = {}
+    timestamp, neighbour_of} (final before the neighbour boost; rec holds the scoring fields).
+    `into`: candidates scored before, to which the rows (new ids only) are added; every
+    final is calibrated again (the best z may have changed)."""
+    out: dict[str, dict[str, Any]] = {} if into is None else into
+    new: list[dict[str, Any]] = []
 
     def add(row: dict[str, Any]) -> dict[str, Any]:
         rid = _row_id(row)
@@ -317,6 +332,7 @@ def _score_candidates(
                 "own": 1.0 if row.get("_own") and rec["event_type"] in OWN_FACT_KINDS else 0.0,
                 "neighbour_of": {},
             }
+            new.append(out[rid])
         c = out[rid]
         c["stated"] = max(c["stated"], float(row.get("_stated", 0.0)))
         if row.get("_time_match") and w.time_match > 0:
@@ -337,7 +353,7 @@ def _score_candidates(
             if isinstance(raw, bytes | bytearray) and len(raw) == vector_nbytes(len(q)):
                 c["vector"] = max(0.0, float(np.dot(bytes_vector(raw), q)))
 
-    for c in out.values():
+    for c in new:
         rec = c["rec"]
         ts = int(rec.get("timestamp") or 0)
         age_days = max(0.0, (now_ms - ts) / DAY_MS) if ts else 365.0
@@ -377,26 +393,32 @@ def annotate_coverage(
     forms = scoring.forms_of(terms)
     names = list(text_fields)
     weights = [text_fields[n] for n in names]
-    words: dict[str, list[frozenset[str]]] = {}
-    for row in rows:
-        rid = _row_id(row)
-        if rid not in words:
-            words[rid] = [scoring.word_set(as_str(row.get(n) or b"")) for n in names]
+    ids = [_row_id(row) for row in rows]
+    # per distinct memory (both queries may return it): which terms it holds, in which field
+    matches: dict[str, list[float | None]] = {}
+    for rid, row in zip(ids, rows, strict=True):
+        if rid not in matches:
+            fields = [scoring.word_set(as_str(row.get(n) or b"")) for n in names]
+            matches[rid] = scoring.term_matches(forms, fields, weights)
     if idf is None:
-        idf = scoring.idf_weights(forms, words.values())
-    for row in rows:
-        row["_cover"] = scoring.coverage(forms, idf, words[_row_id(row)], weights)
+        idf = scoring.idf_of_matches(len(forms), list(matches.values()))
+    cover = {rid: scoring.coverage_of_matches(idf, m) for rid, m in matches.items()}
+    for rid, row in zip(ids, rows, strict=True):
+        row["_cover"] = cover[rid]
     return idf
 
 
-def _annotate(
-    req: HybridRequest, vector_rows: list[dict[str, Any]], text_rows: list[dict[str, Any]]
-) -> None:
-    """Mark rows for `fuse`: `_cover` (see `annotate_coverage`), `_time_match` (dated inside a
-    date of the query) and `_neighbour_of` ({seed id: hops}); neighbours found by neither
-    query are appended to the text rows with a BM25 score of 0."""
+def prepare(
+    req: HybridRequest, replies: list[Any], now_ms: int
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The request's candidate rows from its replies (popped from the front of `replies`),
+    marked for `fuse`: `_cover` (see `annotate_coverage`), `_stated`, `_own`, `_time_match`
+    (dated inside a date of the query). When the request looks for session neighbours, its
+    candidates are scored here (`req.scored`, reused by `fuse`) to pick `req.seeds`."""
+    vector_rows = reply_rows(replies.pop(0), req.vector_query)
+    text_rows = reply_rows(replies.pop(0), req.text_query) if req.text_query is not None else []
     w = req.weights
-    idf = annotate_coverage([*vector_rows, *text_rows], req.terms, req.text_fields)
+    req.idf = annotate_coverage([*vector_rows, *text_rows], req.terms, req.text_fields)
     _mark_stated(req, [*vector_rows, *text_rows])
     if req.personal == "advice":
         for row in (*vector_rows, *text_rows):
@@ -406,79 +428,85 @@ def _annotate(
             if _in_ranges(row, req.time_ranges):
                 row["_time_match"] = True
     if req.query_vec is not None and w.feedback > 0 and w.feedback_docs > 0:
-        _add_feedback(req, vector_rows, text_rows, idf)
+        _add_feedback(req, vector_rows, text_rows, req.idf, now_ms)
+    req.scored, req.seeds, req.now_ms = None, [], now_ms
     if (
-        req.timeline_key is None
-        or req.personal is not None  # advice/tastes: answered by what the user stated
-        or w.neighbour <= 0
-        or w.neighbour_hops < 1
-        or req.query_vec is None
+        req.timeline_key is not None
+        and req.personal is None  # advice/tastes: answered by what the user stated
+        and w.neighbour > 0
+        and w.neighbour_hops >= 1
+        and req.query_vec is not None
     ):
+        req.scored = _score_candidates(vector_rows, text_rows, req.query_vec, w, now_ms)
+        req.seeds = neighbours.seeds_of(req.scored, w.neighbour_seeds)
+    return vector_rows, text_rows
+
+
+def queue_neighbours(pipe: Any, req: HybridRequest) -> None:
+    """Queue the timeline reads of the request's seeds (`prepare`) on the caller's pipeline;
+    `take_neighbours` reads their replies."""
+    assert req.timeline_key is not None  # seeds exist only then
+    w = req.weights
+    neighbours.queue_timeline_reads(
+        pipe, req.seeds, req.timeline_key, w.neighbour_hops, w.neighbour_window_ms
+    )
+
+
+def likely_hits(req: HybridRequest) -> list[str]:
+    """Ids that include the request's top k after the neighbour boost unless a neighbour is
+    among them: the neighbour boost only raises the memories it links, and a best z that rises
+    lowers every other candidate alike except the user's own facts (calibrated on their own),
+    so the best k by z of each of those two kinds."""
+    scored = req.scored or {}
+    out: list[str] = []
+    for own in (0.0, 1.0):
+        kind = [(rid, c["z"]) for rid, c in scored.items() if c["own"] == own]
+        out += [rid for rid, _ in sorted(kind, key=lambda x: x[1], reverse=True)[: req.k]]
+    return out
+
+
+def take_neighbours(
+    req: HybridRequest,
+    vector_rows: list[dict[str, Any]],
+    text_rows: list[dict[str, Any]],
+    sides: list[Any],
+) -> None:
+    """Mark the candidates that are session neighbours of a seed with `_neighbour_of`
+    ({seed id: hops}), from the replies of `queue_neighbours` (popped from the front of
+    `sides`); neighbours found by neither query are read (one more round trip) and appended
+    to the text rows with a BM25 score of 0, and `req.scored` is brought up to date."""
+    if not req.seeds:
         return
-    scored = _score_candidates(vector_rows, text_rows, req.query_vec, w, _now_ms())
-    seeds = sorted(
-        (
-            c
-            for c in scored.values()
-            if c["session"] and c["timestamp"] and c["rec"].get("event_type") == "interaction"
-        ),
-        key=lambda c: c["final"],
-        reverse=True,
-    )[: w.neighbour_seeds]
-    if not seeds:
-        return
-    # Per seed: the `hops` nearest earlier and later memories of its session, read from the
-    # session's timeline (a sorted set: two O(log n) range reads per seed, one round trip),
-    # then the scoring fields of those not already candidates (a second, small round trip).
-    client = req.index.client
-    pipe = client.pipeline(transaction=False)
-    for c in seeds:
-        key, t = req.timeline_key(c["session"]), c["timestamp"]
-        pipe.zrevrangebyscore(
-            key, f"({t}", t - w.neighbour_window_ms, start=0, num=w.neighbour_hops
-        )
-        pipe.zrangebyscore(key, f"({t}", t + w.neighbour_window_ms, start=0, num=w.neighbour_hops)
-    sides = pipe.execute()
-    links: dict[str, dict[str, int]] = {}
-    for n, c in enumerate(seeds):
-        seed_id = c["rec"]["id"]
-        for side in sides[2 * n : 2 * n + 2]:
-            for hops, member in enumerate(side, 1):
-                rid = as_str(member)
-                prev = links.setdefault(rid, {}).get(seed_id)
-                links[rid][seed_id] = hops if prev is None else min(prev, hops)
-    row_of: dict[str, dict[str, Any]] = {}
-    known_ids = {_row_id(r) for r in (*vector_rows, *text_rows)}
-    missing = [rid for rid in links if rid not in known_ids]
-    if missing:
-        prefix = _key_prefix(vector_rows or text_rows)
-        fields = [*SCORE_FIELDS, *req.text_fields, "status", VECTOR_FIELD]
-        pipe = client.pipeline(transaction=False)
-        for rid in missing:
-            pipe.hmget(prefix + rid, fields)
-        for rid, values in zip(missing, pipe.execute(), strict=True):
-            rec = dict(zip(fields, values, strict=True))
-            # Deleted (stale timeline entry) or superseded memories are no neighbours.
-            if rec["timestamp"] is None or as_str(rec.pop("status") or b"") != "active":
-                links.pop(rid)
-                continue
-            row_of[rid] = {"id": prefix + rid, **{k: v for k, v in rec.items() if v is not None}}
+    assert req.scored is not None and req.query_vec is not None
+    links = neighbours.links_from(req.seeds, sides)
     known: dict[str, list[dict[str, Any]]] = {}
     for row in (*vector_rows, *text_rows):
         known.setdefault(_row_id(row), []).append(row)
+    missing = [rid for rid in links if rid not in known]
+    row_of: dict[str, dict[str, Any]] = {}
+    if missing:
+        row_of = neighbours.read_rows(
+            req.index.client,
+            _key_prefix(vector_rows or text_rows),
+            missing,
+            [*SCORE_FIELDS, *req.text_fields, VECTOR_FIELD],
+        )
     new_rows = []
     for rid, seeds_of in links.items():
         if rid in known:
             for row in known[rid]:
                 row["_neighbour_of"] = seeds_of
-        else:
+            req.scored[rid]["neighbour_of"].update(seeds_of)
+        elif rid in row_of:  # deleted or superseded memories are no neighbours
             new_rows.append({**row_of[rid], "score": 0.0, "_neighbour_of": seeds_of})
-    _annotate_new(req, new_rows, idf)
-    text_rows.extend(new_rows)
+    if new_rows:
+        _annotate_new(req, new_rows, req.idf)
+        text_rows.extend(new_rows)
+        _score_candidates([], new_rows, req.query_vec, req.weights, req.now_ms, into=req.scored)
 
 
 def _annotate_new(req: HybridRequest, rows: list[dict[str, Any]], idf: list[float]) -> None:
-    """Mark candidates found after the first queries as `_annotate` marks those."""
+    """Mark candidates found after the first queries as `prepare` marks those."""
     if not rows:
         return
     annotate_coverage(rows, req.terms, req.text_fields, idf)
@@ -490,12 +518,12 @@ def _annotate_new(req: HybridRequest, rows: list[dict[str, Any]], idf: list[floa
 
 
 def _add_feedback(
-    req: HybridRequest, vrows: list[dict], trows: list[dict], idf: list[float]
+    req: HybridRequest, vrows: list[dict], trows: list[dict], idf: list[float], now_ms: int
 ) -> None:
     """Append the feedback KNN's new candidates to the text rows (`memory.recall.feedback`)."""
     w, q = req.weights, req.query_vec
     assert q is not None
-    scored = _score_candidates(vrows, trows, q, w, _now_ms())
+    scored = _score_candidates(vrows, trows, q, w, now_ms)
     raw = {_row_id(r): r.get(VECTOR_FIELD) for r in (*vrows, *trows)}
     best = sorted(scored, key=lambda rid: scored[rid]["final"], reverse=True)[: w.feedback_docs]
     fields, n = [*SCORE_FIELDS, *req.text_fields], max(req.k, w.candidates)
@@ -560,33 +588,6 @@ def _float(value: Any, default: float = 0.0) -> float:
 
 def _now_ms() -> int:
     return int(datetime.now(UTC).timestamp() * 1000)
-
-
-def hydrate(
-    client: redis.Redis,
-    groups: Sequence[tuple[list[RecallHit], Callable[[str], str], list[str], str]],
-) -> None:
-    """Read the stored fields of every hit, all types in one pipelined round trip.
-
-    Each group is (hits, key of an id, fields to read, the field that is the hit's text).
-    A memory deleted between the search and this read is dropped from its list."""
-    pipe = client.pipeline(transaction=False)
-    for hits, key_of, fields, _ in groups:
-        for h in hits:
-            pipe.hmget(key_of(h.id), fields)
-    replies = iter(pipe.execute()) if any(hits for hits, *_ in groups) else iter(())
-    for hits, _, fields, text_field in groups:
-        kept = []
-        for h in hits:
-            values = next(replies)
-            if all(v is None for v in values):
-                continue
-            rec = decode({f: v for f, v in zip(fields, values, strict=True) if v is not None})
-            rec["id"] = h.id
-            h.record = rec
-            h.text = str(rec.get(text_field, ""))
-            kept.append(h)
-        hits[:] = kept
 
 
 def _row_id(row: dict[str, Any]) -> str:

@@ -5,12 +5,16 @@ One chat turn's recall, when this process knows the query's vector (its LRU): ON
 round trip holds the store marker (first, so a Redis that replaced ours is found before
 anything is written to it), the short-term window, the exact procedural hash and every
 store's searches (episodic and semantic vector + BM25 pairs, the most similar procedure) ->
-fusion and scoring (+ the session neighbours' round trip when they are switched on) -> the
-top hits of all types read whole in one round trip -> the procedural suggestion. For an
-unseen query the embedding cache's lookup rides in the first round trip instead of the
-searches, which go in a second one with the cache write. Timings per stage go into the context
-and the metrics (`fetch`: those round trips; a store's stage: reading, fusing and scoring its
-candidates); access counts are updated off the answer path (`Bookkeeper`).
+scoring (once per candidate) -> ONE round trip that reads the top hits of all types whole and,
+when the best episodic candidates are logged turns, their session timelines (the neighbours)
+with the episodic candidates likely to be kept -> the neighbour boost and the episodic top
+k (a neighbour neither search found costs one more small round trip, and so does a kept hit
+not read ahead) -> the procedural suggestion. For an unseen query the embedding cache's lookup
+rides in the first round trip instead of the searches, which go in a second one with the cache
+write. Timings per stage go into the context and the metrics (`fetch`: those round trips; a
+store's stage: reading, fusing and scoring its candidates, with the read of neighbours the
+searches did not find; `hydrate`: the round trip that reads the hits whole, timelines
+included); access counts are updated off the answer path (`Bookkeeper`).
 """
 
 from __future__ import annotations
@@ -42,13 +46,21 @@ from memory.models import (
 from memory.recall.hybrid import (
     HybridRequest,
     RecallWeights,
-    finish_requests,
     fuse,
-    hydrate,
+    likely_hits,
+    prepare,
+    queue_neighbours,
     queue_requests,
     run_requests,
+    take_neighbours,
 )
-from memory.recall.requests import episodic_request, hydration_groups, semantic_request
+from memory.recall.requests import (
+    episodic_request,
+    hydrate,
+    hydration_groups,
+    queue_reads,
+    semantic_request,
+)
 from memory.recall.search import queue_search, reply_rows
 from memory.recall.statements import statement_model_for
 from memory.replies import as_str
@@ -165,30 +177,40 @@ class RecallPipeline:
                 "embedding", "embed_query", timings["embed"], hit=source != "model"
             )
 
-        # Per store: candidates from its replies (+ the session neighbours, one round trip
-        # when there are seeds), fusion and scoring.
+        # Per store: candidates from its replies, fusion and scoring. A store whose
+        # candidates have session neighbours to look at (episodic) reads their timelines in
+        # the round trip that reads the other stores' hits, with its own likely hits.
         now = now_ms()
+        assert qvec is not None or not plan.requests  # requests exist only with a vector
+        rows: dict[MemoryType, tuple[list[dict], list[dict]]] = {}
         for req in plan.requests:
             t = time.perf_counter()
-            assert qvec is not None  # requests exist only when the query was embedded
-            ((vrows, trows),) = finish_requests([req], raw)
-            hits = fuse(req.memory_type, vrows, trows, qvec, req.k, self.weights, now)
-            if req.memory_type is MemoryType.EPISODIC:
-                ctx.episodic = hits
-            else:
-                ctx.semantic = hits
+            rows[req.memory_type] = prepare(req, raw, now)
+            if not req.seeds:
+                self._keep(ctx, req, fuse_request(req, rows[req.memory_type], qvec, now))
             timings[req.memory_type.value] = _ms(t)
         similar_rows = reply_rows(raw.pop(0), plan.similar) if plan.similar else None
 
         if plan.requests or ctx.session_summary is not None:
             t = time.perf_counter()
-            # the top hits of every type (and the session's summary) read whole
+            seeded = [req for req in plan.requests if req.seeds]
+            prefetched, sides = self._read_ahead(user_id, ctx, seeded)
+            hydrate_ms = _ms(t)
+            for req in seeded:
+                t = time.perf_counter()
+                vrows, trows = rows[req.memory_type]
+                take_neighbours(req, vrows, trows, sides)
+                self._keep(ctx, req, fuse_request(req, (vrows, trows), qvec, now))
+                timings[req.memory_type.value] += _ms(t)
+            t = time.perf_counter()
+            # the top hits of every type (and the session's summary) read whole: read
+            # ahead above, unless a neighbour the searches did not find is among them
             groups = hydration_groups(
                 stores.keys, user_id, ctx.episodic, ctx.semantic, ctx.session_summary
             )
-            hydrate(stores.client, groups)
+            hydrate(stores.client, groups, prefetched)
             if plan.requests:
-                timings["hydrate"] = _ms(t)
+                timings["hydrate"] = round(hydrate_ms + _ms(t), 3)
             for req in plan.requests:
                 key = req.memory_type.value
                 found = ctx.episodic if req.memory_type is MemoryType.EPISODIC else ctx.semantic
@@ -219,6 +241,34 @@ class RecallPipeline:
         )
         self._bookkeeping.touch(user_id, [h.id for h in ctx.episodic])
         return ctx
+
+    def _read_ahead(
+        self, user_id: str, ctx: MemoryContext, seeded: list[HybridRequest]
+    ) -> tuple[dict[str, list[Any]], list[Any]]:
+        """One round trip: the hits found so far (and the session's summary), then the seeds'
+        timeline reads of the store in `seeded` with the ids likely to be its hits. Returns
+        key -> values read (for `hydrate`) and the timeline replies."""
+        groups = hydration_groups(
+            self._stores.keys, user_id, ctx.episodic, ctx.semantic, ctx.session_summary
+        )
+        pipe = self._stores.client.pipeline(transaction=False)
+        slots: list[str] = []  # per command: the key it reads whole, "" for a timeline read
+        for hits, key_of, fields, _ in groups:
+            slots += queue_reads(pipe, key_of, fields, [h.id for h in hits])
+        for req in seeded:  # episodic, the only store with neighbours: the first group
+            queue_neighbours(pipe, req)
+            slots += [""] * (len(pipe) - len(slots))
+            _, key_of, fields, _ = groups[0]
+            slots += queue_reads(pipe, key_of, fields, likely_hits(req))
+        replies = pipe.execute() if slots else []
+        prefetched = {key: r for key, r in zip(slots, replies, strict=True) if key}
+        return prefetched, [r for key, r in zip(slots, replies, strict=True) if not key]
+
+    def _keep(self, ctx: MemoryContext, req: HybridRequest, hits: list[RecallHit]) -> None:
+        if req.memory_type is MemoryType.EPISODIC:
+            ctx.episodic = hits
+        else:
+            ctx.semantic = hits
 
     def _queue_searches(self, pipe: Any, plan: _Plan, qvec: np.ndarray, *, similar: bool) -> None:
         """Queue every store's searches for the query (episodic, semantic, then the most
@@ -312,7 +362,7 @@ class RecallPipeline:
                 "patterns are listed, short-term messages are per session."
             )
         ((vrows, trows),) = run_requests([req])
-        hits = fuse(mtype, vrows, trows, qvec, k, weights, now_ms())
+        hits = fuse(mtype, vrows, trows, qvec, k, weights, req.now_ms, scored=req.scored)
         ep, sem = (hits, []) if mtype is MemoryType.EPISODIC else ([], hits)
         hydrate(self._stores.client, hydration_groups(self._stores.keys, user_id, ep, sem))
         self._metrics.record(mtype.value, "search", _ms(t), hit=bool(hits))
@@ -348,6 +398,14 @@ class _Plan:
     k_semantic: int = 3
     requests: list[HybridRequest] = field(default_factory=list)
     similar: VectorQuery | None = None
+
+
+def fuse_request(
+    req: HybridRequest, rows: tuple[list[dict], list[dict]], qvec: Any, now: int
+) -> list[RecallHit]:
+    """The request's hits from its candidates, scored once (`prepare`)."""
+    vrows, trows = rows
+    return fuse(req.memory_type, vrows, trows, qvec, req.k, req.weights, now, scored=req.scored)
 
 
 def _execute(pipe: Any, cache_writes: int) -> list[Any]:

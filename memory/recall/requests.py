@@ -6,10 +6,11 @@ Recall depends on the stores (their indexes and filters), never the other way ro
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+import redis
 
 from memory.keys import Keys
 from memory.models import MemoryType, RecallHit
@@ -18,9 +19,13 @@ from memory.recall.statements import StatementModel
 from memory.stores.episodic import RETURN_FIELDS as EPISODIC_FIELDS
 from memory.stores.episodic import TEXT_FIELDS as EPISODIC_TEXT
 from memory.stores.episodic import EpisodicStore
+from memory.stores.records import decode
 from memory.stores.semantic import RETURN_FIELDS as SEMANTIC_FIELDS
 from memory.stores.semantic import TEXT_FIELDS as SEMANTIC_TEXT
 from memory.stores.semantic import SemanticStore
+
+#: (hits, key of an id, fields to read, the field that is the hit's text)
+HydrationGroup = tuple[list[RecallHit], Callable[[str], str], list[str], str]
 
 
 def episodic_request(
@@ -78,17 +83,60 @@ def hydration_groups(
     episodic: list[RecallHit],
     semantic: list[RecallHit],
     summary: RecallHit | None = None,
-) -> list[tuple[list[RecallHit], Callable[[str], str], list[str], str]]:
+) -> list[HydrationGroup]:
     """What `hydrate` reads for the hits of each store: key, fields, the text field (and the
     session's latest summary, read in the same round trip)."""
     episodic_key: Callable[[str], str] = functools.partial(keys.episodic, user_id)
-    groups: list[tuple[list[RecallHit], Callable[[str], str], list[str], str]] = [
+    groups: list[HydrationGroup] = [
         (episodic, episodic_key, EPISODIC_FIELDS, "description"),
         (semantic, keys.semantic, SEMANTIC_FIELDS, "fact"),
     ]
     if summary is not None:
         groups.append(([summary], episodic_key, EPISODIC_FIELDS, "description"))
     return groups
+
+
+def queue_reads(
+    pipe: Any, key_of: Callable[[str], str], fields: list[str], ids: list[str]
+) -> list[str]:
+    """Queue the reads `hydrate` would send for these ids (ahead of it, in a round trip the
+    caller sends anyway); returns their keys, in order, for `prefetched`."""
+    keys = [key_of(i) for i in ids]
+    for key in keys:
+        pipe.hmget(key, fields)
+    return keys
+
+
+def hydrate(
+    client: redis.Redis,
+    groups: Sequence[HydrationGroup],
+    prefetched: dict[str, list[Any]] | None = None,
+) -> None:
+    """Read the stored fields of every hit, all types in one pipelined round trip (none when
+    `prefetched`, key -> the values read by `queue_reads`, holds them all).
+
+    A memory deleted between the search and this read is dropped from its list."""
+    known = prefetched or {}
+    pipe = client.pipeline(transaction=False)
+    for hits, key_of, fields, _ in groups:
+        for h in hits:
+            if key_of(h.id) not in known:
+                pipe.hmget(key_of(h.id), fields)
+    replies = iter(pipe.execute()) if len(pipe) else iter(())
+    for hits, key_of, fields, text_field in groups:
+        kept = []
+        for h in hits:
+            values = known.get(key_of(h.id))
+            if values is None:
+                values = next(replies)
+            if all(v is None for v in values):
+                continue
+            rec = decode({f: v for f, v in zip(fields, values, strict=True) if v is not None})
+            rec["id"] = h.id
+            h.record = rec
+            h.text = str(rec.get(text_field, ""))
+            kept.append(h)
+        hits[:] = kept
 
 
 def _narrowed(filters: dict[str, Any]) -> bool:

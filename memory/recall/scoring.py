@@ -115,13 +115,31 @@ def idf_weights(
     forms: Sequence[frozenset[str]], candidates: Iterable[Sequence[frozenset[str]]]
 ) -> list[float]:
     """BM25's IDF of each term over the candidates (each given as its fields' word sets)."""
-    df = [0] * len(forms)
-    n = 0
-    for fields in candidates:
-        n += 1
-        for i, f in enumerate(forms):
-            if any(not f.isdisjoint(words) for words in fields):
-                df[i] += 1
+    return idf_of_matches(len(forms), [term_matches(forms, fields) for fields in candidates])
+
+
+def term_matches(
+    forms: Sequence[frozenset[str]],
+    fields: Sequence[frozenset[str]],
+    field_weights: Sequence[float] | None = None,
+) -> list[float | None]:
+    """Per term, the weight of the best field that holds one of its forms (None: no field);
+    a candidate's matches serve both `idf_of_matches` and `coverage_of_matches`."""
+    pairs = list(zip(fields, field_weights or [1.0] * len(fields), strict=True))
+    out: list[float | None] = []
+    for f in forms:
+        best = None
+        for words, fw in pairs:
+            if not f.isdisjoint(words) and (best is None or fw > best):
+                best = fw
+        out.append(best)
+    return out
+
+
+def idf_of_matches(n_terms: int, matches: Sequence[Sequence[float | None]]) -> list[float]:
+    """`idf_weights` from the candidates' `term_matches`."""
+    n = len(matches)
+    df = [sum(1 for m in matches if m[i] is not None) for i in range(n_terms)]
     return [math.log(1.0 + (n - d + 0.5) / (d + 0.5)) for d in df]
 
 
@@ -133,13 +151,17 @@ def coverage(
 ) -> float:
     """Share of the query's IDF mass found in the memory, each word at the weight of the best
     field that holds it (description 1.0, context 0.5)."""
+    return coverage_of_matches(idf, term_matches(forms, fields, field_weights))
+
+
+def coverage_of_matches(idf: Sequence[float], matches: Sequence[float | None]) -> float:
+    """`coverage` from the memory's `term_matches`."""
     total = sum(idf)
     if total <= 0:
         return 0.0
     got = 0.0
-    pairs = list(zip(fields, field_weights, strict=True))
-    for f, w in zip(forms, idf, strict=True):
-        got += w * max((fw for words, fw in pairs if not f.isdisjoint(words)), default=0.0)
+    for w, m in zip(idf, matches, strict=True):
+        got += w * (m if m is not None else 0.0)
     return got / total
 
 

@@ -1,6 +1,7 @@
 """Recall's round trips to Redis (issue 19 item 5): a warm recall reads everything it searches
-in one pipelined round trip, plus one that reads the kept hits whole; an uncached query adds
-one (the embedding cache's lookup rides in the first, its write in the second).
+in one pipelined round trip, plus one that reads the kept hits whole (with the timelines of
+the session neighbours of its best candidates); an uncached query adds one (the embedding
+cache's lookup rides in the first, its write in the second).
 
 A client that notes every request (a pipeline or a lone command) with the thread that sent it
 is handed to the coordinator; only the calling thread's requests count (the metrics flush and
@@ -127,3 +128,23 @@ def test_an_entry_of_redisvls_cache_serves_the_recall_without_the_model(
     assert "HGETALL" in first and "HSET" not in second  # found: nothing written again
     coord.metrics.flush()
     assert coord.metric_counters().get("embed_cache_redis_hit", 0) == before + 1
+
+
+def test_session_neighbours_ride_in_the_round_trip_that_reads_the_hits(
+    counting: tuple[MemoryCoordinator, CountingRedis],
+) -> None:
+    coord, client = counting
+    start = 1_700_000_000_000
+    for i, text in enumerate(["Which trail for the knee?", "The flat one by the river"]):
+        coord.add_episodic(
+            U, text, event_type="interaction", session_id="trip", timestamp_ms=start + i * 60_000
+        )
+    # not a request for advice ("good for my knee"): those read no neighbours
+    query = "Which trail did we pick for the knee?"
+    coord.retrieve_all_context(U, S, query)  # the query's vector is now known
+    coord.bookkeeping.drain()
+
+    first, second = _recall(coord, client, query)  # the timelines cost no round trip of their own
+
+    assert first.count("FT.SEARCH") == 5
+    assert "ZREVRANGEBYSCORE" in second and "ZRANGEBYSCORE" in second and "HMGET" in second

@@ -15,7 +15,13 @@ from memory.models import (
 )
 from memory.recall.terms import bm25_text, query_terms
 from memory.stores.short_term import ShortTermStore
-from memory.tokens import MESSAGE_OVERHEAD, estimate_tokens, message_tokens, truncate_to_tokens
+from memory.tokens import (
+    MESSAGE_OVERHEAD,
+    estimate_tokens,
+    message_tokens,
+    newest_within_budget,
+    truncate_to_tokens,
+)
 
 # --- BM25 query terms -------------------------------------------------------------------
 SPECIALS = "|}{*-@()[]~\"':;!%$^&+=<>/\\,."
@@ -158,3 +164,18 @@ def test_keys_are_stable_and_namespaced() -> None:
     assert Keys("cm").session("u", "s") != Keys("other").session("u", "s")
     assert Keys("ns").episodic("u", "01ABC") == "ns:episodic:" + user_tag("u") + ":01ABC"
     assert "user with spaces" not in Keys("cm").session("user with spaces", "s")
+
+
+def test_a_recent_window_is_counted_once_per_message_across_turns() -> None:
+    """Each recall fits the same recent messages into the history budget again: their counts
+    come from a cache the second time (the same numbers, none of the tokenising work)."""
+
+    class Msg:
+        def __init__(self, content: str) -> None:
+            self.content = content
+
+    window = [Msg(f"window message {i}: how did my run go on Saturday?") for i in range(10)]
+    first = newest_within_budget(window, 10_000)
+    before = message_tokens.cache_info().hits
+    assert newest_within_budget(window, 10_000) == first
+    assert message_tokens.cache_info().hits - before == len(window)
