@@ -1,7 +1,9 @@
 """Converts a store whose vectors are float32 to `schema.VECTOR_DTYPE` (float16), at open.
 
-Until the marker `Keys.vector_dtype` holds today's dtype, `migrate_vectors` runs when the
-stores open (after the key migration), for each index with a vector field:
+Until the marker `Keys.vector_dtype` holds today's dtype, and again whenever an index is found
+of another vector type (a process of the older version created it after the conversion),
+`migrate_vectors` runs when the stores open (after the key migration), for each index with a
+vector field:
 
 - Its index, when its vector field has another type, is dropped without its documents
   (FT.DROPINDEX without DD) and, once the hashes are converted, created again with today's
@@ -74,13 +76,21 @@ def migrate_vectors(
 ) -> VectorMigration | None:
     """Bring every stored vector to `schema.VECTOR_DTYPE`; None when it already was."""
     dtype = schemas.VECTOR_DTYPE
-    if as_str(client.get(keys.vector_dtype) or b"") == dtype:
+    with_vectors = [
+        (schema, vector.attrs.dims)
+        for schema in index_schemas
+        if (vector := schema.fields.get(schemas.VECTOR_FIELD)) is not None
+        and isinstance(vector.attrs, BaseVectorFieldAttributes)
+    ]
+    # The marker alone is not enough: a process of the older version may have created an
+    # index of the old type (and written old vectors) after it was set; FT.INFO is cheap.
+    if as_str(client.get(keys.vector_dtype) or b"") == dtype and all(
+        _of_type(_vector_attrs(client, schema.index.name), dtype) for schema, _ in with_vectors
+    ):
         return None
     done = VectorMigration()
-    for schema in index_schemas:
-        vector = schema.fields.get(schemas.VECTOR_FIELD)
-        if vector is not None and isinstance(vector.attrs, BaseVectorFieldAttributes):
-            _migrate_index(client, keys, schema, vector.attrs.dims, done)
+    for schema, dims in with_vectors:
+        _migrate_index(client, keys, schema, dims, done)
     if not done.skipped:
         client.set(keys.vector_dtype, dtype)
     if done.converted or done.rebuilt or done.skipped:
@@ -99,19 +109,16 @@ def _migrate_index(
 ) -> None:
     name = schema.index.name
     built = _vector_attrs(client, name)  # None: no such index
-    if built is None:
-        meta = client.hget(keys.index_meta(name), "dims")
-        if meta is None:  # never opened: nothing was written through it
-            return
-        built_dims = int(meta)
-    else:
-        built_dims = int(built.get("dim", 0))
+    meta = client.hget(keys.index_meta(name), "dims")
+    if built is None and meta is None:  # never opened: nothing was written through it
+        return
+    # the index's own dimension, else the one recorded when it was opened, else today's
+    known = (built or {}).get("dim") or meta
+    built_dims = int(as_str(known)) if known is not None else dims
     if built_dims != dims:
         done.skipped.append(name)
         return
-    rebuild = built is not None and as_str(built.get("data_type", "")).lower() != (
-        schemas.VECTOR_DTYPE
-    )
+    rebuild = built is not None and not _of_type(built, schemas.VECTOR_DTYPE)
     if rebuild:
         _drop(client, name)
     done.converted += _convert(client, schema.index.prefix, dims, name)
@@ -129,11 +136,19 @@ def _vector_attrs(client: redis.Redis, index_name: str) -> dict[str, Any] | None
             return None
         raise
     for attr in info.get("attributes", []):
-        items = [as_str(a) if isinstance(a, bytes) else a for a in attr]
-        pairs = dict(zip(items[::2], items[1::2], strict=False))  # [name, value, ...]
+        if isinstance(attr, dict):  # RESP3: a map
+            pairs = {as_str(k): as_str(v) if isinstance(v, bytes) else v for k, v in attr.items()}
+        else:  # RESP2: [name, value, ...]
+            items = [as_str(a) if isinstance(a, bytes) else a for a in attr]
+            pairs = dict(zip(items[::2], items[1::2], strict=False))
         if pairs.get("identifier") == schemas.VECTOR_FIELD:
             return pairs
     return {}
+
+
+def _of_type(attrs: dict[str, Any] | None, dtype: str) -> bool:
+    """No index yet (`open_index` creates it with today's schema), or one of `dtype`."""
+    return attrs is None or as_str(attrs.get("data_type", "")).lower() == dtype
 
 
 def _drop(client: redis.Redis, index_name: str) -> None:

@@ -233,3 +233,56 @@ def test_two_opens_at_once_convert_everything_once(
         assert _answers(c) == before
     finally:
         c.close()
+
+
+def test_an_index_an_old_process_made_again_after_the_conversion_is_converted(
+    old_store: tuple[Answers, Callable[[], MemoryCoordinator]],
+    redis_client: redis.Redis,
+    embedder: SessionEmbedder,
+    settings: Settings,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A process of the older version opens the converted store after the marker was set:
+    it finds no index (say one was dropped meanwhile), creates a FLOAT32 one and writes a
+    float32 vector. The next open of today's code sees the index type, not just the marker."""
+    _, reopen = old_store
+    keys = Keys(settings.memory_namespace)
+    reopen().close()
+    _indexed(redis_client, keys)
+    redis_client.ft(keys.episodic_index).dropindex(delete_documents=False)
+    with monkeypatch.context() as m:
+        m.setattr(schema, "VECTOR_DTYPE", "float32")
+        old = MemoryCoordinator(redis_client, embedder, settings)
+        try:
+            late = old.add_episodic("ana", "I switched to a standing desk in March")
+        finally:
+            old.close()
+    # the older code knows no marker: it stays as the conversion left it
+    redis_client.set(keys.vector_dtype, "float16")
+    assert _index_dtypes(redis_client, keys)[keys.episodic_index] == "FLOAT32"
+    c = reopen()
+    try:
+        assert set(_index_dtypes(redis_client, keys).values()) == {"FLOAT16"}
+        assert set(_vector_lengths(redis_client, keys).values()) == {DIMS * 2}
+        _indexed(redis_client, keys)
+        assert late.id in [h.id for h in c.search("ana", "standing desk", k=3)]
+    finally:
+        c.close()
+
+
+def test_a_resp3_client_converts_too(
+    old_store: tuple[Answers, Callable[[], MemoryCoordinator]],
+    redis_url: str,
+    redis_client: redis.Redis,
+    settings: Settings,
+) -> None:
+    # FT.INFO's attributes are maps under RESP3 (REDIS_URL=...?protocol=3)
+    keys = Keys(settings.memory_namespace)
+    client = redis.Redis.from_url(redis_url, protocol=3)
+    try:
+        done = migrate_vectors(client, keys, _schemas(keys, settings))
+    finally:
+        client.close()
+    assert done is not None and not done.skipped and len(done.rebuilt) == 3
+    assert set(_index_dtypes(redis_client, keys).values()) == {"FLOAT16"}
+    assert set(_vector_lengths(redis_client, keys).values()) == {DIMS * 2}
