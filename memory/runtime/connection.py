@@ -2,7 +2,9 @@
 
 REDIS_URL set: connect there. Not set: start (or reuse) the embedded Redis Stack of
 `memory.runtime.server` in REDIS_DATA_DIR on 127.0.0.1:REDIS_PORT. Either way the server must answer
-PING and have the `search` and `ReJSON` modules; anything else becomes `StoreUnavailableError`.
+PING, be Redis 7.4 or newer (vectors are stored as FLOAT16, RediSearch 2.10; a chat's title
+expires with HEXPIRE) and have the `search` and `ReJSON` modules; anything else becomes
+`StoreUnavailableError`.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from memory.replies import as_str
 from memory.runtime.server import EmbeddedRedis
 
 REQUIRED_MODULES = ("search", "ReJSON")
+#: the oldest server the stores work on (FLOAT16 vector fields, field expiry)
+MIN_REDIS = (7, 4)
 LOADING_TIMEOUT_S = 60.0
 
 
@@ -41,6 +45,7 @@ def connect(settings: Settings) -> redis.Redis:
     try:
         _ping(client)
         names = {as_str(m[b"name"]) for m in client.module_list()}
+        version = as_str(client.info("server").get("redis_version", ""))
     except redis.BusyLoadingError as e:
         client.close()  # it answers, so "not reachable" would send the user to start it again
         raise StoreUnavailableError(
@@ -55,6 +60,15 @@ def connect(settings: Settings) -> redis.Redis:
     except redis.RedisError as e:
         client.close()
         raise StoreUnavailableError(f"Cannot reach Redis at {url} ({e}): {hint}.") from e
+    if too_old(version):
+        client.close()
+        raise StoreUnavailableError(
+            f"Redis at {url} is version {version}; this app needs Redis "
+            f"{'.'.join(map(str, MIN_REDIS))} or newer (Redis Stack 7.4: vectors are stored "
+            "as FLOAT16, and chat titles expire per field): upgrade it (image "
+            "redis/redis-stack-server:7.4.0-v3 or Redis 8), or unset REDIS_URL to use the "
+            "embedded server."
+        )
     missing = [m for m in REQUIRED_MODULES if m not in names]
     if missing:
         client.close()
@@ -64,6 +78,16 @@ def connect(settings: Settings) -> redis.Redis:
             "embedded server."
         )
     return client
+
+
+def too_old(version: str) -> bool:
+    """Whether a server's `redis_version` is below MIN_REDIS (an unreadable one is not
+    judged: the commands themselves will say)."""
+    try:
+        major, minor = (int(p) for p in version.split(".")[:2])
+    except ValueError:
+        return False
+    return (major, minor) < MIN_REDIS
 
 
 def _ping(client: redis.Redis) -> None:
