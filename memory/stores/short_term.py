@@ -313,9 +313,12 @@ class SessionsAPI:
         `stopped` (and `turn_id`: where its details are kept): short-term only (no episode, no
         tool lesson: the turn did not finish)."""
         self.identity.check()
-        meta: dict[str, Any] = {"stopped": True, **({"turn_id": turn_id} if turn_id else {})}
+        # both messages carry the turn id, as a finished turn's do: a re-answer's history and
+        # a forget find the pair by it
+        turn = {"turn_id": turn_id} if turn_id else None
+        meta: dict[str, Any] = {"stopped": True, **(turn or {})}
         msgs = [
-            ShortTermStore.build("user", user_message, pii=self.short_term.pii),
+            ShortTermStore.build("user", user_message, turn, pii=self.short_term.pii),
             ShortTermStore.build("assistant", partial_answer, meta, pii=self.short_term.pii),
         ]
         self.short_term.append(user_id, session_id, msgs)

@@ -182,8 +182,10 @@ def test_a_stopped_answer_keeps_its_details_as_far_as_the_turn_got(
         finally:
             agent.close()
     assert guard.stopped
-    answer = coordinator.recent_messages("ana", "s1")[-1]
+    question_msg, answer = coordinator.recent_messages("ana", "s1")[-2:]
     assert answer.metadata["stopped"] is True and answer.content.endswith("[stopped]")
+    # both messages carry the turn id, as a finished turn's do
+    assert question_msg.metadata["turn_id"] == answer.metadata["turn_id"]
     d = kept[answer.metadata["turn_id"]]
     assert d.stopped and d.reply == answer.content and d.extraction == "skipped (stopped)"
     # what was recalled, and the memory block the model was given, as in a finished turn
