@@ -125,9 +125,10 @@ _NINO = re.compile(
     r" ?\d{2} ?\d{2} ?\d{2} ?[A-D]\b"
 )
 _IBAN_CANDIDATE = re.compile(r"\b[A-Za-z]{2}\d{2}(?: ?[A-Za-z0-9]){11,30}\b")
-# 13-19 digits, single spaces or dashes between them; not part of a longer number, not after
-# a `+` (an international phone number).
-_CARD_CANDIDATE = re.compile(r"(?<![\d+\-])\d(?:[ -]?\d){12,18}(?![\d])")
+# 13-19 digits, single spaces or dashes between them; not part of a longer number or of a
+# word (digits inside a hex id or a hash are no card), not after a `+` (an international phone
+# number).
+_CARD_CANDIDATE = re.compile(r"(?<![\w+\-])\d(?:[ -]?\d){12,18}(?!\w)")
 _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
 # Phone numbers by their form: international (+ and 8-15 digits), or national starting with
 # 0 (10-11 digits, as written in Europe), or the North American (555) 123-4567 form. A plain
