@@ -73,10 +73,22 @@ def estimate_tokens(text: str) -> int:
     return math.ceil(raw_tokens(text) * SAFETY) if text else 0
 
 
-# Every recall counts the same recent messages again (the window slides by one per turn):
-# ~0.2 ms for ten messages, a pure function of the text; bounded (messages are < a few KB).
-@functools.lru_cache(maxsize=512)
+#: texts longer than this are counted each time rather than cached (a system prompt, a message
+#: before its length is checked): the cache holds at most 512 x 16 KB
+CACHED_CHARS = 16_000
+
+
 def message_tokens(content: str) -> int:
+    """Estimated tokens of one chat message, its template's role markers included."""
+    if len(content) > CACHED_CHARS:
+        return estimate_tokens(content) + MESSAGE_OVERHEAD
+    return _short_message_tokens(content)
+
+
+# Every recall counts the same recent messages again (the window slides by one per turn):
+# ~0.2 ms for ten messages, a pure function of the text.
+@functools.lru_cache(maxsize=512)
+def _short_message_tokens(content: str) -> int:
     return estimate_tokens(content) + MESSAGE_OVERHEAD
 
 

@@ -16,7 +16,9 @@ from memory.models import (
 from memory.recall.terms import bm25_text, query_terms
 from memory.stores.short_term import ShortTermStore
 from memory.tokens import (
+    CACHED_CHARS,
     MESSAGE_OVERHEAD,
+    _short_message_tokens,
     estimate_tokens,
     message_tokens,
     newest_within_budget,
@@ -176,6 +178,11 @@ def test_a_recent_window_is_counted_once_per_message_across_turns() -> None:
 
     window = [Msg(f"window message {i}: how did my run go on Saturday?") for i in range(10)]
     first = newest_within_budget(window, 10_000)
-    before = message_tokens.cache_info().hits
+    before = _short_message_tokens.cache_info()
     assert newest_within_budget(window, 10_000) == first
-    assert message_tokens.cache_info().hits - before == len(window)
+    after = _short_message_tokens.cache_info()
+    assert after.hits - before.hits == len(window)
+    # a very long text is counted, not kept: the cache holds short messages only
+    long_text = "word " * (CACHED_CHARS // 4)
+    assert message_tokens(long_text) == estimate_tokens(long_text) + MESSAGE_OVERHEAD
+    assert _short_message_tokens.cache_info().currsize == after.currsize
