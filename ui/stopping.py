@@ -27,7 +27,7 @@ from typing import Any
 import streamlit as st
 from ulid import ULID
 
-from agent.types import TurnResult
+from agent.types import ToolCallRecord, TurnResult
 from memory.errors import MemorySystemError
 from memory.models import MemoryContext
 from memory.service import MemoryService
@@ -90,7 +90,7 @@ class StreamGuard:
     recalled: MemoryContext | None = None
     memory_block: str = ""
     memory_block_tokens: int = 0
-    tools: list[Any] = field(default_factory=list)
+    tools: list[ToolCallRecord] = field(default_factory=list)
 
     def watch(self, events: Iterator[Any]) -> Generator[Any, None, None]:
         """Pass the agent's events on, noting the reply's pieces; closing this generator
