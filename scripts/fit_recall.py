@@ -62,7 +62,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from memory.bench.common import bench_redis, make_coordinator  # noqa: E402
 from memory.bench.locomo import questions, turn_items  # noqa: E402
 from memory.recall import scoring  # noqa: E402
-from memory.recall.hybrid import RecallWeights, _score_candidates, run_requests  # noqa: E402
+from memory.recall.hybrid import RecallWeights, run_requests, score_candidates  # noqa: E402
 from memory.recall.requests import episodic_request  # noqa: E402
 from memory.recall.statements import (  # noqa: E402
     fit_logistic,
@@ -116,7 +116,7 @@ def collect(paths: list[Path], search: dict[str, Any] | None = None) -> list[dic
                             coord.episodic, coord.keys, user, text, qvec, 20, weights, statements
                         )
                         ((vrows, trows),) = run_requests([req])
-                        scored = _score_candidates(vrows, trows, qvec, weights, 0)
+                        scored = score_candidates(vrows, trows, qvec, weights, 0)
                         rids = list(scored)
                         evidence = {str(e) for e in q["evidence"]}
                         out.append(

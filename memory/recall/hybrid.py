@@ -1,4 +1,6 @@
 """Hybrid recall: vector + BM25 candidates, scored by a small fitted model, with neighbours.
+(The scoring of the candidates into hits is `memory.recall.fusion`; this module builds the
+queries, reads their replies, marks the rows and finds the neighbours.)
 
 For one memory type, two RedisVL queries run in the recall's one pipelined round trip
 (`queue_requests`, beside the other stores' queries): a `VectorQuery` (cosine) and a
@@ -46,7 +48,6 @@ band (`memory.models.relevance_band`) is computed on `final`.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -57,10 +58,18 @@ from redisvl.index import SearchIndex
 from redisvl.query import TextQuery, VectorQuery
 from redisvl.query.filter import FilterExpression
 
-from memory.models import MemoryType, RecallHit, ScoreParts, relevance_band
+from memory.models import MemoryType
 from memory.recall import neighbours, scoring
 from memory.recall.dates import DAY_MS, time_ranges, without_dates
 from memory.recall.feedback import feedback_rows
+from memory.recall.fusion import (
+    OWN_FACT_KINDS,
+    RecallWeights,
+    fuse,
+    int_of,
+    row_id,
+    score_candidates,
+)
 from memory.recall.search import queue_search, reply_rows
 from memory.recall.statements import RequestKind, StatementModel, request_kind
 from memory.recall.terms import bm25_text
@@ -71,37 +80,6 @@ from memory.stores.schema import VECTOR_FIELD
 #: Fields fetched with every candidate: what `fuse` needs to score it (the session TAG value
 #: finds an episodic hit's neighbours; other types have none).
 SCORE_FIELDS = ["timestamp", "importance", "pinned", "session", "event_type"]
-#: What the user's own facts are stored as (the extractor's, triggers' and remember tool's
-#: kinds); a logged exchange ("interaction") or a summary of one is not a fact the user stated.
-OWN_FACT_KINDS = frozenset(
-    {"preference", "goal", "health_event", "fact", "correction", "milestone", "feedback"}
-)
-
-
-@dataclass(frozen=True)
-class RecallWeights:
-    """Recall settings; the model's weights are the reviewed constants of `memory.recall.scoring`.
-    `recency` / `importance` are its unfitted nudges (log-odds per unit)."""
-
-    recency: float = scoring.W_RECENCY
-    importance: float = scoring.W_IMPORTANCE
-    half_life_days: float = 30.0
-    min_score: float = scoring.MIN_SCORE
-    #: candidates fetched per query before scoring (>= k)
-    candidates: int = 30
-    #: 0 switches off the date-in-the-query signal
-    time_match: float = 1.0
-    #: share of a seed's probability passed to its session neighbours per hop (0 = off)
-    neighbour: float = scoring.NEIGHBOUR_DECAY
-    neighbour_hops: int = 2
-    #: how many of the best candidates look for neighbours
-    neighbour_seeds: int = 5
-    #: neighbours are memories of the same session at most this far apart in time
-    neighbour_window_ms: int = 10 * 60_000
-    #: vector pseudo-relevance feedback (`memory.recall.feedback`): weight of the best
-    #: `feedback_docs` candidates' mean vector in a second KNN (0 = off: research option)
-    feedback: float = 0.0
-    feedback_docs: int = 5
 
 
 @dataclass
@@ -235,150 +213,6 @@ def run_requests(requests: Sequence[HybridRequest]) -> list[tuple[list[dict], li
     return finish_requests(requests, pipe.execute())
 
 
-def fuse(
-    memory_type: MemoryType,
-    vector_rows: list[dict[str, Any]],
-    text_rows: list[dict[str, Any]],
-    query_vec: np.ndarray,
-    k: int,
-    weights: RecallWeights,
-    now_ms: int,
-    scored: dict[str, dict[str, Any]] | None = None,
-) -> list[RecallHit]:
-    """Score the candidates of both queries into banded hits (best first). The hits'
-    `record` holds the scoring fields and their `text` is empty until `hydrate` reads them.
-
-    Rows marked by `run_requests` (`_cover`, `_time_match`, `_stated`, `_neighbour_of`) carry
-    the coverage, time, stated and neighbour signals of the module docstring. `scored`: the
-    same rows already scored (the request's, by `prepare`/`take_neighbours`), used once."""
-    w = weights
-    if scored is None:
-        scored = _score_candidates(vector_rows, text_rows, query_vec, w, now_ms)
-    if w.neighbour > 0:
-        _spread_to_neighbours(scored, w.neighbour)
-    best = sorted(scored.items(), key=lambda item: item[1]["final"], reverse=True)
-    hits: list[RecallHit] = []
-    for rid, c in best[:k]:  # only the kept ones become hits (a model each is not free)
-        final = min(1.0, max(0.0, c["final"]))
-        if final < w.min_score:
-            break
-        rec = c["rec"]
-        hits.append(
-            RecallHit(
-                id=rid,
-                memory_type=memory_type,
-                text="",
-                score=round(final, 4),
-                band=relevance_band(final),
-                parts=ScoreParts(
-                    vector=round(c["vector"], 4),
-                    text=round(c["text"], 4),
-                    recency=round(c["recency"], 4),
-                    importance=round(c["importance"], 4),
-                    time=c["time"],
-                    stated=round(c["stated"], 4),
-                    own=c["own"],
-                    neighbour=round(min(1.0, c.get("neighbour", 0.0)), 4),
-                    final=round(final, 4),
-                ),
-                record=rec,
-            )
-        )
-    return hits
-
-
-def _spread_to_neighbours(scored: dict[str, dict[str, Any]], decay: float) -> None:
-    seed_final = {rid: c["final"] for rid, c in scored.items()}
-    for c in scored.values():
-        for seed, hops in c["neighbour_of"].items():
-            if seed in seed_final:
-                c["neighbour"] = max(c.get("neighbour", 0.0), seed_final[seed] * decay**hops)
-                c["final"] = max(c["final"], c["neighbour"])
-
-
-def _score_candidates(
-    vector_rows: list[dict[str, Any]],
-    text_rows: list[dict[str, Any]],
-    query_vec: np.ndarray,
-    w: RecallWeights,
-    now_ms: int,
-    into: dict[str, dict[str, Any]] | None = None,
-) -> dict[str, dict[str, Any]]:
-    """id -> {rec, vector, text, time, stated, recency, importance, z, final, session,
-    timestamp, neighbour_of} (final before the neighbour boost; rec holds the scoring fields).
-    `into`: candidates scored before, to which the rows (new ids only) are added; every
-    final is calibrated again (the best z may have changed)."""
-    out: dict[str, dict[str, Any]] = {} if into is None else into
-    new: list[dict[str, Any]] = []
-
-    def add(row: dict[str, Any]) -> dict[str, Any]:
-        rid = _row_id(row)
-        if rid not in out:
-            # only what scoring reads: `hydrate` reads the kept hits whole
-            rec = {
-                "id": rid,
-                "timestamp": _int(row.get("timestamp")),
-                "importance": _float(row.get("importance")),
-                "pinned": as_str(row.get("pinned") or b"") == "1",
-                "session": as_str(row.get("session") or b""),
-                "event_type": as_str(row.get("event_type") or b""),
-            }
-            out[rid] = {
-                "rec": rec,
-                "vector": 0.0,
-                "text": 0.0,
-                "time": 0.0,
-                "stated": 0.0,
-                "own": 1.0 if row.get("_own") and rec["event_type"] in OWN_FACT_KINDS else 0.0,
-                "neighbour_of": {},
-            }
-            new.append(out[rid])
-        c = out[rid]
-        c["stated"] = max(c["stated"], float(row.get("_stated", 0.0)))
-        if row.get("_time_match") and w.time_match > 0:
-            c["time"] = 1.0
-        c["text"] = max(c["text"], float(row.get("_cover", 0.0)))
-        c["neighbour_of"].update(row.get("_neighbour_of") or {})
-        return c
-
-    for row in vector_rows:
-        c = add(row)
-        c["vector"] = max(0.0, 1.0 - _float(row.get("vector_distance"), 1.0))
-    q = np.asarray(query_vec, dtype=np.float32)
-    for row in text_rows:
-        known = _row_id(row) in out
-        c = add(row)
-        if not known:
-            raw = row.get(VECTOR_FIELD)
-            if isinstance(raw, bytes | bytearray) and len(raw) == vector_nbytes(len(q)):
-                c["vector"] = max(0.0, float(np.dot(bytes_vector(raw), q)))
-
-    for c in new:
-        rec = c["rec"]
-        ts = int(rec.get("timestamp") or 0)
-        age_days = max(0.0, (now_ms - ts) / DAY_MS) if ts else 365.0
-        c["recency"] = math.pow(0.5, age_days / w.half_life_days)
-        c["importance"] = 1.0 if rec.get("pinned") else float(rec.get("importance") or 0.0)
-        c["z"] = scoring.logit(
-            c["vector"],
-            c["text"],
-            c["time"],
-            c["stated"],
-            c["recency"],
-            c["importance"],
-            w_recency=w.recency,
-            w_importance=w.importance,
-            own=c["own"],
-        )
-        c["timestamp"] = ts
-        c["session"] = str(rec.get("session") or "")
-    # the user's own facts are not measured against a best (scoring's docstring)
-    best_z = max((c["z"] for c in out.values()), default=0.0)
-    for c in out.values():
-        c["final"] = scoring.calibrated(c["z"], c["z"] if c["own"] else best_z)
-    return out
-
-
 # --- what run_requests adds for fuse ---------------------------------------------------------
 def annotate_coverage(
     rows: Sequence[dict[str, Any]],
@@ -393,7 +227,7 @@ def annotate_coverage(
     forms = scoring.forms_of(terms)
     names = list(text_fields)
     weights = [text_fields[n] for n in names]
-    ids = [_row_id(row) for row in rows]
+    ids = [row_id(row) for row in rows]
     # per distinct memory (both queries may return it): which terms it holds, in which field
     matches: dict[str, list[float | None]] = {}
     for rid, row in zip(ids, rows, strict=True):
@@ -437,7 +271,7 @@ def prepare(
         and w.neighbour_hops >= 1
         and req.query_vec is not None
     ):
-        req.scored = _score_candidates(vector_rows, text_rows, req.query_vec, w, now_ms)
+        req.scored = score_candidates(vector_rows, text_rows, req.query_vec, w, now_ms)
         req.seeds = neighbours.seeds_of(req.scored, w.neighbour_seeds)
     return vector_rows, text_rows
 
@@ -481,7 +315,7 @@ def take_neighbours(
     links = neighbours.links_from(req.seeds, sides)
     known: dict[str, list[dict[str, Any]]] = {}
     for row in (*vector_rows, *text_rows):
-        known.setdefault(_row_id(row), []).append(row)
+        known.setdefault(row_id(row), []).append(row)
     missing = [rid for rid in links if rid not in known]
     row_of: dict[str, dict[str, Any]] = {}
     if missing:
@@ -502,7 +336,7 @@ def take_neighbours(
     if new_rows:
         _annotate_new(req, new_rows, req.idf)
         text_rows.extend(new_rows)
-        _score_candidates([], new_rows, req.query_vec, req.weights, req.now_ms, into=req.scored)
+        score_candidates([], new_rows, req.query_vec, req.weights, req.now_ms, into=req.scored)
 
 
 def _annotate_new(req: HybridRequest, rows: list[dict[str, Any]], idf: list[float]) -> None:
@@ -523,14 +357,14 @@ def _add_feedback(
     """Append the feedback KNN's new candidates to the text rows (`memory.recall.feedback`)."""
     w, q = req.weights, req.query_vec
     assert q is not None
-    scored = _score_candidates(vrows, trows, q, w, now_ms)
-    raw = {_row_id(r): r.get(VECTOR_FIELD) for r in (*vrows, *trows)}
+    scored = score_candidates(vrows, trows, q, w, now_ms)
+    raw = {row_id(r): r.get(VECTOR_FIELD) for r in (*vrows, *trows)}
     best = sorted(scored, key=lambda rid: scored[rid]["final"], reverse=True)[: w.feedback_docs]
     fields, n = [*SCORE_FIELDS, *req.text_fields], max(req.k, w.candidates)
     rows = feedback_rows(
         req.index, q, [raw[r] for r in best], w.feedback, fields, req.filter_expression, n
     )
-    new_rows = [{**r, "score": 0.0} for r in rows if _row_id(r) not in scored]
+    new_rows = [{**r, "score": 0.0} for r in rows if row_id(r) not in scored]
     _annotate_new(req, new_rows, idf)
     trows.extend(new_rows)
 
@@ -549,7 +383,7 @@ def _mark_stated(req: HybridRequest, rows: Sequence[dict[str, Any]]) -> None:
         # outrank meaning in a small store)
         raw = row.get(VECTOR_FIELD)
         if isinstance(raw, bytes | bytearray) and len(raw) == dims:
-            same = by_id.setdefault(_row_id(row), [])
+            same = by_id.setdefault(row_id(row), [])
             if not same:
                 vectors.append(raw)
             same.append(row)
@@ -568,31 +402,20 @@ def _key_prefix(rows: list[dict[str, Any]]) -> str:
 
 
 def _in_ranges(row: dict[str, Any], ranges: list[tuple[int, int]]) -> bool:
-    ts = _int(row.get("timestamp"))
+    ts = int_of(row.get("timestamp"))
     return any(a <= ts < b for a, b in ranges)
-
-
-def _int(value: Any) -> int:
-    try:
-        return int(float(as_str(value)))
-    except (TypeError, ValueError):
-        return 0
-
-
-def _float(value: Any, default: float = 0.0) -> float:
-    try:
-        return float(as_str(value))
-    except (TypeError, ValueError):
-        return default
 
 
 def _now_ms() -> int:
     return int(datetime.now(UTC).timestamp() * 1000)
 
 
-def _row_id(row: dict[str, Any]) -> str:
-    """A result's id is its Redis key; the memory id is the key's last segment."""
-    rid = row.get("id")
-    if isinstance(rid, bytes):
-        rid = rid.decode()
-    return str(rid).rsplit(":", 1)[-1]
+__all__ = [  # re-exported: recall's callers and scripts import them from here
+    "DAY_MS",
+    "OWN_FACT_KINDS",
+    "RecallWeights",
+    "TermUnionTextQuery",
+    "fuse",
+    "score_candidates",
+    "time_ranges",
+]

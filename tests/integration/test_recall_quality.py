@@ -195,7 +195,7 @@ def test_the_kind_of_memory_is_what_lifts_the_facts(
     _own_facts_and_chat(coordinator)
     request_text = "Put together my rides for next week"
     # no memory kind counts as the user's own fact: the prior and the calibration go
-    monkeypatch.setattr("memory.recall.hybrid.OWN_FACT_KINDS", frozenset())
+    monkeypatch.setattr("memory.recall.fusion.OWN_FACT_KINDS", frozenset())
     hits = coordinator.retrieve_all_context(U, "s1", request_text).episodic
     bands = {h.text: h.band for h in hits}
     assert all(h.parts.own == 0.0 for h in hits)

@@ -1,0 +1,219 @@
+"""Fusion: a store's candidates scored by the model of `memory.recall.scoring` into banded hits.
+
+`score_candidates` turns the rows of both queries (marked by `memory.recall.hybrid.prepare`
+with `_cover`, `_time_match`, `_stated`, `_own`, `_neighbour_of`) into one scored candidate per
+memory; `fuse` spreads a seed's probability to its session neighbours and keeps the best k
+above `min_score` as hits. `RecallWeights` holds recall's settings.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from memory.models import MemoryType, RecallHit, ScoreParts, relevance_band
+from memory.recall import scoring
+from memory.recall.dates import DAY_MS
+from memory.stores.records import as_str, bytes_vector, vector_nbytes
+from memory.stores.schema import VECTOR_FIELD
+
+#: What the user's own facts are stored as (the extractor's, triggers' and remember tool's
+#: kinds); a logged exchange ("interaction") or a summary of one is not a fact the user stated.
+OWN_FACT_KINDS = frozenset(
+    {"preference", "goal", "health_event", "fact", "correction", "milestone", "feedback"}
+)
+
+
+@dataclass(frozen=True)
+class RecallWeights:
+    """Recall settings; the model's weights are the reviewed constants of `memory.recall.scoring`.
+    `recency` / `importance` are its unfitted nudges (log-odds per unit)."""
+
+    recency: float = scoring.W_RECENCY
+    importance: float = scoring.W_IMPORTANCE
+    half_life_days: float = 30.0
+    min_score: float = scoring.MIN_SCORE
+    #: candidates fetched per query before scoring (>= k)
+    candidates: int = 30
+    #: 0 switches off the date-in-the-query signal
+    time_match: float = 1.0
+    #: share of a seed's probability passed to its session neighbours per hop (0 = off)
+    neighbour: float = scoring.NEIGHBOUR_DECAY
+    neighbour_hops: int = 2
+    #: how many of the best candidates look for neighbours
+    neighbour_seeds: int = 5
+    #: neighbours are memories of the same session at most this far apart in time
+    neighbour_window_ms: int = 10 * 60_000
+    #: vector pseudo-relevance feedback (`memory.recall.feedback`): weight of the best
+    #: `feedback_docs` candidates' mean vector in a second KNN (0 = off: research option)
+    feedback: float = 0.0
+    feedback_docs: int = 5
+
+
+def fuse(
+    memory_type: MemoryType,
+    vector_rows: list[dict[str, Any]],
+    text_rows: list[dict[str, Any]],
+    query_vec: np.ndarray,
+    k: int,
+    weights: RecallWeights,
+    now_ms: int,
+    scored: dict[str, dict[str, Any]] | None = None,
+) -> list[RecallHit]:
+    """Score the candidates of both queries into banded hits (best first). The hits'
+    `record` holds the scoring fields and their `text` is empty until `hydrate` reads them.
+
+    Rows marked by `run_requests` (`_cover`, `_time_match`, `_stated`, `_neighbour_of`) carry
+    the coverage, time, stated and neighbour signals of the module docstring. `scored`: the
+    same rows already scored (the request's, by `prepare`/`take_neighbours`), used once."""
+    w = weights
+    if scored is None:
+        scored = score_candidates(vector_rows, text_rows, query_vec, w, now_ms)
+    if w.neighbour > 0:
+        spread_to_neighbours(scored, w.neighbour)
+    best = sorted(scored.items(), key=lambda item: item[1]["final"], reverse=True)
+    hits: list[RecallHit] = []
+    for rid, c in best[:k]:  # only the kept ones become hits (a model each is not free)
+        final = min(1.0, max(0.0, c["final"]))
+        if final < w.min_score:
+            break
+        rec = c["rec"]
+        hits.append(
+            RecallHit(
+                id=rid,
+                memory_type=memory_type,
+                text="",
+                score=round(final, 4),
+                band=relevance_band(final),
+                parts=ScoreParts(
+                    vector=round(c["vector"], 4),
+                    text=round(c["text"], 4),
+                    recency=round(c["recency"], 4),
+                    importance=round(c["importance"], 4),
+                    time=c["time"],
+                    stated=round(c["stated"], 4),
+                    own=c["own"],
+                    neighbour=round(min(1.0, c.get("neighbour", 0.0)), 4),
+                    final=round(final, 4),
+                ),
+                record=rec,
+            )
+        )
+    return hits
+
+
+def spread_to_neighbours(scored: dict[str, dict[str, Any]], decay: float) -> None:
+    seed_final = {rid: c["final"] for rid, c in scored.items()}
+    for c in scored.values():
+        for seed, hops in c["neighbour_of"].items():
+            if seed in seed_final:
+                c["neighbour"] = max(c.get("neighbour", 0.0), seed_final[seed] * decay**hops)
+                c["final"] = max(c["final"], c["neighbour"])
+
+
+def score_candidates(
+    vector_rows: list[dict[str, Any]],
+    text_rows: list[dict[str, Any]],
+    query_vec: np.ndarray,
+    w: RecallWeights,
+    now_ms: int,
+    into: dict[str, dict[str, Any]] | None = None,
+) -> dict[str, dict[str, Any]]:
+    """id -> {rec, vector, text, time, stated, recency, importance, z, final, session,
+    timestamp, neighbour_of} (final before the neighbour boost; rec holds the scoring fields).
+    `into`: candidates scored before, to which the rows (new ids only) are added; every
+    final is calibrated again (the best z may have changed)."""
+    out: dict[str, dict[str, Any]] = {} if into is None else into
+    new: list[dict[str, Any]] = []
+
+    def add(row: dict[str, Any]) -> dict[str, Any]:
+        rid = row_id(row)
+        if rid not in out:
+            # only what scoring reads: `hydrate` reads the kept hits whole
+            rec = {
+                "id": rid,
+                "timestamp": int_of(row.get("timestamp")),
+                "importance": float_of(row.get("importance")),
+                "pinned": as_str(row.get("pinned") or b"") == "1",
+                "session": as_str(row.get("session") or b""),
+                "event_type": as_str(row.get("event_type") or b""),
+            }
+            out[rid] = {
+                "rec": rec,
+                "vector": 0.0,
+                "text": 0.0,
+                "time": 0.0,
+                "stated": 0.0,
+                "own": 1.0 if row.get("_own") and rec["event_type"] in OWN_FACT_KINDS else 0.0,
+                "neighbour_of": {},
+            }
+            new.append(out[rid])
+        c = out[rid]
+        c["stated"] = max(c["stated"], float(row.get("_stated", 0.0)))
+        if row.get("_time_match") and w.time_match > 0:
+            c["time"] = 1.0
+        c["text"] = max(c["text"], float(row.get("_cover", 0.0)))
+        c["neighbour_of"].update(row.get("_neighbour_of") or {})
+        return c
+
+    for row in vector_rows:
+        c = add(row)
+        c["vector"] = max(0.0, 1.0 - float_of(row.get("vector_distance"), 1.0))
+    q = np.asarray(query_vec, dtype=np.float32)
+    for row in text_rows:
+        known = row_id(row) in out
+        c = add(row)
+        if not known:
+            raw = row.get(VECTOR_FIELD)
+            if isinstance(raw, bytes | bytearray) and len(raw) == vector_nbytes(len(q)):
+                c["vector"] = max(0.0, float(np.dot(bytes_vector(raw), q)))
+
+    for c in new:
+        rec = c["rec"]
+        ts = int(rec.get("timestamp") or 0)
+        age_days = max(0.0, (now_ms - ts) / DAY_MS) if ts else 365.0
+        c["recency"] = math.pow(0.5, age_days / w.half_life_days)
+        c["importance"] = 1.0 if rec.get("pinned") else float(rec.get("importance") or 0.0)
+        c["z"] = scoring.logit(
+            c["vector"],
+            c["text"],
+            c["time"],
+            c["stated"],
+            c["recency"],
+            c["importance"],
+            w_recency=w.recency,
+            w_importance=w.importance,
+            own=c["own"],
+        )
+        c["timestamp"] = ts
+        c["session"] = str(rec.get("session") or "")
+    # the user's own facts are not measured against a best (scoring's docstring)
+    best_z = max((c["z"] for c in out.values()), default=0.0)
+    for c in out.values():
+        c["final"] = scoring.calibrated(c["z"], c["z"] if c["own"] else best_z)
+    return out
+
+
+def int_of(value: Any) -> int:
+    try:
+        return int(float(as_str(value)))
+    except (TypeError, ValueError):
+        return 0
+
+
+def float_of(value: Any, default: float = 0.0) -> float:
+    try:
+        return float(as_str(value))
+    except (TypeError, ValueError):
+        return default
+
+
+def row_id(row: dict[str, Any]) -> str:
+    """A result's id is its Redis key; the memory id is the key's last segment."""
+    rid = row.get("id")
+    if isinstance(rid, bytes):
+        rid = rid.decode()
+    return str(rid).rsplit(":", 1)[-1]
