@@ -143,6 +143,21 @@ def _print_event(ev: TurnEvent, out: Any) -> None:
         out.write(f"· remembered [{m.event_type}] {for_terminal(m.text)} ({m.how}{extra})\n")
 
 
+def _print_turn(events: Any, out: Any) -> TurnResult | None:
+    """Print a turn's events as they come (the reply after "assistant> "); its result."""
+    result = None
+    started = False
+    for ev in events:
+        if ev.kind == "token" and not started:
+            out.write("assistant> ")
+            started = True
+        if ev.kind == "done":
+            result = ev.result
+        else:
+            _print_event(ev, out)
+    return result
+
+
 def _private(events: Any, args: argparse.Namespace, header: str) -> TurnResult | None:
     """Print a turn that stores nothing (agent.private); its result."""
     result = None
@@ -153,15 +168,7 @@ def _private(events: Any, args: argparse.Namespace, header: str) -> TurnResult |
         return result
     out = TerminalOut(sys.stdout)
     out.write(header)
-    started = False
-    for ev in events:
-        if ev.kind == "token" and not started:
-            out.write("assistant> ")
-            started = True
-        if ev.kind == "done":
-            result = ev.result
-        else:
-            _print_event(ev, out)
+    result = _print_turn(events, out)
     out.write("\n· nothing was stored\n")
     return result
 
@@ -220,16 +227,9 @@ def cmd_chat(args: argparse.Namespace) -> int:
             return _not_saved(result)
         out = TerminalOut(sys.stdout)
         out.write(f"{args.user}> {args.message}\n")
-        result = None
-        started = False
-        for ev in agent.run_turn(args.user, args.session, args.message, model=args.model):
-            if ev.kind == "token" and not started:
-                out.write("assistant> ")
-                started = True
-            if ev.kind == "done":
-                result = ev.result
-            else:
-                _print_event(ev, out)
+        result = _print_turn(
+            agent.run_turn(args.user, args.session, args.message, model=args.model), out
+        )
         out.write("\n")
         if result is not None:
             out.write(
