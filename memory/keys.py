@@ -150,6 +150,12 @@ class Keys:
         (`memory.stores.migrate_vectors`; a store without the marker may hold float32)."""
         return f"{self.ns}:vector_dtype"
 
+    @property
+    def live_tags(self) -> str:
+        """Set once every episodic memory carries its `live` tag (`memory.stores.migrate_live`;
+        a store without the marker may hold memories written before the tag existed)."""
+        return f"{self.ns}:live_tags"
+
     def index_meta(self, index_name: str) -> str:
         """Hash recording the embedding model and dimension an index was built with."""
         return f"{self.ns}:index_meta:{index_name}"

@@ -36,6 +36,7 @@ from memory.maintenance.similarity import FactKey, fact_key, linked, mergeable, 
 from memory.models import MAX_TEXT_CHARS, EpisodicMemory
 from memory.replies import as_str
 from memory.stores import Stores
+from memory.stores.episodic import lifecycle
 from memory.stores.records import bytes_vector
 
 log = logging.getLogger(__name__)
@@ -487,9 +488,7 @@ def undo_merge(
         if planned is not None:
             admin.queue_episodic_write(pipe, stores, *planned)
         for mid in back:
-            pipe.hset(
-                keys.episodic(user_id, mid), mapping={"superseded_by": "", "status": "active"}
-            )
+            pipe.hset(keys.episodic(user_id, mid), mapping=lifecycle(user_id, None))
         pipe.set(record_key, record.model_dump_json())
         pipe.sadd(keys.rejected_merges(user_id), record.signature)
         try:

@@ -14,6 +14,7 @@ from memory.keys import Keys
 from memory.models import check_id
 from memory.stores.episodic import EpisodicStore, embedding_text
 from memory.stores.migrate import migrate_keys
+from memory.stores.migrate_live import migrate_live
 from memory.stores.migrate_vectors import migrate_vectors
 from memory.stores.procedural import ProceduralStore
 from memory.stores.schema import (
@@ -55,7 +56,8 @@ class Stores:
     ) -> Stores:
         """Open (creating when missing) the three indexes, refusing another embedding model;
         a store written before the per-user hash tags has its keys renamed first, one of
-        float32 vectors has them converted (`migrate_vectors`)."""
+        float32 vectors has them converted (`migrate_vectors`), memories written before the
+        recall tag get it (`migrate_live`)."""
         migrate_keys(client, keys)
         algo = vector_algorithm
         schemas = [
@@ -64,6 +66,7 @@ class Stores:
             procedural_schema(keys, dims, algo),
         ]
         migrate_vectors(client, keys, schemas)
+        migrate_live(client, keys)
         semantic_index, episodic, procedural = (
             open_index(client, keys, s, model_id, dims) for s in schemas
         )

@@ -129,21 +129,8 @@ def _migrate_index(
 
 def _vector_attrs(client: redis.Redis, index_name: str) -> dict[str, Any] | None:
     """The vector field's attributes in FT.INFO (`data_type`, `dim`...); None: no index."""
-    try:
-        info = client.ft(index_name).info()
-    except redis.ResponseError as e:
-        if "unknown index" in str(e).lower():
-            return None
-        raise
-    for attr in info.get("attributes", []):
-        if isinstance(attr, dict):  # RESP3: a map
-            pairs = {as_str(k): as_str(v) if isinstance(v, bytes) else v for k, v in attr.items()}
-        else:  # RESP2: [name, value, ...]
-            items = [as_str(a) if isinstance(a, bytes) else a for a in attr]
-            pairs = dict(zip(items[::2], items[1::2], strict=False))
-        if pairs.get("identifier") == schemas.VECTOR_FIELD:
-            return pairs
-    return {}
+    attrs = schemas.index_attributes(client, index_name)
+    return None if attrs is None else attrs.get(schemas.VECTOR_FIELD, {})
 
 
 def _of_type(attrs: dict[str, Any] | None, dtype: str) -> bool:
