@@ -128,55 +128,45 @@ def score_candidates(
     final is calibrated again (the best z may have changed)."""
     out: dict[str, dict[str, Any]] = {} if into is None else into
     new: list[dict[str, Any]] = []
-
-    def add(row: dict[str, Any]) -> dict[str, Any]:
-        rid = row_id(row)
-        if rid not in out:
-            # only what scoring reads: `hydrate` reads the kept hits whole
-            rec = {
-                "id": rid,
-                "timestamp": int_of(row.get("timestamp")),
-                "importance": float_of(row.get("importance")),
-                "pinned": as_str(row.get("pinned") or b"") == "1",
-                "session": as_str(row.get("session") or b""),
-                "event_type": as_str(row.get("event_type") or b""),
-            }
-            out[rid] = {
-                "rec": rec,
-                "vector": 0.0,
-                "text": 0.0,
-                "time": 0.0,
-                "stated": 0.0,
-                "own": 1.0 if row.get("_own") and rec["event_type"] in OWN_FACT_KINDS else 0.0,
-                "neighbour_of": {},
-            }
-            new.append(out[rid])
-        c = out[rid]
-        c["stated"] = max(c["stated"], float(row.get("_stated", 0.0)))
-        if row.get("_time_match") and w.time_match > 0:
-            c["time"] = 1.0
-        c["text"] = max(c["text"], float(row.get("_cover", 0.0)))
-        c["neighbour_of"].update(row.get("_neighbour_of") or {})
-        return c
-
-    for row in vector_rows:
-        c = add(row)
-        c["vector"] = max(0.0, 1.0 - float_of(row.get("vector_distance"), 1.0))
     q = np.asarray(query_vec, dtype=np.float32)
-    for row in text_rows:
-        known = row_id(row) in out
-        c = add(row)
-        if not known:
-            raw = row.get(VECTOR_FIELD)
-            if isinstance(raw, bytes | bytearray) and len(raw) == vector_nbytes(len(q)):
-                c["vector"] = max(0.0, float(np.dot(bytes_vector(raw), q)))
-
+    q_nbytes = vector_nbytes(len(q))
+    time_on = w.time_match > 0
+    # One pass over both lists, the per-row work inline (~90 rows per recall): a memory's
+    # fields are read once, its marks (`prepare`'s) merged from each of its rows.
+    for rows, from_knn in ((vector_rows, True), (text_rows, False)):
+        for row in rows:
+            rid = row_id(row)
+            c = out.get(rid)
+            if c is None:
+                c = out[rid] = _candidate(rid, row)
+                new.append(c)
+                if not from_knn:
+                    # Only the text query found it: the cosine from its stored vector, one at
+                    # a time (converting them in one batch measured slower in the app's
+                    # process: numpy releases the GIL for > 500 values, another thread gets it)
+                    raw = row.get(VECTOR_FIELD)
+                    if isinstance(raw, bytes | bytearray) and len(raw) == q_nbytes:
+                        c["vector"] = max(0.0, float(np.dot(bytes_vector(raw), q)))
+            stated = float(row.get("_stated", 0.0))
+            if stated > c["stated"]:
+                c["stated"] = stated
+            if time_on and row.get("_time_match"):
+                c["time"] = 1.0
+            cover = float(row.get("_cover", 0.0))
+            if cover > c["text"]:
+                c["text"] = cover
+            linked = row.get("_neighbour_of")
+            if linked:
+                c["neighbour_of"].update(linked)
+            if from_knn:
+                c["vector"] = max(0.0, 1.0 - float_of(row.get("vector_distance"), 1.0))
+    half_life = w.half_life_days
     for c in new:
         rec = c["rec"]
-        ts = int(rec.get("timestamp") or 0)
+        ts = rec["timestamp"]  # an int (`int_of`), 0 when unknown
         age_days = max(0.0, (now_ms - ts) / DAY_MS) if ts else 365.0
-        c["recency"] = math.pow(0.5, age_days / w.half_life_days)
-        c["importance"] = 1.0 if rec.get("pinned") else float(rec.get("importance") or 0.0)
+        c["recency"] = math.pow(0.5, age_days / half_life)
+        c["importance"] = 1.0 if rec["pinned"] else float(rec["importance"] or 0.0)
         c["z"] = scoring.logit(
             c["vector"],
             c["text"],
@@ -189,7 +179,7 @@ def score_candidates(
             own=c["own"],
         )
         c["timestamp"] = ts
-        c["session"] = str(rec.get("session") or "")
+        c["session"] = rec["session"]
     # the user's own facts are not measured against a best (scoring's docstring)
     best_z = max((c["z"] for c in out.values()), default=0.0)
     for c in out.values():
@@ -197,16 +187,48 @@ def score_candidates(
     return out
 
 
+def _candidate(rid: str, row: dict[str, Any]) -> dict[str, Any]:
+    """A new candidate from its first row: only what scoring reads (`hydrate` reads the kept
+    hits whole); its parts start at 0 and take the best of its rows."""
+    event_type = _text(row.get("event_type"))
+    rec = {
+        "id": rid,
+        "timestamp": int_of(row.get("timestamp")),
+        "importance": float_of(row.get("importance")),
+        "pinned": _text(row.get("pinned")) == "1",
+        "session": _text(row.get("session")),
+        "event_type": event_type,
+    }
+    return {
+        "rec": rec,
+        "vector": 0.0,
+        "text": 0.0,
+        "time": 0.0,
+        "stated": 0.0,
+        "own": 1.0 if row.get("_own") and event_type in OWN_FACT_KINDS else 0.0,
+        "neighbour_of": {},
+    }
+
+
+def _text(value: Any) -> str:
+    """A row's field as text: search rows hold text, rows read by HMGET bytes ('' if absent)."""
+    if type(value) is str:
+        return value
+    return as_str(value) if value else ""
+
+
+# The helpers below take the text of a search row as it is (`type(...) is str`: the common
+# case, without `as_str`'s call) and decode anything else as before.
 def int_of(value: Any) -> int:
     try:
-        return int(float(as_str(value)))
+        return int(float(value if type(value) is str else as_str(value)))
     except (TypeError, ValueError):
         return 0
 
 
 def float_of(value: Any, default: float = 0.0) -> float:
     try:
-        return float(as_str(value))
+        return float(value if type(value) is str else as_str(value))
     except (TypeError, ValueError):
         return default
 
@@ -214,6 +236,6 @@ def float_of(value: Any, default: float = 0.0) -> float:
 def row_id(row: dict[str, Any]) -> str:
     """A result's id is its Redis key; the memory id is the key's last segment."""
     rid = row.get("id")
-    if isinstance(rid, bytes):
-        rid = rid.decode()
-    return str(rid).rsplit(":", 1)[-1]
+    if type(rid) is not str:
+        rid = rid.decode() if isinstance(rid, bytes) else str(rid)
+    return rid.rsplit(":", 1)[-1]

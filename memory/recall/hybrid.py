@@ -224,7 +224,7 @@ def annotate_coverage(
     taken over the distinct candidates in `rows` (or the given `idf`); returns the IDF."""
     if not terms:
         return []
-    forms = scoring.forms_of(terms)
+    forms = scoring.term_forms(tuple(terms))
     names = list(text_fields)
     weights = [text_fields[n] for n in names]
     ids = [row_id(row) for row in rows]
@@ -232,11 +232,16 @@ def annotate_coverage(
     matches: dict[str, list[float | None]] = {}
     for rid, row in zip(ids, rows, strict=True):
         if rid not in matches:
-            fields = [scoring.word_set(as_str(row.get(n) or b"")) for n in names]
-            matches[rid] = scoring.term_matches(forms, fields, weights)
+            texts = []
+            for name in names:
+                value = row.get(name)
+                # search rows hold text, rows read by HMGET (neighbours) bytes
+                texts.append(value if type(value) is str else as_str(value or b""))
+            matches[rid] = forms.matches(texts, weights)
     if idf is None:
-        idf = scoring.idf_of_matches(len(forms), list(matches.values()))
-    cover = {rid: scoring.coverage_of_matches(idf, m) for rid, m in matches.items()}
+        idf = scoring.idf_of_matches(len(forms.forms), list(matches.values()))
+    total = sum(idf)
+    cover = {rid: scoring.coverage_of_matches(idf, m, total) for rid, m in matches.items()}
     for rid, row in zip(ids, rows, strict=True):
         row["_cover"] = cover[rid]
     return idf

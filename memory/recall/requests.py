@@ -118,15 +118,16 @@ def hydrate(
     A memory deleted between the search and this read is dropped from its list."""
     known = prefetched or {}
     pipe = client.pipeline(transaction=False)
-    for hits, key_of, fields, _ in groups:
-        for h in hits:
-            if key_of(h.id) not in known:
-                pipe.hmget(key_of(h.id), fields)
+    keys = [[key_of(h.id) for h in hits] for hits, key_of, _, _ in groups]  # built once
+    for (_, _, fields, _), group_keys in zip(groups, keys, strict=True):
+        for key in group_keys:
+            if key not in known:
+                pipe.hmget(key, fields)
     replies = iter(pipe.execute()) if len(pipe) else iter(())
-    for hits, key_of, fields, text_field in groups:
+    for (hits, _, fields, text_field), group_keys in zip(groups, keys, strict=True):
         kept = []
-        for h in hits:
-            values = known.get(key_of(h.id))
+        for h, key in zip(hits, group_keys, strict=True):
+            values = known.get(key)
             if values is None:
                 values = next(replies)
             if all(v is None for v in values):

@@ -49,19 +49,37 @@ def reply_rows(reply: Any, query: BaseQuery) -> list[dict[str, Any]]:
 def _resp3_rows(reply: dict[Any, Any]) -> list[dict[str, Any]]:
     out = []
     for doc in reply.get(b"results") or reply.get("results") or []:
-        row: dict[str, Any] = {"id": as_str(_get(doc, "id"))}
-        score = _get(doc, "score")
-        if score is not None:
-            row["score"] = float(score)
-        # inlined `_put` (bytes from the server): ~600 fields per recall
-        for name, value in (_get(doc, "extra_attributes") or {}).items():
-            key = name.decode() if type(name) is bytes else str(name)
-            if key == VECTOR_FIELD or value is None:
-                row[key] = value
-            else:
-                row[key] = value.decode() if type(value) is bytes else as_str(value)
-        out.append(row)
+        rid = doc.get(b"id")
+        out.append(_any_row(doc) if rid is None else _bytes_row(doc, rid))
     return out
+
+
+def _bytes_row(doc: dict[bytes, Any], rid: bytes) -> dict[str, Any]:
+    """A result of a bytes client (recall's): every name bytes, values bytes; read with as
+    few calls per field as possible (~1,200 fields per recall)."""
+    row: dict[str, Any] = {"id": as_str(rid)}
+    score = doc.get(b"score")
+    if score is not None:
+        row["score"] = float(score)
+    attrs = doc.get(b"extra_attributes") or {}
+    try:
+        for name, value in attrs.items():
+            key = name.decode()
+            row[key] = value if key == VECTOR_FIELD else value.decode()
+    except AttributeError:  # a None or a number among them: field by field (same values)
+        for name, value in attrs.items():
+            _put(row, name, value)
+    return row
+
+
+def _any_row(doc: dict[Any, Any]) -> dict[str, Any]:
+    row: dict[str, Any] = {"id": as_str(_get(doc, "id"))}
+    score = _get(doc, "score")
+    if score is not None:
+        row["score"] = float(score)
+    for name, value in (_get(doc, "extra_attributes") or {}).items():
+        _put(row, name, value)
+    return row
 
 
 def _resp2_rows(reply: list[Any], query: BaseQuery) -> list[dict[str, Any]]:

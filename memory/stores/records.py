@@ -77,28 +77,43 @@ def row_record(row: dict[str, Any], text_field: str) -> dict[str, Any]:
     return rec
 
 
+#: how `decode` reads each field that is not plain text: one lookup per field (the sets above
+#: are disjoint, so the order of this merge decides nothing)
+_KIND_OF: dict[str, str] = {
+    VECTOR_FIELD: "skip",  # binary: never part of a decoded record
+    "vector_distance": "number",
+    "score": "number",
+    **{k: "json" for k in JSON_FIELDS},
+    **{k: "list" for k in LIST_FIELDS},
+    **{k: "bool" for k in BOOL_FIELDS},
+    **{k: "int" for k in INT_FIELDS},
+    **{k: "float" for k in FLOAT_FIELDS},
+}
+
+
 def decode(raw: dict[Any, Any]) -> dict[str, Any]:
     """Hash fields (from HGETALL or a RedisVL result) -> plain Python values."""
     out: dict[str, Any] = {}
     for k, v in raw.items():
-        key = as_str(k)
-        if key == VECTOR_FIELD or key in ("vector_distance", "score"):
-            if key != VECTOR_FIELD:
-                out[key] = float(as_str(v))
+        key = k if type(k) is str else as_str(k)
+        kind = _KIND_OF.get(key)
+        if kind == "skip":
             continue
-        s = as_str(v)
-        if key in JSON_FIELDS:
-            out[key] = json.loads(s) if s else ({} if key != "tool_sequence" else [])
-        elif key in LIST_FIELDS:
-            out[key] = [t for t in s.split(",") if t]
-        elif key in BOOL_FIELDS:
-            out[key] = s == "1"
-        elif key in INT_FIELDS:
-            out[key] = int(float(s)) if s else (None if key == "expires_at" else 0)
-        elif key in FLOAT_FIELDS:
-            out[key] = float(s) if s else 0.0
-        else:
+        s = v.decode() if type(v) is bytes else as_str(v)
+        if kind is None:  # most fields are text
             out[key] = s
+        elif kind == "number":
+            out[key] = float(s)
+        elif kind == "json":
+            out[key] = json.loads(s) if s else ({} if key != "tool_sequence" else [])
+        elif kind == "list":
+            out[key] = [t for t in s.split(",") if t]
+        elif kind == "bool":
+            out[key] = s == "1"
+        elif kind == "int":
+            out[key] = int(float(s)) if s else (None if key == "expires_at" else 0)
+        else:
+            out[key] = float(s) if s else 0.0
     if out.get("superseded_by") == "":
         out["superseded_by"] = None
     if out.get("expires_at") == 0:

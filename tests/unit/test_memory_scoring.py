@@ -8,7 +8,7 @@ import pytest
 from memory.config import Settings
 from memory.models import BAND_HIGH, BAND_MODERATE, MemoryType, relevance_band
 from memory.recall import scoring
-from memory.recall.hybrid import DAY_MS, RecallWeights, annotate_coverage, fuse
+from memory.recall.hybrid import DAY_MS, RecallWeights, annotate_coverage, fuse, score_candidates
 from memory.recall.scoring import terms_of_query
 from memory.stores.procedural import confidence, normalize_query, query_hash
 from memory.stores.records import vector_bytes
@@ -241,3 +241,43 @@ def test_scores_stay_within_zero_and_one() -> None:
     annotate_coverage([row], terms_of_query("a b c"), {"description": 1.0})
     hits = run([row], [text_row("a", 9.0)], weights)
     assert 0.0 <= hits["a"].score <= 1.0
+
+
+# --- the fast paths of recall's scoring give what the plain definitions give ----------------
+@pytest.mark.parametrize(
+    "texts",
+    [
+        ("I went running, then ran again.", "Context: RUNS!"),
+        ("Together we got better", ""),  # "get"/"better" inside other words or not at all
+        ("", ""),
+        ("workouts/runs; running's (fine) \u2014 run\u2026", "better-than-ever"),
+        ("Gets\tbetter\nand\u00a0better", "no"),
+    ],
+)
+def test_term_forms_match_the_words_as_word_sets_do(texts: tuple[str, str]) -> None:
+    """Recall matches a query's terms with `TermForms` (it skips texts holding no form and
+    intersects the words with all forms at once): the same matches as per-term word sets."""
+    terms = [*terms_of_query("running workouts get better"), "run"]  # "run" repeated
+    weights = [1.0, 0.5]
+    fast = scoring.term_forms(tuple(terms)).matches(texts, weights)
+    plain = scoring.term_matches(
+        scoring.forms_of(terms), [scoring.word_set(t) for t in texts], weights
+    )
+    assert fast == plain
+    assert scoring.term_forms(tuple(terms)) is scoring.term_forms(tuple(terms))  # built once
+
+
+def test_candidates_read_from_hashes_score_as_search_rows_do() -> None:
+    """A neighbour read by HMGET comes as bytes, a semantic row has no session or event type:
+    scored like the same memory as search text."""
+    as_text = vector_row("a", 0.25, pinned=1, session="s1", event_type="fact")
+    as_bytes = {k: v.encode() if isinstance(v, str) else v for k, v in as_text.items()}
+    bare = {k: v for k, v in as_text.items() if k not in ("session", "event_type", "pinned")}
+    w = RecallWeights(recency=0.25, importance=0.5, min_score=0.0)
+    text_scored = score_candidates([as_text], [], QUERY, w, NOW)["a"]
+    bytes_scored = score_candidates([as_bytes], [], QUERY, w, NOW)["a"]
+    assert bytes_scored == text_scored
+    assert text_scored["rec"]["pinned"] is True and text_scored["session"] == "s1"
+    bare_scored = score_candidates([bare], [], QUERY, w, NOW)["a"]
+    assert bare_scored["rec"]["session"] == "" and bare_scored["rec"]["event_type"] == ""
+    assert bare_scored["importance"] == 0.5

@@ -67,3 +67,35 @@ def test_the_arguments_carry_the_query_and_its_vector_parameter() -> None:
     args = search_args("idx", q)
     assert args[0] == "idx" and "KNN" in args[1]
     assert args[args.index("PARAMS") + 1 :][:3] == [2, "vector", VEC]
+
+
+def test_a_reply_with_an_empty_or_numeric_value_keeps_every_field() -> None:
+    """The bytes reply is read in one pass; a None or a number in it falls back to reading
+    field by field, with the same row (text, the vector as bytes, None kept)."""
+    q = _text_query()
+    doc = {
+        b"id": b"ns:episodic:{u1}:01A",
+        b"score": 1.5,
+        b"extra_attributes": {
+            b"description": b"My knee",
+            b"embedding": VEC,
+            b"context": None,
+            b"importance": 7,
+        },
+    }
+    by_text = {
+        "id": "ns:episodic:{u1}:01A",
+        "score": 1.5,
+        "extra_attributes": {"description": "My knee", "embedding": VEC, "context": None},
+    }
+    rows = reply_rows({b"results": [doc]}, q) + reply_rows({"results": [by_text]}, q)
+    assert rows[0] == {
+        "id": "ns:episodic:{u1}:01A",
+        "score": 1.5,
+        "description": "My knee",
+        "embedding": VEC,
+        "context": None,
+        "importance": "7",
+    }
+    assert list(rows[0]) == ["id", "score", "description", "embedding", "context", "importance"]
+    assert rows[1] == {k: v for k, v in rows[0].items() if k != "importance"}

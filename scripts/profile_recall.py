@@ -1,0 +1,96 @@
+"""Where a warm recall's time goes at 100k (issue 19 item 5; research, not a test).
+
+Builds the latency bench's store as `python -m memory bench latency` leaves it at its 100k
+step (fills 1k and 10k and measures them first, unless `fresh`), times 200 warm recalls the
+bench's way, then profiles 100 more with cProfile and Redis' SLOWLOG (server time per command):
+
+    python scripts/profile_recall.py          # the bench's state at 100k
+    python scripts/profile_recall.py fresh    # a store filled straight to 100k
+"""
+
+from __future__ import annotations
+
+import collections
+import cProfile
+import pstats
+import random
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from memory.bench import latency as L  # noqa: E402
+from memory.bench.common import Progress, bench_redis, make_coordinator  # noqa: E402
+from memory.embeddings import OnnxMiniLMEmbedder  # noqa: E402
+
+
+@contextmanager
+def bench_state(
+    fresh: bool = False,
+) -> Iterator[tuple[Any, Any, L.BenchEmbedder, random.Random, list[str]]]:
+    """(client, coordinator, embedder, rng, 20 warmed queries) of a private Redis holding the
+    latency bench's store as at its 100k step (1k and 10k filled and measured first, unless
+    `fresh`)."""
+    with bench_redis(None) as (client, ns):
+        emb = L.BenchEmbedder(OnnxMiniLMEmbedder())
+        coord = make_coordinator(client, ns, emb, load_knowledge=True)
+        try:
+            rng = random.Random(7)
+            coord.bookkeeping.drain()
+            emb.prepare_pool([L.memory_text(rng) for _ in range(L.POOL_SIZE)])
+            L._seed_other_types(coord, rng)
+            counts = {f"u{u}": 0 for u in range(L.USERS)}
+            now = int(time.time() * 1000)
+            quiet = Progress(quiet=True)
+            for size in [] if fresh else [1000, 10000]:
+                L._fill_to(coord, emb, counts, size // L.USERS, rng, quiet, now)
+                L.measure(coord, emb, 200, rng)
+            L._fill_to(coord, emb, counts, 100000 // L.USERS, rng, quiet, now)
+            base = [L.query_text(rng, 0) for _ in range(20)]
+            for q in base:
+                coord.retrieve_all_context(L.MEASURED_USER, L.SESSION, q)
+            coord.bookkeeping.drain()
+            yield client, coord, emb, rng, base
+        finally:
+            coord.close()
+
+
+def main() -> None:
+    fresh = len(sys.argv) > 1 and sys.argv[1] == "fresh"
+    with bench_state(fresh) as (client, coord, emb, rng, base):
+        res = L._retrieve(coord, emb, [base[i % 20] for i in range(200)], rng)
+        print("warm ms", {k: res[k] for k in ("p50", "p95")}, "stages", res["stages"])
+        client.config_set("slowlog-log-slower-than", 0)
+        client.config_set("slowlog-max-len", 100000)
+        client.slowlog_reset()
+        profile = cProfile.Profile()
+        for i in range(100):
+            profile.enable()
+            coord.retrieve_all_context(L.MEASURED_USER, L.SESSION, base[i % 20])
+            profile.disable()
+            coord.bookkeeping.drain()  # off the answer path, as between a user's messages
+        per_command: dict[str, list[int]] = collections.defaultdict(list)
+        for entry in client.slowlog_get(100000):
+            cmd = entry["command"]
+            text = cmd.decode(errors="replace") if isinstance(cmd, bytes) else str(cmd)
+            parts = text.split()
+            name = parts[0].upper()
+            if name == "FT.SEARCH":
+                name = f"FT.SEARCH {parts[1]} {'KNN' if 'KNN' in text else 'TEXT'}"
+            per_command[name].append(int(entry["duration"]))
+        print("server time per recall (SLOWLOG, includes the bookkeeping drained between):")
+        for name, us in sorted(per_command.items(), key=lambda kv: -sum(kv[1]))[:12]:
+            print(
+                f"  {name:50s} n={len(us):5d} mean {np.mean(us):7.1f} us  {sum(us) / 100e3:.3f} ms"
+            )
+        pstats.Stats(profile).sort_stats("tottime").print_stats(30)
+
+
+if __name__ == "__main__":
+    main()
