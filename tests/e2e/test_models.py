@@ -37,10 +37,13 @@ def test_a_thinking_model_answers_without_showing_its_thoughts_until_asked(
         answer = page.get_by_test_id("stChatMessage").filter(has_text="60 seconds slower")
         expect(answer).to_have_count(1, timeout=TIMEOUT_MS)
         wait_idle(page)
-        details = answer.get_by_test_id("stExpander")
         # not shown until asked (a folded expander may keep its content in the page, hidden)
         expect(answer.get_by_text("THOUGHT-MARKER", exact=False).first).to_be_hidden()
         details = answer.get_by_test_id("stExpander").filter(has_text="Execution details")
+        # The turn's run ends with a rerun (the sidebar shows what it stored): until that run
+        # has replaced the streamed answer, its details and the history's can both be drawn.
+        expect(details).to_have_count(1, timeout=TIMEOUT_MS)
+        wait_idle(page)
         details.get_by_text("Execution details").click()
         details.get_by_role("tab", name="💭 Thoughts").click()
         thoughts = details.get_by_role("tabpanel", name="💭 Thoughts")
