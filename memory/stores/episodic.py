@@ -60,6 +60,21 @@ SORTABLE = {"timestamp", "created_at", "importance", "access_count", "last_acces
 EMBED_CONTEXT_CHARS = 300
 
 
+# An access of each memory in KEYS at time ARGV[1]. Both fields are indexed (sortable), and
+# RediSearch indexes a hash again, vector included, after every command that writes it: one
+# HSET with the new count, not HINCRBY then HSET, indexes a recalled memory once instead of
+# twice. A memory deleted meanwhile is not re-created as a stub (EXISTS first).
+_TOUCH = """
+for _, key in ipairs(KEYS) do
+  if redis.call('EXISTS', key) == 1 then
+    local n = tonumber(redis.call('HGET', key, 'access_count')) or 0
+    redis.call('HSET', key, 'access_count', n + 1, 'last_accessed', ARGV[1])
+  end
+end
+return #KEYS
+"""
+
+
 def lifecycle(user_id: str, superseded_by: str | None) -> dict[Any, Any]:
     """The fields that say whether a memory is recalled: active, or superseded (kept as
     history). Every writer of them goes through here, so `status` and `LIVE_FIELD` agree.
@@ -97,6 +112,7 @@ class EpisodicStore:
         self._r = client
         self._keys = keys
         self.index = index
+        self._touch = client.register_script(_TOUCH)
 
     # --- building and writing ------------------------------------------------------------
     @staticmethod
@@ -272,24 +288,11 @@ class EpisodicStore:
 
     # --- changing ------------------------------------------------------------------------
     def touch(self, user_id: str, memory_ids: list[str]) -> None:
-        """Count an access (recall) of each memory; skips ids deleted meanwhile."""
-        if not memory_ids:
-            return
-        ts = now_ms()
-        pipe = self._r.pipeline(transaction=False)
-        for mid in memory_ids:
-            key = self._keys.episodic(user_id, mid)
-            # HINCRBY would create a stub hash for a deleted memory; guard with EXISTS in Lua-free
-            # form: HSETEX is Redis 8 only, so update only keys that still exist.
-            pipe.exists(key)
-        exists = pipe.execute()
-        pipe = self._r.pipeline(transaction=False)
-        for mid, ok in zip(memory_ids, exists, strict=True):
-            if ok:
-                key = self._keys.episodic(user_id, mid)
-                pipe.hincrby(key, "access_count", 1)
-                pipe.hset(key, "last_accessed", ts)
-        pipe.execute()
+        """Count an access (recall) of each memory; skips ids deleted meanwhile. One script
+        call (the keys of one user share a slot), one HSET per memory (`_TOUCH`)."""
+        if memory_ids:
+            keys = [self._keys.episodic(user_id, mid) for mid in memory_ids]
+            self._touch(keys=keys, args=[now_ms()])
 
     def set_fields(self, user_id: str, memory_id: str, fields: dict[str, Any]) -> None:
         self.get(user_id, memory_id)  # ownership check

@@ -317,6 +317,25 @@ def test_recall_counts_accesses(coordinator: MemoryCoordinator) -> None:
     assert got["last_accessed"] > 0
 
 
+def test_an_access_indexes_a_memory_once_and_never_revives_a_deleted_one(
+    coordinator: MemoryCoordinator,
+) -> None:
+    kept = coordinator.add_episodic(U, "I keep a training diary")
+    gone = coordinator.add_episodic(U, "I used to swim on Sundays")
+    coordinator.delete_memory(U, "episodic", gone.id)
+    store = coordinator.stores.episodic
+    info = coordinator.redis.ft(store.index.name).info
+    before = int(info()["max_doc_id"])
+    store.touch(U, [kept.id, gone.id])
+    store.touch(U, [kept.id])
+    # RediSearch gives a hash a new document id each time a write indexes it again: two
+    # accesses of one memory, two ids (was four: HINCRBY and HSET each indexed it)
+    assert int(info()["max_doc_id"]) - before == 2
+    got = coordinator.get_memory(U, "episodic", kept.id)
+    assert got["access_count"] == 2 and got["last_accessed"] > 0
+    assert not coordinator.redis.exists(coordinator.keys.episodic(U, gone.id))
+
+
 def test_a_logged_exchange_gets_its_vector_of_record_off_the_answer_path(
     coordinator: MemoryCoordinator,
 ) -> None:
