@@ -294,10 +294,6 @@ class EpisodicStore:
             keys = [self._keys.episodic(user_id, mid) for mid in memory_ids]
             self._touch(keys=keys, args=[now_ms()])
 
-    def set_fields(self, user_id: str, memory_id: str, fields: dict[str, Any]) -> None:
-        self.get(user_id, memory_id)  # ownership check
-        self._r.hset(self._keys.episodic(user_id, memory_id), mapping=encode(fields))
-
     def delete_many(self, pipe: redis.client.Pipeline, user_id: str, memory_ids: list[str]) -> None:
         for mid in memory_ids:
             pipe.delete(self._keys.episodic(user_id, mid))
