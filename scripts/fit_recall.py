@@ -13,7 +13,8 @@ is it an evidence turn of the question? Then, on the TUNE conversations only:
    the ranking score z;
 2. a second one on (z, z - best z of the question): the calibration (it cannot change the
    order within a question);
-3. the neighbour decay, chosen on a grid by recall@5 + recall@10 summed over both files;
+3. the neighbour weight: a regression of the label on (z, the best probability among the
+   seeds a candidate is a session neighbour of), the ratio of its two weights;
 
 and prints the weights to copy into `memory/recall/scoring.py`, recall on the tune and the holdout
 split of each file, and the reliability table (share of evidence among the top-10 hits per
@@ -33,15 +34,15 @@ research-only wheel), helps the fitted model rerank the SAME candidates (the can
 still MiniLM's alone). Per candidate it takes the cosine (clipped at 0, like the vector part)
 between the question and the candidate's stored text (description + context as the bulk path
 embeds it, read from Redis while collecting) under L3, and refits the whole model (ranking,
-calibration, decay) on the tune split for three variants: `base` (the product's four parts),
-`+l3` (the L3 cosine as a fifth part) and `fused` (the vector part replaced by the mean of both
-cosines: no extra weight), each also at the product's neighbour decay when its fitted one
-differs; and, as a diagnostic, ranking by MiniLM's cosine alone against the mean of both alone
-(the issue's dense-only measurement, here within these candidates). It prints each variant's
-weights, tune/holdout R@1/5/10 of both files side by side, the holdout questions won/lost at
-R@5 and R@10 against base (sign test), and the median ms of embedding one question with L3.
-It measures ranking only, not storage: the L3 vectors of the memories are computed here once
-per text (kept beside the cache, suffix `.l3.pickle`), never written to Redis.
+calibration, neighbour weight) on the tune split for three variants: `base` (the product's four
+parts), `+l3` (the L3 cosine as a fifth part) and `fused` (the vector part replaced by the mean
+of both cosines: no extra weight), each also at the product's neighbour weight when its fitted
+one differs; and, as a diagnostic, ranking by MiniLM's cosine alone against the mean of both
+alone (the issue's dense-only measurement, here within these candidates). It prints each
+variant's weights, tune/holdout R@1/5/10 of both files side by side, the holdout questions
+won/lost at R@5 and R@10 against base (sign test), and the median ms of embedding one question
+with L3. It measures ranking only, not storage: the L3 vectors of the memories are computed here
+once per text (kept beside the cache, suffix `.l3.pickle`), never written to Redis.
 """
 
 from __future__ import annotations
@@ -72,7 +73,6 @@ from memory.recall.statements import (  # noqa: E402
 from memory.stores.episodic import embedding_text  # noqa: E402
 
 TUNE = {"pref-d01", "pref-d02", "conv-26", "conv-41", "conv-43"}
-DECAYS = (0.0, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
 BINS = (0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.01)
 
 
@@ -92,7 +92,7 @@ def collect(paths: list[Path], search: dict[str, Any] | None = None) -> list[dic
     with bench_redis(None) as (client, ns):
         coord = make_coordinator(client, ns)
         try:
-            # neighbours for every seed candidate: the decay is applied offline
+            # neighbours for every seed candidate: their part is applied offline
             weights = RecallWeights(
                 min_score=0.0, neighbour=1.0, **{"neighbour_seeds": 5, **(search or {})}
             )
@@ -150,34 +150,54 @@ def collect(paths: list[Path], search: dict[str, Any] | None = None) -> list[dic
     return out
 
 
-def calibration_features(q: dict[str, Any], w: np.ndarray) -> np.ndarray:
-    z = q["x"] @ w[:-1] + w[-1]
-    return np.stack([z, z - z.max()], axis=1)
-
-
-def final_scores(q: dict[str, Any], w: np.ndarray, cal: np.ndarray, decay: float) -> np.ndarray:
-    p = 1.0 / (1.0 + np.exp(-(calibration_features(q, w) @ cal[:-1] + cal[-1])))
+def neighbour_part(q: dict[str, Any], p: np.ndarray) -> np.ndarray:
+    """Per candidate: the best own probability `p` among the seeds it is a session neighbour
+    of (0: none), as the product's `neighbour` part. Seeds: the best by own probability, as
+    many as the collection's search read. None for a request about the user's tastes or for
+    advice (a cache collected before that rule still holds their links)."""
+    m = np.zeros(len(p))
+    if request_kind(q["question"]) is not None:
+        return m
     own = dict(zip(q["ids"], p, strict=True))
-    out = p.copy()
-    # as the product: no neighbours for a request about the user's tastes or for advice (a
-    # cache collected before that rule still holds their links)
-    if decay > 0 and request_kind(q["question"]) is None:
-        # seeds: the best by own probability, as many as the collection's search read
+    seeds = set(sorted(own, key=own.__getitem__, reverse=True)[: q.get("seeds", 5)])
+    for i, rid in enumerate(q["ids"]):
+        for seed in q["links"][rid]:
+            if seed in seeds and own[seed] > m[i]:
+                m[i] = own[seed]
+    return m
+
+
+def calibrate(z: np.ndarray, cal: np.ndarray) -> np.ndarray:
+    x = np.stack([z, z - z.max()], axis=1)
+    return 1.0 / (1.0 + np.exp(-(x @ cal[:-1] + cal[-1])))
+
+
+def final_scores(q: dict[str, Any], w: np.ndarray, cal: np.ndarray, w_nb: float) -> np.ndarray:
+    """As the product: own z calibrated; a session neighbour of a seed gets `w_nb` times the
+    seed's probability added to its z, every candidate is calibrated again, and a neighbour's
+    final is at least NEIGHBOUR_FLOOR ** hops times its seed's probability (not fitted)."""
+    z = q["x"] @ w[:-1] + w[-1]
+    if w_nb == 0:
+        return calibrate(z, cal)
+    p = calibrate(z, cal)
+    out = calibrate(z + w_nb * neighbour_part(q, p), cal)
+    if request_kind(q["question"]) is None:
+        own = dict(zip(q["ids"], p, strict=True))
         seeds = set(sorted(own, key=own.__getitem__, reverse=True)[: q.get("seeds", 5)])
         for i, rid in enumerate(q["ids"]):
             for seed, hops in q["links"][rid].items():
                 if seed in seeds:
-                    out[i] = max(out[i], own[seed] * decay**hops)
+                    out[i] = max(out[i], own[seed] * scoring.NEIGHBOUR_FLOOR**hops)
     return out
 
 
 def per_question(
-    qs: list[dict[str, Any]], w: np.ndarray, cal: np.ndarray, decay: float
+    qs: list[dict[str, Any]], w: np.ndarray, cal: np.ndarray, w_nb: float
 ) -> dict[str, np.ndarray]:
     """R@1/5/10 of each question."""
     r: dict[str, list[float]] = defaultdict(list)
     for q in qs:
-        s = final_scores(q, w, cal, decay)
+        s = final_scores(q, w, cal, w_nb)
         order = np.argsort(-s, kind="stable")
         for k in (1, 5, 10):
             r[f"R@{k}"].append(q["y"][order[:k]].sum() / q["n_evidence"])
@@ -185,28 +205,25 @@ def per_question(
 
 
 def recall(
-    qs: list[dict[str, Any]], w: np.ndarray, cal: np.ndarray, decay: float
+    qs: list[dict[str, Any]], w: np.ndarray, cal: np.ndarray, w_nb: float
 ) -> dict[str, float]:
-    return {k: round(float(v.mean()), 3) for k, v in per_question(qs, w, cal, decay).items()}
+    return {k: round(float(v.mean()), 3) for k, v in per_question(qs, w, cal, w_nb).items()}
 
 
-def fit(qs: list[dict[str, Any]]) -> tuple[np.ndarray, np.ndarray, float, dict[float, float]]:
-    """Ranking weights, calibration and neighbour decay, fitted on the tune split of `qs`."""
+def fit(qs: list[dict[str, Any]]) -> tuple[np.ndarray, np.ndarray, float]:
+    """Ranking weights, calibration and the neighbour weight, fitted on the tune split of
+    `qs`: (1) the ranking regression on the parts; (2) the calibration on (z, z - best z);
+    (3) a regression of the label on (z, neighbour part), the seeds' probabilities from (1)
+    and (2): W_NEIGHBOUR is the ratio of its two weights (z keeps the ranking's scale)."""
     tune = [q for q in qs if q["tune"]]
     y = np.concatenate([q["y"] for q in tune])
     w = fit_logistic(np.vstack([q["x"] for q in tune]), y)
-    cal = fit_logistic(np.vstack([calibration_features(q, w) for q in tune]), y)
-    files = sorted({q["file"] for q in qs})
-
-    def objective(decay: float) -> float:
-        total = 0.0
-        for f in files:
-            r = recall([q for q in tune if q["file"] == f], w, cal, decay)
-            total += r["R@5"] + r["R@10"]
-        return total
-
-    grid = {d: objective(d) for d in DECAYS}
-    return w, cal, max(DECAYS, key=grid.__getitem__), grid
+    zs = [q["x"] @ w[:-1] + w[-1] for q in tune]
+    cal = fit_logistic(np.vstack([np.stack([z, z - z.max()], axis=1) for z in zs]), y)
+    parts = [neighbour_part(q, calibrate(z, cal)) for q, z in zip(tune, zs, strict=True)]
+    zm = [np.stack([z, m], axis=1) for z, m in zip(zs, parts, strict=True)]
+    v = fit_logistic(np.vstack(zm), y)
+    return w, cal, round(float(v[1] / v[0]), 2)
 
 
 def l3_cosines(qs: list[dict[str, Any]], cache: Path | None) -> float:
@@ -247,7 +264,7 @@ def variants(qs: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-def by_category(qs: list[dict[str, Any]], w: np.ndarray, cal: np.ndarray, decay: float) -> None:
+def by_category(qs: list[dict[str, Any]], w: np.ndarray, cal: np.ndarray, w_nb: float) -> None:
     """Per LoCoMo category and split: how much evidence the candidates hold, and R@10."""
     print("\n# by category (LoCoMo 1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop)")
     print("| category | split | questions | evidence in candidates | R@5 | R@10 |")
@@ -261,7 +278,7 @@ def by_category(qs: list[dict[str, Any]], w: np.ndarray, cal: np.ndarray, decay:
             if not sel:
                 continue
             held = np.mean([q["y"].sum() / q["n_evidence"] for q in sel])
-            r = recall(sel, w, cal, decay)
+            r = recall(sel, w, cal, w_nb)
             tune = "tune" if split else "holdout"
             print(f"| {cat} | {tune} | {len(sel)} | {held:.3f} | {r['R@5']} | {r['R@10']} |")
 
@@ -279,17 +296,17 @@ def compare(qs: list[dict[str, Any]], cache: Path | None) -> None:
     rows: dict[str, dict[str, dict[str, np.ndarray]]] = {}
     names = ("vector", "text", "time", "stated", "l3")
     for name, vq in variants(qs).items():
-        w, cal, decay, _ = fit(vq)
-        # the fitted decay moves between variants: also each at the product's decay
-        for d in dict.fromkeys((decay, scoring.NEIGHBOUR_DECAY)):
-            label = name if d == decay else f"{name} @decay {d}"
+        w, cal, w_nb = fit(vq)
+        # the fitted neighbour weight moves between variants: also each at the product's
+        for d in dict.fromkeys((w_nb, scoring.W_NEIGHBOUR)):
+            label = name if d == w_nb else f"{name} @neighbour {d}"
             rows[label] = {}
             for f in files:
                 for split in ("tune", "holdout"):
                     sel = [q for q in vq if q["file"] == f and q["tune"] == (split == "tune")]
                     rows[label][f"{f.split('-')[0]} {split}"] = per_question(sel, w, cal, d)
         parts = ", ".join(f"{n} {v:.2f}" for n, v in zip(names, w[:-1], strict=False))
-        print(f"# {name}: bias {w[-1]:.2f}, {parts}; cal {np.round(cal, 2)}; decay {decay}")
+        print(f"# {name}: bias {w[-1]:.2f}, {parts}; cal {np.round(cal, 2)}; neighbour {w_nb}")
     print("\n# recall R@1/R@5/R@10 (refitted on tune)")
     cells = list(rows["base"])
     print("| variant | " + " | ".join(cells) + " |")
@@ -320,6 +337,7 @@ def main() -> int:
     # research options of the candidate search (issue 19): collect with them, then refit
     ap.add_argument("--candidates", type=int, help="first-stage k of each query (product: 30)")
     ap.add_argument("--seeds", type=int, help="candidates that read neighbours (product: 5)")
+    ap.add_argument("--hops", type=int, help="neighbours read each side of a seed (product: 2)")
     ap.add_argument("--feedback", type=float, help="vector feedback weight beta (product: 0)")
     ap.add_argument("--feedback-docs", type=int, help="best candidates averaged (product: 5)")
     ap.add_argument(
@@ -331,10 +349,12 @@ def main() -> int:
     if args.cache and args.cache.exists():
         qs = pickle.loads(args.cache.read_bytes())
     else:
-        names = ("candidates", "seeds", "feedback", "feedback_docs")
+        names = ("candidates", "seeds", "hops", "feedback", "feedback_docs")
         search = {n: getattr(args, n) for n in names if getattr(args, n) is not None}
         if "seeds" in search:
             search["neighbour_seeds"] = search.pop("seeds")
+        if "hops" in search:
+            search["neighbour_hops"] = search.pop("hops")
         qs = collect(args.data, search)
         if args.cache:
             args.cache.write_bytes(pickle.dumps(qs))
@@ -343,22 +363,19 @@ def main() -> int:
             raise SystemExit(f"{args.cache} has no candidate texts: delete it and collect again")
         compare(qs, args.cache.with_suffix(".l3.pickle") if args.cache else None)
         return 0
-    w, cal, decay, grid = fit(qs)
+    w, cal, w_nb = fit(qs)
     files = sorted({q["file"] for q in qs})
-    print("# neighbour decay grid (tune, sum of R@5 + R@10 over the files):")
-    for d, v in grid.items():
-        print(f"  {d}: {v:.3f}")
-    print("\n# memory/recall/scoring.py (fitted on the tune split)")
+    print("# memory/recall/scoring.py (fitted on the tune split)")
     print(f"BIAS = {w[4]:.2f}\nW_VECTOR = {w[0]:.2f}\nW_COVERAGE = {w[1]:.2f}")
-    print(f"W_TIME = {w[2]:.2f}\nW_STATED = {w[3]:.2f}\nNEIGHBOUR_DECAY = {decay}")
+    print(f"W_TIME = {w[2]:.2f}\nW_STATED = {w[3]:.2f}\nW_NEIGHBOUR = {w_nb}")
     print(f"CAL_SCALE = {cal[0]:.2f}\nCAL_LEAD = {cal[1]:.2f}\nCAL_BIAS = {cal[2]:.2f}")
     print("\n# recall over the candidates (k = rank in the product's list)")
     for f in files:
         for split, sub in (("tune", True), ("holdout", False), ("all", None)):
             sel = [q for q in qs if q["file"] == f and (sub is None or q["tune"] == sub)]
             convs = sorted({q["conv"] for q in sel})
-            print(f"{f} {split} ({len(sel)} q; {','.join(convs)}): {recall(sel, w, cal, decay)}")
-    by_category(qs, w, cal, decay)
+            print(f"{f} {split} ({len(sel)} q; {','.join(convs)}): {recall(sel, w, cal, w_nb)}")
+    by_category(qs, w, cal, w_nb)
     print("\n# reliability: top-10 hits per band of final (share that are evidence)")
     for f in files:
         for split, sub in (("tune", True), ("holdout", False)):
@@ -366,7 +383,7 @@ def main() -> int:
             n = np.zeros(len(BINS) - 1)
             pos = np.zeros(len(BINS) - 1)
             for q in sel:
-                s = final_scores(q, w, cal, decay)
+                s = final_scores(q, w, cal, w_nb)
                 top = np.argsort(-s, kind="stable")[:10]
                 b = np.digitize(s[top], BINS) - 1
                 np.add.at(n, b, 1)
@@ -384,12 +401,12 @@ def main() -> int:
     shipped_cal = np.array([scoring.CAL_SCALE, scoring.CAL_LEAD, scoring.CAL_BIAS])
     print(
         f"\n# with the constants now in memory/recall/scoring.py ({shipped}, {shipped_cal}, "
-        f"decay {scoring.NEIGHBOUR_DECAY}):"
+        f"neighbour {scoring.W_NEIGHBOUR}):"
     )
     for f in files:
         for split, sub in (("tune", True), ("holdout", False)):
             sel = [q for q in qs if q["file"] == f and q["tune"] == sub]
-            print(f"{f} {split}: {recall(sel, shipped, shipped_cal, scoring.NEIGHBOUR_DECAY)}")
+            print(f"{f} {split}: {recall(sel, shipped, shipped_cal, scoring.W_NEIGHBOUR)}")
     return 0
 
 

@@ -313,7 +313,8 @@ HIT_COLUMNS = {
     "Neighbour": st.column_config.NumberColumn(
         "Neighbour",
         format="%.2f",
-        help="Score carried over as the next/previous turn of a strong hit in the same session",
+        help="Score of the strong hit this memory sits next to (up to two turns away, same "
+        "session); it adds to the memory's own evidence",
     ),
 }
 

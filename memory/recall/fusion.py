@@ -40,8 +40,11 @@ class RecallWeights:
     candidates: int = 30
     #: 0 switches off the date-in-the-query signal
     time_match: float = 1.0
-    #: share of a seed's probability passed to its session neighbours per hop (0 = off)
-    neighbour: float = scoring.NEIGHBOUR_DECAY
+    #: log-odds a session neighbour gains per unit of its best seed's probability (0 = off:
+    #: no neighbours at all)
+    neighbour: float = scoring.W_NEIGHBOUR
+    #: a neighbour's final is at least this ** hops times its seed's probability
+    neighbour_floor: float = scoring.NEIGHBOUR_FLOOR
     neighbour_hops: int = 2
     #: how many of the best candidates look for neighbours
     neighbour_seeds: int = 5
@@ -73,7 +76,7 @@ def fuse(
     if scored is None:
         scored = score_candidates(vector_rows, text_rows, query_vec, w, now_ms)
     if w.neighbour > 0:
-        spread_to_neighbours(scored, w.neighbour)
+        add_neighbour_part(scored, w.neighbour, w.neighbour_floor)
     best = sorted(scored.items(), key=lambda item: item[1]["final"], reverse=True)
     hits: list[RecallHit] = []
     for rid, c in best[:k]:  # only the kept ones become hits (a model each is not free)
@@ -105,13 +108,31 @@ def fuse(
     return hits
 
 
-def spread_to_neighbours(scored: dict[str, dict[str, Any]], decay: float) -> None:
+def add_neighbour_part(scored: dict[str, dict[str, Any]], weight: float, floor: float) -> None:
+    """Each session neighbour of a seed gets `neighbour` = the best own probability among its
+    seeds, and its final is calibrated from z + `weight` times it (every other final again
+    against the new best z, which may have risen), but is at least `floor ** hops` times a
+    seed's probability. A neighbour's own match and its seed's add up: the answer next to a
+    strong hit that also matches on its own outranks a turn that only matches (BENCHMARKS.md,
+    issue 19). The floor keeps the reply that shares nothing with the question ("The Alta Via
+    1") in sight when the turns were stored without the one before as their context, as a
+    chat's messages are. `z` stays the candidate's own score."""
     seed_final = {rid: c["final"] for rid, c in scored.items()}
-    for c in scored.values():
+    total: dict[str, float] = {}
+    least: dict[str, float] = {}
+    for rid, c in scored.items():
+        best = lowest = 0.0
         for seed, hops in c["neighbour_of"].items():
-            if seed in seed_final:
-                c["neighbour"] = max(c.get("neighbour", 0.0), seed_final[seed] * decay**hops)
-                c["final"] = max(c["final"], c["neighbour"])
+            p = seed_final.get(seed, 0.0)
+            best = max(best, p)
+            lowest = max(lowest, p * floor**hops)
+        c["neighbour"] = best
+        total[rid] = c["z"] + weight * best
+        least[rid] = lowest
+    best_z = max(total.values(), default=0.0)
+    for rid, c in scored.items():
+        z = total[rid]
+        c["final"] = max(least[rid], scoring.calibrated(z, z if c["own"] else best_z))
 
 
 def score_candidates(

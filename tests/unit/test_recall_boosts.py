@@ -87,25 +87,42 @@ def test_a_memory_dated_in_the_query_gets_the_time_boost() -> None:
 def test_a_neighbour_of_a_strong_hit_rises_with_it() -> None:
     rows = [
         _row("seed", 0.1),
-        _row("far", 0.6),
-        _row("next", 0.9, _neighbour_of={"seed": 1}),
-        _row("next2", 0.9, _neighbour_of={"seed": 2}),
+        _row("far", 0.2),
+        _row("matching_next", 0.2, _neighbour_of={"seed": 2}),
+        _row("next", 0.5, _neighbour_of={"seed": 1}),
+        _row("next2", 0.5, _neighbour_of={"seed": 2}),
     ]
-    w = RecallWeights(recency=0.0, importance=0.0, min_score=0.0, neighbour=0.5)
+    w = RecallWeights(recency=0.0, importance=0.0, min_score=0.0)
+    assert w.neighbour == scoring.W_NEIGHBOUR > 0
     hits = fuse(MemoryType.EPISODIC, rows, [], Q, 5, w, NOW)
-    assert [h.id for h in hits][:2] == ["seed", "next"]
     score = {h.id: h.score for h in hits}
     seed = scoring.probability(0.9, 0.0, 0.0)
     assert score["seed"] == round(seed, 4)
-    assert score["next"] == round(seed * w.neighbour, 4)
-    assert score["next2"] == round(max(seed * w.neighbour**2, _own(0.1, 0.9)), 4)
-    assert score["far"] == round(_own(0.4, 0.9), 4)
+    # A neighbour that also matches on its own: the seed's probability adds to its log-odds,
+    # so it outranks the same match without a seed.
+    assert score["matching_next"] == round(_own(0.8, 0.9, extra=w.neighbour * seed), 4)
+    assert score["matching_next"] > score["far"] == round(_own(0.8, 0.9), 4)
+    # One that does not match: the floor, a share of the seed's probability per hop.
+    assert _own(0.5, 0.9, extra=w.neighbour * seed) < seed * w.neighbour_floor**2
+    assert score["next"] == round(seed * w.neighbour_floor, 4)
+    assert score["next2"] == round(seed * w.neighbour_floor**2, 4)
+    assert [h.id for h in hits] == ["seed", "matching_next", "far", "next", "next2"]
+    parts = {h.id: h.parts.neighbour for h in hits}
+    assert parts == {
+        "seed": 0.0,
+        "far": 0.0,
+        "next": round(seed, 4),
+        "next2": round(seed, 4),
+        "matching_next": round(seed, 4),
+    }
 
 
-def _own(cosine: float, best: float) -> float:
-    """A candidate's own probability when the query's best candidate has cosine `best`."""
+def _own(cosine: float, best: float, extra: float = 0.0) -> float:
+    """A candidate's probability when the query's best candidate has cosine `best`; `extra`:
+    log-odds added to its own (the neighbour part)."""
     best_z = scoring.logit(best, 0.0, 0.0, w_recency=0.0, w_importance=0.0)
-    return scoring.probability(cosine, 0.0, 0.0, best_z=best_z)
+    z = scoring.logit(cosine, 0.0, 0.0, w_recency=0.0, w_importance=0.0) + extra
+    return scoring.calibrated(z, best_z)
 
 
 def test_no_boosts_when_switched_off() -> None:
