@@ -172,32 +172,61 @@ def calibrate(z: np.ndarray, cal: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-(x @ cal[:-1] + cal[-1])))
 
 
-def final_scores(q: dict[str, Any], w: np.ndarray, cal: np.ndarray, w_nb: float) -> np.ndarray:
+def final_scores(
+    q: dict[str, Any],
+    w: np.ndarray,
+    cal: np.ndarray,
+    w_nb: float,
+    floor: float = scoring.NEIGHBOUR_FLOOR,
+) -> np.ndarray:
     """As the product: own z calibrated; a session neighbour of a seed gets `w_nb` times the
     seed's probability added to its z, every candidate is calibrated again, and a neighbour's
-    final is at least NEIGHBOUR_FLOOR ** hops times its seed's probability (not fitted)."""
+    final is at least `floor ** hops` times its seed's probability (not fitted). `w_nb` 0 with
+    the floor 0.3 is the rule before issue 19's fifth pass (max(own, 0.3 ** hops * seed))."""
     z = q["x"] @ w[:-1] + w[-1]
-    if w_nb == 0:
-        return calibrate(z, cal)
     p = calibrate(z, cal)
-    out = calibrate(z + w_nb * neighbour_part(q, p), cal)
-    if request_kind(q["question"]) is None:
+    if request_kind(q["question"]) is not None:  # no neighbours for advice or tastes
+        return p
+    out = calibrate(z + w_nb * neighbour_part(q, p), cal) if w_nb else p.copy()
+    if floor > 0:
         own = dict(zip(q["ids"], p, strict=True))
         seeds = set(sorted(own, key=own.__getitem__, reverse=True)[: q.get("seeds", 5)])
         for i, rid in enumerate(q["ids"]):
             for seed, hops in q["links"][rid].items():
                 if seed in seeds:
-                    out[i] = max(out[i], own[seed] * scoring.NEIGHBOUR_FLOOR**hops)
+                    out[i] = max(out[i], own[seed] * floor**hops)
     return out
 
 
+def held_out_in_turn(qs: list[dict[str, Any]]) -> None:
+    """Each conversation (and personal user) held out in turn: everything fitted on the rest,
+    R@5/R@10 of the one held out under the neighbour rule before (max(own, 0.3 ** hops * seed))
+    and now (W_NEIGHBOUR fitted, the floor)."""
+    print("\n# each conversation / user held out in turn (fitted on the rest): R@5 / R@10")
+    print("| held out | questions | before | now | W_NEIGHBOUR fitted |")
+    print("|---|---|---|---|---|")
+    for held in sorted({q["conv"] for q in qs}):
+        split = [{**q, "tune": q["conv"] != held} for q in qs]
+        w, cal, w_nb = fit(split)
+        test = [q for q in split if not q["tune"]]
+        cells = []
+        for nb, fl in ((0.0, 0.3), (w_nb, scoring.NEIGHBOUR_FLOOR)):
+            r = per_question(test, w, cal, nb, fl)
+            cells.append(f"{r['R@5'].mean():.3f} / {r['R@10'].mean():.3f}")
+        print(f"| {held} | {len(test)} | {cells[0]} | {cells[1]} | {w_nb} |")
+
+
 def per_question(
-    qs: list[dict[str, Any]], w: np.ndarray, cal: np.ndarray, w_nb: float
+    qs: list[dict[str, Any]],
+    w: np.ndarray,
+    cal: np.ndarray,
+    w_nb: float,
+    floor: float = scoring.NEIGHBOUR_FLOOR,
 ) -> dict[str, np.ndarray]:
     """R@1/5/10 of each question."""
     r: dict[str, list[float]] = defaultdict(list)
     for q in qs:
-        s = final_scores(q, w, cal, w_nb)
+        s = final_scores(q, w, cal, w_nb, floor)
         order = np.argsort(-s, kind="stable")
         for k in (1, 5, 10):
             r[f"R@{k}"].append(q["y"][order[:k]].sum() / q["n_evidence"])
@@ -376,6 +405,7 @@ def main() -> int:
             convs = sorted({q["conv"] for q in sel})
             print(f"{f} {split} ({len(sel)} q; {','.join(convs)}): {recall(sel, w, cal, w_nb)}")
     by_category(qs, w, cal, w_nb)
+    held_out_in_turn(qs)
     print("\n# reliability: top-10 hits per band of final (share that are evidence)")
     for f in files:
         for split, sub in (("tune", True), ("holdout", False)):

@@ -124,7 +124,7 @@ DEFAULT_NUM_CTX = 4096
 #: Tokens the runner keeps from the start of a prompt that does not fit (Ollama's numKeep).
 NUM_KEEP = 4
 _TOKEN_RE = re.compile(r"[a-z0-9]+")
-# Lines of the agent's fenced memory block look like: - [episodic/preference] "text" (...)
+# Lines of the agent's fenced memory block look like: - [preference] "text" (...)
 _MEMORY_LINE_RE = re.compile(r'^- \[[^\]]+\] "(.*)"', re.MULTILINE)
 _FENCE_RE = re.compile(r"<<<MEMORY (\w+)>>>(.*?)<<<END MEMORY \1>>>", re.DOTALL)
 THOUGHT_MARKER = "THOUGHT-MARKER"

@@ -80,7 +80,7 @@ def test_the_block_is_read_back_line_by_line_with_hostile_text() -> None:
                                                          episodic=[hit(text)])).text)  # fmt: skip
     assert [line.kind for line in lines] == ["title", "memory"]
     assert lines[1].text == text.replace("<<<", "‹‹‹").replace(">>>", "›››")
-    assert lines[1].label == "episodic/preference" and lines[1].note.startswith("relevance: high")
+    assert lines[1].label == "preference" and lines[1].note.startswith("high")
 
 
 def test_the_lead_line_names_what_reached_the_prompt_in_short_escaped() -> None:
