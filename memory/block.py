@@ -89,8 +89,8 @@ def label(value: Any) -> str:
 
 
 def _date(ms: Any) -> str:
-    """"20 Nov 2026": as clear to a model as 2026-11-20 and cheaper (a tokenizer that splits
-    numbers into digits spends 10 tokens on the ISO date, 7 on this)."""
+    """A date as "20 Nov 2026": as clear to a model as 2026-11-20 and cheaper (a tokenizer
+    that splits numbers into digits spends 10 tokens on the ISO date, 7 on this)."""
     try:
         d = datetime.fromtimestamp(int(ms) / 1000, UTC)
     except (TypeError, ValueError, OverflowError, OSError):
