@@ -13,7 +13,10 @@ MatMuls run in int8:
 
 Step 2 needs the `onnx` package, which is not a project dependency:
 `.venv/bin/pip install onnx==1.23.2` (or point ONNX_PATH at a folder that holds it:
-`ONNX_PATH=/tmp/onnxpkg`). Subcommands:
+`ONNX_PATH=/tmp/onnxpkg`). The `nbits8-*` variants replace step 2 by ONNX Runtime's
+`MatMulNBitsQuantizer` (8-bit weight blocks, activations quantized per block at run time), which
+also needs `onnx_ir` and `sympy` (`pip install --target /tmp/onnxpkg onnx_ir sympy mpmath`).
+Subcommands:
 
     python scripts/quantized_embedder.py build --variant all --out /tmp/q-all.onnx
     python scripts/quantized_embedder.py speed [--rounds 5]     # texts/s, query ms, drift
@@ -60,6 +63,10 @@ HIDDEN, FFN = 384, 1536
 class Variant:
     keep_fp32: frozenset[tuple[int, ...]] = frozenset()  # weight shapes whose MatMuls stay fp32
     op_types: tuple[str, ...] | None = None  # what quantize_dynamic quantizes (None: its default)
+    #: instead of quantize_dynamic: ONNX Runtime's MatMulNBits (weights in int8 blocks of this
+    #: many values along K, each with its own scale; activations quantized per block at run
+    #: time, `accuracy_level` 4, for the int8 kernels)
+    nbits_block: int = 0
 
 
 VARIANTS: dict[str, Variant] = {
@@ -70,6 +77,10 @@ VARIANTS: dict[str, Variant] = {
     # The embedding tables keep the shipped values (already int8 steps; requantizing them to
     # a new uint8 grid only adds error, and a Gather costs nothing to run).
     "matmul": Variant(op_types=("MatMul",)),
+    # Block-wise: a scale per 32 (or 128) weights instead of per output channel, and the
+    # activations per block too: the error of one outlier stays in its block (issue 19, pass 5).
+    "nbits8-32": Variant(nbits_block=32),
+    "nbits8-128": Variant(nbits_block=128),
 }
 SHIPPED = "shipped"
 DEFAULT_MODELS = Path(tempfile.gettempdir()) / "quantized-embedder"
@@ -79,7 +90,8 @@ LOCOMO_DEV = Path(__file__).resolve().parents[2] / "shared/bench/locomo/locomo-d
 def research_model_id(variant: str) -> str:
     """An index records the model id of its vectors; this one cannot pass for the product's
     (`all-MiniLM-L6-v2-int8-onnx`), so its vectors are never mixed with the shipped ones."""
-    return f"research-dynq8-{variant}-minilm-l6"
+    kind = "nbits" if VARIANTS.get(variant, Variant()).nbits_block else "dynq8"
+    return f"research-{kind}-{variant}-minilm-l6"
 
 
 def excluded_nodes(matmul_weights: dict[str, tuple[int, ...]], variant: str) -> list[str]:
@@ -176,6 +188,21 @@ def build(variant: str, out: Path) -> Path:
         so.optimized_model_filepath = str(folded)
         ort.InferenceSession(str(shipped_model()), so, providers=["CPUExecutionProvider"])
         exclude = excluded_nodes(matmul_weights(onnx.load(str(folded))), variant)
+        if VARIANTS[variant].nbits_block:
+            # needs onnx_ir and sympy beside onnx (ONNX_PATH or the venv)
+            from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
+
+            q = MatMulNBitsQuantizer(
+                onnx.load(str(folded)),
+                bits=8,
+                block_size=VARIANTS[variant].nbits_block,
+                is_symmetric=True,
+                accuracy_level=4,
+                nodes_to_exclude=exclude,
+            )
+            q.process()
+            q.model.save_model_to_file(str(out), False)
+            return out
         quantize_dynamic(
             folded,
             out,
@@ -191,7 +218,7 @@ def model_path(variant: str, models: Path) -> Path:
     """The variant's model file, built on first use."""
     if variant == SHIPPED:
         return shipped_model()
-    path = models / f"minilm-dynq8-{variant}.onnx"
+    path = models / f"minilm-{research_model_id(variant)}.onnx"
     if not path.is_file():
         print(f"building {variant} -> {path}", file=sys.stderr)
         build(variant, path)
