@@ -95,7 +95,10 @@ def _date(ms: Any) -> str:
         d = datetime.fromtimestamp(int(ms) / 1000, UTC)
     except (TypeError, ValueError, OverflowError, OSError):
         return ""
-    return f"{d.day} {d:%b %Y}"
+    return f"{d.day} {_MONTHS[d.month - 1]} {d.year}"  # not %b: that follows the locale
+
+
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
 
 def without_replaced(
@@ -107,13 +110,16 @@ def without_replaced(
     return [h for h in hits if h.id not in replaced]
 
 
-# A line is `- [kind] "text" (relevance, date)`, its section title says which memory type it is
+# A line is `- [kind] "text" (relevance, date)`; its section title says which memory type it is
 # and, once, what the parts are: the words "episodic/", "relevance:" and an ISO date on every
 # line were a third of a LoCoMo line's tokens (BENCHMARKS.md, issue 19).
 EPISODIC_TITLE = (
     'About this user (episodic, most relevant first), [kind] "memory" (relevance, date):'
 )
-SEMANTIC_TITLE = 'General knowledge (semantic), [topic] "fact" (relevance):'
+SEMANTIC_TITLE = 'General knowledge (semantic), [semantic/topic] "fact" (relevance):'
+SUMMARY_TITLE = (
+    "Earlier in this conversation (summary of turns no longer shown), (relevance, date):"
+)
 
 
 def _hit_line(hit: RecallHit, label: str) -> str:
@@ -130,8 +136,10 @@ def _episodic_label(hit: RecallHit) -> str:
 
 
 def _semantic_label(hit: RecallHit) -> str:
+    # a category is free text (any label a person typed): the prefix keeps it from looking
+    # like one of the block's own labels ("stored/fact", "summary of this conversation")
     cat = hit.record.get("category")
-    return label(cat) if cat else "semantic"
+    return f"semantic/{label(cat)}" if cat else "semantic"
 
 
 @dataclass
@@ -169,7 +177,7 @@ def render_memory_block(
     if summary is not None:
         sections.append(
             (
-                "Earlier in this conversation (summary of turns no longer shown):",
+                SUMMARY_TITLE,
                 [_hit_line(summary, "summary of this conversation")],
             )
         )

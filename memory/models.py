@@ -328,8 +328,8 @@ class ScoreParts(BaseModel):
     )
     neighbour: float = Field(
         default=0.0,
-        description="Best probability among the strong hits of its session this memory is a "
-        "neighbour of (within two turns; it adds to the memory's own evidence); 0 = none",
+        description="Best own probability (before neighbours) among the strong hits of its "
+        "session this memory is a neighbour of; it adds to the memory's own evidence. 0 = none",
     )
     final: float = Field(default=0.0, description="Probability that the memory is relevant")
 

@@ -151,6 +151,14 @@ def collect(paths: list[Path], search: dict[str, Any] | None = None) -> list[dic
     return out
 
 
+def seeds_of(q: dict[str, Any], own: dict[str, float]) -> set[str]:
+    """The question's seeds as the product picks them: among the first searches' logged turns
+    (the ids its neighbour links name: `take_neighbours` links only to `req.seeds`, never to a
+    neighbour read afterwards), the best by own probability, as many as the collection read."""
+    linked = {seed for links in q["links"].values() for seed in links}
+    return set(sorted(linked, key=own.__getitem__, reverse=True)[: q.get("seeds", 5)])
+
+
 def neighbour_part(q: dict[str, Any], p: np.ndarray) -> np.ndarray:
     """Per candidate: the best own probability `p` among the seeds it is a session neighbour
     of (0: none), as the product's `neighbour` part. Seeds: the best by own probability, as
@@ -160,7 +168,7 @@ def neighbour_part(q: dict[str, Any], p: np.ndarray) -> np.ndarray:
     if request_kind(q["question"]) is not None:
         return m
     own = dict(zip(q["ids"], p, strict=True))
-    seeds = set(sorted(own, key=own.__getitem__, reverse=True)[: q.get("seeds", 5)])
+    seeds = seeds_of(q, own)
     for i, rid in enumerate(q["ids"]):
         for seed in q["links"][rid]:
             if seed in seeds and own[seed] > m[i]:
@@ -191,7 +199,7 @@ def final_scores(
     out = calibrate(z + w_nb * neighbour_part(q, p), cal) if w_nb else p.copy()
     if floor > 0:
         own = dict(zip(q["ids"], p, strict=True))
-        seeds = set(sorted(own, key=own.__getitem__, reverse=True)[: q.get("seeds", 5)])
+        seeds = seeds_of(q, own)
         for i, rid in enumerate(q["ids"]):
             for seed, hops in q["links"][rid].items():
                 if seed in seeds:
@@ -249,7 +257,7 @@ def neighbour_variants(qs: list[dict[str, Any]]) -> None:
         m = np.zeros((len(p), 2))
         if request_kind(q["question"]) is None:
             own = dict(zip(q["ids"], p, strict=True))
-            seeds = set(sorted(own, key=own.__getitem__, reverse=True)[: q.get("seeds", 5)])
+            seeds = seeds_of(q, own)
             for i, rid in enumerate(q["ids"]):
                 for seed, hops in q["links"][rid].items():
                     if seed in seeds and hops <= 2:

@@ -313,8 +313,8 @@ HIT_COLUMNS = {
     "Neighbour": st.column_config.NumberColumn(
         "Neighbour",
         format="%.2f",
-        help="Score of the strong hit this memory sits next to (up to two turns away, same "
-        "session); it adds to the memory's own evidence",
+        help="Own probability (before neighbours) of the best strong hit this memory sits "
+        "next to in its session; it adds to the memory's own evidence",
     ),
 }
 

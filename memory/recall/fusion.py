@@ -2,8 +2,9 @@
 
 `score_candidates` turns the rows of both queries (marked by `memory.recall.hybrid.prepare`
 with `_cover`, `_time_match`, `_stated`, `_own`, `_neighbour_of`) into one scored candidate per
-memory; `fuse` spreads a seed's probability to its session neighbours and keeps the best k
-above `min_score` as hits. `RecallWeights` holds recall's settings.
+memory; `fuse` adds a seed's probability to its session neighbours' evidence
+(`add_neighbour_part`) and keeps the best k above `min_score` as hits. `RecallWeights` holds
+recall's settings.
 """
 
 from __future__ import annotations
@@ -116,8 +117,9 @@ def add_neighbour_part(scored: dict[str, dict[str, Any]], weight: float, floor: 
     strong hit that also matches on its own outranks a turn that only matches (BENCHMARKS.md,
     issue 19). The floor keeps the reply that shares nothing with the question ("The Alta Via
     1") in sight when the turns were stored without the one before as their context, as a
-    chat's messages are. `z` stays the candidate's own score."""
-    seed_final = {rid: c["final"] for rid, c in scored.items()}
+    chat's messages are. `z` and `own_final` stay the candidate's own: a second call gives the
+    same finals."""
+    seed_final = {rid: c["own_final"] for rid, c in scored.items()}
     total: dict[str, float] = {}
     least: dict[str, float] = {}
     for rid, c in scored.items():
@@ -143,8 +145,9 @@ def score_candidates(
     now_ms: int,
     into: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """id -> {rec, vector, text, time, stated, recency, importance, z, final, session,
-    timestamp, neighbour_of} (final before the neighbour boost; rec holds the scoring fields).
+    """id -> {rec, vector, text, time, stated, recency, importance, z, final, own_final,
+    session, timestamp, neighbour_of} (final and own_final before the neighbour part; rec holds
+    the scoring fields).
     `into`: candidates scored before, to which the rows (new ids only) are added; every
     final is calibrated again (the best z may have changed)."""
     out: dict[str, dict[str, Any]] = {} if into is None else into
@@ -204,7 +207,7 @@ def score_candidates(
     # the user's own facts are not measured against a best (scoring's docstring)
     best_z = max((c["z"] for c in out.values()), default=0.0)
     for c in out.values():
-        c["final"] = scoring.calibrated(c["z"], c["z"] if c["own"] else best_z)
+        c["final"] = c["own_final"] = scoring.calibrated(c["z"], c["z"] if c["own"] else best_z)
     return out
 
 

@@ -140,5 +140,8 @@ def test_the_store_exercises_neighbours_found_and_read(store: MemoryCoordinator)
         found = {str(r["id"]).rsplit(":", 1)[-1] for r in (*vrows, *trows)}
         read += [h for h in hits if h.id not in found]
         boosted += [h for h in hits if h.id in found and h.parts.neighbour > 0]
-    assert read and all(h.parts.neighbour > 0 and h.score > 0 for h in read)
+    # read for their neighbour alone (within two turns): at least the floor's share of it
+    floor = store.weights.neighbour_floor**store.weights.neighbour_hops
+    assert read and all(h.score >= round(h.parts.neighbour * floor, 4) - 1e-4 for h in read)
+    assert all(h.parts.neighbour > 0 for h in read)
     assert boosted

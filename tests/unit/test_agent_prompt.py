@@ -107,13 +107,13 @@ def test_the_block_shows_every_memory_type_with_its_band_and_date() -> None:
         '[preference] "Episodic memory number 0 about running and sleep" (high, 21 Sep 2026)'
         in text
     )
-    assert '[sleep] "Adults need 7 to 9 hours of sleep." (low)' in text
+    assert '[semantic/sleep] "Adults need 7 to 9 hours of sleep." (low)' in text
     # the section titles say once what each line's parts are
     assert (
         'About this user (episodic, most relevant first), [kind] "memory" (relevance, date):'
         in text
     )
-    assert 'General knowledge (semantic), [topic] "fact" (relevance):' in text
+    assert 'General knowledge (semantic), [semantic/topic] "fact" (relevance):' in text
     assert "get_sleep -> chart" in text and "confidence 0.75" in text
     assert "omitted" not in text
 

@@ -10,6 +10,7 @@ from redisvl.query.filter import Tag
 
 from memory.models import MemoryType
 from memory.recall import scoring
+from memory.recall.fusion import add_neighbour_part, score_candidates
 from memory.recall.hybrid import DAY_MS, RecallWeights, TermUnionTextQuery, fuse, time_ranges
 
 NOW = int(datetime(2025, 6, 15, 12, tzinfo=UTC).timestamp() * 1000)
@@ -115,6 +116,34 @@ def test_a_neighbour_of_a_strong_hit_rises_with_it() -> None:
         "next2": round(seed, 4),
         "matching_next": round(seed, 4),
     }
+
+
+def test_a_neighbour_above_its_seed_lowers_the_rest_alike_and_a_second_pass_changes_nothing() -> (
+    None
+):
+    # "next" matches almost as well as its seed on its own; with the seed's part it becomes the
+    # best z of the query, so every other candidate is calibrated against it (their order kept)
+    rows = [
+        _row("seed", 0.1),
+        _row("other", 0.15),
+        _row("far", 0.3),
+        _row("next", 0.12, _neighbour_of={"seed": 1}),
+    ]
+    w = RecallWeights(recency=0.0, importance=0.0, min_score=0.0)
+    scored = score_candidates(rows, [], Q, w, NOW)
+    own = {rid: c["final"] for rid, c in scored.items()}
+    add_neighbour_part(scored, w.neighbour, w.neighbour_floor)
+    first = {rid: c["final"] for rid, c in scored.items()}
+    z_next = scored["next"]["z"] + w.neighbour * own["seed"]
+    assert z_next > scored["seed"]["z"]  # the neighbour now holds the best z
+    assert first["next"] == scoring.calibrated(z_next, z_next)
+    for rid in ("seed", "other", "far"):
+        assert first[rid] == scoring.calibrated(scored[rid]["z"], z_next) < own[rid]
+    assert sorted(first, key=first.__getitem__, reverse=True) == ["next", "seed", "other", "far"]
+    assert scored["next"]["neighbour"] == own["seed"]
+    # the seeds' own probabilities are kept apart: a second pass gives the same finals
+    add_neighbour_part(scored, w.neighbour, w.neighbour_floor)
+    assert {rid: c["final"] for rid, c in scored.items()} == first
 
 
 def _own(cosine: float, best: float, extra: float = 0.0) -> float:
