@@ -18,10 +18,11 @@ query's best BM25, so one weak shared word counted as a perfect keyword match):
               memory is one the user's own facts are stored as (a preference, goal, health
               event, fact, correction, milestone or feedback, not a logged exchange or a
               summary), else 0
-    neighbour the best probability among the query's best logged exchanges (the seeds) of
-              which the memory is a session neighbour (within two turns), else 0: the answer
-              to a question often sits in the next turn, and a turn next to a strong hit that
-              also matches on its own should outrank one that only matches
+    neighbour the best own probability among the query's best logged exchanges (the seeds)
+              of which the memory is a session neighbour (within `neighbour_hops`, 2, turns),
+              else 0: the answer to a question often sits in the next turn, and a turn next
+              to a strong hit that also matches on its own should outrank one that only
+              matches
 
     z = BIAS + W_VECTOR * vector + W_COVERAGE * coverage + W_TIME * time + W_STATED * stated
         + W_OWN * own + w_recency * recency + w_importance * (importance - 0.5)
@@ -84,8 +85,9 @@ W_NEIGHBOUR = 1.28
 #: ... and a neighbour's probability is at least NEIGHBOUR_FLOOR ** hops times its seed's: turns
 #: stored without the one before as their context (a chat's messages; LoCoMo's turns carry it)
 #: get no own evidence from the question they answer. Not fitted: the benchmark turns carry
-#: their previous turn, so it moves no figure (0.1-0.3 within 0.004 on tune); the value is the
-#: decay the rule had when it was the whole neighbour part.
+#: their previous turn, so it can hardly be measured there (0 to 0.3 move the tune split's
+#: R@5 + R@10 by 0.002; BENCHMARKS.md); the value is the decay the rule had when it was the
+#: whole neighbour part.
 NEIGHBOUR_FLOOR = 0.3
 # --- not fitted: priors the benchmark cannot measure --------------------------------------------
 #: log-odds for one of the user's own facts when the message asks for advice or a plan
