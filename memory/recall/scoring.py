@@ -85,9 +85,9 @@ W_NEIGHBOUR = 1.28
 #: ... and a neighbour's probability is at least NEIGHBOUR_FLOOR ** hops times its seed's: turns
 #: stored without the one before as their context (a chat's messages; LoCoMo's turns carry it)
 #: get no own evidence from the question they answer. Not fitted: the benchmark turns carry
-#: their previous turn, so it can hardly be measured there (0 to 0.3 move the tune split's
-#: R@5 + R@10 by 0.002; BENCHMARKS.md); the value is the decay the rule had when it was the
-#: whole neighbour part.
+#: their previous turn, so it can hardly be measured there (no floor and 0.3 differ by 0.002
+#: in the tune split's R@5 + R@10: `scripts/fit_recall.py --variants`, BENCHMARKS.md); the
+#: value is the decay the rule had when it was the whole neighbour part.
 NEIGHBOUR_FLOOR = 0.3
 # --- not fitted: priors the benchmark cannot measure --------------------------------------------
 #: log-odds for one of the user's own facts when the message asks for advice or a plan
