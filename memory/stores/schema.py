@@ -17,6 +17,7 @@ from redisvl.query.filter import FilterExpression
 from redisvl.schema import IndexSchema
 
 from memory.boundary import store_error
+from memory.embeddings.model_ids import same_vector_space
 from memory.errors import EmbeddingModelMismatchError, InvalidInputError, StoreUnavailableError
 from memory.keys import Keys
 from memory.replies import as_str
@@ -167,7 +168,8 @@ def open_index(
     if exists and meta:
         built_model = as_str(meta.get(b"model_id", b""))
         built_dims = int(meta.get(b"dims", b"0"))
-        if built_model != model_id or built_dims != dims:
+        # the same weights at another precision share the space (embeddings.model_ids)
+        if not same_vector_space(built_model, model_id) or built_dims != dims:
             raise EmbeddingModelMismatchError(
                 f"Index {schema.index.name!r} was built with embedding model {built_model!r} "
                 f"({built_dims} dimensions) but the configured embedder is {model_id!r} "

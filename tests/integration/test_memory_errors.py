@@ -9,7 +9,8 @@ import redis
 
 from memory.config import Settings
 from memory.coordinator import MemoryCoordinator
-from memory.embeddings import l2_normalise
+from memory.embeddings import OnnxMiniLMEmbedder, l2_normalise
+from memory.embeddings.model_ids import PACKAGED_MODEL_ID, TOKEN_INT8_MODEL_ID
 from memory.errors import (
     EmbeddingModelMismatchError,
     InvalidInputError,
@@ -187,6 +188,29 @@ def test_another_embedding_model_is_refused(
     assert "python -m memory reembed" in message
     assert model_id in message and coordinator.embedder.model_id in message
     assert snapshot() == before
+
+
+def test_a_store_of_the_packaged_graph_opens_and_recalls_after_the_upgrade(
+    redis_client: redis.Redis, settings: Settings
+) -> None:
+    """Until the sixth pass of issue 19 the embedder ran the packaged graph in fp32; it now
+    multiplies in int8 under another model id. A store written before opens without a
+    re-embed (the same weights: `memory.embeddings.model_ids`), finds its memories, and
+    keeps naming the model that wrote it."""
+    old = MemoryCoordinator(redis_client, OnnxMiniLMEmbedder(int8_inputs=False), settings)
+    try:
+        old.add_episodic(U, "I sprained my left ankle on the trail last Saturday")
+        old.add_episodic(U, "My partner and I are saving for a trip to Lisbon")
+    finally:
+        old.close()
+    new = MemoryCoordinator(redis_client, OnnxMiniLMEmbedder(), settings)
+    try:
+        assert new.embedder.model_id == TOKEN_INT8_MODEL_ID
+        hits = new.search(U, "How is my ankle injury?", k=2)
+        assert hits and "ankle" in str(hits[0].record.get("description"))
+        assert {m["model_id"] for m in new.index_models().values()} == {PACKAGED_MODEL_ID}
+    finally:
+        new.close()
 
 
 def test_each_index_records_its_model(coordinator: MemoryCoordinator) -> None:

@@ -1,0 +1,30 @@
+"""The local embedder's model ids, and which stored vectors another model's queries may search.
+
+An index records the id of the model that embedded its vectors (`memory.stores.schema`), and
+vectors of different models are never searched together, with one exception kept here: the
+same weights run at another precision.
+"""
+
+from __future__ import annotations
+
+from memory.embeddings.token_int8 import REWRITE_VERSION
+
+#: the packaged graph as it is (weights dequantized in the graph, fp32 multiplication)
+PACKAGED_MODEL_ID = "all-MiniLM-L6-v2-int8-onnx"
+#: the same weights, each MatMul's input quantized per token (`memory.embeddings.token_int8`)
+TOKEN_INT8_MODEL_ID = f"{PACKAGED_MODEL_ID}-tok8v{REWRITE_VERSION}"
+
+#: For each model, the models whose stored vectors its queries may search. The two graphs share
+#: their weights: a text's two vectors are within 0.007 cosine (0.003 on average), and a store
+#: written by the packaged graph and searched with the rewritten one recalls as well as one
+#: written and searched by either (BENCHMARKS.md, sixth pass). So the upgrade that made the
+#: rewritten graph the default asks nobody to re-embed; `python -m memory reembed` still can.
+SAME_VECTOR_SPACE: dict[str, frozenset[str]] = {
+    TOKEN_INT8_MODEL_ID: frozenset({PACKAGED_MODEL_ID}),
+    PACKAGED_MODEL_ID: frozenset({TOKEN_INT8_MODEL_ID}),
+}
+
+
+def same_vector_space(stored: str, configured: str) -> bool:
+    """True when vectors stored by model `stored` may be searched with `configured`'s."""
+    return stored == configured or stored in SAME_VECTOR_SPACE.get(configured, frozenset())

