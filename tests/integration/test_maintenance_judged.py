@@ -119,7 +119,7 @@ def test_without_a_model_the_three_sentences_do_not_become_one(
 
     Maintenance.of(coordinator).run(user_id="ana")
 
-    # Today's rule: the two with the same content words merge (cosine 0.861); "go" keeps the
+    # Today's rule: the two with the same content words merge (cosine 0.863); "go" keeps the
     # third apart.
     assert active_texts(coordinator, "ana") == {THREE[0], THREE[1]}
 

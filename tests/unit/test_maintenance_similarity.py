@@ -14,20 +14,20 @@ from memory.maintenance import linked, mergeable, same_fact, veto
 THRESHOLD = 0.85
 
 SAME = [
-    ("I prefer morning workouts", "Morning workouts are what I prefer", 0.961),
-    ("I prefer morning workouts", "I prefer morning workouts.", 0.995),
-    ("I like working out in the mornings", "I prefer to work out in the morning", 0.894),
-    ("My dog is called Rex", "My dog's name is Rex", 0.939),
-    ("My favourite workout is yoga", "Yoga is my favourite workout", 0.958),
+    ("I prefer morning workouts", "Morning workouts are what I prefer", 0.963),
+    ("I prefer morning workouts", "I prefer morning workouts.", 0.994),
+    ("I like working out in the mornings", "I prefer to work out in the morning", 0.893),
+    ("My dog is called Rex", "My dog's name is Rex", 0.938),
+    ("My favourite workout is yoga", "Yoga is my favourite workout", 0.954),
     ("I want to run a marathon this year", "My goal is to run a marathon this year", 0.883),
 ]
 DIFFERENT = [
-    ("I prefer morning workouts", "I prefer evening workouts", 0.856),  # cosine passes
-    ("My weight goal is 80 kg", "My weight goal is 75 kg", 0.936),  # cosine passes
-    ("I am vegetarian", "I am vegan", 0.817),
-    ("I live in Lisbon", "I live in Porto", 0.747),
-    ("I like running", "I don't like running", 0.798),
-    ("I love swimming", "I hate swimming", 0.786),
+    ("I prefer morning workouts", "I prefer evening workouts", 0.857),  # cosine passes
+    ("My weight goal is 80 kg", "My weight goal is 75 kg", 0.934),  # cosine passes
+    ("I am vegetarian", "I am vegan", 0.813),
+    ("I live in Lisbon", "I live in Porto", 0.750),
+    ("I like running", "I don't like running", 0.796),
+    ("I love swimming", "I hate swimming", 0.785),
     ("I prefer workouts", "I prefer morning workouts", 0.742),
 ]
 
@@ -62,7 +62,7 @@ THREE = (
 )
 THREE_PAIRS = [
     (THREE[0], THREE[1], 0.888),
-    (THREE[0], THREE[2], 0.861),
+    (THREE[0], THREE[2], 0.863),
     (THREE[1], THREE[2], 0.762),
 ]
 # Paraphrases the model is asked about: the cosine reaches 0.70 and the guard sees nothing.
@@ -71,75 +71,75 @@ ASKED = [
     (
         "I prefer running in the morning before work",
         "Before work, my preferred time to run is the morning",
-        0.883,
+        0.886,
     ),
     ("I prefer morning workouts", "I like to work out in the morning", 0.812),
-    ("My dog is called Rex", "Rex is my dog", 0.853),
-    ("I am allergic to peanuts", "I have a peanut allergy", 0.842),
-    ("I don't eat meat", "I do not eat meat", 0.947),
-    ("I want to run a marathon this year", "Running a marathon this year is my goal", 0.849),
-    ("I hate running on treadmills", "Treadmill running is something I really dislike", 0.878),
-    ("I can't run on Mondays because of work", "Work stops me from running on Mondays", 0.912),
-    ("I work night shifts", "I am a night-shift worker", 0.855),
-    ("I like to stretch after my runs", "After running I like stretching", 0.909),
+    ("My dog is called Rex", "Rex is my dog", 0.855),
+    ("I am allergic to peanuts", "I have a peanut allergy", 0.840),
+    ("I don't eat meat", "I do not eat meat", 0.943),
+    ("I want to run a marathon this year", "Running a marathon this year is my goal", 0.853),
+    ("I hate running on treadmills", "Treadmill running is something I really dislike", 0.881),
+    ("I can't run on Mondays because of work", "Work stops me from running on Mondays", 0.913),
+    ("I work night shifts", "I am a night-shift worker", 0.850),
+    ("I like to stretch after my runs", "After running I like stretching", 0.908),
 ]
 # Different facts at or above the threshold: the guard vetoes them, whatever the model says.
 VETOED = [
-    ("I run 5k on Saturdays", "I run 10k on Saturdays", 0.894, "numbers differ"),
-    ("My weight goal is 80 kg", "My weight goal is 75 kg", 0.936, "numbers differ"),
+    ("I run 5k on Saturdays", "I run 10k on Saturdays", 0.889, "numbers differ"),
+    ("My weight goal is 80 kg", "My weight goal is 75 kg", 0.934, "numbers differ"),
     ("I like running in the morning", "I like running in the evening", 0.911, "a changed value"),
-    ("I prefer morning workouts", "I prefer evening workouts", 0.856, "a changed value"),
+    ("I prefer morning workouts", "I prefer evening workouts", 0.857, "a changed value"),
     (
         "I prefer running in the morning before work",
         "I prefer running in the evening after work",
-        0.914,
+        0.915,
         "a changed value",
     ),
-    ("I run before work", "I run after work", 0.899, "a changed value"),
+    ("I run before work", "I run after work", 0.897, "a changed value"),
     (
         "I like to stretch after my runs",
         "I like to stretch before my runs",
-        0.977,
+        0.976,
         "a changed value",
     ),
-    ("I run on Saturdays", "I run on Sundays", 0.859, "a changed value"),
-    ("I am vegetarian", "I am vegan", 0.817, "a changed value"),
-    ("I work out at home", "I work out at the gym", 0.801, "a changed value"),
-    ("I hurt my left knee", "I hurt my right knee", 0.979, "a changed value"),
+    ("I run on Saturdays", "I run on Sundays", 0.857, "a changed value"),
+    ("I am vegetarian", "I am vegan", 0.813, "a changed value"),
+    ("I work out at home", "I work out at the gym", 0.802, "a changed value"),
+    ("I hurt my left knee", "I hurt my right knee", 0.977, "a changed value"),
     (
         "My knee hurts when I run downhill",
         "My ankle hurts when I run downhill",
-        0.843,
+        0.842,
         "a changed value",
     ),
-    ("I drink coffee every morning", "I drink tea every morning", 0.763, "a changed value"),
-    ("I run 5 km", "I run 5 miles", 0.840, "a changed value"),
-    ("I prefer running outdoors", "I prefer running on trails", 0.798, "a changed value"),
+    ("I drink coffee every morning", "I drink tea every morning", 0.759, "a changed value"),
+    ("I run 5 km", "I run 5 miles", 0.842, "a changed value"),
+    ("I prefer running outdoors", "I prefer running on trails", 0.802, "a changed value"),
     ("I prefer workouts", "I prefer morning workouts", 0.742, "a changed value"),
-    ("I live in Lisbon", "I live in Porto", 0.747, "a name on one side only"),
-    ("I like running", "I don't like running", 0.798, "a negation on one side only"),
-    ("I love swimming", "I hate swimming", 0.786, "a negation on one side only"),
-    ("I am training for a half marathon", "I am training for a marathon", 0.926, "one says more"),
-    ("I like running", "I like running with my dog", 0.728, "one says more"),
+    ("I live in Lisbon", "I live in Porto", 0.750, "a name on one side only"),
+    ("I like running", "I don't like running", 0.796, "a negation on one side only"),
+    ("I love swimming", "I hate swimming", 0.785, "a negation on one side only"),
+    ("I am training for a half marathon", "I am training for a marathon", 0.928, "one says more"),
+    ("I like running", "I like running with my dog", 0.726, "one says more"),
 ]
 # Paraphrases the guard takes for two facts: missed merges (cheap), pinned so a change shows.
 MISSED = [
-    ("I like to run in the morning", "I like to jog in the mornings", 0.813),  # run / jog
-    ("I prefer tea over coffee", "I'd rather drink tea than coffee", 0.858),  # "over"
+    ("I like to run in the morning", "I like to jog in the mornings", 0.816),  # run / jog
+    ("I prefer tea over coffee", "I'd rather drink tea than coffee", 0.860),  # "over"
     ("I prefer running outdoors", "I'd rather run outside than indoors", 0.797),
-    ("I want to run a sub-4 marathon", "My goal is to finish a marathon in under 4 hours", 0.738),
+    ("I want to run a sub-4 marathon", "My goal is to finish a marathon in under 4 hours", 0.727),
 ]
 # Different facts on one topic: below the threshold, the model is never asked.
 UNASKED = [
-    ("I have asthma", "I have a peanut allergy", 0.551),
-    ("I sleep 7 hours a night", "I go to bed at 11 pm", 0.537),
-    ("I want to lose 5 kg by summer", "I want to run a marathon by summer", 0.529),
-    ("I run 5k on Saturdays", "I do a parkrun every Saturday", 0.453),
-    ("I prefer running in the morning before work", "I start work at 9", 0.348),
-    ("I prefer morning workouts", "I do strength training twice a week", 0.331),
+    ("I have asthma", "I have a peanut allergy", 0.546),
+    ("I sleep 7 hours a night", "I go to bed at 11 pm", 0.527),
+    ("I want to lose 5 kg by summer", "I want to run a marathon by summer", 0.528),
+    ("I run 5k on Saturdays", "I do a parkrun every Saturday", 0.450),
+    ("I prefer running in the morning before work", "I start work at 9", 0.350),
+    ("I prefer morning workouts", "I do strength training twice a week", 0.325),
 ]
 # A paraphrase with no shared word, below the threshold too: it stays a near-duplicate.
-BELOW = [("I am lactose intolerant", "Dairy upsets my stomach", 0.665)]
+BELOW = [("I am lactose intolerant", "Dairy upsets my stomach", 0.664)]
 
 
 def test_the_default_is_the_threshold_chosen_here() -> None:
@@ -151,8 +151,9 @@ def test_the_threshold_asks_every_shared_word_paraphrase_and_no_different_topic_
     lowest_asked = min(c for *_, c in [*ASKED, *MISSED])
     highest_unasked = max(c for *_, c in UNASKED)
     assert highest_unasked < PROPOSAL < lowest_asked
-    # The margins the choice leaves on these examples.
-    assert lowest_asked - PROPOSAL >= 0.03 and PROPOSAL - highest_unasked >= 0.14
+    # The margins the choice leaves on these examples (the lower one was 0.038 while the
+    # embedder multiplied in fp32; 0.027 since it multiplies in int8, issue 19).
+    assert lowest_asked - PROPOSAL >= 0.025 and PROPOSAL - highest_unasked >= 0.14
 
 
 @pytest.mark.parametrize(("a", "b", "cosine"), ASKED)
