@@ -24,6 +24,8 @@ Subcommands:
     python scripts/quantized_embedder.py speed [--rounds 5]     # texts/s, query ms, drift
     python scripts/quantized_embedder.py bench shipped --ingest-with packaged-fp32 -- ARGS
                 # a store written by the old graph, searched with the new one
+    python scripts/quantized_embedder.py compare A.json B.json
+                # two `bench --save` runs question by question: won / lost, sign test
     python scripts/quantized_embedder.py bench no-ffn2 --holdout conv-30,conv-42 -- \
         --data ../shared/bench/locomo/locomo-dev.json --prompt-budget 800
                 # `memory bench locomo ARGS` with the model swapped in, then the held-out split
@@ -38,6 +40,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import math
 import os
 import random
 import statistics
@@ -360,7 +363,7 @@ def bench(args: argparse.Namespace) -> int:
         print(f"model {emb.model_id}: {p} sha256 {sha256(p)[:16]}", file=sys.stderr)
     # Research hooks on the bench module (not the product): the coordinator gets this embedder;
     # the result dict and each question's prompt row are kept for the split below.
-    captured: dict[str, Any] = {"prompt": {}}
+    captured: dict[str, Any] = {"prompt": {}, "questions": []}
 
     def coordinator(orig: Any) -> Any:
         return lambda client, ns, embedder=None, **kw: orig(client, ns, emb, **kw)
@@ -398,7 +401,17 @@ def bench(args: argparse.Namespace) -> int:
     _hook(common, "make_coordinator", coordinator)
     _hook(locomo, "ingest", ingest)
     _hook(locomo, "run", run)
+
+    def metrics(orig: Any) -> Any:
+        def wrapped(*a: Any, **kw: Any) -> Any:
+            row = orig(*a, **kw)
+            captured["questions"].append(row)  # in question order, for a paired comparison
+            return row
+
+        return wrapped
+
     _hook(locomo, "prompt_row", prompt_row)
+    _hook(locomo, "_metrics", metrics)
     rc = cli_main(["bench", "locomo", *args.locomo_args])
     result = captured.get("result")
     if rc or result is None or not args.holdout:
@@ -416,14 +429,61 @@ def bench(args: argparse.Namespace) -> int:
     extra = ["evidence in block"] if captured["prompt"] else []
     print(table(["split", "questions", *[f"R@{k}" for k in ks], "MRR", *extra], rows))
     if args.save:
-        args.save.write_text(json.dumps({"model_id": emb.model_id, **result}))
+        per_question = {
+            "recall_at": [{str(k): v for k, v in r.items()} for r, _ in captured["questions"]],
+            "rr": [rr for _, rr in captured["questions"]],
+            # evidence share in the block, per question in the same order
+            "block": [p.share for rows in captured["prompt"].values() for p in rows],
+        }
+        args.save.write_text(
+            json.dumps({"model_id": emb.model_id, **result, "per_question": per_question})
+        )
     return rc
+
+
+def sign_test(won: int, lost: int) -> float:
+    """Two-sided p of `won` against `lost` under "either is as likely" (ties left out)."""
+    n, k = won + lost, min(won, lost)
+    if not n:
+        return 1.0
+    return min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2**n)
+
+
+def compare(args: argparse.Namespace) -> int:
+    """Per question, B against A (two `bench --save` files of one data file): won / lost."""
+    a, b = (json.loads(Path(f).read_text())["per_question"] for f in (args.a, args.b))
+    if len(a["rr"]) != len(b["rr"]):
+        raise SystemExit("the two runs asked different questions")
+    pairs: dict[str, tuple[list[float], list[float]]] = {
+        **{
+            f"R@{k}": ([r[k] for r in a["recall_at"]], [r[k] for r in b["recall_at"]])
+            for k in a["recall_at"][0]
+        },
+        "MRR": (a["rr"], b["rr"]),
+        "evidence in block": (a["block"], b["block"]),
+    }
+    rows = []
+    for name, (xs, ys) in pairs.items():
+        if not xs or len(xs) != len(ys):
+            continue
+        won = sum(y > x for x, y in zip(xs, ys, strict=True))
+        lost = sum(y < x for x, y in zip(xs, ys, strict=True))
+        mean_a, mean_b = sum(xs) / len(xs), sum(ys) / len(ys)
+        rows.append(
+            [name, round(mean_a, 4), round(mean_b, 4), won, lost, round(sign_test(won, lost), 3)]
+        )
+    print(f"A = {args.a}\nB = {args.b}")
+    print(table(["figure", "A", "B", "B won", "B lost", "sign test p"], rows))
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     ap.add_argument("--models", type=Path, default=DEFAULT_MODELS, help="where builds go")
     sub = ap.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("compare", help="two `bench --save` files, question by question")
+    c.add_argument("a", type=Path)
+    c.add_argument("b", type=Path)
     b = sub.add_parser("build", help="write the folded + dynamically quantized model")
     b.add_argument("--variant", default="all", choices=sorted(VARIANTS))
     b.add_argument("--out", type=Path, required=True)
@@ -458,6 +518,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.cmd == "speed":
         return speed(args)
+    if args.cmd == "compare":
+        return compare(args)
     return bench(args)
 
 

@@ -4,6 +4,7 @@ fp32, the drift figures, the interleaving of rounds and the held-out split of th
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -77,3 +78,28 @@ def test_split_rows_weight_each_conversation_by_its_questions(qe: ModuleType) ->
     }
     rows = qe.split_rows(by_conv, {"holdout": ["a", "b"], "dev": ["c"], "none": ["zz"]})
     assert rows == [["holdout", 40, 0.4, 0.8, 0.5], ["dev", 20, 0.0, 0.5, 0.1]]
+
+
+def test_the_sign_test_of_a_paired_comparison(qe: ModuleType) -> None:
+    assert qe.sign_test(10, 0) == pytest.approx(2 / 1024)
+    assert qe.sign_test(0, 10) == pytest.approx(2 / 1024)
+    assert qe.sign_test(5, 5) == 1.0
+    assert qe.sign_test(0, 0) == 1.0
+
+
+def test_compare_counts_questions_won_and_lost(
+    qe: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def run(hits: list[float], path: Path) -> Path:
+        per_question = {"recall_at": [{"5": h} for h in hits], "rr": hits, "block": hits}
+        path.write_text(json.dumps({"per_question": per_question}))
+        return path
+
+    a = run([1.0, 0.0, 1.0, 0.0], tmp_path / "a.json")
+    b = run([1.0, 1.0, 0.0, 1.0], tmp_path / "b.json")
+    assert qe.main(["compare", str(a), str(b)]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("R@5"))
+    assert [float(x) for x in row.split()[1:]] == [0.5, 0.75, 2, 1, 1.0]
+    short = run([1.0], tmp_path / "short.json")
+    with pytest.raises(SystemExit, match="different questions"):
+        qe.main(["compare", str(a), str(short)])
