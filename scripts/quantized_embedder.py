@@ -57,7 +57,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from memory.bench.common import percentiles, table  # noqa: E402
-from memory.bench.latency import memory_text, query_text  # noqa: E402
+from memory.bench.latency import _SUBJECTS, memory_text, query_text  # noqa: E402
 from memory.embeddings import OnnxMiniLMEmbedder  # noqa: E402
 from memory.embeddings.model_files import model_file  # noqa: E402
 
@@ -310,12 +310,19 @@ def speed(args: argparse.Namespace) -> int:
     bench_vecs = {n: models[n].embed_many(texts) for n in names}
     turns = locomo_turns(args.locomo) if args.locomo.is_file() else []
     turn_vecs = {n: models[n].embed_many(turns) for n in names} if turns else {}
+    # short texts (a sidebar search, a one-word question): [CLS] is a large part of their mean
+    short = sorted({*_SUBJECTS, *(subject.split()[-1] for subject in _SUBJECTS)})
+    short_vecs = {n: models[n].embed_many(short) for n in names}
+    # a text alone against the same text in a batch of 64 (a query against its stored memory)
+    alone = {n: np.stack([models[n].embed(t) for t in texts[:64]]) for n in names}
     rows = []
     shipped = results[SHIPPED].rates
     for n in names:
         r, ms = results[n], percentiles(results[n].query_ms, (50, 95))
         drift_b = cosine_drift(bench_vecs[SHIPPED], bench_vecs[n])
         drift_t = cosine_drift(turn_vecs[SHIPPED], turn_vecs[n]) if turns else None
+        drift_s = cosine_drift(short_vecs[SHIPPED], short_vecs[n])
+        own_batch = cosine_drift(bench_vecs[n][:64], alone[n])
         rows.append(
             [
                 n,
@@ -329,6 +336,8 @@ def speed(args: argparse.Namespace) -> int:
                 f"{drift_t['mean']:.4f} / {drift_t['p1']:.4f} / {drift_t['min']:.4f}"
                 if drift_t
                 else "-",
+                f"{drift_s['mean']:.4f} / {drift_s['min']:.4f}",
+                f"{own_batch['min']:.5f}",
             ]
         )
     print(
@@ -337,7 +346,8 @@ def speed(args: argparse.Namespace) -> int:
     )
     headers = ["model", "texts/s med", "range", "x shipped", "query p50 ms", "p95"]
     headers += ["cos bench mean/min"]
-    print(table([*headers, "cos LoCoMo mean/p1/min"], rows))
+    headers += ["cos LoCoMo mean/p1/min", f"cos {len(short)} short mean/min"]
+    print(table([*headers, "alone vs batch min"], rows))
     for n in args.variants:
         p = model_path(n, args.models)
         print(f"{n}: {p} sha256 {sha256(p)[:16]} ({p.stat().st_size / 1e6:.1f} MB)")

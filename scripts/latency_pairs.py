@@ -1,0 +1,84 @@
+"""Before/after pairs of the latency bench (issue 19 item 5: machines here are noisy).
+
+    python scripts/latency_pairs.py --before /tmp/before --after . --runs 3 --out scratch/pairs
+
+runs `python -m memory bench latency --json --quiet` in the two checkouts alternately (before,
+after, before, ...), `--runs` times each, so that the machine's load falls on both alike; keeps
+each run's JSON in --out and prints the table BENCHMARKS.md quotes (each run, the median).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+Figure = Callable[[dict[str, Any]], float]
+
+
+def _size(run: dict[str, Any], user_memories: int) -> dict[str, Any]:
+    return next(s for s in run["sizes"] if s["user_memories"] == user_memories)
+
+
+FIGURES: list[tuple[str, Figure]] = [
+    ("warm p95 at 1k (100 per user)", lambda r: _size(r, 100)["retrieve_warm_ms"]["p95"]),
+    ("warm p50 at 1k", lambda r: _size(r, 100)["retrieve_warm_ms"]["p50"]),
+    ("warm p95 at 10k (1,000 per user)", lambda r: _size(r, 1000)["retrieve_warm_ms"]["p95"]),
+    ("warm p95 at 100k (10k per user)", lambda r: _size(r, 10000)["retrieve_warm_ms"]["p95"]),
+    ("warm p50 at 100k", lambda r: _size(r, 10000)["retrieve_warm_ms"]["p50"]),
+    ("cold p95 at 100k", lambda r: _size(r, 10000)["retrieve_cold_ms"]["p95"]),
+    ("ingest, memories/s", lambda r: r["ingest"]["per_second"]),
+    ("Redis bytes per memory at 100k", lambda r: _size(r, 10000)["bytes_per_memory"]),
+]
+
+
+def run_once(checkout: Path, out: Path) -> dict[str, Any]:
+    cmd = [sys.executable, "-m", "memory", "bench", "latency", "--json", "--quiet"]
+    done = subprocess.run(cmd, cwd=checkout, capture_output=True, text=True, check=False)
+    if done.returncode:
+        raise SystemExit(f"{checkout}: {' '.join(cmd)} failed:\n{done.stderr[-2000:]}")
+    out.write_text(done.stdout)
+    return dict(json.loads(done.stdout))
+
+
+def rows(runs: dict[str, list[dict[str, Any]]]) -> list[str]:
+    lines = []
+    for name, figure in FIGURES:
+        cells = []
+        for arm in ("before", "after"):
+            values = [figure(r) for r in runs[arm]]
+            cells += [" / ".join(f"{v:g}" for v in values), f"{statistics.median(values):g}"]
+        lines.append(f"| {name} | {' | '.join(cells)} |")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    ap.add_argument("--before", type=Path, required=True, help="checkout of the code before")
+    ap.add_argument("--after", type=Path, default=Path("."), help="checkout of the code after")
+    ap.add_argument("--runs", type=int, default=3, help="runs of each arm")
+    ap.add_argument("--out", type=Path, required=True, help="folder for each run's JSON")
+    args = ap.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    runs: dict[str, list[dict[str, Any]]] = {"before": [], "after": []}
+    for i in range(1, args.runs + 1):
+        for arm in ("before", "after"):
+            run = run_once(getattr(args, arm).resolve(), args.out / f"{arm}-{i}.json")
+            runs[arm].append(run)
+            load = os.getloadavg()[0]
+            print(f"{arm} {i} {time.strftime('%H:%M:%S')} commit {run['commit']} load {load:.2f}")
+    print("| figure | before: each run | median | after: each run | median |")
+    print("|---|---|---|---|---|")
+    print("\n".join(rows(runs)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
