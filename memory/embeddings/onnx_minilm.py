@@ -6,7 +6,7 @@ Sentence embedding = mean of token outputs over the attention mask, L2-normalise
 sentence-transformers does for this model.
 
 By default the packaged graph is rewritten in memory to multiply in int8 (`token_int8`): about
-twice as fast, vectors within ~0.003 cosine of the packaged graph's fp32 ones, recall unchanged
+1.7x as fast, vectors within 0.002 cosine of the packaged graph's fp32 ones, recall unchanged
 on both benchmark files (BENCHMARKS.md, sixth pass). Vectors stored by the packaged graph stay
 searchable (`memory.embeddings.model_ids`).
 """

@@ -5,13 +5,14 @@ output column, but dequantizes it inside the graph (Cast -> Mul) and multiplies 
 an embedding's time. This rewrite keeps those int8 weights and scales exactly as packaged and
 quantizes each MatMul's *input* to 8 bits per token (one scale per row: the row's largest
 absolute value / 127), then multiplies int8 by int8 (`MatMulIntegerToFloat`, the VNNI kernels)
-and rescales the row; two outlier channels (`OUTLIER_CHANNELS`) stay fp32. About 1.6x as fast
-on these cores, vectors within ~0.001 cosine of the fp32 ones (BENCHMARKS.md, sixth pass).
+and rescales the row; two outlier channels (`OUTLIER_CHANNELS`) stay fp32. About 1.7x as fast
+on these cores, vectors within 0.002 cosine of the fp32 ones (BENCHMARKS.md, sixth pass).
 
 Why per token, not ONNX Runtime's `quantize_dynamic`: that takes one scale for the whole batch,
-so a text's vector depends on the texts that share its batch (cosine 0.985 between a text
-embedded alone and in a batch of 64), and a stored memory would not match itself as a query.
-Here each row is quantized on its own: a text's vector is the same in any batch.
+so a text's vector depends on the texts that share its batch (cosine 0.981 at worst between a
+text embedded alone and in a batch: `scripts/quantized_embedder.py speed`), and a stored
+memory would not match itself as a query. Here each row is quantized on its own: a text's
+vector is the same in any batch.
 
 Needs the `onnx` package to edit the graph; the rewrite runs in memory when the embedder loads
 (nothing written to disk, nothing downloaded) and is deterministic for a given model file.
@@ -34,9 +35,9 @@ REWRITE_VERSION = 1
 _PREFIX = "tok8"  # names of the nodes and constants the rewrite adds
 
 #: The channels of the residual stream where all-MiniLM-L6-v2 puts "massive activations": on the
-#: [CLS] token channel 99 of a LayerNorm's output is 100-600 times the token's median, so one
+#: [CLS] token channel 99 of a LayerNorm's output is over 60 times the token's median, so one
 #: scale per token left its other channels almost no levels (a short text such as "thanks!",
-#: where [CLS] is a quarter of the mean, drifted to cosine 0.978). These channels of each
+#: where [CLS] is a quarter of the mean, drifted most). These channels of each
 #: LayerNorm output are multiplied in fp32 beside the int8 product (a 2-column MatMul); the
 #: rest is quantized without them. Found as the channels above 60 times their token's median on
 #: a LayerNorm output over the knowledge file's facts (`tests/unit/test_token_int8.py`

@@ -83,18 +83,19 @@ def test_the_rewrite_is_deterministic() -> None:
 def test_vectors_stay_close_to_the_packaged_graphs(
     packaged: OnnxMiniLMEmbedder, rewritten: OnnxMiniLMEmbedder
 ) -> None:
-    """Measured on 1,000 bench texts and 5,882 LoCoMo turns: cosine 0.997 on average, 0.993 at
-    worst (BENCHMARKS.md, sixth pass); a wrong scale or zero point would give unrelated
-    vectors (cosine near 0)."""
+    """Measured on 1,000 bench texts, 2,760 LoCoMo turns and 59 short texts: cosine 0.9994 on
+    average, 0.998 at worst (`scripts/quantized_embedder.py speed`, BENCHMARKS.md sixth pass);
+    without the fp32 outlier channels a two-token text drifts most, and a wrong scale or zero
+    point would give unrelated vectors (cosine near 0)."""
     a, b = packaged.embed_many(TEXTS), rewritten.embed_many(TEXTS)
     cos = np.sum(a * b, axis=1)
-    assert cos.min() > 0.99, cos
+    assert cos.min() > 0.995, cos
     assert np.allclose(np.linalg.norm(b, axis=1), 1.0, atol=1e-5)
 
 
 def test_a_texts_vector_does_not_depend_on_its_batch(rewritten: OnnxMiniLMEmbedder) -> None:
     """Each token is quantized with its own scale: one scale for the whole batch (ONNX
-    Runtime's dynamic quantization) moved a text's vector by up to 0.015 cosine with its batch
+    Runtime's dynamic quantization) moved a text's vector by up to 0.019 cosine with its batch
     companions, so a stored memory would not match itself as a query."""
     batch = rewritten.embed_many(TEXTS)
     for i, text in enumerate(TEXTS):
