@@ -65,7 +65,9 @@ def reembed_all(settings: Settings, progress: Callable[[str], None] = lambda m: 
             done += len(chunk)
             progress(f"{name}: {done}/{len(keys_found)}")
         index.create(overwrite=False)
-        client.hset(keys.index_meta(schema.index.name), mapping={"model_id": model, "dims": dims})
+        meta = keys.index_meta(schema.index.name)
+        client.hset(meta, mapping={"model_id": model, "dims": dims})
+        client.hdel(meta, "written_by")  # every vector is this model's now
         counts[name] = len(keys_found)
     client.set(keys.vector_dtype, VECTOR_DTYPE)  # every vector was written in today's dtype
     # Cached query vectors belong to the old model (they are keyed by model too; drop anyway).

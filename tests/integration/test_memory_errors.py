@@ -11,6 +11,7 @@ from memory.config import Settings
 from memory.coordinator import MemoryCoordinator
 from memory.embeddings import OnnxMiniLMEmbedder, l2_normalise
 from memory.embeddings.model_ids import PACKAGED_MODEL_ID, TOKEN_INT8_MODEL_ID
+from memory.embeddings.token_int8 import int8_kernels_exact
 from memory.errors import (
     EmbeddingModelMismatchError,
     InvalidInputError,
@@ -190,27 +191,67 @@ def test_another_embedding_model_is_refused(
     assert snapshot() == before
 
 
+UPGRADE_MEMORIES = [
+    "I sprained my left ankle on the trail last Saturday",
+    "My partner and I are saving for a trip to Lisbon",
+    "I switched to decaf coffee after lunch",
+    "My sister is getting married in June",
+    "I want to finish a half marathon this spring",
+    "The dentist said my teeth look fine",
+    "I started learning Portuguese on my phone",
+    "Our landlord is raising the rent in March",
+]
+
+
 def test_a_store_of_the_packaged_graph_opens_and_recalls_after_the_upgrade(
     redis_client: redis.Redis, settings: Settings
 ) -> None:
     """Until the sixth pass of issue 19 the embedder ran the packaged graph in fp32; it now
-    multiplies in int8 under another model id. A store written before opens without a
-    re-embed (the same weights: `memory.embeddings.model_ids`), finds its memories, and
-    keeps naming the model that wrote it."""
+    multiplies in int8 under another model id (where the CPU's int8 kernels are exact). A store
+    written before opens without a re-embed (the same weights: `memory.embeddings.model_ids`),
+    finds its memories, names the model that built it and records the one that joined; the
+    old graph opens the mixed store again (a downgrade) and finds the new writes."""
+    new_id = TOKEN_INT8_MODEL_ID if int8_kernels_exact() else PACKAGED_MODEL_ID
     old = MemoryCoordinator(redis_client, OnnxMiniLMEmbedder(int8_inputs=False), settings)
     try:
-        old.add_episodic(U, "I sprained my left ankle on the trail last Saturday")
-        old.add_episodic(U, "My partner and I are saving for a trip to Lisbon")
+        for text in UPGRADE_MEMORIES:
+            old.add_episodic(U, text)
     finally:
         old.close()
     new = MemoryCoordinator(redis_client, OnnxMiniLMEmbedder(), settings)
     try:
-        assert new.embedder.model_id == TOKEN_INT8_MODEL_ID
-        hits = new.search(U, "How is my ankle injury?", k=2)
-        assert hits and "ankle" in str(hits[0].record.get("description"))
-        assert {m["model_id"] for m in new.index_models().values()} == {PACKAGED_MODEL_ID}
+        assert new.embedder.model_id == new_id
+        hits = new.search(U, "How is my ankle injury?", k=3)
+        assert [h.record.get("description") for h in hits][:1] == [UPGRADE_MEMORIES[0]]
+        new.add_episodic(U, "I bought new trail shoes with a wider toe box")
+        metas = new.index_models().values()
+        assert {m["model_id"] for m in metas} == {PACKAGED_MODEL_ID}
+        joined = {new_id} - {PACKAGED_MODEL_ID}
+        assert all(set(filter(None, m.get("written_by", "").split(","))) == joined for m in metas)
     finally:
         new.close()
+    again = MemoryCoordinator(redis_client, OnnxMiniLMEmbedder(int8_inputs=False), settings)
+    try:
+        hits = again.search(U, "Which shoes did I buy for the trail?", k=1)
+        assert [h.record.get("description") for h in hits] == [
+            "I bought new trail shoes with a wider toe box"
+        ]
+    finally:
+        again.close()
+
+
+def test_a_store_that_another_rewrite_joined_is_refused(
+    coordinator: MemoryCoordinator, redis_client: redis.Redis, settings: Settings
+) -> None:
+    """The same space is granted model by model: a store a later rewrite wrote into (say
+    `-tok8v2`, not yet measured against this one) is refused, naming every writer."""
+    coordinator.add_episodic(U, "Stored with MiniLM")
+    for meta in coordinator.index_models():
+        redis_client.hset(
+            coordinator.keys.index_meta(meta), "written_by", f"{PACKAGED_MODEL_ID}-tok8v2"
+        )
+    with pytest.raises(EmbeddingModelMismatchError, match="also written by .*tok8v2"):
+        MemoryCoordinator(redis_client, OtherModelEmbedder(PACKAGED_MODEL_ID, 384), settings)
 
 
 def test_each_index_records_its_model(coordinator: MemoryCoordinator) -> None:

