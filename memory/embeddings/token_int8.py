@@ -38,7 +38,7 @@ _PREFIX = "tok8"  # names of the nodes and constants the rewrite adds
 #: [CLS] token channel 99 of a LayerNorm's output is over 60 times the token's median, so one
 #: scale per token left its other channels almost no levels (a short text such as "thanks!",
 #: where [CLS] is a quarter of the mean, drifted most). These channels of each
-#: LayerNorm output are multiplied in fp32 beside the int8 product (a 2-column MatMul); the
+#: LayerNorm output are multiplied in fp32 beside the int8 product (a MatMul over those 2); the
 #: rest is quantized without them. Found as the channels above 60 times their token's median on
 #: a LayerNorm output over the knowledge file's facts (`tests/unit/test_token_int8.py`
 #: re-derives them from the packaged model).
