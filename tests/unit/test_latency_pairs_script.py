@@ -2,22 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "latency_pairs.py"
+from tests.scripts import load_script
 
 
 @pytest.fixture(scope="module")
 def lp() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("latency_pairs", SCRIPT)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("latency_pairs")
 
 
 def fake_run(warm: float, ingest: float) -> dict:

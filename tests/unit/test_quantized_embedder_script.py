@@ -3,9 +3,7 @@ fp32, the drift figures, the interleaving of rounds and the held-out split of th
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -13,18 +11,12 @@ import numpy as np
 import pytest
 
 from memory.embeddings.model_ids import PACKAGED_MODEL_ID, TOKEN_INT8_MODEL_ID
-
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "quantized_embedder.py"
+from tests.scripts import load_script
 
 
 @pytest.fixture(scope="module")
 def qe() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("quantized_embedder", SCRIPT)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while being built
-    spec.loader.exec_module(module)
-    return module
+    return load_script("quantized_embedder")
 
 
 # One layer of MiniLM: q/k/v/out projections, FFN up and down.
