@@ -7,13 +7,17 @@ sentence-transformers does for this model.
 
 By default the packaged graph is rewritten in memory to multiply in int8 (`token_int8`): about
 1.7x as fast, vectors within 0.002 cosine of the packaged graph's fp32 ones, recall unchanged
-on both benchmark files (BENCHMARKS.md, sixth pass). Vectors stored by the packaged graph stay
+on both benchmark files (BENCHMARKS.md, sixth pass). Runs are single-threaded, several at once
+(seventh pass: another 1.4x). Vectors stored by the packaged graph stay
 searchable (`memory.embeddings.model_ids`).
 """
 
 from __future__ import annotations
 
+import os
 import threading
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +29,14 @@ from memory.embeddings.token_int8 import int8_kernels_exact, rewrite
 from memory.errors import EmbedderError
 
 MAX_TOKENS = 256  # the model's trained max_seq_length
-BATCH_SIZE = 64
+#: Texts per model run. Runs are single-threaded and several run at once (`workers`): small
+#: batches stay in cache (short texts: 16 gave ~1,060 texts/s on 2 cores, 64 gave ~970).
+BATCH_SIZE = 16
+#: ONNX Runtime's fusion of Add + LayerNormalization into SkipLayerNormalization: its CPU kernel
+#: (ONNX Runtime 1.31) took 8x the time of the two ops it replaces, 18% of an embedding. The
+#: packaged graph's vectors are the same without it (cosine 1.0000); the int8 graph's move
+#: by rounding only (BENCHMARKS.md, seventh pass).
+DISABLED_OPTIMIZERS = ["SkipLayerNormFusion"]
 
 
 def _model_file(name: str) -> Path:
@@ -43,7 +54,12 @@ class OnnxMiniLMEmbedder:
 
     `int8_inputs` False runs the packaged graph as it is (fp32 multiplication), as it also runs
     on a CPU without exact int8 kernels; `model_path` loads another graph file as it is
-    (research scripts), under an id of its own unless the caller sets one."""
+    (research scripts), under an id of its own unless the caller sets one.
+
+    Each model run uses one thread; `embed_many` runs up to `workers` batches at once (default:
+    one per CPU). On these 2 cores that is ~1.5x the texts/s of one run on two threads (whose
+    threads wait for each other after each of the graph's ~500 small ops), and a single query
+    is faster too (p50 2.2 against 3.1 ms for a short one): BENCHMARKS.md, seventh pass."""
 
     dims = 384
 
@@ -51,7 +67,7 @@ class OnnxMiniLMEmbedder:
         self,
         model_path: Path | None = None,
         tokenizer_path: Path | None = None,
-        threads: int = 0,
+        workers: int = 0,
         int8_inputs: bool = True,
     ) -> None:
         try:
@@ -76,15 +92,15 @@ class OnnxMiniLMEmbedder:
                 )
         try:
             opts = ort.SessionOptions()
-            # Idle worker threads sleep instead of spinning: on 2 cores shared with Redis,
-            # the app and other processes, spinning made ingest 1.6-1.8x slower (same vectors).
-            opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-            if threads:
-                opts.intra_op_num_threads = threads
+            # one thread per run, parallel runs instead (`embed_many`): no thread pool to
+            # wake up or spin (spinning threads took the cores Redis needed)
+            opts.intra_op_num_threads = 1
+            opts.inter_op_num_threads = 1
             self._session = ort.InferenceSession(
                 rewrite(model_path) if rewritten else str(model_path),
                 sess_options=opts,
                 providers=["CPUExecutionProvider"],
+                disabled_optimizers=DISABLED_OPTIMIZERS,
             )
             self._tokenizer = Tokenizer.from_file(str(tokenizer_path))
         except EmbedderError:
@@ -95,6 +111,9 @@ class OnnxMiniLMEmbedder:
         self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
         self._input_names = {i.name for i in self._session.get_inputs()}
         self._lock = threading.Lock()  # tokenizer padding state is shared
+        self.workers = workers or os.cpu_count() or 1
+        self.batch_size = BATCH_SIZE
+        self._pool: ThreadPoolExecutor | None = None  # started by the first bulk call
 
     def embed(self, text: str) -> np.ndarray:
         return self.embed_many([text])[0]
@@ -102,16 +121,27 @@ class OnnxMiniLMEmbedder:
     def embed_many(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dims), dtype=np.float32)
-        out = []
         # Sort by length so each batch pads to similar lengths (much faster on CPU).
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        for start in range(0, len(texts), BATCH_SIZE):
-            idx = order[start : start + BATCH_SIZE]
-            out.append((idx, self._run([texts[i] for i in idx])))
+        size = self.batch_size
+        batches = [order[s : s + size] for s in range(0, len(texts), size)]
         result = np.empty((len(texts), self.dims), dtype=np.float32)
-        for idx, vecs in out:
+        # ONNX Runtime releases the GIL during a run: batches on worker threads run in parallel.
+        # A text's vector does not depend on its batch (each row is quantized on its own).
+        runs = self._map(lambda idx: self._run([texts[i] for i in idx]), batches)
+        for idx, vecs in zip(batches, runs, strict=True):
             result[idx] = vecs
         return result
+
+    def _map(
+        self, fn: Callable[[list[int]], np.ndarray], batches: list[list[int]]
+    ) -> Iterable[np.ndarray]:
+        if len(batches) == 1 or self.workers == 1:
+            return map(fn, batches)
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="embed")
+        return self._pool.map(fn, batches)
 
     def _run(self, batch: list[str]) -> np.ndarray:
         with self._lock:

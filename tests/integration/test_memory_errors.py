@@ -244,13 +244,13 @@ def test_a_store_that_another_rewrite_joined_is_refused(
     coordinator: MemoryCoordinator, redis_client: redis.Redis, settings: Settings
 ) -> None:
     """The same space is granted model by model: a store a later rewrite wrote into (say
-    `-tok8v2`, not yet measured against this one) is refused, naming every writer."""
+    `-tok8v9`, not yet measured against this one) is refused, naming every writer."""
     coordinator.add_episodic(U, "Stored with MiniLM")
     for meta in coordinator.index_models():
         redis_client.hset(
-            coordinator.keys.index_meta(meta), "written_by", f"{PACKAGED_MODEL_ID}-tok8v2"
+            coordinator.keys.index_meta(meta), "written_by", f"{PACKAGED_MODEL_ID}-tok8v9"
         )
-    with pytest.raises(EmbeddingModelMismatchError, match="also written by .*tok8v2"):
+    with pytest.raises(EmbeddingModelMismatchError, match="also written by .*tok8v9"):
         MemoryCoordinator(redis_client, OtherModelEmbedder(PACKAGED_MODEL_ID, 384), settings)
 
 

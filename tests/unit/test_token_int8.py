@@ -113,6 +113,10 @@ def test_the_two_graphs_have_their_own_ids_and_share_a_vector_space(
     assert rewritten.model_id == TOKEN_INT8_MODEL_ID != PACKAGED_MODEL_ID
     assert same_vector_space(PACKAGED_MODEL_ID, TOKEN_INT8_MODEL_ID)
     assert same_vector_space(TOKEN_INT8_MODEL_ID, PACKAGED_MODEL_ID)
+    # stores written by the first rewrite (before the seventh pass's session change) open too
+    assert TOKEN_INT8_MODEL_ID.endswith("-tok8v2")
+    assert same_vector_space(f"{PACKAGED_MODEL_ID}-tok8v1", TOKEN_INT8_MODEL_ID)
+    assert not same_vector_space(f"{PACKAGED_MODEL_ID}-tok8v3", TOKEN_INT8_MODEL_ID)
     assert not same_vector_space("ollama:nomic-embed-text", TOKEN_INT8_MODEL_ID)
     assert not same_vector_space(TOKEN_INT8_MODEL_ID, "ollama:nomic-embed-text")
 
