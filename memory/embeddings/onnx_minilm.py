@@ -37,6 +37,17 @@ BATCH_SIZE = 16
 #: packaged graph's vectors are the same without it (cosine 1.0000); the int8 graph's move
 #: by rounding only (BENCHMARKS.md, seventh pass).
 DISABLED_OPTIMIZERS = ["SkipLayerNormFusion"]
+#: at most this many runs at once: each holds its activations (up to ~25 MB for a batch of the
+#: longest texts), and a container may see far more CPUs than it may use
+MAX_WORKERS = 8
+
+
+def _usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity), not all the machine has."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - macOS, Windows
+        return os.cpu_count() or 1
 
 
 def _model_file(name: str) -> Path:
@@ -57,9 +68,10 @@ class OnnxMiniLMEmbedder:
     (research scripts), under an id of its own unless the caller sets one.
 
     Each model run uses one thread; `embed_many` runs up to `workers` batches at once (default:
-    one per CPU). On these 2 cores that is ~1.5x the texts/s of one run on two threads (whose
-    threads wait for each other after each of the graph's ~500 small ops), and a single query
-    is faster too (p50 2.2 against 3.1 ms for a short one): BENCHMARKS.md, seventh pass."""
+    one per usable CPU, at most `MAX_WORKERS`). On these 2 cores that gives 1.4x the texts/s of
+    one run on two threads, whose threads wait for each other after each of the graph's ~500
+    small ops; a single query is faster too (p50 2.5 against 3.1 ms): BENCHMARKS.md, seventh
+    pass."""
 
     dims = 384
 
@@ -111,7 +123,7 @@ class OnnxMiniLMEmbedder:
         self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
         self._input_names = {i.name for i in self._session.get_inputs()}
         self._lock = threading.Lock()  # tokenizer padding state is shared
-        self.workers = workers or os.cpu_count() or 1
+        self.workers = workers or min(_usable_cpus(), MAX_WORKERS)
         self.batch_size = BATCH_SIZE
         self._pool: ThreadPoolExecutor | None = None  # started by the first bulk call
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import threading
 
 import numpy as np
+import pytest
 
 from memory.embeddings import OnnxMiniLMEmbedder
-from memory.embeddings.onnx_minilm import BATCH_SIZE
+from memory.embeddings.onnx_minilm import BATCH_SIZE, MAX_WORKERS
 
 
 def test_each_model_run_uses_one_thread() -> None:
@@ -42,3 +44,13 @@ def test_a_single_batch_runs_in_the_callers_thread() -> None:
     embedder = OnnxMiniLMEmbedder(workers=2)
     embedder.embed_many(["one text", "and another"])
     assert embedder._pool is None
+
+
+def test_workers_follow_the_cpus_this_process_may_use(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A container pinned to one CPU of a 64-CPU host runs one batch at a time; a large
+    machine runs at most MAX_WORKERS (each run holds its activations)."""
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {3})
+    assert OnnxMiniLMEmbedder().workers == 1
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(64)))
+    assert OnnxMiniLMEmbedder().workers == MAX_WORKERS
+    assert OnnxMiniLMEmbedder(workers=3).workers == 3
