@@ -54,3 +54,25 @@ def test_workers_follow_the_cpus_this_process_may_use(monkeypatch: pytest.Monkey
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(64)))
     assert OnnxMiniLMEmbedder().workers == MAX_WORKERS
     assert OnnxMiniLMEmbedder(workers=3).workers == 3
+
+
+def test_concurrent_callers_share_the_workers_and_get_their_own_vectors() -> None:
+    """The app's bookkeeping worker and a chat session may embed at the same time."""
+    embedder = OnnxMiniLMEmbedder(workers=2)
+    a = [f"first caller's memory {i}" for i in range(3 * BATCH_SIZE)]
+    b = [f"a second caller asks about topic {i} " * (1 + i % 4) for i in range(2 * BATCH_SIZE)]
+    inputs = [a, b, a, b]
+    got: list[np.ndarray | None] = [None] * len(inputs)
+
+    def call(k: int) -> None:
+        got[k] = embedder.embed_many(inputs[k])
+
+    callers = [threading.Thread(target=call, args=(k,)) for k in range(len(inputs))]
+    for c in callers:
+        c.start()
+    for c in callers:
+        c.join()
+    expected = {id(a): embedder.embed_many(a), id(b): embedder.embed_many(b)}
+    for texts, vecs in zip(inputs, got, strict=True):
+        assert vecs is not None
+        assert np.allclose(vecs, expected[id(texts)], atol=1e-6)
