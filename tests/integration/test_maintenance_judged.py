@@ -103,7 +103,7 @@ def test_the_three_sentences_merge_into_one_when_the_model_says_one_fact(
     assert active_texts(coordinator, "ana") == {"I prefer to run in the mornings before work"}
     (p,) = report.users[0].consolidated
     assert p.judged and p.canonical_id == ids[0] and set(p.member_ids) == set(ids[1:])
-    assert p.similarity == pytest.approx(0.762, abs=0.002)  # the lowest pair
+    assert p.similarity == pytest.approx(0.759, abs=0.002)  # the lowest pair
     (merge,) = Maintenance.of(coordinator).merges("ana")
     assert merge["how"] == "llm"
     judged, merged = fake_ollama.chat_requests(structured=True)

@@ -14,12 +14,12 @@ from memory.maintenance import linked, mergeable, same_fact, veto
 THRESHOLD = 0.85
 
 SAME = [
-    ("I prefer morning workouts", "Morning workouts are what I prefer", 0.963),
+    ("I prefer morning workouts", "Morning workouts are what I prefer", 0.964),
     ("I prefer morning workouts", "I prefer morning workouts.", 0.994),
     ("I like working out in the mornings", "I prefer to work out in the morning", 0.893),
     ("My dog is called Rex", "My dog's name is Rex", 0.938),
     ("My favourite workout is yoga", "Yoga is my favourite workout", 0.954),
-    ("I want to run a marathon this year", "My goal is to run a marathon this year", 0.883),
+    ("I want to run a marathon this year", "My goal is to run a marathon this year", 0.881),
 ]
 DIFFERENT = [
     ("I prefer morning workouts", "I prefer evening workouts", 0.857),  # cosine passes
@@ -63,7 +63,7 @@ THREE = (
 THREE_PAIRS = [
     (THREE[0], THREE[1], 0.888),
     (THREE[0], THREE[2], 0.863),
-    (THREE[1], THREE[2], 0.762),
+    (THREE[1], THREE[2], 0.759),
 ]
 # Paraphrases the model is asked about: the cosine reaches 0.70 and the guard sees nothing.
 ASKED = [
@@ -92,7 +92,7 @@ VETOED = [
     (
         "I prefer running in the morning before work",
         "I prefer running in the evening after work",
-        0.915,
+        0.914,
         "a changed value",
     ),
     ("I run before work", "I run after work", 0.897, "a changed value"),
@@ -102,19 +102,19 @@ VETOED = [
         0.976,
         "a changed value",
     ),
-    ("I run on Saturdays", "I run on Sundays", 0.857, "a changed value"),
+    ("I run on Saturdays", "I run on Sundays", 0.858, "a changed value"),
     ("I am vegetarian", "I am vegan", 0.813, "a changed value"),
     ("I work out at home", "I work out at the gym", 0.802, "a changed value"),
     ("I hurt my left knee", "I hurt my right knee", 0.977, "a changed value"),
     (
         "My knee hurts when I run downhill",
         "My ankle hurts when I run downhill",
-        0.842,
+        0.840,
         "a changed value",
     ),
-    ("I drink coffee every morning", "I drink tea every morning", 0.759, "a changed value"),
+    ("I drink coffee every morning", "I drink tea every morning", 0.762, "a changed value"),
     ("I run 5 km", "I run 5 miles", 0.842, "a changed value"),
-    ("I prefer running outdoors", "I prefer running on trails", 0.802, "a changed value"),
+    ("I prefer running outdoors", "I prefer running on trails", 0.801, "a changed value"),
     ("I prefer workouts", "I prefer morning workouts", 0.742, "a changed value"),
     ("I live in Lisbon", "I live in Porto", 0.750, "a name on one side only"),
     ("I like running", "I don't like running", 0.796, "a negation on one side only"),
@@ -126,16 +126,16 @@ VETOED = [
 MISSED = [
     ("I like to run in the morning", "I like to jog in the mornings", 0.816),  # run / jog
     ("I prefer tea over coffee", "I'd rather drink tea than coffee", 0.860),  # "over"
-    ("I prefer running outdoors", "I'd rather run outside than indoors", 0.797),
+    ("I prefer running outdoors", "I'd rather run outside than indoors", 0.796),
     ("I want to run a sub-4 marathon", "My goal is to finish a marathon in under 4 hours", 0.727),
 ]
 # Different facts on one topic: below the threshold, the model is never asked.
 UNASKED = [
     ("I have asthma", "I have a peanut allergy", 0.546),
-    ("I sleep 7 hours a night", "I go to bed at 11 pm", 0.527),
+    ("I sleep 7 hours a night", "I go to bed at 11 pm", 0.528),
     ("I want to lose 5 kg by summer", "I want to run a marathon by summer", 0.528),
     ("I run 5k on Saturdays", "I do a parkrun every Saturday", 0.450),
-    ("I prefer running in the morning before work", "I start work at 9", 0.350),
+    ("I prefer running in the morning before work", "I start work at 9", 0.348),
     ("I prefer morning workouts", "I do strength training twice a week", 0.325),
 ]
 # A paraphrase with no shared word, below the threshold too: it stays a near-duplicate.
