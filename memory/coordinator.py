@@ -189,6 +189,7 @@ class MemoryCoordinator(SessionsAPI):
     def close(self) -> None:
         self.bookkeeping.close()
         self.metrics_recorder.close()
+        self.embedder.close()
 
     def _reopen(self) -> list[str]:
         """On a Redis that replaced ours: recreate the indexes and the knowledge facts."""

@@ -64,6 +64,12 @@ class CachedEmbedder:
     def embed_many(self, texts: list[str]) -> np.ndarray:
         return self.inner.embed_many([self.masked(t) for t in texts])
 
+    def close(self) -> None:
+        """Stops the model's worker threads, if it has any (a later bulk call restarts them)."""
+        close = getattr(self.inner, "close", None)
+        if callable(close):
+            close()
+
     def embed_query(self, text: str) -> tuple[np.ndarray, str]:
         """Embedding of a query and where it came from: 'local', 'redis' or 'model'."""
         text = self.masked(text)

@@ -82,6 +82,8 @@ class OnnxMiniLMEmbedder:
         workers: int = 0,
         int8_inputs: bool = True,
     ) -> None:
+        if workers < 0:
+            raise ValueError(f"workers must be 0 (one per usable CPU) or more, not {workers}")
         try:
             import onnxruntime as ort
             from tokenizers import Tokenizer
@@ -122,7 +124,8 @@ class OnnxMiniLMEmbedder:
         self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
         self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
         self._input_names = {i.name for i in self._session.get_inputs()}
-        self._lock = threading.Lock()  # tokenizer padding state is shared
+        # guards the tokenizer (its padding state is shared) and the start of the pool
+        self._lock = threading.Lock()
         self.workers = workers or min(_usable_cpus(), MAX_WORKERS)
         self.batch_size = BATCH_SIZE
         self._pool: ThreadPoolExecutor | None = None  # started by the first bulk call
@@ -153,7 +156,18 @@ class OnnxMiniLMEmbedder:
         with self._lock:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="embed")
-        return self._pool.map(fn, batches)
+            pool = self._pool
+        try:
+            return pool.map(fn, batches)
+        except RuntimeError:  # the pool was shut down meanwhile (`close`, interpreter exit)
+            return map(fn, batches)
+
+    def close(self) -> None:
+        """Stops the worker threads; a later bulk call starts them again."""
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False)
 
     def _run(self, batch: list[str]) -> np.ndarray:
         with self._lock:

