@@ -26,6 +26,8 @@ Subcommands:
                 # a store written by the old graph, searched with the new one
     python scripts/quantized_embedder.py compare A.json B.json
                 # two `bench --save` runs question by question: won / lost, sign test
+    python scripts/quantized_embedder.py memory --variants shipped shipped-v1
+                # resident size of a process that embeds short, then long texts
     python scripts/quantized_embedder.py bench no-ffn2 --holdout conv-30,conv-42 -- \
         --data ../shared/bench/locomo/locomo-dev.json --prompt-budget 800
                 # `memory bench locomo ARGS` with the model swapped in, then the held-out split
@@ -44,6 +46,7 @@ import math
 import os
 import random
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -378,6 +381,53 @@ def speed(args: argparse.Namespace) -> int:
     return 0
 
 
+# --- memory ------------------------------------------------------------------------------
+
+#: what `memory` embeds, in this order: texts of the latency bench (~10 words), then long ones
+MEMORY_STEPS = (("short", 256, 1), ("long", 256, 20))  # (name, texts, bench texts joined)
+
+
+def _rss_mb() -> float:
+    """The process's resident size now (Linux), else its peak so far."""
+    try:
+        pages = int(Path("/proc/self/statm").read_text().split()[1])
+        return pages * os.sysconf("SC_PAGE_SIZE") / 1e6
+    except OSError:
+        import resource
+
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3
+
+
+def memory_one(variant: str, models: Path) -> dict[str, float]:
+    """Resident MB after loading `variant`, then after each of MEMORY_STEPS (this process)."""
+    rng = random.Random(7)
+    m = embedder(variant, models)
+    m.embed("hello there")
+    sizes = {"loaded": _rss_mb()}
+    for name, n, joined in MEMORY_STEPS:
+        m.embed_many([" ".join(memory_text(rng) for _ in range(joined)) for _ in range(n)])
+        sizes[name] = _rss_mb()
+    return sizes
+
+
+def memory(args: argparse.Namespace) -> int:
+    """Each variant in a fresh process: ONNX Runtime keeps what its arena once needed."""
+    rows = []
+    for variant in args.variants:
+        cmd = [sys.executable, __file__, "--models", str(args.models), "memory-one", variant]
+        done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if done.returncode:
+            raise SystemExit(f"{variant}: {done.stderr.strip()[-2000:]}")
+        sizes = json.loads(done.stdout.strip().splitlines()[-1])
+        rows.append([variant, *(round(sizes[k]) for k in ("loaded", "short", "long"))])
+    steps = ", then ".join(
+        f"{n} texts of {j} bench text{'s' if j > 1 else ''}" for _, n, j in MEMORY_STEPS
+    )
+    print(f"resident MB after loading, then after embedding {steps}")
+    print(table(["model", "loaded", "after short", "after long"], rows))
+    return 0
+
+
 # --- bench ---------------------------------------------------------------------------------
 
 
@@ -533,6 +583,15 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--queries", type=int, default=200, help="single queries per round")
     s.add_argument("--seed", type=int, default=7)
     s.add_argument("--locomo", type=Path, default=LOCOMO_DEV, help="turns for the drift")
+    mem = sub.add_parser("memory", help="resident size while embedding, one process per model")
+    mem.add_argument(
+        "--variants",
+        nargs="+",
+        default=[SHIPPED, SIXTH_PASS],
+        choices=[SHIPPED, SIXTH_PASS, PACKAGED, *sorted(VARIANTS)],
+    )
+    one = sub.add_parser("memory-one")  # one process of `memory`: prints its JSON line
+    one.add_argument("variant", choices=[SHIPPED, SIXTH_PASS, PACKAGED, *sorted(VARIANTS)])
     r = sub.add_parser(
         "bench", help="`... bench VARIANT -- ARGS`: `memory bench locomo ARGS`, model swapped in"
     )
@@ -557,6 +616,11 @@ def main(argv: list[str] | None = None) -> int:
         return speed(args)
     if args.cmd == "compare":
         return compare(args)
+    if args.cmd == "memory":
+        return memory(args)
+    if args.cmd == "memory-one":
+        print(json.dumps(memory_one(args.variant, args.models)))
+        return 0
     return bench(args)
 
 

@@ -95,3 +95,31 @@ def test_compare_counts_questions_won_and_lost(
     short = run([1.0], tmp_path / "short.json")
     with pytest.raises(SystemExit, match="different questions"):
         qe.main(["compare", str(a), str(short)])
+
+
+def test_memory_reports_each_variant_from_a_process_of_its_own(
+    qe: ModuleType, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`memory` must not measure one model on top of another: one subprocess per variant, its
+    last stdout line read as JSON."""
+    calls: list[list[str]] = []
+
+    def fake_run(cmd: list[str], **kwargs: object) -> object:
+        calls.append(cmd)
+        size = 100.0 * len(calls)
+        out = json.dumps({"loaded": size, "short": size + 1, "long": size + 2})
+        return type("Done", (), {"returncode": 0, "stdout": f"noise\n{out}\n", "stderr": ""})()
+
+    monkeypatch.setattr(qe.subprocess, "run", fake_run)
+    args = type("Args", (), {"variants": ["shipped", "shipped-v1"], "models": Path("/m")})()
+    assert qe.memory(args) == 0
+    assert [c[-2:] for c in calls] == [["memory-one", "shipped"], ["memory-one", "shipped-v1"]]
+    out = capsys.readouterr().out
+    assert "shipped-v1" in out and "201" in out and "102" in out
+
+
+def test_rss_is_read_from_the_running_process(qe: ModuleType) -> None:
+    before = qe._rss_mb()
+    ballast = np.ones(50_000_000, dtype=np.uint8)  # 50 MB, touched
+    assert qe._rss_mb() - before > 40
+    del ballast
