@@ -98,7 +98,8 @@ SHIPPED = "shipped"
 #: the packaged graph as it is (fp32 multiplication): the product's embedder until the sixth pass
 PACKAGED = "packaged-fp32"
 #: the product's embedder as the sixth pass shipped it: the same rewritten graph, but ONNX
-#: Runtime's SkipLayerNormalization fusion on, one run at a time on a 2-thread pool, batches of 64
+#: Runtime's SkipLayerNormalization fusion on, one run at a time on a 2-thread pool, batches of
+#: 64, the arena never shrunk
 SIXTH_PASS = "shipped-v1"
 DEFAULT_MODELS = Path(tempfile.gettempdir()) / "quantized-embedder"
 LOCOMO_DEV = Path(__file__).resolve().parents[2] / "shared/bench/locomo/locomo-dev.json"
@@ -271,6 +272,7 @@ class SixthPassEmbedder(OnnxMiniLMEmbedder):
             rewrite(shipped_model()), sess_options=opts, providers=["CPUExecutionProvider"]
         )
         self.batch_size = 64
+        self._release = None  # its arena kept what it once needed
         self.model_id = f"{PACKAGED_MODEL_ID}-tok8v1"
 
 

@@ -19,6 +19,7 @@ import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -37,6 +38,12 @@ BATCH_SIZE = 16
 #: packaged graph's vectors are the same without it (cosine 1.0000); the int8 graph's move
 #: by rounding only (BENCHMARKS.md, seventh pass).
 DISABLED_OPTIMIZERS = ["SkipLayerNormFusion"]
+#: After a call that ran a batch over more tokens than this (16 texts of 64+), the arena's free
+#: memory goes back to the system. ONNX Runtime's arena otherwise keeps the largest buffers it
+#: ever needed: after a bulk write of long texts the process stayed at ~950 MB instead of ~300.
+#: Once per call, not per run: shrinking after every large run cost 15% of the speed on long
+#: texts (BENCHMARKS.md, seventh pass).
+RELEASE_ABOVE_TOKENS = 1024
 #: at most this many runs at once: each holds its activations (up to ~25 MB for a batch of the
 #: longest texts), and a container may see far more CPUs than it may use
 MAX_WORKERS = 8
@@ -116,6 +123,8 @@ class OnnxMiniLMEmbedder:
                 providers=["CPUExecutionProvider"],
                 disabled_optimizers=DISABLED_OPTIMIZERS,
             )
+            self._release = ort.RunOptions()  # a run with these shrinks the arena as it ends
+            self._release.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
             self._tokenizer = Tokenizer.from_file(str(tokenizer_path))
         except EmbedderError:
             raise
@@ -129,6 +138,7 @@ class OnnxMiniLMEmbedder:
         self.workers = workers or min(_usable_cpus(), MAX_WORKERS)
         self.batch_size = BATCH_SIZE
         self._pool: ThreadPoolExecutor | None = None  # started by the first bulk call
+        self._grown = False  # a run over RELEASE_ABOVE_TOKENS since the last release
 
     def embed(self, text: str) -> np.ndarray:
         return self.embed_many([text])[0]
@@ -146,6 +156,9 @@ class OnnxMiniLMEmbedder:
         runs = self._map(lambda idx: self._run([texts[i] for i in idx]), batches)
         for idx, vecs in zip(batches, runs, strict=True):
             result[idx] = vecs
+        if self._grown:
+            self._grown = False
+            self._run([""], self._release)  # one token: ~40 ms to give ~650 MB back
         return result
 
     def _map(
@@ -169,7 +182,7 @@ class OnnxMiniLMEmbedder:
         if pool is not None:
             pool.shutdown(wait=False)
 
-    def _run(self, batch: list[str]) -> np.ndarray:
+    def _run(self, batch: list[str], options: Any = None) -> np.ndarray:
         with self._lock:
             encodings = self._tokenizer.encode_batch(batch)
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
@@ -177,8 +190,10 @@ class OnnxMiniLMEmbedder:
         feeds = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._input_names:
             feeds["token_type_ids"] = np.zeros_like(ids)
+        if ids.size > RELEASE_ABOVE_TOKENS:
+            self._grown = True
         try:
-            tokens = self._session.run(None, feeds)[0]
+            tokens = self._session.run(None, feeds, options)[0]
         except Exception as e:
             raise EmbedderError(f"Embedding failed: {e}") from e
         m = mask[..., None].astype(np.float32)

@@ -13,7 +13,12 @@ import pytest
 
 from memory.embeddings import OnnxMiniLMEmbedder
 from memory.embeddings.model_files import model_file
-from memory.embeddings.onnx_minilm import BATCH_SIZE, DISABLED_OPTIMIZERS, MAX_WORKERS
+from memory.embeddings.onnx_minilm import (
+    BATCH_SIZE,
+    DISABLED_OPTIMIZERS,
+    MAX_WORKERS,
+    RELEASE_ABOVE_TOKENS,
+)
 
 
 def test_each_model_run_uses_one_thread() -> None:
@@ -90,9 +95,9 @@ def test_bulk_batches_run_on_worker_threads_and_keep_each_texts_vector() -> None
     seen: set[str] = set()
     run = embedder._run
 
-    def recording_run(batch: list[str]) -> np.ndarray:
+    def recording_run(batch: list[str], options: Any = None) -> np.ndarray:
         seen.add(threading.current_thread().name)
-        return run(batch)
+        return run(batch, options)
 
     embedder._run = recording_run  # type: ignore[method-assign]
     bulk = embedder.embed_many(texts)
@@ -150,3 +155,36 @@ def test_a_pool_shut_down_under_a_caller_runs_its_batches_in_the_callers_thread(
     assert embedder._pool is not None
     embedder._pool.shutdown()  # as Python's exit does, without `close`
     assert np.allclose(embedder.embed_many(texts), expected, atol=1e-6)
+
+
+def test_a_call_with_large_runs_gives_the_arena_back_once_at_its_end() -> None:
+    """The arena keeps the largest buffers a run ever needed (~1 GB after long texts). After a
+    call that ran a large batch, one 1-token run shrinks it; calls of short texts (the common
+    case) keep it, for speed."""
+    embedder = OnnxMiniLMEmbedder(workers=1)
+    session = embedder._session
+    seen: list[tuple[int, Any]] = []
+
+    class Recording:
+        def run(self, outputs: Any, feeds: dict[str, np.ndarray], options: Any = None) -> Any:
+            seen.append((feeds["input_ids"].size, options))
+            return session.run(outputs, feeds, options)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(session, name)
+
+    embedder._session = Recording()
+    embedder.embed_many(["a short memory"] * (3 * BATCH_SIZE))
+    assert len(seen) == 3 and all(size <= RELEASE_ABOVE_TOKENS and o is None for size, o in seen)
+    seen.clear()
+    long_texts = ["word " * 120] * (2 * BATCH_SIZE) + ["a short one"]
+    vectors = embedder.embed_many(long_texts)
+    *runs, (size, release) = seen
+    assert len(runs) == 3 and all(o is None for _, o in runs)
+    assert max(s for s, _ in runs) > RELEASE_ABOVE_TOKENS
+    assert size <= 3  # [CLS] [SEP]: the release's own run is tiny
+    assert release.get_run_config_entry("memory.enable_memory_arena_shrinkage") == "cpu:0"
+    assert vectors.shape == (len(long_texts), 384)
+    seen.clear()
+    embedder.embed("a short query")
+    assert [o for _, o in seen] == [None]
