@@ -389,10 +389,11 @@ def speed(args: argparse.Namespace) -> int:
 MEMORY_STEPS = (("short", 256, 1), ("long", 256, 20))  # (name, texts, bench texts joined)
 
 
-def _rss_mb() -> float:
-    """The process's resident size now (Linux), else its peak so far."""
+def _rss_mb(statm: Path = Path("/proc/self/statm")) -> float:
+    """The process's resident size now (Linux: statm's second field, in pages), else its peak
+    so far."""
     try:
-        pages = int(Path("/proc/self/statm").read_text().split()[1])
+        pages = int(statm.read_text().split()[1])
         return pages * os.sysconf("SC_PAGE_SIZE") / 1e6
     except OSError:
         import resource

@@ -118,11 +118,14 @@ def test_memory_reports_each_variant_from_a_process_of_its_own(
     assert "shipped-v1" in out and "201" in out and "102" in out
 
 
-def test_rss_is_the_resident_size_the_kernel_reports(qe: ModuleType) -> None:
-    """Read as /proc/self/status's VmRSS says (a fresh allocation is no test: in a long run the
-    allocator reuses pages that are already resident)."""
-    status = Path("/proc/self/status").read_text(encoding="utf-8")
-    vm_rss_kb = int(
-        next(line for line in status.splitlines() if line.startswith("VmRSS:")).split()[1]
-    )
-    assert qe._rss_mb() == pytest.approx(vm_rss_kb / 1e3, abs=5)
+def test_rss_is_statms_resident_pages_else_the_peak(qe: ModuleType, tmp_path: Path) -> None:
+    """statm: size, resident, shared ... in pages. (Comparing with VmRSS live is no test: the
+    suite's background threads move the resident size between two reads.)"""
+    import os
+    import resource
+
+    statm = tmp_path / "statm"
+    statm.write_text("90000 2500 300 10 0 4000 0\n")
+    assert qe._rss_mb(statm) == pytest.approx(2500 * os.sysconf("SC_PAGE_SIZE") / 1e6)
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3
+    assert qe._rss_mb(tmp_path / "missing") == pytest.approx(peak_mb, rel=0.05)
