@@ -44,9 +44,10 @@ DISABLED_OPTIMIZERS = ["SkipLayerNormFusion"]
 #: Once per call, not per run: shrinking after every large run cost 15% of the speed on long
 #: texts (BENCHMARKS.md, seventh pass).
 RELEASE_ABOVE_TOKENS = 1024
-#: at most this many runs at once: each holds its activations (up to ~25 MB for a batch of the
-#: longest texts), and a container may see far more CPUs than it may use
-MAX_WORKERS = 8
+#: at most this many runs at once: each holds its activations while it runs (~350 MB at the peak
+#: for a batch of the longest texts: 2 workers took the process from ~250 to ~970 MB), and a
+#: container may see far more CPUs than it may use
+MAX_WORKERS = 4
 
 
 def _usable_cpus() -> int:
@@ -158,7 +159,7 @@ class OnnxMiniLMEmbedder:
             result[idx] = vecs
         if self._grown:
             self._grown = False
-            self._run([""], self._release)  # one token: ~40 ms to give ~650 MB back
+            self._run([""], self._release)  # an empty text: ~40 ms to give ~650 MB back
         return result
 
     def _map(
