@@ -139,7 +139,6 @@ class OnnxMiniLMEmbedder:
         self.workers = workers or min(_usable_cpus(), MAX_WORKERS)
         self.batch_size = BATCH_SIZE
         self._pool: ThreadPoolExecutor | None = None  # started by the first bulk call
-        self._grown = False  # a run over RELEASE_ABOVE_TOKENS since the last release
 
     def embed(self, text: str) -> np.ndarray:
         return self.embed_many([text])[0]
@@ -154,11 +153,12 @@ class OnnxMiniLMEmbedder:
         result = np.empty((len(texts), self.dims), dtype=np.float32)
         # ONNX Runtime releases the GIL during a run: batches on worker threads run in parallel.
         # A text's vector does not depend on its batch (each row is quantized on its own).
-        runs = self._map(lambda idx: self._run([texts[i] for i in idx]), batches)
+        # this call's own flag: a bulk write beside a query must not make the query release
+        grown = threading.Event()
+        runs = self._map(lambda idx: self._run([texts[i] for i in idx], grown=grown), batches)
         for idx, vecs in zip(batches, runs, strict=True):
             result[idx] = vecs
-        if self._grown:
-            self._grown = False
+        if grown.is_set():
             self._run([""], self._release)  # an empty text: ~40 ms to give ~650 MB back
         return result
 
@@ -183,7 +183,10 @@ class OnnxMiniLMEmbedder:
         if pool is not None:
             pool.shutdown(wait=False)
 
-    def _run(self, batch: list[str], options: Any = None) -> np.ndarray:
+    def _run(
+        self, batch: list[str], options: Any = None, grown: threading.Event | None = None
+    ) -> np.ndarray:
+        """The batch's vectors; sets `grown` when the run was over RELEASE_ABOVE_TOKENS."""
         with self._lock:
             encodings = self._tokenizer.encode_batch(batch)
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
@@ -191,8 +194,8 @@ class OnnxMiniLMEmbedder:
         feeds = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._input_names:
             feeds["token_type_ids"] = np.zeros_like(ids)
-        if ids.size > RELEASE_ABOVE_TOKENS:
-            self._grown = True
+        if grown is not None and ids.size > RELEASE_ABOVE_TOKENS:
+            grown.set()
         try:
             tokens = self._session.run(None, feeds, options)[0]
         except Exception as e:

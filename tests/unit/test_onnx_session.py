@@ -95,9 +95,11 @@ def test_bulk_batches_run_on_worker_threads_and_keep_each_texts_vector() -> None
     seen: set[str] = set()
     run = embedder._run
 
-    def recording_run(batch: list[str], options: Any = None) -> np.ndarray:
+    def recording_run(
+        batch: list[str], options: Any = None, grown: threading.Event | None = None
+    ) -> np.ndarray:
         seen.add(threading.current_thread().name)
-        return run(batch, options)
+        return run(batch, options, grown)
 
     embedder._run = recording_run  # type: ignore[method-assign]
     bulk = embedder.embed_many(texts)
@@ -188,3 +190,39 @@ def test_a_call_with_large_runs_gives_the_arena_back_once_at_its_end() -> None:
     seen.clear()
     embedder.embed("a short query")
     assert [o for _, o in seen] == [None]
+
+
+def test_a_query_beside_a_long_bulk_write_never_pays_for_its_release() -> None:
+    """The release belongs to the call that grew the arena: a query embedded while a long bulk
+    write runs (the recall path beside an import) runs with no release of its own."""
+    embedder = OnnxMiniLMEmbedder(workers=1)
+    session = embedder._session
+    large_started, query_done = threading.Event(), threading.Event()
+    query_options: list[Any] = []
+
+    class Gated:
+        def run(self, outputs: Any, feeds: dict[str, np.ndarray], options: Any = None) -> Any:
+            if feeds["input_ids"].size > RELEASE_ABOVE_TOKENS:
+                large_started.set()
+                assert query_done.wait(timeout=60), "the query never ran"
+            elif threading.current_thread().name == "query":
+                query_options.append(options)
+            return session.run(outputs, feeds, options)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(session, name)
+
+    embedder._session = Gated()
+    bulk = threading.Thread(target=embedder.embed_many, args=(["word " * 120] * BATCH_SIZE,))
+    bulk.start()
+    assert large_started.wait(timeout=60)
+
+    def query() -> None:
+        embedder.embed("a short query")
+        query_done.set()
+
+    asker = threading.Thread(target=query, name="query")
+    asker.start()
+    asker.join(timeout=60)
+    bulk.join(timeout=60)
+    assert query_options == [None]
