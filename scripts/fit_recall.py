@@ -20,7 +20,10 @@ and prints the weights to copy into `memory/recall/scoring.py`, recall on the tu
 split of each file, and the reliability table (share of evidence among the top-10 hits per
 band of the probability), from which the band thresholds and RECALL_MIN_SCORE are set.
 The split is fixed below: the first two personal users and three LoCoMo conversations tune,
-the rest is holdout.
+the rest is holdout. It then cross-validates (`cross_validate`): each conversation and user
+held out in turn, the model refitted on all the others, so every question is scored once by a
+fit that never saw its conversation; with five conversations, one fixed split mostly measures
+which conversations it happens to hold out.
 
 It also prints, per LoCoMo category (and personal), how much of the evidence the candidates
 hold and R@5/R@10: whether a miss is absent from the candidates or ranked low. `--candidates`,
@@ -288,22 +291,51 @@ def neighbour_variants(qs: list[dict[str, Any]]) -> None:
         print(f"| {name} | " + " | ".join(c) + " |")
 
 
-def held_out_in_turn(qs: list[dict[str, Any]]) -> None:
-    """Each conversation (and personal user) held out in turn: everything fitted on the rest,
-    R@5/R@10 of the one held out under the neighbour rule before (max(own, 0.3 ** hops * seed))
-    and now (W_NEIGHBOUR fitted, the floor)."""
+def cross_validate(qs: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, float]]]:
+    """Each conversation (and personal user) held out in turn: the whole model (ranking,
+    calibration, neighbour weight) fitted on every other one of both files, then recall of the
+    one held out and of the rest of its file (what the same fit scores on data it saw).
+
+    Returns, per file, "holdout" (every question scored once, by the fit that did not see its
+    conversation) and "tune" (each question scored by the fits that saw it, averaged over
+    them): R@1/5/10, question-weighted, and "gap" = tune - holdout. With five conversations,
+    any fixed split measures mostly which conversations it holds out (BENCHMARKS.md, issue 19);
+    this is every split of one conversation against the rest."""
+    held: dict[str, list[np.ndarray]] = defaultdict(list)
+    seen: dict[str, list[np.ndarray]] = defaultdict(list)
     print("\n# each conversation / user held out in turn (fitted on the rest): R@5 / R@10")
-    print("| held out | questions | before | now | W_NEIGHBOUR fitted |")
+    print("| held out | questions | holdout | rest of its file (fitted on) | gap R@10 (R@5) |")
     print("|---|---|---|---|---|")
-    for held in sorted({q["conv"] for q in qs}):
-        split = [{**q, "tune": q["conv"] != held} for q in qs]
-        w, cal, w_nb = fit(split)
+    for unit in sorted({q["conv"] for q in qs}):
+        split = [{**q, "tune": q["conv"] != unit} for q in qs]
         test = [q for q in split if not q["tune"]]
-        cells = []
-        for nb, fl in ((0.0, 0.3), (w_nb, scoring.NEIGHBOUR_FLOOR)):
-            r = per_question(test, w, cal, nb, fl)
-            cells.append(f"{r['R@5'].mean():.3f} / {r['R@10'].mean():.3f}")
-        print(f"| {held} | {len(test)} | {cells[0]} | {cells[1]} | {w_nb} |")
+        f = test[0]["file"]
+        rest = [q for q in split if q["tune"] and q["file"] == f]
+        if not rest:
+            raise SystemExit(f"{f}: cross-validation needs two conversations or users or more")
+        w, cal, w_nb = fit(split)
+        r_test, r_rest = per_question(test, w, cal, w_nb), per_question(rest, w, cal, w_nb)
+        held[f].append(np.stack([r_test[k] for k in ("R@1", "R@5", "R@10")]))
+        seen[f].append(np.stack([r_rest[k] for k in ("R@1", "R@5", "R@10")]))
+        t, h = r_rest, r_test
+        print(
+            f"| {unit} | {len(test)} | {h['R@5'].mean():.3f} / {h['R@10'].mean():.3f} | "
+            f"{t['R@5'].mean():.3f} / {t['R@10'].mean():.3f} | "
+            f"{t['R@10'].mean() - h['R@10'].mean():+.3f} "
+            f"({t['R@5'].mean() - h['R@5'].mean():+.3f}) |"
+        )
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for f in sorted(held):
+        h = np.concatenate(held[f], axis=1).mean(axis=1)
+        t = np.concatenate(seen[f], axis=1).mean(axis=1)
+        names = ("R@1", "R@5", "R@10")
+        out[f] = {
+            "holdout": {k: round(float(v), 3) for k, v in zip(names, h, strict=True)},
+            "tune": {k: round(float(v), 3) for k, v in zip(names, t, strict=True)},
+            "gap": {k: round(float(a - b), 3) for k, a, b in zip(names, t, h, strict=True)},
+        }
+        print(f"{f} cross-validated: {out[f]}")
+    return out
 
 
 def per_question(
@@ -501,7 +533,7 @@ def main() -> int:
             convs = sorted({q["conv"] for q in sel})
             print(f"{f} {split} ({len(sel)} q; {','.join(convs)}): {recall(sel, w, cal, w_nb)}")
     by_category(qs, w, cal, w_nb)
-    held_out_in_turn(qs)
+    cross_validate(qs)
     print("\n# reliability: top-10 hits per band of final (share that are evidence)")
     for f in files:
         for split, sub in (("tune", True), ("holdout", False)):
