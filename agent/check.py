@@ -9,6 +9,8 @@ would use it. Nothing is stored: the probes call the model directly, never the m
     remember_tool_call     "please remember ..." -> a remember_information call (native or text)
     no_tool_on_small_talk  "hello there" -> an answer, no tool call
     uses_recalled_memory   a fenced memory is used in the answer
+    uses_earlier_answer    what it answered in a remembered exchange is used ("which name did
+                           you suggest?"), as the block shows it after the message
     thinking               a thinking model thinks when asked and keeps its thoughts apart
 
 Every finding comes with what the agent will do about it (`recommendations`).
@@ -32,12 +34,20 @@ from agent.prompt import build_system_prompt, render_memory_block
 from agent.tools.registry import ToolRegistry
 from agent.tools.text_calls import parse_text_tool_calls
 from memory.models import MemoryContext, MemoryType, RecallHit, ScoreParts
+from memory.stores.episodic import interaction_context
 from memory.writing import check_grounded
 
 EXTRACTION_PROBE = "I'm vegetarian and I run 5k every Saturday morning."
 REMEMBER_PROBE = "Please remember that my sister's name is Ines."
 SMALL_TALK_PROBE = "hello there, I'm just saying hi"
 MEMORY_PROBE = ("My dog is called Biscuit", "What is my dog called?", "biscuit")
+#: (the user's earlier message, what was answered, the question now, the word to find)
+ANSWER_PROBE = (
+    "Can you suggest a name for my new kitten?",
+    "How about Pepper? It suits a lively kitten.",
+    "Which name did you suggest for my kitten?",
+    "pepper",
+)
 THINK_PROBE = "What is 17 + 25? Answer with the number."
 
 
@@ -85,6 +95,7 @@ class ModelCheck:
             ("remember_tool_call", partial(self._remember, model, profile)),
             ("no_tool_on_small_talk", partial(self._small_talk, model, profile)),
             ("uses_recalled_memory", partial(self._uses_memory, model)),
+            ("uses_earlier_answer", partial(self._uses_answer, model)),
             ("thinking", partial(self._thinking, model, profile)),
         ]
         for name, fn in steps:
@@ -193,6 +204,25 @@ class ModelCheck:
             f": {content[:120]!r}"
         )
 
+    def _uses_answer(self, model: str) -> tuple[bool, str]:
+        message, reply, question, expected = ANSWER_PROBE
+        hit = RecallHit(
+            id="check",
+            memory_type=MemoryType.EPISODIC,
+            text=message,
+            score=0.9,
+            band="high",
+            parts=ScoreParts(),
+            record={"event_type": "interaction", "context": interaction_context(reply)},
+        )
+        ctx = MemoryContext(user_id="check", session_id="check", query=question, episodic=[hit])
+        system = build_system_prompt(render_memory_block(ctx), tool_names=[])
+        content, _, _ = self._chat(model, system, question, tools=False, think=False)
+        used = expected in content.lower()
+        return used, ("named its earlier answer" if used else "did not use it") + (
+            f": {content[:120]!r}"
+        )
+
     def _thinking(self, model: str, profile: ModelProfile | None) -> tuple[bool, str]:
         if profile is None or not profile.thinking:
             return True, "not a thinking model: it answers without thoughts"
@@ -247,6 +277,11 @@ class ModelCheck:
             )
         if not probes["uses_recalled_memory"].passed:
             out.append("Ignored a recalled memory: a larger model will use memory better.")
+        if not probes["uses_earlier_answer"].passed:
+            out.append(
+                "Did not use its own earlier answer shown in memory: questions about what it "
+                "suggested before may not be answered from memory."
+            )
         if profile is not None and profile.thinking:
             out.append(
                 "A thinking model: thoughts are shown folded in the details, never stored; "

@@ -26,10 +26,20 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from memory.models import MemoryContext, RecallHit
+from memory.recall.statements import request_kind
+from memory.stores.episodic import exchange_reply
 from memory.tokens import estimate_tokens
 from memory.writing import StoredMemory
 
 NO_MEMORY_NOTE = "(nothing relevant remembered yet)"
+#: How a logged exchange's line goes on to what the assistant answered then: "what did you
+#: recommend me last week?" is answered by the reply, which the user's message alone lacks.
+#: Only for a message that asked something (a question, a request for advice or a plan: the
+#: reply to a statement is mostly an acknowledgement), and only with room left once every
+#: memory has its line: a reply never pushes a memory out of the block.
+ANSWERED = ", you answered "
+#: Characters of that reply shown (the store keeps 600).
+BLOCK_REPLY_CHARS = 300
 
 
 def unfenced(text: str) -> str:
@@ -45,15 +55,19 @@ def neutralise(text: str) -> str:
 @dataclass
 class BlockLine:
     """One line of a rendered memory block, read back for a person (the details' Prompt tab):
-    a section `title`, or a memory with its `label`, `text` (decoded) and `note`."""
+    a section `title`, or a memory with its `label`, `text` (decoded), `note` and, for a
+    logged exchange, the `reply` the assistant gave (decoded)."""
 
     kind: Literal["title", "memory", "note"]
     text: str
     label: str = ""
     note: str = ""
+    reply: str = ""
 
 
 _MEMORY_LINE = re.compile(r"^- \[(?P<label>[^\]]*)\] ")
+#: what follows a memory's text: `(note)`, then for a logged exchange `, you answered "reply"`
+_AFTER_TEXT = re.compile(r"^\((?P<note>[^()]*)\)(?P<answered>" + re.escape(ANSWERED) + r")?")
 
 
 def read_block(block: str) -> list[BlockLine]:
@@ -70,10 +84,19 @@ def read_block(block: str) -> list[BlockLine]:
             except ValueError:
                 out.append(BlockLine("note", line))
                 continue
-            note = line[end:].strip()
-            if note.startswith("(") and note.endswith(")"):
-                note = note[1:-1]
-            out.append(BlockLine("memory", str(text), label=m["label"], note=note))
+            rest = line[end:].strip()
+            after = _AFTER_TEXT.match(rest)
+            reply = ""
+            if after is None:  # not a line this module wrote: keep what follows as the note
+                note = rest
+            else:
+                note = after["note"]
+                if after["answered"]:
+                    try:
+                        reply = str(json.JSONDecoder().raw_decode(rest, after.end())[0])
+                    except ValueError:
+                        reply = rest[after.end() :]
+            out.append(BlockLine("memory", str(text), label=m["label"], note=note, reply=reply))
         elif line.endswith(":"):
             out.append(BlockLine("title", line[:-1]))
         else:
@@ -128,6 +151,30 @@ def _hit_line(hit: RecallHit, label: str) -> str:
     return f"- [{label}] {neutralise(hit.text)} ({extra})"
 
 
+def episodic_lines(hit: RecallHit) -> tuple[str, ...]:
+    """An episodic memory's line; for a logged exchange that asked something, first the line
+    with the reply it got (shown when the block has room for it, see `ANSWERED`)."""
+    line = _hit_line(hit, _episodic_label(hit))
+    reply = shown_reply(hit)
+    return (line + ANSWERED + neutralise(reply), line) if reply else (line,)
+
+
+def shown_reply(hit: RecallHit) -> str:
+    """The part of an exchange's stored reply its line may show ("" for none: not an
+    exchange, or its message asked nothing)."""
+    reply = exchange_reply(hit.record.get("event_type"), hit.record.get("context"))
+    if not reply or not asks_something(hit.text):
+        return ""
+    if len(reply) > BLOCK_REPLY_CHARS:
+        reply = reply[:BLOCK_REPLY_CHARS].rsplit(" ", 1)[0] + " …"
+    return reply
+
+
+def asks_something(message: str) -> bool:
+    """A question, or a request for advice, a recommendation or a plan."""
+    return message.rstrip().endswith("?") or request_kind(message) is not None
+
+
 def _episodic_label(hit: RecallHit) -> str:
     et = hit.record.get("event_type")
     if et == "summary":  # says what a whole stretch of talk was, not one thing the user said
@@ -162,7 +209,7 @@ def render_memory_block(
 ) -> MemoryBlock:
     """Render recalled memories as a fenced data block within `budget_tokens`."""
     nonce = nonce or secrets.token_hex(4)
-    sections: list[tuple[str, list[str]]] = []
+    sections: list[tuple[str, list[str | tuple[str, ...]]]] = []
     if stored_now:
         sections.append(
             (
@@ -190,7 +237,7 @@ def render_memory_block(
         sections.append(
             (
                 EPISODIC_TITLE,
-                [_hit_line(h, _episodic_label(h)) for h in episodic],
+                [episodic_lines(h) for h in episodic],
             )
         )
     if context.semantic:
@@ -222,21 +269,37 @@ def render_memory_block(
     # is counted with its line break (a token of its own for the model).
     used = sum(estimate_tokens(t + "\n") for t in (head, tail, _omitted(total), NO_MEMORY_NOTE))
     chosen: list[tuple[str, list[str]]] = []
+    longer: list[tuple[int, int, str]] = []  # (section, line, the line with its reply)
     omitted = 0
     for title, lines in sections:
         title_cost = estimate_tokens(title + "\n")
         section_out: list[str] = []
         for line in lines:
-            cost = estimate_tokens(line + "\n")
+            *with_reply, short = (line,) if isinstance(line, str) else line
+            cost = estimate_tokens(short + "\n")
             if used + title_cost + cost > budget_tokens:
                 omitted += 1
                 continue
-            section_out.append(line)
+            if with_reply:
+                longer.append((len(chosen), len(section_out), with_reply[0]))
+            section_out.append(short)
             used += cost
         if section_out:
             chosen.append((title, section_out))
             used += title_cost
+    upgraded: list[tuple[int, int, str]] = []  # (section, line, the line without its reply)
+    for section, i, line in longer:  # best first, while the room left holds them
+        short = chosen[section][1][i]
+        extra = estimate_tokens(line + "\n") - estimate_tokens(short + "\n")
+        if used + extra <= budget_tokens:
+            chosen[section][1][i] = line
+            upgraded.append((section, i, short))
+            used += extra
     block = _assemble(head, tail, chosen, omitted, nonce)
+    while block.tokens > budget_tokens and upgraded:  # rounding: a reply goes before a line
+        section, i, short = upgraded.pop()
+        chosen[section][1][i] = short
+        block = _assemble(head, tail, chosen, omitted, nonce)
     while block.tokens > budget_tokens and chosen:  # rounding: drop the lowest-ranked line
         title, lines_ = chosen[-1]
         chosen[-1] = (title, lines_[:-1])

@@ -429,14 +429,17 @@ def _stored(stored: list[StoredMemory], extraction: str, recalled: MemoryContext
 
 def prompt_markdown(lines: list[BlockLine]) -> str:
     """The memory block for a person: section titles, then each memory's text with its kind
-    and date (every text escaped)."""
+    and date, and what the assistant answered to a logged exchange (every text escaped)."""
     out: list[str] = []
     for line in lines:
         if line.kind == "title":
             out.append(f"\n**{md_text(line.text)}**\n")
         elif line.kind == "memory":
             meta = " · ".join(md_text(x) for x in (line.label, line.note) if x)
-            out.append(f"- {md_text(line.text)}" + (f"  \n  :gray[{meta}]" if meta else ""))
+            answered = f"  \n  ↳ answered: {md_text(line.reply)}" if line.reply else ""
+            out.append(
+                f"- {md_text(line.text)}{answered}" + (f"  \n  :gray[{meta}]" if meta else "")
+            )
         else:
             out.append(f"\n:gray[{md_text(line.text)}]\n")
     return "\n".join(out).strip()

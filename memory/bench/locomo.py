@@ -24,6 +24,10 @@ hybrid recall the agent's context uses) with k = the largest requested k, and
     recall@k = |evidence turns among the top k| / |evidence turns|, averaged over questions
     MRR      = 1 / rank of the first evidence turn (0 if none in the top max-k)
 
+A hit holds its own turn and, in a chat, the assistant's reply stored as its context: an
+evidence turn the assistant said ("what did you recommend?") counts as found with the message
+it answered. (LoCoMo's and the personal file's evidence are the speakers' and the user's turns.)
+
 Evidence ids are used as the file has them (a few malformed ones can never match).
 """
 
@@ -41,6 +45,7 @@ from memory.bench.common import Progress, add_common_args, git_commit, percentil
 from memory.bench.prompt_level import PromptRow, prompt_row
 from memory.bench.prompt_level import summary as prompt_summary
 from memory.coordinator import MemoryCoordinator
+from memory.models import RecallHit
 from memory.stores.episodic import interaction_context
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -114,9 +119,19 @@ def load(path: Path, conversations: list[str] | None = None) -> list[dict[str, A
     return data
 
 
-def _metrics(ranked: list[str], gold: list[str], ks: list[int]) -> tuple[dict[int, float], float]:
-    rec = {k: sum(1 for g in gold if g in set(ranked[:k])) / len(gold) for k in ks}
-    rr = next((1.0 / (i + 1) for i, d in enumerate(ranked) if d in gold), 0.0)
+def turns_held(hit: RecallHit) -> tuple[str, ...]:
+    """The dialogue turns a hit holds: its own, and in a chat the assistant's reply stored as
+    its context (an evidence turn the assistant said is found with the message it answered)."""
+    meta = hit.record.get("metadata") or {}
+    return tuple(str(meta[f]) for f in ("dia_id", "reply_dia_id") if meta.get(f))
+
+
+def _metrics(
+    ranked: list[tuple[str, ...]], gold: list[str], ks: list[int]
+) -> tuple[dict[int, float], float]:
+    """recall@k and the reciprocal rank; `ranked`: the turns each hit holds, best hit first."""
+    rec = {k: sum(1 for g in gold if any(g in held for held in ranked[:k])) / len(gold) for k in ks}
+    rr = next((1.0 / (i + 1) for i, held in enumerate(ranked) if set(held) & set(gold)), 0.0)
     return rec, rr
 
 
@@ -180,7 +195,7 @@ def run(
             t = time.perf_counter()
             hits = coord.search(user, str(q["question"]), k=kmax, min_score=min_score)
             latencies.append((time.perf_counter() - t) * 1000)
-            ranked = [str((h.record.get("metadata") or {}).get("dia_id", "")) for h in hits]
+            ranked = [turns_held(h) for h in hits]
             row = _metrics(ranked, [str(e) for e in q["evidence"]], ks)
             all_rows.append(row)
             by_cat[int(q["category"])].append(row)

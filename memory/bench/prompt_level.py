@@ -8,7 +8,9 @@ question this runs the agent's own recall call and rendering:
                 include_short_term=False, include_procedural=False)     (k as the agent asks)
     block = memory.block.render_memory_block(ctx, budget_tokens=BUDGET)
 
-and records which evidence turns have a line in the block, and the block's estimated tokens
+and records which evidence turns have a line in the block (a chat's reply turn counts when its
+message's line shows the reply whole: not shortened, not dropped to fit), and the block's
+estimated tokens
 (`memory.tokens.estimate_tokens`, which errs high: the fence and section titles included).
 Short-term and procedural memory are left out: a benchmark question has no session and no
 tool pattern; semantic facts (the built-in knowledge) are in, as in a chat, and take room.
@@ -25,8 +27,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from memory.bench.common import percentiles
-from memory.block import neutralise, render_memory_block
+from memory.block import episodic_lines, render_memory_block, shown_reply
 from memory.coordinator import MemoryCoordinator
+from memory.stores.episodic import exchange_reply
 
 #: The session the questions are asked in (recall reads no short-term memory here).
 SESSION = "bench-prompt"
@@ -50,12 +53,21 @@ def prompt_row(
     # question, as a user's next message comes seconds later: they raced its search before.
     coord.bookkeeping.drain()
     block = render_memory_block(ctx, budget_tokens=budget, nonce="bench")
-    # A hit is in the block when its line is (lines are kept best first while they fit).
-    shown = {
-        str((h.record.get("metadata") or {}).get("dia_id", ""))
-        for h in ctx.episodic
-        if neutralise(h.text) in block.text
-    }
+    # A hit is in the block when its line is (lines are kept best first while they fit); the
+    # reply a chat message got, when the line shows it whole (not shortened, not left out to
+    # fit the budget).
+    shown: set[str] = set()
+    for h in ctx.episodic:
+        lines = episodic_lines(h)  # with the reply first: the other is the start of it
+        if lines[-1] not in block.text:
+            continue
+        meta = h.record.get("metadata") or {}
+        shown.add(str(meta.get("dia_id", "")))
+        whole = shown_reply(h) == exchange_reply(
+            h.record.get("event_type"), h.record.get("context")
+        )
+        if meta.get("reply_dia_id") and len(lines) > 1 and whole and lines[0] in block.text:
+            shown.add(str(meta["reply_dia_id"]))
     share = sum(1 for e in evidence if e in shown) / len(evidence) if evidence else 0.0
     return PromptRow(share=share, tokens=block.tokens, lines=block.lines)
 

@@ -97,6 +97,8 @@ def embedding_text(description: str, context: str = "") -> str:
 
 #: Characters of the assistant's reply kept as the context of a logged exchange.
 REPLY_CONTEXT_CHARS = 600
+#: How the context of a logged exchange starts: what follows is the assistant's reply.
+REPLY_PREFIX = "Assistant answered: "
 
 
 def interaction_context(reply: str) -> str:
@@ -104,7 +106,16 @@ def interaction_context(reply: str) -> str:
     reply = reply.strip().replace("\n", " ")
     if len(reply) > REPLY_CONTEXT_CHARS:
         reply = reply[:REPLY_CONTEXT_CHARS] + " …"
-    return "Assistant answered: " + reply
+    return REPLY_PREFIX + reply
+
+
+def exchange_reply(event_type: object, context: object) -> str:
+    """The assistant's reply stored with a logged exchange ("" for any other memory: an
+    extracted fact's context says where it came from, not what was answered)."""
+    if str(event_type or "") != EventType.INTERACTION.value:
+        return ""
+    text = str(context or "")
+    return text[len(REPLY_PREFIX) :].strip() if text.startswith(REPLY_PREFIX) else ""
 
 
 class EpisodicStore:

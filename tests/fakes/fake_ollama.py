@@ -124,9 +124,11 @@ DEFAULT_NUM_CTX = 4096
 #: Tokens the runner keeps from the start of a prompt that does not fit (Ollama's numKeep).
 NUM_KEEP = 4
 _TOKEN_RE = re.compile(r"[a-z0-9]+")
-# Lines of the agent's fenced memory block look like: - [preference] "text" (...)
-_MEMORY_LINE_RE = re.compile(r'^- \[[^\]]+\] "(.*)"', re.MULTILINE)
+# Lines of the agent's fenced memory block look like: - [preference] "text" (...), and a
+# logged exchange's go on with `, you answered "reply"`: the memory is the first JSON string.
+_MEMORY_LINE_RE = re.compile(r'^- \[[^\]]+\] "((?:[^"\\]|\\.)*)"', re.MULTILINE)
 _FENCE_RE = re.compile(r"<<<MEMORY (\w+)>>>(.*?)<<<END MEMORY \1>>>", re.DOTALL)
+_ANSWERED_RE = re.compile(r'\), you answered "((?:[^"\\]|\\.)*)"$', re.MULTILINE)
 THOUGHT_MARKER = "THOUGHT-MARKER"
 INVENTED_MEMORY = "User owns a sailing yacht called Seabird"
 
@@ -501,20 +503,31 @@ def remembered_lines(system_prompt: str) -> list[str]:
     return out
 
 
+def remembered_replies(system_prompt: str) -> list[str]:
+    """What the block says was answered to remembered exchanges (`, you answered "..."`)."""
+    out: list[str] = []
+    for _, block in _FENCE_RE.findall(system_prompt):
+        for raw in _ANSWERED_RE.findall(block):
+            try:
+                out.append(json.loads(f'"{raw}"'))
+            except json.JSONDecodeError:
+                out.append(raw)
+    return out
+
+
 def echo_responder(req: RecordedRequest) -> Scripted:
-    """Default chat behaviour: repeat the message and mention the recalled memories, both as
-    the model saw them (after any truncation)."""
-    if req.seen:
-        memories = remembered_lines(req.seen_prompt)
-        last = req.seen_last_user_message
-    else:  # a request built by hand
-        memories = remembered_lines(req.system_prompt)
-        last = req.last_user_message
+    """Default chat behaviour: repeat the message and mention the recalled memories (and what
+    was answered to remembered exchanges), all as the model saw them (after any truncation)."""
+    prompt = req.seen_prompt if req.seen else req.system_prompt  # else: a request built by hand
+    last = req.seen_last_user_message if req.seen else req.last_user_message
+    memories, replies = remembered_lines(prompt), remembered_replies(prompt)
     text = f"You said: {last}"
     if memories:
         text += "\nI remember: " + "; ".join(memories)
     else:
         text += "\nI have no memories about this yet."
+    if replies:
+        text += "\nI answered before: " + "; ".join(replies)
     return Scripted(content=text)
 
 

@@ -272,3 +272,16 @@ def test_the_memory_tools_work_on_the_real_store(
     fake_ollama.queue_reply("Forgotten.")
     assert agent.chat("alice", "s1", "Forget my peanut allergy").tools[0].error is None
     assert "I am allergic to peanuts" not in _active(coordinator, "alice")
+
+
+def test_what_the_assistant_answered_reaches_the_prompt_of_a_later_question(
+    agent: ChatAgent, coordinator: MemoryCoordinator, fake_ollama: FakeOllama
+) -> None:
+    """ "Which novel did you suggest?" is answered by the earlier reply, not by the message."""
+    fake_ollama.queue_reply("Try Project Hail Mary by Andy Weir.")
+    agent.chat("alice", "s1", "Can you suggest a sci-fi novel for my holiday?")
+    coordinator.bookkeeping.drain()  # the exchange's vector of record, written off the path
+    later = agent.chat("alice", "s2", "Which sci-fi novel did you suggest for my holiday?")
+    line = next(x for x in later.memory_block.splitlines() if "novel for my holiday" in x)
+    assert line.endswith(', you answered "Try Project Hail Mary by Andy Weir."')
+    assert later.memory_block in fake_ollama.chat_requests()[-1].system_prompt

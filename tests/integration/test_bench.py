@@ -13,6 +13,7 @@ import pytest
 
 from memory.bench import latency, locomo
 from memory.bench.common import percentiles
+from memory.bench.prompt_level import prompt_row
 from memory.config import PROJECT_ROOT, Settings
 from memory.coordinator import MemoryCoordinator
 
@@ -63,12 +64,66 @@ TINY: list[dict[str, Any]] = [
 
 
 def test_recall_at_k_and_mrr_on_a_hand_made_ranking() -> None:
-    ranked = ["D1:1", "D1:3", "D2:1", "D2:2"]
+    ranked = [("D1:1",), ("D1:3",), ("D2:1",), ("D2:2",)]
     rec, rr = locomo._metrics(ranked, ["D1:3", "D2:2"], [1, 2, 3, 4])
     assert rec == {1: 0.0, 2: 0.5, 3: 0.5, 4: 1.0}
     assert rr == 0.5  # first evidence at rank 2
     rec, rr = locomo._metrics(ranked, ["X:9"], [1, 4])
     assert rec == {1: 0.0, 4: 0.0} and rr == 0.0
+
+
+def test_a_hit_holds_the_reply_its_message_got() -> None:
+    """In a chat the assistant's reply is stored as the context of the message it answered:
+    an evidence turn the assistant said is found with that message."""
+    ranked = [("D1:1",), ("D1:3", "D1:4")]
+    rec, rr = locomo._metrics(ranked, ["D1:4"], [1, 2])
+    assert rec == {1: 0.0, 2: 1.0} and rr == 0.5
+
+
+CHAT = [
+    {
+        "sample_id": "chat-1",
+        "conversation": {
+            "speaker_a": "Noah",
+            "speaker_b": "Assistant",
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [
+                {"speaker": "Noah", "dia_id": "D1:1", "text": "Can you suggest a sci-fi novel?"},
+                {
+                    "speaker": "Assistant",
+                    "dia_id": "D1:2",
+                    "text": "Try Project Hail Mary by Andy Weir: a lone astronaut saves Earth. "
+                    + "It is funny, clever and full of real science. " * 3,
+                },
+                {"speaker": "Noah", "dia_id": "D1:3", "text": "I went for a run this morning."},
+                {"speaker": "Assistant", "dia_id": "D1:4", "text": "Nice, how far?"},
+            ],
+        },
+        "qa": [
+            {
+                "question": "Which sci-fi novel did you suggest to me?",
+                "answer": "Project Hail Mary",
+                "evidence": ["D1:2"],
+                "category": 4,
+            }
+        ],
+    }
+]
+
+
+def test_an_answer_the_assistant_gave_reaches_the_block_with_its_message(
+    coordinator: MemoryCoordinator,
+) -> None:
+    wide = locomo.run(coordinator, CHAT, [1], min_score=0.0, prompt_budget=800, user_prefix="w-")
+    assert wide["recall_at"]["1"] == 1.0  # the message that got the suggestion is found first
+    assert wide["prompt"]["evidence_share"] == 1.0  # and its line shows the reply whole
+    # A budget with room for the message's line but not for the reply: the line is kept
+    # without it, and the reply (the evidence) did not reach the model.
+    narrow = locomo.run(coordinator, CHAT, [1], min_score=0.0, prompt_budget=120, user_prefix="n-")
+    assert narrow["prompt"]["evidence_share"] == 0.0
+    question = CHAT[0]["qa"][0]["question"]
+    assert prompt_row(coordinator, "n-chat-1", question, ["D1:1"], 120).share == 1.0
+    assert prompt_row(coordinator, "n-chat-1", question, ["D1:2"], 120).share == 0.0
 
 
 def test_turns_become_write_path_items_with_speaker_date_reply_and_order() -> None:

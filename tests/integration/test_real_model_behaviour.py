@@ -307,11 +307,13 @@ def test_the_model_check_probes_each_profile(
         "remember_tool_call",
         "no_tool_on_small_talk",
         "uses_recalled_memory",
+        "uses_earlier_answer",
         "thinking",
     ]
     assert report["context_length"] == fake.profile(model).context_length
     assert report["num_ctx"] == min(8192, fake.profile(model).context_length)
     assert probes["uses_recalled_memory"]["passed"]
+    assert probes["uses_earlier_answer"]["passed"]
     assert probes["no_tool_on_small_talk"]["passed"]
     recs = " ".join(report["recommendations"])
     if model == "gemma2:2b":

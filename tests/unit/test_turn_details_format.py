@@ -6,7 +6,8 @@ from __future__ import annotations
 from agent.prompt import read_block, render_memory_block
 from agent.types import ExtractionOutcome, StoredMemory, ToolCallRecord, TurnResult
 from memory.models import ChatMessage, MemoryContext, RecallHit, ScoreParts
-from ui.details import lead_line, short
+from memory.stores.episodic import interaction_context
+from ui.details import lead_line, prompt_markdown, short
 
 
 def hit(text: str, i: int = 0, kind: str = "preference") -> RecallHit:
@@ -81,6 +82,17 @@ def test_the_block_is_read_back_line_by_line_with_hostile_text() -> None:
     assert [line.kind for line in lines] == ["title", "memory"]
     assert lines[1].text == text.replace("<<<", "‹‹‹").replace(">>>", "›››")
     assert lines[1].label == "preference" and lines[1].note.startswith("high")
+
+
+def test_the_prompt_tab_shows_what_was_answered_to_an_exchange_as_escaped_text() -> None:
+    exchange = hit("Which **novel** first?", kind="interaction")
+    exchange.record["context"] = interaction_context("Start with *Dune* <img src=x>")
+    ctx = MemoryContext(user_id="u", session_id="s", query="q", episodic=[exchange])
+    shown = prompt_markdown(read_block(render_memory_block(ctx).text))
+    assert (
+        "- Which \\*\\*novel\\*\\* first\\?  \n  ↳ answered: Start with \\*Dune\\* \\<img src"
+        in shown
+    )
 
 
 def test_the_lead_line_names_what_reached_the_prompt_in_short_escaped() -> None:
