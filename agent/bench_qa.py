@@ -69,7 +69,7 @@ from agent.llm import LLM, OllamaLLM
 from agent.tools.registry import ToolContext, ToolRegistry
 from agent.types import TurnEvent
 from memory.bench.common import Progress, bench_redis, git_commit, make_coordinator, table
-from memory.bench.locomo import CATEGORIES, load, questions, turn_items
+from memory.bench.locomo import CATEGORY_NAMES, category_of, load, questions, turn_items
 from memory.bench.locomo import ingest as locomo_ingest
 from memory.coordinator import MemoryCoordinator
 from memory.models import MemoryContext, MemoryType, RecallHit, ScoreParts
@@ -343,7 +343,7 @@ def ask(
         split = state.report.split
         gold = q["answer"]
         row = Row(
-            category=int(q["category"]),
+            category=category_of(q),
             contains=contains(reply, gold),
             f1=f1(reply, gold),
             prompt_tokens=split.prompt if split is not None else None,
@@ -357,7 +357,7 @@ def ask(
     progress.done(f"asked {len(rows)} questions ({mode})")
     out: dict[str, Any] = {"mode": mode, "model": model}
     out.update(summarise(rows))
-    out["by_category"] = {f"{c} {CATEGORIES[c]}": summarise(by_cat[c]) for c in sorted(by_cat)}
+    out["by_category"] = {f"{c} {CATEGORY_NAMES[c]}": summarise(by_cat[c]) for c in sorted(by_cat)}
     out["evidence_missing"] = missing
     return out
 

@@ -49,6 +49,14 @@ from memory.models import RecallHit
 from memory.stores.episodic import interaction_context
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+#: LoCoMo's category 5 (adversarial: no evidence) is skipped; a question of another data set with
+#: evidence but no LoCoMo category is asked too, under this one
+UNCATEGORISED = 0
+CATEGORY_NAMES = {UNCATEGORISED: "uncategorised", **CATEGORIES}
+ADVERSARIAL = 5
+#: session dates as other data sets write them, after LoCoMo's "1:56 pm on 8 May, 2023":
+#: ISO 8601 and LongMemEval's "2023/05/20 (Sat) 02:21"
+_DATE_FORMATS = ("%I:%M %p on %d %B, %Y", "%Y/%m/%d (%a) %H:%M", "%Y/%m/%d")
 TURN_SPACING = timedelta(minutes=1)
 REPLY_CHARS = 200
 #: The speaker name of an assistant in a chat (the personal file): see `turn_items`.
@@ -56,8 +64,28 @@ ASSISTANT = "assistant"
 
 
 def parse_session_date(value: str) -> datetime:
-    """'1:56 pm on 8 May, 2023' -> datetime (UTC)."""
-    return datetime.strptime(value.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
+    """'1:56 pm on 8 May, 2023' (LoCoMo), '2023-05-08 13:56' (ISO 8601) or '2023/05/20 (Sat)
+    02:21' (LongMemEval) -> datetime (UTC, when the value names no zone)."""
+    text = str(value).strip()
+    for fmt in _DATE_FORMATS:
+        try:
+            return datetime.strptime(text, fmt).replace(tzinfo=UTC)
+        except ValueError:
+            continue
+    try:
+        d = datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError(
+            f"{value!r} is not a session date in a known format (LoCoMo's '1:56 pm on 8 May, "
+            "2023', ISO 8601 '2023-05-08 13:56', or '2023/05/20 (Sat) 02:21')"
+        ) from None
+    return d if d.tzinfo else d.replace(tzinfo=UTC)
+
+
+def category_of(q: dict[str, Any]) -> int:
+    """A question's LoCoMo category, or UNCATEGORISED."""
+    c = q.get("category")
+    return c if isinstance(c, int) and c in CATEGORIES else UNCATEGORISED
 
 
 def human_date(d: datetime) -> str:
@@ -69,7 +97,10 @@ def turn_items(conversation: dict[str, Any]) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     n = 1
     while f"session_{n}" in conversation:
-        start = parse_session_date(conversation[f"session_{n}_date_time"])
+        try:
+            start = parse_session_date(conversation[f"session_{n}_date_time"])
+        except (KeyError, ValueError) as e:
+            raise ValueError(f"session_{n}_date_time: {e}") from None
         prev: dict[str, Any] | None = None
         for i, turn in enumerate(conversation[f"session_{n}"]):
             if turn["speaker"].lower() == ASSISTANT and items and prev is not None:
@@ -101,8 +132,9 @@ def turn_items(conversation: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def questions(sample: dict[str, Any]) -> list[dict[str, Any]]:
+    """The questions asked: every one with evidence, except LoCoMo's adversarial ones."""
     return [
-        q for q in sample.get("qa", []) if q.get("category") in CATEGORIES and q.get("evidence")
+        q for q in sample.get("qa", []) if q.get("category") != ADVERSARIAL and q.get("evidence")
     ]
 
 
@@ -116,6 +148,11 @@ def load(path: Path, conversations: list[str] | None = None) -> list[dict[str, A
         if missing:
             raise ValueError(f"Unknown conversation(s) {missing}; the file has {sorted(known)}.")
         data = [s for s in data if s["sample_id"] in conversations]
+    for sample in data:  # a bad date or a missing session says so before anything is written
+        try:
+            turn_items(sample["conversation"])
+        except (KeyError, TypeError, ValueError) as e:
+            raise ValueError(f"{sample.get('sample_id', '?')}: {e}") from None
     return data
 
 
@@ -198,13 +235,13 @@ def run(
             ranked = [turns_held(h) for h in hits]
             row = _metrics(ranked, [str(e) for e in q["evidence"]], ks)
             all_rows.append(row)
-            by_cat[int(q["category"])].append(row)
+            by_cat[category_of(q)].append(row)
             by_conv[sample["sample_id"]].append(row)
             if prompt_budget is not None:
                 evidence = [str(e) for e in q["evidence"]]
                 prow = prompt_row(coord, user, str(q["question"]), evidence, prompt_budget)
                 prompt_rows.append(prow)
-                prompt_by_cat[int(q["category"])].append(prow)
+                prompt_by_cat[category_of(q)].append(prow)
             done += 1
             progress(f"questions {done}/{total_q}")
     progress.done(f"asked {done} questions")
@@ -213,7 +250,7 @@ def run(
     out.update(
         {
             "by_category": {
-                f"{c} {CATEGORIES[c]}": _summary(by_cat[c], ks) for c in sorted(by_cat)
+                f"{c} {CATEGORY_NAMES[c]}": _summary(by_cat[c], ks) for c in sorted(by_cat)
             },
             "by_conversation": {c: _summary(r, ks) for c, r in by_conv.items()},
             "latency_ms": percentiles(latencies, (50, 95)),
@@ -229,7 +266,7 @@ def run(
             "budget_tokens": prompt_budget,
             **prompt_summary(prompt_rows),
             "by_category": {
-                f"{c} {CATEGORIES[c]}": prompt_summary(prompt_by_cat[c])
+                f"{c} {CATEGORY_NAMES[c]}": prompt_summary(prompt_by_cat[c])
                 for c in sorted(prompt_by_cat)
             },
         }

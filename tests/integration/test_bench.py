@@ -286,3 +286,41 @@ def test_prompt_budget_measures_what_reaches_the_memory_block(
     assert narrow["prompt"]["evidence_share"] < prompt["evidence_share"]
     assert narrow["prompt"]["tokens"]["p95"] <= 60
     assert "evidence in the agent's memory block" in locomo.render(narrow)
+
+
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        ("1:56 pm on 8 May, 2023", (2023, 5, 8, 13, 56)),
+        ("2023/05/20 (Sat) 02:21", (2023, 5, 20, 2, 21)),
+        ("2023-05-08T13:56:00", (2023, 5, 8, 13, 56)),
+        ("2023-05-08", (2023, 5, 8, 0, 0)),
+    ],
+)
+def test_session_dates_of_other_data_sets_are_read(value: str, expected: tuple[int, ...]) -> None:
+    d = locomo.parse_session_date(value)
+    assert (d.year, d.month, d.day, d.hour, d.minute) == expected and d.utcoffset() is not None
+
+
+def test_a_session_date_in_no_known_format_is_refused_naming_the_session(tmp_path: Path) -> None:
+    bad = json.loads(json.dumps(CHAT))
+    bad[0]["conversation"]["session_1_date_time"] = "the day after the party"
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(bad), encoding="utf-8")
+    with pytest.raises(ValueError, match="chat-1: session_1_date_time: 'the day after the party'"):
+        locomo.load(path)
+
+
+def test_questions_without_a_locomo_category_are_asked_and_adversarial_ones_are_not() -> None:
+    sample = {
+        "qa": [
+            {"question": "a", "evidence": ["D1:1"], "category": 2},
+            {"question": "b", "evidence": ["D1:1"]},  # another data set: no category
+            {"question": "c", "evidence": ["D1:1"], "category": 5},  # adversarial
+            {"question": "d", "evidence": [], "category": 4},  # nothing to find
+        ]
+    }
+    asked = locomo.questions(sample)
+    assert [q["question"] for q in asked] == ["a", "b"]
+    assert [locomo.category_of(q) for q in asked] == [2, locomo.UNCATEGORISED]
+    assert locomo.CATEGORY_NAMES[locomo.UNCATEGORISED] == "uncategorised"
