@@ -10,7 +10,8 @@ short gold answer by text.
     ingest   as `python -m memory bench locomo` does (`memory.bench.locomo.turn_items` +
              `MemoryCoordinator.add_episodic_many`, one user per conversation, a private
              embedded Redis unless --redis-url), only the conversations whose questions are asked
-    ask      each question of categories 1-4 (`memory.bench.locomo.questions`), in file order,
+    ask      each question with evidence, LoCoMo's adversarial category 5 left out
+             (`memory.bench.locomo.questions`), in file order,
              in session "bench-qa"; nothing is stored by asking (recall's own bookkeeping,
              access counts and the query-cache note, is all that is written):
                memory  ctx = coordinator.retrieve_all_context(user, "bench-qa", question,
@@ -447,7 +448,9 @@ def main(args: argparse.Namespace, settings: Any = None) -> int:
         raise SystemExit(f"Cannot read {args.data}: {e}") from None
     chosen = select(data, args.limit)
     if not chosen:
-        raise SystemExit(f"{args.data}: no questions of categories 1-4 with evidence to ask")
+        raise SystemExit(
+            f"{args.data}: no questions with evidence to ask (adversarial category 5 is skipped)"
+        )
     asked = {sid for sid, _ in chosen}
     data = [s for s in data if s["sample_id"] in asked]
 

@@ -18,8 +18,10 @@ what `store_interaction` writes); the reply is not a memory of its own. Before t
 assistant acknowledgement was a memory of its own that repeated the preference before it and
 competed with it (BENCHMARKS.md). Embedding: the bulk path embeds description + context.
 
-Each question of categories 1-4 then goes through `MemoryCoordinator.search` (the episodic
-hybrid recall the agent's context uses) with k = the largest requested k, and
+Each question with evidence (LoCoMo's categories 1-4; a question of another data set without
+one is asked as "uncategorised"; category 5, adversarial, is skipped) then goes through
+`MemoryCoordinator.search` (the episodic hybrid recall the agent's context uses) with k = the
+largest requested k, and
 
     recall@k = |evidence turns among the top k| / |evidence turns|, averaged over questions
     MRR      = 1 / rank of the first evidence turn (0 if none in the top max-k)
