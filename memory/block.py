@@ -35,8 +35,9 @@ NO_MEMORY_NOTE = "(nothing relevant remembered yet)"
 #: How a logged exchange's line goes on to what the assistant answered then: "what did you
 #: recommend me last week?" is answered by the reply, which the user's message alone lacks.
 #: Only for a message that asked something (a question, a request for advice or a plan: the
-#: reply to a statement is mostly an acknowledgement), and only with room left once every
-#: memory has its line: a reply never pushes a memory out of the block.
+#: reply to a statement is mostly an acknowledgement) or, for any message, when the request now
+#: asks what was said then ("what did you tell me about the sprain?"); and only with room left
+#: once every memory has its line: a reply never pushes a memory out of the block.
 ANSWERED = ", you answered "
 #: Characters of that reply shown (the store keeps 600).
 BLOCK_REPLY_CHARS = 300
@@ -151,19 +152,20 @@ def _hit_line(hit: RecallHit, label: str) -> str:
     return f"- [{label}] {neutralise(hit.text)} ({extra})"
 
 
-def episodic_lines(hit: RecallHit) -> tuple[str, ...]:
-    """An episodic memory's line; for a logged exchange that asked something, first the line
-    with the reply it got (shown when the block has room for it, see `ANSWERED`)."""
+def episodic_lines(hit: RecallHit, query: str = "") -> tuple[str, ...]:
+    """An episodic memory's line; for a logged exchange whose reply may be shown (`ANSWERED`),
+    first the line with it (shown when the block has room for it)."""
     line = _hit_line(hit, _episodic_label(hit))
-    reply = shown_reply(hit)
+    reply = shown_reply(hit, query)
     return (line + ANSWERED + neutralise(reply), line) if reply else (line,)
 
 
-def shown_reply(hit: RecallHit) -> str:
-    """The part of an exchange's stored reply its line may show ("" for none: not an
-    exchange, or its message asked nothing)."""
+def shown_reply(hit: RecallHit, query: str = "") -> str:
+    """The part of an exchange's stored reply its line may show for the request `query` (""
+    for none: not an exchange, or its message asked nothing and `query` does not ask what was
+    answered)."""
     reply = exchange_reply(hit.record.get("event_type"), hit.record.get("context"))
-    if not reply or not asks_something(hit.text):
+    if not reply or not (asks_something(hit.text) or asks_what_was_said(query)):
         return ""
     if len(reply) > BLOCK_REPLY_CHARS:
         reply = reply[:BLOCK_REPLY_CHARS].rsplit(" ", 1)[0] + " …"
@@ -173,6 +175,19 @@ def shown_reply(hit: RecallHit) -> str:
 def asks_something(message: str) -> bool:
     """A question, or a request for advice, a recommendation or a plan."""
     return message.rstrip().endswith("?") or request_kind(message) is not None
+
+
+_WHAT_WAS_SAID = re.compile(
+    r"\bdid you\b|\byou(?:'ve|'d| had| have)? (?:said|told|suggested|recommended"
+    r"|advised|mentioned|answered|proposed|gave|wrote|explained)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_what_was_said(query: str) -> bool:
+    """Does the request ask what the assistant said before ("what did you suggest", "you told
+    me ...")? Then every remembered exchange shows its reply, a statement's too."""
+    return bool(_WHAT_WAS_SAID.search(query))
 
 
 def _episodic_label(hit: RecallHit) -> str:
@@ -237,7 +252,7 @@ def render_memory_block(
         sections.append(
             (
                 EPISODIC_TITLE,
-                [episodic_lines(h) for h in episodic],
+                [episodic_lines(h, context.query) for h in episodic],
             )
         )
     if context.semantic:

@@ -58,12 +58,12 @@ def prompt_row(
     # fit the budget).
     shown: set[str] = set()
     for h in ctx.episodic:
-        lines = episodic_lines(h)  # with the reply first: the other is the start of it
+        lines = episodic_lines(h, ctx.query)  # with the reply first: the other starts it
         if lines[-1] not in block.text:
             continue
         meta = h.record.get("metadata") or {}
         shown.add(str(meta.get("dia_id", "")))
-        whole = shown_reply(h) == exchange_reply(
+        whole = shown_reply(h, ctx.query) == exchange_reply(
             h.record.get("event_type"), h.record.get("context")
         )
         if meta.get("reply_dia_id") and len(lines) > 1 and whole and lines[0] in block.text:

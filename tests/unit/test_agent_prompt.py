@@ -283,3 +283,23 @@ def _with(hits: list[RecallHit]) -> MemoryContext:
     ctx = _ctx()
     ctx.episodic = hits
     return ctx
+
+
+@pytest.mark.parametrize(
+    "request_now, shown",
+    [
+        ("What did you tell me to do about the sprain?", True),
+        ("You suggested something for my ankle, what was it?", True),
+        ("Can you suggest a stretch for my ankle?", False),
+        ("Have you got ideas for my ankle?", False),
+    ],
+)
+def test_a_request_about_what_was_said_shows_the_reply_to_a_statement(
+    request_now: str, shown: bool
+) -> None:
+    """ "I sprained my ankle" got advice, not an acknowledgement: asked what was said then,
+    the block shows it."""
+    ctx = MemoryContext(user_id="u", session_id="s", query=request_now)
+    ctx.episodic = [_exchange("I sprained my ankle yesterday.", "Rest it, ice it, raise it.")]
+    (memory,) = [x for x in read_block(render_memory_block(ctx).text) if x.kind == "memory"]
+    assert memory.reply == ("Rest it, ice it, raise it." if shown else "")
