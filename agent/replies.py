@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from agent.prompt import MEMORY_ONLY_MARK, without_replaced
 from agent.types import StoredMemory
+from memory.block import shown_reply
 from memory.models import MemoryContext
 
 
@@ -59,7 +60,11 @@ def memory_only_reply(
         lines.append("What I remember that may be relevant:")
         for h in hits:
             et = str(h.record.get("event_type") or h.record.get("category") or h.memory_type)
-            lines.append(f"- [{et}] {h.text} (relevance: {h.band})")
+            answered = shown_reply(h, ctx.query)  # "" but for a remembered exchange
+            lines.append(
+                f"- [{et}] {h.text} (relevance: {h.band})"
+                + (f"; I answered then: {answered}" if answered else "")
+            )
     else:
         lines.append("I have no memories relevant to this message yet.")
     if ctx.procedural is not None:

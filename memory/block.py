@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from memory.models import MemoryContext, RecallHit
-from memory.recall.statements import request_kind
+from memory.recall.statements import asks_what_was_said, request_kind
 from memory.stores.episodic import exchange_reply
 from memory.tokens import estimate_tokens
 from memory.writing import StoredMemory
@@ -37,9 +37,9 @@ NO_MEMORY_NOTE = "(nothing relevant remembered yet)"
 #: Only for a message that asked something (a question, a request for advice or a plan: the
 #: reply to a statement is mostly an acknowledgement) or, for any message, when the request now
 #: asks what was said then ("what did you tell me about the sprain?"); and only with room left
-#: once every memory has its line: a reply never pushes a memory out of the block.
+#: once every memory that fits has its line: a reply never pushes a memory out of the block.
 ANSWERED = ", you answered "
-#: Characters of that reply shown (the store keeps 600).
+#: Characters of that reply shown, about (cut at a word, " …" added; the store keeps 600).
 BLOCK_REPLY_CHARS = 300
 
 
@@ -48,9 +48,14 @@ def unfenced(text: str) -> str:
     return text.replace("<<<", "‹‹‹").replace(">>>", "›››")
 
 
+#: characters that end a line for `str.splitlines` (and some readers) but that JSON leaves raw
+_LINE_BREAKS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
 def neutralise(text: str) -> str:
-    """One line of data: JSON-encoded (escapes quotes, newlines, control chars), fences broken."""
-    return json.dumps(unfenced(text), ensure_ascii=False)
+    """One line of data: JSON-encoded (escapes quotes, newlines, control chars and the Unicode
+    line separators), fences broken."""
+    return json.dumps(unfenced(text), ensure_ascii=False).translate(_LINE_BREAKS)
 
 
 @dataclass
@@ -175,19 +180,6 @@ def shown_reply(hit: RecallHit, query: str = "") -> str:
 def asks_something(message: str) -> bool:
     """A question, or a request for advice, a recommendation or a plan."""
     return message.rstrip().endswith("?") or request_kind(message) is not None
-
-
-_WHAT_WAS_SAID = re.compile(
-    r"\bdid you\b|\byou(?:'ve|'d| had| have)? (?:said|told|suggested|recommended"
-    r"|advised|mentioned|answered|proposed|gave|wrote|explained)\b",
-    re.IGNORECASE,
-)
-
-
-def asks_what_was_said(query: str) -> bool:
-    """Does the request ask what the assistant said before ("what did you suggest", "you told
-    me ...")? Then every remembered exchange shows its reply, a statement's too."""
-    return bool(_WHAT_WAS_SAID.search(query))
 
 
 def _episodic_label(hit: RecallHit) -> str:

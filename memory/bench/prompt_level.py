@@ -23,6 +23,7 @@ tool pattern; semantic facts (the built-in knowledge) are in, as in a chat, and 
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,20 +54,21 @@ def prompt_row(
     # question, as a user's next message comes seconds later: they raced its search before.
     coord.bookkeeping.drain()
     block = render_memory_block(ctx, budget_tokens=budget, nonce="bench")
-    # A hit is in the block when its line is (lines are kept best first while they fit); the
-    # reply a chat message got, when the line shows it whole (not shortened, not left out to
-    # fit the budget).
+    # A hit is in the block when its line is (lines are kept best first while they fit), each
+    # line of the block credited to one hit only (two turns can read alike: "Thanks!"); the
+    # reply a chat message got, when its line shows it whole (not shortened, not left out).
+    left = Counter(block.text.split("\n"))
     shown: set[str] = set()
     for h in ctx.episodic:
-        lines = episodic_lines(h, ctx.query)  # with the reply first: the other starts it
-        if lines[-1] not in block.text:
+        lines = episodic_lines(h, ctx.query)  # with the reply first, when it may be shown
+        line = next((x for x in lines if left[x] > 0), None)
+        if line is None:
             continue
+        left[line] -= 1
         meta = h.record.get("metadata") or {}
         shown.add(str(meta.get("dia_id", "")))
-        whole = shown_reply(h, ctx.query) == exchange_reply(
-            h.record.get("event_type"), h.record.get("context")
-        )
-        if meta.get("reply_dia_id") and len(lines) > 1 and whole and lines[0] in block.text:
+        reply = exchange_reply(h.record.get("event_type"), h.record.get("context"))
+        if meta.get("reply_dia_id") and line != lines[-1] and shown_reply(h, ctx.query) == reply:
             shown.add(str(meta["reply_dia_id"]))
     share = sum(1 for e in evidence if e in shown) / len(evidence) if evidence else 0.0
     return PromptRow(share=share, tokens=block.tokens, lines=block.lines)

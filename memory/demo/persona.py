@@ -37,6 +37,7 @@ DEMO_QUESTIONS = (
     "What should I eat the night before my long run?",
     "What is my goal for the race?",
     "How far did I run this week?",
+    "What did you suggest to keep my fitness while I couldn't run?",
 )
 
 

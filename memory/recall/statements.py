@@ -183,12 +183,29 @@ _ASKS_TASTES = re.compile(
     re.IGNORECASE,
 )
 
+#: Questions about what the assistant said before ("what did you suggest for my ankle?", "you
+#: told me ..."): about an earlier exchange, not a request for advice now.
+_WHAT_WAS_SAID = re.compile(
+    r"\bdid you\b|\byou(?:'ve|'d| had| have)? (?:said|told|suggested|recommended"
+    r"|advised|mentioned|answered|proposed|gave|wrote|explained)\b",
+    re.IGNORECASE,
+)
+
 RequestKind = Literal["advice", "tastes"]
+
+
+def asks_what_was_said(text: str) -> bool:
+    """Does the message ask what the assistant said before?"""
+    return bool(_WHAT_WAS_SAID.search(text))
 
 
 def request_kind(text: str) -> RequestKind | None:
     """ "advice" for a request for advice, a recommendation or a plan; "tastes" for a question
-    about the user's own tastes; None otherwise (what happened, general knowledge...)."""
+    about the user's own tastes; None otherwise (what happened, general knowledge, what the
+    assistant said before: "what did you suggest?" asks for an earlier answer, and the
+    exchange that holds it must not rank below every stated fact)."""
+    if asks_what_was_said(text):
+        return None
     if _ASKS_ADVICE.search(text) or _ASKS_A_PLAN.search(text):
         return "advice"
     if _ASKS_TASTES.search(text):

@@ -14,9 +14,11 @@ from typing import Any
 
 import pytest
 
+from memory.block import render_memory_block
 from memory.config import PROJECT_ROOT
 from memory.coordinator import MemoryCoordinator
 from memory.demo import (
+    DEMO_QUESTIONS,
     DEMO_TAG,
     DEMO_USER,
     OwnMemoriesError,
@@ -183,6 +185,18 @@ def test_recall_finds_the_injury_and_the_race_goal(coordinator: MemoryCoordinato
     proc = coordinator.retrieve_all_context(DEMO_USER, "s-x", "Plan my running this week")
     assert proc.procedural is not None and proc.procedural.recommended
     assert proc.procedural.tool_sequence == ["search_workouts", "compare_periods"]
+
+
+def test_what_the_assistant_suggested_after_the_sprain_reaches_the_block(
+    coordinator: MemoryCoordinator,
+):
+    """The demo's sixth question is answered by an earlier reply, shown with its message."""
+    load_demo(coordinator)
+    coordinator.bookkeeping.drain()
+    ctx = coordinator.retrieve_all_context(DEMO_USER, "s-new-chat", DEMO_QUESTIONS[5])
+    lines = render_memory_block(ctx, budget_tokens=1500).text.splitlines()
+    line = next(x for x in lines if "How can I keep my fitness while I can't run?" in x)
+    assert ', you answered "Once walking is pain-free: swimming' in line
 
 
 def test_the_changed_goal_keeps_its_history(coordinator: MemoryCoordinator):

@@ -10,6 +10,7 @@ from agent.loop import CAP_NOTE, ChatAgent
 from agent.types import TurnResult
 from memory.errors import StoreUnavailableError
 from memory.models import EventType
+from memory.stores.episodic import interaction_context
 from tests.fakes.fake_coordinator import FakeCoordinator
 from tests.fakes.fake_ollama import FakeOllama, remembered_lines
 
@@ -159,6 +160,22 @@ def test_ollama_down_gives_a_memory_only_reply_that_still_remembers(
     assert agent.list_models() == []
     log = agent.extraction_log("alice")
     assert log[0].status == "skipped" and "offline" in log[0].detail
+
+
+def test_a_memory_only_reply_says_what_was_answered_to_a_remembered_question(
+    agent_factory: Factory, fake_coordinator: FakeCoordinator, closed_ollama_url: str
+) -> None:
+    fake_coordinator.add_episodic(
+        "alice",
+        "Which swim drill should I try?",
+        event_type=EventType.INTERACTION,
+        context=interaction_context("Try catch-up drill: 4 x 50 m."),
+    )
+    agent = agent_factory(fake_coordinator, closed_ollama_url)
+    result = agent.chat("alice", "s1", "Which swim drill did you suggest?")
+    assert result.mode == "memory-only"
+    line = next(x for x in result.reply.splitlines() if "Which swim drill should I try?" in x)
+    assert line.endswith("; I answered then: Try catch-up drill: 4 x 50 m.")
 
 
 def test_a_model_that_is_not_pulled_gives_memory_only_mode_with_the_pull_command(

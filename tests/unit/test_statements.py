@@ -44,6 +44,10 @@ def test_requests_for_advice_want_preferences(text: str) -> None:
         "What did Caroline plan for the summer?",
         "Who made the cake for the party?",
         "Did Jon write a book?",
+        # what the assistant said before: an earlier answer, not advice now
+        "What did you suggest to keep fit while my ankle healed?",
+        "Which book did you recommend last week?",
+        "You recommended a stretch for my calves, what was it?",
     ],
 )
 def test_questions_about_what_happened_do_not(text: str) -> None:
