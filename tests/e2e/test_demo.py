@@ -4,10 +4,11 @@ Maya, her memories are in the sidebar's Recent tab, and her first question recal
 from __future__ import annotations
 
 import re
+import uuid
 
 from playwright.sync_api import Page, expect
 
-from memory import DEMO_QUESTIONS, DEMO_USER
+from memory import DEMO_QUESTIONS, DEMO_USER, load_demo
 from tests.e2e.st import (
     TIMEOUT_MS,
     by_key,
@@ -63,3 +64,29 @@ def test_load_the_demo_persona_from_the_first_screen(
     expect(page.get_by_text("Things I remember about you")).to_be_visible()
     no_exceptions(page)
     screenshot(page, screenshots_dir / "persona-stats.png", height=1700)
+
+
+def test_the_persona_s_question_about_an_earlier_answer_shows_that_answer(
+    page: Page, app_server, seed
+) -> None:
+    """The demo's sixth question: the answer the assistant gave after the sprain reaches the
+    model (the fake one repeats what it was given) and the Prompt tab shows it."""
+    user = "demo-e2e-" + uuid.uuid4().hex[:6]
+    load_demo(seed, user)
+    seed.bookkeeping.drain()
+    open_page(page, f"{app_server.url}/?user={user}", "💬 Chat with memory")
+    box = page.get_by_test_id("stChatInputTextArea")
+    box.fill(DEMO_QUESTIONS[5])
+    box.press("Enter")
+    # her newest session's messages are shown above: the answer is the last message
+    expect(page.get_by_test_id("stChatMessage").last).to_contain_text(
+        "I answered before: Once walking is pain-free", timeout=TIMEOUT_MS
+    )
+    wait_idle(page)
+    details = page.get_by_test_id("stExpander").filter(has_text="Execution details").last
+    details.get_by_text("Execution details").click()
+    details.get_by_role("tab", name="Prompt").click()
+    prompt = details.get_by_role("tabpanel", name="Prompt")
+    expect(prompt.get_by_text("How can I keep my fitness while I can't run?")).to_be_visible()
+    expect(prompt.get_by_text(re.compile(r"↳ answered: Once walking is pain-free"))).to_be_visible()
+    no_exceptions(page)
