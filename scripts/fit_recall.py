@@ -370,6 +370,8 @@ def score_variants(qs: list[dict[str, Any]]) -> None:
         ),
         "+ log(1 + content words)": lambda q: extra(q["x"], np.log1p(words[id(q)])),
         "no stated part": lambda q: q["x"][:, :3],
+        "no time part": lambda q: q["x"][:, [0, 1, 3]],
+        "vector and words only": lambda q: q["x"][:, :2],
     }
     print("\n# score variants: fixed split (tune / holdout), then cross-validated holdout")
     print(
