@@ -242,7 +242,12 @@ def evidence_hits(items: list[dict[str, Any]], evidence: list[Any]) -> tuple[lis
                 score=1.0,
                 band="high",
                 parts=ScoreParts(),
-                record={"event_type": "interaction", "timestamp": turn["timestamp_ms"]},
+                # with its context: the block shows a chat message's reply from it
+                record={
+                    "event_type": "interaction",
+                    "timestamp": turn["timestamp_ms"],
+                    "context": turn.get("context", ""),
+                },
             )
         )
     return hits, missing

@@ -20,8 +20,10 @@ from agent import bench_qa
 from agent.config import AgentSettings
 from agent.llm import OllamaLLM
 from memory.bench.locomo import turn_items
+from memory.block import render_memory_block
 from memory.config import Settings
 from memory.coordinator import MemoryCoordinator
+from memory.models import MemoryContext
 from tests.fakes.fake_ollama import FakeOllama
 
 
@@ -211,7 +213,29 @@ def test_oracle_hits_are_the_evidence_turns_with_their_ingested_text() -> None:
     assert hit.text == ingested["text"]
     assert hit.text.startswith("Ada (20 June 2023): A retired violinist called Marguerite")
     assert hit.score == 1.0 and hit.band == "high"
-    assert hit.record == {"event_type": "interaction", "timestamp": ingested["timestamp_ms"]}
+    assert hit.record == {
+        "event_type": "interaction",
+        "timestamp": ingested["timestamp_ms"],
+        "context": ingested["context"],
+    }
+
+
+def test_an_oracle_reply_turn_reaches_the_block_with_the_message_it_answered() -> None:
+    """A chat's evidence said by the assistant is stored as its message's context: the
+    oracle's block shows it after the message, as the agent's would."""
+    conversation = {
+        "speaker_a": "Noah",
+        "speaker_b": "Assistant",
+        "session_1_date_time": "1:56 pm on 8 May, 2023",
+        "session_1": [
+            {"speaker": "Noah", "dia_id": "D1:1", "text": "Which sci-fi novel should I read?"},
+            {"speaker": "Assistant", "dia_id": "D1:2", "text": "Try Project Hail Mary."},
+        ],
+    }
+    (hit,), missing = bench_qa.evidence_hits(turn_items(conversation), ["D1:2"])
+    ctx = MemoryContext(user_id="u", session_id="s", query="Which novel?", episodic=[hit])
+    assert missing == 0
+    assert ', you answered "Try Project Hail Mary."' in render_memory_block(ctx).text
 
 
 # ---- the command, per mode --------------------------------------------------------------------
