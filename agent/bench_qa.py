@@ -194,8 +194,9 @@ class Row:
 
 
 def select(data: list[dict[str, Any]], limit: int | None) -> list[tuple[str, dict[str, Any]]]:
-    """(sample_id, question) of the questions to ask, in file order, the first `limit`."""
-    out = [(s["sample_id"], q) for s in data for q in questions(s)]
+    """(sample_id, question) of the questions to ask, in file order, the first `limit` (a
+    question without a gold answer cannot be scored: it is not asked)."""
+    out = [(s["sample_id"], q) for s in data for q in questions(s) if "answer" in q]
     return out if limit is None else out[:limit]
 
 

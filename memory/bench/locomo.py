@@ -81,13 +81,28 @@ def parse_session_date(value: str) -> datetime:
             f"{value!r} is not a session date in a known format (LoCoMo's '1:56 pm on 8 May, "
             "2023', ISO 8601 '2023-05-08 13:56', or '2023/05/20 (Sat) 02:21')"
         ) from None
-    return d if d.tzinfo else d.replace(tzinfo=UTC)
+    # one clock for the stored time and the date written into the text
+    return d.astimezone(UTC) if d.tzinfo else d.replace(tzinfo=UTC)
+
+
+def _category_number(q: dict[str, Any]) -> int | None:
+    """A question's category as a number, however a file writes it (4, "4", 4.0)."""
+    c = q.get("category")
+    if isinstance(c, bool):
+        return None
+    if isinstance(c, int):
+        return c
+    if isinstance(c, float) and c.is_integer():
+        return int(c)
+    if isinstance(c, str) and c.strip().isdigit():
+        return int(c.strip())
+    return None
 
 
 def category_of(q: dict[str, Any]) -> int:
     """A question's LoCoMo category, or UNCATEGORISED."""
-    c = q.get("category")
-    return c if isinstance(c, int) and c in CATEGORIES else UNCATEGORISED
+    c = _category_number(q)
+    return c if c in CATEGORIES else UNCATEGORISED
 
 
 def human_date(d: datetime) -> str:
@@ -136,7 +151,7 @@ def turn_items(conversation: dict[str, Any]) -> list[dict[str, Any]]:
 def questions(sample: dict[str, Any]) -> list[dict[str, Any]]:
     """The questions asked: every one with evidence, except LoCoMo's adversarial ones."""
     return [
-        q for q in sample.get("qa", []) if q.get("category") != ADVERSARIAL and q.get("evidence")
+        q for q in sample.get("qa", []) if _category_number(q) != ADVERSARIAL and q.get("evidence")
     ]
 
 
@@ -153,7 +168,7 @@ def load(path: Path, conversations: list[str] | None = None) -> list[dict[str, A
     for sample in data:  # a bad date or a missing session says so before anything is written
         try:
             turn_items(sample["conversation"])
-        except (KeyError, TypeError, ValueError) as e:
+        except (AttributeError, KeyError, TypeError, ValueError) as e:
             raise ValueError(f"{sample.get('sample_id', '?')}: {e}") from None
     return data
 

@@ -183,11 +183,15 @@ _ASKS_TASTES = re.compile(
     re.IGNORECASE,
 )
 
-#: Questions about what the assistant said before ("what did you suggest for my ankle?", "you
-#: told me ..."): about an earlier exchange, not a request for advice now.
+#: How a message refers to what the assistant said before: "did you <verb>", "you suggested",
+#: "what was your advice", "remind me what you ...".
 _WHAT_WAS_SAID = re.compile(
-    r"\bdid you\b|\byou(?:'ve|'d| had| have)? (?:said|told|suggested|recommended"
-    r"|advised|mentioned|answered|proposed|gave|wrote|explained)\b",
+    r"\bdid(?:n't)? you \w+"
+    r"|\byou(?:'ve|'d| had| have)? (?:said|told|suggested|recommended|advised|mentioned"
+    r"|answered|proposed|gave|wrote|explained)\b"
+    r"|\b(?:was|were) your (?:suggestions?|advice|recommendations?|tips?|ideas?|answers?|plans?)\b"
+    r"|\bremind me (?:of |what )?(?:your|you)(?: (?:suggestions?|advice|recommendations?|tips?"
+    r"|ideas?|answers?|plans?|said|told|suggested|recommended|advised))?\b",
     re.IGNORECASE,
 )
 
@@ -195,8 +199,14 @@ RequestKind = Literal["advice", "tastes"]
 
 
 def asks_what_was_said(text: str) -> bool:
-    """Does the message ask what the assistant said before?"""
-    return bool(_WHAT_WAS_SAID.search(text))
+    """Does the message ask what the assistant said before ("what did you suggest for my
+    ankle?", "you recommended a stretch, what was it?"), and nothing more? A message that also
+    asks for advice, a plan or about the user's tastes outside those words ("you recommended
+    pasta last time; what should I eat tonight?") is that request."""
+    text = text.replace("\u2019", "'")  # "you’ve", "didn’t"
+    if not _WHAT_WAS_SAID.search(text):
+        return False
+    return _kind(_WHAT_WAS_SAID.sub(" ", text)) is None
 
 
 def request_kind(text: str) -> RequestKind | None:
@@ -204,8 +214,10 @@ def request_kind(text: str) -> RequestKind | None:
     about the user's own tastes; None otherwise (what happened, general knowledge, what the
     assistant said before: "what did you suggest?" asks for an earlier answer, and the
     exchange that holds it must not rank below every stated fact)."""
-    if asks_what_was_said(text):
-        return None
+    return None if asks_what_was_said(text) else _kind(text)
+
+
+def _kind(text: str) -> RequestKind | None:
     if _ASKS_ADVICE.search(text) or _ASKS_A_PLAN.search(text):
         return "advice"
     if _ASKS_TASTES.search(text):

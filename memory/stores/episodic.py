@@ -103,7 +103,7 @@ REPLY_PREFIX = "Assistant answered: "
 
 def interaction_context(reply: str) -> str:
     """The context of a logged exchange: what the assistant answered (shortened)."""
-    reply = reply.strip().replace("\n", " ")
+    reply = reply.strip().replace("\r\n", " ").replace("\r", " ").replace("\n", " ")
     if len(reply) > REPLY_CONTEXT_CHARS:
         reply = reply[:REPLY_CONTEXT_CHARS] + " …"
     return REPLY_PREFIX + reply

@@ -295,6 +295,7 @@ def test_prompt_budget_measures_what_reaches_the_memory_block(
         ("2023/05/20 (Sat) 02:21", (2023, 5, 20, 2, 21)),
         ("2023-05-08T13:56:00", (2023, 5, 8, 13, 56)),
         ("2023-05-08", (2023, 5, 8, 0, 0)),
+        ("2023-05-08T23:30-05:00", (2023, 5, 9, 4, 30)),  # one clock: UTC
     ],
 )
 def test_session_dates_of_other_data_sets_are_read(value: str, expected: tuple[int, ...]) -> None:
@@ -320,7 +321,12 @@ def test_questions_without_a_locomo_category_are_asked_and_adversarial_ones_are_
             {"question": "d", "evidence": [], "category": 4},  # nothing to find
         ]
     }
+    sample["qa"] += [
+        {"question": "e", "evidence": ["D1:1"], "category": "5"},  # written as text
+        {"question": "f", "evidence": ["D1:1"], "category": "4"},
+        {"question": "g", "evidence": ["D1:1"], "category": True},
+    ]
     asked = locomo.questions(sample)
-    assert [q["question"] for q in asked] == ["a", "b"]
-    assert [locomo.category_of(q) for q in asked] == [2, locomo.UNCATEGORISED]
+    assert [q["question"] for q in asked] == ["a", "b", "f", "g"]
+    assert [locomo.category_of(q) for q in asked] == [2, 0, 4, locomo.UNCATEGORISED]
     assert locomo.CATEGORY_NAMES[locomo.UNCATEGORISED] == "uncategorised"

@@ -48,10 +48,30 @@ def test_requests_for_advice_want_preferences(text: str) -> None:
         "What did you suggest to keep fit while my ankle healed?",
         "Which book did you recommend last week?",
         "You recommended a stretch for my calves, what was it?",
+        "you\u2019ve suggested swimming, what else was it?",
+        "Didn't you say I should rest?",
+        "What was your suggestion for my ankle?",
+        "Remind me of your advice about my ankle",
     ],
 )
 def test_questions_about_what_happened_do_not(text: str) -> None:
     assert request_kind(text) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "You recommended pasta last time; what should I eat the night before my long run?",
+        "Did you get my last message? Can you recommend a good recovery plan for me?",
+        "You suggested swimming; can you suggest a good weekly plan for me now?",
+        "Did you know any good vegetarian recipes for me?",
+        "Which shoes should I buy? You told me my budget matters",
+        "Plan my week like you said yesterday",
+    ],
+)
+def test_a_request_that_also_mentions_an_earlier_answer_is_still_a_request(text: str) -> None:
+    """The words about what was said are taken out; what is left still asks for advice."""
+    assert request_kind(text) == "advice"
 
 
 @pytest.mark.parametrize(
