@@ -187,41 +187,33 @@ class ModelCheck:
 
     def _uses_memory(self, model: str) -> tuple[bool, str]:
         fact, question, expected = MEMORY_PROBE
-        hit = RecallHit(
-            id="check",
-            memory_type=MemoryType.EPISODIC,
-            text=fact,
-            score=0.9,
-            band="high",
-            parts=ScoreParts(),
-            record={"event_type": "fact"},
-        )
-        ctx = MemoryContext(user_id="check", session_id="check", query=question, episodic=[hit])
-        system = build_system_prompt(render_memory_block(ctx), tool_names=[])
-        content, _, _ = self._chat(model, system, question, tools=False, think=False)
-        used = expected in content.lower()
-        return used, ("named the remembered fact" if used else "did not use it") + (
-            f": {content[:120]!r}"
-        )
+        record = {"event_type": "fact"}
+        return self._answers_from(model, fact, record, question, expected, "the remembered fact")
 
     def _uses_answer(self, model: str) -> tuple[bool, str]:
         message, reply, question, expected = ANSWER_PROBE
+        record = {"event_type": "interaction", "context": interaction_context(reply)}
+        return self._answers_from(model, message, record, question, expected, "its earlier answer")
+
+    def _answers_from(
+        self, model: str, text: str, record: dict, question: str, expected: str, what: str
+    ) -> tuple[bool, str]:
+        """Ask `question` with one remembered memory (`text`, its stored `record`) in the
+        block, as the agent renders it; passed when the answer holds `expected`."""
         hit = RecallHit(
             id="check",
             memory_type=MemoryType.EPISODIC,
-            text=message,
+            text=text,
             score=0.9,
             band="high",
             parts=ScoreParts(),
-            record={"event_type": "interaction", "context": interaction_context(reply)},
+            record=record,
         )
         ctx = MemoryContext(user_id="check", session_id="check", query=question, episodic=[hit])
         system = build_system_prompt(render_memory_block(ctx), tool_names=[])
         content, _, _ = self._chat(model, system, question, tools=False, think=False)
         used = expected in content.lower()
-        return used, ("named its earlier answer" if used else "did not use it") + (
-            f": {content[:120]!r}"
-        )
+        return used, (f"named {what}" if used else "did not use it") + f": {content[:120]!r}"
 
     def _thinking(self, model: str, profile: ModelProfile | None) -> tuple[bool, str]:
         if profile is None or not profile.thinking:

@@ -493,21 +493,19 @@ def embed_text(text: str, dims: int = EMBED_DIMS) -> list[float]:
 def remembered_lines(system_prompt: str) -> list[str]:
     """The memory texts the agent fenced into a system prompt (a fence missing its head or
     its tail contributes nothing)."""
-    out: list[str] = []
-    for _, block in _FENCE_RE.findall(system_prompt):
-        for raw in _MEMORY_LINE_RE.findall(block):
-            try:
-                out.append(json.loads(f'"{raw}"'))
-            except json.JSONDecodeError:
-                out.append(raw)
-    return out
+    return _fenced_strings(system_prompt, _MEMORY_LINE_RE)
 
 
 def remembered_replies(system_prompt: str) -> list[str]:
     """What the block says was answered to remembered exchanges (`, you answered "..."`)."""
+    return _fenced_strings(system_prompt, _ANSWERED_RE)
+
+
+def _fenced_strings(system_prompt: str, pattern: re.Pattern[str]) -> list[str]:
+    """The JSON strings `pattern` captures on the lines of the prompt's memory fences."""
     out: list[str] = []
     for _, block in _FENCE_RE.findall(system_prompt):
-        for raw in _ANSWERED_RE.findall(block):
+        for raw in pattern.findall(block):
             try:
                 out.append(json.loads(f'"{raw}"'))
             except json.JSONDecodeError:
