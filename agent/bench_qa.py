@@ -430,6 +430,11 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.add_argument(
+        "--record",
+        action="store_true",
+        help="also write this run's headline figures to benchmarks/results/ (memory.bench.results)",
+    )
+    p.add_argument(
         "--redis-url",
         help="use this Redis Stack (fresh namespace) instead of a private embedded one",
     )
@@ -475,6 +480,7 @@ def main(args: argparse.Namespace, settings: Any = None) -> int:
             result = ask(
                 coord, answerer, model, data, args.mode, limit=args.limit, progress=progress
             )
+            embedder = coord.embedder.model_id
         finally:
             coord.close()
     result.update(
@@ -486,4 +492,16 @@ def main(args: argparse.Namespace, settings: Any = None) -> int:
         }
     )
     print(json.dumps(result) if args.json else render(result))
+    if args.record:
+        from memory.bench import results
+
+        results.record_run(
+            "qa",
+            results.qa_figures(result),
+            prog="python -m agent",
+            commit=commit,
+            embedder=embedder,
+            data=args.data,
+            note=f"mode {result['mode']}, model {result['model']}",
+        )
     return 0

@@ -193,3 +193,8 @@ def add_common_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.add_argument(
+        "--record",
+        action="store_true",
+        help="also write this run's headline figures to benchmarks/results/ (memory.bench.results)",
+    )

@@ -567,4 +567,15 @@ def main(args: argparse.Namespace, settings: Any = None) -> int:
         finally:
             coord.close()
     print(json.dumps(result) if args.json else render(result))
+    if args.record:
+        from memory.bench import results
+
+        figures = results.latency_figures(result, sizes)
+        results.record_run(
+            "latency",
+            figures,
+            prog="python -m memory",
+            commit=result["commit"],
+            embedder=emb.model_id,
+        )
     return 0

@@ -388,8 +388,20 @@ def main(args: argparse.Namespace, settings: Any = None) -> int:
                 prompt_budget=args.prompt_budget,
             )
             result["recall_weights"] = weights
+            embedder = coord.embedder.model_id
         finally:
             coord.close()
     result["data"] = str(args.data)
     print(json.dumps(result) if args.json else render(result))
+    if args.record:
+        from memory.bench import results
+
+        results.record_run(
+            "locomo",
+            results.locomo_figures(result),
+            prog="python -m memory",
+            commit=result["commit"],
+            embedder=embedder,
+            data=args.data,
+        )
     return 0

@@ -1,0 +1,233 @@
+"""`python -m memory bench report`: BENCHMARKS.md, rendered from the committed result records.
+
+The page is generated, never edited: a bench run with `--record` adds a record to
+`benchmarks/results/` (`memory.bench.results`), and this command prints the page from the
+records (the current ones: for each bench and data file, the newest run's commit, machine and
+embedder, its runs pooled by their median), the goals (each checked here against the figures,
+so "met" cannot drift from the numbers) and the decisions (`benchmarks/decisions.json`: what
+was measured, what it did, whether it shipped). `tests/unit/test_bench_report.py` checks that
+the committed BENCHMARKS.md is this command's output byte for byte.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import operator
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memory.bench.results import RESULTS_DIR, figure, load_records, results_dir
+
+__all__ = ["DECISIONS_FILE", "add_parser", "current_runs", "render_report"]
+
+DECISIONS_FILE = RESULTS_DIR.parent / "decisions.json"
+
+#: (bench, data file) of each group of figures the page shows
+PERSONAL = ("locomo", "personal-dev.json")
+LOCOMO = ("locomo", "locomo-dev.json")
+CV_PERSONAL = ("cross-validation", "personal-dev.json")
+CV_LOCOMO = ("cross-validation", "locomo-dev.json")
+LATENCY = ("latency", None)
+
+Run = tuple[str, str | None]
+
+
+def current_runs(records: list[dict[str, Any]]) -> dict[Run, list[dict[str, Any]]]:
+    """For each (bench, data): the newest record and every record of the same commit, machine
+    and embedder (repeated runs of one command, pooled)."""
+    out: dict[Run, list[dict[str, Any]]] = {}
+    for key in dict.fromkeys((r["bench"], r["data"]) for r in records):
+        mine = [r for r in records if (r["bench"], r["data"]) == key]
+        newest = mine[-1]  # records come sorted by date
+        same = ("commit", "machine", "embedder", "command")
+        out[key] = [r for r in mine if all(r[f] == newest[f] for f in same)]
+    return out
+
+
+@dataclass(frozen=True)
+class Goal:
+    label: str
+    run: Run
+    name: str
+    op: Callable[[float, float], bool]
+    limit: float
+    show: Callable[[float], str]
+    #: a second condition on the gap between the fitted-on and the held-out side
+    gap: tuple[str, str] | None = None
+
+
+def _r(v: float) -> str:
+    return f"{v:.2f}"
+
+
+def _ms(v: float) -> str:
+    return f"{v:.1f} ms"
+
+
+GOALS = (
+    Goal("personal R@5, held-out users ≥ 0.88, tune − held out ≤ 0.03", PERSONAL,
+         "held_out_R@5", operator.ge, 0.88, _r, ("tune_R@5", "held_out_R@5")),
+    Goal("personal R@5, cross-validated ≥ 0.88, fitted on − held out ≤ 0.03", CV_PERSONAL,
+         "held_out_R@5", operator.ge, 0.88, _r, ("fitted_on_R@5", "held_out_R@5")),
+    Goal("LoCoMo R@10, held-out conversations ≥ 0.78, tune − held out ≤ 0.03", LOCOMO,
+         "held_out_R@10", operator.ge, 0.78, _r, ("tune_R@10", "held_out_R@10")),
+    Goal("LoCoMo R@10, cross-validated ≥ 0.78, fitted on − held out ≤ 0.03", CV_LOCOMO,
+         "held_out_R@10", operator.ge, 0.78, _r, ("fitted_on_R@10", "held_out_R@10")),
+    Goal("personal evidence in the prompt block ≥ 0.90 (≤ 800 tokens)", PERSONAL,
+         "block_evidence", operator.ge, 0.90, _r),
+    Goal("LoCoMo evidence in the prompt block ≥ 0.80 (≤ 800 tokens)", LOCOMO,
+         "block_evidence", operator.ge, 0.80, _r),
+    Goal("warm recall p95 ≤ 5 ms at 1k memories", LATENCY, "warm_p95_ms_1k", operator.le, 5, _ms),
+    Goal("warm recall p95 ≤ 10 ms at 100k memories", LATENCY, "warm_p95_ms_100k", operator.le,
+         10, _ms),
+    Goal("cold recall p95 ≤ 20 ms at 100k memories", LATENCY, "cold_p95_ms_100k", operator.le,
+         20, _ms),
+    Goal("ingest ≥ 800 memories/s", LATENCY, "ingest_per_s", operator.ge, 800,
+         lambda v: f"{v:.0f}/s"),
+    Goal("Redis memory ≤ 3.5 KB per memory (100k)", LATENCY, "bytes_per_memory_100k",
+         operator.le, 3500, lambda v: f"{v / 1000:.1f} KB"),
+)  # fmt: skip
+
+#: rows of the results table: (label, run, figure, format); a block row adds its tokens
+RESULT_ROWS = (
+    ("Personal preferences R@5, all questions", PERSONAL, "R@5", _r),
+    ("Personal preferences R@5, held-out users", PERSONAL, "held_out_R@5", _r),
+    ("Personal preferences R@5, cross-validated", CV_PERSONAL, "held_out_R@5", _r),
+    ("LoCoMo R@10, all questions", LOCOMO, "R@10", _r),
+    ("LoCoMo R@10, held-out conversations", LOCOMO, "held_out_R@10", _r),
+    ("LoCoMo R@10, cross-validated", CV_LOCOMO, "held_out_R@10", _r),
+    ("Personal evidence in the prompt block", PERSONAL, "block_evidence", _r),
+    ("LoCoMo evidence in the prompt block", LOCOMO, "block_evidence", _r),
+    ("Recall p95, warm, 1k memories", LATENCY, "warm_p95_ms_1k", _ms),
+    ("Recall p95, warm, 100k memories", LATENCY, "warm_p95_ms_100k", _ms),
+    ("Recall p95, cold (query embedded), 100k memories", LATENCY, "cold_p95_ms_100k", _ms),
+    ("Ingest with real embeddings", LATENCY, "ingest_per_s", lambda v: f"{v:.0f} memories/s"),
+    ("Redis memory per memory, 100k", LATENCY, "bytes_per_memory_100k", lambda v: f"{v:,.0f} B"),
+)
+
+REPRODUCE = """\
+```bash
+DEV=../shared/bench   # the dev files: outside the repository (their licences: DEV/*/README.md)
+python -m memory bench locomo --data $DEV/personal/personal-dev.json --prompt-budget 800 --record
+python -m memory bench locomo --data $DEV/locomo/locomo-dev.json --prompt-budget 800 --record
+python -m memory bench latency --record         # sizes 1k, 10k, 100k; 200 timed runs each
+python -m agent bench qa --data FILE --mode memory|none|oracle --record   # needs Ollama
+python -m memory bench report > BENCHMARKS.md
+```"""
+
+
+def _fmt_goal(goal: Goal, runs: dict[Run, list[dict[str, Any]]]) -> tuple[str, str]:
+    value = figure(runs.get(goal.run, []), goal.name)
+    if value is None:
+        return "not measured", "-"
+    met = goal.op(value, goal.limit)
+    text = goal.show(value)
+    if goal.gap:
+        fitted = figure(runs[goal.run], goal.gap[0])
+        if fitted is not None:
+            gap = fitted - value
+            met = met and gap <= 0.03
+            text += f", gap {0.0 if abs(gap) < 0.005 else gap:.2f}"
+    return text, "yes" if met else "**no**"
+
+
+def _block_extra(runs: list[dict[str, Any]]) -> str:
+    tokens = figure(runs, "block_tokens")
+    return f" at {tokens:.0f} tokens" if tokens is not None else ""
+
+
+def render_report(records: list[dict[str, Any]], decisions: list[dict[str, Any]]) -> str:
+    runs = current_runs(records)
+    # one source per command run (the cross-validation reads both files in one run), numbered
+    # in the order the results table first cites them
+    order = list(dict.fromkeys(row[1] for row in RESULT_ROWS if row[1] in runs))
+    sources = list(dict.fromkeys(_source(runs[key]) for key in order))
+    out = [
+        "# Benchmarks",
+        "",
+        "Generated by `python -m memory bench report` from the records in `benchmarks/results/`;",
+        "do not edit it by hand (a test compares it with the command's output). A bench run with",
+        "`--record` adds a record; the history of earlier runs is in git.",
+        "",
+        "## Machine",
+        "",
+    ]
+    for machine in dict.fromkeys(r["machine"] for key in order for r in runs[key]):
+        out.append(f"- {machine}")
+    out += [
+        "",
+        "Figures are medians of the recorded runs of one command. Latency is measured on a",
+        "shared machine (other test runs beside it), so it is pessimistic; recall is exact.",
+        "",
+        "## How to reproduce",
+        "",
+        REPRODUCE,
+        "",
+        "Held out = the users and conversations the recall model was not fitted on (pref-d03,",
+        "pref-d04, conv-30, conv-42); cross-validated = each conversation and user held out in",
+        "turn, the model refitted on the rest. The bench starts a private Redis and removes it.",
+        "",
+        "## Current results",
+        "",
+        "| figure | result | source |",
+        "|---|---|---|",
+    ]
+    for label, key, name, show in RESULT_ROWS:
+        group = runs.get(key, [])
+        value = figure(group, name)
+        if value is None:
+            out.append(f"| {label} | not measured | - |")
+            continue
+        extra = _block_extra(group) if name == "block_evidence" else ""
+        out.append(f"| {label} | {show(value)}{extra} | [{sources.index(_source(group)) + 1}] |")
+    out += ["", "Sources, by the commit they were measured at:", ""]
+    for commit in dict.fromkeys(src[0] for src in sources):
+        out.append(f"- at {commit}:")
+        for n, src in enumerate(sources, 1):
+            if src[0] != commit:
+                continue
+            group = next(runs[key] for key in order if _source(runs[key]) == src)
+            n_runs = sum(_runs_of(r) for r in group)
+            runs_text = "1 run" if n_runs == 1 else f"{n_runs} runs, median"
+            out.append(f"  - [{n}] `{src[1]}`: {src[2]}, {runs_text}, embedder `{src[3]}`")
+    out += ["", "## Goals", "", "| goal | result | met? |", "|---|---|---|"]
+    for goal in GOALS:
+        text, met = _fmt_goal(goal, runs)
+        out.append(f"| {goal.label} | {text} | {met} |")
+    out += ["", "## Decisions", "", "| idea | effect | adopted |", "|---|---|---|"]
+    for d in decisions:
+        out.append(f"| {d['idea']} | {d['effect']} | {'yes' if d['adopted'] else 'no'} |")
+    return "\n".join(out) + "\n"
+
+
+def _source(group: list[dict[str, Any]]) -> tuple[str, str, str, str]:
+    first = group[0]
+    return first["commit"], first["command"], first["date"], first["embedder"]
+
+
+def _runs_of(record: dict[str, Any]) -> int:
+    lengths = [len(v) for v in record["figures"].values() if isinstance(v, list)]
+    return max(lengths, default=1)
+
+
+def load_decisions(path: Path = DECISIONS_FILE) -> list[dict[str, Any]]:
+    items = json.loads(path.read_text(encoding="utf-8"))
+    for item in items:
+        if not {"idea", "effect", "adopted"} <= set(item):
+            raise ValueError(f"{path}: every decision needs idea, effect and adopted: {item}")
+    return list(items)
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("report", help="print BENCHMARKS.md from the recorded results")
+    p.set_defaults(fn=main)
+
+
+def main(args: argparse.Namespace, settings: Any = None) -> int:
+    directory = results_dir()
+    decisions = load_decisions(directory.parent / "decisions.json")
+    print(render_report(load_records(directory), decisions), end="")
+    return 0

@@ -1,0 +1,103 @@
+"""`--record`: a bench run also writes its record (command, commit, date, machine, embedder,
+headline figures), and its stdout stays the bench's own output."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent import bench_qa
+from memory.bench import results
+from memory.config import PROJECT_ROOT
+from tests.fakes.fake_ollama import FakeOllama
+
+TINY: list[dict[str, Any]] = [
+    {
+        "sample_id": "conv-30",
+        "conversation": {
+            "speaker_a": "Ada",
+            "speaker_b": "Bo",
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [
+                {"speaker": "Ada", "dia_id": "D1:1", "text": "Hi Bo! How was your week?"},
+                {"speaker": "Bo", "dia_id": "D1:2", "text": "I adopted a tortoise named Quibble."},
+                {"speaker": "Ada", "dia_id": "D1:3", "text": "I took up the theremin last month."},
+            ],
+        },
+        "qa": [
+            {
+                "question": "What is the name of Bo's tortoise?",
+                "answer": "Quibble",
+                "evidence": ["D1:2"],
+                "category": 4,
+            }
+        ],
+    }
+]
+
+
+def test_a_recorded_locomo_run_prints_its_json_and_writes_one_record(
+    tmp_path: Path, redis_url: str
+) -> None:
+    data = tmp_path / "tiny-locomo.json"
+    data.write_text(json.dumps(TINY))
+    out_dir = tmp_path / "results"
+    argv = ["bench", "locomo", "--data", str(data), "--k", "1,5", "--json", "--quiet"]
+    done = subprocess.run(
+        [sys.executable, "-m", "memory", *argv, "--record", "--redis-url", redis_url],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={**os.environ, "BENCH_RESULTS_DIR": str(out_dir)},
+    )
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)  # stdout is the --json object alone, as without --record
+    assert done.stdout.count("\n") == 1 and "recorded" in done.stderr
+    [record] = results.load_records(out_dir)
+    assert record["bench"] == "locomo" and record["data"] == "tiny-locomo.json"
+    assert record["commit"] == out["commit"]
+    assert record["command"].startswith("python -m memory bench locomo --data ")
+    assert "--record" not in record["command"]
+    assert record["embedder"].startswith("all-MiniLM-L6-v2")
+    assert record["figures"]["R@5"] == out["recall_at"]["5"]
+    assert record["figures"]["MRR"] == out["mrr"]
+    # the only conversation is a held-out one: no split to report
+    assert "held_out_R@5" not in record["figures"]
+
+
+def test_a_recorded_qa_run_writes_its_accuracy_with_model_and_mode(
+    fake_ollama: FakeOllama,
+    redis_url: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    data = tmp_path / "tiny-locomo.json"
+    data.write_text(json.dumps(TINY))
+    out_dir = tmp_path / "results"
+    monkeypatch.setenv("OLLAMA_HOST", fake_ollama.url)
+    monkeypatch.setenv("BENCH_RESULTS_DIR", str(out_dir))
+    parser = argparse.ArgumentParser(prog="python -m agent")
+    bench = parser.add_subparsers(dest="command").add_parser("bench")
+    bench_qa.add_parser(bench.add_subparsers(dest="bench_command"))
+    args = parser.parse_args(
+        ["bench", "qa", "--data", str(data), "--mode", "oracle", "--json", "--quiet", "--record"]
+        + ["--redis-url", redis_url]
+    )
+    assert args.func(args) == 0
+    out, _err = capsys.readouterr()
+    result = json.loads(out)
+    [record] = results.load_records(out_dir)
+    assert record["bench"] == "qa" and record["commit"] == result["commit"]
+    assert record["figures"]["contains"] == result["contains"] == 1.0
+    assert record["figures"]["F1"] == result["f1"]
+    assert f"model {result['model']}" in record["note"] and "mode oracle" in record["note"]
