@@ -141,7 +141,7 @@ def without_replaced(
 
 # A line is `- [kind] "text" (relevance, date)`; its section title says which memory type it is
 # and, once, what the parts are: the words "episodic/", "relevance:" and an ISO date on every
-# line were a third of a LoCoMo line's tokens (BENCHMARKS.md, issue 19).
+# line were a third of a LoCoMo line's tokens.
 EPISODIC_TITLE = (
     'About this user (episodic, most relevant first), [kind] "memory" (relevance, date):'
 )

@@ -290,14 +290,14 @@ class ChatMessage(BaseModel):
 RelevanceBand = Literal["high", "moderate", "low"]
 
 #: Band thresholds on a hit's final score, the probability that it is relevant: set from the
-#: reliability table of the fit (scripts/fit_recall.py, BENCHMARKS.md). Here, not in
+#: reliability table of the fit (printed by scripts/fit_recall.py). Here, not in
 #: memory/recall/scoring.py, because every layer bands scores and the models sit below recall.
 BAND_HIGH = 0.3
 BAND_MODERATE = 0.1
 
 
 def relevance_band(score: float) -> RelevanceBand:
-    """Band of a recall probability; thresholds from the reliability table (BENCHMARKS.md)."""
+    """Band of a recall probability; thresholds from the fit's reliability table."""
     if score >= BAND_HIGH:
         return "high"
     if score >= BAND_MODERATE:

@@ -1,4 +1,4 @@
-"""Forget a topic (issue 21, item 4): every memory that mentions it, and what carries its text
+"""Forget a topic: every memory that mentions it, and what carries its text
 or was derived from it, deleted for real.
 
     preview(user, query)             read only: the matching memories, facts, procedures and

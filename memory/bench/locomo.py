@@ -16,7 +16,7 @@ is stored as the app stores a chat: each user message is one `interaction` whose
 the assistant's reply ("Assistant answered: ...", `memory.stores.episodic.interaction_context`,
 what `store_interaction` writes); the reply is not a memory of its own. Before this, every
 assistant acknowledgement was a memory of its own that repeated the preference before it and
-competed with it (BENCHMARKS.md). Embedding: the bulk path embeds description + context.
+competed with it. Embedding: the bulk path embeds description + context.
 
 Each question with evidence (LoCoMo's categories 1-4; a question of another data set without
 one is asked as "uncategorised"; category 5, adversarial, is skipped) then goes through

@@ -7,8 +7,8 @@ sentence-transformers does for this model.
 
 By default the packaged graph is rewritten in memory to multiply in int8 (`token_int8`): about
 1.7x as fast, vectors within 0.002 cosine of the packaged graph's fp32 ones, recall unchanged
-on both benchmark files (BENCHMARKS.md, sixth pass). Runs are single-threaded, several at once
-(seventh pass: another 1.4x). Vectors stored by the packaged graph stay
+on both benchmark files. Runs are single-threaded, several at once (another 1.4x: the cores
+do not wait for each other after each small op). Vectors stored by the packaged graph stay
 searchable (`memory.embeddings.model_ids`).
 """
 
@@ -36,13 +36,13 @@ BATCH_SIZE = 16
 #: ONNX Runtime's fusion of Add + LayerNormalization into SkipLayerNormalization: its CPU kernel
 #: (ONNX Runtime 1.31) took 8x the time of the two ops it replaces, 18% of an embedding. The
 #: packaged graph's vectors are the same without it (cosine 1.0000); the int8 graph's move
-#: by rounding only (BENCHMARKS.md, seventh pass).
+#: by rounding only.
 DISABLED_OPTIMIZERS = ["SkipLayerNormFusion"]
 #: After a call that ran a batch over more tokens than this (16 texts of 64+), the arena's free
 #: memory goes back to the system. ONNX Runtime's arena otherwise keeps the largest buffers it
 #: ever needed: after a bulk write of long texts the process stayed at ~950 MB instead of ~300.
 #: Once per call, not per run: shrinking after every large run cost 15% of the speed on long
-#: texts (BENCHMARKS.md, seventh pass).
+#: texts.
 RELEASE_ABOVE_TOKENS = 1024
 #: at most this many runs at once: each holds its activations while it runs (~350 MB at the peak
 #: for a batch of the longest texts: 2 workers took the process from ~250 to ~970 MB), and a
@@ -78,8 +78,7 @@ class OnnxMiniLMEmbedder:
     Each model run uses one thread; `embed_many` runs up to `workers` batches at once (default:
     one per usable CPU, at most `MAX_WORKERS`). On these 2 cores that gives 1.4x the texts/s of
     one run on two threads, whose threads wait for each other after each of the graph's ~500
-    small ops; a single query is faster too (p50 2.5 against 3.1 ms): BENCHMARKS.md, seventh
-    pass."""
+    small ops; a single query is faster too (p50 2.5 against 3.1 ms)."""
 
     dims = 384
 

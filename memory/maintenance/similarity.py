@@ -39,8 +39,8 @@ stopped one fusion of ONNX Runtime: no pair changed side of a threshold; the ful
 tests/unit/test_maintenance_similarity.py):
 
 - paraphrases that share words score 0.727-0.99: "I like to go running in the mornings
-  before work" / "morning runs before work are what I prefer" 0.759 (the lowest pair of the
-  three sentences of issue 17; the others are 0.863 and 0.888), "I want to run a sub-4
+  before work" / "morning runs before work are what I prefer" 0.759 (the lowest pair of
+  three wordings of one habit; the others are 0.863 and 0.888), "I want to run a sub-4
   marathon" / "My goal is to finish a marathon in under 4 hours" 0.727 (which the guard then
   vetoes: "under" on one side);
 - different facts on one topic in other words score at most 0.546 ("I have asthma" / "I

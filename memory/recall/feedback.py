@@ -8,7 +8,8 @@ is searched once more (one extra round trip); what it finds beyond the first can
 them and is scored like any other (its `vector` part stays the cosine to the QUESTION).
 
 Research option of the candidate search (`RecallWeights.feedback`, 0 = off): see
-`scripts/fit_recall.py --feedback` and BENCHMARKS.md for what it measured.
+`scripts/fit_recall.py --feedback` to measure it; it did not rank what it adds into the top
+10 (BENCHMARKS.md, Decisions).
 """
 
 from __future__ import annotations

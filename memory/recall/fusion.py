@@ -115,7 +115,7 @@ def add_neighbour_part(scored: dict[str, dict[str, Any]], weight: float, floor: 
     against the new best z, which may have risen), but is at least `floor ** hops` times a
     seed's probability. A neighbour's own match and its seed's add up: the answer next to a
     strong hit that also matches on its own outranks a turn that only matches (BENCHMARKS.md,
-    issue 19). The floor keeps the reply that shares nothing with the question ("The Alta Via
+    Decisions). The floor keeps the reply that shares nothing with the question ("The Alta Via
     1") in sight when the turns were stored without the one before as their context, as a
     chat's messages are. `z` and `own_final` stay the candidate's own: a second call gives the
     same finals."""

@@ -34,8 +34,9 @@ timeline (a sorted set), in one pipelined round trip; the one to `neighbour_hops
 before or after a seed gets `final = max(own final, neighbour ** hops * seed's final)`; not
 for advice or a question about the user's tastes (what the user stated answers those).
 
-With `feedback` > 0 (a research option, off: it did not help, BENCHMARKS.md) one more KNN from
-the query moved toward the best candidates adds candidates (`memory.recall.feedback`).
+With `feedback` > 0 (a research option, off: it did not help, BENCHMARKS.md, Decisions) one
+more KNN from the query moved toward the best candidates adds candidates
+(`memory.recall.feedback`).
 
 Candidates carry only the fields scoring needs (`SCORE_FIELDS` and the text fields, plus the
 vector for BM25-only candidates); the top k of every type are then read whole

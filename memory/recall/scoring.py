@@ -38,7 +38,7 @@ with ONE needle, the benchmark's evidence turn or a question about one taste ("w
 to exercise?"), where a second-best candidate is likely wrong; a plan or a piece of advice
 needs every goal and constraint of the user at once, and an earlier request in the same words
 ("draft my weekly schedule") must not make the user's half-marathon goal look like a poor
-second (issue 19).
+second.
 
 `z` alone orders the candidates. `p` calibrates it: how likely a memory is to be the one
 the question needs depends on its own evidence AND on whether something else fits better
@@ -47,12 +47,13 @@ changes the order).
 
 W_VECTOR, W_COVERAGE, W_TIME, W_STATED, BIAS, W_NEIGHBOUR and the CAL_ constants are small
 logistic regressions fitted by `scripts/fit_recall.py` on the tune split of both development
-files (BENCHMARKS.md). The recency and importance nudges (RECALL_RECENCY_WEIGHT,
-RECALL_IMPORTANCE_WEIGHT) are NOT fitted: the benchmark data carries no signal on them (every
-turn is years old and of equal importance), so they stay small. W_OWN is not fitted either:
-every benchmark memory is a logged turn (own = 0 throughout), so it cannot move a benchmark
-figure; it is a prior, set so that the user's best-matching own fact is at least moderate for
-an advice or planning request in a small store (tests/integration/test_recall_quality.py).
+files (their recall: BENCHMARKS.md). The recency and importance nudges
+(RECALL_RECENCY_WEIGHT, RECALL_IMPORTANCE_WEIGHT) are NOT fitted: the benchmark data carries
+no signal on them (every turn is years old and of equal importance), so they stay small.
+W_OWN is not fitted either: every benchmark memory is a logged turn (own = 0 throughout), so
+it cannot move a benchmark figure; it is a prior, set so that the user's best-matching own
+fact is at least moderate for an advice or planning request in a small store
+(tests/integration/test_recall_quality.py).
 `p` reads as the probability that the memory is one the question needs; the bands and the
 default RECALL_MIN_SCORE come from the reliability table.
 """
@@ -68,7 +69,7 @@ from memory import defaults
 from memory.recall.terms import query_terms
 from memory.text import stem
 
-# --- fitted by scripts/fit_recall.py (tune split; see BENCHMARKS.md) ---------------------------
+# --- fitted by scripts/fit_recall.py (tune split) -----------------------------------------------
 BIAS = -8.11
 W_VECTOR = 7.16
 W_COVERAGE = 3.94
@@ -79,14 +80,14 @@ CAL_LEAD = 0.96
 CAL_BIAS = 0.12
 #: log-odds a session neighbour of the best candidates gains per unit of the best such seed's
 #: probability (`neighbour`, below). Never for a request for advice or about the user's tastes
-#: (`request_kind`): what answers it is what the user stated, not the turn after it (hybrid.py;
-#: issue 19).
+#: (`request_kind`): what answers it is what the user stated, not the turn after it
+#: (hybrid.py).
 W_NEIGHBOUR = 1.28
 #: ... and a neighbour's probability is at least NEIGHBOUR_FLOOR ** hops times its seed's: turns
 #: stored without the one before as their context (a chat's messages; LoCoMo's turns carry it)
 #: get no own evidence from the question they answer. Not fitted: the benchmark turns carry
 #: their previous turn, so it can hardly be measured there (no floor and 0.3 differ by 0.002
-#: in the tune split's R@5 + R@10: `scripts/fit_recall.py --variants`, BENCHMARKS.md); the
+#: in the tune split's R@5 + R@10: `scripts/fit_recall.py --variants`); the
 #: value is the decay the rule had when it was the whole neighbour part.
 NEIGHBOUR_FLOOR = 0.3
 # --- not fitted: priors the benchmark cannot measure --------------------------------------------

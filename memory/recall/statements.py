@@ -13,7 +13,8 @@ group?") does not want preferences first.
 The classifier is a logistic regression on the embedding, fitted in the background when the
 app starts, on the example sentences below (written for this module, not taken from any
 benchmark), so it works for whichever embedding model the store uses. No data set was used to
-fit it; its single weight in the recall model was fitted like the others (BENCHMARKS.md).
+fit it; its single weight in the recall model was fitted like the others (its effect:
+BENCHMARKS.md, Decisions).
 """
 
 from __future__ import annotations
@@ -156,7 +157,7 @@ OTHER_EXAMPLES = (
 #: recommendations, ideas or a plan, which need every goal and constraint of the user at once.
 #: Deliberately broad words ("best", "good", "options", "for me") also catch some questions
 #: about what happened ("the best part of the trip"): there the parts only nudge the user's own
-#: statements, and on LoCoMo 3 % of the questions pass (BENCHMARKS.md).
+#: statements, and on LoCoMo 3 % of the questions pass.
 _ASKS_ADVICE = re.compile(
     r"\b(recommend\w*|suggest\w*|advi[cs]e\w*|tips?|ideas?|options?|help me|should i|for me"
     r"|what are some|best|good)\b",

@@ -90,7 +90,7 @@ def embedding_text(description: str, context: str = "") -> str:
     The context says what the memory answers or where it came from ("replying to Anna: ...",
     "Assistant answered: ..."); with it a short memory ("Yes, three years now!") is found by
     questions about its subject. On LoCoMo this raised dense recall@10 from 0.57 to 0.60, and
-    the layout matters: description first, context in parentheses (BENCHMARKS.md)."""
+    the layout matters: description first, context in parentheses."""
     context = " ".join(context.split())[:EMBED_CONTEXT_CHARS]
     return f"{description} ({context})" if context else description
 

@@ -94,7 +94,7 @@ _SLOT_TOPICS: dict[EventType, dict[str, re.Pattern[str]]] = {
             r"\b(workouts?|train(ing)?|exercise) (\d+|\w+) (times|days) (a|per) week\b"
         ),
     },
-    # Facts about the user that change over months (issue 11's update suite): a move, a new
+    # Facts about the user that change over months: a move, a new
     # job, a new diet replace the old value instead of standing next to it.
     EventType.FACT: {
         "home": re.compile(r"\b(live in|living in|moved to|moving to|based in|relocat\w*)\b"),
