@@ -43,7 +43,9 @@ class AgentSettings(BaseSettings):
     status_timeout_s: float = Field(
         default=2.0, gt=0, description="Timeout of the reachability check (GET /api/tags)"
     )
-    temperature: float = Field(default=0.2, ge=0, le=2)
+    temperature: float = Field(
+        default=0.2, ge=0, le=2, description="Sampling temperature of answers (extraction uses 0)"
+    )
     num_ctx: int = Field(
         default=8192,
         ge=1024,
@@ -74,8 +76,13 @@ class AgentSettings(BaseSettings):
     )
     store_episodes: bool = Field(
         default=True,
-        description="Also store every exchange as an 'interaction' episodic memory",
+        description="Also store every exchange as an 'interaction' episodic memory (skipped "
+        "when the message already became an explicit memory)",
     )
     wellness_seed: int = Field(default=42, description="Seed of the synthetic wellness data")
-    wellness_days: int = Field(default=180, ge=14, le=3650)
-    extraction_log_size: int = Field(default=200, gt=0)
+    wellness_days: int = Field(
+        default=180, ge=14, le=3650, description="Days of synthetic wellness history, up to today"
+    )
+    extraction_log_size: int = Field(
+        default=200, gt=0, description="Background extraction outcomes kept in the process"
+    )

@@ -29,11 +29,13 @@ class Settings(BaseSettings):
     # --- Redis ---------------------------------------------------------------------------
     redis_url: str | None = Field(
         default=None,
-        description="Connect to this Redis Stack instead of starting the embedded one.",
+        description="Connect to this Redis Stack (7.4 or newer, or Redis 8: FLOAT16 vectors and "
+        "per-field expiry need it; an older server is refused at connect) instead of starting "
+        "the embedded one. Unset: start or reuse the embedded server.",
     )
     redis_data_dir: Path = Field(
         default=PROJECT_ROOT / "data" / "redis",
-        description="Where the embedded Redis keeps its AOF/RDB files.",
+        description="Where the embedded Redis keeps its append-only file, pidfile and log.",
     )
     redis_port: int = Field(default=6379, description="Port of the embedded Redis (127.0.0.1).")
     memory_namespace: str = Field(
@@ -46,8 +48,16 @@ class Settings(BaseSettings):
     embedding_provider: Literal["onnx", "ollama"] = Field(
         default="onnx", description="onnx: local all-MiniLM-L6-v2; ollama: OLLAMA_EMBED_MODEL."
     )
-    ollama_embed_model: str = Field(default="nomic-embed-text")
-    embedding_cache_ttl_s: int = Field(default=7 * 24 * 3600, ge=0)
+    ollama_embed_model: str = Field(
+        default="nomic-embed-text",
+        description="Ollama embedding model used when EMBEDDING_PROVIDER=ollama (e.g. "
+        "nomic-embed-text, mxbai-embed-large).",
+    )
+    embedding_cache_ttl_s: int = Field(
+        default=7 * 24 * 3600,
+        ge=0,
+        description="Seconds computed query embeddings stay cached in Redis (0 = no expiry).",
+    )
 
     # --- LLM -----------------------------------------------------------------------------
     ollama_host: str = Field(
@@ -62,7 +72,10 @@ class Settings(BaseSettings):
         "then fits it, with everything else, into the model's window (AGENT_NUM_CTX).",
     )
     memory_prompt_tokens: int = Field(
-        default=1_500, gt=0, description="Token budget of the recalled-memory block in prompts."
+        default=1_500,
+        gt=0,
+        description="Token budget of the recalled-memory block in prompts (less on a small "
+        "window: at most half of what the conversation has).",
     )
     recall_prompt_k: int = Field(
         default=10,
@@ -87,28 +100,55 @@ class Settings(BaseSettings):
         "[email address]/[phone number], or refuse the write. Card and bank account numbers, "
         "government ids and passwords/API keys are always masked (memory/writing/secrets.py).",
     )
-    vector_algorithm: Literal["flat", "hnsw"] = Field(default="flat")
-    short_term_max_messages: int = Field(default=200, gt=0)
-    short_term_ttl_s: int = Field(default=30 * 24 * 3600, gt=0)
-    procedural_recommend_threshold: float = Field(default=0.7, ge=0, le=1)
+    vector_algorithm: Literal["flat", "hnsw"] = Field(
+        default="flat",
+        description="Vector index algorithm of the long-term memory indexes: flat (exact) or "
+        "hnsw (approximate).",
+    )
+    short_term_max_messages: int = Field(
+        default=200, gt=0, description="Messages kept per session in short-term memory."
+    )
+    short_term_ttl_s: int = Field(
+        default=30 * 24 * 3600,
+        gt=0,
+        description="Seconds an idle session's short-term memory (and its answers' details) lives.",
+    )
+    procedural_recommend_threshold: float = Field(
+        default=0.7,
+        ge=0,
+        le=1,
+        description='Confidence at or above which a learned tool sequence is "recommended" to '
+        "the agent.",
+    )
     recall_min_score: float = Field(
         default=defaults.MIN_SCORE,
         ge=0,
         le=1,
-        description="Hits whose final score (probability of relevance) is below this are dropped.",
+        description="Hits whose final score (probability of relevance) is below this are "
+        "dropped (the default comes from the fit's reliability table).",
     )
     recall_recency_weight: float = Field(
-        default=defaults.W_RECENCY, ge=0, le=1, description="Log-odds added for a fresh memory."
+        default=defaults.W_RECENCY,
+        ge=0,
+        le=1,
+        description="Log-odds recall adds for a fresh memory (a nudge, not fitted).",
     )
     recall_importance_weight: float = Field(
         default=defaults.W_IMPORTANCE,
         ge=0,
         le=1,
-        description="Log-odds per unit of importance above 0.5 (pinned counts as 1).",
+        description="Log-odds recall adds per unit of importance above 0.5 (pinned counts as "
+        "1; a nudge, not fitted).",
     )
-    recency_half_life_days: float = Field(default=30.0, gt=0)
-    metrics_max_entries: int = Field(default=50_000, gt=0)
-    # --- Maintenance (README "Memory hygiene") --------------------------------------------
+    recency_half_life_days: float = Field(
+        default=30.0, gt=0, description="Days after which a memory's recency part halves."
+    )
+    metrics_max_entries: int = Field(
+        default=50_000,
+        gt=0,
+        description="Latency samples kept in Redis for the Stats page (older ones are trimmed).",
+    )
+    # --- Maintenance (docs/maintenance.md) ------------------------------------------------
     maintenance_interval_s: int = Field(
         default=6 * 3600,
         ge=0,
@@ -138,7 +178,13 @@ class Settings(BaseSettings):
     decay_half_life_days: float = Field(
         default=90.0, gt=0, description="Importance of never-recalled memories halves this often."
     )
-    decay_floor: float = Field(default=0.1, ge=0, le=1)
+    decay_floor: float = Field(
+        default=0.1,
+        ge=0,
+        le=1,
+        description="Decay stops here (an important memory stops at 0.7, so decay never makes "
+        "it expire).",
+    )
     recall_boost: float = Field(
         default=0.1, ge=0, le=1, description="Each recall closes this share of the gap to 1."
     )
@@ -153,4 +199,8 @@ class Settings(BaseSettings):
         ge=2,
         description="Messages trimmed out of the prompt, not yet summarised, that make a summary.",
     )
-    knowledge_file: Path = Field(default=PROJECT_ROOT / "memory" / "data" / "knowledge.json")
+    knowledge_file: Path = Field(
+        default=PROJECT_ROOT / "memory" / "data" / "knowledge.json",
+        description="JSON file of built-in facts loaded into semantic memory (shared by every "
+        "user).",
+    )

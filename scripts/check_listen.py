@@ -16,7 +16,7 @@ def main(address: str) -> int:
             print(
                 f"Refusing to start on {address}: AUTH_MODE=none has no sign-in, so anyone "
                 "who can reach it sees and changes every user's memories. Use HOST=127.0.0.1, "
-                "or AUTH_MODE=oidc (README: Sharing the app), or "
+                "or AUTH_MODE=oidc (docs/sharing.md), or "
                 "ALLOW_UNAUTHENTICATED_REMOTE=true.",
                 file=sys.stderr,
             )

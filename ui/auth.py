@@ -64,7 +64,7 @@ def refuse_open_listening(settings: AppSettings) -> None:
     )
     st.info(
         "Start the app on 127.0.0.1 (`make run` does), or set AUTH_MODE=oidc to require "
-        "sign-in (see *Sharing the app* in the README), or, knowing the above, set "
+        "sign-in (see docs/sharing.md), or, knowing the above, set "
         "ALLOW_UNAUTHENTICATED_REMOTE=true.",
         icon="🛠️",
     )
@@ -80,7 +80,7 @@ def current_viewer(settings: AppSettings) -> Viewer:
         st.error(
             "**Sign-in is not configured.** AUTH_MODE=oidc needs an `[auth]` section in "
             "`.streamlit/secrets.toml` (redirect_uri, cookie_secret, client_id, "
-            "client_secret, server_metadata_url): see *Sharing the app* in the README.",
+            "client_secret, server_metadata_url): see docs/sharing.md.",
             icon="🔒",
         )
         st.stop()

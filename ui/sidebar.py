@@ -78,7 +78,7 @@ def _identity(ctx: PageContext) -> None:
         st.caption(
             "🔓 No sign-in: anyone here can change every user's memories.",
             help="AUTH_MODE=none: fine for one person on their own machine. "
-            "To share the app, set AUTH_MODE=oidc (see the README).",
+            "To share the app, set AUTH_MODE=oidc (see docs/sharing.md).",
         )
         return
     role = " (admin)" if viewer.is_admin else ""

@@ -21,7 +21,7 @@ from typing import Any
 
 from memory.bench.results import RESULTS_DIR, figure, load_records, results_dir
 
-__all__ = ["DECISIONS_FILE", "add_parser", "current_runs", "render_report"]
+__all__ = ["DECISIONS_FILE", "add_parser", "current_runs", "render_headline", "render_report"]
 
 DECISIONS_FILE = RESULTS_DIR.parent / "decisions.json"
 
@@ -106,6 +106,31 @@ RESULT_ROWS = (
     ("Recall p95, cold (query embedded), 100k memories", LATENCY, "cold_p95_ms_100k", _ms),
     ("Ingest with real embeddings", LATENCY, "ingest_per_s", lambda v: f"{v:.0f} memories/s"),
     ("Redis memory per memory, 100k", LATENCY, "bytes_per_memory_100k", lambda v: f"{v:,.0f} B"),
+)
+
+#: the README's few rows: (label, [(run, figure), ...] joined by " / ", format)
+HEADLINE_ROWS = (
+    (
+        "Personal preferences: the right memory in the top 5 (held-out users / cross-validated)",
+        [(PERSONAL, "held_out_R@5"), (CV_PERSONAL, "held_out_R@5")],
+        _r,
+    ),
+    (
+        "LoCoMo: evidence turns in the top 10 (held-out conversations / cross-validated)",
+        [(LOCOMO, "held_out_R@10"), (CV_LOCOMO, "held_out_R@10")],
+        _r,
+    ),
+    (
+        "Evidence that reaches the prompt's memory block, ≤ 800 tokens (personal / LoCoMo)",
+        [(PERSONAL, "block_evidence"), (LOCOMO, "block_evidence")],
+        _r,
+    ),
+    (
+        "Recall before an answer, p95, query embedding cached (1k / 100k memories)",
+        [(LATENCY, "warm_p95_ms_1k"), (LATENCY, "warm_p95_ms_100k")],
+        _ms,
+    ),
+    ("Ingest with real embeddings", [(LATENCY, "ingest_per_s")], lambda v: f"{v:.0f} memories/s"),
 )
 
 REPRODUCE = """\
@@ -208,6 +233,19 @@ def _source(group: list[dict[str, Any]]) -> tuple[str, str, str, str]:
     return first["commit"], first["command"], first["date"], first["embedder"]
 
 
+def render_headline(records: list[dict[str, Any]]) -> str:
+    """The README's results table: a few rows of the same current figures as the report."""
+    runs = current_runs(records)
+    out = ["| measured on the dev sets ([BENCHMARKS.md](BENCHMARKS.md)) | result |", "|---|---|"]
+    for label, cells, show in HEADLINE_ROWS:
+        values = [figure(runs.get(run, []), name) for run, name in cells]
+        text = " / ".join("-" if v is None else show(v) for v in values)
+        if show is _ms:  # one unit for the row: "3.8 / 9.3 ms"
+            text = text.replace(" ms / ", " / ")
+        out.append(f"| {label} | {text} |")
+    return "\n".join(out) + "\n"
+
+
 def _runs_of(record: dict[str, Any]) -> int:
     lengths = [len(v) for v in record["figures"].values() if isinstance(v, list)]
     return max(lengths, default=1)
@@ -223,11 +261,15 @@ def load_decisions(path: Path = DECISIONS_FILE) -> list[dict[str, Any]]:
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("report", help="print BENCHMARKS.md from the recorded results")
+    p.add_argument("--headline", action="store_true", help="only the README's results table")
     p.set_defaults(fn=main)
 
 
 def main(args: argparse.Namespace, settings: Any = None) -> int:
     directory = results_dir()
+    if args.headline:
+        print(render_headline(load_records(directory)), end="")
+        return 0
     decisions = load_decisions(directory.parent / "decisions.json")
     print(render_report(load_records(directory), decisions), end="")
     return 0

@@ -29,7 +29,7 @@ from memory.demo.training import (
     runs_between,
 )
 
-#: Questions that show what the persona's memory gives (the README's demo script, and the
+#: Questions that show what the persona's memory gives (docs/demo.md's script, and the
 #: chat page's first screen once the persona is loaded).
 DEMO_QUESTIONS = (
     "Plan my running this week",

@@ -1,5 +1,5 @@
 """Memory hygiene over months: consolidation of near duplicates, session summaries, retention
-by kind, importance decay, and the `maintain` run that does them all (README, "Memory hygiene").
+by kind, importance decay, and the `maintain` run that does them all (docs/maintenance.md).
 
     similarity.py   when two memories are the same fact (cosine + lexical rule, or the
                     model's candidates and the lexical guard that vetoes them)

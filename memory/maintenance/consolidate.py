@@ -8,8 +8,8 @@ recorded (`Keys.merge`) with the canonical's text, importance and pin before the
 a `TextMerger` (the agent passes one built on the LLM) the canonical text may be rewritten by
 the model; its reply is kept only if it states the members' fact (`_checked_model_text`).
 With a `SameFactJudge` (the model again) clusters are proposed by meaning and merged when
-the model says they are one fact and the lexical guard agrees (`similarity`, README "Memory
-hygiene"); without one, only today's lexical rule merges.
+the model says they are one fact and the lexical guard agrees (`similarity`,
+docs/maintenance.md); without one, only the lexical rule merges.
 A merge, and an undo, is one MULTI/EXEC that WATCHes the memories it touches.
 """
 

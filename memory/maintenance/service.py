@@ -40,7 +40,7 @@ class Maintenance:
         self.settings = settings
         self.merger = merger
         self.summariser = summariser
-        # With a judge, consolidation proposes by meaning (README "Memory hygiene").
+        # With a judge, consolidation proposes by meaning (docs/maintenance.md).
         self.judge = judge
 
     @classmethod

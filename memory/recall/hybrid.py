@@ -23,16 +23,16 @@ short lists (`candidates` each) are the candidates; each gets the parts of
                  the question needs (a logistic model fitted on the development data)
 
 BM25 only chooses candidates: its raw score has no scale that means the same across queries,
-and dividing it by the query's best score (as recall did before) made one weak shared word
-a perfect match.
+and dividing it by the query's best score would make one weak shared word a perfect match.
 
 The logged exchanges (`interaction` episodes) of one session are a conversation: the turns just
 before and after a strong hit often hold its answer ("Who played?" -> next turn "Matt Patterson
 did"). The best `neighbour_seeds` interaction candidates read the `neighbour_hops` nearest
 earlier and later turns of their session (within `neighbour_window_ms`) from the session's
 timeline (a sorted set), in one pipelined round trip; the one to `neighbour_hops` places
-before or after a seed gets `final = max(own final, neighbour ** hops * seed's final)`; not
-for advice or a question about the user's tastes (what the user stated answers those).
+before or after a seed adds the seed's probability to its own evidence, and keeps at least
+`neighbour ** hops` times it (`memory.recall.fusion.add_neighbour_part`); not for advice or a
+question about the user's tastes (what the user stated answers those).
 
 With `feedback` > 0 (a research option, off: it did not help, BENCHMARKS.md, Decisions) one
 more KNN from the query moved toward the best candidates adds candidates

@@ -1,7 +1,7 @@
 """How sure recall is that a candidate memory is relevant: a small fitted model.
 
-Every input means the same from one query to the next (the old fusion divided BM25 by the
-query's best BM25, so one weak shared word counted as a perfect keyword match):
+Every input means the same from one query to the next (BM25 divided by the query's best
+BM25 would not: one weak shared word would count as a perfect keyword match):
 
     vector    cosine similarity of the query and the memory's stored vector
     coverage  IDF-weighted share of the query's words that the memory contains; a word found

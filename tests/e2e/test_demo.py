@@ -48,8 +48,8 @@ def test_load_the_demo_persona_from_the_first_screen(
     expect(page.get_by_text("Execution details").first).to_be_visible()
     no_exceptions(page)
 
-    # The README's screenshots, taken from the persona: her answer with its details open,
-    # her memories, and the Stats page after her questions.
+    # The screenshots of the README and docs/app.md, from the persona: her answer with its
+    # details open, her memories, and the Stats page after her questions.
     messages.nth(1).get_by_text("🔍 Execution details").click()
     wait_idle(page)
     screenshot(page, screenshots_dir / "persona-chat.png", height=1700)
