@@ -1,4 +1,4 @@
-"""The Execution details last (issue 20 item 2): kept beside the answer in Redis, so a fresh
+"""The Execution details last: kept beside the answer in Redis, so a fresh
 run of the same session (a reload, another tab, a restarted app) still shows them under the
 earlier answers, with the finished status line; they lead with one plain line naming the
 memories used, escaped."""

@@ -1,4 +1,4 @@
-"""Streamlit's habits in a real browser (issue 20, item 3): stop an answer while it streams,
+"""Streamlit's habits in a real browser: stop an answer while it streams,
 the status open while it works, the OS theme, the greeting gone with the first message, chat
 titles, Undo after the sidebar's delete, and a one-line no-sign-in notice."""
 

@@ -1,4 +1,4 @@
-"""Forgetting a topic in a real browser (issue 21, item 4): the Memories page's *Forget a topic*
+"""Forgetting a topic in a real browser: the Memories page's *Forget a topic*
 tab previews what mentions it (texts shown as text), offers an undo window, and then deletes
 it and what came from it, with a count."""
 

@@ -1,4 +1,4 @@
-"""Memories and Stats pages a reader can use (issue 20, item 4), in a real browser at a laptop's
+"""Memories and Stats pages a reader can use, in a real browser at a laptop's
 width: tables whose text wraps with every column reachable, the editor titled by the memory's
 words, "Never expires" disabling the date, a saved row that never joins the next bulk delete,
 and Stats led by three plain tiles with no empty charts."""

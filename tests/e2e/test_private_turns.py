@@ -1,4 +1,4 @@
-"""Trust controls in a real browser (issue 21, items 1-3): answering again without a memory,
+"""Trust controls in a real browser: answering again without a memory,
 "I don't know you on this" with what was held back, and an incognito chat that stores nothing."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Forgetting a topic (issue 21, item 4): after a forget, no search, no export and no scan of the
+"""Forgetting a topic: after a forget, no search, no export and no scan of the
 store finds the topic any more, whatever carried it (the chat's messages and details, the
 extraction log, summaries, merges and supersessions, procedures, cached embeddings), and
 everything else stays."""

@@ -1,5 +1,5 @@
 """A store written before the per-user hash tags (key layout 1) is renamed at open, concurrent-
-safe, nothing lost, and every memory is found again (issue 18, item 1).
+safe, nothing lost, and every memory is found again.
 
 The old store is made from a store of today's layout by renaming each key to the name the code
 before the hash tags gave it (the f-strings of `memory/keys.py` of that version, written out

@@ -1,6 +1,6 @@
 """Memories written before recall's one filter tag (`live`) get it at open: recall finds the
 same memories in the same order, a superseded one stays out, a pass cut short is done again,
-a second open does nothing (issue 19, item 5: the tag replaced owner AND status in the KNN).
+a second open does nothing (the tag replaced owner AND status in the KNN).
 
 The old store is written by today's code, then made as the old code left it: no `live` field
 in any hash, an index without the field, no marker."""

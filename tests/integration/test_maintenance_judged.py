@@ -1,5 +1,5 @@
 """Consolidation judged by the model, on the real Redis Stack, the real embedder and the fake
-Ollama: issue 17's three sentences merge into one when the model says they are one fact, not
+Ollama: three wordings of one habit merge into one when the model says they are one fact, not
 without it; two different facts never merge, even when the model says "same"; a "no" is
 remembered; the tables the proposal threshold was chosen on hold on the real embedder."""
 

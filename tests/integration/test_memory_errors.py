@@ -206,9 +206,9 @@ UPGRADE_MEMORIES = [
 def test_a_store_of_the_packaged_graph_opens_and_recalls_after_the_upgrade(
     redis_client: redis.Redis, settings: Settings
 ) -> None:
-    """Until the sixth pass of issue 19 the embedder ran the packaged graph in fp32; it now
-    multiplies in int8 under another model id (where the CPU's int8 kernels are exact). A store
-    written before opens without a re-embed (the same weights: `memory.embeddings.model_ids`),
+    """The packaged graph multiplies in fp32; the embedder rewrites it to multiply in int8
+    under another model id (where the CPU's int8 kernels are exact). A store written by the
+    packaged graph opens without a re-embed (the same weights: `memory.embeddings.model_ids`),
     finds its memories, names the model that built it and records the one that joined; the
     old graph opens the mixed store again (a downgrade) and finds the new writes."""
     new_id = TOKEN_INT8_MODEL_ID if int8_kernels_exact() else PACKAGED_MODEL_ID

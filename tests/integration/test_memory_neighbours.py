@@ -93,7 +93,7 @@ def test_a_request_for_advice_or_about_tastes_does_not_expand_to_neighbours(
     coordinator: MemoryCoordinator, request_text: str
 ) -> None:
     # What answers it is what the user stated, not the turn after a match (fitted on both
-    # dev files: BENCHMARKS.md, issue 19).
+    # dev files: BENCHMARKS.md, Decisions).
     ids = _conversation(coordinator)
     hits = coordinator.search(U, request_text, k=4)
     assert ids[1] in {h.id for h in hits}

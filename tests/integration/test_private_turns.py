@@ -1,4 +1,4 @@
-"""Trust controls of issue 21 on the real store and the fake Ollama: answering without a memory,
+"""Trust controls on the real store and the fake Ollama: answering without a memory,
 "I don't know you on this", and incognito turns (agent/private.py, agent/knowing.py)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Recall's shortcuts change nothing it returns (issue 19 item 5).
+"""Recall's shortcuts change nothing it returns.
 
 A warm recall scores its candidates once (the neighbour seeds' scores are reused by the
 fusion) and reads its likely hits whole in the round trip that reads the seeds' timelines.

@@ -10,7 +10,7 @@ from memory.recall import scoring
 
 U = "new-user"
 
-# The five memories of issue 9: a new user's preferences, goals and a health note.
+# Five memories of a new user: preferences, goals and a health note.
 FIVE = [
     ("I prefer morning workouts before 7am", EventType.PREFERENCE),
     ("I like concise answers in bullet points", EventType.PREFERENCE),
@@ -139,7 +139,7 @@ def test_a_diet_told_in_a_logged_exchange_comes_first_for_a_recipe_request(
     assert top.parts.stated > 0.5 and top.band in ("moderate", "high")
 
 
-# --- The user's own facts first on the main use (issue 19 item 1) -----------------------------
+# --- The user's own facts first on the main use -----------------------------
 # Written for these tests, in other words than the issue's case (half marathon, vegetarian,
 # sprained ankle, "draft my weekly schedule"): the signal is the kind of memory (a fact the user
 # stated) and the kind of request (a plan or advice), not these words.

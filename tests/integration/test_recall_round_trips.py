@@ -1,4 +1,4 @@
-"""Recall's round trips to Redis (issue 19 item 5): a warm recall reads everything it searches
+"""Recall's round trips to Redis: a warm recall reads everything it searches
 in one pipelined round trip, plus one that reads the kept hits whole (with the timelines of
 the session neighbours of its best candidates); an uncached query adds one (the embedding
 cache's lookup rides in the first, its write in the second).

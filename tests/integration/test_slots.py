@@ -1,4 +1,4 @@
-"""Every transaction, script and multi-key command keeps to one hash slot (issue 18, item 1).
+"""Every transaction, script and multi-key command keeps to one hash slot.
 
 A database sharded over several Redis processes (Redis Software / Redis Cloud) refuses a
 MULTI/EXEC, a WATCH, a Lua script or a multi-key command whose keys hash to two slots

@@ -1,7 +1,7 @@
 """The statement classifier with the shipped embedder, on sentences it was not fitted on.
 
 These 30 sentences were written as a check when the examples in memory/recall/statements.py
-were (BENCHMARKS.md, issue 9 section 7 cites this test): a classifier that stopped telling a
+were: a classifier that stopped telling a
 standing preference from a plan or a request would let recall rank chatter first again.
 """
 
@@ -63,7 +63,7 @@ def scores() -> tuple[np.ndarray, np.ndarray]:
 def test_most_unseen_sentences_are_classified_right(scores: tuple[np.ndarray, np.ndarray]) -> None:
     pos, neg = scores
     right = int((pos > 0.5).sum() + (neg <= 0.5).sum())
-    print(f"classified right: {right} of {len(pos) + len(neg)}")  # BENCHMARKS.md cites it
+    print(f"classified right: {right} of {len(pos) + len(neg)}")
     assert right >= 27
 
 

@@ -1,4 +1,4 @@
-"""An answer's execution details are kept beside it in Redis (issue 20 item 2): read back as a
+"""An answer's execution details are kept beside it in Redis: read back as a
 `TurnResult` by another process's agent (a reload, a restart), without a thinking model's
 thoughts, compact, with the background extraction's outcome once it finishes, and gone with
 the session when it is cleared or the user purged."""

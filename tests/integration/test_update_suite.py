@@ -1,4 +1,4 @@
-"""Current over stale (issue 11): values that change, each stated again in a later session,
+"""Current over stale: values that change, each stated again in a later session,
 some in other words, written through the agent's real extraction (trigger phrases) and
 WritePolicy into the real coordinator. Recall and the prompt block must offer the current
 value and never the replaced one; a month of maintenance in between must not bring it back."""

@@ -1,6 +1,6 @@
 """A store of float32 vectors is converted to float16 at open: its indexes are rebuilt with
 FLOAT16 vector fields, every vector takes half the bytes, recall finds the same memories in
-the same order, a second open does nothing, two at once corrupt nothing (issue 19, item 5).
+the same order, a second open does nothing, two at once corrupt nothing.
 
 The old store is written by today's code with the one dtype constant set back to float32
 (index schema and every vector written or queried), and without the marker the old code

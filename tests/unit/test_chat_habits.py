@@ -1,4 +1,4 @@
-"""Chat habits without a browser (issue 20, item 3): a closed turn closes the model's stream,
+"""Chat habits without a browser: a closed turn closes the model's stream,
 the stopped mark, chat titles from the first message, and the theme config."""
 
 from __future__ import annotations

@@ -54,7 +54,7 @@ def test_a_low_cosine_blocks_a_lexical_match() -> None:
 
 PROPOSAL = 0.70
 
-# Issue 17's three sentences: one fact, but only A/C share their content words ("go").
+# Three wordings of one habit: one fact, but only A/C share their content words ("go").
 THREE = (
     "I prefer running in the morning before work",
     "I like to go running in the mornings before work",
@@ -152,7 +152,7 @@ def test_the_threshold_asks_every_shared_word_paraphrase_and_no_different_topic_
     highest_unasked = max(c for *_, c in UNASKED)
     assert highest_unasked < PROPOSAL < lowest_asked
     # The margins the choice leaves on these examples (the lower one was 0.038 while the
-    # embedder multiplied in fp32; 0.027 since it multiplies in int8, issue 19).
+    # embedder multiplied in fp32; 0.027 since it multiplies in int8).
     assert lowest_asked - PROPOSAL >= 0.025 and PROPOSAL - highest_unasked >= 0.14
 
 

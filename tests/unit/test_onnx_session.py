@@ -1,4 +1,4 @@
-"""The ONNX embedder's session settings and parallel runs (issue 19 item 5: bulk ingest)."""
+"""The ONNX embedder's session settings and parallel runs (bulk ingest)."""
 
 from __future__ import annotations
 

@@ -141,7 +141,7 @@ def test_a_neighbour_above_its_seed_lowers_the_rest_alike_and_a_second_pass_chan
         assert first[rid] == scoring.calibrated(scored[rid]["z"], z_next) < own[rid]
     assert sorted(first, key=first.__getitem__, reverse=True) == ["next", "seed", "other", "far"]
     assert scored["next"]["neighbour"] == own["seed"]
-    # the seeds' own probabilities are kept apart: a second pass gives the same finals
+    # the seeds' own probabilities are kept apart: a second call gives the same finals
     add_neighbour_part(scored, w.neighbour, w.neighbour_floor)
     assert {rid: c["final"] for rid, c in scored.items()} == first
 

@@ -1,4 +1,4 @@
-"""The packaged MiniLM rewritten to multiply in int8 (memory.embeddings.token_int8, issue 19)."""
+"""The packaged MiniLM rewritten to multiply in int8 (memory.embeddings.token_int8)."""
 
 from __future__ import annotations
 
@@ -87,7 +87,7 @@ def test_vectors_stay_close_to_the_packaged_graphs(
     packaged: OnnxMiniLMEmbedder, rewritten: OnnxMiniLMEmbedder
 ) -> None:
     """Measured on 1,000 bench texts, 2,760 LoCoMo turns and 59 short texts: cosine 0.9994 on
-    average, 0.998 at worst (`scripts/quantized_embedder.py speed`, BENCHMARKS.md sixth pass);
+    average, 0.998 at worst (`scripts/quantized_embedder.py speed`);
     without the fp32 outlier channels a two-token text drifts most, and a wrong scale or zero
     point would give unrelated vectors (cosine near 0)."""
     a, b = packaged.embed_many(TEXTS), rewritten.embed_many(TEXTS)
@@ -113,7 +113,7 @@ def test_the_two_graphs_have_their_own_ids_and_share_a_vector_space(
     assert rewritten.model_id == TOKEN_INT8_MODEL_ID != PACKAGED_MODEL_ID
     assert same_vector_space(PACKAGED_MODEL_ID, TOKEN_INT8_MODEL_ID)
     assert same_vector_space(TOKEN_INT8_MODEL_ID, PACKAGED_MODEL_ID)
-    # stores written by the first rewrite (before the seventh pass's session change) open too
+    # stores written by the first rewrite (before one ONNX Runtime fusion was turned off) open too
     assert TOKEN_INT8_MODEL_ID.endswith("-tok8v2")
     assert same_vector_space(f"{PACKAGED_MODEL_ID}-tok8v1", TOKEN_INT8_MODEL_ID)
     assert not same_vector_space(f"{PACKAGED_MODEL_ID}-tok8v3", TOKEN_INT8_MODEL_ID)

@@ -1,5 +1,5 @@
 """The stored vector format: float16 bytes (half of float32), read back as float32, with the
-cosine of unit vectors within ~1e-3 of the float32 one (issue 19, item 5)."""
+cosine of unit vectors within ~1e-3 of the float32 one."""
 
 from __future__ import annotations
 
