@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memory.bench.results import RESULTS_DIR, figure, load_records, results_dir
+from memory.bench.results import HELD_OUT, RESULTS_DIR, figure, load_records, results_dir
 
 __all__ = ["DECISIONS_FILE", "add_parser", "current_runs", "render_headline", "render_report"]
 
@@ -184,15 +184,15 @@ def render_report(records: list[dict[str, Any]], decisions: list[dict[str, Any]]
         out.append(f"- {machine}")
     out += [
         "",
-        "Figures are medians of the recorded runs of one command. Latency is measured on a",
-        "shared machine (other test runs beside it), so it is pessimistic; recall is exact.",
+        "Figures are medians of the recorded runs of one command. Latency depends on the load",
+        "of the machine (shared with other test runs), recall figures do not.",
         "",
         "## How to reproduce",
         "",
         REPRODUCE,
         "",
-        "Held out = the users and conversations the recall model was not fitted on (pref-d03,",
-        "pref-d04, conv-30, conv-42); cross-validated = each conversation and user held out in",
+        "Held out = the users and conversations the recall model was not fitted on",
+        f"({', '.join(HELD_OUT)}); cross-validated = each conversation and user held out in",
         "turn, the model refitted on the rest. The bench starts a private Redis and removes it.",
         "",
         "## Current results",
