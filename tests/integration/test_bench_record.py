@@ -9,7 +9,6 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -17,30 +16,7 @@ from agent import bench_qa
 from memory.bench import results
 from memory.config import PROJECT_ROOT
 from tests.fakes.fake_ollama import FakeOllama
-
-TINY: list[dict[str, Any]] = [
-    {
-        "sample_id": "conv-30",
-        "conversation": {
-            "speaker_a": "Ada",
-            "speaker_b": "Bo",
-            "session_1_date_time": "1:56 pm on 8 May, 2023",
-            "session_1": [
-                {"speaker": "Ada", "dia_id": "D1:1", "text": "Hi Bo! How was your week?"},
-                {"speaker": "Bo", "dia_id": "D1:2", "text": "I adopted a tortoise named Quibble."},
-                {"speaker": "Ada", "dia_id": "D1:3", "text": "I took up the theremin last month."},
-            ],
-        },
-        "qa": [
-            {
-                "question": "What is the name of Bo's tortoise?",
-                "answer": "Quibble",
-                "evidence": ["D1:2"],
-                "category": 4,
-            }
-        ],
-    }
-]
+from tests.integration.test_bench import TINY
 
 
 def test_a_recorded_locomo_run_prints_its_json_and_writes_one_record(
@@ -70,7 +46,7 @@ def test_a_recorded_locomo_run_prints_its_json_and_writes_one_record(
     assert record["embedder"].startswith("all-MiniLM-L6-v2")
     assert record["figures"]["R@5"] == out["recall_at"]["5"]
     assert record["figures"]["MRR"] == out["mrr"]
-    # the only conversation is a held-out one: no split to report
+    # a file without the dev files' held-out conversations reports no split
     assert "held_out_R@5" not in record["figures"]
 
 
