@@ -227,20 +227,25 @@ class _Masker:
         self.text = pattern.sub(repl, self.text)
 
     def ibans(self) -> None:
-        def repl(m: re.Match[str]) -> str:
-            # The match may run into the next word ("NL91 ABNA 0417 1643 00 is mine"):
-            # try it shorter, a group at a time, until the checksum holds.
+        # A candidate may run into the next word ("NL91 ABNA 0417 1643 00 is mine") or the
+        # next account number: try it shorter, a group at a time, until the checksum holds;
+        # the search goes on right after what was masked (or after the candidate's first
+        # group when none holds).
+        text, out, pos = self.text, [], 0
+        while (m := _IBAN_CANDIDATE.search(text, pos)) is not None:
             s = m.group(0)
-            while len(_IBAN_SEP.sub("", s)) >= 15:
-                if iban_valid(_IBAN_SEP.sub("", s)):
-                    return self._note(IBAN) + m.group(0)[len(s) :]
+            while len(_IBAN_SEP.sub("", s)) >= 15 and not iban_valid(_IBAN_SEP.sub("", s)):
                 seps = list(_IBAN_SEP.finditer(s))
-                if not seps:
-                    break
-                s = s[: seps[-1].start()]
-            return m.group(0)
-
-        self.text = _IBAN_CANDIDATE.sub(repl, self.text)
+                s = s[: seps[-1].start()] if seps else ""
+            if len(_IBAN_SEP.sub("", s)) >= 15:
+                out += [text[pos : m.start()], self._note(IBAN)]
+                pos = m.start() + len(s)
+            else:
+                first = _IBAN_SEP.search(s or m.group(0))
+                step = first.end() if first else len(m.group(0))
+                out.append(text[pos : m.start() + step])
+                pos = m.start() + step
+        self.text = "".join(out) + text[pos:]
 
 
 def _is_card(s: str) -> bool:

@@ -156,10 +156,7 @@ def test_found_in_and_details_never_refuse() -> None:
 # (`memory.text.plain`: NFKC, no soft hyphen or zero-width character), so a text with a secret
 # is stored in that spelling; a text without one is stored exactly as written.
 NBSP, NNBSP, EN, ZWSP, SHY = "\u00a0", "\u202f", "\u2013", "\u200b", "\u00ad"
-JWT = (
-    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0."
-    "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
-)
+JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
 PEM = (
     "-----BEGIN RSA PRIVATE KEY-----\n"
     "MIIBOgIBAAJBAKj34GkxFhD90vcNLYLInFEX6Ppy1tPf9Cnzj4p4WGeKLs1Pt8Qu\n"
@@ -176,8 +173,11 @@ FORMS = [
     # assignments and JSON of secret-named keys
     ("DB_PASSWORD=hunter2xyz", "DB_PASSWORD=[password]", PASSWORD),
     ("export DB_PASSWORD='hunter 2'", "export DB_PASSWORD='[password]'", PASSWORD),
-    ('{"password": "hunter2xyz", "user": "ana"}', '{"password": "[password]", "user": "ana"}',
-     PASSWORD),  # fmt: skip
+    (
+        '{"password": "hunter2xyz", "user": "ana"}',
+        '{"password": "[password]", "user": "ana"}',
+        PASSWORD,
+    ),  # fmt: skip
     (
         "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
         "aws_secret_access_key = [api key]",
@@ -277,3 +277,14 @@ def test_an_id_or_label_holding_a_secret_is_refused() -> None:
     for value in ("4111.1111.1111.1111", "NL91ABNA0417164300", "DB_PASSWORD=hunter2xyz"):
         with pytest.raises(InvalidInputError, match="session id holds"):
             check_no_secret(value, "session id")
+
+
+def test_forms_together_in_one_text_are_each_masked() -> None:
+    """What a writer stores is often several of them at once (a pasted config, a note)."""
+    together = "\n".join(text for text, _, _ in FORMS)
+    assert mask_secrets(together).text == "\n".join(masked for _, masked, _ in FORMS)
+    two = "NL91 ABNA 0417 1643 00 NL91 ABNA 0417 1643 00 and XX12 3456 NL91ABNA0417164300"
+    assert (
+        mask_secrets(two).text
+        == "[bank account number] [bank account number] and XX12 3456 [bank account number]"
+    )
