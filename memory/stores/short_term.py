@@ -150,7 +150,7 @@ class ShortTermStore:
         """Name a session (one line, at most MAX_TITLE_CHARS); `only_if_missing`: keep a
         title it already has (the first message names a session once). True when written."""
         check_id(user_id)
-        check_id(session_id, "session id")
+        check_no_secret(check_id(session_id, "session id"), "session id")
         text = mask_text(" ".join(str(title or "").split()), lenient(self.pii))
         if not text:
             raise InvalidInputError("A session title cannot be empty.")

@@ -290,7 +290,8 @@ FORM_LEAKS = [
         r"Xq7hunter", r"\b7482\b", r"\b0451\b", r"correct horse", r"hunter2xyz", r"hunter 2",
         r"wJalrXUtnFEMI", r"0123456789abcdef", r"abc123def456", r"s3cr3tvalue",
         r"eyJhbGciOiJIUzI1NiJ9", r"dozjgNryP4J3", r"MIIBOgIBAAJBAKj34", r"KUpRKfFLfRYC9",
-        r"4111\W{0,3}1111", r"NL91\W{0,3}ABNA\W{0,3}0417\W{0,3}1643\W{0,3}00\b",  # a look-alike ends 01
+        r"4111\W{0,3}1111",
+        r"NL91\W{0,3}ABNA\W{0,3}0417\W{0,3}1643\W{0,3}00\b",  # a look-alike's ends in 01
     )
 ]  # fmt: skip
 
