@@ -9,11 +9,23 @@
                        run/runs/running, morning/mornings, hike/hiking, study/studies
     content_roots(t)   the roots of a text's content words (no stop words, no numbers)
     numbers(t)         the numbers a text states, as written ("7.5", "10,000" -> "10000")
+
+How people write a word differs from how they meant it: pasted text carries soft hyphens and
+zero-width spaces inside words, phones type fullwidth letters, "Gómez" arrives composed (NFC)
+or decomposed (NFD), a name sits inside `okafor_law@example.com`. Two forms, used wherever a
+text is matched against what someone named (a forget's topic, a secret's key words):
+
+    plain(text)        NFKC (one spelling per character: composed accents, ASCII digits for
+                       fullwidth ones, a space for a no-break space), soft hyphens and
+                       zero-width characters removed; case and punctuation kept
+    fold(text)         `plain`, case-folded, with words split at `_`, `@`, `.` and `-`:
+                       what "mentions the same word" compares
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
@@ -29,6 +41,24 @@ STOPWORDS = frozenset(
     what when where which while who whom why will with would you your yours yourself yourselves
     s t don ll re ve d m o y ain""".split()
 )
+
+
+#: Characters that are invisible inside a word: soft hyphen, zero-width space/non-joiner/joiner,
+#: word joiner, byte order mark (a zero-width no-break space), Mongolian vowel separator.
+INVISIBLE = "\u00ad\u200b\u200c\u200d\u2060\ufeff\u180e"
+_DROP_INVISIBLE = dict.fromkeys(map(ord, INVISIBLE))
+#: Characters that join the words of one name: `okafor_law@example.com`, `okafor-case`.
+_JOINERS = re.compile(r"[_@.\-]+")
+
+
+def plain(text: str) -> str:
+    """`text` in one spelling: NFKC, without soft hyphens and zero-width characters."""
+    return unicodedata.normalize("NFKC", text.translate(_DROP_INVISIBLE))
+
+
+def fold(text: str) -> str:
+    """`plain`, case-folded, words split at `_`, `@`, `.` and `-`: both sides of a match."""
+    return _JOINERS.sub(" ", plain(text).casefold())
 
 
 def words(text: str) -> list[str]:

@@ -41,6 +41,7 @@ LABELS = {
     "answer_details": "answer details",
     "extraction_log": "extraction log entries",
     "merge_records": "merge records",
+    "sessions": "chat sessions",
     "session_titles": "session titles",
     "recall_queries": "noted searches",
     "maintenance_report": "maintenance report",

@@ -7,9 +7,14 @@ or was derived from it, deleted for real.
                                      unticked, and every trace of it; a count per kind
 
 Matching: the topic's content words (`memory.text.content_roots`: no stop words, one root per
-word, so "lawyers" meets "lawyer"), found case-insensitively in a memory's text, context, tags
-or metadata, so an exact mention is never missed; plus the product's hybrid search (episodic,
-and the user's own facts) at `min_score` or above, for mentions in other words.
+word, so "lawyers" meets "lawyer"), with one normalisation on both sides (`memory.text.fold`:
+NFKC, case-folded, soft hyphens and zero-width characters removed, words split at `_`, `@`,
+`.` and `-`), so `okafor_law@example.com`, `Oka\u00adfor`, fullwidth letters and an NFD
+"Gómez" all mention the word. Looked for in everything that carries a user's words: a
+memory's text, context, tags, metadata, id and session id; a fact's text, context, labels and
+metadata; a procedure's question and tool names; a message's text, id, session id and
+metadata. Plus the product's hybrid search (episodic, and the user's own facts) at
+`min_score` or above, for mentions in other words.
 
 What goes with a forgotten memory or message (followed until nothing new is found; never what
 people unticked):
@@ -20,9 +25,16 @@ people unticked):
  - summaries that cite a forgotten message.
 Traces go by the topic's words alone, whatever was unticked (they are copies, not memories):
 answer details and extraction entries, summaries, merge records (and records naming a forgotten
-memory), session titles, the noted recall queries, the last maintenance report, and
-embedding-cache entries (keyed by text: those of the forgotten texts, and any whose text
-mentions the topic). Facts an admin shared are everyone's: they stay, counted in the preview.
+memory), session titles, a session whose id mentions it once its messages are gone, the noted
+recall queries, the last maintenance report, and the embedding-cache entries of this user's
+texts. Facts an admin shared are everyone's: they stay, counted in the preview.
+
+Nothing of another user is touched or counted. The embedding cache is shared by every user
+(keyed by text), so a forget never scans it: it drops the entries of texts found in the
+user's own records (their noted searches that mention the topic, and the forgotten texts), and
+`cached_embeddings` counts those texts the product caches for them (their searches, their
+chat questions and procedure questions), from their records, never from what the cache holds:
+whether anyone else typed the word changes no count.
 
 Slots: the user's keys change in one MULTI/EXEC (one hash slot); the facts (a slot each) and
 the cache entries (keys of their own) follow it, one key per command.
@@ -56,7 +68,7 @@ from memory.models import (
 )
 from memory.replies import as_str
 from memory.stores import Stores
-from memory.text import STOPWORDS, content_roots, words
+from memory.text import STOPWORDS, content_roots, fold, words
 
 #: Hybrid-search hits at or above this final score count as mentions in other words ("high").
 FORGET_MIN_SCORE = BAND_HIGH
@@ -115,7 +127,7 @@ class ForgetReport(BaseModel):
 
 def topic_roots(query: str) -> frozenset[str]:
     """The roots a text must share with the topic to mention it; refuses a topic without one."""
-    roots = content_roots(check_text(query, "Topic")) if query and query.strip() else None
+    roots = content_roots(fold(check_text(query, "Topic"))) if query and query.strip() else None
     if not roots:
         raise InvalidInputError(
             "Name the topic with at least one word that is not a number or a common word "
@@ -125,7 +137,15 @@ def topic_roots(query: str) -> frozenset[str]:
 
 
 def mentions(text: str, roots: frozenset[str]) -> bool:
-    return bool(roots & content_roots(text))
+    """Does `text` hold one of the topic's roots, in whatever form it was written?"""
+    return bool(roots & content_roots(fold(text)))
+
+
+@dataclass(frozen=True)
+class _Procedure:
+    question: str
+    used: int  # ms: last used, or created
+    tools: tuple[str, ...]  # every tool name of its sequences
 
 
 @dataclass
@@ -135,7 +155,7 @@ class _UserData:
     memories: dict[str, EpisodicMemory]
     facts: dict[str, SemanticFact]
     shared_facts: list[SemanticFact]
-    procedures: dict[str, tuple[str, int]]  # id -> (question, last used)
+    procedures: dict[str, _Procedure]
     messages: dict[str, list[tuple[str, ChatMessage]]]  # session -> (stored JSON, message)
     details: dict[str, dict[str, str]]  # session -> field -> stored JSON
     titles: dict[str, str]
@@ -196,7 +216,9 @@ class TopicForget:
         return TopicPreview(
             user_id=user_id,
             query=query,
-            words=[w for w in dict.fromkeys(words(query)) if w not in STOPWORDS and len(w) > 1],
+            words=[
+                w for w in dict.fromkeys(words(fold(query))) if w not in STOPWORDS and len(w) > 1
+            ],
             matches=_matches(data, roots, scores),
             shared_facts=sum(mentions(_fact_text(f), roots) for f in data.shared_facts),
         )
@@ -246,14 +268,17 @@ class TopicForget:
         stores, keys, r = self._stores, self._stores.keys, self._stores.client
         memories = stores.episodic.get_many(user_id, stores.episodic.ids_for_user(user_id))
         facts = [_fact(stores, fid) for fid in stores.semantic.ids_added_by(user_id)]
-        procedures: dict[str, tuple[str, int]] = {}
+        procedures: dict[str, _Procedure] = {}
         for k in stores.procedural.keys_for_user(user_id):
             pid = Keys.memory_id(k)
             try:
                 p = stores.procedural.get(user_id, pid)
             except NotFoundError:  # deleted meanwhile
                 continue
-            procedures[pid] = (p.query_pattern, p.last_used or p.created_at)
+            tools = [*p.tool_sequence, *(t for s in p.sequences.values() for t in s.tools)]
+            procedures[pid] = _Procedure(
+                p.query_pattern, p.last_used or p.created_at, tuple(dict.fromkeys(tools))
+            )
         sessions = stores.short_term.sessions(user_id)
         merge_ids = [as_str(m) for m in r.zrange(keys.user_merges(user_id), 0, -1)]
         merge_raws = r.mget([keys.merge(user_id, m) for m in merge_ids]) if merge_ids else []
@@ -299,6 +324,7 @@ class TopicForget:
             "answer_details": 0,
             "extraction_log": 0,
             "merge_records": 0,
+            "sessions": 0,
             "session_titles": 0,
             "recall_queries": 0,
             "maintenance_report": 0,
@@ -329,7 +355,17 @@ class TopicForget:
             stores.short_term.drop_details(pipe, user_id, s, drop)
             counts["extraction_log"] += sum(1 for f in drop if f.endswith("#extraction"))
             counts["answer_details"] += sum(1 for f in drop if "#" not in f)
-        titles = [s for s, t in data.titles.items() if mentions(t, roots)]
+        # A session whose id names the topic goes once none of its messages stays.
+        named = [
+            s
+            for s, msgs in data.messages.items()
+            if mentions(s, roots) and all((s, m.id) in chosen.messages for _, m in msgs)
+        ]
+        for s in named:
+            stores.short_term.clear(pipe, user_id, s)
+        titles = [
+            s for s, t in data.titles.items() if s not in named and mentions(f"{s} {t}", roots)
+        ]
         if titles:
             pipe.hdel(keys.session_titles(user_id), *titles)
         queries = [q for q in data.queries if mentions(q, roots)]
@@ -344,8 +380,12 @@ class TopicForget:
             pipe.delete(keys.maintenance_last(user_id))
             counts["maintenance_report"] = 1
         pipe.execute()
+        stores.short_term.clear_shared(user_id, named)
         counts.update(
-            session_titles=len(titles), recall_queries=len(queries), merge_records=len(merges)
+            sessions=len(named),
+            session_titles=len(titles) + sum(1 for s in named if s in data.titles),
+            recall_queries=len(queries),
+            merge_records=len(merges),
         )
 
         # Shared data, after the user's transaction: facts (a slot each), then the cache.
@@ -353,36 +393,25 @@ class TopicForget:
             shared = stores.client.pipeline(transaction=False)
             stores.semantic.delete_many(shared, sorted(chosen.semantic))
             shared.execute()
-        texts = {query, *queries}
-        texts |= {m.description for m in mems}
+        # The cache entries of this user's texts: what they searched (their noted queries
+        # and this topic), asked in the chat, and the procedures' questions (both embedded
+        # through the cache when written); the other forgotten texts too, in case one was
+        # searched word for word. Counted from the user's records, never from the cache.
+        questions = {
+            m.content
+            for s, msgs in data.messages.items()
+            for _, m in msgs
+            if (s, m.id) in chosen.messages and m.role == "user"
+        }
+        questions |= {data.procedures[p].question for p in chosen.procedural}
+        cached = {self._embedder.masked(t) for t in {query, *queries, *questions}}
+        texts = {*cached, *(m.description for m in mems)}
         texts |= {data.facts[f].fact for f in chosen.semantic}
-        texts |= {data.procedures[p][0] for p in chosen.procedural}
         texts |= {m.content for s, msgs in data.messages.items() for _, m in msgs if (s, m.id)
                   in chosen.messages}  # fmt: skip
-        counts["cached_embeddings"] = self._drop_cached(texts, roots)
+        self._embedder.forget(sorted(texts))
+        counts["cached_embeddings"] = len(cached)
         return counts
-
-    def _drop_cached(self, texts: set[str], roots: frozenset[str]) -> int:
-        """Cache entries of these texts or whose text mentions the topic (both levels)."""
-        r = self._stores.client
-        keys = list(r.scan_iter(match=self._stores.keys.embedding_cache_entries, count=500))
-        if not keys:
-            self._embedder.forget(sorted(texts))
-            return 0
-        pipe = r.pipeline(transaction=False)
-        for k in keys:
-            pipe.hget(k, "content")
-        found = [
-            (k, as_str(c))
-            for k, c in zip(keys, pipe.execute(), strict=True)
-            if c is not None and (as_str(c) in texts or mentions(as_str(c), roots))
-        ]
-        pipe = r.pipeline(transaction=False)
-        for k, _ in found:
-            pipe.delete(k)
-        pipe.execute()
-        self._embedder.forget(sorted(texts | {c for _, c in found}))
-        return len(found)
 
 
 # --- matching and following ------------------------------------------------------------------
@@ -396,13 +425,18 @@ def _fact(stores: Stores, fact_id: str) -> SemanticFact | None:
 
 
 def _fact_text(f: SemanticFact) -> str:
-    return " ".join((f.fact, f.context, f.category, f.fact_type, json.dumps(f.metadata)))
+    meta = json.dumps(f.metadata, ensure_ascii=False)
+    return " ".join((f.fact, f.context, f.category, f.fact_type, f.source, f.id, meta))
 
 
 def _memory_text(m: EpisodicMemory) -> str:
-    return " ".join(
-        (m.description, m.context, " ".join(m.tags), json.dumps(m.metadata, ensure_ascii=False))
-    )
+    meta = json.dumps(m.metadata, ensure_ascii=False)
+    return " ".join((m.description, m.context, " ".join(m.tags), meta, m.id, m.session_id))
+
+
+def _message_text(session_id: str, msg: ChatMessage) -> str:
+    meta = json.dumps(msg.metadata, ensure_ascii=False)
+    return " ".join((msg.content, msg.id, session_id, meta))
 
 
 def _names(raw: str, ids: set[str], roots: frozenset[str]) -> bool:
@@ -440,20 +474,20 @@ def _matches(data: _UserData, roots: frozenset[str], scores: dict[str, float]) -
                     score=scores.get(ref),
                 )
             )
-    for pid, (question, used) in data.procedures.items():
-        if mentions(question, roots):
+    for pid, p in data.procedures.items():
+        if mentions(" ".join((p.question, pid, *p.tools)), roots):
             out.append(
                 TopicMatch(
                     ref=f"procedural:{pid}",
                     memory_type="procedural",
                     kind="procedure",
-                    text=question,
-                    timestamp=used,
+                    text=p.question,
+                    timestamp=p.used,
                 )
             )
     for s, msgs in data.messages.items():
         for _, msg in msgs:
-            if mentions(msg.content, roots):
+            if mentions(_message_text(s, msg), roots):
                 out.append(
                     TopicMatch(
                         ref=f"short_term:{s}:{msg.id}",

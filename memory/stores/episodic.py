@@ -32,7 +32,14 @@ from memory.models import (
 from memory.replies import as_str
 from memory.stores.records import decode, encode, row_record, vector_bytes
 from memory.stores.schema import LIVE_FIELD, VECTOR_FIELD, matching_keys, query_page
-from memory.writing.secrets import PiiPolicy, lenient, mask_json, mask_text, without_secret_tags
+from memory.writing.secrets import (
+    PiiPolicy,
+    check_no_secret,
+    lenient,
+    mask_json,
+    mask_text,
+    without_secret_tags,
+)
 
 TEXT_FIELDS = {"description": 1.0, "context": 0.5}
 RETURN_FIELDS = [
@@ -145,7 +152,7 @@ class EpisodicStore:
     ) -> EpisodicMemory:
         """Validate everything before anything is written; secrets in the text, context and
         metadata become labels (`memory.writing.secrets`; `pii`: what happens to emails and
-        phones); a tag that is a secret is left out."""
+        phones); a tag that is a secret is left out, a session id holding one refused."""
         check_id(user_id)
         if not isinstance(importance, int | float) or not 0 <= importance <= 1:
             raise InvalidInputError(f"Importance must be between 0 and 1 (got {importance!r}).")
@@ -162,7 +169,7 @@ class EpisodicStore:
             context=mask_text(check_unicode(context or "", "context").strip(), lenient(pii)),
             metadata=mask_json(check_metadata(metadata), pii),
             tags=without_secret_tags(check_tags(tags), pii),
-            session_id=session_id or "",
+            session_id=check_no_secret(session_id or "", "session id"),
             timestamp=int(timestamp_ms if timestamp_ms is not None else now),
             created_at=created_at or now,
             importance=float(importance),

@@ -41,7 +41,7 @@ from memory.models import (
 from memory.replies import as_str
 from memory.stores.records import decode, encode, vector_bytes
 from memory.stores.schema import VECTOR_FIELD, matching_keys, query_page
-from memory.writing.secrets import PiiPolicy, mask_text
+from memory.writing.secrets import PiiPolicy, check_no_secret, mask_text
 
 SIMILAR_MIN = 0.72  # cosine similarity for "a similar question" (MiniLM)
 RETURN_FIELDS = [
@@ -84,10 +84,12 @@ def confidence(score_sum: float, executions: int) -> float:
 
 def check_run(query: str, tools: list[str], success_score: float, pii: PiiPolicy = "keep") -> str:
     """Validate one execution before anything is written; returns the cleaned query, its
-    secrets masked (`memory.writing.secrets`)."""
+    secrets masked (`memory.writing.secrets`); a tool name holding one is refused."""
     query = mask_text(check_text(query, "Query"), pii)
     if not tools or not all(isinstance(t, str) and t.strip() for t in tools):
         raise InvalidInputError("A tool sequence needs at least one tool name.")
+    for t in tools:
+        check_no_secret(t, "tool name")
     if not isinstance(success_score, int | float) or not 0 <= success_score <= 1:
         raise InvalidInputError("The success score must be between 0 and 1.")
     return query
@@ -352,7 +354,12 @@ class ProceduralStore:
         pii: PiiPolicy = "keep",
     ) -> None:
         """For import: write a whole pattern as it was exported (its question's secrets
-        masked: a file may come from before they were)."""
+        masked: a file may come from before they were; a tool name holding one refused)."""
+        for t in [
+            *pattern.tool_sequence,
+            *(t for s in pattern.sequences.values() for t in s.tools),
+        ]:
+            check_no_secret(t, "tool name")
         data = pattern.model_dump(exclude={"id", "sequences", "recommended"})
         for field in ("query_pattern", "normalized_query"):
             data[field] = mask_text(data[field], pii)

@@ -35,7 +35,7 @@ from memory.models import (
 from memory.replies import as_str
 from memory.stores.records import decode, encode, row_record
 from memory.stores.schema import AUDIENCE_FIELD, SHARED, VECTOR_FIELD, matching_keys, query_page
-from memory.writing.secrets import PiiPolicy, lenient, mask_json, mask_text
+from memory.writing.secrets import PiiPolicy, check_no_secret, lenient, mask_json, mask_text
 
 TEXT_FIELDS = {"fact": 1.0, "context": 0.5}
 RETURN_FIELDS = [
@@ -55,7 +55,7 @@ _NAME_MAX = 48
 
 
 def _label(value: str, what: str) -> str:
-    return check_label((value or "general").strip().lower(), what, _NAME_MAX)
+    return check_no_secret(check_label((value or "general").strip().lower(), what, _NAME_MAX), what)
 
 
 class SemanticStore:
@@ -80,7 +80,7 @@ class SemanticStore:
         pii: PiiPolicy = "keep",
     ) -> SemanticFact:
         """Validated; secrets in the text, context and metadata become labels (`pii`: emails,
-        phones)."""
+        phones); a category, type or source holding one is refused."""
         if not 0 <= importance <= 1:
             raise InvalidInputError("Importance must be between 0 and 1.")
         return SemanticFact(
@@ -89,7 +89,7 @@ class SemanticStore:
             category=_label(category, "category"),
             fact_type=_label(fact_type, "fact type"),
             context=mask_text(check_unicode(context or "", "context").strip(), lenient(pii)),
-            source=check_label(source or "user", "source"),
+            source=check_no_secret(check_label(source or "user", "source"), "source"),
             added_by=added_by or "",
             metadata=mask_json(check_metadata(metadata), pii),
             timestamp=timestamp_ms or now_ms(),

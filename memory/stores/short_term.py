@@ -33,7 +33,7 @@ from memory.replies import as_str
 if TYPE_CHECKING:
     from memory.identity import StoreIdentity
 from memory.tokens import newest_within_budget
-from memory.writing.secrets import PiiPolicy, lenient, mask_json, mask_text
+from memory.writing.secrets import PiiPolicy, check_no_secret, lenient, mask_json, mask_text
 
 ROLES = ("user", "assistant", "system", "tool")
 MAX_MESSAGE_CHARS = 32_000  # a long assistant answer is still one message
@@ -87,7 +87,9 @@ class ShortTermStore:
         messages: list[ChatMessage],
     ) -> None:
         check_id(user_id)
-        check_id(session_id, "session id")
+        check_no_secret(check_id(session_id, "session id"), "session id")
+        for m in messages:  # an imported message keeps its id
+            check_no_secret(m.id, "message id")
         key = self._keys.session(user_id, session_id)
         pipe.rpush(key, *[m.model_dump_json() for m in messages])
         pipe.ltrim(key, -self.max_messages, -1)
@@ -148,7 +150,7 @@ class ShortTermStore:
         """Name a session (one line, at most MAX_TITLE_CHARS); `only_if_missing`: keep a
         title it already has (the first message names a session once). True when written."""
         check_id(user_id)
-        check_id(session_id, "session id")
+        check_no_secret(check_id(session_id, "session id"), "session id")
         text = mask_text(" ".join(str(title or "").split()), lenient(self.pii))
         if not text:
             raise InvalidInputError("A session title cannot be empty.")

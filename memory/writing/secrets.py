@@ -3,16 +3,28 @@
 Applied where every text is built before it is written (the stores' `build`, short-term
 messages, titles and turn details, the embedding cache), so no writer can skip it:
 
-- always masked: card numbers (13-19 digits, spaces or dashes allowed, Luhn-valid), bank
-  account numbers (IBAN, mod-97-valid), government id numbers (US SSN `AAA-GG-SSSS` outside
-  the never-issued ranges, UK National Insurance numbers, and numbers stated as such: "my
-  passport number is ...", "BSN: ...") and secrets (values stated as a password, PIN, API key
-  or token; tokens with a well-known prefix: `sk-`, `ghp_`, `xoxb-`, `AKIA`, ...);
+- always masked: card numbers (13-19 digits, Luhn-valid; spaces or dashes anywhere, or groups
+  of four split by dots, slashes, dashes or line breaks), bank account numbers (IBAN,
+  mod-97-valid, with the same separators), government id numbers (US SSN `AAA-GG-SSSS`
+  outside the never-issued ranges, UK National Insurance numbers, and numbers stated as such:
+  "my passport number is ...", "BSN: ...") and secrets: values stated as a password, PIN, API
+  key or token ("the password for my bank is ...", a whole quoted passphrase), assigned to a
+  secret-named key (`DB_PASSWORD=...`, `"password": "..."`, `aws_secret_access_key = ...`,
+  `GITHUB_TOKEN: ...`, `pw: ...`), tokens with a well-known prefix (`sk-`, `ghp_`, `xoxb-`,
+  `AKIA`, ...), JWTs and `Bearer` tokens, PEM private key blocks;
 - emails and phone numbers follow `PII_POLICY`: `keep` (default), `mask`, or `refuse` (the
   write fails with `InvalidInputError` saying what was found). `refuse` applies to what a
   person writes (a memory's text, a user's message); text they did not type (a reply, a
   memory's context, a turn's details, a search in the embedding cache) is masked instead
   (`lenient`): a model quoting an email must not make the user's message unsaveable.
+
+A text is read in one spelling before matching (`memory.text.plain`: NFKC, so fullwidth digits
+and no-break spaces are plain ones; soft hyphens and zero-width characters removed): a text
+that holds a secret is stored in that spelling, one that holds none exactly as written.
+JSON (metadata, turn details) is masked key by key: a key that is a secret becomes its label,
+and every value under a secret-named key (`password`, `pin`, `*_TOKEN`, ...) becomes one. Ids
+and labels (session ids, message ids, tool names, a fact's category, type and source) cannot
+stand as a label: one that holds a secret is refused (`check_no_secret`).
 
 Conservative by design: a number is masked only when its form proves what it is (a checksum,
 a strict format) or the sentence says so. "10,000 steps", dates, times, weights, a race
@@ -28,6 +40,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, Literal, NamedTuple
 
 from memory.errors import InvalidInputError
+from memory.text import plain
 
 #: What happens to emails and phone numbers (PII_POLICY).
 PiiPolicy = Literal["keep", "mask", "refuse"]
@@ -38,6 +51,7 @@ GOV_ID = "government id number"
 PASSWORD = "password"
 PIN = "pin"
 API_KEY = "api key"
+PRIVATE_KEY = "private key"
 EMAIL = "email address"
 PHONE = "phone number"
 
@@ -84,18 +98,47 @@ IBAN_COUNTRIES = frozenset(
 
 # --- patterns ------------------------------------------------------------------------------
 
-# A value stated as a secret: "password is X", "my PIN: 1234", "api key = X". The key words
-# stay, the value goes; a value already masked (`[...]`) is left alone.
-_VALUE = r"(?P<value>(?!\[)[^\s\"'`]*[^\s\"'`.,;:!?)\]])"
+# A value stated as a secret: "password is X", "my PIN: 1234", "api key = X", "the password for
+# my bank is X", a whole quoted passphrase. The key words stay, the value goes; a value
+# already masked (`[...]`) is left alone.
+_VALUE = r"(?P<value>(?!\[)[^\s\"'`“”‘’]*[^\s\"'`“”‘’.,;:!?)\]])"
+_QUOTED = (
+    r"(?:\"(?P<dq>(?!\[)[^\"\n]{1,200})\"|“(?P<cq>(?!\[)[^”\n]{1,200})”"
+    r"|'(?P<sq>(?!\[)[^'\n]{1,200})'|‘(?P<csq>(?!\[)[^’\n]{1,200})’)"
+)
 _STATED_SECRET = re.compile(
-    r"\b(?P<key>(?P<pw>pass(?:word|code|phrase)|pwd|wi-?fi password)"
+    r"\b(?P<key>(?P<pw>pass(?:word|wd|code|phrase)|pwd|wi-?fi password)"
     r"|(?P<pin>pin(?: code| number)?)"
     r"|(?P<api>api[ _-]?(?:key|token|secret)|secret[ _-]?key|access[ _-]?(?:key|token)"
     r"|auth(?:entication)?[ _-]?token|bearer[ _-]?token|client[ _-]?secret|private[ _-]?key))"
-    # After a bare space (no "is", no colon) only a value holding a digit: "pin 1234",
+    # What it is for ("for my bank", "of the alarm"), then "is" or a colon; or the plain
+    # forms. After a bare space (no "is", no colon) only a value holding a digit: "pin 1234",
     # not "password reset".
-    r"(?:\s*(?:is|was|=|:)\s*[\"'`]?|\s+(?=\S*\d))" + _VALUE,
+    r"(?:\s+(?:for|of|to)\s+[^\n.,;:!?\"=]{1,40}?(?:\s+(?:is|was)\s+|\s*[:=]\s*)"
+    r"|\s*(?:is|was|=|:)\s*|\s+(?=\S*\d))"
+    r"(?:" + _QUOTED + r"|[\"'`]?" + _VALUE + r")",
     re.IGNORECASE,
+)
+# A secret-named key: `*_PASSWORD`, `*SECRET*`, `*_API_KEY`, `*_TOKEN`, `pw`, `passwd`, `pin`
+# (the name ends with the secret's word, or holds "secret" as one of its words).
+_SECRET_NAME = (
+    r"(?:[\w.-]*?[_.-])?(?:(?P<npw>pass(?:word|wd|code|phrase)|pwd|pw)|(?P<npin>pin)"
+    r"|api[_-]?key|apikey|access[_-]?key|private[_-]?key|token|secret[_.-][\w.-]*)"
+    # "secret" alone is a word of prose ("my secret: I hum"); a key only inside a name
+    r"|[\w.-]*?[_.-]secret"
+)
+_SECRET_KEY = re.compile(_SECRET_NAME, re.IGNORECASE)
+# Assigned to one, as in a config file, a shell, JSON or YAML: `DB_PASSWORD=x`, `"password":
+# "x"`, `aws_secret_access_key = x`; a quoted value goes whole.
+_ASSIGNED_SECRET = re.compile(
+    r"(?<![\w.-])[\"']?(?P<key>" + _SECRET_NAME + r")[\"']?\s*[:=]\s*"
+    r"(?:" + _QUOTED + r"|(?P<value>(?!\[)[^\s\"',;}\]]+))",
+    re.IGNORECASE,
+)
+_BEARER = re.compile(r"\bBearer\s+(?P<value>(?!\[)[A-Za-z0-9._~+/-]{16,}=*)", re.IGNORECASE)
+_PEM = re.compile(
+    r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
+    r"(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)"
 )
 # Tokens whose prefix says what they are (OpenAI/Anthropic, GitHub, Slack, AWS, Google, GitLab,
 # Stripe, Hugging Face).
@@ -103,7 +146,9 @@ _PREFIXED_TOKEN = re.compile(
     r"(?<![\w-])(?:sk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{30,}"
     r"|github_pat_[A-Za-z0-9_]{22,}|xox[abposr]-[A-Za-z0-9-]{10,}|(?:AKIA|ASIA)[0-9A-Z]{16}"
     r"|AIza[0-9A-Za-z_-]{35}|glpat-[A-Za-z0-9_-]{20,}|[rs]k_live_[A-Za-z0-9]{16,}"
-    r"|hf_[A-Za-z0-9]{30,})(?![\w-])"
+    r"|hf_[A-Za-z0-9]{30,}"
+    # a JSON Web Token: header and payload are base64 JSON objects (`{"` -> `eyJ`)
+    r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})(?![\w-])"
 )
 # A government id stated as such: the words, then a value holding a digit.
 _STATED_ID = re.compile(
@@ -124,11 +169,21 @@ _NINO = re.compile(
     r"\b(?!BG|GB|KN|NK|NT|TN|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z]"
     r" ?\d{2} ?\d{2} ?\d{2} ?[A-D]\b"
 )
-_IBAN_CANDIDATE = re.compile(r"\b[A-Za-z]{2}\d{2}(?: ?[A-Za-z0-9]){11,30}\b")
+# What people put between the groups of a card or an account number besides a space: dots,
+# dashes of any width, slashes, a line break.
+_GROUP_SEP = r"(?:[ .\-/\u2010-\u2015\u2212]|\r?\n)"
+_IBAN_CANDIDATE = re.compile(r"\b[A-Za-z]{2}\d{2}(?:" + _GROUP_SEP + r"?[A-Za-z0-9]){11,30}\b")
+_IBAN_SEP = re.compile(_GROUP_SEP)
 # 13-19 digits, single spaces or dashes between them; not part of a longer number or of a
 # word (digits inside a hex id or a hash are no card), not after a `+` (an international phone
 # number).
 _CARD_CANDIDATE = re.compile(r"(?<![\w+\-])\d(?:[ -]?\d){12,18}(?!\w)")
+# Groups of four (or Amex's 4-6-5) split by one other separator, the same each time.
+_CARD_GROUPED = re.compile(
+    r"(?<![\w+\-./])\d{4}(?P<sep>" + _GROUP_SEP + r")"
+    r"(?:\d{4}(?:(?P=sep)\d{4}){1,2}(?:(?P=sep)\d{1,3})?|\d{6}(?P=sep)\d{5})"
+    r"(?![\w]|[.\-/\u2010-\u2015\u2212]\d)"
+)
 _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
 # Phone numbers by their form: international (+ and 8-15 digits), or national starting with
 # 0 (10-11 digits, as written in Europe), or the North American (555) 123-4567 form. A plain
@@ -160,39 +215,63 @@ class _Masker:
         self.text = pattern.sub(repl, self.text)
 
     def stated(self, pattern: re.Pattern[str], kind_of: Callable[[re.Match[str]], str]) -> None:
-        """Keep what the sentence says the value is; replace the value."""
+        """Keep what the sentence says the value is (and a quoted value's quotes); replace
+        the value."""
 
         def repl(m: re.Match[str]) -> str:
-            return m.group(0)[: m.start("value") - m.start(0)] + self._note(kind_of(m))
+            group = next(g for g in _VALUE_GROUPS if g in m.re.groupindex and m.group(g))
+            start, end = m.start(group) - m.start(0), m.end(group) - m.start(0)
+            whole = m.group(0)
+            return whole[:start] + self._note(kind_of(m)) + whole[end:]
 
         self.text = pattern.sub(repl, self.text)
 
     def ibans(self) -> None:
-        def repl(m: re.Match[str]) -> str:
-            # The match may run into the next word ("NL91 ABNA 0417 1643 00 is mine"):
-            # try it shorter, a group at a time, until the checksum holds.
+        # A candidate may run into the next word ("NL91 ABNA 0417 1643 00 is mine") or the
+        # next account number: try it shorter, a group at a time, until the checksum holds;
+        # the search goes on right after what was masked (or after the candidate's first
+        # group when none holds).
+        text, out, pos = self.text, [], 0
+        while (m := _IBAN_CANDIDATE.search(text, pos)) is not None:
             s = m.group(0)
-            while len(s.replace(" ", "")) >= 15:
-                if iban_valid(s.replace(" ", "")):
-                    return self._note(IBAN) + m.group(0)[len(s) :]
-                if " " not in s:
-                    break
-                s = s.rsplit(" ", 1)[0]
-            return m.group(0)
-
-        self.text = _IBAN_CANDIDATE.sub(repl, self.text)
+            while len(_IBAN_SEP.sub("", s)) >= 15 and not iban_valid(_IBAN_SEP.sub("", s)):
+                seps = list(_IBAN_SEP.finditer(s))
+                s = s[: seps[-1].start()] if seps else ""
+            if len(_IBAN_SEP.sub("", s)) >= 15:
+                out += [text[pos : m.start()], self._note(IBAN)]
+                pos = m.start() + len(s)
+            else:
+                first = _IBAN_SEP.search(s or m.group(0))
+                step = first.end() if first else len(m.group(0))
+                out.append(text[pos : m.start() + step])
+                pos = m.start() + step
+        self.text = "".join(out) + text[pos:]
 
 
 def _is_card(s: str) -> bool:
-    digits = re.sub(r"[ -]", "", s)
+    digits = re.sub(r"\D", "", s)
     return 13 <= len(digits) <= 19 and len(set(digits)) > 1 and luhn_valid(digits)
+
+
+#: The groups a secret's value may sit in: quoted (straight or curly quotes), or bare.
+_VALUE_GROUPS = ("dq", "cq", "sq", "csq", "value")
 
 
 def _secret_kind(m: re.Match[str]) -> str:
     return PASSWORD if m.group("pw") else PIN if m.group("pin") else API_KEY
 
 
+def _named_kind(m: re.Match[str]) -> str:
+    """What a secret-named key holds: `DB_PASSWORD` a password, `pin` a PIN, else a key."""
+    return PASSWORD if m.group("npw") else PIN if m.group("npin") else API_KEY
+
+
 _A = {EMAIL: "an email address", PHONE: "a phone number"}
+_KINDS = frozenset({CARD, IBAN, GOV_ID, PASSWORD, PIN, API_KEY, PRIVATE_KEY, EMAIL, PHONE})
+
+
+def _a(kind: str) -> str:
+    return f"an {kind}" if kind[0] in "aeiou" else f"a {kind}"
 
 
 def _always(_: str) -> bool:
@@ -204,13 +283,17 @@ def mask_secrets(text: str, pii: PiiPolicy = "keep") -> Masked:
     Raises InvalidInputError under `refuse` when the text holds an email or phone number."""
     if not text:
         return Masked(text, [])
-    m = _Masker(text)
+    m = _Masker(plain(text))
+    m.sub(_PEM, PRIVATE_KEY, _always)
     m.sub(_PREFIXED_TOKEN, API_KEY, _always)
+    m.stated(_BEARER, lambda _: API_KEY)
+    m.stated(_ASSIGNED_SECRET, _named_kind)
     m.stated(_STATED_SECRET, _secret_kind)
     m.stated(_STATED_ID, lambda _: GOV_ID)
     m.ibans()
     m.sub(_SSN, GOV_ID, _always)
     m.sub(_NINO, GOV_ID, _always)
+    m.sub(_CARD_GROUPED, CARD, _is_card)
     m.sub(_CARD_CANDIDATE, CARD, _is_card)
     if pii != "keep":
         m.sub(_EMAIL, EMAIL, _always)
@@ -223,7 +306,8 @@ def mask_secrets(text: str, pii: PiiPolicy = "keep") -> Masked:
                 "refuse: nothing was stored. Remove it and try again (PII_POLICY=mask stores "
                 "it as a label instead)."
             )
-    return Masked(m.text, m.found)
+    # Nothing found: the text as written (its own spelling), not the one read.
+    return Masked(m.text, m.found) if m.found else Masked(text, [])
 
 
 def lenient(pii: PiiPolicy) -> PiiPolicy:
@@ -245,16 +329,53 @@ def mask_text(text: str, pii: PiiPolicy = "keep") -> str:
 
 
 def mask_json(value: Any, pii: PiiPolicy = "keep") -> Any:
-    """Every string in a JSON-like value masked (turn details: the prompt's memories, tool
-    arguments and results, the reply). Under `refuse` emails and phone numbers are masked
-    here: details are a record of a turn, not a memory the user chose to store."""
+    """Every string in a JSON-like value masked, keys too (metadata; turn details: the
+    prompt's memories, tool arguments and results, the reply); every value under a
+    secret-named key (`password`, `pin`, `*_TOKEN`, ...) becomes its label. Under `refuse`
+    emails and phone numbers are masked here: details are a record of a turn, not a memory
+    the user chose to store."""
     policy = lenient(pii)
     if isinstance(value, str):
         return mask_secrets(value, policy).text
     if isinstance(value, dict):
-        return {k: mask_json(v, policy) for k, v in value.items()}
+        out = {}
+        for k, v in value.items():
+            key = mask_secrets(k, policy).text if isinstance(k, str) else k
+            named = _SECRET_KEY.fullmatch(plain(k)) if isinstance(k, str) else None
+            out[key] = _all_labels(v, _named_kind(named)) if named else mask_json(v, policy)
+        return out
     if isinstance(value, list):
         return [mask_json(v, policy) for v in value]
+    return value
+
+
+def _all_labels(value: Any, kind: str) -> Any:
+    """`value` under a secret-named key: every string or number in it is the secret."""
+    if isinstance(value, dict):
+        return {k: _all_labels(v, kind) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_all_labels(v, kind) for v in value]
+    if isinstance(value, str) and value and not _is_label(value):
+        return _label(kind)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return _label(kind)
+    return value
+
+
+def _is_label(value: str) -> bool:
+    return value.startswith("[") and value.endswith("]") and value[1:-1] in _KINDS
+
+
+def check_no_secret(value: str, what: str) -> str:
+    """An id or a label as it is, or InvalidInputError when it holds a secret: an id or a
+    label cannot stand as `[card number]` (two ids would become one, a label's characters are
+    limited), so it is refused, saying what to do."""
+    found = mask_secrets(value).found if value else []
+    if found:
+        raise InvalidInputError(
+            f"The {what} holds {' and '.join(_a(k) for k in found)}: secrets are never "
+            f"stored. Choose another {what}."
+        )
     return value
 
 

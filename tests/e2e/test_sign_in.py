@@ -168,3 +168,51 @@ def test_signed_out_visitors_get_only_the_sign_in_page(page: Page, oidc_app: App
     wait_idle(page)
     expect(page.get_by_text("penicillin")).to_have_count(0)
     expect(page.get_by_test_id("stDataFrame")).to_have_count(0)
+
+
+def _forget_on_the_page(page: Page, app: AppServer, topic: str) -> str:
+    """Forget `topic` on the Memories page, let the undo window pass; the page's report."""
+    page.goto(app.url + "/memories")
+    wait_idle(page)
+    page.get_by_role("tab", name="🧹 Forget a topic").click()
+    by_key(page, "fg_query").get_by_label("Topic").fill(topic)
+    by_key(page, "fg_preview").get_by_role("button", name="Preview").click()
+    wait_idle(page)
+    page.get_by_role("button", name="Forget 1 memory and what came from it").click()
+    done = page.get_by_text(f"Forgot “{topic}”")
+    expect(done).to_be_visible(timeout=TIMEOUT_MS)
+    no_exceptions(page)
+    return done.inner_text()
+
+
+def test_a_forget_neither_deletes_nor_reveals_another_users_data(
+    browser: Browser, oidc_app: AppServer, seed
+) -> None:
+    """The embedding cache is shared by every user: one user's forget must not tell them
+    whether anyone else typed the word, nor drop the other's entries."""
+
+    def cached() -> set[str]:
+        r = seed.stores.client
+        keys = r.scan_iter(match=seed.keys.embedding_cache_entries, count=500)
+        return {(r.hget(k, "content") or b"").decode() for k in keys}
+
+    ana = sign_in(browser, oidc_app, "ana@example.com")
+    remember(ana, "I want to visit Zanzibar")
+    alone = _forget_on_the_page(ana, oidc_app, "Zanzibar")
+
+    bob = sign_in(browser, oidc_app, "bob@example.com")
+    remember(bob, "Flights to Zanzibar in March are cheap")
+    bob.goto(oidc_app.url + "/memories")
+    wait_idle(bob)
+    seed.search("bob@example.com", "flights to Zanzibar in March")  # the search bob ran
+    seed.bookkeeping.drain()
+    assert "flights to Zanzibar in March" in cached()
+
+    remember(ana, "I want to visit Zanzibar")
+    again = _forget_on_the_page(ana, oidc_app, "Zanzibar")
+    assert again == alone  # the same report, whatever bob typed
+    assert "flights to Zanzibar in March" in cached()
+    (mine,) = [h.text for h in seed.search("bob@example.com", "Zanzibar", k=5)]
+    assert mine == "Flights to Zanzibar in March are cheap"
+    ana.context.close()
+    bob.context.close()

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -26,9 +28,11 @@ from memory.coordinator import MemoryCoordinator
 from memory.errors import InvalidInputError
 from memory.maintenance.summaries import summarise_session
 from memory.models import MemoryType, now_ms
-from memory.writing import WritePolicy, candidate_for
+from memory.text import plain
+from memory.writing import WritePolicy, candidate_for, write_fact
 from tests.fakes.fake_ollama import FakeOllama
 from tests.integration.conftest import SessionEmbedder
+from tests.unit.test_secrets import FORMS, LOOK_ALIKES
 
 CARD = "4111 1111 1111 1111"
 IBAN = "NL91 ABNA 0417 1643 00"
@@ -276,3 +280,135 @@ def test_refuse_policy_writes_nothing_and_the_cli_exits_2(
     assert proc.returncode == 2
     assert "email address" in proc.stderr and "PII_POLICY" in proc.stderr
     assert leaks(redis_client, namespace) == []
+
+
+# --- the forms people write, on every write path ----------------------------------------------
+#: Each secret of `tests.unit.test_secrets.FORMS`, as it could be found in a stored value.
+FORM_LEAKS = [
+    re.compile(p)
+    for p in (
+        r"Xq7hunter", r"\b7482\b", r"\b0451\b", r"correct horse", r"hunter2xyz", r"hunter 2",
+        r"wJalrXUtnFEMI", r"0123456789abcdef", r"abc123def456", r"s3cr3tvalue",
+        r"eyJhbGciOiJIUzI1NiJ9", r"dozjgNryP4J3", r"MIIBOgIBAAJBAKj34", r"KUpRKfFLfRYC9",
+        r"4111\W{0,3}1111",
+        r"NL91\W{0,3}ABNA\W{0,3}0417\W{0,3}1643\W{0,3}00\b",  # a look-alike's ends in 01
+    )
+]  # fmt: skip
+
+
+def form_leaks(client: redis.Redis, namespace: str) -> list[tuple[str, str]]:
+    """(key, pattern) for every stored value holding one of the secrets, in any spelling."""
+    found = []
+    for key, value in values(client, namespace):
+        text = plain(value.decode("utf-8", "ignore"))
+        found += [(key.decode(errors="replace"), p.pattern) for p in FORM_LEAKS if p.search(text)]
+    return found
+
+
+def test_the_forms_people_write_are_masked_on_every_write_path(
+    agent: ChatAgent,
+    coord: MemoryCoordinator,
+    masking: Settings,
+    fake_ollama: FakeOllama,
+    redis_client: redis.Redis,
+    redis_url: str,
+    namespace: str,
+    tmp_path: Path,
+) -> None:
+    secrets = "\n".join(text for text, _, _ in FORMS)
+    masked = "\n".join(m for _, m, _ in FORMS)
+    look_alikes = "\n".join(LOOK_ALIKES)
+
+    # The chat: the message, the model's reply quoting it, extraction, the remember tool.
+    fake_ollama.queue_tool_calls([("remember_information", {"content": secrets, "kind": "fact"})])
+    fake_ollama.queue_reply(f"Noted:\n{secrets}")
+    fake_ollama.queue_structured(
+        {"memories": [{"text": secrets, "event_type": "fact", "slot": "none"}]}
+    )
+    turn = agent.chat("ana", "s1", f"Remember:\n{secrets}")
+    coord.set_session_title(
+        "ana", "s1", "pw: hunter2xyz, card 4111.1111.1111.1111", only_if_missing=True
+    )
+    assert agent.wait_for_background(timeout=60)
+    assert turn.saved and turn.stored
+    # MCP, the sidebar's and the page's add (the write policy), the editor, a shared fact.
+    writer = WritePolicy(coord, pii_policy="mask")
+    mcp = McpMemoryTools(coord, writer)
+    mcp.remember("ana", "mcp", secrets, context=secrets)
+    mcp.remember("ana", "mcp", secrets, "semantic", context="MCP")
+    added = writer.write("cy", "s1", candidate_for(secrets, how="user"))
+    assert added.stored is not None and added.stored.text == masked
+    kept = writer.write("ana", "s1", candidate_for(look_alikes, how="user"))
+    assert kept.stored is not None and kept.stored.text == look_alikes and not kept.stored.masked
+    coord.update_memory("ana", MemoryType.EPISODIC, kept.stored.id, context=secrets)
+    write_fact(coord, secrets, added_by="ana", context=secrets, pii_policy="mask")
+    # Metadata: keys that are secrets, values under secret-named keys.
+    meta = {"DB_PASSWORD": "hunter2xyz", "4111 1111 1111 1111": "card", "pin": 7482}
+    coord.add_episodic("ana", "Config noted", metadata=meta)
+    coord.add_semantic("Config noted", added_by="ana", metadata={"config": {"passwd": "Xq7hunter"}})
+    # The CLI.
+    proc = _cli(
+        ["add", "--user", "ana", "--text", secrets, "--json"],
+        redis_url, namespace, tmp_path, PII_POLICY="mask",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    # A procedure's question; then an import of texts, metadata and questions as a file may
+    # hold them.
+    coord.record_procedure(
+        "ana", secrets, ["search_memory"], success_score=1.0, execution_time_ms=1.0
+    )
+    doc = coord.export_user("ana")
+    doc["episodic"][0].update(description=secrets, metadata=meta)
+    doc["short_term"] = {"old": [{**doc["short_term"]["s1"][0], "content": secrets}]}
+    doc["procedural"][0]["query_pattern"] = secrets
+    coord.import_user(doc, user_id="bo")
+
+    assert form_leaks(redis_client, namespace) == []
+    texts = [r["text"] for r in coord.list_memories("ana", MemoryType.EPISODIC)[0]]
+    assert look_alikes in texts and masked in texts  # masking is not dropping
+
+
+@pytest.mark.parametrize(
+    ("where", "change"),
+    [
+        (
+            "session id",
+            lambda doc: doc.update(short_term={"4111.1111.1111.1111": doc["short_term"]["s1"]}),
+        ),
+        ("session id", lambda doc: doc["episodic"][0].update(session_id="DB_PASSWORD=hunter2xyz")),
+        ("message id", lambda doc: doc["short_term"]["s1"][0].update(id="pw: hunter2xyz")),
+        (
+            "tool name",
+            lambda doc: doc["procedural"][0].update(tool_sequence=["4111/1111/1111/1111"]),
+        ),
+        ("category", lambda doc: doc["semantic"][0].update(category="4111 1111 1111 1111")),
+        ("source", lambda doc: doc["semantic"][0].update(source="NL91 ABNA 0417 1643 00")),
+    ],
+)
+def test_ids_and_labels_holding_a_secret_are_refused(
+    coord: MemoryCoordinator,
+    redis_client: redis.Redis,
+    namespace: str,
+    where: str,
+    change: Callable[[dict[str, Any]], None],
+) -> None:
+    """An id or a label cannot stand as a label: a file or a writer giving one that holds a
+    secret is refused, saying which, and nothing of it is stored."""
+    coord.store_interaction(
+        "ana", "s1", "Which tools?", "These.", tools_used=["search_memory"], success_score=1.0
+    )
+    coord.add_semantic("Ana likes tea", added_by="ana")
+    doc = coord.export_user("ana")
+    change(doc)
+    with pytest.raises(InvalidInputError, match=f"{where} holds"):
+        coord.import_user(doc, user_id="bo")
+    assert form_leaks(redis_client, namespace) == []
+    assert coord.list_memories("bo", MemoryType.EPISODIC)[0] == []
+    with pytest.raises(InvalidInputError, match="session id holds"):
+        coord.add_episodic("ana", "a note", session_id="4111 1111 1111 1111")
+    with pytest.raises(InvalidInputError, match="category holds"):
+        coord.add_semantic("a fact", added_by="ana", category="4111-1111-1111-1111")
+    with pytest.raises(InvalidInputError, match="tool name holds"):
+        coord.record_procedure(
+            "ana", "which?", ["pw: hunter2xyz"], success_score=1.0, execution_time_ms=1.0
+        )

@@ -5,7 +5,21 @@ from __future__ import annotations
 import pytest
 
 from memory.errors import InvalidInputError
-from memory.writing.secrets import found_in, iban_valid, luhn_valid, mask_json, mask_secrets
+from memory.writing.secrets import (
+    API_KEY,
+    CARD,
+    IBAN,
+    PASSWORD,
+    PHONE,
+    PIN,
+    PRIVATE_KEY,
+    check_no_secret,
+    found_in,
+    iban_valid,
+    luhn_valid,
+    mask_json,
+    mask_secrets,
+)
 
 POSITIVE = [
     # cards: Luhn-valid, with spaces, dashes or none
@@ -133,5 +147,144 @@ def test_found_in_and_details_never_refuse() -> None:
     details = {"reply": "mail anna@example.com", "tools": [{"arguments": {"pin": "pin 9876"}}]}
     assert mask_json(details, "refuse") == {
         "reply": "mail [email address]",
-        "tools": [{"arguments": {"pin": "pin [pin]"}}],
+        "tools": [{"arguments": {"pin": "[pin]"}}],  # a value under a secret-named key
     }
+
+
+# --- the forms people write ----------------------------------------------------------------
+# Each positive: (text, what is stored, the label). The text is read in one spelling first
+# (`memory.text.plain`: NFKC, no soft hyphen or zero-width character), so a text with a secret
+# is stored in that spelling; a text without one is stored exactly as written.
+NBSP, NNBSP, EN, ZWSP, SHY = "\u00a0", "\u202f", "\u2013", "\u200b", "\u00ad"
+JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
+PEM = (
+    "-----BEGIN RSA PRIVATE KEY-----\n"
+    "MIIBOgIBAAJBAKj34GkxFhD90vcNLYLInFEX6Ppy1tPf9Cnzj4p4WGeKLs1Pt8Qu\n"
+    "KUpRKfFLfRYC9AIKjbJTWit+CqvjWYzvQwECAwEAAQ==\n"
+    "-----END RSA PRIVATE KEY-----"
+)
+FORMS = [
+    # stated in other words than "my password is"
+    ("the password for my bank is Xq7hunter", "the password for my bank is [password]", PASSWORD),
+    ("the pin for my card is 7482", "the pin for my card is [pin]", PIN),
+    ("The PIN of the alarm: 0451", "The PIN of the alarm: [pin]", PIN),
+    ('my password is "correct horse battery staple"', 'my password is "[password]"', PASSWORD),
+    ("my passphrase is “correct horse battery”", "my passphrase is “[password]”", PASSWORD),
+    # assignments and JSON of secret-named keys
+    ("DB_PASSWORD=hunter2xyz", "DB_PASSWORD=[password]", PASSWORD),
+    ("export DB_PASSWORD='hunter 2'", "export DB_PASSWORD='[password]'", PASSWORD),
+    (
+        '{"password": "hunter2xyz", "user": "ana"}',
+        '{"password": "[password]", "user": "ana"}',
+        PASSWORD,
+    ),  # fmt: skip
+    (
+        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "aws_secret_access_key = [api key]",
+        API_KEY,
+    ),
+    ("OPENWEATHER_API_KEY=0123456789abcdef", "OPENWEATHER_API_KEY=[api key]", API_KEY),
+    ("GITHUB_TOKEN: abc123def456", "GITHUB_TOKEN: [api key]", API_KEY),
+    ("client_secret=s3cr3tvalue", "client_secret=[api key]", API_KEY),
+    ("pw: hunter2xyz", "pw: [password]", PASSWORD),
+    ("passwd: hunter2xyz", "passwd: [password]", PASSWORD),
+    # tokens and keys by their form
+    (f"Authorization: Bearer {JWT}", "Authorization: Bearer [api key]", API_KEY),
+    (f"the token {JWT} expired", "the token [api key] expired", API_KEY),
+    (f"my key:\n{PEM}\nkeep it safe", "my key:\n[private key]\nkeep it safe", PRIVATE_KEY),
+    # card and IBAN digits with other separators
+    ("my card is 4111.1111.1111.1111", "my card is [card number]", CARD),
+    (f"card 4111{NBSP}1111{NBSP}1111{NBSP}1111 ok", "card [card number] ok", CARD),
+    (f"card 4111{NNBSP}1111{NNBSP}1111{NNBSP}1111", "card [card number]", CARD),
+    (f"card 4111{EN}1111{EN}1111{EN}1111", "card [card number]", CARD),
+    ("card 4111/1111/1111/1111", "card [card number]", CARD),
+    (f"card 4111{ZWSP}1111{ZWSP}1111{ZWSP}1111", "card [card number]", CARD),
+    ("card\n4111\n1111\n1111\n1111\nthanks", "card\n[card number]\nthanks", CARD),
+    ("card ４１１１ １１１１ １１１１ １１１１", "card [card number]", CARD),
+    (f"pass{SHY}word: hunter2xyz", "password: [password]", PASSWORD),
+    ("IBAN NL91.ABNA.0417.1643.00", "IBAN [bank account number]", IBAN),
+    (f"IBAN NL91{NBSP}ABNA{NBSP}0417{NBSP}1643{NBSP}00", "IBAN [bank account number]", IBAN),
+    ("IBAN NL91-ABNA-0417-1643-00 is mine", "IBAN [bank account number] is mine", IBAN),
+]
+# Look-alikes that must stay as written (under `mask`: no email or phone number in them;
+# phone numbers per PII_POLICY are checked by the PII tests above and below).
+LOOK_ALIKES = [
+    "version 4.1.1.1 ships on 2026.11.23",
+    "released 23/11/2026 and 2026-11-23",
+    "order no. 1234.5678.9012",
+    "order 1234/5678/9012/3456",
+    "years 2024 2025 2026 2027",
+    f"total €1.234.567,89 and 1{NBSP}234{NBSP}567 kr",
+    "MAX_TOKENS=4096 and input_tokens: 300",
+    "a token of thanks",
+    "the password reset link",
+    "secretary: Anne",
+    "spin: 3 sets",
+    "Bearer bonds are old",
+    "the pin for the map",
+    "key: value",
+    "NL91.ABNA.0417.1643.01 fails mod 97",
+    "-----BEGIN CERTIFICATE-----",
+]
+PHONES = [f"call 020{NBSP}123{NBSP}4567", "call 06-12345678", "call +31 6 1234 5678"]
+
+
+@pytest.mark.parametrize(("text", "masked", "label"), FORMS)
+def test_a_secret_in_the_forms_people_write_becomes_a_label(
+    text: str, masked: str, label: str
+) -> None:
+    assert mask_secrets(text) == (masked, [label])
+    assert mask_secrets(masked) == (masked, [])  # idempotent
+
+
+@pytest.mark.parametrize("text", LOOK_ALIKES + PHONES)
+def test_look_alikes_stay_as_written(text: str) -> None:
+    assert mask_secrets(text) == (text, [])
+
+
+@pytest.mark.parametrize("text", LOOK_ALIKES)
+def test_look_alikes_are_no_pii_either(text: str) -> None:
+    assert mask_secrets(text, "mask") == (text, [])
+
+
+@pytest.mark.parametrize("text", PHONES)
+def test_phone_numbers_follow_the_pii_policy(text: str) -> None:
+    assert mask_secrets(text, "mask") == ("call [phone number]", [PHONE])
+
+
+def test_metadata_keys_and_values_under_secret_named_keys() -> None:
+    meta = {
+        "password": "correct horse",
+        "DB_PASSWORD": 123456,
+        "pin": "0451",
+        "api": {"client_secret": ["a", "b"]},
+        "4111 1111 1111 1111": "the card",
+        "note": "version 2.1",
+    }
+    assert mask_json(meta) == {
+        "password": "[password]",
+        "DB_PASSWORD": "[password]",
+        "pin": "[pin]",
+        "api": {"client_secret": ["[api key]", "[api key]"]},
+        "[card number]": "the card",
+        "note": "version 2.1",
+    }
+
+
+def test_an_id_or_label_holding_a_secret_is_refused() -> None:
+    check_no_secret("okafor-case", "session id")  # an ordinary id passes
+    check_no_secret("2026-11-23 run", "category")
+    for value in ("4111.1111.1111.1111", "NL91ABNA0417164300", "DB_PASSWORD=hunter2xyz"):
+        with pytest.raises(InvalidInputError, match="session id holds"):
+            check_no_secret(value, "session id")
+
+
+def test_forms_together_in_one_text_are_each_masked() -> None:
+    """What a writer stores is often several of them at once (a pasted config, a note)."""
+    together = "\n".join(text for text, _, _ in FORMS)
+    assert mask_secrets(together).text == "\n".join(masked for _, masked, _ in FORMS)
+    two = "NL91 ABNA 0417 1643 00 NL91 ABNA 0417 1643 00 and XX12 3456 NL91ABNA0417164300"
+    assert (
+        mask_secrets(two).text
+        == "[bank account number] [bank account number] and XX12 3456 [bank account number]"
+    )
