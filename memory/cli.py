@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from memory.config import PROJECT_ROOT, Settings
 from memory.demo.training import DEMO_USER
 from memory.errors import InvalidInputError, MemorySystemError, NotFoundError
-from memory.models import MemoryType
+from memory.models import MemoryType, check_id, check_metadata
 from memory.terminal import for_terminal, invalid_utf8_argument
 from memory.writing import WritePolicy, candidate_for, write_fact
 
@@ -52,7 +52,25 @@ def _print(args: argparse.Namespace, payload: Any, text: str) -> None:
 def _coordinator(settings: Settings) -> MemoryCoordinator:
     from memory.coordinator import MemoryCoordinator
 
-    return MemoryCoordinator.from_settings(settings)
+    coord = MemoryCoordinator.from_settings(settings)
+    for line in coord.recovered:  # on stderr: --json keeps stdout to the command's answer
+        print(f"note: {for_terminal(line)}", file=sys.stderr)
+    return coord
+
+
+class _Progress:
+    """Counts of a long operation on stderr, about every 5% (stdout stays the answer)."""
+
+    def __init__(self, what: str) -> None:
+        self._what = what
+        self._shown: dict[str, int] = {}
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        step = max(1, total // 20)
+        if done < total and done - self._shown.get(stage, 0) < step:
+            return
+        self._shown[stage] = done
+        print(f"{self._what}: {stage} {done:,}/{total:,}", file=sys.stderr, flush=True)
 
 
 # --- commands -------------------------------------------------------------------------
@@ -102,7 +120,8 @@ def cmd_add(args: argparse.Namespace, settings: Settings) -> int:
         if mtype is MemoryType.EPISODIC:
             if not args.user:
                 raise SystemExit("--user is required for episodic memories")
-            meta = json.loads(args.metadata) if args.metadata else None
+            # measured for depth before it is parsed (json.loads recurses)
+            meta = check_metadata(args.metadata) if args.metadata else None
             policy = WritePolicy(
                 coord, dedup_threshold=settings.dedup_threshold, pii_policy=settings.pii_policy
             )
@@ -111,10 +130,10 @@ def cmd_add(args: argparse.Namespace, settings: Settings) -> int:
             )
             res = policy.write(
                 args.user,
-                "cli",
+                check_id(args.session, "session id") if args.session else "cli",
                 cand,
                 context=args.context or "",
-                **({"metadata": meta} if meta else {}),
+                metadata=meta,
             )
             if res.stored is None:
                 _print(
@@ -333,16 +352,22 @@ def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
+    from memory.admin.transfer import MAX_IMPORT_BYTES
     from memory.errors import ImportFileError
+    from memory.shape import read_bounded
 
     try:
-        raw = Path(args.file).read_bytes()
-    except OSError as e:
-        raise ImportFileError(f"Cannot read {args.file}: {e.strerror}.") from None
+        # its size is checked before a byte is read (`/dev/zero` is refused unread)
+        raw = read_bounded(Path(args.file), MAX_IMPORT_BYTES, "The import file")
+    except InvalidInputError as e:
+        raise ImportFileError(f"{e} Nothing was imported.") from None
     coord = _coordinator(settings)
     try:
         counts = coord.import_user(
-            raw, mode="replace" if args.replace else "merge", user_id=args.user
+            raw,
+            mode="replace" if args.replace else "merge",
+            user_id=args.user,
+            progress=_Progress("import"),
         )
     finally:
         coord.close()

@@ -143,6 +143,8 @@ class MemoryCoordinator(SessionsAPI):
         )
         if load_knowledge:
             self.load_knowledge()
+        #: what this open finished of writes a stopped process left (one line each)
+        self.recovered: list[str] = admin.finish_pending(self.stores, self.embedder)
 
     @classmethod
     def from_settings(cls, settings: Settings | None = None) -> MemoryCoordinator:
@@ -573,9 +575,12 @@ class MemoryCoordinator(SessionsAPI):
         *,
         mode: Literal["merge", "replace"] = "merge",
         user_id: str | None = None,
+        progress: admin.ImportProgress | None = None,
     ) -> dict[str, int]:
         self.bookkeeping.drain()
-        return admin.import_user(self.stores, self.embedder, data, mode=mode, user_id=user_id)
+        return admin.import_user(
+            self.stores, self.embedder, data, mode=mode, user_id=user_id, progress=progress
+        )
 
     @_writes
     def load_knowledge(self) -> int:

@@ -12,6 +12,7 @@ down, `InvalidInputError`, `NotFoundError`...), never a driver exception.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal, NotRequired, Protocol, TypedDict
 
 from memory.models import (
@@ -264,6 +265,7 @@ class MemoryService(AgentMemory, Protocol):
         *,
         mode: Literal["merge", "replace"] = "merge",
         user_id: str | None = None,
+        progress: Callable[[str, int, int], None] | None = None,
     ) -> dict[str, int]: ...
 
     def latency_samples(

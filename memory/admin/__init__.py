@@ -10,15 +10,18 @@ from memory.admin.editing import (
     queue_episodic_write,
     read_memory,
 )
+from memory.admin.followups import finish_pending
 from memory.admin.forget import ForgetReport, TopicForget, TopicMatch, TopicPreview
 from memory.admin.health import check_health, index_models, stored_vector
 from memory.admin.knowledge import load_knowledge
 from memory.admin.purge import UserPurge, clear_session, plan_user_purge, purge_user
 from memory.admin.stats import memory_stats
+from memory.admin.transfer import Progress as ImportProgress
 from memory.admin.transfer import export_user, import_user
 
 __all__ = [
     "ForgetReport",
+    "ImportProgress",
     "TopicForget",
     "TopicMatch",
     "TopicPreview",
@@ -28,6 +31,7 @@ __all__ = [
     "clear_session",
     "delete_memory",
     "export_user",
+    "finish_pending",
     "import_user",
     "index_models",
     "load_knowledge",
