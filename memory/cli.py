@@ -33,7 +33,7 @@ from memory.config import PROJECT_ROOT, Settings
 from memory.demo.training import DEMO_USER
 from memory.errors import InvalidInputError, MemorySystemError, NotFoundError
 from memory.models import MemoryType, check_id, check_metadata
-from memory.terminal import for_terminal, invalid_utf8_argument
+from memory.terminal import ProgressLines, for_terminal, invalid_utf8_argument
 from memory.writing import WritePolicy, candidate_for, write_fact
 
 if TYPE_CHECKING:
@@ -56,21 +56,6 @@ def _coordinator(settings: Settings) -> MemoryCoordinator:
     for line in coord.recovered:  # on stderr: --json keeps stdout to the command's answer
         print(f"note: {for_terminal(line)}", file=sys.stderr)
     return coord
-
-
-class _Progress:
-    """Counts of a long operation on stderr, about every 5% (stdout stays the answer)."""
-
-    def __init__(self, what: str) -> None:
-        self._what = what
-        self._shown: dict[str, int] = {}
-
-    def __call__(self, stage: str, done: int, total: int) -> None:
-        step = max(1, total // 20)
-        if done < total and done - self._shown.get(stage, 0) < step:
-            return
-        self._shown[stage] = done
-        print(f"{self._what}: {stage} {done:,}/{total:,}", file=sys.stderr, flush=True)
 
 
 # --- commands -------------------------------------------------------------------------
@@ -352,22 +337,16 @@ def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
-    from memory.admin.transfer import MAX_IMPORT_BYTES
-    from memory.errors import ImportFileError
-    from memory.shape import read_bounded
+    from memory.admin.transfer import read_import_file
 
-    try:
-        # its size is checked before a byte is read (`/dev/zero` is refused unread)
-        raw = read_bounded(Path(args.file), MAX_IMPORT_BYTES, "The import file")
-    except InvalidInputError as e:
-        raise ImportFileError(f"{e} Nothing was imported.") from None
+    raw = read_import_file(Path(args.file))  # sized before it is read
     coord = _coordinator(settings)
     try:
         counts = coord.import_user(
             raw,
             mode="replace" if args.replace else "merge",
             user_id=args.user,
-            progress=_Progress("import"),
+            progress=ProgressLines("import"),  # counts on stderr: stdout stays the answer
         )
     finally:
         coord.close()

@@ -21,6 +21,10 @@ from memory.errors import InvalidInputError
 #: Deepest metadata accepted (the metadata object itself is level 1). Real metadata is a few
 #: levels; 20 leaves room for any sensible structure and stays far from every serialiser's limit.
 MAX_METADATA_DEPTH = 20
+#: An export file: at most 50 MB, and the file's structure around a metadata object (top >
+#: "episodic" list > record > metadata) on top of the metadata's own depth.
+MAX_IMPORT_BYTES = 50 * 1024 * 1024
+MAX_IMPORT_DEPTH = MAX_METADATA_DEPTH + 4
 
 _STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _NOT_BRACKET = re.compile(rb"[^\[\]{}]+")
@@ -28,17 +32,19 @@ _EMPTY_PAIR = re.compile(rb"\[\]|\{\}")
 
 
 def text_depth_exceeds(text: str | bytes, limit: int) -> bool:
-    """Whether JSON `text` nests objects/arrays deeper than `limit` (an unclosed bracket counts
-    as open). Linear in the text per level, at most `limit + 1` rounds; never recurses."""
+    """Whether JSON `text` nests objects/arrays deeper than `limit` (an unclosed bracket
+    counts as open). Linear in the text per level, at most `limit + 1` rounds; never
+    recurses."""
     raw = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
     brackets = _NOT_BRACKET.sub(b"", _STRING.sub(b"", raw))
-    for _ in range(limit):
+    for level in range(limit + 1):
         if not brackets:
-            return False
+            return False  # balanced, `level` deep
         brackets, n = _EMPTY_PAIR.subn(b"", brackets)  # each round removes the innermost level
         if n == 0:
-            return True  # unbalanced: json.loads would refuse it, possibly by recursing
-    return bool(brackets)
+            # Unbalanced (json.loads will say where); what is left opens at most this deep.
+            return level + brackets.count(b"[") + brackets.count(b"{") > limit
+    return True
 
 
 def value_depth_exceeds(value: Any, limit: int) -> bool:
@@ -57,6 +63,14 @@ def value_depth_exceeds(value: Any, limit: int) -> bool:
             return True
         stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list | tuple))
     return False
+
+
+def safe_to_parse(
+    data: str | bytes, max_bytes: int = MAX_IMPORT_BYTES, max_depth: int = MAX_IMPORT_DEPTH
+) -> bool:
+    """Whether `json.loads` may read `data` (an export file by default): not so big that
+    reading it is the harm, not so deep that parsing recurses past Python's limit."""
+    return len(data) <= max_bytes and not text_depth_exceeds(data, max_depth)
 
 
 def check_depth(value: Any, limit: int, what: str) -> None:

@@ -16,12 +16,10 @@ from memory.admin.health import check_health, index_models, stored_vector
 from memory.admin.knowledge import load_knowledge
 from memory.admin.purge import UserPurge, clear_session, plan_user_purge, purge_user
 from memory.admin.stats import memory_stats
-from memory.admin.transfer import Progress as ImportProgress
 from memory.admin.transfer import export_user, import_user
 
 __all__ = [
     "ForgetReport",
-    "ImportProgress",
     "TopicForget",
     "TopicMatch",
     "TopicPreview",

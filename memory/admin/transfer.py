@@ -20,6 +20,7 @@ import hashlib
 import json
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -46,7 +47,13 @@ from memory.models import (
 )
 from memory.replies import as_str
 from memory.runtime.connection import bulk_client
-from memory.shape import MAX_METADATA_DEPTH, check_depth
+from memory.shape import (
+    MAX_IMPORT_BYTES,
+    MAX_IMPORT_DEPTH,
+    MAX_METADATA_DEPTH,
+    check_depth,
+    read_bounded,
+)
 from memory.stores import Stores
 from memory.stores.episodic import EpisodicStore, embedding_text
 from memory.stores.schema import AUDIENCE_FIELD
@@ -55,9 +62,6 @@ from memory.stores.short_term import ShortTermStore
 
 FORMAT = "coala-memory-export"
 VERSION = 1
-MAX_IMPORT_BYTES = 50 * 1024 * 1024
-#: The file's structure around a metadata object: top > "episodic" list > record > metadata.
-MAX_IMPORT_DEPTH = MAX_METADATA_DEPTH + 4
 #: Records per transaction: each commits in well under a second.
 CHUNK_RECORDS = 1000
 EMBED_BATCH = 1000
@@ -98,6 +102,14 @@ def export_user(stores: Stores, embedding_model: str, user_id: str) -> dict[str,
         short_term=sessions,
     )
     return doc.model_dump(mode="json")
+
+
+def read_import_file(path: Path) -> bytes:
+    """An export file's bytes, its size checked before it is read (`/dev/zero` is refused)."""
+    try:
+        return read_bounded(path, MAX_IMPORT_BYTES, "The import file")
+    except InvalidInputError as e:
+        raise ImportFileError(f"{e} Nothing was imported.") from None
 
 
 def import_user(
