@@ -37,6 +37,8 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
+from memory.admin import followups
+from memory.admin.followups import finish_followups
 from memory.bookkeeping import Bookkeeper
 from memory.boundary import translate_store_errors
 from memory.embeddings import CachedEmbedder
@@ -304,6 +306,15 @@ class TopicForget:
             "maintenance_report": 0,
             "cached_embeddings": 0,
         }
+        # What follows in shared data (facts, cached embeddings) is a note in the transaction:
+        # finished below, or by the next open if this process stops first.
+        note = followups.FollowUp(
+            what="forget",
+            user_id=user_id,
+            delete_facts=sorted(chosen.semantic),
+            forget_texts=sorted(_forgotten_texts(query, data, chosen, mems, roots)),
+        )
+        followups.register(stores, user_id)
         pipe = stores.client.pipeline(transaction=True)
         ids = sorted(chosen.episodic)
         stores.episodic.delete_many(pipe, user_id, ids)
@@ -343,23 +354,16 @@ class TopicForget:
         if data.last_report and _names(data.last_report, gone_ids, roots):
             pipe.delete(keys.maintenance_last(user_id))
             counts["maintenance_report"] = 1
+        followups.queue(pipe, stores, note)
         pipe.execute()
         counts.update(
             session_titles=len(titles), recall_queries=len(queries), merge_records=len(merges)
         )
-
-        # Shared data, after the user's transaction: facts (a slot each), then the cache.
-        if chosen.semantic:
-            shared = stores.client.pipeline(transaction=False)
-            stores.semantic.delete_many(shared, sorted(chosen.semantic))
-            shared.execute()
-        texts = {query, *queries}
-        texts |= {m.description for m in mems}
-        texts |= {data.facts[f].fact for f in chosen.semantic}
-        texts |= {data.procedures[p][0] for p in chosen.procedural}
-        texts |= {m.content for s, msgs in data.messages.items() for _, m in msgs if (s, m.id)
-                  in chosen.messages}  # fmt: skip
-        counts["cached_embeddings"] = self._drop_cached(texts, roots)
+        # (the cache scan first: it counts the entries the note's step would drop unseen)
+        counts["cached_embeddings"] = self._drop_cached(set(note.forget_texts), roots)
+        followups.run_after(
+            stores, self._embedder, note, "the user's records were deleted", finish_followups
+        )
         return counts
 
     def _drop_cached(self, texts: set[str], roots: frozenset[str]) -> int:
@@ -383,6 +387,23 @@ class TopicForget:
         pipe.execute()
         self._embedder.forget(sorted(texts | {c for _, c in found}))
         return len(found)
+
+
+def _forgotten_texts(
+    query: str,
+    data: _UserData,
+    chosen: _Selection,
+    mems: list[EpisodicMemory],
+    roots: frozenset[str],
+) -> set[str]:
+    """The texts whose cached embeddings go with what is forgotten."""
+    texts = {query, *(q for q in data.queries if mentions(q, roots))}
+    texts |= {m.description for m in mems}
+    texts |= {data.facts[f].fact for f in chosen.semantic}
+    texts |= {data.procedures[p][0] for p in chosen.procedural}
+    texts |= {m.content for s, msgs in data.messages.items() for _, m in msgs if (s, m.id)
+              in chosen.messages}  # fmt: skip
+    return texts
 
 
 # --- matching and following ------------------------------------------------------------------

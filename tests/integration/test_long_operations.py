@@ -248,6 +248,34 @@ def test_follow_ups_of_a_purge_finish_on_the_next_open(
         again.close()
 
 
+def test_follow_ups_of_a_forget_finish_on_the_next_open(
+    coordinator: MemoryCoordinator,
+    redis_client: redis.Redis,
+    embedder: Any,
+    settings: Settings,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import memory.admin.forget as forget
+
+    coordinator.add_episodic(U, "My divorce lawyer is called Ms Brandt")
+    fact = coordinator.add_semantic("My divorce lawyer works in Leipzig.", added_by=U)
+
+    def killed(*_: Any, **__: Any) -> None:
+        raise redis.ConnectionError("Connection closed by server.")
+
+    monkeypatch.setattr(forget, "finish_followups", killed)
+    with pytest.raises(StoreUnavailableError, match="the next command"):
+        forget.TopicForget.of(coordinator).forget(U, "divorce lawyer")
+    monkeypatch.undo()
+    assert redis_client.exists(coordinator.keys.semantic(fact.id))  # really left behind
+    again = MemoryCoordinator(redis_client, embedder, settings)
+    try:
+        assert any("forget" in line and U in line for line in again.recovered), again.recovered
+        assert not redis_client.exists(coordinator.keys.semantic(fact.id))
+    finally:
+        again.close()
+
+
 # --- 4. input bounded by shape at the CLI ---------------------------------------------------
 @pytest.fixture
 def cli(redis_url: str, namespace: str, tmp_path: Path, coordinator: MemoryCoordinator) -> Any:
@@ -338,3 +366,14 @@ def test_add_session_is_honoured_for_episodic_memories(
     assert proc.returncode == 0, proc.stderr
     mid = json.loads(proc.stdout)["id"]
     assert coordinator.get_memory("ada", "episodic", mid)["session_id"] == "s9"
+
+
+def test_maintenance_reports_its_progress_per_user(coordinator: MemoryCoordinator) -> None:
+    from memory.maintenance import Maintenance
+
+    for user in ("m-one", "m-two"):
+        coordinator.add_episodic(user, "I run on Sundays")
+    heard: list[tuple[str, int, int]] = []
+    Maintenance.of(coordinator).run(dry_run=True, progress=lambda *a: heard.append(a))
+    users = len(coordinator.list_users())
+    assert heard == [("users", n, users) for n in range(1, users + 1)] and users >= 2
