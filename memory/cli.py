@@ -406,7 +406,9 @@ def cmd_maintain(args: argparse.Namespace, settings: Settings) -> int:
 
     coord = _coordinator(settings)
     try:
-        report = Maintenance.of(coord).run(user_id=args.user, dry_run=args.dry_run)
+        report = Maintenance.of(coord).run(
+            user_id=args.user, dry_run=args.dry_run, progress=ProgressLines("maintain")
+        )
     finally:
         coord.close()
     # This CLI has no chat model: summaries that fall due wait for the app's runs (or
