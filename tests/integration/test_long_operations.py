@@ -6,7 +6,6 @@ by the next open, with a line saying so. Input bounded by shape at every entry p
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -16,11 +15,12 @@ from typing import Any
 import pytest
 import redis
 
-from memory.config import PROJECT_ROOT, Settings
+from memory.config import Settings
 from memory.coordinator import MemoryCoordinator
 from memory.errors import StoreUnavailableError
 from memory.stores.episodic import EpisodicStore
 from tests.fakes.fake_ollama import FakeOllama
+from tests.integration.conftest import Run, cli_env
 
 U = "imp-user"
 N_BIG = 100_000
@@ -74,18 +74,12 @@ def tiny_embedder_env(redis_url: str, namespace: str) -> Iterator[dict[str, str]
     """The CLI's environment with an 8-dimension embedder (the fake Ollama's hashed vectors):
     the import's cost is the import, not the model."""
     with FakeOllama(models=["tiny-embed"], embed_dims=8) as fake:
-        env = {
-            k: v
-            for k, v in os.environ.items()
-            if not k.startswith(("MEMORY_", "REDIS_", "EMBEDDING_", "OLLAMA_", "KNOWLEDGE_"))
-        }
-        env.update(
-            REDIS_URL=redis_url,
-            MEMORY_NAMESPACE=namespace,
+        env = cli_env(
+            redis_url,
+            namespace,
             EMBEDDING_PROVIDER="ollama",
             OLLAMA_HOST=fake.url,
             OLLAMA_EMBED_MODEL="tiny-embed",
-            PYTHONPATH=str(PROJECT_ROOT),
         )
         yield env
 
@@ -182,6 +176,12 @@ def test_a_merge_run_twice_duplicates_nothing_even_for_facts_that_got_new_ids(
     assert len(facts) == 1, facts
 
 
+def connection_lost(*_: Any, **__: Any) -> None:
+    """In place of finishing the follow-ups: the process loses Redis right after its
+    transaction (as a crash there would leave it)."""
+    raise redis.ConnectionError("Connection closed by server.")
+
+
 # --- 2. follow-ups of a transaction finish on the next open, with a line -------------------------
 def test_follow_ups_after_the_import_transaction_finish_on_the_next_open(
     coordinator: MemoryCoordinator,
@@ -192,10 +192,7 @@ def test_follow_ups_after_the_import_transaction_finish_on_the_next_open(
 ) -> None:
     import memory.admin.transfer as transfer
 
-    def killed(*_: Any, **__: Any) -> None:
-        raise redis.ConnectionError("Connection closed by server.")
-
-    monkeypatch.setattr(transfer, "finish_followups", killed)
+    monkeypatch.setattr(transfer, "finish_followups", connection_lost)
     doc = export_doc(U, 20, facts=3)
     with pytest.raises(StoreUnavailableError) as err:
         coordinator.import_user(doc)
@@ -231,10 +228,7 @@ def test_follow_ups_of_a_purge_finish_on_the_next_open(
     coordinator.add_semantic("The Spree runs through Berlin.", added_by=U)
     assert U in coordinator.list_users()
 
-    def killed(*_: Any, **__: Any) -> None:
-        raise redis.ConnectionError("Connection closed by server.")
-
-    monkeypatch.setattr(purge, "finish_followups", killed)
+    monkeypatch.setattr(purge, "finish_followups", connection_lost)
     with pytest.raises(StoreUnavailableError, match="next"):
         coordinator.clear_user_memories(U)
     monkeypatch.undo()
@@ -260,10 +254,7 @@ def test_follow_ups_of_a_forget_finish_on_the_next_open(
     coordinator.add_episodic(U, "My divorce lawyer is called Ms Brandt")
     fact = coordinator.add_semantic("My divorce lawyer works in Leipzig.", added_by=U)
 
-    def killed(*_: Any, **__: Any) -> None:
-        raise redis.ConnectionError("Connection closed by server.")
-
-    monkeypatch.setattr(forget, "finish_followups", killed)
+    monkeypatch.setattr(forget, "finish_followups", connection_lost)
     with pytest.raises(StoreUnavailableError, match="the next command"):
         forget.TopicForget.of(coordinator).forget(U, "divorce lawyer")
     monkeypatch.undo()
@@ -277,44 +268,19 @@ def test_follow_ups_of_a_forget_finish_on_the_next_open(
 
 
 # --- 4. input bounded by shape at the CLI ---------------------------------------------------
-@pytest.fixture
-def cli(redis_url: str, namespace: str, tmp_path: Path, coordinator: MemoryCoordinator) -> Any:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("MEMORY_", "REDIS_", "EMBEDDING_", "OLLAMA_", "KNOWLEDGE_"))
-    }
-    env.update(
-        REDIS_URL=redis_url,
-        MEMORY_NAMESPACE=namespace,
-        EMBEDDING_PROVIDER="onnx",
-        PYTHONPATH=str(PROJECT_ROOT),
-    )
-
-    def run(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            [sys.executable, "-m", "memory", *args],
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=180,
-        )
-
-    return run
-
-
 def nested(levels: int) -> str:
     return '{"a":' * levels + "1" + "}" * levels
 
 
 @pytest.mark.parametrize("levels", [300, 1_000])
 def test_deep_metadata_is_refused_and_export_keeps_working(
-    cli: Any, coordinator: MemoryCoordinator, snapshot: Any, levels: int
+    cli: Run, coordinator: MemoryCoordinator, snapshot: Any, levels: int
 ) -> None:
     coordinator.add_episodic("deep300", "my first note")
     before = snapshot()
-    proc = cli("add", "--user", "deep300", "--text", "my deep note", "--metadata", nested(levels))
+    proc = cli(
+        "add", "--user", "deep300", "--text", "my deep note", "--metadata", nested(levels), ok=False
+    )
     assert proc.returncode == 2, proc.stderr
     assert "nested deeper than 20 levels" in proc.stderr and "Traceback" not in proc.stderr
     assert snapshot() == before
@@ -324,7 +290,7 @@ def test_deep_metadata_is_refused_and_export_keeps_working(
 
 
 def test_an_import_file_nested_1000_deep_or_a_device_is_refused_unread(
-    cli: Any, tmp_path: Path, coordinator: MemoryCoordinator, snapshot: Any
+    cli: Run, tmp_path: Path, coordinator: MemoryCoordinator, snapshot: Any
 ) -> None:
     before = snapshot()
     deep = tmp_path / "deep.json"
@@ -332,24 +298,24 @@ def test_an_import_file_nested_1000_deep_or_a_device_is_refused_unread(
         '{"format": "coala-memory-export", "version": 1, "user_id": "ada", "exported_at": 0, '
         '"episodic": [{"metadata": ' + nested(1_000) + "}]}"
     )
-    proc = cli("import", str(deep))
+    proc = cli("import", str(deep), ok=False)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
     assert "nested deeper than" in proc.stderr
-    proc = cli("import", "/dev/zero")
+    proc = cli("import", "/dev/zero", ok=False)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
     assert "not a file" in proc.stderr
     assert snapshot() == before
 
 
 def test_nul_bytes_are_refused_in_texts_and_import_files(
-    cli: Any, tmp_path: Path, coordinator: MemoryCoordinator, snapshot: Any
+    cli: Run, tmp_path: Path, coordinator: MemoryCoordinator, snapshot: Any
 ) -> None:
     before = snapshot()
     doc = export_doc("ada", 1, facts=0)
     doc["episodic"][0]["description"] = "caf\x00e"
     bad = tmp_path / "nul.json"
     bad.write_text(json.dumps(doc))
-    proc = cli("import", str(bad))
+    proc = cli("import", str(bad), ok=False)
     assert proc.returncode == 2 and "NUL character" in proc.stderr, proc.stderr
     assert snapshot() == before
     with pytest.raises(Exception, match="NUL character"):
@@ -360,7 +326,7 @@ def test_nul_bytes_are_refused_in_texts_and_import_files(
 
 
 def test_add_session_is_honoured_for_episodic_memories(
-    cli: Any, coordinator: MemoryCoordinator
+    cli: Run, coordinator: MemoryCoordinator
 ) -> None:
     proc = cli("add", "--user", "ada", "--text", "I like hill runs", "--session", "s9", "--json")
     assert proc.returncode == 0, proc.stderr
