@@ -15,7 +15,7 @@ from typing import Any
 import streamlit as st
 
 from agent.types import TurnResult
-from memory.models import MAX_TEXT_CHARS
+from memory.models import MAX_TEXT_CHARS, check_unicode
 from ui import demo, private, sessions, state
 from ui.details import render_details, render_status, status_label
 from ui.errors import guard, message_for
@@ -317,6 +317,9 @@ if prompt and len(prompt.strip()) > MAX_TEXT_CHARS:
     too_long(prompt)
 elif prompt and refusal:
     too_long_for_model(prompt, refusal)
+elif prompt and "\x00" in prompt:  # refused in the memory's words, before anything runs
+    with guard("Sending the message"):
+        check_unicode(prompt, "message")
 elif prompt and incognito:
     private.run_incognito_turn(ctx, prompt)
 elif prompt:

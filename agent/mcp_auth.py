@@ -20,17 +20,23 @@ from mcp.server.mcpserver.exceptions import ToolError
 from agent.errors import ServerConfigError
 from memory.errors import InvalidInputError
 from memory.models import check_id
+from memory.shape import check_depth, read_bounded
 
 MIN_TOKEN_CHARS = 16
+#: A tokens file is a flat object; anything far bigger or deeper is not one.
+MAX_TOKENS_FILE_BYTES = 1024 * 1024
 
 
 def load_tokens(path: Path) -> dict[str, str]:
     """{token: user id} from a JSON file; ServerConfigError saying what to fix otherwise.
     Messages never quote a token."""
     try:
-        raw = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
+        raw = read_bounded(path, MAX_TOKENS_FILE_BYTES, "The tokens file").decode("utf-8")
+        check_depth(raw, 2, "The tokens file")
+    except UnicodeDecodeError as e:
         raise ServerConfigError(f"Cannot read the tokens file {path}: {e}.") from e
+    except InvalidInputError as e:
+        raise ServerConfigError(f'{e} It must hold an object {{"<token>": "<user id>"}}.') from None
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as e:

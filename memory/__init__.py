@@ -60,6 +60,7 @@ from memory.models import (
     SemanticFact,
 )
 from memory.service import AgentMemory, MemoryService, MemoryStats
+from memory.shape import safe_to_parse
 
 if TYPE_CHECKING:
     from memory.admin.forget import TopicForget
@@ -120,4 +121,5 @@ __all__ = [
     "demo_contents",
     "load_demo",
     "reset_demo",
+    "safe_to_parse",
 ]

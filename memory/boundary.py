@@ -5,7 +5,8 @@ RedisVL exception raised anywhere below it reaches callers as `StoreUnavailableE
 message that says what to do. Wrapping the class rather than each method leaves no gaps when a
 method is added. An instance may explain a driver error better (`_explain_store_error`: the
 coordinator checks whether another Redis now answers, see `memory.identity`).
-`unreachable_message` is the one wording of "Redis is not reachable".
+`unreachable_message` is the one wording of "Redis is not reachable"; a timeout (the server
+answered, then took too long) has its own, `timeout_message`.
 """
 
 from __future__ import annotations
@@ -31,6 +32,14 @@ def unreachable_message(error: BaseException) -> str:
     return f"Redis is not reachable ({error}). {START_HINT}"
 
 
+def timeout_message(error: BaseException) -> str:
+    return (
+        f"Redis did not answer within the time allowed ({error}): the server is reachable, but "
+        "it was busy or this operation took longer (what it was doing may have been done). "
+        "Look at what is stored, then try again; a long bulk job can be run again safely."
+    )
+
+
 def store_error(error: BaseException) -> StoreUnavailableError:
     """The memory error for a driver error (RedisVL wraps redis-py's in its own)."""
     cause = error.__cause__ if isinstance(error, RedisVLError) and error.__cause__ else error
@@ -38,7 +47,11 @@ def store_error(error: BaseException) -> StoreUnavailableError:
         return StoreUnavailableError(
             "Redis is still loading its data from disk; try again in a few seconds."
         )
-    if isinstance(cause, redis.ConnectionError | redis.TimeoutError | ConnectionError):
+    if isinstance(cause, redis.TimeoutError):
+        # It answered before (the connection was open): "not reachable" would send the user
+        # to start a server that runs, and hide that the work may have reached it.
+        return StoreUnavailableError(timeout_message(cause))
+    if isinstance(cause, redis.ConnectionError | ConnectionError):
         return StoreUnavailableError(unreachable_message(cause))
     if isinstance(cause, redis.ResponseError):
         return StoreUnavailableError(f"Redis refused the operation: {cause}")

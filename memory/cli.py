@@ -32,8 +32,8 @@ from typing import TYPE_CHECKING, Any
 from memory.config import PROJECT_ROOT, Settings
 from memory.demo.training import DEMO_USER
 from memory.errors import InvalidInputError, MemorySystemError, NotFoundError
-from memory.models import MemoryType
-from memory.terminal import for_terminal, invalid_utf8_argument
+from memory.models import MemoryType, check_id, check_metadata
+from memory.terminal import ProgressLines, for_terminal, invalid_utf8_argument
 from memory.writing import WritePolicy, candidate_for, write_fact
 
 if TYPE_CHECKING:
@@ -52,7 +52,10 @@ def _print(args: argparse.Namespace, payload: Any, text: str) -> None:
 def _coordinator(settings: Settings) -> MemoryCoordinator:
     from memory.coordinator import MemoryCoordinator
 
-    return MemoryCoordinator.from_settings(settings)
+    coord = MemoryCoordinator.from_settings(settings)
+    for line in coord.recovered:  # on stderr: --json keeps stdout to the command's answer
+        print(f"note: {for_terminal(line)}", file=sys.stderr)
+    return coord
 
 
 # --- commands -------------------------------------------------------------------------
@@ -102,7 +105,8 @@ def cmd_add(args: argparse.Namespace, settings: Settings) -> int:
         if mtype is MemoryType.EPISODIC:
             if not args.user:
                 raise SystemExit("--user is required for episodic memories")
-            meta = json.loads(args.metadata) if args.metadata else None
+            # measured for depth before it is parsed (json.loads recurses)
+            meta = check_metadata(args.metadata) if args.metadata else None
             policy = WritePolicy(
                 coord, dedup_threshold=settings.dedup_threshold, pii_policy=settings.pii_policy
             )
@@ -111,10 +115,10 @@ def cmd_add(args: argparse.Namespace, settings: Settings) -> int:
             )
             res = policy.write(
                 args.user,
-                "cli",
+                check_id(args.session, "session id") if args.session else "cli",
                 cand,
                 context=args.context or "",
-                **({"metadata": meta} if meta else {}),
+                metadata=meta,
             )
             if res.stored is None:
                 _print(
@@ -333,16 +337,16 @@ def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
-    from memory.errors import ImportFileError
+    from memory.admin.transfer import read_import_file
 
-    try:
-        raw = Path(args.file).read_bytes()
-    except OSError as e:
-        raise ImportFileError(f"Cannot read {args.file}: {e.strerror}.") from None
+    raw = read_import_file(Path(args.file))  # sized before it is read
     coord = _coordinator(settings)
     try:
         counts = coord.import_user(
-            raw, mode="replace" if args.replace else "merge", user_id=args.user
+            raw,
+            mode="replace" if args.replace else "merge",
+            user_id=args.user,
+            progress=ProgressLines("import"),  # counts on stderr: stdout stays the answer
         )
     finally:
         coord.close()
@@ -402,7 +406,9 @@ def cmd_maintain(args: argparse.Namespace, settings: Settings) -> int:
 
     coord = _coordinator(settings)
     try:
-        report = Maintenance.of(coord).run(user_id=args.user, dry_run=args.dry_run)
+        report = Maintenance.of(coord).run(
+            user_id=args.user, dry_run=args.dry_run, progress=ProgressLines("maintain")
+        )
     finally:
         coord.close()
     # This CLI has no chat model: summaries that fall due wait for the app's runs (or

@@ -38,6 +38,12 @@ class Settings(BaseSettings):
         description="Where the embedded Redis keeps its append-only file, pidfile and log.",
     )
     redis_port: int = Field(default=6379, description="Port of the embedded Redis (127.0.0.1).")
+    redis_timeout_s: float = Field(
+        default=5.0,
+        gt=0,
+        description="Seconds one Redis command may take before it fails. Interactive calls are "
+        "short; bulk work (import, purge) is written in chunks that each fit well within it.",
+    )
     memory_namespace: str = Field(
         default="cm",
         pattern=r"^[A-Za-z0-9_]{1,32}$",

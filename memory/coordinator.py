@@ -15,7 +15,7 @@ import functools
 import logging
 import time
 from collections.abc import Callable
-from typing import Any, Concatenate, Literal, ParamSpec, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar, Unpack
 
 import numpy as np
 import redis
@@ -44,7 +44,7 @@ from memory.models import (
 from memory.recall import RecallWeights
 from memory.recall.pipeline import RecallPipeline
 from memory.replies import as_str
-from memory.service import MemoryStats, StoredInteraction
+from memory.service import ImportOptions, MemoryStats, StoredInteraction
 from memory.stores import Stores
 from memory.stores.episodic import EpisodicStore, embedding_text
 from memory.stores.procedural import check_run
@@ -143,6 +143,8 @@ class MemoryCoordinator(SessionsAPI):
         )
         if load_knowledge:
             self.load_knowledge()
+        #: what this open finished of writes a stopped process left (one line each)
+        self.recovered: list[str] = admin.finish_pending(self.stores, self.embedder)
 
     @classmethod
     def from_settings(cls, settings: Settings | None = None) -> MemoryCoordinator:
@@ -568,14 +570,10 @@ class MemoryCoordinator(SessionsAPI):
 
     @_writes
     def import_user(
-        self,
-        data: dict[str, Any] | str | bytes,
-        *,
-        mode: Literal["merge", "replace"] = "merge",
-        user_id: str | None = None,
+        self, data: dict[str, Any] | str | bytes, **options: Unpack[ImportOptions]
     ) -> dict[str, int]:
         self.bookkeeping.drain()
-        return admin.import_user(self.stores, self.embedder, data, mode=mode, user_id=user_id)
+        return admin.import_user(self.stores, self.embedder, data, **options)
 
     @_writes
     def load_knowledge(self) -> int:

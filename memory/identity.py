@@ -18,10 +18,18 @@ there (indexes with their meta, the knowledge file's facts) and the call raises
 writes are refused, in every process, until an operator confirms that this Redis is the one
 to use (`Keys.store_unconfirmed`, cleared by `python -m memory redis confirm`): a store that
 came back empty by mistake must not fill with new memories while the old ones wait elsewhere.
+
+Swapping back is not a swap: the tokens of stores known to hold the memories (the one opened
+unflagged, one confirmed since, and those a flag names) are remembered, and a flag written on
+a stand-in names them too, so a process that opened on the stand-in knows them as well. When
+such a store answers again, the process returns to it without a word of alarm and without
+flagging it: it is where the memories are.
 """
 
 from __future__ import annotations
 
+import json
+import logging
 import secrets
 import threading
 from collections.abc import Callable
@@ -32,6 +40,8 @@ from redisvl.exceptions import RedisVLError
 
 from memory.boundary import store_error
 from memory.errors import MemorySystemError, StoreReplacedError
+
+log = logging.getLogger(__name__)
 
 
 def address_of(client: redis.Redis) -> str:
@@ -57,14 +67,23 @@ class StoreIdentity:
         self._where = where
         self._hint = data_hint
         self.token: str | None = None
+        #: markers of the stores known to hold the memories (returning to one is no swap)
+        self.trusted: set[str] = set()
         self._lock = threading.RLock()  # reopen calls back into the coordinator
 
-    def claim(self) -> None:
-        """Set the marker if the server has none, and remember the server's value."""
+    def claim(self, trust: bool = True) -> None:
+        """Set the marker if the server has none, and remember the server's value; `trust`:
+        it holds the memories, unless it is flagged (then the flag says which stores do)."""
         pipe = self._r.pipeline(transaction=True)
         pipe.set(self.key, secrets.token_hex(16), nx=True)
         pipe.get(self.key)
-        self.token = _text(pipe.execute()[1])
+        pipe.get(self.unconfirmed_key)
+        _, seen, flag = pipe.execute()
+        self.token = _text(seen)
+        if flag is not None:
+            self.trusted.update(_memories_on(flag))
+        elif trust and self.token is not None:
+            self.trusted.add(self.token)
 
     def request(self, pipe: Any) -> None:
         """Queue the marker's read in a pipeline the caller runs anyway."""
@@ -72,7 +91,7 @@ class StoreIdentity:
 
     def verify(self, seen: Any) -> None:
         """Raise (after recovering) when `seen`, the marker read just now, is not ours."""
-        if _text(seen) != self.token:
+        if _text(seen) != self.token and not self._returned_to(seen):
             raise self.replaced(seen)
 
     def check(self) -> None:
@@ -85,11 +104,16 @@ class StoreIdentity:
         self.verify(seen)
         if unconfirmed is not None:
             raise StoreReplacedError(self._refusal())
+        if self.token is not None:
+            self.trusted.add(self.token)  # confirmed, maybe by another process
 
     def confirm(self) -> bool:
         """The operator's word that the Redis answering now is the one to use: writes resume.
         True when there was something to confirm."""
-        return bool(self._r.delete(self.unconfirmed_key))
+        done = bool(self._r.delete(self.unconfirmed_key))
+        if self.token is not None:
+            self.trusted.add(self.token)
+        return done
 
     def explain(self, error: BaseException) -> MemorySystemError | None:
         """For the error boundary: the better error when `error` comes from another store."""
@@ -100,15 +124,31 @@ class StoreIdentity:
             seen = self._r.get(self.key)
         except redis.RedisError:
             return None
-        return None if _text(seen) == self.token else self.replaced(seen)
+        if _text(seen) == self.token or self._returned_to(seen):
+            return None
+        return self.replaced(seen)
+
+    def _returned_to(self, seen: Any) -> bool:
+        """Whether `seen` is the marker of a store known to hold the memories (the original
+        Redis came back after a stand-in): then it is ours again, and nothing is flagged."""
+        token = _text(seen)
+        if token is None or token not in self.trusted:
+            return False
+        with self._lock:
+            self.token = token
+        log.warning("The Redis at %s is the store the memories are on again.", self._where)
+        return True
 
     def replaced(self, seen: Any) -> MemorySystemError:
         """Claim the server now answering, recreate what is missing there, say what happened."""
         try:
             with self._lock:
-                self.claim()
+                self.claim(trust=False)
                 recreated = self._reopen()
-                self._r.set(self.unconfirmed_key, self._where)
+                # The flag names the stores that hold the memories: a process that opens on
+                # this stand-in then knows them when they come back.
+                flag = {"where": self._where, "memories_on": sorted(self.trusted)}
+                self._r.set(self.unconfirmed_key, json.dumps(flag))
         except MemorySystemError as e:  # e.g. its indexes hold another embedding model
             return e
         except (redis.RedisError, RedisVLError) as e:
@@ -129,6 +169,15 @@ class StoreIdentity:
             f"New memories are not stored on the Redis at {self._where} until you confirm it "
             "is the one to use: run `python -m memory redis confirm` (reading works meanwhile)."
         )
+
+
+def _memories_on(flag: Any) -> list[str]:
+    """The store markers a flag names (a flag from before they were named names none)."""
+    try:
+        tokens = json.loads(_text(flag) or "").get("memories_on", [])
+    except (ValueError, AttributeError):
+        return []
+    return [t for t in tokens if isinstance(t, str)]
 
 
 def _text(value: Any) -> str | None:

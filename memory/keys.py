@@ -126,6 +126,16 @@ class Keys:
         """Set of all user ids that have memories (for pickers and stats)."""
         return f"{self.ns}:users"
 
+    def followups(self, user_id: str) -> str:
+        """Hash: note id -> JSON of the shared-data writes that follow one of the user's
+        transactions (written in that transaction; deleted once they are done)."""
+        return f"{self.ns}:followups:{user_tag(user_id)}"
+
+    @property
+    def followups_pending(self) -> str:
+        """Set of user ids that may have follow-up notes (read at every open: one SMEMBERS)."""
+        return f"{self.ns}:followups_pending"
+
     # --- bookkeeping -------------------------------------------------------------------
     @property
     def store_id(self) -> str:

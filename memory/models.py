@@ -11,6 +11,7 @@ from typing import Any, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field
 
 from memory.errors import InvalidInputError
+from memory.shape import MAX_METADATA_DEPTH, check_depth
 
 #: Longest text accepted for one memory or message. Long enough for a pasted paragraph, short
 #: enough that one memory stays a memory (and embeds within MiniLM's 256-token window's reach).
@@ -59,7 +60,16 @@ class EventType(_Choice):
 def check_unicode(value: str, what: str = "text") -> str:
     """Refuse a string that is not valid Unicode: a lone surrogate (JSON's `"\\ud800"`, or a
     byte Python could not decode) cannot be encoded as UTF-8, so Redis, the tokenizer and the
-    page would each fail on it later, deep down and without saying which text was at fault."""
+    page would each fail on it later, deep down and without saying which text was at fault.
+    A NUL character is refused too: C code down the line (RediSearch's tokenizer, terminals,
+    many readers of an export) takes it for the end of the text."""
+    nul = value.find("\x00")
+    if nul >= 0:
+        what = what[:1].lower() + what[1:]
+        raise InvalidInputError(
+            f"The {what} contains a NUL character (\\x00, at character {nul + 1}), which "
+            "no text may hold: remove it."
+        )
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as e:
@@ -156,8 +166,11 @@ def check_tags(tags: list[str] | None) -> list[str]:
 
 
 def check_metadata(metadata: Any) -> dict[str, Any]:
+    """A JSON object (or its text) of at most MAX_METADATA_BYTES and MAX_METADATA_DEPTH levels:
+    the depth is measured before parsing or serialising, which would recurse."""
     if metadata is None:
         return {}
+    check_depth(metadata, MAX_METADATA_DEPTH, "Metadata")
     if isinstance(metadata, str):
         try:
             metadata = json.loads(metadata)

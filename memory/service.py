@@ -12,7 +12,8 @@ down, `InvalidInputError`, `NotFoundError`...), never a driver exception.
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired, Protocol, TypedDict
+from collections.abc import Callable
+from typing import Any, Literal, NotRequired, Protocol, TypedDict, Unpack
 
 from memory.models import (
     ChatMessage,
@@ -58,6 +59,17 @@ class MemoryStats(TypedDict):
     user_id: str | None
     session_id: str | None
     users: NotRequired[int]
+
+
+class ImportOptions(TypedDict, total=False):
+    """How an export file is imported (all optional)."""
+
+    #: merge: keep what the user has; replace: the user ends with exactly the file's records
+    mode: Literal["merge", "replace"]
+    #: import under this user instead of the file's
+    user_id: str | None
+    #: hears (stage, done, total) as the embedding and the writing go on
+    progress: Callable[[str, int, int], None] | None
 
 
 class StoredInteraction(TypedDict, total=False):
@@ -259,11 +271,7 @@ class MemoryService(AgentMemory, Protocol):
     def export_user(self, user_id: str) -> dict[str, Any]: ...
 
     def import_user(
-        self,
-        data: dict[str, Any] | str | bytes,
-        *,
-        mode: Literal["merge", "replace"] = "merge",
-        user_id: str | None = None,
+        self, data: dict[str, Any] | str | bytes, **options: Unpack[ImportOptions]
     ) -> dict[str, int]: ...
 
     def latency_samples(

@@ -51,3 +51,19 @@ def invalid_utf8_argument(argv: Sequence[str] | None = None) -> str | None:
                 "script's encoding, e.g. LANG=C.UTF-8)."
             )
     return None
+
+
+class ProgressLines:
+    """A long operation's counts on stderr (`what: stage done/total`), about every 5% of each
+    stage: a 100,000-record import shows that it works, `--json` output on stdout stays clean."""
+
+    def __init__(self, what: str) -> None:
+        self._what = what
+        self._shown: dict[str, int] = {}
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        step = max(1, total // 20)
+        if done < total and done - self._shown.get(stage, 0) < step:
+            return
+        self._shown[stage] = done
+        print(f"{self._what}: {stage} {done:,}/{total:,}", file=sys.stderr, flush=True)

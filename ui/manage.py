@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
+from memory import safe_to_parse
 from memory.errors import ImportFileError, InvalidInputError
 from memory.models import EventType
 from memory.writing import candidate_for, write_fact
@@ -206,16 +207,28 @@ def transfer_tab(ctx: PageContext) -> None:
         if preview:
             st.caption(preview)
         if st.button("Import", key="x_import", type="primary", icon="⬆️"):
+            bar = st.progress(0.0, text="Checking the file…")
+
+            def progress(stage: str, done: int, total: int) -> None:
+                # a large file takes minutes (embedding, then writing): say how far it got
+                share = min(done / total, 1.0) if total else 1.0
+                bar.progress(share, text=f"{stage.capitalize()}: {done:,} of {total:,} records")
+
             try:
                 # Into the user this page shows, whoever the file came from: a file of
                 # another user must never merge into (or replace) that user's memories.
                 counts = ctx.coordinator.import_user(
-                    data, mode="replace" if mode == "replace" else "merge", user_id=ctx.user_id
+                    data,
+                    mode="replace" if mode == "replace" else "merge",
+                    user_id=ctx.user_id,
+                    progress=progress,
                 )
             except (ImportFileError, InvalidInputError) as e:
+                bar.empty()
                 st.error(f"Nothing was imported: {no_images(_reason(e))}", icon="🚫")
                 return
             except Exception as e:  # noqa: BLE001
+                bar.empty()
                 st.error(message_for(e, "Importing"), icon="⚠️")
                 return
             summary = ", ".join(f"{n} {k}" for k, n in (counts or {}).items()) or "nothing new"
@@ -223,6 +236,9 @@ def transfer_tab(ctx: PageContext) -> None:
 
 
 def _preview(data: bytes, target: str) -> str:
+    # json.loads recurses: a file too big or too deep gets no preview (the import says why)
+    if not safe_to_parse(data):
+        return ""
     try:
         doc = json.loads(data)
     except (ValueError, UnicodeDecodeError):

@@ -10,6 +10,7 @@ from memory.admin.editing import (
     queue_episodic_write,
     read_memory,
 )
+from memory.admin.followups import finish_pending
 from memory.admin.forget import ForgetReport, TopicForget, TopicMatch, TopicPreview
 from memory.admin.health import check_health, index_models, stored_vector
 from memory.admin.knowledge import load_knowledge
@@ -28,6 +29,7 @@ __all__ = [
     "clear_session",
     "delete_memory",
     "export_user",
+    "finish_pending",
     "import_user",
     "index_models",
     "load_knowledge",

@@ -49,6 +49,8 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
+from memory.admin import followups
+from memory.admin.followups import finish_followups
 from memory.bookkeeping import Bookkeeper
 from memory.boundary import translate_store_errors
 from memory.embeddings import CachedEmbedder
@@ -330,6 +332,16 @@ class TopicForget:
             "maintenance_report": 0,
             "cached_embeddings": 0,
         }
+        cached, texts = self._cached_texts(query, data, chosen, mems, roots)
+        # What follows in shared data (facts, cached embeddings) is a note in the transaction:
+        # finished below, or by the next open if this process stops first.
+        note = followups.FollowUp(
+            what="forget",
+            user_id=user_id,
+            delete_facts=sorted(chosen.semantic),
+            forget_texts=sorted(texts),
+        )
+        followups.register(stores, user_id)
         pipe = stores.client.pipeline(transaction=True)
         ids = sorted(chosen.episodic)
         stores.episodic.delete_many(pipe, user_id, ids)
@@ -379,6 +391,7 @@ class TopicForget:
         if data.last_report and _names(data.last_report, gone_ids, roots):
             pipe.delete(keys.maintenance_last(user_id))
             counts["maintenance_report"] = 1
+        followups.queue(pipe, stores, note)
         pipe.execute()
         stores.short_term.clear_shared(user_id, named)
         counts.update(
@@ -387,16 +400,31 @@ class TopicForget:
             recall_queries=len(queries),
             merge_records=len(merges),
         )
+        # The cache entries of this user's texts were counted into the note from the user's own
+        # records (never from the shared cache); the note's step drops them with the facts.
+        counts["cached_embeddings"] = len(cached)
+        followups.run_after(
+            stores, self._embedder, note, "the user's records were deleted", finish_followups
+        )
+        return counts
 
-        # Shared data, after the user's transaction: facts (a slot each), then the cache.
-        if chosen.semantic:
-            shared = stores.client.pipeline(transaction=False)
-            stores.semantic.delete_many(shared, sorted(chosen.semantic))
-            shared.execute()
-        # The cache entries of this user's texts: what they searched (their noted queries
-        # and this topic), asked in the chat, and the procedures' questions (both embedded
-        # through the cache when written); the other forgotten texts too, in case one was
-        # searched word for word. Counted from the user's records, never from the cache.
+    def _cached_texts(
+        self,
+        query: str,
+        data: _UserData,
+        chosen: _Selection,
+        mems: list[EpisodicMemory],
+        roots: frozenset[str],
+    ) -> tuple[set[str], set[str]]:
+        """The cache entries that go, found from this user's own records: (what the user searched
+        or asked, which is what is counted; every text whose cached vector goes).
+
+        What they searched (their noted queries and this topic), asked in the chat, and the
+        procedures' questions were embedded through the cache when written; the other forgotten
+        texts go too, in case one was searched word for word. The shared cache is never scanned,
+        so another user's entries are neither counted nor touched.
+        """
+        queries = [q for q in data.queries if mentions(q, roots)]
         questions = {
             m.content
             for s, msgs in data.messages.items()
@@ -409,9 +437,7 @@ class TopicForget:
         texts |= {data.facts[f].fact for f in chosen.semantic}
         texts |= {m.content for s, msgs in data.messages.items() for _, m in msgs if (s, m.id)
                   in chosen.messages}  # fmt: skip
-        self._embedder.forget(sorted(texts))
-        counts["cached_embeddings"] = len(cached)
-        return counts
+        return cached, texts
 
 
 # --- matching and following ------------------------------------------------------------------

@@ -1,10 +1,12 @@
 """Purges: one session's messages, or everything derived from one user.
 
 A user purge is read first (`plan_user_purge`), then queued on a MULTI/EXEC pipeline
-(`UserPurge.queue`): an import that replaces a user queues the purge and the new records on the
-same transaction, so a failed write leaves the old memories in place. That transaction holds
-the user's keys only (one hash slot); what the user leaves in shared data (the facts they
-added, the user list, the summaries waiting) goes after it (`UserPurge.finish`).
+(`UserPurge.queue`), or, for an import that replaces a user, queued on the import's last
+transaction minus what the file rewrites (`UserPurge.queue_except`): the old memories go only
+once every new one is in. That transaction holds the user's keys only (one hash slot); what
+the user leaves in shared data (the facts they added, the user list, the summaries waiting,
+cached embeddings) follows it as a note (`memory.admin.followups`), finished by the next open
+if this process stops first.
 """
 
 from __future__ import annotations
@@ -13,9 +15,12 @@ from dataclasses import dataclass, field
 
 import redis
 
+from memory.admin import followups
+from memory.admin.followups import FollowUp, finish_followups
 from memory.embeddings import CachedEmbedder
 from memory.models import check_id
 from memory.replies import as_str
+from memory.runtime.connection import bulk_client
 from memory.stores import Stores
 
 
@@ -50,13 +55,43 @@ class UserPurge:
         for k in self.maintenance_keys:
             pipe.delete(k)
 
-    def finish(self, stores: Stores) -> None:
-        """After the transaction: shared data (each command one key, no transaction)."""
-        pipe = stores.client.pipeline(transaction=False)
-        stores.semantic.delete_many(pipe, self.semantic_ids)
-        pipe.srem(stores.keys.users, self.user_id)
-        pipe.execute()
-        stores.short_term.clear_shared(self.user_id, self.sessions)
+    def queue_except(
+        self,
+        pipe: redis.client.Pipeline,
+        stores: Stores,
+        *,
+        episodic: set[str],
+        procedure_keys: set[str],
+        sessions: set[str],
+    ) -> list[str]:
+        """Like `queue`, but keeping the records an import rewrites (same ids, written in its
+        earlier transactions). Returns the sessions cleared."""
+        gone = [m for m in self.episodic_ids if m not in episodic]
+        stores.episodic.delete_many(pipe, self.user_id, gone)
+        if gone:
+            for key in self.timelines:  # kept memories stay on their sessions' timelines
+                pipe.zrem(key, *gone)
+        for k in self.procedure_keys:
+            if k not in procedure_keys:
+                pipe.delete(k)
+        cleared = [s for s in self.sessions if s not in sessions]
+        for s in cleared:
+            stores.short_term.clear(pipe, self.user_id, s)
+        pipe.delete(stores.keys.user_queries(self.user_id))
+        for k in self.maintenance_keys:
+            pipe.delete(k)
+        return cleared
+
+    def followup(self, what: str) -> FollowUp:
+        """What the user leaves in shared data, as a note for after the transaction."""
+        return FollowUp(
+            what=what,
+            user_id=self.user_id,
+            delete_facts=list(self.semantic_ids),
+            cleared_sessions=list(self.sessions),
+            user_list="remove",
+            forget_texts=list(dict.fromkeys(self.texts)),
+        )
 
     def counts(self) -> dict[str, int]:
         return {
@@ -98,11 +133,18 @@ def plan_user_purge(stores: Stores, user_id: str) -> UserPurge:
 
 def purge_user(stores: Stores, embedder: CachedEmbedder, user_id: str) -> dict[str, int]:
     plan = plan_user_purge(stores, user_id)
-    pipe = stores.client.pipeline(transaction=True)
-    plan.queue(pipe, stores)
-    pipe.execute()
-    plan.finish(stores)
-    embedder.forget(list(set(plan.texts)))
+    note = plan.followup("purge")
+    followups.register(stores, user_id)
+    bulk = bulk_client(stores.client)  # every record of the user in one transaction
+    try:
+        pipe = bulk.pipeline(transaction=True)
+        plan.queue(pipe, stores)
+        followups.queue(pipe, stores, note)
+        pipe.execute()
+    finally:
+        bulk.close()
+    n = len(plan.episodic_ids)
+    followups.run_after(stores, embedder, note, f"its {n} memories were deleted", finish_followups)
     return plan.counts()
 
 

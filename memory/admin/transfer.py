@@ -1,24 +1,40 @@
 """Export of one user's memories (all four types) to JSON, and import back.
 
-Import is validated in full before anything is written (pydantic models, the same text and id
-rules as new memories, embeddings computed up front), then the user's records are written in
-one MULTI/EXEC transaction (all their keys share one hash slot): a bad file changes nothing.
-The facts the user added are shared data (a slot per fact) and follow that transaction.
+Import is validated in full before anything is written (size and nesting depth before parsing,
+then pydantic models, the same text and id rules as new memories, embeddings computed up
+front): a bad file changes nothing. The user's records are then written in MULTI/EXEC
+transactions of CHUNK_RECORDS records (all their keys share one hash slot), so no single
+command outlasts the connection's timeout however large the file. A crash mid-way leaves
+whole chunks: running the same import again finishes it, as every record keeps its id (an id
+given a new one is given the same new one again), so nothing is duplicated. A replace deletes
+the user's old records only in the last transaction, minus what the file rewrote: the user is
+never left half-empty. The facts the user added are shared data (a slot per fact) and follow
+the last transaction as a note (`memory.admin.followups`), with the user-list entry.
 Vectors are not exported: they are recomputed with the configured embedder on import, so a
 file moves between embedding models too.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
+import redis
 from pydantic import BaseModel, Field, ValidationError
+from redisvl.exceptions import RedisVLError
 from ulid import ULID
 
+from memory.admin import followups
+from memory.admin.followups import FollowUp, finish_followups
 from memory.admin.purge import plan_user_purge
+from memory.boundary import store_error
 from memory.embeddings import CachedEmbedder
-from memory.errors import ImportFileError, InvalidInputError
+from memory.errors import ImportFileError, InvalidInputError, StoreUnavailableError
 from memory.keys import Keys, owner_tag
 from memory.models import (
     ChatMessage,
@@ -30,6 +46,14 @@ from memory.models import (
     now_ms,
 )
 from memory.replies import as_str
+from memory.runtime.connection import bulk_client
+from memory.shape import (
+    MAX_IMPORT_BYTES,
+    MAX_IMPORT_DEPTH,
+    MAX_METADATA_DEPTH,
+    check_depth,
+    read_bounded,
+)
 from memory.stores import Stores
 from memory.stores.episodic import EpisodicStore, embedding_text
 from memory.stores.schema import AUDIENCE_FIELD
@@ -38,7 +62,9 @@ from memory.stores.short_term import ShortTermStore
 
 FORMAT = "coala-memory-export"
 VERSION = 1
-MAX_IMPORT_BYTES = 50 * 1024 * 1024
+#: Records per transaction: each commits in well under a second.
+CHUNK_RECORDS = 1000
+EMBED_BATCH = 1000
 
 
 class ExportFile(BaseModel):
@@ -78,6 +104,14 @@ def export_user(stores: Stores, embedding_model: str, user_id: str) -> dict[str,
     return doc.model_dump(mode="json")
 
 
+def read_import_file(path: Path) -> bytes:
+    """An export file's bytes, its size checked before it is read (`/dev/zero` is refused)."""
+    try:
+        return read_bounded(path, MAX_IMPORT_BYTES, "The import file")
+    except InvalidInputError as e:
+        raise ImportFileError(f"{e} Nothing was imported.") from None
+
+
 def import_user(
     stores: Stores,
     embedder: CachedEmbedder,
@@ -85,10 +119,11 @@ def import_user(
     *,
     mode: Literal["merge", "replace"] = "merge",
     user_id: str | None = None,
+    progress: Progress | None = None,
+    chunk_records: int = CHUNK_RECORDS,
 ) -> dict[str, int]:
-    """Import an export file; `user_id` imports it under another user. A replace deletes the
-    user's memories in the same transaction that writes the file's; the facts they added
-    (shared data, other slots) are replaced after it."""
+    """Import an export file; `user_id` imports it under another user. `progress` hears how
+    far the embedding and the writing got."""
     if mode not in ("merge", "replace"):
         raise InvalidInputError("Import mode must be 'merge' or 'replace'.")
     doc = _parse(data)
@@ -154,31 +189,64 @@ def import_user(
     except InvalidInputError as e:
         raise ImportFileError(f"The file was not imported (nothing changed): {e}") from e
 
-    ep_vecs = embedder.embed_many([embedding_text(m.description, m.context) for m in episodic])
+    say = progress or _silent
+    ep_vecs = _embed(embedder, [embedding_text(m.description, m.context) for m in episodic], say)
     sem_vecs = embedder.embed_many([f.fact for f in semantic])
     proc_vecs = embedder.embed_many([p.query_pattern for p in procedural])  # masked there
 
-    purge = plan_user_purge(stores, target) if mode == "replace" else None
-    pipe = stores.client.pipeline(transaction=True)
-    if purge is not None:
-        purge.queue(pipe, stores)
+    writes: list[tuple[int, Write]] = []
     for m, v in zip(episodic, ep_vecs, strict=True):
-        stores.episodic.write(pipe, m, v)
+        writes.append((1, partial(stores.episodic.write, mem=m, vec=v)))
     for p, v in zip(procedural, proc_vecs, strict=True):
-        stores.procedural.write_raw(pipe, p, v, stores.pii)
+        writes.append((1, partial(stores.procedural.write_raw, pattern=p, vec=v, pii=stores.pii)))
     for s, msgs in sessions.items():
         if msgs:
-            pipe.delete(stores.keys.session(target, s))
-            stores.short_term.write(pipe, target, s, msgs)
-    pipe.execute()
-    if purge is not None:
-        purge.finish(stores)  # before the file's facts: they may reuse the old facts' ids
-        embedder.forget(list(set(purge.texts)))
-    pipe = stores.client.pipeline(transaction=False)
-    for f, v in zip(semantic, sem_vecs, strict=True):
-        stores.semantic.write(pipe, f, v)
-    pipe.sadd(stores.keys.users, target)
-    pipe.execute()
+            writes.append((len(msgs), _session_write(stores, target, s, msgs, mode)))
+
+    old = plan_user_purge(stores, target) if mode == "replace" else None
+    note = FollowUp(
+        what="import",
+        user_id=target,
+        write_facts=list(zip(semantic, sem_vecs, strict=True)),
+        user_list="add",
+    )
+    if old is not None:  # the old facts go before the file's: they may reuse their ids
+        note.delete_facts = list(old.semantic_ids)
+        note.forget_texts = list(dict.fromkeys(old.texts))
+    followups.register(stores, target)
+    total = sum(n for n, _ in writes)
+    written = 0
+    chunks = _chunks(writes, chunk_records)
+    for i, chunk in enumerate(chunks):
+        last = i == len(chunks) - 1
+        # The last transaction also drops what a replace leaves (possibly every old record
+        # of the user: bulk work, its own timeout) and holds the note of what follows.
+        client = bulk_client(stores.client) if last and old is not None else stores.client
+        try:
+            pipe = client.pipeline(transaction=True)
+            for _, write in chunk:
+                write(pipe)
+            if last:
+                if old is not None:
+                    note.cleared_sessions = old.queue_except(
+                        pipe,
+                        stores,
+                        episodic={m.id for m in episodic},
+                        procedure_keys={stores.keys.procedure(target, p.id) for p in procedural},
+                        sessions=set(sessions),
+                    )
+                followups.queue(pipe, stores, note)
+            pipe.execute()
+        except (redis.RedisError, RedisVLError) as e:
+            raise StoreUnavailableError(_stopped(target, written, total, mode, e)) from e
+        finally:
+            if client is not stores.client:
+                client.close()
+        written += sum(n for n, _ in chunk)
+        say("writing", written, total)
+    followups.run_after(
+        stores, embedder, note, f"all {total:,} records were written", finish_followups
+    )
     return {
         "episodic": len(episodic),
         "semantic": len(semantic),
@@ -187,10 +255,67 @@ def import_user(
     }
 
 
+Write = Callable[[redis.client.Pipeline], None]
+#: (stage, done, total): "embedding", then "writing" (records; a session counts its messages)
+Progress = Callable[[str, int, int], None]
+
+
+def _silent(stage: str, done: int, total: int) -> None:
+    pass
+
+
+def _embed(embedder: CachedEmbedder, texts: list[str], say: Progress) -> np.ndarray:
+    """In batches, saying how far it got: the model's time is most of a large import's."""
+    if len(texts) <= EMBED_BATCH:
+        return embedder.embed_many(texts)
+    parts = []
+    for start in range(0, len(texts), EMBED_BATCH):
+        parts.append(embedder.embed_many(texts[start : start + EMBED_BATCH]))
+        say("embedding", min(start + EMBED_BATCH, len(texts)), len(texts))
+    return np.concatenate(parts)
+
+
+def _session_write(
+    stores: Stores, user: str, session: str, msgs: list[ChatMessage], mode: str
+) -> Write:
+    def write(pipe: redis.client.Pipeline) -> None:
+        if mode == "replace":  # its details, title and summary state are the old session's
+            stores.short_term.clear(pipe, user, session)
+        pipe.delete(stores.keys.session(user, session))
+        stores.short_term.write(pipe, user, session, msgs)
+
+    return write
+
+
+def _chunks(writes: list[tuple[int, Write]], size: int) -> list[list[tuple[int, Write]]]:
+    """Consecutive groups of about `size` records (at least one group, maybe empty)."""
+    chunks: list[list[tuple[int, Write]]] = [[]]
+    n = 0
+    for w in writes:
+        if n >= size:
+            chunks.append([])
+            n = 0
+        chunks[-1].append(w)
+        n += w[0]
+    return chunks
+
+
+def _stopped(target: str, written: int, total: int, mode: str, error: BaseException) -> str:
+    kept = (
+        "; the user's earlier memories stay until the whole file is in" if mode == "replace" else ""
+    )
+    return (
+        f"The import into {target!r} stopped after {written:,} of {total:,} records were "
+        f"written ({store_error(error)}). Run the same import again to finish: records keep "
+        f"their ids, so nothing is duplicated{kept}."
+    )
+
+
 def _parse(data: dict[str, Any] | str | bytes) -> ExportFile:
     if isinstance(data, bytes | str):
         if len(data) > MAX_IMPORT_BYTES:
             raise ImportFileError("The file is larger than 50 MB; nothing was imported.")
+        _refuse_too_deep(data)
         try:
             # NaN and Infinity are not JSON: Python reads them, but a NaN score is never
             # found by the index, so such a record would be "imported" and then invisible.
@@ -205,6 +330,7 @@ def _parse(data: dict[str, Any] | str | bytes) -> ExportFile:
                 "nothing was imported."
             ) from None
     else:
+        _refuse_too_deep(data)
         try:
             json.dumps(data, allow_nan=False)
         except ValueError:
@@ -225,6 +351,16 @@ def _parse(data: dict[str, Any] | str | bytes) -> ExportFile:
         raise ImportFileError(
             f"Invalid export file at {where}: {first['msg']} "
             f"({e.error_count()} problem(s)); nothing was imported."
+        ) from None
+
+
+def _refuse_too_deep(data: Any) -> None:
+    """Before parsing (which recurses): a file nested 1,000 deep is refused in words."""
+    try:
+        check_depth(data, MAX_IMPORT_DEPTH, "The file")
+    except InvalidInputError as e:
+        raise ImportFileError(
+            f"{e} Metadata may be {MAX_METADATA_DEPTH} levels deep; nothing was imported."
         ) from None
 
 
@@ -294,14 +430,26 @@ def _owned_ids(
         theirs = audience is None or as_str(audience) == owner_tag(target)
         owners.append(None if added_by is None else as_str(added_by) if theirs else "")
     ep_map = {
-        mid: mid if owner in (None, target) else str(ULID())
+        mid: mid if owner in (None, target) else _derived_id(target, mid)
         for mid, owner in zip(ep, owners[: len(ep)], strict=True)
     }
     sem_map = {
-        fid: fid if owner in (None, target) else str(ULID())
+        fid: fid if owner in (None, target) else _derived_id(target, fid)
         for fid, owner in zip(sem, owners[len(ep) :], strict=True)
     }
     return ep_map, sem_map
+
+
+def _derived_id(target: str, file_id: str) -> str:
+    """The new id of a record whose file id is taken: derived from the user and that id, so
+    the same import run again writes the same record instead of a second copy. A ULID, with
+    the file id's time when it is one (the order by creation stays)."""
+    digest = hashlib.sha256(f"{target}\x00{file_id}".encode()).digest()
+    try:
+        millis = ULID.from_str(file_id).milliseconds
+    except ValueError:
+        millis = int.from_bytes(digest[:6], "big") >> 8
+    return str(ULID.from_bytes(millis.to_bytes(6, "big") + digest[6:16]))
 
 
 def _safe_id(value: str) -> str:

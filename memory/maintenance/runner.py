@@ -351,9 +351,10 @@ def run_maintenance(
     merger: TextMerger | None = None,
     summariser: Summariser | None = None,
     judge: SameFactJudge | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> MaintenanceReport:
     """One run; raises MaintenanceBusyError when another holds the lock (a dry run, which
-    writes nothing, runs without it)."""
+    writes nothing, runs without it). `progress` hears ("users", done, total) per user."""
     users = (
         [check_id(user_id)]
         if user_id
@@ -387,6 +388,8 @@ def run_maintenance(
                     keep_lock=keep,
                 )
             )
+            if progress is not None:
+                progress("users", len(report.users), len(users))
         if not dry_run and not user_id:
             summaries.drop_stale_markers(stores, set(users))
         report.active_after = count_active(stores, users)

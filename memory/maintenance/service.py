@@ -61,10 +61,15 @@ class Maintenance:
         )
 
     def run(
-        self, *, user_id: str | None = None, dry_run: bool = False, at_ms: int | None = None
+        self,
+        *,
+        user_id: str | None = None,
+        dry_run: bool = False,
+        at_ms: int | None = None,
+        progress: Callable[[str, int, int], None] | None = None,
     ) -> MaintenanceReport:
         """Summarise, consolidate, expire and decay (a dry run only lists what it would do).
-        Without a summariser, due summaries are marked waiting."""
+        Without a summariser, due summaries are marked waiting. `progress`: counts per user."""
         return runner.run_maintenance(
             self._stores,
             self._embedder,
@@ -75,6 +80,7 @@ class Maintenance:
             merger=self.merger,
             summariser=self.summariser,
             judge=self.judge,
+            progress=progress,
         )
 
     def summarise_session(

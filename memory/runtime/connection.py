@@ -22,6 +22,9 @@ REQUIRED_MODULES = ("search", "ReJSON")
 #: the oldest server the stores work on (FLOAT16 vector fields, field expiry)
 MIN_REDIS = (7, 4)
 LOADING_TIMEOUT_S = 60.0
+#: One bulk transaction that cannot be split without losing its all-or-nothing (a purge of
+#: every record of a user) may take this long.
+BULK_TIMEOUT_S = 600.0
 
 
 def connect(settings: Settings) -> redis.Redis:
@@ -38,7 +41,13 @@ def connect(settings: Settings) -> redis.Redis:
         hint = "start it with `python -m memory redis start` or set REDIS_URL"
     try:
         client = redis.Redis.from_url(
-            url, decode_responses=False, socket_connect_timeout=5, health_check_interval=30
+            url,
+            decode_responses=False,
+            socket_connect_timeout=5,
+            # Set, not left to redis-py's default: every command is short by design (bulk
+            # work is chunked), so a command that takes longer is reported as such.
+            socket_timeout=settings.redis_timeout_s,
+            health_check_interval=30,
         )
     except ValueError as e:
         raise StoreUnavailableError(f"REDIS_URL {url!r} is not a valid Redis URL: {e}") from e
@@ -78,6 +87,14 @@ def connect(settings: Settings) -> redis.Redis:
             "embedded server."
         )
     return client
+
+
+def bulk_client(client: redis.Redis, timeout_s: float = BULK_TIMEOUT_S) -> redis.Redis:
+    """A client of the same server, with the same settings but a socket timeout that fits one
+    bulk transaction (the caller closes it). Interactive calls keep the short one."""
+    pool = client.connection_pool
+    kwargs = {**pool.connection_kwargs, "socket_timeout": timeout_s}
+    return redis.Redis(connection_pool=redis.ConnectionPool(pool.connection_class, **kwargs))
 
 
 def too_old(version: str) -> bool:

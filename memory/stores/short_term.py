@@ -19,6 +19,7 @@ titles, and an answer the user stopped while it streamed (mixed into `MemoryCoor
 from __future__ import annotations
 
 import json
+import logging
 from typing import TYPE_CHECKING, Any
 
 import redis
@@ -27,13 +28,15 @@ from ulid import ULID
 from memory.boundary import translate_store_errors
 from memory.errors import InvalidInputError
 from memory.keys import Keys, digest
-from memory.models import ChatMessage, check_id, check_text, now_ms
+from memory.models import ChatMessage, check_id, check_text, check_unicode, now_ms
 from memory.replies import as_str
 
 if TYPE_CHECKING:
     from memory.identity import StoreIdentity
 from memory.tokens import newest_within_budget
 from memory.writing.secrets import PiiPolicy, check_no_secret, lenient, mask_json, mask_text
+
+log = logging.getLogger(__name__)
 
 ROLES = ("user", "assistant", "system", "tool")
 MAX_MESSAGE_CHARS = 32_000  # a long assistant answer is still one message
@@ -69,7 +72,10 @@ class ShortTermStore:
             raise InvalidInputError(f"Unknown role {role!r}; use one of {', '.join(ROLES)}.")
         if isinstance(content, str) and len(content) > MAX_MESSAGE_CHARS:
             raise InvalidInputError(f"A message is limited to {MAX_MESSAGE_CHARS} characters.")
-        text = check_text(content, "Message") if role == "user" else (content or "").strip()
+        if role == "user":
+            text = check_text(content, "Message")  # a NUL is refused, in a sentence
+        else:
+            text = _without_nul((content or "").strip())
         return ChatMessage(
             id=str(ULID()),
             role=role,
@@ -151,7 +157,8 @@ class ShortTermStore:
         title it already has (the first message names a session once). True when written."""
         check_id(user_id)
         check_no_secret(check_id(session_id, "session id"), "session id")
-        text = mask_text(" ".join(str(title or "").split()), lenient(self.pii))
+        words = check_unicode(str(title or ""), "title").split()  # a NUL is refused
+        text = mask_text(" ".join(words), lenient(self.pii))
         if not text:
             raise InvalidInputError("A session title cannot be empty.")
         if len(text) > MAX_TITLE_CHARS:
@@ -282,6 +289,15 @@ class ShortTermStore:
         if session_ids:
             fields = [digest(user_id, s) for s in session_ids]
             self._r.hdel(self._keys.summaries_pending, *fields)
+
+
+def _without_nul(text: str) -> str:
+    """A reply (the model's, a tool's) is not refused for a NUL it holds: the NULs are removed,
+    and the log says so once per message."""
+    if "\x00" not in text:
+        return text
+    log.warning("removed %d NUL character(s) from a stored reply", text.count("\x00"))
+    return text.replace("\x00", "")
 
 
 @translate_store_errors

@@ -198,3 +198,11 @@ def test_a_message_over_the_limit_is_not_sent_and_the_user_keeps_the_text(
     assert [c.value for c in at.code] == [pasted]  # to copy and shorten
     assert not at.chat_message or all(m.name == "assistant" for m in at.chat_message)
     assert list(coordinator.recent_messages("paula", "s-test")) == []
+
+
+def test_a_message_with_a_nul_byte_is_refused_in_a_sentence(app_env, make_app, coordinator) -> None:
+    at = make_app("app.py", user="nul-user", session="s-nul")
+    at.chat_input(key="chat_input").set_value("I run\x00 daily").run()
+    assert not at.exception
+    assert any("NUL character" in e.value for e in at.error), [e.value for e in at.error]
+    assert coordinator.recent_messages("nul-user", "s-nul") == []

@@ -240,3 +240,27 @@ def test_import_error_says_nothing_was_imported_once(alice, make_app) -> None:
     msg = at.error[0].value
     assert msg.startswith("Nothing was imported: Not a JSON file")
     assert msg.lower().count("nothing was imported") == 1
+
+
+def test_import_shows_its_progress(alice, make_app) -> None:
+    exported = json.dumps(alice.export_user("alice")).encode()
+    at = make_app("pages/memories.py", user="dora")
+    at.file_uploader(key="x_upload").upload("a.json", exported, "application/json")
+    at.run()
+    at.button(key="x_import").click().run()
+    no_errors(at)
+    bars = at.get("progress")
+    assert bars and bars[0].proto.value == 100
+    assert bars[0].proto.text == "Writing: 3 of 3 records"
+    assert at.success[0].value.startswith("Imported 3 episodic")
+
+
+def test_a_file_nested_1000_deep_is_refused_in_words(alice, make_app) -> None:
+    deep = '{"format": "coala-memory-export", "a": ' + '{"a":' * 1000 + "1" + "}" * 1001
+    at = make_app("pages/memories.py", user="dora")
+    at.file_uploader(key="x_upload").upload("deep.json", deep.encode(), "application/json")
+    at.run()
+    assert not at.exception
+    at.button(key="x_import").click().run()
+    assert not at.exception
+    assert "nested deeper than" in at.error[0].value

@@ -6,14 +6,18 @@ constructor, so a test pays only for its own namespace.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
 import redis
 
-from memory.config import Settings
+from memory.config import PROJECT_ROOT, Settings
 from memory.coordinator import MemoryCoordinator
 from memory.embeddings import OnnxMiniLMEmbedder
 
@@ -75,3 +79,46 @@ def snapshot(redis_client: redis.Redis, namespace: str) -> Callable[[], dict[byt
         return out
 
     return take
+
+
+Run = Callable[..., subprocess.CompletedProcess]
+
+
+def cli_env(redis_url: str, namespace: str, **settings: str) -> dict[str, str]:
+    """The environment of a `python -m memory` subprocess on the session's Redis, in this
+    test's namespace (the ONNX embedder unless `settings` say otherwise), none of the
+    caller's own settings."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("MEMORY_", "REDIS_", "EMBEDDING_", "OLLAMA_", "KNOWLEDGE_"))
+    }
+    env.update(
+        REDIS_URL=redis_url,
+        MEMORY_NAMESPACE=namespace,
+        EMBEDDING_PROVIDER="onnx",
+        PYTHONPATH=str(PROJECT_ROOT),
+    )
+    return {**env, **settings}
+
+
+@pytest.fixture
+def cli(redis_url: str, namespace: str, tmp_path: Path, coordinator: MemoryCoordinator) -> Run:
+    """`python -m memory ARGS` as a subprocess (`ok`: assert exit 0; keywords: environment
+    overrides); the coordinator fixture loads the knowledge file first."""
+    env = cli_env(redis_url, namespace)
+
+    def run(*args: str, ok: bool = True, **overrides: str) -> subprocess.CompletedProcess:
+        proc = subprocess.run(
+            [sys.executable, "-m", "memory", *args],
+            cwd=tmp_path,  # away from the project's .env
+            env={**env, **overrides},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        if ok:
+            assert proc.returncode == 0, proc.stderr
+        return proc
+
+    return run

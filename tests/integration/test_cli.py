@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,36 +21,6 @@ from memory.coordinator import MemoryCoordinator
 from memory.runtime.server import free_port
 
 Run = Callable[..., subprocess.CompletedProcess]
-
-
-@pytest.fixture
-def cli(redis_url: str, namespace: str, tmp_path: Path, coordinator: MemoryCoordinator) -> Run:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("MEMORY_", "REDIS_", "EMBEDDING_", "OLLAMA_", "KNOWLEDGE_"))
-    }
-    env.update(
-        REDIS_URL=redis_url,
-        MEMORY_NAMESPACE=namespace,
-        EMBEDDING_PROVIDER="onnx",
-        PYTHONPATH=str(PROJECT_ROOT),
-    )
-
-    def run(*args: str, ok: bool = True, **overrides: str) -> subprocess.CompletedProcess:
-        proc = subprocess.run(
-            [sys.executable, "-m", "memory", *args],
-            cwd=tmp_path,  # away from the project's .env
-            env={**env, **overrides},
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        if ok:
-            assert proc.returncode == 0, proc.stderr
-        return proc
-
-    return run
 
 
 def as_json(proc: subprocess.CompletedProcess) -> Any:

@@ -145,3 +145,40 @@ def test_the_same_server_keeps_working_without_a_word(
         assert len(again.recent_messages(U, S)) == 2
     finally:
         again.close()
+
+
+def test_the_original_redis_coming_back_is_not_flagged(
+    tmp_path: Path, embedder: Any, settings: Settings
+) -> None:
+    """A temporary Redis stood in, then the original one (the memories' store) came back on
+    the same port: a long-lived process switches back without flagging it, writes go on there
+    without `memory redis confirm`, and the memories stored before are found again."""
+    port = free_port()
+    first = EmbeddedRedis(tmp_path / "first", port, PROJECT_ROOT)
+    first.start()
+    own = settings.model_copy(update={"redis_url": first.url})
+    coord = MemoryCoordinator(redis.Redis.from_url(first.url), embedder, own)
+    try:
+        coord.add_episodic(U, "My weight goal is 70 kg", event_type="goal")
+        coord.bookkeeping.drain()
+        first.stop()
+        second = EmbeddedRedis(tmp_path / "second", port, PROJECT_ROOT)
+        second.start()
+        try:
+            with pytest.raises(StoreReplacedError):
+                coord.list_memories(U, "episodic")  # the stand-in is noticed and flagged
+        finally:
+            second.stop()
+        first.start()  # the original, on its own data folder
+        back = redis.Redis.from_url(first.url)
+        try:
+            rows, total = coord.list_memories(U, "episodic")
+            assert total == 1 and rows[0]["text"] == "My weight goal is 70 kg"
+            coord.add_episodic(U, "I swim on Sundays")  # no confirmation needed
+            assert back.get(coord.keys.store_unconfirmed) is None
+            assert coord.list_memories(U, "episodic")[1] == 2
+        finally:
+            back.close()
+    finally:
+        coord.close()
+        first.stop()

@@ -1,0 +1,180 @@
+"""Follow-ups: the shared-data writes that follow a user's transaction, finished even if the
+process that started them stops.
+
+A user's records live in one hash slot and change in one MULTI/EXEC transaction; what follows
+touches shared data, one slot per key (the facts they added, the user list, the store-wide list
+of summaries waiting, the embedding cache). A crash between the two used to leave the user off
+the list, or their facts behind, with nothing to say so. Now the transaction itself writes a
+note of what follows (`Keys.followups`, in the user's slot), and the user is added to
+`Keys.followups_pending` just before it. Every step of a note can run twice with the same end
+state (deleting, writing a fact with its id, adding to a set), so whoever finds a note runs it
+and deletes it: the process that wrote it, right after its transaction, or else the next one
+that opens the store (`finish_pending`), which says so in one line per note.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import redis
+from redisvl.exceptions import RedisVLError
+from ulid import ULID
+
+from memory.embeddings import CachedEmbedder
+from memory.errors import StoreUnavailableError
+from memory.models import SemanticFact
+from memory.replies import as_str
+from memory.stores import Stores
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class FollowUp:
+    """What follows one transaction of `user_id` (`what`: "import", "purge"...)."""
+
+    what: str
+    user_id: str
+    delete_facts: list[str] = field(default_factory=list)
+    write_facts: list[tuple[SemanticFact, np.ndarray]] = field(default_factory=list)
+    #: sessions cleared in the transaction: their entries in the summaries-waiting list go
+    cleared_sessions: list[str] = field(default_factory=list)
+    user_list: Literal["add", "remove", ""] = ""
+    #: texts whose cached embeddings go
+    forget_texts: list[str] = field(default_factory=list)
+    id: str = field(default_factory=lambda: str(ULID()))
+
+    def describe(self) -> str:
+        parts = []
+        if self.write_facts:
+            parts.append(f"{len(self.write_facts)} facts written")
+        if self.delete_facts:
+            parts.append(f"{len(self.delete_facts)} facts removed")
+        if self.user_list == "add":
+            parts.append("the user listed")
+        elif self.user_list == "remove":
+            parts.append("the user taken off the user list")
+        if self.forget_texts:
+            parts.append(f"{len(self.forget_texts)} cached embeddings dropped")
+        return ", ".join(parts) or "nothing left to do"
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "what": self.what,
+                "user_id": self.user_id,
+                "delete_facts": self.delete_facts,
+                "write_facts": [
+                    [f.model_dump_json(), _vector_text(v)] for f, v in self.write_facts
+                ],
+                "cleared_sessions": self.cleared_sessions,
+                "user_list": self.user_list,
+                "forget_texts": self.forget_texts,
+                "id": self.id,
+            },
+            ensure_ascii=False,
+        )
+
+    @classmethod
+    def from_json(cls, raw: str) -> FollowUp:
+        d: dict[str, Any] = json.loads(raw)
+        return cls(
+            what=d["what"],
+            user_id=d["user_id"],
+            delete_facts=list(d["delete_facts"]),
+            write_facts=[
+                (SemanticFact.model_validate_json(f), _vector_of(v)) for f, v in d["write_facts"]
+            ],
+            cleared_sessions=list(d["cleared_sessions"]),
+            user_list=d["user_list"],
+            forget_texts=list(d["forget_texts"]),
+            id=d["id"],
+        )
+
+
+def register(stores: Stores, user_id: str) -> None:
+    """Before the transaction that queues a note: where the next open looks for it."""
+    stores.client.sadd(stores.keys.followups_pending, user_id)
+
+
+def queue(pipe: redis.client.Pipeline, stores: Stores, note: FollowUp) -> None:
+    """The note, on the user's transaction: it exists exactly when the transaction ran."""
+    pipe.hset(stores.keys.followups(note.user_id), note.id, note.to_json())
+
+
+def finish_followups(stores: Stores, embedder: CachedEmbedder, note: FollowUp) -> None:
+    """Run a note's steps (each idempotent), then delete it."""
+    keys = stores.keys
+    pipe = stores.client.pipeline(transaction=False)
+    stores.semantic.delete_many(pipe, note.delete_facts)
+    for fact, vec in note.write_facts:  # after the deletions: a file's fact may reuse an old id
+        stores.semantic.write(pipe, fact, vec)
+    if note.user_list == "add":
+        pipe.sadd(keys.users, note.user_id)
+    elif note.user_list == "remove":
+        pipe.srem(keys.users, note.user_id)
+    pipe.execute()
+    stores.short_term.clear_shared(note.user_id, note.cleared_sessions)
+    if note.forget_texts:
+        embedder.forget(list(dict.fromkeys(note.forget_texts)))
+    stores.client.hdel(keys.followups(note.user_id), note.id)
+    if not stores.client.exists(keys.followups(note.user_id)):
+        stores.client.srem(keys.followups_pending, note.user_id)
+
+
+def finish_pending(stores: Stores, embedder: CachedEmbedder) -> list[str]:
+    """At open: finish the notes a stopped process left; one line per note finished."""
+    keys = stores.keys
+    lines: list[str] = []
+    for user in sorted(as_str(u) for u in stores.client.smembers(keys.followups_pending)):
+        raws = stores.client.hgetall(keys.followups(user))
+        if not raws:  # the transaction did not run, or its process finished the note
+            stores.client.srem(keys.followups_pending, user)
+            continue
+        for raw in raws.values():
+            note = FollowUp.from_json(as_str(raw))
+            finish_followups(stores, embedder, note)
+            line = (
+                f"finished an interrupted {note.what} of user {note.user_id!r}: {note.describe()}"
+            )
+            log.warning(line)
+            lines.append(line)
+    return lines
+
+
+def unfinished(done: str, note: FollowUp, error: BaseException) -> StoreUnavailableError:
+    """The error when a note could not be finished right after its transaction."""
+    return StoreUnavailableError(
+        f"The {note.what} of user {note.user_id!r} is done: {done}, but what follows in "
+        f"shared data ({note.describe()}) was not finished (Redis: {_cause(error)}). It is "
+        "finished by the next command or app start that reaches this Redis; nothing needs to "
+        "be repeated."
+    )
+
+
+def run_after(
+    stores: Stores, embedder: CachedEmbedder, note: FollowUp, done: str, finish: Any
+) -> None:
+    """Call `finish(stores, embedder, note)`; a driver error becomes `unfinished`."""
+    try:
+        finish(stores, embedder, note)
+    except (redis.RedisError, RedisVLError, ConnectionError) as e:
+        raise unfinished(done, note, e) from e
+
+
+def _cause(error: BaseException) -> str:
+    cause = error.__cause__ if isinstance(error, RedisVLError) and error.__cause__ else error
+    return str(cause) or type(cause).__name__
+
+
+def _vector_text(vec: np.ndarray) -> str:
+    return base64.b64encode(np.asarray(vec, dtype=np.float32).tobytes()).decode("ascii")
+
+
+def _vector_of(text: str) -> np.ndarray:
+    return np.frombuffer(base64.b64decode(text), dtype=np.float32).copy()

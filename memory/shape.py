@@ -1,0 +1,115 @@
+"""Input bounded by shape, checked before it is parsed or read.
+
+Size limits alone do not bound the work a document causes: 1.5 KB of `{"a":` nested 300 deep
+passes an 8 KB limit, then breaks every later export, search and chat turn that serialises
+it, and 1,000 levels make `json.loads` itself raise `RecursionError`. So JSON text is measured
+for nesting depth by a scan that never recurses (strings removed, then only the brackets
+kept), and a parsed value is walked with an explicit stack. A file's size is read from the
+file system before any byte of it is read: `/dev/zero` or a 10 GB file is refused at once.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from pathlib import Path
+from typing import Any
+
+from memory.errors import InvalidInputError
+
+#: Deepest metadata accepted (the metadata object itself is level 1). Real metadata is a few
+#: levels; 20 leaves room for any sensible structure and stays far from every serialiser's limit.
+MAX_METADATA_DEPTH = 20
+#: An export file: at most 50 MB, and the file's structure around a metadata object (top >
+#: "episodic" list > record > metadata) on top of the metadata's own depth.
+MAX_IMPORT_BYTES = 50 * 1024 * 1024
+MAX_IMPORT_DEPTH = MAX_METADATA_DEPTH + 4
+
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_NOT_BRACKET = re.compile(rb"[^\[\]{}]+")
+_EMPTY_PAIR = re.compile(rb"\[\]|\{\}")
+
+
+def text_depth_exceeds(text: str | bytes, limit: int) -> bool:
+    """Whether JSON `text` nests objects/arrays deeper than `limit` (an unclosed bracket
+    counts as open). Linear in the text per level, at most `limit + 1` rounds; never
+    recurses."""
+    raw = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    brackets = _NOT_BRACKET.sub(b"", _STRING.sub(b"", raw))
+    for level in range(limit + 1):
+        if not brackets:
+            return False  # balanced, `level` deep
+        brackets, n = _EMPTY_PAIR.subn(b"", brackets)  # each round removes the innermost level
+        if n == 0:
+            # Unbalanced (json.loads will say where); what is left opens at most this deep.
+            return level + brackets.count(b"[") + brackets.count(b"{") > limit
+    return True
+
+
+def value_depth_exceeds(value: Any, limit: int) -> bool:
+    """Whether a parsed value (dicts and lists) nests deeper than `limit`; an explicit stack,
+    so a value built in Python 100,000 levels deep is measured without recursing."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list | tuple):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list | tuple))
+    return False
+
+
+def safe_to_parse(
+    data: str | bytes, max_bytes: int = MAX_IMPORT_BYTES, max_depth: int = MAX_IMPORT_DEPTH
+) -> bool:
+    """Whether `json.loads` may read `data` (an export file by default): not so big that
+    reading it is the harm, not so deep that parsing recurses past Python's limit."""
+    return len(data) <= max_bytes and not text_depth_exceeds(data, max_depth)
+
+
+def check_depth(value: Any, limit: int, what: str) -> None:
+    """Refuse JSON text or a parsed value nested deeper than `limit` levels."""
+    too_deep = (
+        text_depth_exceeds(value, limit)
+        if isinstance(value, str | bytes)
+        else value_depth_exceeds(value, limit)
+    )
+    if too_deep:
+        raise InvalidInputError(
+            f"{what} is nested deeper than {limit} levels (objects or lists inside each "
+            "other): flatten it."
+        )
+
+
+def read_bounded(path: Path, max_bytes: int, what: str) -> bytes:
+    """The bytes of a file of at most `max_bytes`, its size checked before it is read. A pipe
+    (`<(...)`, `/dev/stdin`) is read up to one byte past the limit; a device or a folder is
+    refused unread."""
+    limit = f"{max_bytes // (1024 * 1024)} MB" if max_bytes >= 1024 * 1024 else f"{max_bytes} B"
+    try:
+        mode = os.stat(path).st_mode
+        if stat.S_ISREG(mode):
+            size = os.stat(path).st_size
+            if size > max_bytes:
+                raise InvalidInputError(
+                    f"{what} {path} is {size:,} bytes; the limit is {limit}. Nothing was read."
+                )
+            return path.read_bytes()
+        if stat.S_ISFIFO(mode):
+            with path.open("rb") as f:
+                data = f.read(max_bytes + 1)
+            if len(data) > max_bytes:
+                raise InvalidInputError(f"{what} {path} is larger than {limit}.")
+            return data
+    except OSError as e:
+        raise InvalidInputError(f"Cannot read {what.lower()} {path}: {e.strerror}.") from None
+    kind = "a folder" if stat.S_ISDIR(mode) else "a device or socket"
+    raise InvalidInputError(
+        f"{what} {path} is {kind}, not a file; nothing was read. Give the path of a file."
+    )
