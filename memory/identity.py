@@ -77,9 +77,9 @@ class StoreIdentity:
         pipe = self._r.pipeline(transaction=True)
         pipe.set(self.key, secrets.token_hex(16), nx=True)
         pipe.get(self.key)
-        pipe.get(self.unconfirmed_key)
-        _, seen, flag = pipe.execute()
-        self.token = _text(seen)
+        self.token = _text(pipe.execute()[1])
+        # read apart: the flag's key lies in another hash slot than the marker's
+        flag = self._r.get(self.unconfirmed_key)
         if flag is not None:
             self.trusted.update(_memories_on(flag))
         elif trust and self.token is not None:

@@ -36,47 +36,59 @@ user's own records (their noted searches that mention the topic, and the forgott
 chat questions and procedure questions), from their records, never from what the cache holds:
 whether anyone else typed the word changes no count.
 
+What matches and what follows from it is worked out by `memory.admin.topic_match`; this
+module reads the user's data, asks it, and deletes.
+
 Slots: the user's keys change in one MULTI/EXEC (one hash slot); the facts (a slot each) and
 the cache entries (keys of their own) follow it, one key per command.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Collection
-from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Protocol
 
 from pydantic import BaseModel, Field
 
 from memory.admin import followups
 from memory.admin.followups import finish_followups
+from memory.admin.topic_match import (
+    ProcedureText,
+    Selection,
+    TopicMatch,
+    UserData,
+    add_ref,
+    fact_text,
+    find_matches,
+    follow,
+    mentions,
+    names_any,
+    topic_roots,
+    turns_of,
+)
 from memory.bookkeeping import Bookkeeper
 from memory.boundary import translate_store_errors
 from memory.embeddings import CachedEmbedder
-from memory.errors import InvalidInputError, NotFoundError
+from memory.errors import NotFoundError
 from memory.identity import StoreIdentity
 from memory.keys import Keys, owner_tag
 from memory.models import (
     BAND_HIGH,
-    ChatMessage,
     EpisodicMemory,
     EventType,
     MemoryType,
     RecallHit,
     SemanticFact,
     check_id,
-    check_text,
 )
 from memory.replies import as_str
 from memory.stores import Stores
-from memory.text import STOPWORDS, content_roots, fold, words
+from memory.text import STOPWORDS, fold, words
 
 #: Hybrid-search hits at or above this final score count as mentions in other words ("high").
 FORGET_MIN_SCORE = BAND_HIGH
 SEARCH_K = 50
 
-MatchType = Literal["episodic", "semantic", "procedural", "short_term"]
 Search = Callable[..., list[RecallHit]]
 
 
@@ -91,20 +103,6 @@ class CoordinatorParts(Protocol):
 
     @property
     def search(self) -> Search: ...
-
-
-class TopicMatch(BaseModel):
-    """One memory, fact, procedure or message a preview found."""
-
-    ref: str = Field(description="What `keep` names: `type:id`, or `short_term:session:id`")
-    memory_type: MatchType
-    kind: str = Field(description="Event type, fact category, 'procedure', or the role")
-    text: str
-    timestamp: int = Field(description="ms since epoch")
-    score: float | None = Field(
-        default=None, description="Hybrid-search score; None when found by its words only"
-    )
-    session_id: str = ""
 
 
 class TopicPreview(BaseModel):
@@ -125,57 +123,6 @@ class ForgetReport(BaseModel):
     @property
     def total(self) -> int:
         return sum(self.counts.values())
-
-
-def topic_roots(query: str) -> frozenset[str]:
-    """The roots a text must share with the topic to mention it; refuses a topic without one."""
-    roots = content_roots(fold(check_text(query, "Topic"))) if query and query.strip() else None
-    if not roots:
-        raise InvalidInputError(
-            "Name the topic with at least one word that is not a number or a common word "
-            "like 'my' or 'the' (e.g. a name or a subject)."
-        )
-    return roots
-
-
-def mentions(text: str, roots: frozenset[str]) -> bool:
-    """Does `text` hold one of the topic's roots, in whatever form it was written?"""
-    return bool(roots & content_roots(fold(text)))
-
-
-@dataclass(frozen=True)
-class _Procedure:
-    question: str
-    used: int  # ms: last used, or created
-    tools: tuple[str, ...]  # every tool name of its sequences
-
-
-@dataclass
-class _UserData:
-    """Everything of one user a forget looks at, read once."""
-
-    memories: dict[str, EpisodicMemory]
-    facts: dict[str, SemanticFact]
-    shared_facts: list[SemanticFact]
-    procedures: dict[str, _Procedure]
-    messages: dict[str, list[tuple[str, ChatMessage]]]  # session -> (stored JSON, message)
-    details: dict[str, dict[str, str]]  # session -> field -> stored JSON
-    titles: dict[str, str]
-    queries: list[str]
-    merges: dict[str, str]  # merge id -> stored JSON
-    latest_summary: dict[str, str]  # session -> id of its newest summary
-    last_report: str
-
-
-@dataclass
-class _Selection:
-    episodic: set[str] = field(default_factory=set)
-    semantic: set[str] = field(default_factory=set)
-    procedural: set[str] = field(default_factory=set)
-    messages: set[tuple[str, str]] = field(default_factory=set)  # (session, message id)
-
-    def size(self) -> int:
-        return len(self.episodic) + len(self.semantic) + len(self.procedural) + len(self.messages)
 
 
 @translate_store_errors
@@ -221,8 +168,8 @@ class TopicForget:
             words=[
                 w for w in dict.fromkeys(words(fold(query))) if w not in STOPWORDS and len(w) > 1
             ],
-            matches=_matches(data, roots, scores),
-            shared_facts=sum(mentions(_fact_text(f), roots) for f in data.shared_facts),
+            matches=find_matches(data, roots, scores),
+            shared_facts=sum(mentions(fact_text(f), roots) for f in data.shared_facts),
         )
 
     def forget(self, user_id: str, query: str, *, keep: Collection[str] = ()) -> ForgetReport:
@@ -234,11 +181,11 @@ class TopicForget:
         self._drain()  # the queries recall noted (this search's too) are in Redis now
         data = self._read(user_id)
         kept = set(keep)
-        chosen = _Selection()
-        for m in _matches(data, roots, scores):
+        chosen = Selection()
+        for m in find_matches(data, roots, scores):
             if m.ref not in kept:
-                _add(chosen, m.ref)
-        _follow(chosen, data, kept)
+                add_ref(chosen, m.ref)
+        follow(chosen, data, kept)
         return ForgetReport(
             user_id=user_id, query=query, counts=self._delete(user_id, query, roots, data, chosen)
         )
@@ -266,11 +213,11 @@ class TopicForget:
         self._stores.client.srem(self._stores.keys.user_queries(user_id), query)
         self._embedder.forget([query])
 
-    def _read(self, user_id: str) -> _UserData:
+    def _read(self, user_id: str) -> UserData:
         stores, keys, r = self._stores, self._stores.keys, self._stores.client
         memories = stores.episodic.get_many(user_id, stores.episodic.ids_for_user(user_id))
         facts = [_fact(stores, fid) for fid in stores.semantic.ids_added_by(user_id)]
-        procedures: dict[str, _Procedure] = {}
+        procedures: dict[str, ProcedureText] = {}
         for k in stores.procedural.keys_for_user(user_id):
             pid = Keys.memory_id(k)
             try:
@@ -278,14 +225,14 @@ class TopicForget:
             except NotFoundError:  # deleted meanwhile
                 continue
             tools = [*p.tool_sequence, *(t for s in p.sequences.values() for t in s.tools)]
-            procedures[pid] = _Procedure(
+            procedures[pid] = ProcedureText(
                 p.query_pattern, p.last_used or p.created_at, tuple(dict.fromkeys(tools))
             )
         sessions = stores.short_term.sessions(user_id)
         merge_ids = [as_str(m) for m in r.zrange(keys.user_merges(user_id), 0, -1)]
         merge_raws = r.mget([keys.merge(user_id, m) for m in merge_ids]) if merge_ids else []
         latest = {s: r.hget(keys.summary_state(user_id, s), "latest") for s in sessions}
-        return _UserData(
+        return UserData(
             memories={m.id: m for m in memories},
             facts={f.id: f for f in facts if f is not None and not f.shared},
             shared_facts=[f for f in facts if f is not None and f.shared],
@@ -305,11 +252,11 @@ class TopicForget:
         user_id: str,
         query: str,
         roots: frozenset[str],
-        data: _UserData,
-        chosen: _Selection,
+        data: UserData,
+        chosen: Selection,
     ) -> dict[str, int]:
         stores, keys = self._stores, self._stores.keys
-        turns = _turns_of(data, chosen.messages)
+        turns = turns_of(data, chosen.messages)
         gone_ids = chosen.episodic | {mid for _, mid in chosen.messages}
         mems = [data.memories[i] for i in chosen.episodic]
         counts = {
@@ -383,12 +330,12 @@ class TopicForget:
         queries = [q for q in data.queries if mentions(q, roots)]
         if queries:
             pipe.srem(keys.user_queries(user_id), *queries)
-        merges = [mid for mid, raw in data.merges.items() if _names(raw, gone_ids, roots)]
+        merges = [mid for mid, raw in data.merges.items() if names_any(raw, gone_ids, roots)]
         for mid in merges:
             pipe.delete(keys.merge(user_id, mid))
         if merges:
             pipe.zrem(keys.user_merges(user_id), *merges)
-        if data.last_report and _names(data.last_report, gone_ids, roots):
+        if data.last_report and names_any(data.last_report, gone_ids, roots):
             pipe.delete(keys.maintenance_last(user_id))
             counts["maintenance_report"] = 1
         followups.queue(pipe, stores, note)
@@ -411,8 +358,8 @@ class TopicForget:
     def _cached_texts(
         self,
         query: str,
-        data: _UserData,
-        chosen: _Selection,
+        data: UserData,
+        chosen: Selection,
         mems: list[EpisodicMemory],
         roots: frozenset[str],
     ) -> tuple[set[str], set[str]]:
@@ -440,7 +387,7 @@ class TopicForget:
         return cached, texts
 
 
-# --- matching and following ------------------------------------------------------------------
+# --- reading ------------------------------------------------------------------------------------
 
 
 def _fact(stores: Stores, fact_id: str) -> SemanticFact | None:
@@ -448,160 +395,3 @@ def _fact(stores: Stores, fact_id: str) -> SemanticFact | None:
         return stores.semantic.get(fact_id)
     except NotFoundError:
         return None
-
-
-def _fact_text(f: SemanticFact) -> str:
-    meta = json.dumps(f.metadata, ensure_ascii=False)
-    return " ".join((f.fact, f.context, f.category, f.fact_type, f.source, f.id, meta))
-
-
-def _memory_text(m: EpisodicMemory) -> str:
-    meta = json.dumps(m.metadata, ensure_ascii=False)
-    return " ".join((m.description, m.context, " ".join(m.tags), meta, m.id, m.session_id))
-
-
-def _message_text(session_id: str, msg: ChatMessage) -> str:
-    meta = json.dumps(msg.metadata, ensure_ascii=False)
-    return " ".join((msg.content, msg.id, session_id, meta))
-
-
-def _names(raw: str, ids: set[str], roots: frozenset[str]) -> bool:
-    """Does a stored record quote the topic or name one of these ids?"""
-    return mentions(raw, roots) or any(i in raw for i in ids)
-
-
-def _matches(data: _UserData, roots: frozenset[str], scores: dict[str, float]) -> list[TopicMatch]:
-    out: list[TopicMatch] = []
-    for m in data.memories.values():
-        ref = f"episodic:{m.id}"
-        if ref in scores or mentions(_memory_text(m), roots):
-            kind = m.event_type.value + (" (earlier version)" if m.superseded_by else "")
-            out.append(
-                TopicMatch(
-                    ref=ref,
-                    memory_type="episodic",
-                    kind=kind,
-                    text=m.description,
-                    timestamp=m.timestamp,
-                    score=scores.get(ref),
-                    session_id=m.session_id,
-                )
-            )
-    for f in data.facts.values():
-        ref = f"semantic:{f.id}"
-        if ref in scores or mentions(_fact_text(f), roots):
-            out.append(
-                TopicMatch(
-                    ref=ref,
-                    memory_type="semantic",
-                    kind=f.category,
-                    text=f.fact,
-                    timestamp=f.timestamp,
-                    score=scores.get(ref),
-                )
-            )
-    for pid, p in data.procedures.items():
-        if mentions(" ".join((p.question, pid, *p.tools)), roots):
-            out.append(
-                TopicMatch(
-                    ref=f"procedural:{pid}",
-                    memory_type="procedural",
-                    kind="procedure",
-                    text=p.question,
-                    timestamp=p.used,
-                )
-            )
-    for s, msgs in data.messages.items():
-        for _, msg in msgs:
-            if mentions(_message_text(s, msg), roots):
-                out.append(
-                    TopicMatch(
-                        ref=f"short_term:{s}:{msg.id}",
-                        memory_type="short_term",
-                        kind=f"{msg.role} message",
-                        text=msg.content,
-                        timestamp=msg.timestamp,
-                        session_id=s,
-                    )
-                )
-    out.sort(key=lambda m: (-(m.score or 0.0), -m.timestamp))
-    return out
-
-
-def _add(chosen: _Selection, ref: str) -> None:
-    mtype, _, rest = ref.partition(":")
-    if mtype == "episodic":
-        chosen.episodic.add(rest)
-    elif mtype == "semantic":
-        chosen.semantic.add(rest)
-    elif mtype == "procedural":
-        chosen.procedural.add(rest)
-    elif mtype == "short_term":
-        session, _, mid = rest.rpartition(":")
-        chosen.messages.add((session, mid))
-
-
-def _turns_of(data: _UserData, messages: set[tuple[str, str]]) -> set[tuple[str, str]]:
-    """(session, turn id) of these messages."""
-    return {
-        (s, str(m.metadata["turn_id"]))
-        for s, msgs in data.messages.items()
-        for _, m in msgs
-        if (s, m.id) in messages and m.metadata.get("turn_id")
-    }
-
-
-def _follow(chosen: _Selection, data: _UserData, kept: set[str]) -> None:
-    """Add what came from the chosen items, and what that came from, until nothing is new."""
-
-    def take(ref: str) -> None:
-        if ref not in kept:
-            _add(chosen, ref)
-
-    stored_messages = {(s, m.id) for s, msgs in data.messages.items() for _, m in msgs}
-    while True:
-        before = chosen.size()
-        gone_messages = {mid for _, mid in chosen.messages}
-        for m in data.memories.values():
-            if m.superseded_by in chosen.episodic:  # an earlier version
-                take(f"episodic:{m.id}")
-            cited = m.metadata.get("message_ids") or []
-            if m.event_type is EventType.SUMMARY and gone_messages.intersection(cited):
-                take(f"episodic:{m.id}")
-            answer = str(m.metadata.get("assistant_message_id") or "")
-            if m.event_type is EventType.INTERACTION and answer:
-                if answer in gone_messages:  # the logged exchange of a forgotten message
-                    take(f"episodic:{m.id}")
-                elif m.id in chosen.episodic and (m.session_id, answer) in stored_messages:
-                    take(f"short_term:{m.session_id}:{answer}")  # its messages
-        turns = _turns_of(data, chosen.messages)
-        for s, msgs in data.messages.items():
-            for _, msg in msgs:
-                if (s, str(msg.metadata.get("turn_id") or "")) in turns:
-                    take(f"short_term:{s}:{msg.id}")
-        for s, fields in data.details.items():
-            for f, raw in fields.items():
-                if (s, f.split("#", 1)[0]) in turns:
-                    for ref in _stored_refs(raw, data):
-                        take(ref)
-        if chosen.size() == before:
-            return
-
-
-def _stored_refs(raw: str, data: _UserData) -> list[str]:
-    """The memories a turn wrote (the `stored` list of its details or extraction outcome)."""
-    try:
-        value: Any = json.loads(raw)
-    except ValueError:
-        return []
-    stored = value.get("stored") if isinstance(value, dict) else None
-    out = []
-    for item in stored if isinstance(stored, list) else []:
-        if not isinstance(item, dict):
-            continue
-        mid, mtype = str(item.get("id") or ""), item.get("memory_type")
-        if mtype == "episodic" and mid in data.memories:
-            out.append(f"episodic:{mid}")
-        elif mtype == "semantic" and mid in data.facts:
-            out.append(f"semantic:{mid}")
-    return out
