@@ -46,7 +46,7 @@ the question needs depends on its own evidence AND on whether something else fit
 changes the order).
 
 W_VECTOR, W_COVERAGE, W_TIME, W_STATED, BIAS, W_NEIGHBOUR and the CAL_ constants are small
-logistic regressions fitted by `scripts/fit_recall.py` on the tune split of both development
+logistic regressions fitted by `lab/fit_recall.py` on the tune split of both development
 files (BENCHMARKS.md). The recency and importance nudges (RECALL_RECENCY_WEIGHT,
 RECALL_IMPORTANCE_WEIGHT) are NOT fitted: the benchmark data carries no signal on them (every
 turn is years old and of equal importance), so they stay small. W_OWN is not fitted either:
@@ -68,7 +68,7 @@ from memory import defaults
 from memory.recall.terms import query_terms
 from memory.text import stem
 
-# --- fitted by scripts/fit_recall.py (tune split; see BENCHMARKS.md) ---------------------------
+# --- fitted by lab/fit_recall.py (tune split; see BENCHMARKS.md) ---------------------------
 BIAS = -8.11
 W_VECTOR = 7.16
 W_COVERAGE = 3.94
@@ -86,7 +86,7 @@ W_NEIGHBOUR = 1.28
 #: stored without the one before as their context (a chat's messages; LoCoMo's turns carry it)
 #: get no own evidence from the question they answer. Not fitted: the benchmark turns carry
 #: their previous turn, so it can hardly be measured there (no floor and 0.3 differ by 0.002
-#: in the tune split's R@5 + R@10: `scripts/fit_recall.py --variants`, BENCHMARKS.md); the
+#: in the tune split's R@5 + R@10: `lab/fit_recall.py --variants`, BENCHMARKS.md); the
 #: value is the decay the rule had when it was the whole neighbour part.
 NEIGHBOUR_FLOOR = 0.3
 # --- not fitted: priors the benchmark cannot measure --------------------------------------------

@@ -1,6 +1,6 @@
 """Fit the recall model (`memory/recall/scoring.py`) on the development files; print what to review.
 
-    python scripts/fit_recall.py \\
+    python -m lab.fit_recall \\
         --data ../shared/bench/personal/personal-dev.json ../shared/bench/locomo/locomo-dev.json
 
 Ingests every file through the bench's write path into a private Redis, runs each question
@@ -31,10 +31,10 @@ It also prints, per LoCoMo category (and personal), how much of the evidence the
 hold and R@5/R@10: whether a miss is absent from the candidates or ranked low. `--candidates`,
 `--seeds`, `--feedback` and `--feedback-docs` collect with a research setting of the candidate
 search (`RecallWeights`: first-stage k, neighbour seeds, vector pseudo-relevance feedback); use
-a cache per setting and compare them with `scripts/recall_hop.py compare` (issue 19 items 2-3).
+a cache per setting and compare them with `lab/recall_hop.py compare` (issue 19 items 2-3).
 
 `--second-embedder` (issue 19 item 3, research: it changes nothing in the product) also asks
-whether a second small embedder, paraphrase-MiniLM-L3-v2 (`scripts/second_embedder.py`, a
+whether a second small embedder, paraphrase-MiniLM-L3-v2 (`lab/second_embedder.py`, a
 research-only wheel), helps the fitted model rerank the SAME candidates (the candidate search is
 still MiniLM's alone). Per candidate it takes the cosine (clipped at 0, like the vector part)
 between the question and the candidate's stored text (description + context as the bulk path
@@ -66,20 +66,19 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from memory.bench.common import bench_redis, make_coordinator  # noqa: E402
-from memory.bench.locomo import questions, turn_items  # noqa: E402
-from memory.recall import scoring  # noqa: E402
-from memory.recall.hybrid import RecallWeights, run_requests, score_candidates  # noqa: E402
-from memory.recall.requests import episodic_request  # noqa: E402
-from memory.recall.statements import (  # noqa: E402
+from lab import feedback
+from memory.bench.common import bench_redis, make_coordinator
+from memory.bench.locomo import questions, turn_items
+from memory.recall import scoring
+from memory.recall.hybrid import RecallWeights, run_requests, score_candidates
+from memory.recall.requests import episodic_request
+from memory.recall.statements import (
     fit_logistic,
     request_kind,
     statement_model_for,
 )
-from memory.recall.terms import query_terms  # noqa: E402
-from memory.stores.episodic import embedding_text  # noqa: E402
+from memory.recall.terms import query_terms
+from memory.stores.episodic import embedding_text
 
 TUNE = {"pref-d01", "pref-d02", "conv-26", "conv-41", "conv-43"}
 BINS = (0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.01)
@@ -96,14 +95,17 @@ def stored_texts(coord: Any, user: str, rids: list[str], memo: dict[str, str]) -
 
 def collect(paths: list[Path], search: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Per question: candidate features, labels and neighbour links. `search` overrides
-    settings of the candidate search (`RecallWeights`: candidates, neighbour_seeds, feedback)."""
+    settings of the candidate search (`RecallWeights`: candidates, neighbour_seeds; and
+    `feedback`, `feedback_docs` of `lab.feedback`)."""
     out: list[dict[str, Any]] = []
+    search = dict(search or {})
+    beta, docs = search.pop("feedback", 0.0), search.pop("feedback_docs", 5)
     with bench_redis(None) as (client, ns):
         coord = make_coordinator(client, ns)
         try:
             # neighbours for every seed candidate: their part is applied offline
             weights = RecallWeights(
-                min_score=0.0, neighbour=1.0, **{"neighbour_seeds": 5, **(search or {})}
+                min_score=0.0, neighbour=1.0, **{"neighbour_seeds": 5, **search}
             )
             statements = statement_model_for(coord.embedder)
             statements.prepare()  # fitted here, not left to the background worker
@@ -124,7 +126,10 @@ def collect(paths: list[Path], search: dict[str, Any] | None = None) -> list[dic
                         req = episodic_request(
                             coord.episodic, coord.keys, user, text, qvec, 20, weights, statements
                         )
+                        if beta > 0:
+                            feedback.with_vectors(req)
                         ((vrows, trows),) = run_requests([req])
+                        feedback.add_feedback(req, vrows, trows, beta, docs, 0)
                         scored = score_candidates(vrows, trows, qvec, weights, 0)
                         rids = list(scored)
                         evidence = {str(e) for e in q["evidence"]}
