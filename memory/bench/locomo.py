@@ -48,6 +48,7 @@ from memory.bench.prompt_level import PromptRow, prompt_row
 from memory.bench.prompt_level import summary as prompt_summary
 from memory.coordinator import MemoryCoordinator
 from memory.models import RecallHit
+from memory.queries import SearchFilter
 from memory.stores.episodic import interaction_context
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -247,7 +248,9 @@ def run(
         user = user_prefix + sample["sample_id"]
         for q in questions(sample):
             t = time.perf_counter()
-            hits = coord.search(user, str(q["question"]), k=kmax, min_score=min_score)
+            hits = coord.search(
+                user, str(q["question"]), k=kmax, where=SearchFilter(min_score=min_score)
+            )
             latencies.append((time.perf_counter() - t) * 1000)
             ranked = [turns_held(h) for h in hits]
             row = _metrics(ranked, [str(e) for e in q["evidence"]], ks)

@@ -43,6 +43,7 @@ from memory.models import (
     now_ms,
     relevance_band,
 )
+from memory.queries import SearchFilter
 from memory.recall.hybrid import (
     HybridRequest,
     RecallWeights,
@@ -316,22 +317,17 @@ class RecallPipeline:
         memory_type: MemoryType | str = MemoryType.EPISODIC,
         *,
         k: int = 10,
-        event_types: list[EventType] | list[str] | None = None,
-        tags: list[str] | None = None,
-        since_ms: int | None = None,
-        until_ms: int | None = None,
-        min_score: float | None = None,
-        include_superseded: bool = False,
-        category: str | None = None,
+        where: SearchFilter | None = None,
     ) -> list[RecallHit]:
         mtype = MemoryType.parse(memory_type)
         check_id(user_id)
         query = check_text(query, "Query")
         if not 1 <= k <= 200:
             raise InvalidInputError("k must be between 1 and 200.")
+        f = where or SearchFilter()
         weights = self.weights
-        if min_score is not None:
-            weights = RecallWeights(**{**weights.__dict__, "min_score": float(min_score)})
+        if f.min_score is not None:
+            weights = RecallWeights(**{**weights.__dict__, "min_score": float(f.min_score)})
         t = time.perf_counter()
         qvec, _ = self._embedder.embed_query(query)
         self._bookkeeping.note_query(user_id, query)
@@ -346,15 +342,17 @@ class RecallPipeline:
                 k,
                 weights,
                 self._statements,
-                event_types=[e.value if isinstance(e, EventType) else e for e in event_types or []],
-                tags=tags,
-                since_ms=since_ms,
-                until_ms=until_ms,
-                active_only=not include_superseded,
+                event_types=[
+                    e.value if isinstance(e, EventType) else e for e in f.event_types or []
+                ],
+                tags=f.tags,
+                since_ms=f.since_ms,
+                until_ms=f.until_ms,
+                active_only=not f.include_superseded,
             )
         elif mtype is MemoryType.SEMANTIC:
             req = semantic_request(
-                self._stores.semantic, user_id, query, qvec, k, weights, category
+                self._stores.semantic, user_id, query, qvec, k, weights, f.category
             )
         else:
             raise InvalidInputError(
