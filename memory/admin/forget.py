@@ -54,6 +54,7 @@ from memory.models import (
     check_id,
     check_text,
 )
+from memory.queries import SearchFilter
 from memory.replies import as_str
 from memory.stores import Stores
 from memory.text import STOPWORDS, content_roots, words
@@ -229,8 +230,8 @@ class TopicForget:
                 query,
                 mtype,
                 k=SEARCH_K,
-                min_score=self.min_score,
-                **({"include_superseded": True} if mtype is MemoryType.EPISODIC else {}),
+                # superseded memories hold the topic too (a semantic search has none)
+                where=SearchFilter(min_score=self.min_score, include_superseded=True),
             )
             out.update({f"{mtype.value}:{h.id}": h.score for h in hits})
         return out
