@@ -170,7 +170,6 @@ def run_turn(ctx: PageContext, prompt: str) -> bool:
             help="Stop this answer: what it has written so far is kept, marked [stopped].",
         )
         got: dict[str, Any] = {}
-        safe = ImageFreeStream()
         watch = StreamGuard(
             ctx.coordinator, ctx.user_id, ctx.session_id, prompt, model=st.session_state.model
         )
@@ -184,35 +183,7 @@ def run_turn(ctx: PageContext, prompt: str) -> bool:
             )
         )
 
-        def working(label: str) -> None:
-            # `expanded` each time: an update without it folds the box in the browser
-            box.update(label=label, state="running", expanded=True)
-
-        def tokens() -> Any:
-            for ev in events:
-                if ev.kind == "token":
-                    got["streamed"] = True
-                    yield safe.feed(hard_breaks(ev.text))
-                elif ev.kind == "status":
-                    working(no_images(ev.text) or "Working…")
-                elif ev.kind == "thinking" and not got.get("thinking"):
-                    got["thinking"] = True  # the thoughts go to the details, not the answer
-                    working("💭 The model is thinking…")
-                elif ev.kind == "recall":
-                    box.write(f"🧠 {no_images(ev.text)}")
-                elif ev.kind == "tool_start":
-                    working(f"Running tool {md_text(ev.text)}…")
-                elif ev.kind == "tool_end":
-                    ms = fmt_duration(ev.record.ms)
-                    mark = "❌" if ev.record.error else "🔧"
-                    box.write(f"{mark} {md_text(ev.text)} · {ms}")
-                elif ev.kind == "stored":
-                    box.write(f"💾 {no_images(ev.text)}")
-                elif ev.kind == "done":
-                    got["result"] = ev.result
-            yield safe.flush()
-
-        stream = tokens()
+        stream = _answer_tokens(events, box, got)
         running = turn_started()
         try:
             st.write_stream(stream)
@@ -238,28 +209,67 @@ def run_turn(ctx: PageContext, prompt: str) -> bool:
         if result is None:
             box.update(label="The turn ended without a result", state="error")
             return False
-        if not got.get("streamed") and result.reply:
-            st.markdown(shown(result.reply))
-        if not result.saved:  # next to the answer: the details below start folded
-            st.error(
-                "**Not saved.** This message and answer could not be stored, so they will not "
-                f"be in the history or remembered. {no_images(result.error or '')}",
-                icon="💾",
-            )
-        box.update(
-            label=status_label(result),
-            state="error" if result.error else "complete",
-            expanded=False,
-        )
-        d = result.model_copy(deep=True)  # kept for reruns (the extraction status is updated)
-        state.remember_details(details_key(result.reply), d)
-        if result.turn_id:
-            state.remember_details(result.turn_id, d)
-        render_details(d, key=result.turn_id or details_key(result.reply))
-        private.reanswer_controls(ctx, d, result.turn_id or details_key(result.reply))
+        _show_result(ctx, box, result, streamed=bool(got.get("streamed")))
     if result.stored:
         st.rerun()  # so the sidebar's recent memories show what this turn stored
     return result.saved
+
+
+def _answer_tokens(events: Any, box: Any, got: dict[str, Any]) -> Any:
+    """The answer's text, as the turn's events stream in (for st.write_stream); the other
+    events update the status box. `got` collects whether text streamed and the result."""
+    safe = ImageFreeStream()
+
+    def working(label: str) -> None:
+        # `expanded` each time: an update without it folds the box in the browser
+        box.update(label=label, state="running", expanded=True)
+
+    for ev in events:
+        if ev.kind == "token":
+            got["streamed"] = True
+            yield safe.feed(hard_breaks(ev.text))
+        elif ev.kind == "status":
+            working(no_images(ev.text) or "Working…")
+        elif ev.kind == "thinking" and not got.get("thinking"):
+            got["thinking"] = True  # the thoughts go to the details, not the answer
+            working("💭 The model is thinking…")
+        elif ev.kind == "recall":
+            box.write(f"🧠 {no_images(ev.text)}")
+        elif ev.kind == "tool_start":
+            working(f"Running tool {md_text(ev.text)}…")
+        elif ev.kind == "tool_end":
+            ms = fmt_duration(ev.record.ms)
+            mark = "❌" if ev.record.error else "🔧"
+            box.write(f"{mark} {md_text(ev.text)} · {ms}")
+        elif ev.kind == "stored":
+            box.write(f"💾 {no_images(ev.text)}")
+        elif ev.kind == "done":
+            got["result"] = ev.result
+    yield safe.flush()
+
+
+def _show_result(ctx: PageContext, box: Any, result: TurnResult, *, streamed: bool) -> None:
+    """The finished turn under its answer: the reply if it did not stream, whether it was
+    saved, the status line, and the details (kept for reruns)."""
+    if not streamed and result.reply:
+        st.markdown(shown(result.reply))
+    if not result.saved:  # next to the answer: the details below start folded
+        st.error(
+            "**Not saved.** This message and answer could not be stored, so they will not "
+            f"be in the history or remembered. {no_images(result.error or '')}",
+            icon="💾",
+        )
+    box.update(
+        label=status_label(result),
+        state="error" if result.error else "complete",
+        expanded=False,
+    )
+    d = result.model_copy(deep=True)  # kept for reruns (the extraction status is updated)
+    state.remember_details(details_key(result.reply), d)
+    if result.turn_id:
+        state.remember_details(result.turn_id, d)
+    render_details(d, key=result.turn_id or details_key(result.reply))
+    private.reanswer_controls(ctx, d, result.turn_id or details_key(result.reply))
 
 
 def too_long(prompt: str) -> None:

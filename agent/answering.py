@@ -209,7 +209,6 @@ class Answerer:
         refitted to the window (the tool results of this turn take room). Returns
         (reply, hit_cap) via StopIteration; thoughts, the fit and the report land in `answer`."""
         profile = self.llm.profile(model)
-        use_tools = self.can_use_tools(model, profile)
         report = answer.report
 
         def fit(tools: bool, send: bool, exch: list[dict[str, Any]]) -> Fit:
@@ -227,22 +226,7 @@ class Answerer:
                 rules=answer.rules,
             )
 
-        if use_tools:
-            try:
-                fit(True, True, [])
-            except MessageTooLongError:
-                # The schemas do not fit this window: answer without tools rather than refuse.
-                use_tools = False
-                report.notes.append(
-                    f"The model's window ({self.llm.window(model):,} tokens) is too small for "
-                    "the tool schemas as well: it answered without tools. Raise AGENT_NUM_CTX "
-                    "if the model allows."
-                )
-        if len(self.registry) and not use_tools:
-            why = "its window is too small for them" if report.notes else "it cannot call tools"
-            yield StatusEvent(
-                text=f"{model} answers without tools ({why}): from memory only", stage="answer"
-            )
+        use_tools = yield from self._tools_for_turn(model, profile, fit, report)
         think = self.thinks(profile)
         exchange: list[dict[str, Any]] = []  # this turn's tool calls, results and notes
         cap = self.config.max_tool_iterations
@@ -251,27 +235,9 @@ class Answerer:
             final_round = round_no == cap
             if final_round:
                 exchange.append({"role": "system", "content": CAP_NOTE})
-            try:
-                plan = fit(use_tools, use_tools and not final_round, exchange)
-            except ContextFullError:
-                # The tool results filled the window: answer from them (cut down if need be)
-                # without more tool calls; the history is trimmed as usual.
-                report.notes.append(
-                    "This turn's tool results filled the model's window: it answered without "
-                    "more tool calls."
-                )
-                final_round = True
-                if exchange[-1].get("content") != CAP_NOTE:
-                    exchange.append({"role": "system", "content": CAP_NOTE})
-                try:
-                    plan = fit(use_tools, False, exchange)
-                except ContextFullError:
-                    exchange = _shrink_exchange(exchange)
-                    try:
-                        plan = fit(use_tools, False, exchange)
-                    except ContextFullError:  # keep only the note to answer now
-                        exchange = [{"role": "system", "content": CAP_NOTE}]
-                        plan = fit(use_tools, False, exchange)
+            plan, exchange, final_round = self._plan_round(
+                fit, use_tools, final_round, exchange, report
+            )
             if answer.first_fit is None:
                 answer.first_fit = plan
             answer.fit = plan
@@ -297,54 +263,141 @@ class Answerer:
             except ToolsNotSupportedError:
                 if not use_tools or "".join(answer.parts):
                     raise
-                # A model without tool support (e.g. gemma): answer from memory alone.
-                log.info("model %s does not support tools; answering without them", model)
-                self._no_tools.add(model)
                 use_tools = False
-                yield StatusEvent(
-                    text=f"{model} cannot call tools: answering from memory only", stage="answer"
-                )
-                plan = fit(False, False, exchange)
-                answer.fit = answer.first_fit = plan
-                report.split = plan.split
-                messages = self._request_messages(plan, message, exchange, False, answer.rules)
-                content, calls, done = yield from self._stream_round(
-                    model, messages, None, options, think, answer
+                plan, content, calls, done = yield from self._answer_without_tools(
+                    model, message, fit, exchange, options, think, answer
                 )
             self._note_report(model, report, plan, done)
             if not calls or final_round:
                 break
-            exchange.append(
-                {
-                    "role": "assistant",
-                    "content": content,
-                    "tool_calls": [
-                        {
-                            "function": {
-                                "name": c.name,
-                                "arguments": c.arguments if isinstance(c.arguments, dict) else {},
-                            }
-                        }
-                        for c in calls
-                    ],
-                }
-            )
-            for call in calls:
-                yield ToolStartEvent(text=call.name, name=call.name, arguments=call.arguments)
-                n_stored = len(tctx.stored)
-                rec = self.registry.execute(call.name, call.arguments, tctx)
-                records.append(rec)
-                yield ToolEndEvent(text=call.name, record=rec)
-                for m in tctx.stored[n_stored:]:
-                    yield StoredEvent(text=m.text, memory=m)
-                result_text = result_for_model(rec)
-                if tctx.grounding_texts is not None and rec.error is None:
-                    # "Remember that" after a lookup: the user's own data supports it too.
-                    tctx.grounding_texts.append(result_text)
-                exchange.append({"role": "tool", "content": result_text, "tool_name": call.name})
+            yield from self._run_tools(content, calls, exchange, records, tctx)
         hit_cap = len(records) > 0 and round_no == cap
         reply = "".join(answer.parts).strip()
         return reply or EMPTY_REPLY, hit_cap
+
+    def _answer_without_tools(
+        self,
+        model: str,
+        message: str,
+        fit: Callable[[bool, bool, list[dict[str, Any]]], Fit],
+        exchange: list[dict[str, Any]],
+        options: dict[str, Any],
+        think: bool,
+        answer: AnswerState,
+    ) -> Generator[TurnEvent, None, tuple[Fit, str, list[ToolCall], LLMChunk]]:
+        """The round again without tools, for a model that turned out not to support them
+        (e.g. gemma): it answers from memory alone, and is not offered tools again."""
+        log.info("model %s does not support tools; answering without them", model)
+        self._no_tools.add(model)
+        yield StatusEvent(
+            text=f"{model} cannot call tools: answering from memory only", stage="answer"
+        )
+        plan = fit(False, False, exchange)
+        answer.fit = answer.first_fit = plan
+        answer.report.split = plan.split
+        messages = self._request_messages(plan, message, exchange, False, answer.rules)
+        content, calls, done = yield from self._stream_round(
+            model, messages, None, options, think, answer
+        )
+        return plan, content, calls, done
+
+    def _tools_for_turn(
+        self,
+        model: str,
+        profile: ModelProfile | None,
+        fit: Callable[[bool, bool, list[dict[str, Any]]], Fit],
+        report: WindowReport,
+    ) -> Generator[TurnEvent, None, bool]:
+        """Whether this turn offers tools: the model can call them and their schemas fit its
+        window (else it answers without tools rather than refuse, and the user is told)."""
+        use_tools = self.can_use_tools(model, profile)
+        if use_tools:
+            try:
+                fit(True, True, [])
+            except MessageTooLongError:
+                # The schemas do not fit this window: answer without tools rather than refuse.
+                use_tools = False
+                report.notes.append(
+                    f"The model's window ({self.llm.window(model):,} tokens) is too small for "
+                    "the tool schemas as well: it answered without tools. Raise AGENT_NUM_CTX "
+                    "if the model allows."
+                )
+        if len(self.registry) and not use_tools:
+            why = "its window is too small for them" if report.notes else "it cannot call tools"
+            yield StatusEvent(
+                text=f"{model} answers without tools ({why}): from memory only", stage="answer"
+            )
+        return use_tools
+
+    @staticmethod
+    def _plan_round(
+        fit: Callable[[bool, bool, list[dict[str, Any]]], Fit],
+        use_tools: bool,
+        final_round: bool,
+        exchange: list[dict[str, Any]],
+        report: WindowReport,
+    ) -> tuple[Fit, list[dict[str, Any]], bool]:
+        """(plan, exchange, final_round) of one round. When this turn's tool results fill the
+        window, the round becomes the last one: the model answers from them (cut down, or only
+        the note to answer now, if need be) without more tool calls."""
+        try:
+            return fit(use_tools, use_tools and not final_round, exchange), exchange, final_round
+        except ContextFullError:
+            pass
+        # The history is trimmed as usual; the tool results give way next.
+        report.notes.append(
+            "This turn's tool results filled the model's window: it answered without "
+            "more tool calls."
+        )
+        if exchange[-1].get("content") != CAP_NOTE:
+            exchange.append({"role": "system", "content": CAP_NOTE})
+        try:
+            return fit(use_tools, False, exchange), exchange, True
+        except ContextFullError:
+            exchange = _shrink_exchange(exchange)
+        try:
+            return fit(use_tools, False, exchange), exchange, True
+        except ContextFullError:  # keep only the note to answer now
+            exchange = [{"role": "system", "content": CAP_NOTE}]
+            return fit(use_tools, False, exchange), exchange, True
+
+    def _run_tools(
+        self,
+        content: str,
+        calls: list[ToolCall],
+        exchange: list[dict[str, Any]],
+        records: list[ToolCallRecord],
+        tctx: ToolContext,
+    ) -> Generator[TurnEvent, None, None]:
+        """Run the round's tool calls; the calls and their results join the exchange."""
+        exchange.append(
+            {
+                "role": "assistant",
+                "content": content,
+                "tool_calls": [
+                    {
+                        "function": {
+                            "name": c.name,
+                            "arguments": c.arguments if isinstance(c.arguments, dict) else {},
+                        }
+                    }
+                    for c in calls
+                ],
+            }
+        )
+        for call in calls:
+            yield ToolStartEvent(text=call.name, name=call.name, arguments=call.arguments)
+            n_stored = len(tctx.stored)
+            rec = self.registry.execute(call.name, call.arguments, tctx)
+            records.append(rec)
+            yield ToolEndEvent(text=call.name, record=rec)
+            for m in tctx.stored[n_stored:]:
+                yield StoredEvent(text=m.text, memory=m)
+            result_text = result_for_model(rec)
+            if tctx.grounding_texts is not None and rec.error is None:
+                # "Remember that" after a lookup: the user's own data supports it too.
+                tctx.grounding_texts.append(result_text)
+            exchange.append({"role": "tool", "content": result_text, "tool_name": call.name})
 
     def _request_messages(
         self,

@@ -50,7 +50,6 @@ fake gives only check the plumbing.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import re
 import secrets
@@ -59,8 +58,6 @@ import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Generator
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from agent.answering import Answerer, AnswerState
@@ -69,8 +66,22 @@ from agent.errors import LLMError
 from agent.llm import LLM, OllamaLLM
 from agent.tools.registry import ToolContext, ToolRegistry
 from agent.types import TurnEvent
-from memory.bench.common import Progress, bench_redis, git_commit, make_coordinator, table
-from memory.bench.locomo import CATEGORY_NAMES, category_of, load, questions, turn_items
+from memory.bench.common import (
+    Progress,
+    add_output_args,
+    bench_coordinator,
+    emit,
+    stamp,
+    table,
+)
+from memory.bench.locomo import (
+    CATEGORY_NAMES,
+    add_data_args,
+    category_of,
+    data_from_args,
+    questions,
+    turn_items,
+)
 from memory.bench.locomo import ingest as locomo_ingest
 from memory.coordinator import MemoryCoordinator
 from memory.models import MemoryContext, MemoryType, RecallHit, ScoreParts
@@ -415,9 +426,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="answer accuracy on LoCoMo-style questions through the agent's recall and prompt",
         description=__doc__.split("\n\n")[0] if __doc__ else None,
     )
-    p.add_argument(
-        "--data", required=True, type=Path, help="LoCoMo JSON file (e.g. locomo-dev.json)"
-    )
+    add_data_args(p)
     p.add_argument("--model", default=None, help="Ollama model (default: OLLAMA_MODEL)")
     p.add_argument(
         "--mode",
@@ -426,18 +435,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="memory: the agent's recall (default); none: no memories; oracle: the evidence turns",
     )
     p.add_argument("--limit", type=int, default=None, help="only the first N questions")
-    p.add_argument("--conversations", help="only these sample ids, comma-separated")
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    p.add_argument(
-        "--record",
-        action="store_true",
-        help="also write this run's headline figures to benchmarks/results/ (memory.bench.results)",
-    )
-    p.add_argument(
-        "--redis-url",
-        help="use this Redis Stack (fresh namespace) instead of a private embedded one",
-    )
+    add_output_args(p)
     p.set_defaults(func=main)
     return p
 
@@ -452,11 +450,7 @@ def main(args: argparse.Namespace, settings: Any = None) -> int:
     model = args.model or config.ollama_model
     if args.limit is not None and args.limit < 1:
         raise SystemExit("--limit must be at least 1")
-    convs = [c.strip() for c in args.conversations.split(",")] if args.conversations else None
-    try:
-        data = load(args.data, convs)
-    except (OSError, ValueError) as e:
-        raise SystemExit(f"Cannot read {args.data}: {e}") from None
+    data = data_from_args(args)
     chosen = select(data, args.limit)
     if not chosen:
         raise SystemExit(
@@ -472,26 +466,13 @@ def main(args: argparse.Namespace, settings: Any = None) -> int:
         return 1
     answerer = make_answerer(llm, settings, config)
     progress = Progress(quiet=args.quiet)
-    commit = git_commit()  # the code that ran, even if HEAD moves during a long run
-    with bench_redis(args.redis_url) as (client, ns):
-        coord = make_coordinator(client, ns)
-        try:
-            n_turns = ingest(coord, data, progress)
-            result = ask(
-                coord, answerer, model, data, args.mode, limit=args.limit, progress=progress
-            )
-            embedder = coord.embedder.model_id
-        finally:
-            coord.close()
-    result.update(
-        {
-            "n_turns": n_turns,
-            "commit": commit,
-            "date": datetime.now(UTC).strftime("%Y-%m-%d"),
-            "data": str(args.data),
-        }
-    )
-    print(json.dumps(result) if args.json else render(result))
+    stamped = stamp()
+    with bench_coordinator(args.redis_url) as coord:
+        n_turns = ingest(coord, data, progress)
+        result = ask(coord, answerer, model, data, args.mode, limit=args.limit, progress=progress)
+        embedder = coord.embedder.model_id
+    result.update({"n_turns": n_turns, **stamped, "data": str(args.data)})
+    code = emit(args, result, render)
     if args.record:
         from memory.bench import results
 
@@ -499,9 +480,9 @@ def main(args: argparse.Namespace, settings: Any = None) -> int:
             "qa",
             results.qa_figures(result),
             prog="python -m agent",
-            commit=commit,
+            commit=stamped["commit"],
             embedder=embedder,
             data=args.data,
             note=f"mode {result['mode']}, model {result['model']}",
         )
-    return 0
+    return code

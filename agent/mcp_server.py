@@ -56,6 +56,7 @@ from agent.tools.memory_tools import (
 from memory.coordinator import MemoryCoordinator
 from memory.errors import InvalidInputError, MemorySystemError, NotFoundError
 from memory.models import MemoryType, check_id
+from memory.queries import ListQuery
 from memory.writing import WritePolicy
 
 log = logging.getLogger(__name__)
@@ -93,7 +94,7 @@ class McpMemoryTools(MemoryOps):
     def listing(self, user_id: str, memory_type: MemoryType) -> dict[str, Any]:
         """The newest memories of one type (what the resources show)."""
         rows, total = self._coord.list_memories(
-            user_id, memory_type, include_superseded=False, page_size=RESOURCE_ROWS
+            user_id, memory_type, ListQuery(include_superseded=False, page_size=RESOURCE_ROWS)
         )
         keep: tuple[str, ...] = ("id", "text", "event_type", "category", "tags", "timestamp")
         if memory_type is MemoryType.PROCEDURAL:

@@ -6,6 +6,7 @@ the `AgentMemory` / `MemoryService` protocols (`memory.service`).
 Layout:
     coordinator.py   the one entry point: recall, writes, and the editor's operations
     service.py       the typed contract the agent and the UI hold (light: models only)
+    queries.py       its parameter objects: a page of the list, a search's filters
     boundary.py      the one error boundary (driver errors -> StoreUnavailableError)
     identity.py      which Redis the memories are on (another one at the address: recover)
     stores/          the four stores, index schemas, record encoding
@@ -59,6 +60,7 @@ from memory.models import (
     ScoreParts,
     SemanticFact,
 )
+from memory.queries import ListQuery, SearchFilter
 from memory.service import AgentMemory, MemoryService, MemoryStats
 from memory.shape import safe_to_parse
 
@@ -97,6 +99,7 @@ __all__ = [
     "EventType",
     "ImportFileError",
     "InvalidInputError",
+    "ListQuery",
     "Maintenance",
     "MaintenanceScheduler",
     "MemoryContext",
@@ -112,6 +115,7 @@ __all__ = [
     "ProceduralSuggestion",
     "RecallHit",
     "ScoreParts",
+    "SearchFilter",
     "SemanticFact",
     "Settings",
     "StoreReplacedError",

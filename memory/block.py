@@ -216,6 +216,59 @@ def render_memory_block(
 ) -> MemoryBlock:
     """Render recalled memories as a fenced data block within `budget_tokens`."""
     nonce = nonce or secrets.token_hex(4)
+    sections = _sections(context, stored_now)
+    head, tail = f"<<<MEMORY {nonce}>>>", f"<<<END MEMORY {nonce}>>>"
+    total = sum(len(lines) for _, lines in sections)
+    # Room for the fence and the notes, so the whole block stays within the budget; each line
+    # is counted with its line break (a token of its own for the model).
+    used = sum(estimate_tokens(t + "\n") for t in (head, tail, _omitted(total), NO_MEMORY_NOTE))
+    chosen: list[tuple[str, list[str]]] = []
+    longer: list[tuple[int, int, str]] = []  # (section, line, the line with its reply)
+    omitted = 0
+    for title, lines in sections:
+        title_cost = estimate_tokens(title + "\n")
+        section_out: list[str] = []
+        for line in lines:
+            *with_reply, short = (line,) if isinstance(line, str) else line
+            cost = estimate_tokens(short + "\n")
+            if used + title_cost + cost > budget_tokens:
+                omitted += 1
+                continue
+            if with_reply:
+                longer.append((len(chosen), len(section_out), with_reply[0]))
+            section_out.append(short)
+            used += cost
+        if section_out:
+            chosen.append((title, section_out))
+            used += title_cost
+    upgraded: list[tuple[int, int, str]] = []  # (section, line, the line without its reply)
+    for section, i, line in longer:  # best first, while the room left holds them
+        short = chosen[section][1][i]
+        extra = estimate_tokens(line + "\n") - estimate_tokens(short + "\n")
+        if used + extra <= budget_tokens:
+            chosen[section][1][i] = line
+            upgraded.append((section, i, short))
+            used += extra
+    block = _assemble(head, tail, chosen, omitted, nonce)
+    while block.tokens > budget_tokens and upgraded:  # rounding: a reply goes before a line
+        section, i, short = upgraded.pop()
+        chosen[section][1][i] = short
+        block = _assemble(head, tail, chosen, omitted, nonce)
+    while block.tokens > budget_tokens and chosen:  # rounding: drop the lowest-ranked line
+        title, lines_ = chosen[-1]
+        chosen[-1] = (title, lines_[:-1])
+        if not chosen[-1][1]:
+            chosen.pop()
+        omitted += 1
+        block = _assemble(head, tail, chosen, omitted, nonce)
+    return block
+
+
+def _sections(
+    context: MemoryContext, stored_now: Sequence[StoredMemory]
+) -> list[tuple[str, list[str | tuple[str, ...]]]]:
+    """(title, lines) of each non-empty section, in the block's order, each line best first;
+    a line given as a tuple is (the line with its reply, the line alone)."""
     sections: list[tuple[str, list[str | tuple[str, ...]]]] = []
     if stored_now:
         sections.append(
@@ -269,52 +322,7 @@ def render_memory_block(
                 [f"- [procedural] {neutralise(desc)}"],
             )
         )
-
-    head, tail = f"<<<MEMORY {nonce}>>>", f"<<<END MEMORY {nonce}>>>"
-    total = sum(len(lines) for _, lines in sections)
-    # Room for the fence and the notes, so the whole block stays within the budget; each line
-    # is counted with its line break (a token of its own for the model).
-    used = sum(estimate_tokens(t + "\n") for t in (head, tail, _omitted(total), NO_MEMORY_NOTE))
-    chosen: list[tuple[str, list[str]]] = []
-    longer: list[tuple[int, int, str]] = []  # (section, line, the line with its reply)
-    omitted = 0
-    for title, lines in sections:
-        title_cost = estimate_tokens(title + "\n")
-        section_out: list[str] = []
-        for line in lines:
-            *with_reply, short = (line,) if isinstance(line, str) else line
-            cost = estimate_tokens(short + "\n")
-            if used + title_cost + cost > budget_tokens:
-                omitted += 1
-                continue
-            if with_reply:
-                longer.append((len(chosen), len(section_out), with_reply[0]))
-            section_out.append(short)
-            used += cost
-        if section_out:
-            chosen.append((title, section_out))
-            used += title_cost
-    upgraded: list[tuple[int, int, str]] = []  # (section, line, the line without its reply)
-    for section, i, line in longer:  # best first, while the room left holds them
-        short = chosen[section][1][i]
-        extra = estimate_tokens(line + "\n") - estimate_tokens(short + "\n")
-        if used + extra <= budget_tokens:
-            chosen[section][1][i] = line
-            upgraded.append((section, i, short))
-            used += extra
-    block = _assemble(head, tail, chosen, omitted, nonce)
-    while block.tokens > budget_tokens and upgraded:  # rounding: a reply goes before a line
-        section, i, short = upgraded.pop()
-        chosen[section][1][i] = short
-        block = _assemble(head, tail, chosen, omitted, nonce)
-    while block.tokens > budget_tokens and chosen:  # rounding: drop the lowest-ranked line
-        title, lines_ = chosen[-1]
-        chosen[-1] = (title, lines_[:-1])
-        if not chosen[-1][1]:
-            chosen.pop()
-        omitted += 1
-        block = _assemble(head, tail, chosen, omitted, nonce)
-    return block
+    return sections
 
 
 def _assemble(

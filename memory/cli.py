@@ -33,6 +33,7 @@ from memory.config import PROJECT_ROOT, Settings
 from memory.demo.training import DEMO_USER
 from memory.errors import InvalidInputError, MemorySystemError, NotFoundError
 from memory.models import MemoryType, check_id, check_metadata
+from memory.queries import ListQuery
 from memory.terminal import ProgressLines, for_terminal, invalid_utf8_argument
 from memory.writing import WritePolicy, candidate_for, write_fact
 
@@ -232,7 +233,7 @@ def cmd_list(args: argparse.Namespace, settings: Settings) -> int:
     coord = _coordinator(settings)
     try:
         rows, total = coord.list_memories(
-            args.user, args.type, page=args.page, page_size=args.page_size
+            args.user, args.type, ListQuery(page=args.page, page_size=args.page_size)
         )
     finally:
         coord.close()

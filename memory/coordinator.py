@@ -32,7 +32,6 @@ from memory.metrics import MetricsRecorder
 from memory.models import (
     ChatMessage,
     EpisodicMemory,
-    EventType,
     MemoryContext,
     MemoryType,
     ProceduralPattern,
@@ -41,6 +40,7 @@ from memory.models import (
     check_id,
     check_text,
 )
+from memory.queries import ListQuery, SearchFilter
 from memory.recall import RecallWeights
 from memory.recall.pipeline import RecallPipeline
 from memory.replies import as_str
@@ -242,28 +242,10 @@ class MemoryCoordinator(SessionsAPI):
         memory_type: MemoryType | str = MemoryType.EPISODIC,
         *,
         k: int = 10,
-        event_types: list[EventType] | list[str] | None = None,
-        tags: list[str] | None = None,
-        since_ms: int | None = None,
-        until_ms: int | None = None,
-        min_score: float | None = None,
-        include_superseded: bool = False,
-        category: str | None = None,
+        where: SearchFilter | None = None,
     ) -> list[RecallHit]:
-        """Hybrid search of one type (episodic or semantic) with filters."""
-        return self.recall.search(
-            user_id,
-            query,
-            memory_type,
-            k=k,
-            event_types=event_types,
-            tags=tags,
-            since_ms=since_ms,
-            until_ms=until_ms,
-            min_score=min_score,
-            include_superseded=include_superseded,
-            category=category,
-        )
+        """Hybrid search of one type (episodic or semantic), narrowed by `where`."""
+        return self.recall.search(user_id, query, memory_type, k=k, where=where)
 
     def find_similar_episodic(self, user_id: str, text: str, *, k: int = 5) -> list[RecallHit]:
         """Nearest active episodic memories by vector only (dedup and supersession)."""
@@ -459,43 +441,12 @@ class MemoryCoordinator(SessionsAPI):
     # Editor
     # =====================================================================================
     def list_memories(
-        self,
-        user_id: str,
-        memory_type: MemoryType | str,
-        *,
-        event_types: list[str] | None = None,
-        category: str | None = None,
-        tags: list[str] | None = None,
-        since_ms: int | None = None,
-        until_ms: int | None = None,
-        pinned: bool | None = None,
-        include_superseded: bool = True,
-        sort_by: str = "timestamp",
-        descending: bool = True,
-        page: int = 1,
-        page_size: int = 50,
-        session_id: str | None = None,
-        added_by: str | None = None,
+        self, user_id: str, memory_type: MemoryType | str, query: ListQuery | None = None
     ) -> tuple[list[dict[str, Any]], int]:
-        """(rows, total). Rows are records as dicts with an `id` and a `text` key.
-        Semantic facts: `added_by` keeps those a given user added."""
+        """(rows, total): one page of `query`. Rows are records as dicts with an `id` and a
+        `text` key."""
         return admin.list_memories(
-            self.stores,
-            user_id,
-            MemoryType.parse(memory_type),
-            event_types=event_types,
-            category=category,
-            tags=tags,
-            since_ms=since_ms,
-            until_ms=until_ms,
-            pinned=pinned,
-            include_superseded=include_superseded,
-            sort_by=sort_by,
-            descending=descending,
-            page=page,
-            page_size=page_size,
-            session_id=session_id,
-            added_by=added_by,
+            self.stores, user_id, MemoryType.parse(memory_type), query or ListQuery()
         )
 
     def get_memory(

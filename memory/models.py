@@ -303,7 +303,7 @@ class ChatMessage(BaseModel):
 RelevanceBand = Literal["high", "moderate", "low"]
 
 #: Band thresholds on a hit's final score, the probability that it is relevant: set from the
-#: reliability table of the fit (printed by scripts/fit_recall.py). Here, not in
+#: reliability table of the fit (`python -m lab.fit_recall`). Here, not in
 #: memory/recall/scoring.py, because every layer bands scores and the models sit below recall.
 BAND_HIGH = 0.3
 BAND_MODERATE = 0.1

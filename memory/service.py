@@ -18,13 +18,13 @@ from typing import Any, Literal, NotRequired, Protocol, TypedDict, Unpack
 from memory.models import (
     ChatMessage,
     EpisodicMemory,
-    EventType,
     MemoryContext,
     MemoryType,
     ProceduralPattern,
     RecallHit,
     SemanticFact,
 )
+from memory.queries import ListQuery, SearchFilter
 
 
 class EpisodicStats(TypedDict):
@@ -106,13 +106,7 @@ class AgentMemory(Protocol):
         memory_type: MemoryType | str = MemoryType.EPISODIC,
         *,
         k: int = 10,
-        event_types: list[EventType] | list[str] | None = None,
-        tags: list[str] | None = None,
-        since_ms: int | None = None,
-        until_ms: int | None = None,
-        min_score: float | None = None,
-        include_superseded: bool = False,
-        category: str | None = None,
+        where: SearchFilter | None = None,
     ) -> list[RecallHit]: ...
 
     def find_similar_episodic(self, user_id: str, text: str, *, k: int = 5) -> list[RecallHit]: ...
@@ -168,23 +162,7 @@ class AgentMemory(Protocol):
     ) -> dict[str, dict[str, dict[str, Any]]]: ...
 
     def list_memories(
-        self,
-        user_id: str,
-        memory_type: MemoryType | str,
-        *,
-        event_types: list[str] | None = None,
-        category: str | None = None,
-        tags: list[str] | None = None,
-        since_ms: int | None = None,
-        until_ms: int | None = None,
-        pinned: bool | None = None,
-        include_superseded: bool = True,
-        sort_by: str = "timestamp",
-        descending: bool = True,
-        page: int = 1,
-        page_size: int = 50,
-        session_id: str | None = None,
-        added_by: str | None = None,
+        self, user_id: str, memory_type: MemoryType | str, query: ListQuery | None = None
     ) -> tuple[list[dict[str, Any]], int]: ...
 
     def delete_memory(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from memory import ListQuery
 from ui.browse import episodic_tab, procedural_tab, semantic_tab, short_term_tab
 from ui.errors import guard
 from ui.forget import forget_tab
@@ -22,7 +23,7 @@ st.caption(
 
 with guard("Counting memories"):
     counts = {
-        t: ctx.coordinator.list_memories(ctx.user_id, t, page_size=1)[1]
+        t: ctx.coordinator.list_memories(ctx.user_id, t, ListQuery(page_size=1))[1]
         for t in ("episodic", "semantic", "procedural")
     }
     counts["short_term"] = len(ctx.coordinator.recent_messages(ctx.user_id, ctx.session_id, n=200))

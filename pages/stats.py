@@ -9,6 +9,7 @@ from typing import Any
 
 import streamlit as st
 
+from memory import ListQuery
 from ui import charts, resources
 from ui.errors import guard
 from ui.format import fmt_duration, md_text
@@ -61,10 +62,12 @@ with guard("Counting memories"):
     for mtype in counts:
         added_by = ctx.user_id if mtype == "semantic" else None  # facts this user added
         rows, total = ctx.coordinator.list_memories(
-            ctx.user_id, mtype, page_size=1000, added_by=added_by
+            ctx.user_id, mtype, ListQuery(page_size=1000, added_by=added_by)
         )
         rows_by_type[mtype], counts[mtype] = rows, total
-    recalled_facts = ctx.coordinator.list_memories(ctx.user_id, "semantic", page_size=1)[1]
+    _, recalled_facts = ctx.coordinator.list_memories(
+        ctx.user_id, "semantic", ListQuery(page_size=1)
+    )
     built_in = max(0, recalled_facts - counts["semantic"])
 
 df = charts.samples_frame([])

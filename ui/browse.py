@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 import streamlit as st
 
+from memory import ListQuery
 from memory.models import EventType
 from memory.service import MemoryService
 from ui import state
@@ -239,14 +240,16 @@ def episodic_tab(ctx: PageContext) -> None:
         rows, total = ctx.coordinator.list_memories(
             ctx.user_id,
             "episodic",
-            event_types=kinds or None,
-            tags=tags or None,
-            since_ms=since,
-            until_ms=until,
-            pinned=pinned,
-            include_superseded=show_old,
-            page=page,
-            page_size=PAGE_SIZE,
+            ListQuery(
+                event_types=kinds or None,
+                tags=tags or None,
+                since_ms=since,
+                until_ms=until,
+                pinned=pinned,
+                include_superseded=show_old,
+                page=page,
+                page_size=PAGE_SIZE,
+            ),
         )
     filtered = bool(kinds or tags or since or pinned is not None)
     if not rows:
@@ -375,11 +378,13 @@ def semantic_tab(ctx: PageContext) -> None:
         rows, total = ctx.coordinator.list_memories(
             ctx.user_id,
             "semantic",
-            category=category.strip() or None,
-            pinned=pinned,
-            page=page,
-            page_size=PAGE_SIZE,
-            added_by=ctx.user_id if mine else None,
+            ListQuery(
+                category=category.strip() or None,
+                pinned=pinned,
+                page=page,
+                page_size=PAGE_SIZE,
+                added_by=ctx.user_id if mine else None,
+            ),
         )
     if not rows:
         st.info(
@@ -473,7 +478,7 @@ def procedural_tab(ctx: PageContext) -> None:
     total = 0
     with guard("Loading procedural patterns"):
         rows, total = ctx.coordinator.list_memories(
-            ctx.user_id, "procedural", sort_by="last_used", page_size=PAGE_SIZE
+            ctx.user_id, "procedural", ListQuery(sort_by="last_used", page_size=PAGE_SIZE)
         )
     if not rows:
         st.info(

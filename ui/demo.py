@@ -20,7 +20,7 @@ from typing import Any
 
 import streamlit as st
 
-from memory import DEMO_QUESTIONS, DEMO_TAG, DEMO_USER, demo_contents, load_demo
+from memory import DEMO_QUESTIONS, DEMO_TAG, DEMO_USER, ListQuery, demo_contents, load_demo
 from memory.service import MemoryService
 from memory.writing import WritePolicy
 from ui import state
@@ -43,7 +43,9 @@ def available(ctx: PageContext) -> bool:
 
 def persona_loaded(ctx: PageContext) -> bool:
     """Whether the current user holds the demo persona's memories."""
-    _, n = ctx.coordinator.list_memories(ctx.user_id, "episodic", tags=[DEMO_TAG], page_size=1)
+    _, n = ctx.coordinator.list_memories(
+        ctx.user_id, "episodic", ListQuery(tags=[DEMO_TAG], page_size=1)
+    )
     return n > 0
 
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
-from memory import safe_to_parse
+from memory import SearchFilter, safe_to_parse
 from memory.errors import ImportFileError, InvalidInputError
 from memory.models import EventType
 from memory.writing import candidate_for, write_fact
@@ -73,8 +73,10 @@ def search_tab(ctx: PageContext) -> None:
                     query,
                     mtype,
                     k=k,
-                    min_score=min_score or None,
-                    event_types=(kinds or None) if mtype == "episodic" else None,
+                    where=SearchFilter(
+                        min_score=min_score or None,
+                        event_types=(kinds or None) if mtype == "episodic" else None,
+                    ),
                 )
                 or []
             )

@@ -16,6 +16,7 @@ from typing import Any
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
+from memory import ListQuery
 from memory.models import EventType, check_id
 from memory.service import MemoryService
 from memory.writing import WritePolicy, candidate_for, write_fact
@@ -369,10 +370,10 @@ def recent_memories(coord: MemoryService, user_id: str, n: int = RECENT_N) -> li
     # Logged exchanges ("interaction" episodes) are the chat itself: not listed here.
     kept = [e.value for e in EventType if e is not EventType.INTERACTION]
     ep, _ = coord.list_memories(
-        user_id, "episodic", page_size=n, include_superseded=False, event_types=kept
+        user_id, "episodic", ListQuery(page_size=n, include_superseded=False, event_types=kept)
     )
     rows.extend({**r, "_type": "episodic"} for r in ep)
-    sem, _ = coord.list_memories(user_id, "semantic", page_size=n, added_by=user_id)
+    sem, _ = coord.list_memories(user_id, "semantic", ListQuery(page_size=n, added_by=user_id))
     rows.extend({**r, "_type": "semantic"} for r in sem)
     rows.sort(key=lambda r: int(r.get("created_at") or r.get("timestamp") or 0), reverse=True)
     return rows[:n]

@@ -17,6 +17,7 @@ import redis
 from memory.embeddings import CachedEmbedder
 from memory.errors import InvalidInputError, NotAllowedError, NotFoundError
 from memory.models import EpisodicMemory, MemoryType, SemanticFact, check_id
+from memory.queries import ListQuery
 from memory.stores import Stores
 from memory.stores.episodic import EpisodicStore, embedding_text
 from memory.stores.schema import VECTOR_FIELD
@@ -48,26 +49,11 @@ SEMANTIC_EDITABLE = {
 
 
 def list_memories(
-    stores: Stores,
-    user_id: str,
-    mtype: MemoryType,
-    *,
-    event_types: list[str] | None = None,
-    category: str | None = None,
-    tags: list[str] | None = None,
-    since_ms: int | None = None,
-    until_ms: int | None = None,
-    pinned: bool | None = None,
-    include_superseded: bool = True,
-    sort_by: str = "timestamp",
-    descending: bool = True,
-    page: int = 1,
-    page_size: int = 50,
-    session_id: str | None = None,
-    added_by: str | None = None,
+    stores: Stores, user_id: str, mtype: MemoryType, q: ListQuery
 ) -> tuple[list[dict[str, Any]], int]:
     """(rows, total). Rows are records as dicts with an `id` and a `text` key."""
     check_id(user_id)
+    page, page_size, sort_by, descending = q.page, q.page_size, q.sort_by, q.descending
     if mtype is MemoryType.EPISODIC:
         return stores.episodic.list_page(
             user_id,
@@ -75,20 +61,20 @@ def list_memories(
             descending=descending,
             page=page,
             page_size=page_size,
-            event_types=event_types,
-            tags=tags,
-            since_ms=since_ms,
-            until_ms=until_ms,
-            active_only=not include_superseded,
-            pinned=pinned,
-            session_id=session_id,
+            event_types=q.event_types,
+            tags=q.tags,
+            since_ms=q.since_ms,
+            until_ms=q.until_ms,
+            active_only=not q.include_superseded,
+            pinned=q.pinned,
+            session_id=q.session_id,
         )
     if mtype is MemoryType.SEMANTIC:
         return stores.semantic.list_page(
-            added_by=added_by,
+            added_by=q.added_by,
             visible_to=user_id,
-            category=category,
-            pinned=pinned,
+            category=q.category,
+            pinned=q.pinned,
             page=page,
             page_size=page_size,
             sort_by=sort_by if sort_by in ("timestamp", "importance") else "timestamp",
@@ -103,7 +89,7 @@ def list_memories(
             page=page,
             page_size=page_size,
         )
-    sessions = [session_id] if session_id else stores.short_term.sessions(user_id)
+    sessions = [q.session_id] if q.session_id else stores.short_term.sessions(user_id)
     rows: list[dict[str, Any]] = []
     for s in sessions:
         for m in stores.short_term.all_messages(user_id, s):

@@ -81,6 +81,7 @@ from memory.models import (
     SemanticFact,
     check_id,
 )
+from memory.queries import SearchFilter
 from memory.replies import as_str
 from memory.stores import Stores
 from memory.text import STOPWORDS, fold, words
@@ -200,8 +201,8 @@ class TopicForget:
                 query,
                 mtype,
                 k=SEARCH_K,
-                min_score=self.min_score,
-                **({"include_superseded": True} if mtype is MemoryType.EPISODIC else {}),
+                # superseded memories hold the topic too (a semantic search has none)
+                where=SearchFilter(min_score=self.min_score, include_superseded=True),
             )
             out.update({f"{mtype.value}:{h.id}": h.score for h in hits})
         return out

@@ -1,4 +1,6 @@
-"""What both benchmarks share: a throw-away Redis + coordinator, percentiles, progress, output.
+"""What every benchmark command shares (`python -m memory bench latency|locomo`, `python -m agent
+bench qa`): a throw-away Redis + coordinator, the options, percentiles, progress, the stamp and
+the output of a result.
 
 By default a benchmark starts its own embedded Redis Stack (free port, temporary data dir,
 no persistence) so it never touches the app's data and always starts empty; `--redis-url`
@@ -8,14 +10,16 @@ points it at another server instead, where it works in a fresh namespace and rem
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +83,18 @@ def git_commit() -> str:
         return "unknown"
 
 
+def stamp() -> dict[str, str]:
+    """The commit and date a result came from; taken before a run, so the commit is the code
+    that ran even if HEAD moves during a long one."""
+    return {"commit": git_commit(), "date": datetime.now(UTC).strftime("%Y-%m-%d")}
+
+
+def emit(args: argparse.Namespace, result: dict[str, Any], render: Callable[..., str]) -> int:
+    """Print a result as JSON (`--json`) or as the command's table; the exit code 0."""
+    print(json.dumps(result) if args.json else render(result))
+    return 0
+
+
 def redis_version(client: redis.Redis) -> str:
     info = client.info("server")
     return str(info.get("redis_version", "?"))
@@ -113,6 +129,19 @@ def bench_redis(redis_url: str | None) -> Iterator[tuple[redis.Redis, str]]:
     finally:
         server.stop()
         shutil.rmtree(data_dir, ignore_errors=True)
+
+
+@contextmanager
+def bench_coordinator(
+    redis_url: str | None, embedder: Embedder | None = None, **kwargs: Any
+) -> Iterator[MemoryCoordinator]:
+    """A coordinator on a throw-away Redis (`bench_redis`), closed after."""
+    with bench_redis(redis_url) as (client, ns):
+        coord = make_coordinator(client, ns, embedder, **kwargs)
+        try:
+            yield coord
+        finally:
+            coord.close()
 
 
 def make_coordinator(
@@ -179,17 +208,11 @@ def apply_recall_overrides(coord: MemoryCoordinator, overrides: list[str] | None
     return dataclasses.asdict(coord.weights)
 
 
-def add_common_args(p: argparse.ArgumentParser) -> None:
-    """Options both bench commands take: the server, recall overrides, output."""
+def add_output_args(p: argparse.ArgumentParser) -> None:
+    """Options every bench command takes: the server and the output."""
     p.add_argument(
         "--redis-url",
         help="use this Redis Stack (fresh namespace) instead of a private embedded one",
-    )
-    p.add_argument(
-        "--recall",
-        action="append",
-        metavar="FIELD=VALUE",
-        help="override a RecallWeights field for this run (ablations), repeatable",
     )
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
@@ -197,4 +220,15 @@ def add_common_args(p: argparse.ArgumentParser) -> None:
         "--record",
         action="store_true",
         help="also write this run's headline figures to benchmarks/results/ (memory.bench.results)",
+    )
+
+
+def add_common_args(p: argparse.ArgumentParser) -> None:
+    """Options the memory bench commands take: those of every bench, and recall overrides."""
+    add_output_args(p)
+    p.add_argument(
+        "--recall",
+        action="append",
+        metavar="FIELD=VALUE",
+        help="override a RecallWeights field for this run (ablations), repeatable",
     )

@@ -33,10 +33,8 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import random
 import time
-from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -44,9 +42,9 @@ import numpy as np
 from memory.bench.common import (
     Progress,
     add_common_args,
-    git_commit,
     percentiles,
     redis_version,
+    stamp,
     table,
 )
 from memory.coordinator import MemoryCoordinator
@@ -353,7 +351,7 @@ def run(
     pool_size: int = POOL_SIZE,
 ) -> dict[str, Any]:
     progress = progress or Progress(quiet=True)
-    commit = git_commit()  # the code that ran, even if HEAD moves during a long run
+    stamped = stamp()
     rng = random.Random(seed)
     r = coord.redis
     now_ms = int(time.time() * 1000)
@@ -420,9 +418,12 @@ def run(
         "embedding_cache": cache_hits(coord, n_queries),
         "vector_algorithm": coord.settings.vector_algorithm,
         "redis_version": redis_version(r),
-        "commit": commit,
-        "date": datetime.now(UTC).strftime("%Y-%m-%d"),
+        **stamped,
     }
+
+
+#: The stages of a recall the stage table shows (`MemoryContext.timings_ms`), in order.
+STAGES = ("embed", "short_term", "episodic", "semantic", "procedural", "hydrate", "prompt")
 
 
 def render(res: dict[str, Any]) -> str:
@@ -470,18 +471,7 @@ def render(res: dict[str, Any]) -> str:
                 [
                     s["size"],
                     name,
-                    *[
-                        f"{st[k]['p50']}/{st[k]['p95']}" if k in st else "-"
-                        for k in (
-                            "embed",
-                            "short_term",
-                            "episodic",
-                            "semantic",
-                            "procedural",
-                            "hydrate",
-                            "prompt",
-                        )
-                    ],
+                    *[f"{st[k]['p50']}/{st[k]['p95']}" if k in st else "-" for k in STAGES],
                 ]
             )
     ec, ing = res["embedding_cache"], res["ingest"]
@@ -491,20 +481,7 @@ def render(res: dict[str, Any]) -> str:
             table(head, rows),
             "",
             "retrieve_all_context stages, p50/p95 ms",
-            table(
-                [
-                    "memories",
-                    "query",
-                    "embed",
-                    "short_term",
-                    "episodic",
-                    "semantic",
-                    "procedural",
-                    "hydrate",
-                    "prompt",
-                ],
-                stage_rows,
-            ),
+            table(["memories", "query", *STAGES], stage_rows),
             "",
             f"ingest with real embeddings: {ing['per_second']} memories/s "
             f"({ing['memories']} in {ing['seconds']} s)",
@@ -538,7 +515,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def main(args: argparse.Namespace, settings: Any = None) -> int:
-    from memory.bench.common import apply_recall_overrides, bench_redis, make_coordinator
+    from memory.bench.common import apply_recall_overrides, bench_coordinator, emit
     from memory.embeddings import OnnxMiniLMEmbedder
 
     try:
@@ -551,22 +528,18 @@ def main(args: argparse.Namespace, settings: Any = None) -> int:
         raise SystemExit("--queries must be at least 1")
     progress = Progress(quiet=args.quiet)
     emb = BenchEmbedder(OnnxMiniLMEmbedder())
-    with bench_redis(args.redis_url) as (client, ns):
-        coord = make_coordinator(client, ns, emb, load_knowledge=True)
-        try:
-            weights = apply_recall_overrides(coord, args.recall)
-            result = run(
-                coord,
-                emb,
-                sizes,
-                n_queries=args.queries,
-                ingest_sample=args.ingest_sample,
-                progress=progress,
-            )
-            result["recall_weights"] = weights
-        finally:
-            coord.close()
-    print(json.dumps(result) if args.json else render(result))
+    with bench_coordinator(args.redis_url, emb, load_knowledge=True) as coord:
+        weights = apply_recall_overrides(coord, args.recall)
+        result = run(
+            coord,
+            emb,
+            sizes,
+            n_queries=args.queries,
+            ingest_sample=args.ingest_sample,
+            progress=progress,
+        )
+        result["recall_weights"] = weights
+    code = emit(args, result, render)
     if args.record:
         from memory.bench import results
 
@@ -578,4 +551,4 @@ def main(args: argparse.Namespace, settings: Any = None) -> int:
             commit=result["commit"],
             embedder=emb.model_id,
         )
-    return 0
+    return code

@@ -43,11 +43,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from memory.bench.common import Progress, add_common_args, git_commit, percentiles, table
+from memory.bench.common import Progress, add_common_args, percentiles, stamp, table
 from memory.bench.prompt_level import PromptRow, prompt_row
 from memory.bench.prompt_level import summary as prompt_summary
 from memory.coordinator import MemoryCoordinator
 from memory.models import RecallHit
+from memory.queries import SearchFilter
 from memory.stores.episodic import interaction_context
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -230,7 +231,7 @@ def run(
     `prompt_budget`, each question also goes through the agent's recall and memory block
     (`memory.bench.prompt_level`)."""
     progress = progress or Progress(quiet=True)
-    commit = git_commit()  # the code that ran, even if HEAD moves during a long run
+    stamped = stamp()
     ks = sorted(set(ks))
     kmax = max(ks)
     n_turns, ingest_s = ingest(coord, data, progress, user_prefix)
@@ -247,7 +248,9 @@ def run(
         user = user_prefix + sample["sample_id"]
         for q in questions(sample):
             t = time.perf_counter()
-            hits = coord.search(user, str(q["question"]), k=kmax, min_score=min_score)
+            hits = coord.search(
+                user, str(q["question"]), k=kmax, where=SearchFilter(min_score=min_score)
+            )
             latencies.append((time.perf_counter() - t) * 1000)
             ranked = [turns_held(h) for h in hits]
             row = _metrics(ranked, [str(e) for e in q["evidence"]], ks)
@@ -274,8 +277,7 @@ def run(
             "ingest_s": round(ingest_s, 2),
             "n_turns": n_turns,
             "min_score": coord.weights.min_score if min_score is None else min_score,
-            "commit": commit,
-            "date": datetime.now(UTC).strftime("%Y-%m-%d"),
+            **stamped,
         }
     )
     if prompt_budget is not None:
@@ -330,17 +332,31 @@ def _prompt_cells(s: dict[str, Any]) -> list[Any]:
     ]
 
 
+def add_data_args(p: argparse.ArgumentParser) -> None:
+    """The data options of the commands that read a LoCoMo file (`data_from_args`)."""
+    p.add_argument(
+        "--data", required=True, type=Path, help="LoCoMo JSON file (e.g. locomo-dev.json)"
+    )
+    p.add_argument("--conversations", help="only these sample ids, comma-separated")
+
+
+def data_from_args(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The conversations `--data` and `--conversations` name; exits saying why it cannot."""
+    convs = [c.strip() for c in args.conversations.split(",")] if args.conversations else None
+    try:
+        return load(args.data, convs)
+    except (OSError, ValueError) as e:
+        raise SystemExit(f"Cannot read {args.data}: {e}") from None
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "locomo",
         help="LoCoMo turn-level evidence recall through the app's recall path",
         description=__doc__.split("\n\n")[0] if __doc__ else None,
     )
-    p.add_argument(
-        "--data", required=True, type=Path, help="LoCoMo JSON file (e.g. locomo-dev.json)"
-    )
+    add_data_args(p)
     p.add_argument("--k", default="1,5,10,20", help="comma-separated cut-offs (default 1,5,10,20)")
-    p.add_argument("--conversations", help="only these sample ids, comma-separated")
     p.add_argument(
         "--min-score",
         type=float,
@@ -359,7 +375,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def main(args: argparse.Namespace, settings: Any = None) -> int:
-    from memory.bench.common import apply_recall_overrides, bench_redis, make_coordinator
+    from memory.bench.common import apply_recall_overrides, bench_coordinator, emit
 
     try:
         ks = [int(k) for k in str(args.k).split(",") if k.strip()]
@@ -369,30 +385,22 @@ def main(args: argparse.Namespace, settings: Any = None) -> int:
         raise SystemExit("--k values must be between 1 and 200")
     if args.prompt_budget is not None and not 50 <= args.prompt_budget <= 100_000:
         raise SystemExit("--prompt-budget must be between 50 and 100000 tokens")
-    convs = [c.strip() for c in args.conversations.split(",")] if args.conversations else None
-    try:
-        data = load(args.data, convs)
-    except (OSError, ValueError) as e:
-        raise SystemExit(f"Cannot read {args.data}: {e}") from None
+    data = data_from_args(args)
     progress = Progress(quiet=args.quiet)
-    with bench_redis(args.redis_url) as (client, ns):
-        coord = make_coordinator(client, ns)
-        try:
-            weights = apply_recall_overrides(coord, args.recall)
-            result = run(
-                coord,
-                data,
-                ks,
-                min_score=args.min_score,
-                progress=progress,
-                prompt_budget=args.prompt_budget,
-            )
-            result["recall_weights"] = weights
-            embedder = coord.embedder.model_id
-        finally:
-            coord.close()
+    with bench_coordinator(args.redis_url) as coord:
+        weights = apply_recall_overrides(coord, args.recall)
+        result = run(
+            coord,
+            data,
+            ks,
+            min_score=args.min_score,
+            progress=progress,
+            prompt_budget=args.prompt_budget,
+        )
+        result["recall_weights"] = weights
+        embedder = coord.embedder.model_id
     result["data"] = str(args.data)
-    print(json.dumps(result) if args.json else render(result))
+    code = emit(args, result, render)
     if args.record:
         from memory.bench import results
 
@@ -404,4 +412,4 @@ def main(args: argparse.Namespace, settings: Any = None) -> int:
             embedder=embedder,
             data=args.data,
         )
-    return 0
+    return code

@@ -34,7 +34,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +44,7 @@ from memory.demo.persona import PROCEDURES, Conversation, Persona, build_persona
 from memory.demo.training import DEMO_USER
 from memory.errors import InvalidInputError
 from memory.models import EventType, check_id
+from memory.queries import ListQuery
 from memory.service import MemoryService
 
 if TYPE_CHECKING:
@@ -132,14 +133,13 @@ class DemoReport:
 
 
 def _all_rows(
-    coord: MemoryService, user_id: str, memory_type: str, **filters: Any
+    coord: MemoryService, user_id: str, memory_type: str, query: ListQuery | None = None
 ) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     page = 1
     while True:
-        found, total = coord.list_memories(
-            user_id, memory_type, page=page, page_size=_PAGE, **filters
-        )
+        where = replace(query or ListQuery(), page=page, page_size=_PAGE)
+        found, total = coord.list_memories(user_id, memory_type, where)
         rows.extend(found)
         if not found or len(rows) >= total:
             return rows
@@ -149,10 +149,10 @@ def _all_rows(
 def _demo_rows(coord: MemoryService, user_id: str) -> dict[str, list[Any]]:
     """The demo's episodic memories, facts, procedures (rows) and sessions (ids)."""
     questions = _normalised_questions()
-    facts = _all_rows(coord, user_id, "semantic", added_by=user_id)
+    facts = _all_rows(coord, user_id, "semantic", ListQuery(added_by=user_id))
     procedures = _all_rows(coord, user_id, "procedural")
     return {
-        "episodic": _all_rows(coord, user_id, "episodic", tags=[DEMO_TAG]),
+        "episodic": _all_rows(coord, user_id, "episodic", ListQuery(tags=[DEMO_TAG])),
         "semantic": [f for f in facts if f.get("source") == DEMO_SOURCE],
         "procedural": [p for p in procedures if p.get("normalized_query") in questions],
         "sessions": [s for s in coord.list_sessions(user_id) if is_demo_session(s)],
@@ -162,10 +162,12 @@ def _demo_rows(coord: MemoryService, user_id: str) -> dict[str, list[Any]]:
 def demo_contents(coord: MemoryService, user_id: str) -> UserContents:
     """Count the user's demo memories and their own (episodic ones by two count queries)."""
     check_id(user_id)
-    _, episodic = coord.list_memories(user_id, "episodic", page_size=1)
-    _, episodic_demo = coord.list_memories(user_id, "episodic", tags=[DEMO_TAG], page_size=1)
+    _, episodic = coord.list_memories(user_id, "episodic", ListQuery(page_size=1))
+    _, episodic_demo = coord.list_memories(
+        user_id, "episodic", ListQuery(tags=[DEMO_TAG], page_size=1)
+    )
     questions = _normalised_questions()
-    facts = _all_rows(coord, user_id, "semantic", added_by=user_id)
+    facts = _all_rows(coord, user_id, "semantic", ListQuery(added_by=user_id))
     procedures = _all_rows(coord, user_id, "procedural")
     sessions = coord.list_sessions(user_id)
     demo = {

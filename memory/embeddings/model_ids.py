@@ -18,7 +18,7 @@ TOKEN_INT8_MODEL_ID = f"{PACKAGED_MODEL_ID}-tok8v{REWRITE_VERSION}"
 #: from the packaged graph and the first rewrite (v1) have cosine 0.9994 on average (0.998 at
 #: worst on the bench's texts, LoCoMo's turns and short texts), and a store written by the
 #: packaged graph and searched with v1 recalls as well as one written and searched by either
-#: (`scripts/quantized_embedder.py bench`); v2 runs v1's graph without one fusion of ONNX
+#: (`python -m lab.quantized_embedder bench`); v2 runs v1's graph without one fusion of ONNX
 #: Runtime, and its vectors are closer still to v1's. So no upgrade asks anybody to re-embed;
 #: `python -m memory reembed` still can.
 #: Named by version on purpose: a new rewrite (REWRITE_VERSION 3) shares no space with stores

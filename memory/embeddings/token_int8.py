@@ -10,7 +10,7 @@ on these cores, vectors within 0.002 cosine of the fp32 ones (BENCHMARKS.md, Dec
 
 Why per token, not ONNX Runtime's `quantize_dynamic`: that takes one scale for the whole batch,
 so a text's vector depends on the texts that share its batch (cosine 0.981 at worst between a
-text embedded alone and in a batch: `scripts/quantized_embedder.py speed`), and a stored
+text embedded alone and in a batch: `lab/quantized_embedder.py speed`), and a stored
 memory would not match itself as a query. Here each row is quantized on its own: a text's
 vector is the same in any batch.
 

@@ -51,10 +51,6 @@ class RecallWeights:
     neighbour_seeds: int = 5
     #: neighbours are memories of the same session at most this far apart in time
     neighbour_window_ms: int = 10 * 60_000
-    #: vector pseudo-relevance feedback (`memory.recall.feedback`): weight of the best
-    #: `feedback_docs` candidates' mean vector in a second KNN (0 = off: research option)
-    feedback: float = 0.0
-    feedback_docs: int = 5
 
 
 def fuse(

@@ -34,10 +34,6 @@ before or after a seed adds the seed's probability to its own evidence, and keep
 `neighbour ** hops` times it (`memory.recall.fusion.add_neighbour_part`); not for advice or a
 question about the user's tastes (what the user stated answers those).
 
-With `feedback` > 0 (a research option, off: it did not help, BENCHMARKS.md, Decisions) one
-more KNN from the query moved toward the best candidates adds candidates
-(`memory.recall.feedback`).
-
 Candidates carry only the fields scoring needs (`SCORE_FIELDS` and the text fields, plus the
 vector for BM25-only candidates); the top k of every type are then read whole
 (`memory.recall.requests.hydrate`). Recall sends the seeds' timeline reads with those reads
@@ -62,7 +58,6 @@ from redisvl.query.filter import FilterExpression
 from memory.models import MemoryType
 from memory.recall import neighbours, scoring
 from memory.recall.dates import DAY_MS, time_ranges, without_dates
-from memory.recall.feedback import feedback_rows
 from memory.recall.fusion import (
     OWN_FACT_KINDS,
     RecallWeights,
@@ -139,8 +134,8 @@ def build_request(
         filter_expression=filter_expression,
         num_results=n,
     )
-    if statements is not None or weights.feedback > 0:
-        # the stored vectors, undecoded: the statement classifier and the feedback read them
+    if statements is not None:
+        # the stored vectors, undecoded: the statement classifier reads them
         vq.return_fields(
             *SCORE_FIELDS,
             *text_fields,
@@ -267,8 +262,6 @@ def prepare(
         for row in (*vector_rows, *text_rows):
             if _in_ranges(row, req.time_ranges):
                 row["_time_match"] = True
-    if req.query_vec is not None and w.feedback > 0 and w.feedback_docs > 0:
-        _add_feedback(req, vector_rows, text_rows, req.idf, now_ms)
     req.scored, req.seeds, req.now_ms = None, [], now_ms
     if (
         req.timeline_key is not None
@@ -355,24 +348,6 @@ def _annotate_new(req: HybridRequest, rows: list[dict[str, Any]], idf: list[floa
         row["_own"] = req.personal == "advice"
         if _in_ranges(row, req.time_ranges):
             row["_time_match"] = True
-
-
-def _add_feedback(
-    req: HybridRequest, vrows: list[dict], trows: list[dict], idf: list[float], now_ms: int
-) -> None:
-    """Append the feedback KNN's new candidates to the text rows (`memory.recall.feedback`)."""
-    w, q = req.weights, req.query_vec
-    assert q is not None
-    scored = score_candidates(vrows, trows, q, w, now_ms)
-    raw = {row_id(r): r.get(VECTOR_FIELD) for r in (*vrows, *trows)}
-    best = sorted(scored, key=lambda rid: scored[rid]["final"], reverse=True)[: w.feedback_docs]
-    fields, n = [*SCORE_FIELDS, *req.text_fields], max(req.k, w.candidates)
-    rows = feedback_rows(
-        req.index, q, [raw[r] for r in best], w.feedback, fields, req.filter_expression, n
-    )
-    new_rows = [{**r, "score": 0.0} for r in rows if row_id(r) not in scored]
-    _annotate_new(req, new_rows, idf)
-    trows.extend(new_rows)
 
 
 def _mark_stated(req: HybridRequest, rows: Sequence[dict[str, Any]]) -> None:

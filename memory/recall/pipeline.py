@@ -43,6 +43,7 @@ from memory.models import (
     now_ms,
     relevance_band,
 )
+from memory.queries import SearchFilter
 from memory.recall.hybrid import (
     HybridRequest,
     RecallWeights,
@@ -111,59 +112,25 @@ class RecallPipeline:
         query = check_text(query, "Query")
         timings: dict[str, float] = {}
         ctx = MemoryContext(user_id=user_id, session_id=session_id, query=query)
-        stores = self._stores
         need_vector = include_episodic or include_semantic or include_procedural
         self._schedule_statement_fit()
         plan = _Plan(user_id, query, include_episodic, include_semantic, include_procedural)
         plan.k_episodic, plan.k_semantic = k_episodic, k_semantic
 
-        # One pipelined round trip: the store marker first (a Redis that replaced ours is
-        # found before anything, even the query's cache entry, is written to it), short-term,
-        # the exact procedural hash and, when this process knows the query's vector, every
-        # store's searches. Otherwise the embedding cache's lookup rides along instead and the
-        # searches go in a second round trip with the cache write.
         t = time.perf_counter()
         qvec = self._embedder.local(query) if need_vector else None
         source = "local"
         timings["embed"] = _ms(t)
-        pipe = stores.client.pipeline(transaction=False)
-        self._identity.request(pipe)
-        if include_short_term:
-            stores.short_term.recent_request(pipe, user_id, session_id, k_short_term)
-            # How many messages the window leaves out, and the summary that covers them.
-            pipe.llen(stores.keys.session(user_id, session_id))
-            pipe.hget(stores.keys.summary_state(user_id, session_id), "latest")
-        exact_key = ""
-        if include_procedural:
-            exact_key = stores.procedural.exact_request(pipe, user_id, query)
-        if need_vector and qvec is None:
-            self._embedder.queue_lookup(pipe, query)
-        elif qvec is not None:
-            self._queue_searches(pipe, plan, qvec, similar=True)
-        raw = pipe.execute(raise_on_error=False)
+        raw, exact_key = self._first_round_trip(
+            ctx, plan, qvec, need_vector, k_short_term if include_short_term else None
+        )
         timings["fetch"] = _ms(t)
-        # the marker before the searches' errors: on another Redis they find no index
-        self._identity.verify(_checked(raw[:1]).pop(0))  # recovers, raises, wrote nothing
-        raw = _checked(raw[1:])
         if include_short_term:
-            t = time.perf_counter()
-            budget = int(self._history_budget)
-            ctx.short_term = stores.short_term.within_budget(
-                stores.short_term.parse(raw.pop(0)), budget
-            )
-            total, latest = int(raw.pop(0) or 0), raw.pop(0)
-            ctx.short_term_dropped = max(0, total - len(ctx.short_term))
-            if ctx.short_term_dropped and latest:
-                ctx.session_summary = _summary_hit(as_str(latest))
-            timings["short_term"] = _ms(t)
-            self._metrics.record(
-                "short_term", "recall", timings["short_term"], hit=bool(ctx.short_term)
-            )
+            self._take_short_term(ctx, raw, timings)
         exact_raw = raw.pop(0) if include_procedural else None
-
         if need_vector and qvec is None:
             t = time.perf_counter()
-            pipe = stores.client.pipeline(transaction=False)
+            pipe = self._stores.client.pipeline(transaction=False)
             qvec, source = self._embedder.from_lookup(query, raw.pop(0), pipe)
             timings["embed"] = _ms(t)
             t = time.perf_counter()
@@ -177,9 +144,82 @@ class RecallPipeline:
                 "embedding", "embed_query", timings["embed"], hit=source != "model"
             )
 
-        # Per store: candidates from its replies, fusion and scoring. A store whose
-        # candidates have session neighbours to look at (episodic) reads their timelines in
-        # the round trip that reads the other stores' hits, with its own likely hits.
+        similar_rows = self._recall_stores(ctx, plan, raw, qvec, timings)
+        if include_procedural and qvec is not None:
+            t = time.perf_counter()
+            ctx.procedural = self._stores.procedural.best_suggestion(
+                user_id, exact_key, exact_raw, qvec, similar_rows
+            )
+            timings["procedural"] = _ms(t)
+            self._metrics.record(
+                "procedural", "recall", timings["procedural"], hit=ctx.procedural is not None
+            )
+        return self._finish(ctx, timings, t0)
+
+    def _first_round_trip(
+        self,
+        ctx: MemoryContext,
+        plan: _Plan,
+        qvec: np.ndarray | None,
+        need_vector: bool,
+        k_short_term: int | None,
+    ) -> tuple[list[Any], str]:
+        """(replies after the marker, the exact procedural hash's key). One pipelined round
+        trip: the store marker first (a Redis that replaced ours is found before anything,
+        even the query's cache entry, is written to it), short-term (`k_short_term` messages;
+        None: none), the exact procedural hash and, when this process knows the query's
+        vector, every store's searches. Otherwise the embedding cache's lookup rides along
+        instead and the searches go in a second round trip with the cache write."""
+        stores, user_id, session_id = self._stores, ctx.user_id, ctx.session_id
+        pipe = stores.client.pipeline(transaction=False)
+        self._identity.request(pipe)
+        if k_short_term is not None:
+            stores.short_term.recent_request(pipe, user_id, session_id, k_short_term)
+            # How many messages the window leaves out, and the summary that covers them.
+            pipe.llen(stores.keys.session(user_id, session_id))
+            pipe.hget(stores.keys.summary_state(user_id, session_id), "latest")
+        exact_key = ""
+        if plan.procedural:
+            exact_key = stores.procedural.exact_request(pipe, user_id, ctx.query)
+        if need_vector and qvec is None:
+            self._embedder.queue_lookup(pipe, ctx.query)
+        elif qvec is not None:
+            self._queue_searches(pipe, plan, qvec, similar=True)
+        raw = pipe.execute(raise_on_error=False)
+        # the marker before the searches' errors: on another Redis they find no index
+        self._identity.verify(_checked(raw[:1]).pop(0))  # recovers, raises, wrote nothing
+        return _checked(raw[1:]), exact_key
+
+    def _take_short_term(
+        self, ctx: MemoryContext, raw: list[Any], timings: dict[str, float]
+    ) -> None:
+        """The session's window within the history budget, how many messages it leaves out
+        and, when it leaves some out, the summary that covers them (popped from `raw`)."""
+        t = time.perf_counter()
+        short_term = self._stores.short_term
+        ctx.short_term = short_term.within_budget(
+            short_term.parse(raw.pop(0)), int(self._history_budget)
+        )
+        total, latest = int(raw.pop(0) or 0), raw.pop(0)
+        ctx.short_term_dropped = max(0, total - len(ctx.short_term))
+        if ctx.short_term_dropped and latest:
+            ctx.session_summary = _summary_hit(as_str(latest))
+        timings["short_term"] = ms = _ms(t)
+        self._metrics.record("short_term", "recall", ms, hit=bool(ctx.short_term))
+
+    def _recall_stores(
+        self,
+        ctx: MemoryContext,
+        plan: _Plan,
+        raw: list[Any],
+        qvec: np.ndarray | None,
+        timings: dict[str, float],
+    ) -> list[dict[str, Any]] | None:
+        """Per store: candidates from its replies, fusion and scoring, the hits read whole;
+        returns the rows of the most similar procedure (None when not searched). A store whose
+        candidates have session neighbours to look at (episodic) reads their timelines in the
+        round trip that reads the other stores' hits, with its own likely hits."""
+        stores, user_id = self._stores, ctx.user_id
         now = now_ms()
         assert qvec is not None or not plan.requests  # requests exist only with a vector
         rows: dict[MemoryType, tuple[list[dict], list[dict]]] = {}
@@ -190,44 +230,37 @@ class RecallPipeline:
                 self._keep(ctx, req, fuse_request(req, rows[req.memory_type], qvec, now))
             timings[req.memory_type.value] = _ms(t)
         similar_rows = reply_rows(raw.pop(0), plan.similar) if plan.similar else None
-
-        if plan.requests or ctx.session_summary is not None:
+        if not plan.requests and ctx.session_summary is None:
+            return similar_rows
+        t = time.perf_counter()
+        seeded = [req for req in plan.requests if req.seeds]
+        prefetched, sides = self._read_ahead(user_id, ctx, seeded)
+        hydrate_ms = _ms(t)
+        for req in seeded:
             t = time.perf_counter()
-            seeded = [req for req in plan.requests if req.seeds]
-            prefetched, sides = self._read_ahead(user_id, ctx, seeded)
-            hydrate_ms = _ms(t)
-            for req in seeded:
-                t = time.perf_counter()
-                vrows, trows = rows[req.memory_type]
-                take_neighbours(req, vrows, trows, sides)
-                self._keep(ctx, req, fuse_request(req, (vrows, trows), qvec, now))
-                timings[req.memory_type.value] += _ms(t)
-            t = time.perf_counter()
-            # the top hits of every type (and the session's summary) read whole: read
-            # ahead above, unless a neighbour the searches did not find is among them
-            groups = hydration_groups(
-                stores.keys, user_id, ctx.episodic, ctx.semantic, ctx.session_summary
-            )
-            hydrate(stores.client, groups, prefetched)
-            if plan.requests:
-                timings["hydrate"] = round(hydrate_ms + _ms(t), 3)
-            for req in plan.requests:
-                key = req.memory_type.value
-                found = ctx.episodic if req.memory_type is MemoryType.EPISODIC else ctx.semantic
-                self._metrics.record(key, "recall", timings[key], hit=bool(found))
-            if ctx.session_summary is not None and not ctx.session_summary.text:
-                ctx.session_summary = None  # deleted since
+            vrows, trows = rows[req.memory_type]
+            take_neighbours(req, vrows, trows, sides)
+            self._keep(ctx, req, fuse_request(req, (vrows, trows), qvec, now))
+            timings[req.memory_type.value] += _ms(t)
+        t = time.perf_counter()
+        # the top hits of every type (and the session's summary) read whole: read
+        # ahead above, unless a neighbour the searches did not find is among them
+        groups = hydration_groups(
+            stores.keys, user_id, ctx.episodic, ctx.semantic, ctx.session_summary
+        )
+        hydrate(stores.client, groups, prefetched)
+        if plan.requests:
+            timings["hydrate"] = round(hydrate_ms + _ms(t), 3)
+        for req in plan.requests:
+            key = req.memory_type.value
+            found = ctx.episodic if req.memory_type is MemoryType.EPISODIC else ctx.semantic
+            self._metrics.record(key, "recall", timings[key], hit=bool(found))
+        if ctx.session_summary is not None and not ctx.session_summary.text:
+            ctx.session_summary = None  # deleted since
+        return similar_rows
 
-        if include_procedural and qvec is not None:
-            t = time.perf_counter()
-            ctx.procedural = stores.procedural.best_suggestion(
-                user_id, exact_key, exact_raw, qvec, similar_rows
-            )
-            timings["procedural"] = _ms(t)
-            self._metrics.record(
-                "procedural", "recall", timings["procedural"], hit=ctx.procedural is not None
-            )
-
+    def _finish(self, ctx: MemoryContext, timings: dict[str, float], t0: float) -> MemoryContext:
+        """The context's counts and timings, recorded; the episodic hits' access noted."""
         ctx.hits = {
             "episodic": len(ctx.episodic),
             "semantic": len(ctx.semantic),
@@ -239,7 +272,7 @@ class RecallPipeline:
         self._metrics.record(
             "all", "retrieve_all_context", timings["total"], hit=any(ctx.hits.values())
         )
-        self._bookkeeping.touch(user_id, [h.id for h in ctx.episodic])
+        self._bookkeeping.touch(ctx.user_id, [h.id for h in ctx.episodic])
         return ctx
 
     def _read_ahead(
@@ -316,22 +349,17 @@ class RecallPipeline:
         memory_type: MemoryType | str = MemoryType.EPISODIC,
         *,
         k: int = 10,
-        event_types: list[EventType] | list[str] | None = None,
-        tags: list[str] | None = None,
-        since_ms: int | None = None,
-        until_ms: int | None = None,
-        min_score: float | None = None,
-        include_superseded: bool = False,
-        category: str | None = None,
+        where: SearchFilter | None = None,
     ) -> list[RecallHit]:
         mtype = MemoryType.parse(memory_type)
         check_id(user_id)
         query = check_text(query, "Query")
         if not 1 <= k <= 200:
             raise InvalidInputError("k must be between 1 and 200.")
+        f = where or SearchFilter()
         weights = self.weights
-        if min_score is not None:
-            weights = RecallWeights(**{**weights.__dict__, "min_score": float(min_score)})
+        if f.min_score is not None:
+            weights = RecallWeights(**{**weights.__dict__, "min_score": float(f.min_score)})
         t = time.perf_counter()
         qvec, _ = self._embedder.embed_query(query)
         self._bookkeeping.note_query(user_id, query)
@@ -346,15 +374,17 @@ class RecallPipeline:
                 k,
                 weights,
                 self._statements,
-                event_types=[e.value if isinstance(e, EventType) else e for e in event_types or []],
-                tags=tags,
-                since_ms=since_ms,
-                until_ms=until_ms,
-                active_only=not include_superseded,
+                event_types=[
+                    e.value if isinstance(e, EventType) else e for e in f.event_types or []
+                ],
+                tags=f.tags,
+                since_ms=f.since_ms,
+                until_ms=f.until_ms,
+                active_only=not f.include_superseded,
             )
         elif mtype is MemoryType.SEMANTIC:
             req = semantic_request(
-                self._stores.semantic, user_id, query, qvec, k, weights, category
+                self._stores.semantic, user_id, query, qvec, k, weights, f.category
             )
         else:
             raise InvalidInputError(

@@ -46,14 +46,13 @@ the question needs depends on its own evidence AND on whether something else fit
 changes the order).
 
 W_VECTOR, W_COVERAGE, W_TIME, W_STATED, BIAS, W_NEIGHBOUR and the CAL_ constants are small
-logistic regressions fitted by `scripts/fit_recall.py` on the tune split of both development
-files (their recall: BENCHMARKS.md). The recency and importance nudges
-(RECALL_RECENCY_WEIGHT, RECALL_IMPORTANCE_WEIGHT) are NOT fitted: the benchmark data carries
-no signal on them (every turn is years old and of equal importance), so they stay small.
-W_OWN is not fitted either: every benchmark memory is a logged turn (own = 0 throughout), so
-it cannot move a benchmark figure; it is a prior, set so that the user's best-matching own
-fact is at least moderate for an advice or planning request in a small store
-(tests/integration/test_recall_quality.py).
+logistic regressions fitted by `python -m lab.fit_recall` on the tune split of both development
+files (their recall: BENCHMARKS.md). The recency and importance nudges (RECALL_RECENCY_WEIGHT,
+RECALL_IMPORTANCE_WEIGHT) are NOT fitted: the benchmark data carries no signal on them (every
+turn is years old and of equal importance), so they stay small. W_OWN is not fitted either:
+every benchmark memory is a logged turn (own = 0 throughout), so it cannot move a benchmark
+figure; it is a prior, set so that the user's best-matching own fact is at least moderate for
+an advice or planning request in a small store (tests/integration/test_recall_quality.py).
 `p` reads as the probability that the memory is one the question needs; the bands and the
 default RECALL_MIN_SCORE come from the reliability table.
 """
@@ -69,7 +68,7 @@ from memory import defaults
 from memory.recall.terms import query_terms
 from memory.text import stem
 
-# --- fitted by scripts/fit_recall.py (tune split) -----------------------------------------------
+# --- fitted by `python -m lab.fit_recall` (tune split) ----------------------------------------
 BIAS = -8.11
 W_VECTOR = 7.16
 W_COVERAGE = 3.94
@@ -87,7 +86,7 @@ W_NEIGHBOUR = 1.28
 #: stored without the one before as their context (a chat's messages; LoCoMo's turns carry it)
 #: get no own evidence from the question they answer. Not fitted: the benchmark turns carry
 #: their previous turn, so it can hardly be measured there (no floor and 0.3 differ by 0.002
-#: in the tune split's R@5 + R@10: `scripts/fit_recall.py --variants`); the
+#: in the tune split's R@5 + R@10: `python -m lab.fit_recall --variants`); the
 #: value is the decay the rule had when it was the whole neighbour part.
 NEIGHBOUR_FLOOR = 0.3
 # --- not fitted: priors the benchmark cannot measure --------------------------------------------

@@ -228,7 +228,7 @@ def _kind(text: str) -> RequestKind | None:
 
 def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1e-2) -> np.ndarray:
     """Weights `(w..., bias)` of P(y=1) = sigmoid(x @ w + bias), by Newton's method with a
-    small L2 penalty (also used by scripts/fit_recall.py)."""
+    small L2 penalty (also used by lab/fit_recall.py)."""
     x1 = np.hstack([x, np.ones((len(x), 1))])
     w = np.zeros(x1.shape[1])
     for _ in range(50):

@@ -32,7 +32,7 @@ AUDIENCE_FIELD = "audience"
 #: An episodic memory's owner digest while it is active, empty once superseded: recall's one
 #: filter tag. Intersecting `owner` with `status` made the KNN over a user's 10k of 100k
 #: memories 1.0 instead of 0.7 ms when each user's memories are contiguous, 5.3 instead of
-#: 3.8 ms when users interleave (scripts/knn_filter_cost.py); `status` stays for reading.
+#: 3.8 ms when users interleave (lab/knn_filter_cost.py); `status` stays for reading.
 LIVE_FIELD = "live"
 SHARED = "shared"  # the audience of a fact every user recalls (owner tags are hex digests)
 

@@ -40,6 +40,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from memory.models import EventType, MemoryType, SemanticFact
+from memory.queries import ListQuery
 from memory.service import AgentMemory, MemoryService
 from memory.text import content_roots, numbers
 from memory.writing.classify import FACT_EVENT_TYPE, classify_event_type, detect_slot
@@ -276,11 +277,13 @@ class WritePolicy:
         rows, _ = self._coord.list_memories(
             user_id,
             MemoryType.EPISODIC,
-            event_types=[cand.event_type.value],
-            include_superseded=False,
-            sort_by="timestamp",
-            descending=True,
-            page_size=200,
+            ListQuery(
+                event_types=[cand.event_type.value],
+                include_superseded=False,
+                sort_by="timestamp",
+                descending=True,
+                page_size=200,
+            ),
         )
         for row in rows:
             if _metadata(row).get("slot") == cand.slot and _is_active(row):

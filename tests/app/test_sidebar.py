@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from memory.queries import ListQuery
 from tests.app.conftest import no_errors, texts
 
 
@@ -56,7 +57,7 @@ def test_add_a_semantic_fact(app_env, make_app, coordinator) -> None:
     at.sidebar.text_area(key="sb_add_text").input("Lentils are rich in iron")
     at.sidebar.button(key="sb_add_btn").click().run()
     no_errors(at)
-    rows, _ = coordinator.list_memories("alice", "semantic", category="nutrition")
+    rows, _ = coordinator.list_memories("alice", "semantic", ListQuery(category="nutrition"))
     mine = [r["text"] for r in rows if r["added_by"] == "alice"]
     assert mine == ["Lentils are rich in iron"]
     assert "Lentils are rich in iron" in texts(at.sidebar)  # recent: facts this user added

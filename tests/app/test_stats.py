@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from memory.queries import ListQuery, SearchFilter
 from tests.app.conftest import no_errors
 
 
@@ -25,7 +26,9 @@ def open_section(at, key: str):  # type: ignore[no-untyped-def]
 def test_stats_leads_with_three_plain_tiles(app_env, make_app, coordinator, agent) -> None:
     coordinator.add_episodic("alice", "I am vegetarian", event_type="preference")
     coordinator.search("alice", "vegetarian", "episodic")  # a hit
-    coordinator.search("alice", "zzzz qqqq", "episodic", min_score=0.99)  # a miss
+    coordinator.search(
+        "alice", "zzzz qqqq", "episodic", where=SearchFilter(min_score=0.99)
+    )  # a miss
     agent.chat("alice", "s-test", "What should I eat? I am vegetarian")
     agent.chat("alice", "s-test", "What should I eat? I am vegetarian")  # cached embedding
 
@@ -37,7 +40,7 @@ def test_stats_leads_with_three_plain_tiles(app_env, make_app, coordinator, agen
         "Things I remember about you", "Answers that used memory", "Typical recall time",
     ]  # fmt: skip
     # the built-in facts are not alice's memories: 1 memory + what the two turns stored
-    stored = coordinator.list_memories("alice", "episodic", page_size=1)[1]
+    stored = coordinator.list_memories("alice", "episodic", ListQuery(page_size=1))[1]
     assert int(tiles["Things I remember about you"]) == stored < 10
     assert tiles["Answers that used memory"].endswith("%")
     assert tiles["Typical recall time"].endswith(("ms", " s"))

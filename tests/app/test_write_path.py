@@ -5,6 +5,7 @@ tests/integration/test_write_path.py.)"""
 
 from __future__ import annotations
 
+from memory.queries import ListQuery
 from tests.app.conftest import no_errors, texts
 
 GOAL = "My goal is to run 5k in 25 minutes"
@@ -13,7 +14,7 @@ NEW_GOAL = "My goal is to run 5k in 23 minutes"
 
 def goals(coordinator, user: str = "alice") -> tuple[list[str], list[str]]:  # type: ignore[no-untyped-def]
     rows, _ = coordinator.list_memories(
-        user, "episodic", event_types=["goal"], include_superseded=True
+        user, "episodic", ListQuery(event_types=["goal"], include_superseded=True)
     )
     return (
         [r["text"] for r in rows if not r.get("superseded_by")],

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from memory.queries import ListQuery
+
 DAY_MS = 86_400_000
 
 EPISODIC = [
@@ -32,7 +34,7 @@ def seed_demo_user(coordinator: Any, user: str, session: str) -> dict[str, str]:
     newer = coordinator.add_episodic(user, "I drink one coffee a day, before noon",
                                      event_type="preference", tags=["food"],
                                      importance=0.5)  # fmt: skip
-    old = coordinator.list_memories(user, "episodic", tags=["food"])[0]
+    old = coordinator.list_memories(user, "episodic", ListQuery(tags=["food"]))[0]
     coffee = next(r["id"] for r in old if r["text"] == "I drink two coffees a day")
     coordinator.supersede(user, coffee, newer.id)
     coordinator.pin(user, "episodic", ids["I am vegetarian"])

@@ -31,6 +31,7 @@ from memory.models import (
     check_text,
     relevance_band,
 )
+from memory.queries import ListQuery
 from memory.service import AgentMemory, MemoryStats, StoredInteraction
 from tests.fakes.fake_ollama import embed_text
 
@@ -332,15 +333,10 @@ class FakeCoordinator:
 
     # ---- editor ------------------------------------------------------------------------
     def list_memories(
-        self,
-        user_id: str,
-        memory_type: Any,
-        *,
-        event_types: list[str] | None = None,
-        include_superseded: bool = True,
-        page_size: int = 50,
-        **_: Any,
+        self, user_id: str, memory_type: Any, query: ListQuery | None = None
     ) -> tuple[list[dict[str, Any]], int]:
+        """Episodic only, newest first; of the filters, event types and superseded ones."""
+        q = query or ListQuery()
         if MemoryType.parse(memory_type) is not MemoryType.EPISODIC:
             return [], 0
         with self._lock:
@@ -348,10 +344,10 @@ class FakeCoordinator:
                 {**m.model_dump(mode="json"), "text": m.description}
                 for m in sorted(self.episodic.values(), key=lambda m: m.id, reverse=True)
                 if m.user_id == user_id
-                and (event_types is None or m.event_type.value in event_types)
-                and (include_superseded or not m.superseded_by)
+                and (q.event_types is None or m.event_type.value in q.event_types)
+                and (q.include_superseded or not m.superseded_by)
             ]
-        return rows[:page_size], len(rows)
+        return rows[: q.page_size], len(rows)
 
     def active_texts(self, user_id: str) -> list[str]:
         return [

@@ -11,6 +11,7 @@ from agent.types import TurnResult
 from memory.config import Settings
 from memory.coordinator import MemoryCoordinator
 from memory.models import EventType, MemoryType
+from memory.queries import ListQuery
 from tests.fakes.fake_ollama import FakeOllama, remembered_lines
 
 # Until tests/conftest.py lists it for the whole suite.
@@ -37,7 +38,7 @@ def agent(
 
 def _active(coord: MemoryCoordinator, user: str) -> list[str]:
     """Active extracted memories (the exchanges logged as 'interaction' episodes left out)."""
-    rows, _ = coord.list_memories(user, MemoryType.EPISODIC, include_superseded=False)
+    rows, _ = coord.list_memories(user, MemoryType.EPISODIC, ListQuery(include_superseded=False))
     return sorted(r["text"] for r in rows if r["event_type"] != "interaction")
 
 

@@ -18,6 +18,7 @@ import pytest
 
 from memory.config import PROJECT_ROOT
 from memory.coordinator import MemoryCoordinator
+from memory.queries import ListQuery
 from memory.runtime.server import free_port
 
 Run = Callable[..., subprocess.CompletedProcess]
@@ -232,7 +233,7 @@ def test_maintain_dry_run_changes_nothing_then_a_run_merges(
 
     done = as_json(cli("maintain", "--json"))
     assert done["totals"]["consolidated"] == 1 and done["users"][0]["merge_ids"]
-    rows, _ = coordinator.list_memories("ada", "episodic", include_superseded=False)
+    rows, _ = coordinator.list_memories("ada", "episodic", ListQuery(include_superseded=False))
     assert {r["text"] for r in rows} == {
         "Morning workouts are what I prefer",
         "I prefer evening workouts",

@@ -31,6 +31,7 @@ from memory.demo.persona import PROCEDURES
 from memory.demo.training import SPRAIN, on
 from memory.errors import NotFoundError
 from memory.maintenance import Maintenance
+from memory.queries import ListQuery
 
 Run = Callable[..., subprocess.CompletedProcess]
 KEYS = {"user", "episodic", "semantic", "procedural", "sessions", "messages", "replaced"}
@@ -201,7 +202,7 @@ def test_what_the_assistant_suggested_after_the_sprain_reaches_the_block(
 
 def test_the_changed_goal_keeps_its_history(coordinator: MemoryCoordinator):
     load_demo(coordinator)
-    goals, _ = coordinator.list_memories(DEMO_USER, "episodic", event_types=["goal"])
+    goals, _ = coordinator.list_memories(DEMO_USER, "episodic", ListQuery(event_types=["goal"]))
     old = next(g for g in goals if "under 2 hours" in g["text"])
     new = next(g for g in goals if "2 hours 10 minutes" in g["text"])
     assert old["superseded_by"] == new["id"] and not new.get("superseded_by")
@@ -219,7 +220,9 @@ def test_dated_sessions_summaries_and_maintenance(coordinator: MemoryCoordinator
         assert [m.role for m in msgs[:2]] == ["user", "assistant"]
         day = datetime.fromtimestamp(msgs[0].timestamp / 1000).date()
         assert s.startswith(f"s-{day:%Y%m%d}") and day < today
-    summaries, n = coordinator.list_memories(DEMO_USER, "episodic", event_types=["summary"])
+    summaries, n = coordinator.list_memories(
+        DEMO_USER, "episodic", ListQuery(event_types=["summary"])
+    )
     assert n == len(build_persona(today).conversations)
     for sm in summaries:
         assert {"summary", DEMO_TAG} <= set(sm["tags"])
@@ -227,7 +230,9 @@ def test_dated_sessions_summaries_and_maintenance(coordinator: MemoryCoordinator
         assert meta["session_id"] == sm["session_id"] and meta["message_ids"]
         assert sm["context"].startswith("Summary of ")
     # the sprain is dated on the day the wellness data's runs stop
-    injuries, _ = coordinator.list_memories(DEMO_USER, "episodic", event_types=["health_event"])
+    injuries, _ = coordinator.list_memories(
+        DEMO_USER, "episodic", ListQuery(event_types=["health_event"])
+    )
     sprain = next(i for i in injuries if i["text"].startswith("Sprained"))
     assert datetime.fromtimestamp(sprain["timestamp"] / 1000).date() == on(today, *SPRAIN)
     # maintenance has nothing to do: every session is summarised, nothing expires or merges

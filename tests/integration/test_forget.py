@@ -18,6 +18,7 @@ from memory.config import Settings
 from memory.coordinator import MemoryCoordinator
 from memory.errors import InvalidInputError
 from memory.maintenance import Maintenance
+from memory.queries import SearchFilter
 from tests.fakes.fake_ollama import FakeOllama
 
 TOPIC = "Okafor divorce lawyer"
@@ -146,7 +147,7 @@ def test_a_forgotten_topic_leaves_no_trace_and_the_rest_stays(
     exported = json.dumps(c.export_user("ana")).lower()
     assert not [w for w in WORDS if w in exported]
     # ... nor in a search (superseded history included).
-    hits = c.search("ana", TOPIC, include_superseded=True, k=50)
+    hits = c.search("ana", TOPIC, k=50, where=SearchFilter(include_superseded=True))
     assert not [h for h in hits if any(w in h.text.lower() for w in WORDS)]
     with pytest.raises(Exception, match="No episodic memory"):
         c.get_memory("ana", "episodic", chatted["old"])

@@ -21,6 +21,7 @@ from memory.coordinator import MemoryCoordinator
 from memory.keys import Keys, digest, owner_tag, user_tag
 from memory.maintenance import Maintenance
 from memory.models import MemoryType, now_ms
+from memory.queries import ListQuery, SearchFilter
 from memory.replies import as_str
 from memory.stores.migrate import migrate_keys
 from tests.integration.conftest import SessionEmbedder
@@ -107,10 +108,13 @@ def _contents(client: redis.Redis, ns: str) -> dict[str, tuple[bytes, bool]]:
 
 def _found_by_recall(c: MemoryCoordinator) -> None:
     for user, texts in TEXTS.items():
-        rows, total = c.list_memories(user, MemoryType.EPISODIC, page_size=100)
+        rows, total = c.list_memories(user, MemoryType.EPISODIC, ListQuery(page_size=100))
         for text in texts:
             assert text in {r["text"] for r in rows}
-            assert text in [h.text for h in c.search(user, text, k=5, include_superseded=True)]
+            assert text in [
+                h.text
+                for h in c.search(user, text, k=5, where=SearchFilter(include_superseded=True))
+            ]
         for row in rows:  # every memory is read by its (user, id) again
             assert c.get_memory(user, "episodic", row["id"])["text"] == row["text"]
         ctx = c.retrieve_all_context(user, USERS[user][0], texts[0])

@@ -19,6 +19,7 @@ from memory.config import Settings
 from memory.coordinator import MemoryCoordinator
 from memory.keys import Keys, owner_tag
 from memory.models import MemoryType
+from memory.queries import ListQuery
 from memory.replies import as_str
 from memory.stores import schema
 from memory.stores.migrate_live import _SET_LIVE, migrate_live
@@ -55,7 +56,8 @@ def _answers(c: MemoryCoordinator) -> Answers:
             out[f"{user}/{q}"] = [h.id for h in c.search(user, q, k=4)]
             out[f"{user}/{q}/similar"] = [h.id for h in c.find_similar_episodic(user, q, k=3)]
         out[f"{user}/listed"] = sorted(
-            m["id"] for m in c.list_memories(user, "episodic", include_superseded=False)[0]
+            m["id"]
+            for m in c.list_memories(user, "episodic", ListQuery(include_superseded=False))[0]
         )
     c.bookkeeping.drain()
     return out

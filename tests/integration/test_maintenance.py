@@ -15,6 +15,7 @@ from memory.maintenance.records import load_memos
 from memory.maintenance.retention import decay_changes, write_decay
 from memory.maintenance.runner import maintenance_lock, policy_of
 from memory.models import now_ms
+from memory.queries import ListQuery
 
 DAY = 24 * 3600 * 1000
 SAME = ("I prefer morning workouts", "Morning workouts are what I prefer")
@@ -22,7 +23,9 @@ REX = ("My dog is called Rex", "My dog's name is Rex")
 
 
 def active_texts(coord: MemoryCoordinator, user: str) -> set[str]:
-    rows, _ = coord.list_memories(user, "episodic", include_superseded=False, page_size=200)
+    rows, _ = coord.list_memories(
+        user, "episodic", ListQuery(include_superseded=False, page_size=200)
+    )
     return {r["text"] for r in rows}
 
 

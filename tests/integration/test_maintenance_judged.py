@@ -19,6 +19,7 @@ from memory.config import PROJECT_ROOT, Settings
 from memory.coordinator import MemoryCoordinator
 from memory.maintenance import Maintenance, StaleMergeError
 from memory.models import MemoryType
+from memory.queries import ListQuery
 from tests.fakes.fake_ollama import DEFAULT_MODEL, FakeOllama, RecordedRequest, Scripted
 from tests.integration.conftest import SessionEmbedder
 from tests.unit.test_maintenance_similarity import (
@@ -41,7 +42,7 @@ DIFFERENT = [
 
 
 def active_texts(coord: MemoryCoordinator, user: str) -> set[str]:
-    rows, _ = coord.list_memories(user, MemoryType.EPISODIC, include_superseded=False)
+    rows, _ = coord.list_memories(user, MemoryType.EPISODIC, ListQuery(include_superseded=False))
     return {r["text"] for r in rows}
 
 

@@ -11,11 +11,12 @@ from agent.merging import LLMMerger
 from memory.coordinator import MemoryCoordinator
 from memory.maintenance import Maintenance, MaintenanceReport, MaintenanceScheduler
 from memory.models import MemoryType
+from memory.queries import ListQuery
 from tests.fakes.fake_ollama import DEFAULT_MODEL, FakeOllama
 
 
 def active_texts(coord: MemoryCoordinator, user: str) -> set[str]:
-    rows, _ = coord.list_memories(user, MemoryType.EPISODIC, include_superseded=False)
+    rows, _ = coord.list_memories(user, MemoryType.EPISODIC, ListQuery(include_superseded=False))
     return {r["text"] for r in rows}
 
 

@@ -13,6 +13,7 @@ from memory.config import Settings
 from memory.coordinator import MemoryCoordinator
 from memory.errors import InvalidInputError, NotFoundError
 from memory.models import EventType, MemoryType, now_ms
+from memory.queries import ListQuery, SearchFilter
 from memory.stores.episodic import embedding_text
 from memory.stores.records import bytes_vector, vector_bytes
 
@@ -52,7 +53,7 @@ def test_add_get_list(coordinator: MemoryCoordinator) -> None:
         "I want to run a marathon in October",
         "I am allergic to peanuts",
     ]  # newest first
-    rows, total = coordinator.list_memories(U, "episodic", event_types=["goal"])
+    rows, total = coordinator.list_memories(U, "episodic", ListQuery(event_types=["goal"]))
     assert (total, [r["event_type"] for r in rows]) == (1, ["goal"])
 
 
@@ -66,8 +67,8 @@ def test_list_sorts_and_pages(coordinator: MemoryCoordinator) -> None:
             timestamp_ms=now - (7 - i) * DAY,
             importance=i / 10,
         )
-    page1, total = coordinator.list_memories(U, "episodic", page=1, page_size=3)
-    page3, _ = coordinator.list_memories(U, "episodic", page=3, page_size=3)
+    page1, total = coordinator.list_memories(U, "episodic", ListQuery(page=1, page_size=3))
+    page3, _ = coordinator.list_memories(U, "episodic", ListQuery(page=3, page_size=3))
     assert total == 7
     assert [r["text"] for r in page1] == [
         "Walked 7 km today",
@@ -76,11 +77,11 @@ def test_list_sorts_and_pages(coordinator: MemoryCoordinator) -> None:
     ]
     assert [r["text"] for r in page3] == ["Walked 1 km today"]
     by_importance, _ = coordinator.list_memories(
-        U, "episodic", sort_by="importance", descending=False, page_size=2
+        U, "episodic", ListQuery(sort_by="importance", descending=False, page_size=2)
     )
     assert [r["importance"] for r in by_importance] == [0.0, 0.1]
     with pytest.raises(InvalidInputError, match="sort"):
-        coordinator.list_memories(U, "episodic", sort_by="description")
+        coordinator.list_memories(U, "episodic", ListQuery(sort_by="description"))
 
 
 def test_update_text_re_embeds_and_search_finds_the_new_text(
@@ -140,7 +141,7 @@ def test_pin(coordinator: MemoryCoordinator) -> None:
     coordinator.add_episodic(U, "Coffee tastes better with oat milk", importance=0.2)
     coordinator.pin(U, "episodic", mem.id)
     assert coordinator.get_memory(U, "episodic", mem.id)["pinned"] is True
-    pinned, total = coordinator.list_memories(U, "episodic", pinned=True)
+    pinned, total = coordinator.list_memories(U, "episodic", ListQuery(pinned=True))
     assert (total, [r["id"] for r in pinned]) == (1, [mem.id])
     hit = next(h for h in coordinator.search(U, "coffee") if h.id == mem.id)
     assert hit.parts.importance == 1.0  # pinned memories count as most important
@@ -197,34 +198,51 @@ def test_search_by_words(coordinator: MemoryCoordinator, diary: dict[str, str]) 
 def test_search_filtered_by_event_type(
     coordinator: MemoryCoordinator, diary: dict[str, str]
 ) -> None:
-    hits = coordinator.search(U, "health and food", event_types=["health_event"], min_score=0)
+    hits = coordinator.search(
+        U, "health and food", where=SearchFilter(event_types=["health_event"], min_score=0)
+    )
     assert {h.id for h in hits} == {diary["peanuts"], diary["knee"]}
-    hits = coordinator.search(U, "health and food", event_types=[EventType.GOAL], min_score=0)
+    hits = coordinator.search(
+        U, "health and food", where=SearchFilter(event_types=[EventType.GOAL], min_score=0)
+    )
     assert [h.id for h in hits] == [diary["marathon"]]
     with pytest.raises(InvalidInputError, match="Unknown event type"):
-        coordinator.search(U, "food", event_types=["dream"])
+        coordinator.search(U, "food", where=SearchFilter(event_types=["dream"]))
 
 
 def test_search_filtered_by_time_window(
     coordinator: MemoryCoordinator, diary: dict[str, str]
 ) -> None:
     now = now_ms()
-    recent = coordinator.search(U, "food running knee", since_ms=now - 5 * DAY, min_score=0)
+    recent = coordinator.search(
+        U, "food running knee", where=SearchFilter(since_ms=now - 5 * DAY, min_score=0)
+    )
     assert {h.id for h in recent} == {diary["vegetarian"], diary["knee"]}
-    older = coordinator.search(U, "food running knee", until_ms=now - 5 * DAY, min_score=0)
+    older = coordinator.search(
+        U, "food running knee", where=SearchFilter(until_ms=now - 5 * DAY, min_score=0)
+    )
     assert {h.id for h in older} == {diary["peanuts"], diary["marathon"]}
     window = coordinator.search(
-        U, "food running knee", since_ms=now - 20 * DAY, until_ms=now - 5 * DAY, min_score=0
+        U,
+        "food running knee",
+        where=SearchFilter(since_ms=now - 20 * DAY, until_ms=now - 5 * DAY, min_score=0),
     )
     assert [h.id for h in window] == [diary["marathon"]]
 
 
 def test_search_filtered_by_tags(coordinator: MemoryCoordinator, diary: dict[str, str]) -> None:
-    hits = coordinator.search(U, "what do I eat", tags=["FOOD"], min_score=0)
+    hits = coordinator.search(U, "what do I eat", where=SearchFilter(tags=["FOOD"], min_score=0))
     assert {h.id for h in hits} == {diary["peanuts"], diary["vegetarian"]}
-    hits = coordinator.search(U, "what do I eat", tags=["injury", "running"], min_score=0)
+    hits = coordinator.search(
+        U, "what do I eat", where=SearchFilter(tags=["injury", "running"], min_score=0)
+    )
     assert {h.id for h in hits} == {diary["knee"], diary["marathon"]}  # any of the tags
-    assert coordinator.search(U, "what do I eat", tags=["no-such-tag"], min_score=0) == []
+    assert (
+        coordinator.search(
+            U, "what do I eat", where=SearchFilter(tags=["no-such-tag"], min_score=0)
+        )
+        == []
+    )
 
 
 def test_adversarial_tags_do_not_widen_the_filter(
@@ -233,7 +251,9 @@ def test_adversarial_tags_do_not_widen_the_filter(
     for tag in ["food|injury", "food}", "*", "-food", "food allergy", "@tags:{food}"]:
         # A tag that cannot be stored is refused as a filter too; it never matches more.
         try:
-            hits = coordinator.search(U, "what do I eat", tags=[tag], min_score=0)
+            hits = coordinator.search(
+                U, "what do I eat", where=SearchFilter(tags=[tag], min_score=0)
+            )
         except InvalidInputError as e:
             assert "one word per tag" in str(e), tag
             continue
@@ -283,7 +303,7 @@ def test_supersede_hides_from_recall_but_keeps_history(coordinator: MemoryCoordi
     )
     assert coordinator.get_memory(U, "episodic", old.id)["superseded_by"] == new.id
 
-    hits = coordinator.search(U, "Where do I live? Berlin", min_score=0)
+    hits = coordinator.search(U, "Where do I live? Berlin", where=SearchFilter(min_score=0))
     assert old.id not in {h.id for h in hits}
     assert new.id in {h.id for h in hits}
     ctx = coordinator.retrieve_all_context(U, "s1", "Where do I live? Berlin")
@@ -291,9 +311,11 @@ def test_supersede_hides_from_recall_but_keeps_history(coordinator: MemoryCoordi
 
     history, total = coordinator.list_memories(U, "episodic")
     assert total == 2 and {r["id"] for r in history} == {old.id, new.id}
-    active, total = coordinator.list_memories(U, "episodic", include_superseded=False)
+    active, total = coordinator.list_memories(U, "episodic", ListQuery(include_superseded=False))
     assert (total, [r["id"] for r in active]) == (1, [new.id])
-    with_history = coordinator.search(U, "Berlin", include_superseded=True, min_score=0)
+    with_history = coordinator.search(
+        U, "Berlin", where=SearchFilter(include_superseded=True, min_score=0)
+    )
     assert old.id in {h.id for h in with_history}
 
 
@@ -301,7 +323,10 @@ def test_supersede_after_the_fact(coordinator: MemoryCoordinator) -> None:
     old = coordinator.add_episodic(U, "I sleep 6 hours a night")
     new = coordinator.add_episodic(U, "I now sleep 8 hours a night")
     coordinator.supersede(U, old.id, new.id)
-    assert [h.id for h in coordinator.search(U, "hours of sleep a night", min_score=0)] == [new.id]
+    assert [
+        h.id
+        for h in coordinator.search(U, "hours of sleep a night", where=SearchFilter(min_score=0))
+    ] == [new.id]
     with pytest.raises(InvalidInputError, match="itself"):
         coordinator.supersede(U, new.id, new.id)
     with pytest.raises(NotFoundError):

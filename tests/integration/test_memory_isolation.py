@@ -11,6 +11,7 @@ import pytest
 
 from memory.coordinator import MemoryCoordinator
 from memory.errors import InvalidInputError, NotFoundError
+from memory.queries import ListQuery, SearchFilter
 
 USERS = [
     "a|b",
@@ -81,7 +82,7 @@ def test_search_shows_only_own_memories(
 ) -> None:
     leaks = []
     for user, mine in crowd.items():
-        hits = coordinator.search(user, "green tea honey", k=50, min_score=0)
+        hits = coordinator.search(user, "green tea honey", k=50, where=SearchFilter(min_score=0))
         if {h.id for h in hits} != {mine.episodic}:
             leaks.append((user, [h.text for h in hits]))
     assert not leaks, report(leaks)
@@ -97,7 +98,7 @@ def test_lists_show_only_own_memories(
             ("procedural", mine.procedure),
             ("short_term", mine.message),
         ):
-            rows, total = coordinator.list_memories(user, mtype, page_size=100)
+            rows, total = coordinator.list_memories(user, mtype, ListQuery(page_size=100))
             if [r["id"] for r in rows] != [expected] or total != 1:
                 leaks.append((user, mtype, total, [r["text"] for r in rows]))
         if coordinator.list_sessions(user) != ["s"]:

@@ -13,6 +13,7 @@ import pytest
 
 from memory.coordinator import MemoryCoordinator
 from memory.models import now_ms
+from memory.queries import SearchFilter
 
 U = "user-1"
 MIN = 60_000
@@ -76,7 +77,12 @@ def test_a_filtered_search_does_not_expand_to_neighbours(coordinator: MemoryCoor
     ids = _conversation(coordinator)
     question = "Which hiking trail for the Dolomites trip?"
     boosted = {h.id: h.score for h in coordinator.search(U, question, k=4)}
-    own = {h.id: h.score for h in coordinator.search(U, question, k=4, event_types=["interaction"])}
+    own = {
+        h.id: h.score
+        for h in coordinator.search(
+            U, question, k=4, where=SearchFilter(event_types=["interaction"])
+        )
+    }
     assert ids[1] in own
     # Narrowed by type, the answer keeps only its own (lower) score.
     assert own.get(ids[2], 0.0) < boosted[ids[2]]

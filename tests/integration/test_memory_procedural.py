@@ -6,6 +6,7 @@ import pytest
 
 from memory.coordinator import MemoryCoordinator
 from memory.errors import InvalidInputError, NotFoundError
+from memory.queries import ListQuery
 from memory.stores.procedural import SIMILAR_MIN
 
 U = "user-1"
@@ -116,7 +117,9 @@ def test_list_get_pin_delete(coordinator: MemoryCoordinator) -> None:
     coordinator.record_procedure(
         U, "How did I sleep last night?", ["get_sleep"], success_score=1.0, execution_time_ms=50
     )
-    rows, total = coordinator.list_memories(U, "procedural", sort_by="created_at", descending=False)
+    rows, total = coordinator.list_memories(
+        U, "procedural", ListQuery(sort_by="created_at", descending=False)
+    )
     assert total == 2
     assert [r["text"] for r in rows] == [Q, "How did I sleep last night?"]
     pid = rows[0]["id"]

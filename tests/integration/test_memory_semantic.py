@@ -13,12 +13,13 @@ from memory.config import Settings
 from memory.coordinator import MemoryCoordinator
 from memory.errors import NotFoundError
 from memory.models import MemoryType
+from memory.queries import ListQuery, SearchFilter
 
 KNOWLEDGE = json.loads(Settings(_env_file=None).knowledge_file.read_text())["facts"]
 
 
 def test_knowledge_file_is_loaded_on_first_start(coordinator: MemoryCoordinator) -> None:
-    rows, total = coordinator.list_memories("anyone", "semantic", page_size=200)
+    rows, total = coordinator.list_memories("anyone", "semantic", ListQuery(page_size=200))
     assert sorted(r["text"] for r in rows) == sorted(f["fact"] for f in KNOWLEDGE)
     assert total == len(KNOWLEDGE) > 10
     assert coordinator.semantic.count() == len(KNOWLEDGE)
@@ -79,7 +80,7 @@ def test_search_by_meaning_and_by_category(coordinator: MemoryCoordinator) -> No
     cats = {
         h.record["category"]
         for h in coordinator.search(
-            "u", "sleep and heart", "semantic", category="cardio", min_score=0
+            "u", "sleep and heart", "semantic", where=SearchFilter(category="cardio", min_score=0)
         )
     }
     assert cats == {"cardio"}

@@ -9,6 +9,7 @@ import redis
 from memory.coordinator import MemoryCoordinator
 from memory.errors import NotAllowedError, NotFoundError
 from memory.keys import Keys
+from memory.queries import ListQuery
 
 PLANTED = "The secret clinic door code is 4417 and the pharmacy opens at dawn."
 SAFETY_QUERY = "chest pain during exercise"
@@ -33,11 +34,11 @@ def test_a_fact_one_user_adds_is_recalled_and_listed_only_for_them(
     assert PLANTED in _recalled(coordinator, "alice", "clinic door code")
     assert PLANTED not in _recalled(coordinator, "bob", "clinic door code")
     assert fact.id not in {h.id for h in coordinator.search("bob", "clinic door code", "semantic")}
-    bob_rows, _ = coordinator.list_memories("bob", "semantic", page_size=500)
+    bob_rows, _ = coordinator.list_memories("bob", "semantic", ListQuery(page_size=500))
     assert fact.id not in {r["id"] for r in bob_rows}
     with pytest.raises(NotFoundError):
         coordinator.get_memory("bob", "semantic", fact.id)
-    alice_rows, _ = coordinator.list_memories("alice", "semantic", page_size=500)
+    alice_rows, _ = coordinator.list_memories("alice", "semantic", ListQuery(page_size=500))
     assert fact.id in {r["id"] for r in alice_rows}
 
 

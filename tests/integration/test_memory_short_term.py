@@ -11,6 +11,7 @@ import redis
 from memory.config import Settings
 from memory.coordinator import MemoryCoordinator
 from memory.errors import InvalidInputError, NotFoundError
+from memory.queries import ListQuery
 from memory.tokens import message_tokens
 
 U = "user-1"
@@ -108,7 +109,7 @@ def test_list_short_term_across_sessions(coordinator: MemoryCoordinator) -> None
     rows, total = coordinator.list_memories(U, "short_term")
     assert total == 2
     assert [(r["text"], r["session_id"]) for r in rows] == [("second", "s2"), ("first", "s1")]
-    rows, total = coordinator.list_memories(U, "short_term", session_id="s1")
+    rows, total = coordinator.list_memories(U, "short_term", ListQuery(session_id="s1"))
     assert (total, [r["text"] for r in rows]) == (1, ["first"])
 
 

@@ -15,6 +15,7 @@ from memory.config import PROJECT_ROOT, Settings
 from memory.coordinator import MemoryCoordinator
 from memory.errors import ImportFileError, InvalidInputError, StoreUnavailableError
 from memory.models import now_ms
+from memory.queries import ListQuery
 from memory.runtime.server import EmbeddedRedis, free_port
 
 U = "user-1"
@@ -94,7 +95,7 @@ def test_round_trip_restores_everything(
     ctx = coordinator.retrieve_all_context(U, "s1", "Where can I run near home?")
     assert ctx.procedural is not None and ctx.procedural.executions == 3
     assert [m.content for m in ctx.short_term] == ["Plan a 10 km route", "Along the Isar?"]
-    assert coordinator.list_memories(U, "episodic", pinned=True)[1] == 1
+    assert coordinator.list_memories(U, "episodic", ListQuery(pinned=True))[1] == 1
 
 
 def test_import_is_idempotent_in_merge_mode(

@@ -21,6 +21,7 @@ from memory.config import PROJECT_ROOT, Settings
 from memory.coordinator import MemoryCoordinator
 from memory.maintenance import Maintenance
 from memory.models import MemoryType
+from memory.queries import ListQuery
 from tests.fakes.fake_ollama import FakeOllama, RecordedRequest, Scripted, remembered_lines
 
 MODELS = ["qwen2.5:7b", "small4k:3b", "qwen3:4b", "gemma2:2b", "llama3.2:1b"]
@@ -133,7 +134,9 @@ def test_a_40_turn_session_on_a_4096_model_loses_no_planned_message_and_summaris
     assert late.window.split is not None and late.window.split.history_dropped > 0
     assert late.window.split.num_ctx == 4096 and late.window.notes == []
     assert any(r.summary == "queued" for r in results)
-    rows, _ = coordinator.list_memories("ana", MemoryType.EPISODIC, event_types=["summary"])
+    rows, _ = coordinator.list_memories(
+        "ana", MemoryType.EPISODIC, ListQuery(event_types=["summary"])
+    )
     assert rows and all(r["text"].startswith("The user said: ") for r in rows)
 
 

@@ -17,6 +17,7 @@ from memory.config import Settings
 from memory.coordinator import MemoryCoordinator
 from memory.maintenance import Maintenance
 from memory.models import MemoryType, now_ms
+from memory.queries import ListQuery
 from tests.fakes.fake_ollama import DEFAULT_MODEL, FakeOllama, remembered_lines
 
 HOUR = 3600 * 1000
@@ -60,7 +61,7 @@ def chat_earlier(coord: MemoryCoordinator, user: str = "ana", session: str = "s1
 
 
 def summaries_of(coord: MemoryCoordinator, user: str = "ana") -> list[dict]:
-    rows, _ = coord.list_memories(user, MemoryType.EPISODIC, event_types=["summary"])
+    rows, _ = coord.list_memories(user, MemoryType.EPISODIC, ListQuery(event_types=["summary"]))
     return rows
 
 

@@ -21,6 +21,7 @@ from agent.mcp_server import McpMemoryTools
 from memory.config import PROJECT_ROOT, Settings
 from memory.coordinator import MemoryCoordinator
 from memory.models import MemoryType
+from memory.queries import ListQuery
 from memory.writing import WritePolicy
 from tests.fakes.fake_ollama import FakeOllama
 
@@ -31,7 +32,7 @@ NEW_GOAL = "My goal is to run 5k in 23 minutes"
 def goals(coord: MemoryCoordinator, user: str) -> tuple[list[str], list[str]]:
     """(active goal texts, replaced goal texts) of a user."""
     rows, _ = coord.list_memories(
-        user, MemoryType.EPISODIC, event_types=["goal"], include_superseded=True
+        user, MemoryType.EPISODIC, ListQuery(event_types=["goal"], include_superseded=True)
     )
     active = [r["text"] for r in rows if not r.get("superseded_by")]
     replaced = [r["text"] for r in rows if r.get("superseded_by")]

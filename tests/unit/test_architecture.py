@@ -3,6 +3,7 @@
 - layers point one way: app/pages -> ui -> agent -> memory (no back edges);
 - no import cycle among the project's modules (TYPE_CHECKING imports count: a cycle that
   only type checkers see still couples the modules);
+- the product (`memory`, `agent`, `ui`, `pages`, `app`) never imports the research in `lab`;
 - `memory` never imports streamlit; `ollama` is imported only by the LLM client and the
   Ollama embedder; callers use the packages' curated public names;
 - no module over 600 lines;
@@ -108,6 +109,12 @@ def _third_party(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             out.add(node.module.split(".")[0])
     return out
+
+
+def test_the_product_never_imports_the_lab() -> None:
+    """lab/ holds research that was not adopted: the product runs (and ships) without it."""
+    users = [m for m in MODULES if "lab" in _third_party(MODULES[m])]
+    assert users == []
 
 
 def test_memory_never_imports_streamlit() -> None:

@@ -87,7 +87,7 @@ def test_vectors_stay_close_to_the_packaged_graphs(
     packaged: OnnxMiniLMEmbedder, rewritten: OnnxMiniLMEmbedder
 ) -> None:
     """Measured on 1,000 bench texts, 2,760 LoCoMo turns and 59 short texts: cosine 0.9994 on
-    average, 0.998 at worst (`scripts/quantized_embedder.py speed`);
+    average, 0.998 at worst (`python -m lab.quantized_embedder speed`);
     without the fp32 outlier channels a two-token text drifts most, and a wrong scale or zero
     point would give unrelated vectors (cosine near 0)."""
     a, b = packaged.embed_many(TEXTS), rewritten.embed_many(TEXTS)

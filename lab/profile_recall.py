@@ -4,8 +4,8 @@ Builds the latency bench's store as `python -m memory bench latency` leaves it a
 step (fills 1k and 10k and measures them first, unless `fresh`), times 200 warm recalls the
 bench's way, then profiles 100 more with cProfile and Redis' SLOWLOG (server time per command):
 
-    python scripts/profile_recall.py          # the bench's state at 100k
-    python scripts/profile_recall.py fresh    # a store filled straight to 100k
+    python -m lab.profile_recall          # the bench's state at 100k
+    python -m lab.profile_recall fresh    # a store filled straight to 100k
 """
 
 from __future__ import annotations
@@ -18,16 +18,13 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from memory.bench import latency as L  # noqa: E402
-from memory.bench.common import Progress, bench_redis, make_coordinator  # noqa: E402
-from memory.embeddings import OnnxMiniLMEmbedder  # noqa: E402
+from memory.bench import latency as L
+from memory.bench.common import Progress, bench_redis, make_coordinator
+from memory.embeddings import OnnxMiniLMEmbedder
 
 
 @contextmanager

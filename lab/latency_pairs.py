@@ -1,6 +1,6 @@
 """Before/after pairs of the latency bench (issue 19 item 5: machines here are noisy).
 
-    python scripts/latency_pairs.py --before /tmp/before --after . --runs 3 --out scratch/pairs
+    python -m lab.latency_pairs --before /tmp/before --after . --runs 3 --out scratch/pairs
 
 runs `python -m memory bench latency --json --quiet` in the two checkouts alternately (before,
 after, before, ...), `--runs` times each, so that the machine's load falls on both alike; keeps

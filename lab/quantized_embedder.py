@@ -20,15 +20,15 @@ at a folder that holds another copy). The `nbits8-*` variants replace step 2 by 
 also needs `onnx_ir` and `sympy` (`pip install --target /tmp/onnxpkg onnx_ir sympy mpmath`).
 Subcommands:
 
-    python scripts/quantized_embedder.py build --variant all --out /tmp/q-all.onnx
-    python scripts/quantized_embedder.py speed [--rounds 5]     # texts/s, query ms, drift
-    python scripts/quantized_embedder.py bench shipped --ingest-with packaged-fp32 -- ARGS
+    python -m lab.quantized_embedder build --variant all --out /tmp/q-all.onnx
+    python -m lab.quantized_embedder speed [--rounds 5]     # texts/s, query ms, drift
+    python -m lab.quantized_embedder bench shipped --ingest-with packaged-fp32 -- ARGS
                 # a store written by the old graph, searched with the new one
-    python scripts/quantized_embedder.py compare A.json B.json
+    python -m lab.quantized_embedder compare A.json B.json
                 # two `bench --save` runs question by question: won / lost, sign test
-    python scripts/quantized_embedder.py memory --variants shipped shipped-v1
+    python -m lab.quantized_embedder memory --variants shipped shipped-v1
                 # resident size of a process that embeds short, then long texts
-    python scripts/quantized_embedder.py bench no-ffn2 --holdout conv-30,conv-42 -- \
+    python -m lab.quantized_embedder bench no-ffn2 --holdout conv-30,conv-42 -- \
         --data ../shared/bench/locomo/locomo-dev.json --prompt-budget 800
                 # `memory bench locomo ARGS` with the model swapped in, then the held-out split
 
@@ -57,12 +57,10 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from memory.bench.common import percentiles, table  # noqa: E402
-from memory.bench.latency import _SUBJECTS, memory_text, query_text  # noqa: E402
-from memory.embeddings import OnnxMiniLMEmbedder  # noqa: E402
-from memory.embeddings.model_files import model_file  # noqa: E402
+from memory.bench.common import percentiles, table
+from memory.bench.latency import _SUBJECTS, memory_text, query_text
+from memory.embeddings import OnnxMiniLMEmbedder
+from memory.embeddings.model_files import model_file
 
 #: Hidden size and FFN width of all-MiniLM-L6-v2: the MatMul weights are (384, 384) for the
 #: attention projections, (384, 1536) for the FFN up- and (1536, 384) for its down-projection.

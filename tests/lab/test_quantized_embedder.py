@@ -1,4 +1,4 @@
-"""The pure parts of scripts/quantized_embedder.py (research): which nodes a variant keeps in
+"""The pure parts of lab/quantized_embedder.py (research): which nodes a variant keeps in
 fp32, the drift figures, the interleaving of rounds and the held-out split of the bench."""
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ from types import ModuleType
 import numpy as np
 import pytest
 
+from lab import quantized_embedder
 from memory.embeddings.model_ids import PACKAGED_MODEL_ID, TOKEN_INT8_MODEL_ID
-from tests.scripts import load_script
 
 
 @pytest.fixture(scope="module")
 def qe() -> ModuleType:
-    return load_script("quantized_embedder")
+    return quantized_embedder
 
 
 # One layer of MiniLM: q/k/v/out projections, FFN up and down.

@@ -1,14 +1,14 @@
 """Multi-hop and open-domain recall (issue 19 items 2-3): compare candidate searches, try parts.
 
     # collect the product's candidates with each research option of the candidate search
-    python scripts/fit_recall.py --data $DATA --cache scratch/base.pickle
-    python scripts/fit_recall.py --data $DATA --cache scratch/c60.pickle --candidates 60
-    python scripts/fit_recall.py --data $DATA --cache scratch/s10.pickle --seeds 10
-    python scripts/fit_recall.py --data $DATA --cache scratch/fb05.pickle --feedback 0.5
+    python -m lab.fit_recall --data $DATA --cache scratch/base.pickle
+    python -m lab.fit_recall --data $DATA --cache scratch/c60.pickle --candidates 60
+    python -m lab.fit_recall --data $DATA --cache scratch/s10.pickle --seeds 10
+    python -m lab.fit_recall --data $DATA --cache scratch/fb05.pickle --feedback 0.5
     # every collection refitted on tune, side by side (the first is the reference)
-    python scripts/recall_hop.py compare scratch/base.pickle scratch/c60.pickle ...
+    python -m lab.recall_hop compare scratch/base.pickle scratch/c60.pickle ...
     # reranking parts that need vectors the cache does not hold (embeds ~11k texts once)
-    python scripts/recall_hop.py rerank scratch/base.pickle --data $DATA
+    python -m lab.recall_hop rerank scratch/base.pickle --data $DATA
 
 `compare` refits the ranking model and its calibration on the tune split of each collection,
 with and without the calibration's lead term (`CAL_LEAD * (z - best z)`), at the product's
@@ -37,14 +37,11 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from fit_recall import sign_test  # noqa: E402
-
-from memory.bench.locomo import turn_items  # noqa: E402
-from memory.recall import scoring  # noqa: E402
-from memory.recall.statements import fit_logistic  # noqa: E402
-from memory.stores.episodic import embedding_text  # noqa: E402
+from lab.fit_recall import sign_test
+from memory.bench.locomo import turn_items
+from memory.recall import scoring
+from memory.recall.statements import fit_logistic
+from memory.stores.episodic import embedding_text
 
 Q = dict[str, Any]
 FILES = (("personal-dev.json", "personal", 5), ("locomo-dev.json", "LoCoMo", 10))

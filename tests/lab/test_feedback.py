@@ -1,11 +1,12 @@
-"""Vector feedback in the candidate search (`RecallWeights.feedback`, a research option, off by
-default): a second KNN from the question moved toward its best hits finds a memory worded like
-the hit but unlike the question, which the first short lists miss."""
+"""Vector feedback (`lab.feedback`, not adopted): a second KNN from the question moved toward
+its best hits finds a memory worded like the hit but unlike the question, which the first short
+lists miss."""
 
 from __future__ import annotations
 
 import dataclasses
 
+from lab import feedback
 from memory.coordinator import MemoryCoordinator
 from memory.recall import run_requests
 from memory.recall.requests import episodic_request
@@ -23,13 +24,13 @@ FILLER = [
 ]
 
 
-def _candidates(coord: MemoryCoordinator, feedback: float) -> set[str]:
-    weights = dataclasses.replace(
-        coord.weights, candidates=3, feedback=feedback, feedback_docs=1, neighbour=0.0
-    )
+def _candidates(coord: MemoryCoordinator, beta: float) -> set[str]:
+    weights = dataclasses.replace(coord.weights, candidates=3, neighbour=0.0)
     qvec, _ = coord.embedder.embed_query(QUESTION)
     req = episodic_request(coord.episodic, coord.keys, U, QUESTION, qvec, 3, weights)
+    feedback.with_vectors(req)
     ((vrows, trows),) = run_requests([req])
+    feedback.add_feedback(req, vrows, trows, beta, docs=1, now_ms=0)
     return {str(r["id"]).rsplit(":", 1)[-1] for r in (*vrows, *trows)}
 
 
@@ -39,10 +40,10 @@ def test_feedback_reaches_a_memory_like_the_best_hit(coordinator: MemoryCoordina
     for text in FILLER:
         coordinator.add_episodic(U, text, event_type="interaction")
 
-    without = _candidates(coordinator, feedback=0.0)
+    without = _candidates(coordinator, beta=0.0)
     assert hit in without
     assert second not in without  # the first short lists stop at the question's own words
 
-    with_feedback = _candidates(coordinator, feedback=1.0)
+    with_feedback = _candidates(coordinator, beta=1.0)
     assert without <= with_feedback  # feedback only adds candidates
     assert second in with_feedback

@@ -7,9 +7,11 @@ model: the query vector plus `beta` times the mean vector of the best candidates
 is searched once more (one extra round trip); what it finds beyond the first candidates joins
 them and is scored like any other (its `vector` part stays the cosine to the QUESTION).
 
-Research option of the candidate search (`RecallWeights.feedback`, 0 = off): see
-`scripts/fit_recall.py --feedback` to measure it; it did not rank what it adds into the top
-10 (BENCHMARKS.md, Decisions).
+Not adopted: it did not rank what it adds into the top 10 (BENCHMARKS.md, Decisions). `python
+-m lab.fit_recall --feedback BETA` collects candidates with it: `with_vectors` before the
+request runs, `add_feedback` after. The product added the feedback candidates before choosing
+the seeds of session neighbours; here they come after the neighbours are read, so they seed
+none.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from redisvl.index import SearchIndex
 from redisvl.query import VectorQuery
 from redisvl.query.filter import FilterExpression
 
+from memory.recall.fusion import row_id, score_candidates
+from memory.recall.hybrid import SCORE_FIELDS, HybridRequest, _annotate_new
 from memory.recall.search import queue_search, reply_rows
 from memory.stores.records import bytes_vector, vector_bytes, vector_nbytes
 from memory.stores.schema import VECTOR_FIELD
@@ -66,3 +70,39 @@ def feedback_rows(
     pipe = index.client.pipeline(transaction=False)
     queue_search(pipe, index.name, vq)
     return reply_rows(pipe.execute()[0], vq)
+
+
+def with_vectors(req: HybridRequest) -> None:
+    """Have the request's KNN return the stored vectors, undecoded: the seeds' vectors."""
+    vq = req.vector_query
+    vq.return_fields(
+        *SCORE_FIELDS,
+        *req.text_fields,
+        VECTOR_FIELD,
+        vq.DISTANCE_ID,  # replacing the fields drops it otherwise
+        skip_decode=[VECTOR_FIELD],
+    )
+
+
+def add_feedback(
+    req: HybridRequest,
+    vrows: list[dict[str, Any]],
+    trows: list[dict[str, Any]],
+    beta: float,
+    docs: int,
+    now_ms: int,
+) -> None:
+    """Append the feedback KNN's new candidates (from the best `docs`) to the text rows."""
+    q = req.query_vec
+    if q is None or beta <= 0 or docs <= 0:
+        return
+    scored = score_candidates(vrows, trows, q, req.weights, now_ms)
+    raw = {row_id(r): r.get(VECTOR_FIELD) for r in (*vrows, *trows)}
+    best = sorted(scored, key=lambda rid: scored[rid]["final"], reverse=True)[:docs]
+    fields, n = [*SCORE_FIELDS, *req.text_fields], max(req.k, req.weights.candidates)
+    rows = feedback_rows(
+        req.index, q, [raw[r] for r in best], beta, fields, req.filter_expression, n
+    )
+    new_rows = [{**r, "score": 0.0} for r in rows if row_id(r) not in scored]
+    _annotate_new(req, new_rows, req.idf)
+    trows.extend(new_rows)

@@ -5,7 +5,7 @@ A private embedded Redis with a FLOAT16 FLAT index of 100k random unit vectors (
 bench fills user by user) and interleaved (users writing at the same time). Each filter runs
 the KNN 30 of recall, 70 timed queries after 10 warm-ups; median and p95 ms per query:
 
-    python scripts/knn_filter_cost.py
+    python -m lab.knn_filter_cost
 
 Filters: `owner AND status` (recall before the `live` tag), `owner AND NOT superseded`,
 `live` (one tag: the owner while active, as shipped), `owner` alone (no status check).
@@ -13,15 +13,11 @@ Filters: `owner AND status` (recall before the `live` tag), `owner AND NOT super
 
 from __future__ import annotations
 
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from memory.bench.common import bench_redis  # noqa: E402
+from memory.bench.common import bench_redis
 
 N, USERS, DIMS, K = 100_000, 10, 384, 30
 FILTERS = {

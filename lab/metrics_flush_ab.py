@@ -4,19 +4,15 @@ Builds the latency bench's store as it is at its 100k step (1k and 10k filled an
 first), then times 200 warm recalls the bench's way with the metrics recorder flushing every
 0.5 s (as shipped) and every 5 s, three rounds, alternating (0.5 s first in each round):
 
-    python scripts/metrics_flush_ab.py
+    python -m lab.metrics_flush_ab
 """
 
 from __future__ import annotations
 
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from memory.bench import latency as L  # noqa: E402
-from scripts.profile_recall import bench_state  # noqa: E402
+from lab.profile_recall import bench_state
+from memory.bench import latency as L
 
 
 def main() -> None:

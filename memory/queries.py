@@ -1,0 +1,56 @@
+"""The two parameter objects of the memory service: a page of the editor's list, a search's filters.
+
+They are written once here and passed whole through the coordinator, the `MemoryService`
+Protocol, the editor (`memory.admin.editing`) and the stores' callers, so adding a filter is
+one field here and one place that applies it, not a parameter restated in every layer. Each
+filter left at None (or its default) keeps everything; filters that do not apply to a memory
+type are ignored for it (a semantic fact has no event type).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from memory.models import EventType
+
+
+@dataclass(frozen=True)
+class ListQuery:
+    """Which memories of one type the editor lists, in which order, and which page."""
+
+    #: episodic: only these event types
+    event_types: list[str] | None = None
+    #: semantic: only this category
+    category: str | None = None
+    #: episodic: only memories with one of these tags
+    tags: list[str] | None = None
+    #: episodic: stored within [since_ms, until_ms)
+    since_ms: int | None = None
+    until_ms: int | None = None
+    pinned: bool | None = None
+    #: episodic: memories replaced by a newer one (kept as history) too
+    include_superseded: bool = True
+    #: a field of the type's records; semantic and procedural fall back to their default order
+    sort_by: str = "timestamp"
+    descending: bool = True
+    page: int = 1
+    page_size: int = 50
+    #: episodic and short-term: only this session
+    session_id: str | None = None
+    #: semantic: only the facts this user added
+    added_by: str | None = None
+
+
+@dataclass(frozen=True)
+class SearchFilter:
+    """What a hybrid search keeps besides relevance (episodic, except `category`)."""
+
+    event_types: list[EventType] | list[str] | None = None
+    tags: list[str] | None = None
+    since_ms: int | None = None
+    until_ms: int | None = None
+    #: the recall threshold for this search (None: the coordinator's)
+    min_score: float | None = None
+    include_superseded: bool = False
+    #: semantic: only this category
+    category: str | None = None
