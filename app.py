@@ -15,7 +15,8 @@ from typing import Any
 import streamlit as st
 
 from agent.types import TurnResult
-from memory.models import MAX_TEXT_CHARS
+from memory.errors import InvalidInputError
+from memory.models import MAX_TEXT_CHARS, is_blank
 from ui import demo, private, sessions, state
 from ui.details import render_details, render_status, status_label
 from ui.errors import guard, message_for
@@ -174,15 +175,20 @@ def run_turn(ctx: PageContext, prompt: str) -> bool:
         watch = StreamGuard(
             ctx.coordinator, ctx.user_id, ctx.session_id, prompt, model=st.session_state.model
         )
-        events = watch.watch(
-            agent.run_turn(
+        try:
+            turn = agent.run_turn(
                 ctx.user_id,
                 ctx.session_id,
                 prompt,
                 model=st.session_state.model,
                 recall_types=state.recall_types(),
             )
-        )
+        except InvalidInputError as e:  # refused before anything ran: say why, keep the page
+            stop.empty()
+            box.update(label="Not sent", state="error", expanded=False)
+            st.warning(no_images(str(e)), icon="✋")
+            return False
+        events = watch.watch(turn)
 
         def working(label: str) -> None:
             # `expanded` each time: an update without it folds the box in the browser
@@ -306,6 +312,10 @@ typed = st.chat_input(
     "Message the agent (incognito)…" if incognito else "Message the agent…", key="chat_input"
 )
 prompt = typed or st.session_state.pop("pending_prompt", None)
+if prompt is not None and is_blank(prompt):
+    # spaces, line breaks or zero-width characters only: nothing to answer, nothing to store
+    st.toast("Nothing sent: the message was empty.", icon="✋")
+    prompt = None
 if shown_messages == 0 and not prompt and not incognito:
     with greeting.container():
         empty_state(ctx)

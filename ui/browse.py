@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 import streamlit as st
 
-from memory.models import EventType
+from memory.models import EventType, is_blank
 from memory.service import MemoryService
 from ui import state
 from ui.errors import guard, run_action
@@ -316,6 +316,8 @@ def _on_save_episodic(
     table_key: str,
 ) -> None:
     ss, p = st.session_state, f"ed_ep_{memory_id}"
+    if _blank_text(ss[f"{p}_text"]):
+        return
     changes: dict[str, Any] = {}
     if ss[f"{p}_text"].strip() != (rec.get("text") or rec.get("description") or ""):
         changes["text"] = ss[f"{p}_text"]
@@ -335,6 +337,17 @@ def _on_save_episodic(
     if ss[f"{p}_pinned"] != bool(rec.get("pinned")):
         changes["pinned"] = ss[f"{p}_pinned"]
     _save(coord, user_id, as_admin, "episodic", memory_id, changes, table_key)
+
+
+def _blank_text(text: str) -> bool:
+    """An edit that empties the text is refused with a sentence (deleting is its own action)."""
+    if not is_blank(text):
+        return False
+    state.flash(
+        "The text cannot be empty: write what should be remembered, or delete the memory.",
+        "warning",
+    )
+    return True
 
 
 def _save(
@@ -443,6 +456,8 @@ def _on_save_semantic(
     table_key: str,
 ) -> None:
     ss, p = st.session_state, f"ed_sem_{memory_id}"
+    if _blank_text(ss[f"{p}_text"]):
+        return
     old = {
         "shared": bool(rec.get("shared")),
         "text": rec.get("text") or rec.get("fact") or "",

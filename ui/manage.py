@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import streamlit as st
 
 from memory.errors import ImportFileError, InvalidInputError
-from memory.models import EventType
+from memory.models import EventType, is_blank
 from memory.writing import candidate_for, write_fact
 from ui import state
 from ui.details import HIT_COLUMNS, hits_frame
@@ -126,7 +126,7 @@ def add_tab(ctx: PageContext) -> None:
         submitted = st.form_submit_button("Add memory", type="primary", icon="💾", key="a_go")
     if not submitted:
         return
-    if not text.strip():
+    if is_blank(text):
         st.warning("Write the memory first.", icon="✋")
         return
     with guard("Adding the memory"):

@@ -16,7 +16,7 @@ from typing import Any
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
-from memory.models import EventType, check_id
+from memory.models import EventType, check_id, is_blank
 from memory.service import MemoryService
 from memory.writing import WritePolicy, candidate_for, write_fact
 from ui import demo, state, undo
@@ -152,6 +152,9 @@ def _who(ctx: PageContext) -> None:
 
 def _on_user(coord: MemoryService) -> None:
     value = str(st.session_state.get("sb_user") or "").strip()
+    if is_blank(value):
+        state.flash("Type a user name first.", "warning")
+        return
     try:
         check_id(value, "user id")
     except ValueError as e:
@@ -167,7 +170,7 @@ def _on_session() -> None:
 def _on_title(coord: MemoryService) -> None:
     ss = st.session_state
     title = str(ss.get("sb_title") or "").strip()
-    if not title:
+    if is_blank(title):
         state.flash("A chat title cannot be empty.", "warning")
         return
     ok, _ = run_action(
@@ -307,7 +310,7 @@ def _add_form(ctx: PageContext) -> None:
 def _on_add(coord: MemoryService, writer: WritePolicy) -> None:
     ss = st.session_state
     text = str(ss.get("sb_add_text") or "").strip()
-    if not text:
+    if is_blank(text):
         state.flash("Write what should be remembered first.", "warning")
         return
     tags = parse_tags(str(ss.get("sb_add_tags") or ""))
