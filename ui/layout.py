@@ -62,6 +62,7 @@ def page_setup(title: str, icon: str, *, layout: str = "wide") -> PageContext:
     state.init_state(coordinator.list_sessions, signed_in_as=viewer.user_id)
     if viewer.user_id is not None and not viewer.may_switch_users:
         state.keep_user(viewer.user_id, coordinator.list_sessions)
+    state.sync_url()  # a reload, a bookmark or a second tab opens this user and chat
 
     ctx = PageContext(
         settings=settings,

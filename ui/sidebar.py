@@ -59,8 +59,8 @@ def render_nav() -> None:
     if st.get_option("client.showSidebarNavigation") is not False:
         return
     try:
-        for path, label, icon in PAGES:
-            st.page_link(path, label=label, icon=icon)
+        for path, label, icon in PAGES:  # the user and chat go along (the address keeps them)
+            st.page_link(path, label=label, icon=icon, query_params=state.url_params() or None)
     except StreamlitAPIException:  # run without app.py as entry point (a test of one page)
         return
     st.divider()
