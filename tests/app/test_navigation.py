@@ -74,7 +74,7 @@ def test_every_run_writes_the_user_and_the_chat_into_the_address(app_env, make_a
 
 
 def test_page_links_carry_the_user_and_the_chat(app_env, make_app, own_navigation) -> None:
-    at = make_app("pages/memories.py", user="alice", session="s-one")
+    at = make_app("app.py", user="alice", session="s-one")
     from urllib.parse import parse_qs
 
     links = at.sidebar.get("page_link")
