@@ -22,6 +22,7 @@ from ui.details import render_details, render_status, status_label
 from ui.errors import guard, message_for
 from ui.format import ImageFreeStream, fmt_duration, md_text, no_images
 from ui.layout import PageContext, page_setup
+from ui.remembered import remembered_line
 from ui.stopping import StreamGuard, turn_started
 
 SUGGESTIONS = (
@@ -92,6 +93,7 @@ def history(ctx: PageContext) -> int:
                     render_status(d)
             st.markdown(shown(m.content))
             if d is not None:
+                remembered_line(ctx, d, d.turn_id or m.id)
                 render_details(d, key=m.id)
                 # keyed by the turn, as while it streamed: a rerun keeps the picks and the result
                 private.reanswer_controls(ctx, d, d.turn_id or m.id)
@@ -261,6 +263,7 @@ def run_turn(ctx: PageContext, prompt: str) -> bool:
         state.remember_details(details_key(result.reply), d)
         if result.turn_id:
             state.remember_details(result.turn_id, d)
+        remembered_line(ctx, d, result.turn_id or details_key(result.reply))
         render_details(d, key=result.turn_id or details_key(result.reply))
         private.reanswer_controls(ctx, d, result.turn_id or details_key(result.reply))
     if result.stored:

@@ -537,6 +537,19 @@ class MemoryCoordinator(SessionsAPI):
     ) -> None:
         self.update_memory(user_id, memory_type, memory_id, as_admin, pinned=pinned)
 
+    @_writes
+    def undo_write(self, user_id: str, memory_id: str, replaced_id: str | None = None) -> None:
+        """Take back an episodic memory a turn just stored: it is deleted and the memory it
+        replaced (`replaced_id`, still kept as history) is recalled again, in one step."""
+        mem = self.episodic.get(user_id, memory_id)
+        pipe = self._r.pipeline(transaction=True)
+        self.episodic.delete_many(pipe, user_id, [memory_id])
+        if replaced_id:
+            self.episodic.get(user_id, replaced_id)  # NotFoundError when it is gone
+            self.episodic.reinstate(pipe, user_id, replaced_id)
+        pipe.execute()
+        self.embedder.forget([mem.description])
+
     def list_users(self) -> list[str]:
         return sorted(as_str(u) for u in self._r.smembers(self.keys.users))
 

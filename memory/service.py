@@ -226,6 +226,9 @@ class MemoryService(AgentMemory, Protocol):
         as_admin: bool = False,
     ) -> None: ...
 
+    def undo_write(self, user_id: str, memory_id: str, replaced_id: str | None = None) -> None:
+        """Delete a memory just stored; the one it replaced is recalled again."""
+
     def list_users(self) -> list[str]: ...
 
     def list_sessions(self, user_id: str) -> list[str]: ...

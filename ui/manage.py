@@ -139,6 +139,9 @@ def add_tab(ctx: PageContext) -> None:
                 expires_at_ms=expiry_value("a"),
             )
             duplicate, replaced = res.stored is None, res.stored and res.stored.superseded_id
+            if duplicate and not res.duplicate_of:  # e.g. it only named a masked secret
+                st.warning(f"Not stored: {res.reason}.", icon="🔒")
+                return
         else:
             fact, _ = write_fact(
                 ctx.coordinator,

@@ -336,6 +336,9 @@ def _on_add(coord: MemoryService, writer: WritePolicy) -> None:
             context="Added in the sidebar memory editor",
         )
         duplicate = ok and res.stored is None
+        if duplicate and not res.duplicate_of:  # e.g. it only named a masked secret
+            state.flash(f"Not stored: {res.reason}.", "warning")
+            return
     if ok:
         ss.sb_add_text = ""
         ss.sb_add_tags = ""

@@ -43,6 +43,7 @@ from memory.models import EventType, MemoryType, SemanticFact
 from memory.service import AgentMemory, MemoryService
 from memory.text import content_roots, numbers
 from memory.writing.classify import FACT_EVENT_TYPE, classify_event_type, detect_slot
+from memory.writing.content import says_nothing_after_masking
 from memory.writing.secrets import PiiPolicy, mask_secrets
 
 log = logging.getLogger(__name__)
@@ -130,7 +131,14 @@ class MemoryCandidate(BaseModel):
     how: How = "trigger"
 
 
+#: Why a memory that only named a secret was not stored (memory/writing/content.py).
+NOTHING_LEFT = "nothing left to remember once the secret is masked"
+
+
 class WriteResult(BaseModel):
+    """What a write did: `stored`, or not stored because it repeats `duplicate_of`, or (no
+    duplicate) for `reason`."""
+
     stored: StoredMemory | None = None
     duplicate_of: str | None = None
     reason: str = ""
@@ -199,6 +207,9 @@ class WritePolicy:
         # Masked first: duplicates are found among stored (masked) texts, logs show no secret.
         masked = mask_secrets(cand.text, self._pii)
         cand = cand.model_copy(update={"text": masked.text})
+        if cand.how != "interaction" and says_nothing_after_masking(cand.text):
+            log.info("memory not stored (%s)", NOTHING_LEFT)
+            return WriteResult(reason=NOTHING_LEFT)
         with self._lock(user_id):
             dup = self._find_duplicate(user_id, cand, same_turn_ids)
             if dup is not None:
