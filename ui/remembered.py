@@ -55,9 +55,7 @@ def remembered_line(ctx: PageContext, r: TurnResult, key: str) -> None:
             live.append((m, str(rec.get("text") or rec.get("description") or m.text)))
     parts = []
     if live:
-        parts.append(
-            "💾 Remembered: " + "; ".join(f"“{md_text(snippet(t, 90))}”" for _, t in live)
-        )
+        parts.append("💾 Remembered: " + "; ".join(f"“{md_text(snippet(t, 90))}”" for _, t in live))
         replaced = [_old_text(ctx, m) for m, _ in live if m.superseded_id]
         if any(replaced):
             parts.append("replaces " + "; ".join(f"“{md_text(t)}”" for t in replaced if t))
