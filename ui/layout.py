@@ -8,7 +8,7 @@ resources, session state, the sidebar (navigation + memory editor) and queued me
 
 from __future__ import annotations
 
-__all__ = ["PageContext", "page_header", "page_setup", "show_flashes"]
+__all__ = ["PageContext", "page_header", "page_setup", "show_flashes", "show_notice"]
 
 import logging
 from typing import Any
@@ -100,6 +100,21 @@ def show_flashes() -> None:
             st.toast(text, icon="ℹ️")
         else:
             st.toast(text, icon="✅")
+
+
+def show_notice(place: str) -> None:
+    """The message an action left for this place (`state.notice_then_rerun`)."""
+    got = state.pop_notice(place)
+    if got is None:
+        return
+    kind, raw = got
+    text = no_images(raw)  # notices quote memory texts
+    if kind == "info":
+        st.info(text, icon="♻️")
+    elif kind == "warning":
+        st.warning(text, icon="✋")
+    else:
+        st.success(text, icon="✅")
 
 
 def page_header(title: str, icon: str, caption: str) -> None:

@@ -130,6 +130,19 @@ def flash(text: str, kind: str = "success") -> None:
     st.session_state.flash.append((kind, text))
 
 
+def notice_then_rerun(place: str, text: str, kind: str = "success") -> None:
+    """Keep an action's result for its place on the page and run the page again at once:
+    the action wrote before the page drew its counts and tables, so the message, the tiles
+    and the tables of the next run agree (no page lags one action behind)."""
+    st.session_state.setdefault("notices", {})[place] = (kind, text)
+    st.rerun()
+
+
+def pop_notice(place: str) -> tuple[str, str] | None:
+    notices: dict[str, tuple[str, str]] = st.session_state.get("notices", {})
+    return notices.pop(place, None)
+
+
 def pop_flashes() -> list[tuple[str, str]]:
     items = list(st.session_state.get("flash", []))
     st.session_state.flash = []

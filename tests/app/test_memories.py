@@ -240,3 +240,34 @@ def test_import_error_says_nothing_was_imported_once(alice, make_app) -> None:
     msg = at.error[0].value
     assert msg.startswith("Nothing was imported: Not a JSON file")
     assert msg.lower().count("nothing was imported") == 1
+
+
+def test_tiles_tables_and_message_agree_right_after_each_action(alice, make_app) -> None:
+    """Add, import and clear: the run that shows the success message already shows the
+    new counts and rows (the page never lags one action behind)."""
+    exported = json.dumps(alice.export_user("bob")).encode()
+    at = make_app("pages/memories.py")
+    assert at.metric[0].value == "3"
+    at.text_area(key="a_text").input("I swim on Fridays")
+    at.button(key="a_go").click().run()
+    no_errors(at)
+    assert at.success[0].value.startswith("Added: I swim on Fridays")
+    assert at.metric[0].value == "4"
+    assert "I swim on Fridays" in episodic_texts(at)
+
+    at.file_uploader(key="x_upload").upload("bob.json", exported, "application/json")
+    at.run()
+    at.button(key="x_import").click().run()
+    no_errors(at)
+    assert at.success[0].value.startswith("Imported 1 episodic")
+    assert at.metric[0].value == "5"
+    assert "Bob hates running" in episodic_texts(at)
+
+    alice.add_message("alice", "s-test", "user", "hello")
+    at.run()
+    assert at.metric[3].value == "1"
+    at.checkbox(key="c_session_sure").check().run()
+    at.button(key="c_session_go").click().run()
+    no_errors(at)
+    assert "Deleted 1 message" in at.success[0].value
+    assert at.metric[3].value == "0"
