@@ -21,6 +21,7 @@ import numpy as np
 import redis
 
 from memory import admin
+from memory.activity import MemoryHistory
 from memory.bookkeeping import Bookkeeper
 from memory.boundary import translate_store_errors
 from memory.config import Settings
@@ -124,6 +125,7 @@ class MemoryCoordinator(SessionsAPI):
         self.semantic = self.stores.semantic
         self.procedural = self.stores.procedural
         self.short_term = self.stores.short_term
+        self.history = MemoryHistory(self.stores, self.embedder)  # per-day activity, undo
         self.bookkeeping = Bookkeeper(
             client, self.keys, self.episodic, settings.embedding_cache_ttl_s, self.embedder.masked
         )
@@ -536,19 +538,6 @@ class MemoryCoordinator(SessionsAPI):
         as_admin: bool = False,
     ) -> None:
         self.update_memory(user_id, memory_type, memory_id, as_admin, pinned=pinned)
-
-    @_writes
-    def undo_write(self, user_id: str, memory_id: str, replaced_id: str | None = None) -> None:
-        """Take back an episodic memory a turn just stored: it is deleted and the memory it
-        replaced (`replaced_id`, still kept as history) is recalled again, in one step."""
-        mem = self.episodic.get(user_id, memory_id)
-        pipe = self._r.pipeline(transaction=True)
-        self.episodic.delete_many(pipe, user_id, [memory_id])
-        if replaced_id:
-            self.episodic.get(user_id, replaced_id)  # NotFoundError when it is gone
-            self.episodic.reinstate(pipe, user_id, replaced_id)
-        pipe.execute()
-        self.embedder.forget([mem.description])
 
     def list_users(self) -> list[str]:
         return sorted(as_str(u) for u in self._r.smembers(self.keys.users))

@@ -12,7 +12,7 @@ down, `InvalidInputError`, `NotFoundError`...), never a driver exception.
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired, Protocol, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, NotRequired, Protocol, TypedDict
 
 from memory.models import (
     ChatMessage,
@@ -24,6 +24,9 @@ from memory.models import (
     RecallHit,
     SemanticFact,
 )
+
+if TYPE_CHECKING:
+    from memory.metrics import MetricsRecorder
 
 
 class EpisodicStats(TypedDict):
@@ -193,6 +196,18 @@ class AgentMemory(Protocol):
         ...
 
 
+class MemoryHistoryAPI(Protocol):
+    """A user's memories over time (memory.activity.MemoryHistory)."""
+
+    def per_day(self, user_id: str) -> list[dict[str, Any]]:
+        """Per day: memories created, replaced, merged, forgotten, expired (counts only)."""
+        ...
+
+    def undo_write(self, user_id: str, memory_id: str, replaced_id: str | None = None) -> None:
+        """Delete a memory just stored; the one it replaced is recalled again."""
+        ...
+
+
 class MemoryService(AgentMemory, Protocol):
     """Everything the UI uses on top of the agent's part: the editor, users and sessions,
     import/export, purges and the metrics of the Stats page."""
@@ -225,9 +240,6 @@ class MemoryService(AgentMemory, Protocol):
         pinned: bool = True,
         as_admin: bool = False,
     ) -> None: ...
-
-    def undo_write(self, user_id: str, memory_id: str, replaced_id: str | None = None) -> None:
-        """Delete a memory just stored; the one it replaced is recalled again."""
 
     def list_users(self) -> list[str]: ...
 
@@ -274,5 +286,11 @@ class MemoryService(AgentMemory, Protocol):
     ) -> list[dict[str, Any]]: ...
 
     def metric_counters(self) -> dict[str, int]: ...
+
+    @property
+    def metrics(self) -> MetricsRecorder: ...
+
+    @property
+    def history(self) -> MemoryHistoryAPI: ...
 
     def close(self) -> None: ...

@@ -16,6 +16,7 @@ from ui import state
 from ui.errors import guard, run_action
 from ui.expiry import expiry_inputs, expiry_value
 from ui.format import (
+    REMEMBERED_KINDS,
     day_end_ms,
     day_start_ms,
     event_label,
@@ -226,12 +227,23 @@ def episodic_tab(ctx: PageContext) -> None:
         since, until = _date_filter("f_ep_dates")
     tags = parse_tags(f3.text_input("Tags", key="f_ep_tags", placeholder="diet, running"))
     pinned = PINNED_CHOICES[f4.selectbox("Pinned", list(PINNED_CHOICES), key="f_ep_pinned")]
-    show_old = st.toggle(
+    t1, t2 = st.columns(2)
+    show_old = t1.toggle(
         "Show replaced memories",
         value=True,
         key="f_ep_superseded",
         help="When a fact changes, the old memory is kept as history but no longer recalled.",
     )
+    talk = t2.toggle(
+        "Show conversations",
+        value=False,
+        key="f_ep_talk",
+        help="Each exchange with the agent is logged as an episodic memory of kind "
+        "Interaction (what was said is still recalled). Hidden here by default: they are "
+        "the conversation, not things remembered about you.",
+    )
+    if not kinds and not talk:
+        kinds = REMEMBERED_KINDS
     rows: list[dict[str, Any]] = []
     total = 0
     with guard("Loading episodic memories"):
@@ -248,7 +260,7 @@ def episodic_tab(ctx: PageContext) -> None:
             page=page,
             page_size=PAGE_SIZE,
         )
-    filtered = bool(kinds or tags or since or pinned is not None)
+    filtered = bool((kinds and kinds != REMEMBERED_KINDS) or tags or since or pinned is not None)
     if not rows:
         if filtered:
             st.info("No episodic memory matches these filters.", icon="🔎")

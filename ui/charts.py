@@ -74,11 +74,25 @@ def recall_samples(df: pd.DataFrame) -> pd.DataFrame:
     return df[df["op"] == WHOLE_RECALL] if not df.empty else df
 
 
-def recall_time_figure(recall: pd.DataFrame) -> go.Figure:
-    """Two lines only: the typical (p50) and a slow (p95) recall before an answer."""
+#: Fewest samples in a time bucket for its p95 to be drawn: with fewer, "1 in 20 is slower"
+#: is not measured and the line would lie on the median.
+P95_MIN_SAMPLES = 20
+
+
+def recall_points(recall: pd.DataFrame) -> pd.DataFrame:
+    """The recall chart's points: p50 per time bucket, and p95 where a bucket has enough
+    samples (`P95_MIN_SAMPLES`)."""
     rule = bucket_for(recall)
     ms = recall.set_index("when")["ms"].resample(rule)
-    pts = pd.concat({"p50": ms.quantile(0.5), "p95": ms.quantile(0.95)}, axis=1).dropna()
+    pts = pd.concat({"p50": ms.quantile(0.5), "p95": ms.quantile(0.95), "n": ms.count()}, axis=1)
+    pts = pts[pts["n"] > 0]
+    pts.loc[pts["n"] < P95_MIN_SAMPLES, "p95"] = float("nan")
+    return pts
+
+
+def recall_time_figure(recall: pd.DataFrame) -> go.Figure:
+    """Two lines only: the typical (p50) and a slow (p95) recall before an answer."""
+    pts = recall_points(recall)
     fig = go.Figure()
     for pct, name, color, dash in (
         ("p50", "typical (median)", "#4C78A8", "solid"),
@@ -318,14 +332,14 @@ def counts_figure(counts: dict[str, int]) -> go.Figure:
 def growth_frame(
     rows_by_type: dict[str, list[dict[str, Any]]], now_ms: int | None = None
 ) -> pd.DataFrame:
-    """Cumulative number of memories per type over their creation time. Each series is
-    carried on to `now_ms` (default: now): a type whose memories were all created at one
-    instant (the knowledge file, loaded at once) would otherwise be a single point, which a
-    line chart does not draw."""
+    """Cumulative number of memories per type over each memory's own date (`timestamp`:
+    when it happened or was said, so a story loaded today still spans its months). Each
+    series is carried on to `now_ms` (default: now): a type whose memories all share one
+    instant would otherwise be a single point, which a line chart does not draw."""
     now_ms = int(now_ms if now_ms is not None else time.time() * 1000)
     frames = []
     for mtype, rows in rows_by_type.items():
-        ts = [int(r.get("created_at") or r.get("timestamp") or 0) for r in rows]
+        ts = [own_date_ms(r) for r in rows]
         ts = sorted(t for t in ts if t > 0)
         if not ts:
             continue
@@ -492,11 +506,16 @@ def savings_figure(sf: pd.DataFrame) -> go.Figure:
     return _style(fig, legend=False)
 
 
+def own_date_ms(record: dict[str, Any]) -> int:
+    """A memory's own date: when it happened or was said (`timestamp`), else when stored."""
+    return int(record.get("timestamp") or record.get("created_at") or record.get("last_used") or 0)
+
+
 def growth_per_day_frame(rows_by_type: dict[str, list[dict[str, Any]]]) -> pd.DataFrame:
-    """New memories per day (UTC) and type, from their creation time (the cumulative growth
+    """New memories per day (UTC) and type, by each memory's own date (the cumulative growth
     chart shows the total; this one shows the pace)."""
     rows = [
-        {"type": mtype, "ts": int(r.get("created_at") or r.get("timestamp") or 0)}
+        {"type": mtype, "ts": own_date_ms(r)}
         for mtype, items in rows_by_type.items()
         for r in items
     ]
@@ -508,6 +527,58 @@ def growth_per_day_frame(rows_by_type: dict[str, list[dict[str, Any]]]) -> pd.Da
     out = df.groupby(["day", "type"], as_index=False).size().rename(columns={"size": "new"})
     out["Type"] = out["type"].map(lambda t: SERIES_LABELS.get(t, t))
     return out[["day", "type", "Type", "new"]].sort_values(["day", "type"], ignore_index=True)
+
+
+# --- activity per day ----------------------------------------------------------------------
+
+ACTIVITY_LABELS = {
+    "created": "Remembered",
+    "replaced": "Replaced",
+    "merged": "Merged",
+    "forgotten": "Forgotten",
+    "expired": "Expired",
+}
+ACTIVITY_COLORS = {
+    "Remembered": "#59A14F",
+    "Replaced": "#F28E2B",
+    "Merged": "#4C78A8",
+    "Forgotten": "#E15759",
+    "Expired": "#BAB0AC",
+}
+
+
+def activity_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """The coordinator's activity rows (day, event, count) with a date and a label."""
+    df = pd.DataFrame(rows, columns=["day", "event", "count"])
+    if df.empty:
+        return df.assign(What=pd.Series(dtype=str))
+    df["day"] = pd.to_datetime(df["day"])
+    df["What"] = df["event"].map(ACTIVITY_LABELS).fillna(df["event"])
+    return df
+
+
+def activity_figure(af: pd.DataFrame) -> go.Figure:
+    fig = px.bar(
+        af,
+        x="day",
+        y="count",
+        color="What",
+        color_discrete_map=ACTIVITY_COLORS,
+        category_orders={"What": list(ACTIVITY_LABELS.values())},
+        labels={"day": "", "count": "memories", "What": ""},
+        title="What happened to your memories, per day",
+    )
+    fig.update_xaxes(tickformat="%b %d", dtick=86_400_000 if af["day"].nunique() < 15 else None)
+    return _style(fig)
+
+
+def activity_sentence(af: pd.DataFrame) -> str:
+    """A single day of activity, said in words (one bar is not a chart)."""
+    day = pd.Timestamp(af["day"].iloc[0])
+    parts = [
+        f"{int(n)} {w.lower()}" for w, n in af.groupby("What", sort=False)["count"].sum().items()
+    ]
+    return f"On {day:%d %b %Y}: " + ", ".join(parts) + "."
 
 
 def growth_per_day_figure(gd: pd.DataFrame) -> go.Figure:

@@ -118,7 +118,7 @@ def _on_save(coord: MemoryService, user_id: str, memory_id: str, key: str, old: 
 
 def _on_undo(coord: MemoryService, user_id: str, ids: list[tuple[str, Any]]) -> None:
     done = sum(
-        int(run_action("Undoing the memory", coord.undo_write, user_id, mid, old)[0])
+        int(run_action("Undoing the memory", coord.history.undo_write, user_id, mid, old)[0])
         for mid, old in ids
     )
     if done:

@@ -37,6 +37,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
+from memory import activity
 from memory.bookkeeping import Bookkeeper
 from memory.boundary import translate_store_errors
 from memory.embeddings import CachedEmbedder
@@ -215,9 +216,10 @@ class TopicForget:
             if m.ref not in kept:
                 _add(chosen, m.ref)
         _follow(chosen, data, kept)
-        return ForgetReport(
-            user_id=user_id, query=query, counts=self._delete(user_id, query, roots, data, chosen)
-        )
+        counts = self._delete(user_id, query, roots, data, chosen)
+        went = sum(counts.get(k, 0) for k in ("memories", "facts", "procedures"))
+        activity.record(self._stores.client, self._stores.keys, user_id, "forgotten", went)
+        return ForgetReport(user_id=user_id, query=query, counts=counts)
 
     # --- reading -------------------------------------------------------------------------
     def _scores(self, user_id: str, query: str) -> dict[str, float]:
