@@ -271,3 +271,15 @@ def test_tiles_tables_and_message_agree_right_after_each_action(alice, make_app)
     no_errors(at)
     assert "Deleted 1 message" in at.success[0].value
     assert at.metric[3].value == "0"
+
+
+def test_conversations_are_hidden_from_the_table_unless_asked(alice, make_app) -> None:
+    alice.add_episodic("alice", "User asked about shoes", event_type="interaction")
+    at = make_app("pages/memories.py")
+    no_errors(at)
+    assert "User asked about shoes" not in episodic_texts(at)
+    assert at.metric[0].value == "3"  # the tile counts what the table shows
+    at.toggle(key="f_ep_talk").set_value(True).run()
+    no_errors(at)
+    assert "User asked about shoes" in episodic_texts(at)
+    assert len(alice.list_memories("alice", "episodic")[0]) == 4  # storage unchanged
