@@ -14,6 +14,7 @@ from typing import Any
 
 import streamlit as st
 
+from agent.prompt import MEMORY_ONLY_MARK
 from agent.types import TurnResult
 from memory.errors import InvalidInputError
 from memory.models import MAX_TEXT_CHARS, is_blank
@@ -25,6 +26,7 @@ from ui.layout import PageContext, page_setup
 from ui.remembered import remembered_line
 from ui.stopping import StreamGuard, turn_started
 
+OFFLINE_NOTICE = "The language model is offline"
 SUGGESTIONS = (
     "Remember that I'm vegetarian and training for a half marathon in April",
     "I prefer short answers with bullet points",
@@ -41,6 +43,23 @@ def shown(text: str) -> str:
     """A chat message as markdown: line breaks kept, images only as links (the text comes
     from a person or a model, and an image would make every viewer's browser fetch it)."""
     return no_images(hard_breaks(text))
+
+
+def without_offline_notice(text: str) -> str:
+    """A memory-only answer while the page's banner says the model is offline: the answer's
+    own notice (that line and the one saying what to run) would repeat the banner under every
+    answer, so it is left out. A server that failed keeps its notice: that is news."""
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if line.startswith(OFFLINE_NOTICE) and line.endswith(MEMORY_ONLY_MARK):
+            return "\n".join(lines[:i] + lines[i + 2 :]).strip()
+    return text
+
+
+def answer_text(ctx: PageContext, text: str) -> str:
+    """An answer as shown: without the offline notice while the banner is up."""
+    status = ctx.llm_status
+    return text if status is not None and status.ok else without_offline_notice(text)
 
 
 def details_key(reply: str) -> str:
@@ -91,7 +110,7 @@ def history(ctx: PageContext) -> int:
                 d = answer_details(ctx, details, kept, m)
                 if d is not None:
                     render_status(d)
-            st.markdown(shown(m.content))
+            st.markdown(shown(answer_text(ctx, m.content) if m.role == "assistant" else m.content))
             if d is not None:
                 remembered_line(ctx, d, d.turn_id or m.id)
                 render_details(d, key=m.id)
@@ -200,7 +219,7 @@ def run_turn(ctx: PageContext, prompt: str) -> bool:
             for ev in events:
                 if ev.kind == "token":
                     got["streamed"] = True
-                    yield safe.feed(hard_breaks(ev.text))
+                    yield safe.feed(hard_breaks(answer_text(ctx, ev.text)))
                 elif ev.kind == "status":
                     working(no_images(ev.text) or "Working…")
                 elif ev.kind == "thinking" and not got.get("thinking"):
@@ -247,7 +266,7 @@ def run_turn(ctx: PageContext, prompt: str) -> bool:
             box.update(label="The turn ended without a result", state="error")
             return False
         if not got.get("streamed") and result.reply:
-            st.markdown(shown(result.reply))
+            st.markdown(shown(answer_text(ctx, result.reply)))
         if not result.saved:  # next to the answer: the details below start folded
             st.error(
                 "**Not saved.** This message and answer could not be stored, so they will not "

@@ -12,6 +12,7 @@ import streamlit as st
 
 from memory.models import EventType, is_blank
 from memory.service import MemoryService
+from ui import sessions as sessions_ui
 from ui import state
 from ui.errors import guard, run_action
 from ui.expiry import expiry_inputs, expiry_value
@@ -316,7 +317,19 @@ def _edit_episodic(ctx: PageContext, memory_id: str, table_key: str) -> None:
             args=(ctx.coordinator, ctx.user_id, ctx.is_admin, memory_id, rec, table_key),
         )
     if rec.get("superseded_by"):
-        st.caption(f"Replaced by {md_text(rec['superseded_by'])}: kept as history, not recalled.")
+        try:  # named by its text (an id means nothing to a reader); it may be gone
+            newer = ctx.coordinator.get_memory(ctx.user_id, "episodic", str(rec["superseded_by"]))
+        except Exception:  # noqa: BLE001 - the caption then says "a newer memory"
+            newer = {}
+        by = newer.get("text") or newer.get("description")
+        st.caption(
+            (
+                f"Replaced by “{md_text(snippet(str(by), 120))}”"
+                if by
+                else "Replaced by a newer memory"
+            )
+            + ": kept as history, not recalled."
+        )
 
 
 def _on_save_episodic(
@@ -540,11 +553,13 @@ def short_term_tab(ctx: PageContext) -> None:
         sessions = list(ctx.coordinator.list_sessions(ctx.user_id) or [])
     current = ctx.session_id  # format_func must not read session state (AppTest calls it)
     options = list(dict.fromkeys([current, *sessions]))
+    titles = sessions_ui.titles_of(ctx.coordinator, ctx.user_id)  # the sidebar's names
+    names = {s: sessions_ui.label(s, titles) for s in options}
     session = st.selectbox(
         "Session",
         options,
         key="f_st_session",
-        format_func=lambda s: f"{s} (current)" if s == current else s,
+        format_func=lambda s: f"{names[s]} (current)" if s == current else names[s],
     )
     messages: list[Any] = []
     with guard("Loading messages"):
