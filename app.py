@@ -285,8 +285,10 @@ def run_turn(ctx: PageContext, prompt: str) -> bool:
         remembered_line(ctx, d, result.turn_id or details_key(result.reply))
         render_details(d, key=result.turn_id or details_key(result.reply))
         private.reanswer_controls(ctx, d, result.turn_id or details_key(result.reply))
-    if result.stored:
-        st.rerun()  # so the sidebar's recent memories show what this turn stored
+    if result.stored or result.masked:
+        # the sidebar's recent memories show what this turn stored; the user's own bubble
+        # shows the message as stored (a secret as its label, never the digits typed)
+        st.rerun()
     return result.saved
 
 

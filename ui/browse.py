@@ -322,14 +322,8 @@ def _edit_episodic(ctx: PageContext, memory_id: str, table_key: str) -> None:
         except Exception:  # noqa: BLE001 - the caption then says "a newer memory"
             newer = {}
         by = newer.get("text") or newer.get("description")
-        st.caption(
-            (
-                f"Replaced by “{md_text(snippet(str(by), 120))}”"
-                if by
-                else "Replaced by a newer memory"
-            )
-            + ": kept as history, not recalled."
-        )
+        what = f"“{md_text(snippet(str(by), 240))}”" if by else "a newer memory"
+        st.caption(f"Replaced by {what}: kept as history, not recalled.")
 
 
 def _on_save_episodic(
