@@ -568,7 +568,11 @@ def activity_figure(af: pd.DataFrame) -> go.Figure:
         labels={"day": "", "count": "memories", "What": ""},
         title="What happened to your memories, per day",
     )
-    fig.update_xaxes(tickformat="%b %d", dtick=86_400_000 if af["day"].nunique() < 15 else None)
+    # a date axis (months apart, the bars keep their place in time), a tick per day only
+    # while they fit
+    fig.update_xaxes(
+        type="date", tickformat="%b %d", dtick=86_400_000 if af["day"].nunique() < 15 else None
+    )
     return _style(fig)
 
 

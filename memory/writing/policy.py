@@ -309,9 +309,11 @@ def write_fact(
     context: str = "",
     source: str = "user",
     pii_policy: PiiPolicy = "keep",
+    timestamp_ms: int | None = None,
 ) -> tuple[SemanticFact | None, str | None]:
     """A shared knowledge fact, unless the same text is already known: (the new fact, None)
-    or (None, the id of the fact it repeats). Its secrets are masked (as in `WritePolicy`)."""
+    or (None, the id of the fact it repeats). Its secrets are masked (as in `WritePolicy`).
+    `timestamp_ms`: when it was learned (default now)."""
     text = mask_secrets(text, pii_policy).text
     want = normalise_text(text)
     for hit in service.search(added_by or "_", text, MemoryType.SEMANTIC, k=5):
@@ -324,5 +326,6 @@ def write_fact(
         added_by=added_by,
         context=context,
         source=source,
+        timestamp_ms=timestamp_ms,
     )
     return fact, None
