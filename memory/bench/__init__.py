@@ -1,7 +1,9 @@
-"""Benchmarks of the memory system, run as `python -m memory bench latency|locomo`.
+"""Benchmarks of the memory system, run as `python -m memory bench latency|locomo|pages`.
 
     latency   recall/store latency, ingest rate, cache-hit latency and Redis memory per memory
     locomo    LoCoMo turn-level evidence recall through the app's recall path
+    pages     time to a usable page in a real browser: a cold first open, Stats (the app
+              runs as a subprocess; this package never imports it)
 
 Both start a private embedded Redis unless `--redis-url` is given; figures are written to
 BENCHMARKS.md by hand with the command, date and commit they came from.
@@ -16,9 +18,10 @@ __all__ = ["add_bench_parser"]
 
 def add_bench_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register `bench` and its sub-commands on the `python -m memory` parser."""
-    from memory.bench import latency, locomo
+    from memory.bench import latency, locomo, pages
 
-    p = subparsers.add_parser("bench", help="benchmarks: latency, locomo")
+    p = subparsers.add_parser("bench", help="benchmarks: latency, locomo, pages")
     sub = p.add_subparsers(dest="bench_command", required=True)
     latency.add_parser(sub)
     locomo.add_parser(sub)
+    pages.add_parser(sub)
