@@ -18,7 +18,7 @@ from agent.prompt import MEMORY_ONLY_MARK
 from agent.types import TurnResult
 from memory.errors import InvalidInputError
 from memory.models import MAX_TEXT_CHARS, is_blank
-from ui import demo, private, sessions, state
+from ui import demo, private, resources, sessions, state
 from ui.details import render_details, render_status, status_label
 from ui.errors import guard, message_for
 from ui.format import ImageFreeStream, fmt_duration, md_text, no_images
@@ -359,3 +359,4 @@ elif prompt:
         sessions.name_after(ctx.coordinator, ctx.user_id, ctx.session_id, prompt)
     if run_turn(ctx, prompt) and first:
         st.rerun()  # the sidebar and the caption show the new title
+resources.warm_charts()  # after the page has drawn: the Stats page's chart library
