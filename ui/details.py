@@ -324,6 +324,8 @@ def _hit_meta(h: RecallHit) -> str:
     rec = h.record
     kind = rec.get("event_type") or rec.get("category") or ""
     when = fmt_ms_time(rec.get("timestamp"))[:10]
+    if h.memory_type == "semantic" and "added_by" in rec and not rec["added_by"]:
+        when = ""  # built-in knowledge: its date is the day it was loaded, not a fact's
     parts = [event_label(str(kind)) if kind else "", f"from {when}" if when else ""]
     return " · ".join(md_text(p) for p in parts if p)
 
