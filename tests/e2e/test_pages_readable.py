@@ -6,7 +6,6 @@ and Stats led by three plain tiles with no empty charts."""
 from __future__ import annotations
 
 import re
-
 import uuid
 
 from playwright.sync_api import Page, expect
