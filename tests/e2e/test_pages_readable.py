@@ -139,7 +139,8 @@ def test_stats_opens_with_three_plain_tiles_and_built_in_facts_apart(
     expect(titles.filter(has_text="Latency over time")).to_have_count(0)  # behind an expander
     page.get_by_text("Recall in detail").click()
     wait_idle(page)
-    expect(titles.filter(has_text="Latency over time")).to_be_visible()
+    # the first chart of the page: the browser loads the chart library first
+    expect(titles.filter(has_text="Latency over time")).to_be_visible(timeout=TIMEOUT_MS)
     no_exceptions(page)
 
 
