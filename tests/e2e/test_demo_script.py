@@ -9,7 +9,7 @@ and Stats pages. Each step's promise is asserted, and what a presenter touches f
     Stats by each memory's own date, an activity timeline, counts of what is remembered
     the screen says what the script says (scores in Recalled, the replacing goal's text)
 
-The screenshots of the docs are taken here, from the persona (`test-artifacts/screenshots/`).
+The persona's screenshots of the docs are taken here (`test-artifacts/screenshots/`).
 """
 
 from __future__ import annotations
@@ -199,8 +199,6 @@ def test_the_demo_script_survives_a_presenter(  # noqa: PLR0915 - one script, st
     expect(answer.get_by_text(re.compile("Remembered:"))).to_have_count(0)  # nothing to keep
     expect(page.get_by_text("4111 1111 1111 1111")).to_have_count(0)
     no_exceptions(page)
-    if offline:
-        screenshot(page, screenshots_dir / "chat-memory-only.png", height=1400)
 
     # --- 5. Memories: the link keeps the user and the chat ---------------------------------
     sidebar(page).get_by_role("link", name="Memories").click()
