@@ -9,7 +9,7 @@ from typing import Any
 
 import streamlit as st
 
-from ui import charts, resources
+from ui import activity_chart, charts, resources
 from ui.errors import guard
 from ui.format import REMEMBERED_KINDS, fmt_day, fmt_duration, md_text
 from ui.layout import page_setup
@@ -159,13 +159,13 @@ elif len(days) < 2:
 else:
     st.plotly_chart(charts.growth_figure(gf), key="chart_growth")
 
-af = charts.activity_frame(activity)
+af = activity_chart.activity_frame(activity)
 if af.empty:
     st.caption("🗓️ Nothing has happened to your memories yet.")
 elif af["day"].nunique() < 2:
-    st.caption("🗓️ " + md_text(charts.activity_sentence(af)))
+    st.caption("🗓️ " + md_text(activity_chart.activity_sentence(af)))
 else:
-    st.plotly_chart(charts.activity_figure(af), key="chart_activity")
+    st.plotly_chart(activity_chart.activity_figure(af), key="chart_activity")
 st.caption(
     "Each memory is counted on its own date (when it happened or was said). Forgotten and "
     "expired memories are only counted: nothing of what they said is kept."

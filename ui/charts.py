@@ -24,7 +24,7 @@ CACHE_COLORS = {"In-process hit": "#59A14F", "Redis hit": "#76B7B2", "Miss (mode
 HEIGHT = 320
 
 
-def _style(fig: go.Figure, *, height: int = HEIGHT, legend: bool = True) -> go.Figure:
+def style_figure(fig: go.Figure, *, height: int = HEIGHT, legend: bool = True) -> go.Figure:
     """Shared look: title top-left, legend in one row under it, small margins."""
     fig.update_layout(
         height=height,
@@ -111,7 +111,7 @@ def recall_time_figure(recall: pd.DataFrame) -> go.Figure:
         )
     fig.update_layout(title="Recall time before an answer", yaxis_title="ms")
     fig.update_yaxes(rangemode="tozero")
-    return _style(fig)
+    return style_figure(fig)
 
 
 def bucket_for(df: pd.DataFrame) -> str:
@@ -193,7 +193,7 @@ def latency_over_time(df: pd.DataFrame) -> go.Figure:
     )
     fig.update_yaxes(rangemode="tozero")
     fig.update_xaxes(tickformat="%H:%M:%S\n%b %d")
-    _style(fig, height=400)
+    style_figure(fig, height=400)
     fig.update_layout(
         legend={"orientation": "v", "x": 1.01, "xanchor": "left", "y": 1, "yanchor": "top"},
         margin={"t": 48, "r": 8},
@@ -237,7 +237,7 @@ def latency_bars(table: pd.DataFrame) -> go.Figure:
     )
     fig.update_yaxes(categoryorder="category descending")
     fig.update_xaxes(rangemode="tozero")
-    return _style(fig, height=max(HEIGHT, 110 + 46 * long["series"].nunique()))
+    return style_figure(fig, height=max(HEIGHT, 110 + 46 * long["series"].nunique()))
 
 
 # --- hit rates ---------------------------------------------------------------------------
@@ -271,7 +271,7 @@ def hit_rate_figure(hr: pd.DataFrame) -> go.Figure:
     )
     fig.update_traces(textposition="outside", cliponaxis=False)
     fig.update_yaxes(range=[0, 1.1], tickformat=".0%")
-    return _style(fig, legend=False)
+    return style_figure(fig, legend=False)
 
 
 def cache_frame(counters: dict[str, int]) -> pd.DataFrame:
@@ -305,7 +305,7 @@ def cache_figure(counters: dict[str, int]) -> go.Figure:
     fig.add_annotation(
         text=f"{rate:.0%}<br>hits" if rate is not None else "–", showarrow=False, font_size=18
     )
-    return _style(fig)
+    return style_figure(fig)
 
 
 # --- memory counts -----------------------------------------------------------------------
@@ -326,7 +326,7 @@ def counts_figure(counts: dict[str, int]) -> go.Figure:
         title="Memories per type",
     )
     fig.update_traces(textposition="outside", cliponaxis=False)
-    return _style(fig, legend=False)
+    return style_figure(fig, legend=False)
 
 
 def growth_frame(
@@ -369,7 +369,7 @@ def growth_figure(gf: pd.DataFrame) -> go.Figure:
         title="Growth over time",
     )
     fig.update_yaxes(rangemode="tozero")
-    return _style(fig)
+    return style_figure(fig)
 
 
 # --- extraction --------------------------------------------------------------------------
@@ -417,7 +417,7 @@ def extraction_figure(ef: pd.DataFrame) -> go.Figure:
     )
     fig.update_traces(textposition="outside", cliponaxis=False)
     fig.update_yaxes(categoryorder="total ascending")
-    return _style(fig, legend=False, height=max(HEIGHT, 60 + 36 * len(ef)))
+    return style_figure(fig, legend=False, height=max(HEIGHT, 60 + 36 * len(ef)))
 
 
 # --- maintenance -------------------------------------------------------------------------
@@ -463,7 +463,7 @@ def maintenance_figure(mf: pd.DataFrame) -> go.Figure:
     # One tick per day while they fit: the default ticks of a date axis fall between days.
     fig.update_xaxes(tickformat="%b %d", dtick=86_400_000 if mf["day"].nunique() < 15 else None)
     fig.update_yaxes(rangemode="tozero")
-    return _style(fig)
+    return style_figure(fig)
 
 
 # --- storage saved and growth per day -------------------------------------------------------
@@ -503,7 +503,7 @@ def savings_figure(sf: pd.DataFrame) -> go.Figure:
     fig.update_traces(marker_color=MAINTENANCE_COLORS["Consolidated"], textposition="outside")
     fig.update_xaxes(tickformat="%b %d", dtick=86_400_000 if len(sf) < 15 else None)
     fig.update_yaxes(rangemode="tozero")
-    return _style(fig, legend=False)
+    return style_figure(fig, legend=False)
 
 
 def own_date_ms(record: dict[str, Any]) -> int:
@@ -529,62 +529,6 @@ def growth_per_day_frame(rows_by_type: dict[str, list[dict[str, Any]]]) -> pd.Da
     return out[["day", "type", "Type", "new"]].sort_values(["day", "type"], ignore_index=True)
 
 
-# --- activity per day ----------------------------------------------------------------------
-
-ACTIVITY_LABELS = {
-    "created": "Remembered",
-    "replaced": "Replaced",
-    "merged": "Merged",
-    "forgotten": "Forgotten",
-    "expired": "Expired",
-}
-ACTIVITY_COLORS = {
-    "Remembered": "#59A14F",
-    "Replaced": "#F28E2B",
-    "Merged": "#4C78A8",
-    "Forgotten": "#E15759",
-    "Expired": "#BAB0AC",
-}
-
-
-def activity_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
-    """The coordinator's activity rows (day, event, count) with a date and a label."""
-    df = pd.DataFrame(rows, columns=["day", "event", "count"])
-    if df.empty:
-        return df.assign(What=pd.Series(dtype=str))
-    df["day"] = pd.to_datetime(df["day"])
-    df["What"] = df["event"].map(ACTIVITY_LABELS).fillna(df["event"])
-    return df
-
-
-def activity_figure(af: pd.DataFrame) -> go.Figure:
-    fig = px.bar(
-        af,
-        x="day",
-        y="count",
-        color="What",
-        color_discrete_map=ACTIVITY_COLORS,
-        category_orders={"What": list(ACTIVITY_LABELS.values())},
-        labels={"day": "", "count": "memories", "What": ""},
-        title="What happened to your memories, per day",
-    )
-    # a date axis (months apart, the bars keep their place in time), a tick per day only
-    # while they fit
-    fig.update_xaxes(
-        type="date", tickformat="%b %d", dtick=86_400_000 if af["day"].nunique() < 15 else None
-    )
-    return _style(fig)
-
-
-def activity_sentence(af: pd.DataFrame) -> str:
-    """A single day of activity, said in words (one bar is not a chart)."""
-    day = pd.Timestamp(af["day"].iloc[0])
-    parts = [
-        f"{int(n)} {w.lower()}" for w, n in af.groupby("What", sort=False)["count"].sum().items()
-    ]
-    return f"On {day:%d %b %Y}: " + ", ".join(parts) + "."
-
-
 def growth_per_day_figure(gd: pd.DataFrame) -> go.Figure:
     fig = px.bar(
         gd,
@@ -596,4 +540,4 @@ def growth_per_day_figure(gd: pd.DataFrame) -> go.Figure:
         title="Growth per day",
     )
     fig.update_xaxes(tickformat="%b %d", dtick=86_400_000 if gd["day"].nunique() < 15 else None)
-    return _style(fig)
+    return style_figure(fig)

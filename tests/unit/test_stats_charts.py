@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from memory.activity import per_day
-from ui import charts
+from ui import activity_chart, charts
 
 DAY = 86_400_000
 
@@ -55,8 +55,8 @@ def test_activity_per_day_counts_only_and_dates_replacements_by_the_new_memory()
         (charts_day(aug), "merged"): 2,
         ("2026-11-26", "forgotten"): 3,
     }
-    one_day = charts.activity_frame([r for r in rows if r["day"] == "2026-11-26"])
-    assert charts.activity_sentence(one_day) == "On 26 Nov 2026: 3 forgotten."
+    one_day = activity_chart.activity_frame([r for r in rows if r["day"] == "2026-11-26"])
+    assert activity_chart.activity_sentence(one_day) == "On 26 Nov 2026: 3 forgotten."
 
 
 def charts_day(ms: int) -> str:
