@@ -14,15 +14,19 @@ from typing import Any
 
 import streamlit as st
 
+from agent.prompt import MEMORY_ONLY_MARK
 from agent.types import TurnResult
-from memory.models import MAX_TEXT_CHARS, check_unicode
-from ui import demo, private, sessions, state
+from memory.errors import InvalidInputError
+from memory.models import MAX_TEXT_CHARS, check_unicode, is_blank
+from ui import demo, private, resources, sessions, state
 from ui.details import render_details, render_status, status_label
 from ui.errors import guard, message_for
 from ui.format import ImageFreeStream, fmt_duration, md_text, no_images
 from ui.layout import PageContext, page_setup
+from ui.remembered import remembered_line
 from ui.stopping import StreamGuard, turn_started
 
+OFFLINE_NOTICE = "The language model is offline"
 SUGGESTIONS = (
     "Remember that I'm vegetarian and training for a half marathon in April",
     "I prefer short answers with bullet points",
@@ -39,6 +43,23 @@ def shown(text: str) -> str:
     """A chat message as markdown: line breaks kept, images only as links (the text comes
     from a person or a model, and an image would make every viewer's browser fetch it)."""
     return no_images(hard_breaks(text))
+
+
+def without_offline_notice(text: str) -> str:
+    """A memory-only answer while the page's banner says the model is offline: the answer's
+    own notice (that line and the one saying what to run) would repeat the banner under every
+    answer, so it is left out. A server that failed keeps its notice: that is news."""
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if line.startswith(OFFLINE_NOTICE) and line.endswith(MEMORY_ONLY_MARK):
+            return "\n".join(lines[:i] + lines[i + 2 :]).strip()
+    return text
+
+
+def answer_text(ctx: PageContext, text: str) -> str:
+    """An answer as shown: without the offline notice while the banner is up."""
+    status = ctx.llm_status
+    return text if status is not None and status.ok else without_offline_notice(text)
 
 
 def details_key(reply: str) -> str:
@@ -89,8 +110,9 @@ def history(ctx: PageContext) -> int:
                 d = answer_details(ctx, details, kept, m)
                 if d is not None:
                     render_status(d)
-            st.markdown(shown(m.content))
+            st.markdown(shown(answer_text(ctx, m.content) if m.role == "assistant" else m.content))
             if d is not None:
+                remembered_line(ctx, d, d.turn_id or m.id)
                 render_details(d, key=m.id)
                 # keyed by the turn, as while it streamed: a rerun keeps the picks and the result
                 private.reanswer_controls(ctx, d, d.turn_id or m.id)
@@ -173,17 +195,22 @@ def run_turn(ctx: PageContext, prompt: str) -> bool:
         watch = StreamGuard(
             ctx.coordinator, ctx.user_id, ctx.session_id, prompt, model=st.session_state.model
         )
-        events = watch.watch(
-            agent.run_turn(
+        try:
+            turn = agent.run_turn(
                 ctx.user_id,
                 ctx.session_id,
                 prompt,
                 model=st.session_state.model,
                 recall_types=state.recall_types(),
             )
-        )
+        except InvalidInputError as e:  # refused before anything ran: say why, keep the page
+            stop.empty()
+            box.update(label="Not sent", state="error", expanded=False)
+            st.warning(no_images(str(e)), icon="✋")
+            return False
+        events = watch.watch(turn)
 
-        stream = _answer_tokens(events, box, got)
+        stream = _answer_tokens(ctx, events, box, got)
         running = turn_started()
         try:
             st.write_stream(stream)
@@ -210,12 +237,14 @@ def run_turn(ctx: PageContext, prompt: str) -> bool:
             box.update(label="The turn ended without a result", state="error")
             return False
         _show_result(ctx, box, result, streamed=bool(got.get("streamed")))
-    if result.stored:
-        st.rerun()  # so the sidebar's recent memories show what this turn stored
+    if result.stored or result.masked:
+        # the sidebar's recent memories show what this turn stored; the user's own bubble
+        # shows the message as stored (a secret as its label, never the digits typed)
+        st.rerun()
     return result.saved
 
 
-def _answer_tokens(events: Any, box: Any, got: dict[str, Any]) -> Any:
+def _answer_tokens(ctx: PageContext, events: Any, box: Any, got: dict[str, Any]) -> Any:
     """The answer's text, as the turn's events stream in (for st.write_stream); the other
     events update the status box. `got` collects whether text streamed and the result."""
     safe = ImageFreeStream()
@@ -227,7 +256,7 @@ def _answer_tokens(events: Any, box: Any, got: dict[str, Any]) -> Any:
     for ev in events:
         if ev.kind == "token":
             got["streamed"] = True
-            yield safe.feed(hard_breaks(ev.text))
+            yield safe.feed(hard_breaks(answer_text(ctx, ev.text)))
         elif ev.kind == "status":
             working(no_images(ev.text) or "Working…")
         elif ev.kind == "thinking" and not got.get("thinking"):
@@ -252,7 +281,7 @@ def _show_result(ctx: PageContext, box: Any, result: TurnResult, *, streamed: bo
     """The finished turn under its answer: the reply if it did not stream, whether it was
     saved, the status line, and the details (kept for reruns)."""
     if not streamed and result.reply:
-        st.markdown(shown(result.reply))
+        st.markdown(shown(answer_text(ctx, result.reply)))
     if not result.saved:  # next to the answer: the details below start folded
         st.error(
             "**Not saved.** This message and answer could not be stored, so they will not "
@@ -268,6 +297,7 @@ def _show_result(ctx: PageContext, box: Any, result: TurnResult, *, streamed: bo
     state.remember_details(details_key(result.reply), d)
     if result.turn_id:
         state.remember_details(result.turn_id, d)
+    remembered_line(ctx, d, result.turn_id or details_key(result.reply))
     render_details(d, key=result.turn_id or details_key(result.reply))
     private.reanswer_controls(ctx, d, result.turn_id or details_key(result.reply))
 
@@ -316,6 +346,10 @@ typed = st.chat_input(
     "Message the agent (incognito)…" if incognito else "Message the agent…", key="chat_input"
 )
 prompt = typed or st.session_state.pop("pending_prompt", None)
+if prompt is not None and is_blank(prompt):
+    # spaces, line breaks or zero-width characters only: nothing to answer, nothing to store
+    st.toast("Nothing sent: the message was empty.", icon="✋")
+    prompt = None
 if shown_messages == 0 and not prompt and not incognito:
     with greeting.container():
         empty_state(ctx)
@@ -338,3 +372,4 @@ elif prompt:
         sessions.name_after(ctx.coordinator, ctx.user_id, ctx.session_id, prompt)
     if run_turn(ctx, prompt) and first:
         st.rerun()  # the sidebar and the caption show the new title
+resources.warm_charts()  # after the page has drawn: the Stats page's chart library

@@ -351,8 +351,9 @@ class ChatAgent:
                 t.stored.append(res.stored)
                 yield StoredEvent(text=res.stored.text, memory=res.stored)
             else:
+                said = "Already remembered" if res.duplicate_of else f"Not stored ({res.reason})"
                 yield StatusEvent(
-                    text=f"Already remembered: {cand.text}",
+                    text=f"{said}: {cand.text}",
                     stage="dedup",
                     duplicate_of=res.duplicate_of,
                 )

@@ -5,10 +5,23 @@ it out (agent/prompt.py)."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from agent.prompt import MEMORY_ONLY_MARK, without_replaced
 from agent.types import StoredMemory
 from memory.block import shown_reply
 from memory.models import MemoryContext
+
+
+def _day(ms: object) -> str:
+    """`14 Nov 2026` (UTC) from a record's timestamp; "" when it has none."""
+    if not ms:
+        return ""
+    try:
+        when = datetime.fromtimestamp(int(str(ms)) / 1000, UTC)
+    except (TypeError, ValueError, OverflowError, OSError):
+        return ""
+    return f"{when.day} {when:%b %Y}"
 
 
 def recall_status(ctx: MemoryContext) -> str:
@@ -61,8 +74,10 @@ def memory_only_reply(
         for h in hits:
             et = str(h.record.get("event_type") or h.record.get("category") or h.memory_type)
             answered = shown_reply(h, ctx.query)  # "" but for a remembered exchange
+            # dated: "you ran 27 km" from two months ago must not read as this week
+            day = _day(h.record.get("timestamp")) if h.memory_type == "episodic" else ""
             lines.append(
-                f"- [{et}] {h.text} (relevance: {h.band})"
+                f"- [{et}] {h.text} ({f'{day}; ' if day else ''}relevance: {h.band})"
                 + (f"; I answered then: {answered}" if answered else "")
             )
     else:

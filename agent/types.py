@@ -231,7 +231,9 @@ class TurnResult(BaseModel):
 
 
 #: The fields of a recalled memory's record kept in stored details (what the details show).
-KEPT_RECORD_FIELDS = frozenset({"event_type", "category", "timestamp", "tags", "pinned"})
+KEPT_RECORD_FIELDS = frozenset(
+    {"event_type", "category", "timestamp", "tags", "pinned", "added_by"}
+)
 #: A tool result longer than this (JSON characters) is cut in the stored details.
 STORED_RESULT_CHARS = 4_000
 

@@ -126,7 +126,9 @@ def cmd_add(args: argparse.Namespace, settings: Settings) -> int:
                     args,
                     {"id": None, "type": "episodic", "duplicate_of": res.duplicate_of,
                      "reason": res.reason},
-                    f"already remembered ({res.reason}): {res.duplicate_of}",
+                    f"already remembered ({res.reason}): {res.duplicate_of}"
+                    if res.duplicate_of
+                    else f"not stored: {res.reason}",
                 )  # fmt: skip
             else:
                 out: dict[str, Any] = {

@@ -21,6 +21,7 @@ import numpy as np
 import redis
 
 from memory import admin
+from memory.activity import MemoryHistory
 from memory.bookkeeping import Bookkeeper
 from memory.boundary import translate_store_errors
 from memory.config import Settings
@@ -124,6 +125,7 @@ class MemoryCoordinator(SessionsAPI):
         self.semantic = self.stores.semantic
         self.procedural = self.stores.procedural
         self.short_term = self.stores.short_term
+        self.history = MemoryHistory(self.stores, self.embedder)  # per-day activity, undo
         self.bookkeeping = Bookkeeper(
             client, self.keys, self.episodic, settings.embedding_cache_ttl_s, self.embedder.masked
         )

@@ -231,6 +231,11 @@ class Keys:
         """Sorted set of a user's merge ids by time (undo lists them)."""
         return f"{self.ns}:user_merges:{user_tag(user_id)}"
 
+    def activity(self, user_id: str) -> str:
+        """Hash of a user's counts per day and event ("2026-11-26:forgotten" -> 3): what
+        happened to memories that no longer exist. Counts only, never a text or an id."""
+        return f"{self.ns}:activity:{user_tag(user_id)}"
+
     def rejected_merges(self, user_id: str) -> str:
         """Set of member-id signatures of merges the user rejected (never proposed again)."""
         return f"{self.ns}:rejected_merges:{user_tag(user_id)}"

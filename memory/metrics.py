@@ -126,6 +126,13 @@ class MetricsRecorder:
             )
         return out
 
+    def last_sample_id(self) -> str:
+        """The id of the newest latency sample ("" when none): changes with every sample, so
+        a reader that kept the samples knows cheaply whether they are still current."""
+        self.flush()
+        last = self._r.xrevrange(self._keys.metrics_latency, count=1)
+        return as_str(last[0][0]) if last else ""
+
     def counters(self) -> dict[str, int]:
         self.flush()
         raw = self._r.hgetall(self._keys.metrics_counters)

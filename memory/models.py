@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import time
+import unicodedata
 from enum import StrEnum
 from typing import Any, Literal, Self
 
@@ -82,13 +83,21 @@ def check_unicode(value: str, what: str = "text") -> str:
     return value
 
 
+def is_blank(value: str) -> bool:
+    """True when `value` shows nothing: only spaces, line breaks, control characters or
+    invisible format characters (zero-width space and joiners, byte-order mark, direction
+    marks). `str.strip` keeps the invisible ones, so a pasted zero-width space would
+    otherwise pass as text and be stored as an empty-looking memory."""
+    return all(c.isspace() or unicodedata.category(c) in ("Cc", "Cf") for c in value)
+
+
 def check_text(value: str, what: str = "text") -> str:
-    """Strip and validate a memory text: valid Unicode, not empty, at most MAX_TEXT_CHARS
-    characters."""
+    """Strip and validate a memory text: valid Unicode, not blank (see `is_blank`), at most
+    MAX_TEXT_CHARS characters."""
     if not isinstance(value, str):
         raise InvalidInputError(f"{what} must be a string.")
     value = check_unicode(value, what).strip()
-    if not value:
+    if is_blank(value):
         raise InvalidInputError(f"{what} is empty: write what should be remembered.")
     if len(value) > MAX_TEXT_CHARS:
         raise InvalidInputError(
@@ -112,7 +121,7 @@ def check_id(value: str, what: str = "user id") -> str:
     Any characters are allowed (they are escaped in filters and digested in keys)."""
     if type(value) is CheckedId:
         return value
-    if not isinstance(value, str) or not value.strip():
+    if not isinstance(value, str) or is_blank(value):
         raise InvalidInputError(f"A {what} is required (got {value!r}).")
     if len(value) > MAX_ID_CHARS:
         raise InvalidInputError(f"The {what} is longer than {MAX_ID_CHARS} characters.")

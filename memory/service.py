@@ -13,7 +13,7 @@ down, `InvalidInputError`, `NotFoundError`...), never a driver exception.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal, NotRequired, Protocol, TypedDict, Unpack
+from typing import TYPE_CHECKING, Any, Literal, NotRequired, Protocol, TypedDict, Unpack
 
 from memory.models import (
     ChatMessage,
@@ -25,6 +25,9 @@ from memory.models import (
     SemanticFact,
 )
 from memory.queries import ListQuery, SearchFilter
+
+if TYPE_CHECKING:
+    from memory.metrics import MetricsRecorder
 
 
 class EpisodicStats(TypedDict):
@@ -183,6 +186,18 @@ class AgentMemory(Protocol):
         ...
 
 
+class MemoryHistoryAPI(Protocol):
+    """A user's memories over time (memory.activity.MemoryHistory)."""
+
+    def per_day(self, user_id: str) -> list[dict[str, Any]]:
+        """Per day: memories created, replaced, merged, forgotten, expired (counts only)."""
+        ...
+
+    def undo_write(self, user_id: str, memory_id: str, replaced_id: str | None = None) -> None:
+        """Delete a memory just stored; the one it replaced is recalled again."""
+        ...
+
+
 class MemoryService(AgentMemory, Protocol):
     """Everything the UI uses on top of the agent's part: the editor, users and sessions,
     import/export, purges and the metrics of the Stats page."""
@@ -257,5 +272,11 @@ class MemoryService(AgentMemory, Protocol):
     ) -> list[dict[str, Any]]: ...
 
     def metric_counters(self) -> dict[str, int]: ...
+
+    @property
+    def metrics(self) -> MetricsRecorder: ...
+
+    @property
+    def history(self) -> MemoryHistoryAPI: ...
 
     def close(self) -> None: ...

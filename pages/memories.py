@@ -9,7 +9,7 @@ from memory import ListQuery
 from ui.browse import episodic_tab, procedural_tab, semantic_tab, short_term_tab
 from ui.errors import guard
 from ui.forget import forget_tab
-from ui.format import TYPE_HELP, md_text, type_label
+from ui.format import REMEMBERED_KINDS, TYPE_HELP, md_text, type_label
 from ui.layout import page_setup
 from ui.maintenance import maintenance_tab
 from ui.manage import add_tab, cleanup_tab, search_tab, transfer_tab
@@ -22,8 +22,13 @@ st.caption(
 )
 
 with guard("Counting memories"):
+    # Episodic: as the table shows it by default (logged exchanges are the conversation)
     counts = {
-        t: ctx.coordinator.list_memories(ctx.user_id, t, ListQuery(page_size=1))[1]
+        t: ctx.coordinator.list_memories(
+            ctx.user_id,
+            t,
+            ListQuery(page_size=1, event_types=REMEMBERED_KINDS if t == "episodic" else None),
+        )[1]
         for t in ("episodic", "semantic", "procedural")
     }
     counts["short_term"] = len(ctx.coordinator.recent_messages(ctx.user_id, ctx.session_id, n=200))

@@ -10,9 +10,9 @@ from typing import Any
 import streamlit as st
 
 from memory import ListQuery
-from ui import charts, resources
+from ui import activity_chart, charts, resources
 from ui.errors import guard
-from ui.format import fmt_duration, md_text
+from ui.format import REMEMBERED_KINDS, fmt_day, fmt_duration, md_text
 from ui.layout import page_setup
 from ui.stats_details import cache_and_extraction, maintenance, recall_details, window_samples
 
@@ -52,38 +52,55 @@ else:
         icon="🔒",
     )
 
-# What is remembered about this user: their episodic memories, the facts they added and the
-# procedures learned from their questions. Shared facts (the knowledge file's, and those an
-# admin shared) are the same for every user: counted apart, never as the user's memories.
+# What is remembered about this user: their active episodic memories and the facts they
+# added. Logged exchanges are the conversation, not things remembered; replaced memories are
+# history. Learned procedures and shared facts (the knowledge file's, and those an admin
+# shared) are counted apart, never as the user's memories.
 rows_by_type: dict[str, list[dict[str, Any]]] = {}
 counts = {"episodic": 0, "semantic": 0, "procedural": 0}
 built_in = 0
+activity: list[dict[str, Any]] = []
 with guard("Counting memories"):
     for mtype in counts:
         added_by = ctx.user_id if mtype == "semantic" else None  # facts this user added
-        rows, total = ctx.coordinator.list_memories(
-            ctx.user_id, mtype, ListQuery(page_size=1000, added_by=added_by)
+        rows, _ = ctx.coordinator.list_memories(
+            ctx.user_id,
+            mtype,
+            ListQuery(
+                page_size=1000,
+                added_by=added_by,
+                include_superseded=False,
+                event_types=REMEMBERED_KINDS if mtype == "episodic" else None,
+            ),
         )
-        rows_by_type[mtype], counts[mtype] = rows, total
-    _, recalled_facts = ctx.coordinator.list_memories(
-        ctx.user_id, "semantic", ListQuery(page_size=1)
-    )
+        rows_by_type[mtype], counts[mtype] = rows, len(rows)
+    recalled_facts = ctx.coordinator.list_memories(ctx.user_id, "semantic", ListQuery(page_size=1))[
+        1
+    ]
     built_in = max(0, recalled_facts - counts["semantic"])
+    activity = ctx.coordinator.history.per_day(ctx.user_id)
 
 df = charts.samples_frame([])
 if store_wide:
     with guard("Loading metrics"):
         store = f"{ctx.settings.redis_url} {ctx.settings.memory_namespace}"
-        df = window_samples(ctx.coordinator, store, WINDOWS[window], st.session_state.stats_reads)
+        df = window_samples(
+            ctx.coordinator,
+            store,
+            WINDOWS[window],
+            st.session_state.stats_reads,
+            ctx.coordinator.metrics.last_sample_id(),  # a new sample reads afresh
+        )
 recall = charts.recall_samples(df)
 
 tiles = st.columns(3 if store_wide else 1)
 tiles[0].metric(
     "Things I remember about you",
-    sum(counts.values()),
-    help=f"Memories of {md_text(ctx.user_id)}: {counts['episodic']} episodic (incl. replaced "
-    f"ones kept as history), {counts['semantic']} facts they added, {counts['procedural']} "
-    "learned procedures. Built-in knowledge shared by every user is not counted.",
+    counts["episodic"] + counts["semantic"],
+    help=f"What is remembered about {md_text(ctx.user_id)} now: {counts['episodic']} episodic "
+    f"memories and {counts['semantic']} facts they added. Not counted: the conversation "
+    "itself (logged exchanges), replaced memories kept as history, learned procedures and "
+    "built-in knowledge shared by every user.",
     border=True,
 )
 if store_wide:
@@ -104,11 +121,17 @@ if store_wide:
         + f" Window: {window.lower()}, all users.",
         border=True,
     )
+apart = []
+if counts["procedural"]:
+    n = counts["procedural"]
+    apart.append(f"{n} learned procedure{'s' if n != 1 else ''} (tool habits)")
 if built_in:
-    st.caption(
-        f"Not counted above: {built_in} built-in fact{'s' if built_in != 1 else ''} every user "
-        "shares (the knowledge file, and facts an admin shared)."
+    apart.append(
+        f"{built_in} built-in fact{'s' if built_in != 1 else ''} every user shares (the "
+        "knowledge file, and facts an admin shared)"
     )
+if apart:
+    st.caption("Not counted above: " + "; ".join(apart) + ".")
 
 if store_wide:
     if recall.empty:
@@ -116,23 +139,53 @@ if store_wide:
             "📈 Recall time: no answers in this window yet. Chat on the **Chat** page, then "
             "press Refresh."
         )
+    elif len(charts.recall_points(recall)) < 2:
+        st.caption(
+            f"📈 Recall time: {len(recall)} answer{'s' if len(recall) != 1 else ''} in this "
+            f"window, typically {fmt_duration(recall['ms'].median())}, the slowest "
+            f"{fmt_duration(recall['ms'].max())}. The chart appears once answers span more "
+            "than one moment."
+        )
     else:
         st.plotly_chart(charts.recall_time_figure(recall), key="chart_recall_time")
 
-gf = charts.growth_frame(rows_by_type)
+remembered = {t: rows_by_type.get(t, []) for t in ("episodic", "semantic")}
+gf = charts.growth_frame(remembered)
+days = {charts.own_date_ms(r) // 86_400_000 for rows in remembered.values() for r in rows}
 if gf.empty:
     st.caption(f"🗂️ No memories of {md_text(ctx.user_id)} yet: growth appears once they exist.")
+elif len(days) < 2:
+    n = counts["episodic"] + counts["semantic"]
+    st.caption(
+        f"🗂️ All {n} memor{'y' if n == 1 else 'ies'} of {md_text(ctx.user_id)} date from "
+        f"{fmt_day(min(charts.own_date_ms(r) for rows in remembered.values() for r in rows))}: "
+        "growth over time appears once they span more than one day."
+    )
 else:
     st.plotly_chart(charts.growth_figure(gf), key="chart_growth")
+
+af = activity_chart.activity_frame(activity)
+if af.empty:
+    st.caption("🗓️ Nothing has happened to your memories yet.")
+elif af["day"].nunique() < 2:
+    st.caption("🗓️ " + md_text(activity_chart.activity_sentence(af)))
+else:
+    st.plotly_chart(activity_chart.activity_figure(af), key="chart_activity")
+st.caption(
+    "Each memory is counted on its own date (when it happened or was said). Forgotten and "
+    "expired memories are only counted: nothing of what they said is kept."
+)
 
 more = st.expander("Memories per type and per day", key="stats_more_memories", on_change="rerun")
 if more.open:
     with more:
         a, b = st.columns(2)
         a.plotly_chart(charts.counts_figure(counts), key="chart_counts")
-        gd = charts.growth_per_day_frame(rows_by_type)
+        gd = charts.growth_per_day_frame(remembered)
         if gd.empty:
             b.caption("No memories yet.")
+        elif gd["day"].nunique() < 2:
+            b.caption(f"All {int(gd['new'].sum())} new memories are from one day.")
         else:
             b.plotly_chart(charts.growth_per_day_figure(gd), key="chart_growth_day")
 

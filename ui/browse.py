@@ -11,12 +11,14 @@ import pandas as pd
 import streamlit as st
 
 from memory import ListQuery
-from memory.models import EventType
+from memory.models import EventType, is_blank
 from memory.service import MemoryService
+from ui import sessions as sessions_ui
 from ui import state
 from ui.errors import guard, run_action
 from ui.expiry import expiry_inputs, expiry_value
 from ui.format import (
+    REMEMBERED_KINDS,
     day_end_ms,
     day_start_ms,
     event_label,
@@ -227,12 +229,23 @@ def episodic_tab(ctx: PageContext) -> None:
         since, until = _date_filter("f_ep_dates")
     tags = parse_tags(f3.text_input("Tags", key="f_ep_tags", placeholder="diet, running"))
     pinned = PINNED_CHOICES[f4.selectbox("Pinned", list(PINNED_CHOICES), key="f_ep_pinned")]
-    show_old = st.toggle(
+    t1, t2 = st.columns(2)
+    show_old = t1.toggle(
         "Show replaced memories",
         value=True,
         key="f_ep_superseded",
         help="When a fact changes, the old memory is kept as history but no longer recalled.",
     )
+    talk = t2.toggle(
+        "Show conversations",
+        value=False,
+        key="f_ep_talk",
+        help="Each exchange with the agent is logged as an episodic memory of kind "
+        "Interaction (what was said is still recalled). Hidden here by default: they are "
+        "the conversation, not things remembered about you.",
+    )
+    if not kinds and not talk:
+        kinds = REMEMBERED_KINDS
     rows: list[dict[str, Any]] = []
     total = 0
     with guard("Loading episodic memories"):
@@ -251,7 +264,7 @@ def episodic_tab(ctx: PageContext) -> None:
                 page_size=PAGE_SIZE,
             ),
         )
-    filtered = bool(kinds or tags or since or pinned is not None)
+    filtered = bool((kinds and kinds != REMEMBERED_KINDS) or tags or since or pinned is not None)
     if not rows:
         if filtered:
             st.info("No episodic memory matches these filters.", icon="🔎")
@@ -307,7 +320,13 @@ def _edit_episodic(ctx: PageContext, memory_id: str, table_key: str) -> None:
             args=(ctx.coordinator, ctx.user_id, ctx.is_admin, memory_id, rec, table_key),
         )
     if rec.get("superseded_by"):
-        st.caption(f"Replaced by {md_text(rec['superseded_by'])}: kept as history, not recalled.")
+        try:  # named by its text (an id means nothing to a reader); it may be gone
+            newer = ctx.coordinator.get_memory(ctx.user_id, "episodic", str(rec["superseded_by"]))
+        except Exception:  # noqa: BLE001 - the caption then says "a newer memory"
+            newer = {}
+        by = newer.get("text") or newer.get("description")
+        what = f"“{md_text(snippet(str(by), 240))}”" if by else "a newer memory"
+        st.caption(f"Replaced by {what}: kept as history, not recalled.")
 
 
 def _on_save_episodic(
@@ -319,6 +338,8 @@ def _on_save_episodic(
     table_key: str,
 ) -> None:
     ss, p = st.session_state, f"ed_ep_{memory_id}"
+    if _blank_text(ss[f"{p}_text"]):
+        return
     changes: dict[str, Any] = {}
     if ss[f"{p}_text"].strip() != (rec.get("text") or rec.get("description") or ""):
         changes["text"] = ss[f"{p}_text"]
@@ -338,6 +359,17 @@ def _on_save_episodic(
     if ss[f"{p}_pinned"] != bool(rec.get("pinned")):
         changes["pinned"] = ss[f"{p}_pinned"]
     _save(coord, user_id, as_admin, "episodic", memory_id, changes, table_key)
+
+
+def _blank_text(text: str) -> bool:
+    """An edit that empties the text is refused with a sentence (deleting is its own action)."""
+    if not is_blank(text):
+        return False
+    state.flash(
+        "The text cannot be empty: write what should be remembered, or delete the memory.",
+        "warning",
+    )
+    return True
 
 
 def _save(
@@ -448,6 +480,8 @@ def _on_save_semantic(
     table_key: str,
 ) -> None:
     ss, p = st.session_state, f"ed_sem_{memory_id}"
+    if _blank_text(ss[f"{p}_text"]):
+        return
     old = {
         "shared": bool(rec.get("shared")),
         "text": rec.get("text") or rec.get("fact") or "",
@@ -518,11 +552,13 @@ def short_term_tab(ctx: PageContext) -> None:
         sessions = list(ctx.coordinator.list_sessions(ctx.user_id) or [])
     current = ctx.session_id  # format_func must not read session state (AppTest calls it)
     options = list(dict.fromkeys([current, *sessions]))
+    titles = sessions_ui.titles_of(ctx.coordinator, ctx.user_id)  # the sidebar's names
+    names = {s: sessions_ui.label(s, titles) for s in options}
     session = st.selectbox(
         "Session",
         options,
         key="f_st_session",
-        format_func=lambda s: f"{s} (current)" if s == current else s,
+        format_func=lambda s: f"{names[s]} (current)" if s == current else names[s],
     )
     messages: list[Any] = []
     with guard("Loading messages"):

@@ -24,7 +24,7 @@ CACHE_COLORS = {"In-process hit": "#59A14F", "Redis hit": "#76B7B2", "Miss (mode
 HEIGHT = 320
 
 
-def _style(fig: go.Figure, *, height: int = HEIGHT, legend: bool = True) -> go.Figure:
+def style_figure(fig: go.Figure, *, height: int = HEIGHT, legend: bool = True) -> go.Figure:
     """Shared look: title top-left, legend in one row under it, small margins."""
     fig.update_layout(
         height=height,
@@ -74,11 +74,25 @@ def recall_samples(df: pd.DataFrame) -> pd.DataFrame:
     return df[df["op"] == WHOLE_RECALL] if not df.empty else df
 
 
-def recall_time_figure(recall: pd.DataFrame) -> go.Figure:
-    """Two lines only: the typical (p50) and a slow (p95) recall before an answer."""
+#: Fewest samples in a time bucket for its p95 to be drawn: with fewer, "1 in 20 is slower"
+#: is not measured and the line would lie on the median.
+P95_MIN_SAMPLES = 20
+
+
+def recall_points(recall: pd.DataFrame) -> pd.DataFrame:
+    """The recall chart's points: p50 per time bucket, and p95 where a bucket has enough
+    samples (`P95_MIN_SAMPLES`)."""
     rule = bucket_for(recall)
     ms = recall.set_index("when")["ms"].resample(rule)
-    pts = pd.concat({"p50": ms.quantile(0.5), "p95": ms.quantile(0.95)}, axis=1).dropna()
+    pts = pd.concat({"p50": ms.quantile(0.5), "p95": ms.quantile(0.95), "n": ms.count()}, axis=1)
+    pts = pts[pts["n"] > 0]
+    pts.loc[pts["n"] < P95_MIN_SAMPLES, "p95"] = float("nan")
+    return pts
+
+
+def recall_time_figure(recall: pd.DataFrame) -> go.Figure:
+    """Two lines only: the typical (p50) and a slow (p95) recall before an answer."""
+    pts = recall_points(recall)
     fig = go.Figure()
     for pct, name, color, dash in (
         ("p50", "typical (median)", "#4C78A8", "solid"),
@@ -97,7 +111,7 @@ def recall_time_figure(recall: pd.DataFrame) -> go.Figure:
         )
     fig.update_layout(title="Recall time before an answer", yaxis_title="ms")
     fig.update_yaxes(rangemode="tozero")
-    return _style(fig)
+    return style_figure(fig)
 
 
 def bucket_for(df: pd.DataFrame) -> str:
@@ -179,7 +193,7 @@ def latency_over_time(df: pd.DataFrame) -> go.Figure:
     )
     fig.update_yaxes(rangemode="tozero")
     fig.update_xaxes(tickformat="%H:%M:%S\n%b %d")
-    _style(fig, height=400)
+    style_figure(fig, height=400)
     fig.update_layout(
         legend={"orientation": "v", "x": 1.01, "xanchor": "left", "y": 1, "yanchor": "top"},
         margin={"t": 48, "r": 8},
@@ -223,7 +237,7 @@ def latency_bars(table: pd.DataFrame) -> go.Figure:
     )
     fig.update_yaxes(categoryorder="category descending")
     fig.update_xaxes(rangemode="tozero")
-    return _style(fig, height=max(HEIGHT, 110 + 46 * long["series"].nunique()))
+    return style_figure(fig, height=max(HEIGHT, 110 + 46 * long["series"].nunique()))
 
 
 # --- hit rates ---------------------------------------------------------------------------
@@ -257,7 +271,7 @@ def hit_rate_figure(hr: pd.DataFrame) -> go.Figure:
     )
     fig.update_traces(textposition="outside", cliponaxis=False)
     fig.update_yaxes(range=[0, 1.1], tickformat=".0%")
-    return _style(fig, legend=False)
+    return style_figure(fig, legend=False)
 
 
 def cache_frame(counters: dict[str, int]) -> pd.DataFrame:
@@ -291,7 +305,7 @@ def cache_figure(counters: dict[str, int]) -> go.Figure:
     fig.add_annotation(
         text=f"{rate:.0%}<br>hits" if rate is not None else "–", showarrow=False, font_size=18
     )
-    return _style(fig)
+    return style_figure(fig)
 
 
 # --- memory counts -----------------------------------------------------------------------
@@ -312,20 +326,20 @@ def counts_figure(counts: dict[str, int]) -> go.Figure:
         title="Memories per type",
     )
     fig.update_traces(textposition="outside", cliponaxis=False)
-    return _style(fig, legend=False)
+    return style_figure(fig, legend=False)
 
 
 def growth_frame(
     rows_by_type: dict[str, list[dict[str, Any]]], now_ms: int | None = None
 ) -> pd.DataFrame:
-    """Cumulative number of memories per type over their creation time. Each series is
-    carried on to `now_ms` (default: now): a type whose memories were all created at one
-    instant (the knowledge file, loaded at once) would otherwise be a single point, which a
-    line chart does not draw."""
+    """Cumulative number of memories per type over each memory's own date (`timestamp`:
+    when it happened or was said, so a story loaded today still spans its months). Each
+    series is carried on to `now_ms` (default: now): a type whose memories all share one
+    instant would otherwise be a single point, which a line chart does not draw."""
     now_ms = int(now_ms if now_ms is not None else time.time() * 1000)
     frames = []
     for mtype, rows in rows_by_type.items():
-        ts = [int(r.get("created_at") or r.get("timestamp") or 0) for r in rows]
+        ts = [own_date_ms(r) for r in rows]
         ts = sorted(t for t in ts if t > 0)
         if not ts:
             continue
@@ -355,7 +369,7 @@ def growth_figure(gf: pd.DataFrame) -> go.Figure:
         title="Growth over time",
     )
     fig.update_yaxes(rangemode="tozero")
-    return _style(fig)
+    return style_figure(fig)
 
 
 # --- extraction --------------------------------------------------------------------------
@@ -403,7 +417,7 @@ def extraction_figure(ef: pd.DataFrame) -> go.Figure:
     )
     fig.update_traces(textposition="outside", cliponaxis=False)
     fig.update_yaxes(categoryorder="total ascending")
-    return _style(fig, legend=False, height=max(HEIGHT, 60 + 36 * len(ef)))
+    return style_figure(fig, legend=False, height=max(HEIGHT, 60 + 36 * len(ef)))
 
 
 # --- maintenance -------------------------------------------------------------------------
@@ -449,7 +463,7 @@ def maintenance_figure(mf: pd.DataFrame) -> go.Figure:
     # One tick per day while they fit: the default ticks of a date axis fall between days.
     fig.update_xaxes(tickformat="%b %d", dtick=86_400_000 if mf["day"].nunique() < 15 else None)
     fig.update_yaxes(rangemode="tozero")
-    return _style(fig)
+    return style_figure(fig)
 
 
 # --- storage saved and growth per day -------------------------------------------------------
@@ -489,14 +503,19 @@ def savings_figure(sf: pd.DataFrame) -> go.Figure:
     fig.update_traces(marker_color=MAINTENANCE_COLORS["Consolidated"], textposition="outside")
     fig.update_xaxes(tickformat="%b %d", dtick=86_400_000 if len(sf) < 15 else None)
     fig.update_yaxes(rangemode="tozero")
-    return _style(fig, legend=False)
+    return style_figure(fig, legend=False)
+
+
+def own_date_ms(record: dict[str, Any]) -> int:
+    """A memory's own date: when it happened or was said (`timestamp`), else when stored."""
+    return int(record.get("timestamp") or record.get("created_at") or record.get("last_used") or 0)
 
 
 def growth_per_day_frame(rows_by_type: dict[str, list[dict[str, Any]]]) -> pd.DataFrame:
-    """New memories per day (UTC) and type, from their creation time (the cumulative growth
+    """New memories per day (UTC) and type, by each memory's own date (the cumulative growth
     chart shows the total; this one shows the pace)."""
     rows = [
-        {"type": mtype, "ts": int(r.get("created_at") or r.get("timestamp") or 0)}
+        {"type": mtype, "ts": own_date_ms(r)}
         for mtype, items in rows_by_type.items()
         for r in items
     ]
@@ -521,4 +540,4 @@ def growth_per_day_figure(gd: pd.DataFrame) -> go.Figure:
         title="Growth per day",
     )
     fig.update_xaxes(tickformat="%b %d", dtick=86_400_000 if gd["day"].nunique() < 15 else None)
-    return _style(fig)
+    return style_figure(fig)

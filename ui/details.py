@@ -272,7 +272,7 @@ def hits_frame(hits: list[dict[str, Any]]) -> pd.DataFrame:
 
 
 HIT_COLUMNS = {
-    "Memory": st.column_config.TextColumn(width="medium"),
+    "Memory": st.column_config.TextColumn(width="large"),
     "Score": st.column_config.ProgressColumn(
         min_value=0.0,
         max_value=1.0,
@@ -281,7 +281,7 @@ HIT_COLUMNS = {
         width="small",
     ),
     "Band": st.column_config.TextColumn(
-        help=f"high ≥ {BAND_HIGH} · moderate ≥ {BAND_MODERATE} · low", width="small"
+        help=f"high ≥ {BAND_HIGH} · moderate ≥ {BAND_MODERATE} · low", width="medium"
     ),
     "Vector": st.column_config.NumberColumn(
         "Meaning", format="%.2f", help="Cosine similarity of the embeddings"
@@ -324,8 +324,22 @@ def _hit_meta(h: RecallHit) -> str:
     rec = h.record
     kind = rec.get("event_type") or rec.get("category") or ""
     when = fmt_ms_time(rec.get("timestamp"))[:10]
+    if h.memory_type == "semantic" and "added_by" in rec and not rec["added_by"]:
+        when = ""  # built-in knowledge: its date is the day it was loaded, not a fact's
     parts = [event_label(str(kind)) if kind else "", f"from {when}" if when else ""]
     return " · ".join(md_text(p) for p in parts if p)
+
+
+#: The signals "why" names, in the words of the Advanced tab's columns.
+WHY_SIGNALS = (("vector", "meaning"), ("text", "words"), ("recency", "recency"),
+               ("importance", "importance"))  # fmt: skip
+
+
+def _why(h: RecallHit) -> str:
+    """Why it was recalled: the signals of its score, strongest first."""
+    parts = [(name, float(getattr(h.parts, field, 0.0))) for field, name in WHY_SIGNALS]
+    shown = [f"{name} {v:.2f}" for name, v in sorted(parts, key=lambda p: -p[1]) if v > 0]
+    return "why: " + ", ".join(shown) if shown else ""
 
 
 def _recalled(rec: MemoryContext) -> None:
@@ -337,10 +351,8 @@ def _recalled(rec: MemoryContext) -> None:
         st.markdown(f"**{type_label(mtype)}** · {len(found)} recalled")
         for h in found:
             badge = BAND_BADGES.get(h.band, md_text(h.band))
-            meta = _hit_meta(h)
-            st.markdown(
-                f"- {md_text(h.text)}  \n  :gray[{badge}" + (f" · {meta}" if meta else "") + "]"
-            )
+            meta = " · ".join(x for x in (f"score {h.score:.2f}", _why(h), _hit_meta(h)) if x)
+            st.markdown(f"- {md_text(h.text)}  \n  :gray[{badge} · {meta}]")
     proc = rec.procedural
     if proc is not None:
         anything = True

@@ -13,6 +13,8 @@ import re
 from datetime import date, datetime, time
 from typing import Any
 
+from memory.models import EventType
+
 TYPE_LABELS = {
     "episodic": "Episodic",
     "semantic": "Semantic",
@@ -57,6 +59,12 @@ def event_label(value: str) -> str:
     return EVENT_TYPE_LABELS.get(value) or str(value).replace("_", " ").capitalize()
 
 
+#: Episodic kinds that are things remembered about the user. A logged exchange (Interaction)
+#: is the conversation itself: stored and recalled, but not listed or counted as remembered
+#: unless asked ("Show conversations").
+REMEMBERED_KINDS = [e.value for e in EventType if e is not EventType.INTERACTION]
+
+
 def type_label(memory_type: str, with_icon: bool = True) -> str:
     label = TYPE_LABELS.get(memory_type, memory_type)
     return f"{TYPE_ICONS.get(memory_type, '•')} {label}" if with_icon else label
@@ -70,6 +78,12 @@ def fmt_ms_time(ms: Any) -> str:
         return datetime.fromtimestamp(int(ms) / 1000).strftime("%Y-%m-%d %H:%M")
     except (TypeError, ValueError, OSError):
         return ""
+
+
+def fmt_day(ms: Any) -> str:
+    """`26 Nov 2026` from ms since epoch (local time); '' for empty."""
+    when = to_datetime(ms)
+    return f"{when:%d %b %Y}".lstrip("0") if when else ""
 
 
 def to_datetime(ms: Any) -> datetime | None:

@@ -8,7 +8,7 @@ resources, session state, the sidebar (navigation + memory editor) and queued me
 
 from __future__ import annotations
 
-__all__ = ["PageContext", "page_header", "page_setup", "show_flashes"]
+__all__ = ["PageContext", "page_header", "page_setup", "show_flashes", "show_notice"]
 
 import logging
 from typing import Any
@@ -62,6 +62,7 @@ def page_setup(title: str, icon: str, *, layout: str = "wide") -> PageContext:
     state.init_state(coordinator.list_sessions, signed_in_as=viewer.user_id)
     if viewer.user_id is not None and not viewer.may_switch_users:
         state.keep_user(viewer.user_id, coordinator.list_sessions)
+    state.sync_url()  # a reload, a bookmark or a second tab opens this user and chat
 
     ctx = PageContext(
         settings=settings,
@@ -99,6 +100,21 @@ def show_flashes() -> None:
             st.toast(text, icon="ℹ️")
         else:
             st.toast(text, icon="✅")
+
+
+def show_notice(place: str) -> None:
+    """The message an action left for this place (`state.notice_then_rerun`)."""
+    got = state.pop_notice(place)
+    if got is None:
+        return
+    kind, raw = got
+    text = no_images(raw)  # notices quote memory texts
+    if kind == "info":
+        st.info(text, icon="♻️")
+    elif kind == "warning":
+        st.warning(text, icon="✋")
+    else:
+        st.success(text, icon="✅")
 
 
 def page_header(title: str, icon: str, caption: str) -> None:

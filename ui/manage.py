@@ -12,7 +12,7 @@ import streamlit as st
 
 from memory import SearchFilter, safe_to_parse
 from memory.errors import ImportFileError, InvalidInputError
-from memory.models import EventType
+from memory.models import EventType, is_blank
 from memory.writing import candidate_for, write_fact
 from ui import state
 from ui.details import HIT_COLUMNS, hits_frame
@@ -26,6 +26,7 @@ from ui.format import (
     snippet,
     type_label,
 )
+from ui.layout import show_notice
 
 if TYPE_CHECKING:
     from ui.context import PageContext
@@ -127,9 +128,10 @@ def add_tab(ctx: PageContext) -> None:
             "Context (optional)", key="a_context", placeholder="Where or why this was learned"
         )
         submitted = st.form_submit_button("Add memory", type="primary", icon="💾", key="a_go")
+    show_notice("add")
     if not submitted:
         return
-    if not text.strip():
+    if is_blank(text):
         st.warning("Write the memory first.", icon="✋")
         return
     with guard("Adding the memory"):
@@ -142,6 +144,9 @@ def add_tab(ctx: PageContext) -> None:
                 expires_at_ms=expiry_value("a"),
             )
             duplicate, replaced = res.stored is None, res.stored and res.stored.superseded_id
+            if duplicate and not res.duplicate_of:  # e.g. it only named a masked secret
+                st.warning(f"Not stored: {res.reason}.", icon="🔒")
+                return
         else:
             fact, _ = write_fact(
                 ctx.coordinator,
@@ -154,13 +159,12 @@ def add_tab(ctx: PageContext) -> None:
             )
             duplicate, replaced = fact is None, None
         if duplicate:
-            st.info(f"Already remembered: {no_images(snippet(text, 80))}", icon="♻️")
-        else:
-            st.success(
-                f"Added: {no_images(snippet(text, 80))}"
-                + (" (it replaces an older memory, kept as history)" if replaced else ""),
-                icon="✅",
-            )
+            state.notice_then_rerun("add", f"Already remembered: {snippet(text, 80)}", "info")
+        state.notice_then_rerun(
+            "add",
+            f"Added: {snippet(text, 80)}"
+            + (" (it replaces an older memory, kept as history)" if replaced else ""),
+        )
 
 
 # --- export / import -----------------------------------------------------------------------
@@ -191,6 +195,7 @@ def transfer_tab(ctx: PageContext) -> None:
             "A file exported by this app. The whole file is checked first: if anything is "
             "invalid, nothing is imported."
         )
+        show_notice("import")
         upload = st.file_uploader("Export file", type=["json"], key="x_upload")
         mode = st.radio(
             "Mode",
@@ -234,7 +239,7 @@ def transfer_tab(ctx: PageContext) -> None:
                 st.error(message_for(e, "Importing"), icon="⚠️")
                 return
             summary = ", ".join(f"{n} {k}" for k, n in (counts or {}).items()) or "nothing new"
-            st.success(f"Imported {summary}.", icon="✅")
+            state.notice_then_rerun("import", f"Imported {summary}.")
 
 
 def _preview(data: bytes, target: str) -> str:
@@ -274,12 +279,15 @@ def cleanup_tab(ctx: PageContext) -> None:
         with guard("Listing sessions"):
             sessions = list(ctx.coordinator.list_sessions(ctx.user_id) or [])
         options = list(dict.fromkeys([ctx.session_id, *sessions]))
+        show_notice("clear")
         session = st.selectbox("Session", options, key="c_session")
         sure = st.checkbox(f"Yes, delete the messages of {md_text(session)}", key="c_session_sure")
         if st.button("Clear session", key="c_session_go", disabled=not sure, icon="🧽"):
             with guard("Clearing the session"):
                 n = ctx.coordinator.clear_session_memories(ctx.user_id, session)
-                st.success(f"Deleted {n} message{'s' if n != 1 else ''} of {md_text(session)}.")
+                state.notice_then_rerun(
+                    "clear", f"Deleted {n} message{'s' if n != 1 else ''} of {md_text(session)}."
+                )
     with c2, st.container(border=True):
         st.markdown("##### 🔥 Purge this user")
         st.caption(

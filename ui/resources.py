@@ -12,6 +12,7 @@ app shows "cannot reach Redis" and pressing *Retry* is enough.
 from __future__ import annotations
 
 import logging
+import threading
 from typing import TYPE_CHECKING
 
 import streamlit as st
@@ -174,3 +175,20 @@ def _scheduler(key: str, _maint: Maintenance) -> MaintenanceScheduler:
 
     interval = _maint.settings.maintenance_interval_s
     return MaintenanceScheduler(_maint, interval).start()
+
+
+@st.cache_resource(show_spinner=False)
+def warm_charts() -> threading.Thread:
+    """Import the chart library and build one figure in the background, once per process:
+    called after a page has drawn, it takes the first Stats page's import (about a second on
+    a busy machine) off the critical path."""
+
+    def work() -> None:
+        import pandas as pd
+        import plotly.express as px
+
+        px.bar(pd.DataFrame({"day": [0], "n": [0]}), x="day", y="n")
+
+    thread = threading.Thread(target=work, name="warm-charts", daemon=True)
+    thread.start()
+    return thread

@@ -17,7 +17,7 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 from memory import ListQuery
-from memory.models import EventType, check_id
+from memory.models import EventType, check_id, is_blank
 from memory.service import MemoryService
 from memory.writing import WritePolicy, candidate_for, write_fact
 from ui import demo, state, undo
@@ -60,8 +60,8 @@ def render_nav() -> None:
     if st.get_option("client.showSidebarNavigation") is not False:
         return
     try:
-        for path, label, icon in PAGES:
-            st.page_link(path, label=label, icon=icon)
+        for path, label, icon in PAGES:  # the user and chat go along (the address keeps them)
+            st.page_link(path, label=label, icon=icon, query_params=state.url_params() or None)
     except StreamlitAPIException:  # run without app.py as entry point (a test of one page)
         return
     st.divider()
@@ -153,6 +153,9 @@ def _who(ctx: PageContext) -> None:
 
 def _on_user(coord: MemoryService) -> None:
     value = str(st.session_state.get("sb_user") or "").strip()
+    if is_blank(value):
+        state.flash("Type a user name first.", "warning")
+        return
     try:
         check_id(value, "user id")
     except ValueError as e:
@@ -168,7 +171,7 @@ def _on_session() -> None:
 def _on_title(coord: MemoryService) -> None:
     ss = st.session_state
     title = str(ss.get("sb_title") or "").strip()
-    if not title:
+    if is_blank(title):
         state.flash("A chat title cannot be empty.", "warning")
         return
     ok, _ = run_action(
@@ -308,7 +311,7 @@ def _add_form(ctx: PageContext) -> None:
 def _on_add(coord: MemoryService, writer: WritePolicy) -> None:
     ss = st.session_state
     text = str(ss.get("sb_add_text") or "").strip()
-    if not text:
+    if is_blank(text):
         state.flash("Write what should be remembered first.", "warning")
         return
     tags = parse_tags(str(ss.get("sb_add_tags") or ""))
@@ -334,6 +337,9 @@ def _on_add(coord: MemoryService, writer: WritePolicy) -> None:
             context="Added in the sidebar memory editor",
         )
         duplicate = ok and res.stored is None
+        if duplicate and not res.duplicate_of:  # e.g. it only named a masked secret
+            state.flash(f"Not stored: {res.reason}.", "warning")
+            return
     if ok:
         ss.sb_add_text = ""
         ss.sb_add_tags = ""

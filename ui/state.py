@@ -3,6 +3,10 @@
 Canonical values live under plain keys (`user_id`, `session_id`, `model`, `recall`,
 `turn_details`, `flash`); widgets use their own keys and copy into these in callbacks, so
 switching pages (which re-creates widgets) never loses a choice.
+
+The user and the chat are also in the page address (`?user=…&chat=…`), written on every run
+(`sync_url`) and read when a browser session starts, so a reload, a bookmark or a second tab
+opens the same user and chat.
 """
 
 from __future__ import annotations
@@ -13,7 +17,12 @@ from typing import Any
 
 import streamlit as st
 
+from memory.errors import InvalidInputError
+from memory.models import check_id
+
 DEFAULT_USER = "demo"
+#: The address's parameters for the user and the chat (session) shown.
+URL_USER, URL_CHAT = "user", "chat"
 
 #: Memory types the agent can recall before each answer, with their sidebar labels.
 RECALL_TYPES: dict[str, str] = {
@@ -32,31 +41,67 @@ def new_session_id() -> str:
 def init_state(sessions_of: Any = None, signed_in_as: str | None = None) -> None:
     """Set every key this app uses, once per browser session.
 
-    `sessions_of(user_id) -> list[str]` (the coordinator's `list_sessions`) lets a returning
-    user continue their newest session (it lists the most recent first); without it a new
-    session is started. A signed-in user starts as themselves (`?user=` picks a user only
-    when nobody signs in).
+    `sessions_of(user_id) -> list[str]` (the coordinator's `list_sessions`, most recent
+    first) lets the address's `?chat=` reopen one of the user's sessions, else a returning
+    user continue their newest one; a `chat` that is not one of theirs opens a new chat.
+    A signed-in user starts as themselves (`?user=` picks a user only when nobody signs in).
     """
     ss = st.session_state
     if "user_id" not in ss:
-        user = signed_in_as or str(st.query_params.get("user", "") or "").strip() or DEFAULT_USER
-        ss.user_id = user[:200]
+        ss.user_id = signed_in_as or _from_url(URL_USER, "user id") or DEFAULT_USER
     if "session_id" not in ss:
-        ss.session_id = _latest_session(sessions_of, ss.user_id) or new_session_id()
+        sessions = _sessions(sessions_of, ss.user_id)
+        if st.query_params.get(URL_CHAT):  # a chat named in the address: that one, or a new one
+            asked = _from_url(URL_CHAT, "session id")
+            ss.session_id = asked if asked in sessions else new_session_id()
+        else:
+            ss.session_id = sessions[0] if sessions else new_session_id()
     ss.setdefault("model", None)  # None: the agent's configured default model
     ss.setdefault("recall", dict.fromkeys(RECALL_TYPES, True))
     ss.setdefault("turn_details", {})  # assistant message id / turn id -> TurnResult
     ss.setdefault("flash", [])  # (kind, text) shown once on the next run
 
 
-def _latest_session(sessions_of: Any, user_id: str) -> str | None:
-    if sessions_of is None:
+def _from_url(name: str, what: str) -> str | None:
+    """An id from the address, validated like any id (the address is typed by anyone);
+    None when absent or not a valid id."""
+    raw = str(st.query_params.get(name, "") or "").strip()
+    if not raw:
         return None
     try:
-        sessions = list(sessions_of(user_id))
-    except Exception:  # noqa: BLE001 - the caller shows store errors; fall back quietly here
+        return str(check_id(raw, what))
+    except InvalidInputError:
         return None
+
+
+def _sessions(sessions_of: Any, user_id: str) -> list[str]:
+    if sessions_of is None:
+        return []
+    try:
+        return [str(s) for s in sessions_of(user_id)]
+    except Exception:  # noqa: BLE001 - the caller shows store errors; fall back quietly here
+        return []
+
+
+def _latest_session(sessions_of: Any, user_id: str) -> str | None:
+    sessions = _sessions(sessions_of, user_id)
     return sessions[0] if sessions else None
+
+
+def url_params() -> dict[str, str]:
+    """The address's parameters for the current user and chat (page links carry them)."""
+    ss = st.session_state
+    if "user_id" not in ss or "session_id" not in ss:
+        return {}
+    return {URL_USER: str(ss.user_id), URL_CHAT: str(ss.session_id)}
+
+
+def sync_url() -> None:
+    """Write the current user and chat into the address. Only changed values are written:
+    each write is a browser history update, not a rerun."""
+    for name, value in url_params().items():
+        if st.query_params.get(name) != value:
+            st.query_params[name] = value
 
 
 def switch_user(user_id: str, sessions_of: Any = None) -> None:
@@ -83,6 +128,19 @@ def recall_types() -> list[str]:
 def flash(text: str, kind: str = "success") -> None:
     """Queue a message for the next run (callbacks cannot draw on the page)."""
     st.session_state.flash.append((kind, text))
+
+
+def notice_then_rerun(place: str, text: str, kind: str = "success") -> None:
+    """Keep an action's result for its place on the page and run the page again at once:
+    the action wrote before the page drew its counts and tables, so the message, the tiles
+    and the tables of the next run agree (no page lags one action behind)."""
+    st.session_state.setdefault("notices", {})[place] = (kind, text)
+    st.rerun()
+
+
+def pop_notice(place: str) -> tuple[str, str] | None:
+    notices: dict[str, tuple[str, str]] = st.session_state.get("notices", {})
+    return notices.pop(place, None)
 
 
 def pop_flashes() -> list[tuple[str, str]]:

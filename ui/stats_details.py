@@ -22,12 +22,12 @@ SAMPLES_TTL_S = 30
 
 @st.cache_data(ttl=SAMPLES_TTL_S, max_entries=8, show_spinner=False)
 def window_samples(
-    _coordinator: MemoryService, store: str, since_s: int | None, refresh: int
+    _coordinator: MemoryService, store: str, since_s: int | None, refresh: int, latest: str
 ) -> pd.DataFrame:
     """The window's latency samples as a frame. Every click on the page (opening a section,
     a filter) reruns it: reading and decoding up to 50k samples again each time was most of a
-    run, so they are kept for half a minute per store (`store`) and window; the Refresh button
-    bumps `refresh` to read afresh."""
+    run, so they are kept for half a minute per store (`store`) and window, and only while
+    the newest sample (`latest`) is the same; the Refresh button bumps `refresh`."""
     since_ms = int((time.time() - since_s) * 1000) if since_s else 0
     return charts.samples_frame(_coordinator.latency_samples(since_ms=since_ms))
 
@@ -92,6 +92,9 @@ def cache_and_extraction(counters: dict[str, int], agent: ChatAgent | None) -> N
             "No memory extraction yet: it runs after each chat turn (with a model, or from "
             "trigger phrases like “remember that …” in memory-only mode)."
         )
+    elif len(ef) < 2:
+        only = ef.iloc[0]
+        b.caption(f"Memory extraction so far: {int(only['count'])} {only['outcome']}.")
     else:
         b.plotly_chart(charts.extraction_figure(ef), key="chart_extraction")
 

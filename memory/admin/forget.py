@@ -50,6 +50,7 @@ from typing import Protocol
 
 from pydantic import BaseModel, Field
 
+from memory import activity
 from memory.admin import followups
 from memory.admin.followups import finish_followups
 from memory.admin.topic_match import (
@@ -187,9 +188,10 @@ class TopicForget:
             if m.ref not in kept:
                 add_ref(chosen, m.ref)
         follow(chosen, data, kept)
-        return ForgetReport(
-            user_id=user_id, query=query, counts=self._delete(user_id, query, roots, data, chosen)
-        )
+        counts = self._delete(user_id, query, roots, data, chosen)
+        went = sum(counts.get(k, 0) for k in ("memories", "facts", "procedures"))
+        activity.record(self._stores.client, self._stores.keys, user_id, "forgotten", went)
+        return ForgetReport(user_id=user_id, query=query, counts=counts)
 
     # --- reading -------------------------------------------------------------------------
     def _scores(self, user_id: str, query: str) -> dict[str, float]:

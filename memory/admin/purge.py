@@ -120,6 +120,7 @@ def plan_user_purge(stores: Stores, user_id: str) -> UserPurge:
     plan.maintenance_keys = [keys.merge(user_id, as_str(m)) for m in merges] + [
         keys.user_merges(user_id),
         keys.rejected_merges(user_id),
+        keys.activity(user_id),
         keys.judged_apart(user_id),
         keys.decay_state(user_id),
         keys.maintenance_last(user_id),

@@ -310,12 +310,17 @@ def load_demo(
                 fact_type=f.fact_type,
                 context="Added in the sidebar memory editor",
                 source=DEMO_SOURCE,
+                timestamp_ms=conv.start_ms,  # learned in that conversation, not today
             )
+    # Her procedures were learned over her months of questions: first used in her first
+    # conversation, last in her newest one (not at the load).
+    first, last = persona.conversations[0].start_ms, persona.conversations[-1].start_ms
     for question, runs in persona.procedures:
         for tools, score, ms in runs:
-            coord.record_procedure(
+            pattern = coord.record_procedure(
                 user_id, question, list(tools), success_score=score, execution_time_ms=ms
             )
+        coord.stores.procedural.set_dates(user_id, pattern.id, first, last)
 
     say("Writing what she told the assistant (the write policy, oldest first)…")
     policy = writer or WritePolicy(

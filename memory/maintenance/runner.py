@@ -28,6 +28,7 @@ import redis
 from pydantic import BaseModel, Field
 from redisvl.query import CountQuery
 
+from memory import activity
 from memory.config import Settings
 from memory.embeddings import CachedEmbedder
 from memory.errors import MemorySystemError
@@ -326,6 +327,7 @@ def maintain_user(
     report.expired = [{"id": m.id, "text": m.text, "kind": m.event_type} for m in gone]
     if not dry_run:
         delete_expired(stores, embedder, user_id, gone)
+        activity.record(stores.client, stores.keys, user_id, "expired", len(gone), now_ms)
     # Merged members left recall; canonicals just got a new importance: neither decays now.
     merged = {mid for p in report.consolidated for mid in [p.canonical_id, *p.member_ids]}
     gone_ids = {m.id for m in gone} | merged

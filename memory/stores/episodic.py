@@ -334,6 +334,10 @@ class EpisodicStore:
         """Queue: `old_id` is replaced by `new_id` (kept as history, no longer recalled)."""
         pipe.hset(self._keys.episodic(user_id, old_id), mapping=lifecycle(user_id, new_id))
 
+    def reinstate(self, pipe: redis.client.Pipeline, user_id: str, memory_id: str) -> None:
+        """Queue: a replaced memory is active (recalled) again."""
+        pipe.hset(self._keys.episodic(user_id, memory_id), mapping=lifecycle(user_id, None))
+
     def similar(self, user_id: str, vec: np.ndarray, k: int) -> list[tuple[dict[str, Any], float]]:
         """The `k` nearest active memories of a user by vector only: (record, cosine)."""
         q = VectorQuery(

@@ -346,6 +346,14 @@ class ProceduralStore:
         self.get(user_id, pattern_id)
         self._r.hset(self._keys.procedure(user_id, pattern_id), "pinned", "1" if pinned else "0")
 
+    def set_dates(self, user_id: str, pattern_id: str, created_at: int, last_used: int) -> None:
+        """Date a pattern as its story says (the demo persona learned hers over months)."""
+        self.get(user_id, pattern_id)
+        self._r.hset(
+            self._keys.procedure(user_id, pattern_id),
+            mapping={"created_at": str(created_at), "last_used": str(last_used)},
+        )
+
     def write_raw(
         self,
         pipe: redis.client.Pipeline,

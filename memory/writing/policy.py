@@ -44,6 +44,7 @@ from memory.queries import ListQuery
 from memory.service import AgentMemory, MemoryService
 from memory.text import content_roots, numbers
 from memory.writing.classify import FACT_EVENT_TYPE, classify_event_type, detect_slot
+from memory.writing.content import says_nothing_after_masking
 from memory.writing.secrets import PiiPolicy, mask_secrets
 
 log = logging.getLogger(__name__)
@@ -131,7 +132,14 @@ class MemoryCandidate(BaseModel):
     how: How = "trigger"
 
 
+#: Why a memory that only named a secret was not stored (memory/writing/content.py).
+NOTHING_LEFT = "nothing left to remember once the secret is masked"
+
+
 class WriteResult(BaseModel):
+    """What a write did: `stored`, or not stored because it repeats `duplicate_of`, or (no
+    duplicate) for `reason`."""
+
     stored: StoredMemory | None = None
     duplicate_of: str | None = None
     reason: str = ""
@@ -200,6 +208,9 @@ class WritePolicy:
         # Masked first: duplicates are found among stored (masked) texts, logs show no secret.
         masked = mask_secrets(cand.text, self._pii)
         cand = cand.model_copy(update={"text": masked.text})
+        if cand.how != "interaction" and says_nothing_after_masking(cand.text):
+            log.info("memory not stored (%s)", NOTHING_LEFT)
+            return WriteResult(reason=NOTHING_LEFT)
         with self._lock(user_id):
             dup = self._find_duplicate(user_id, cand, same_turn_ids)
             if dup is not None:
@@ -301,9 +312,11 @@ def write_fact(
     context: str = "",
     source: str = "user",
     pii_policy: PiiPolicy = "keep",
+    timestamp_ms: int | None = None,
 ) -> tuple[SemanticFact | None, str | None]:
     """A shared knowledge fact, unless the same text is already known: (the new fact, None)
-    or (None, the id of the fact it repeats). Its secrets are masked (as in `WritePolicy`)."""
+    or (None, the id of the fact it repeats). Its secrets are masked (as in `WritePolicy`).
+    `timestamp_ms`: when it was learned (default now)."""
     text = mask_secrets(text, pii_policy).text
     want = normalise_text(text)
     for hit in service.search(added_by or "_", text, MemoryType.SEMANTIC, k=5):
@@ -316,5 +329,6 @@ def write_fact(
         added_by=added_by,
         context=context,
         source=source,
+        timestamp_ms=timestamp_ms,
     )
     return fact, None

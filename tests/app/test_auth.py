@@ -104,6 +104,7 @@ def test_oidc_user_is_the_identity_not_a_picker_or_query(oidc_env, coordinator) 
     at = _signed_in("pages/memories.py", "ana@example.com", user="bob@example.com")
     no_errors(at)
     assert at.session_state["user_id"] == "ana@example.com"
+    assert at.query_params["user"] == "ana@example.com"  # the address says who it really is
     assert not [s for s in at.sidebar.selectbox if s.key == "sb_user"]  # no user list
     assert "Signed in as ana@example.com" in texts(at.sidebar, "text")
     shown = " ".join(str(d.value.to_dict()) for d in at.dataframe) + texts(at) + texts(at.sidebar)

@@ -94,7 +94,10 @@ def test_offline_model_shows_memory_only_banner_and_still_answers(offline_env, m
     at.chat_input(key="chat_input").set_value("Remember that I live in Lyon").run()
     no_errors(at)
     reply = chat_texts(at)[1][1]
-    assert "memory-only reply" in reply and "I live in Lyon" in reply
+    assert "I live in Lyon" in reply
+    # one banner: the answer does not repeat the offline notice (details still say the mode)
+    assert "memory-only reply" not in reply and "ollama serve" not in reply
+    assert len([w for w in at.warning if "Memory-only mode" in w.value]) == 1
     assert "📴 memory-only" in texts(at, "caption")
 
 
@@ -206,3 +209,19 @@ def test_a_message_with_a_nul_byte_is_refused_in_a_sentence(app_env, make_app, c
     assert not at.exception
     assert any("NUL character" in e.value for e in at.error), [e.value for e in at.error]
     assert coordinator.recent_messages("nul-user", "s-nul") == []
+
+
+def test_memory_only_answers_date_what_they_recall(offline_env, make_app) -> None:
+    """ "You ran 27 km" from September must not read as this week."""
+    from datetime import datetime
+
+    from ui import resources
+
+    when = int(datetime(2026, 9, 14, 8).timestamp() * 1000)
+    resources.get_coordinator().add_episodic(
+        "alice", "Ran 27 km along the river", event_type="milestone", timestamp_ms=when
+    )
+    at = make_app("app.py", user="alice")
+    at.chat_input(key="chat_input").set_value("How far did I run along the river?").run()
+    no_errors(at)
+    assert "Ran 27 km along the river (14 Sep 2026; relevance:" in chat_texts(at)[1][1]

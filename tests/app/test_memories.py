@@ -264,3 +264,46 @@ def test_a_file_nested_1000_deep_is_refused_in_words(alice, make_app) -> None:
     at.button(key="x_import").click().run()
     assert not at.exception
     assert "nested deeper than" in at.error[0].value
+
+
+def test_tiles_tables_and_message_agree_right_after_each_action(alice, make_app) -> None:
+    """Add, import and clear: the run that shows the success message already shows the
+    new counts and rows (the page never lags one action behind)."""
+    exported = json.dumps(alice.export_user("bob")).encode()
+    at = make_app("pages/memories.py")
+    assert at.metric[0].value == "3"
+    at.text_area(key="a_text").input("I swim on Fridays")
+    at.button(key="a_go").click().run()
+    no_errors(at)
+    assert at.success[0].value.startswith("Added: I swim on Fridays")
+    assert at.metric[0].value == "4"
+    assert "I swim on Fridays" in episodic_texts(at)
+
+    at.file_uploader(key="x_upload").upload("bob.json", exported, "application/json")
+    at.run()
+    at.button(key="x_import").click().run()
+    no_errors(at)
+    assert at.success[0].value.startswith("Imported 1 episodic")
+    assert at.metric[0].value == "5"
+    assert "Bob hates running" in episodic_texts(at)
+
+    alice.add_message("alice", "s-test", "user", "hello")
+    at.run()
+    assert at.metric[3].value == "1"
+    at.checkbox(key="c_session_sure").check().run()
+    at.button(key="c_session_go").click().run()
+    no_errors(at)
+    assert "Deleted 1 message" in at.success[0].value
+    assert at.metric[3].value == "0"
+
+
+def test_conversations_are_hidden_from_the_table_unless_asked(alice, make_app) -> None:
+    alice.add_episodic("alice", "User asked about shoes", event_type="interaction")
+    at = make_app("pages/memories.py")
+    no_errors(at)
+    assert "User asked about shoes" not in episodic_texts(at)
+    assert at.metric[0].value == "3"  # the tile counts what the table shows
+    at.toggle(key="f_ep_talk").set_value(True).run()
+    no_errors(at)
+    assert "User asked about shoes" in episodic_texts(at)
+    assert len(alice.list_memories("alice", "episodic")[0]) == 4  # storage unchanged

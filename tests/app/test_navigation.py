@@ -49,3 +49,57 @@ def test_store_errors_become_a_message_not_a_traceback(app_env, make_app, monkey
     assert "The memory store is not available" in at.error[0].value
     assert "make redis-start" in at.info[0].value
     assert at.button(key="fatal_retry")
+
+
+def _opened(query: dict[str, str]):  # type: ignore[no-untyped-def]
+    """A first visit (a reload, a bookmark, a second tab) of the chat page at this address."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file("../../app.py", default_timeout=30)
+    for k, v in query.items():
+        at.query_params[k] = v
+    return at.run()
+
+
+def test_every_run_writes_the_user_and_the_chat_into_the_address(app_env, make_app) -> None:
+    at = make_app("app.py", user="alice", session="s-one")
+    no_errors(at)
+    assert (at.query_params["user"], at.query_params["chat"]) == ("alice", "s-one")
+    at.sidebar.button(key="sb_new_session").click().run()
+    assert at.query_params["chat"] == at.session_state["session_id"] != "s-one"
+    at.switch_page("pages/stats.py").run()
+    no_errors(at)
+    assert at.query_params["user"] == "alice"
+    assert at.query_params["chat"] == at.session_state["session_id"]
+
+
+def test_page_links_carry_the_user_and_the_chat(app_env, make_app, own_navigation) -> None:
+    at = make_app("app.py", user="alice", session="s-one")
+    from urllib.parse import parse_qs
+
+    links = at.sidebar.get("page_link")
+    assert len(links) == 3
+    for link in links:
+        assert parse_qs(link.proto.query_string) == {"user": ["alice"], "chat": ["s-one"]}
+
+
+def test_the_address_reopens_the_same_user_and_chat(app_env, coordinator) -> None:
+    coordinator.add_message("carol", "s-older", "user", "About my knee")
+    coordinator.add_message("carol", "s-newest", "user", "About my shoes")
+    at = _opened({"user": "carol", "chat": "s-older"})
+    no_errors(at)
+    assert (at.session_state["user_id"], at.session_state["session_id"]) == ("carol", "s-older")
+    shown = [str(e.value) for m in at.chat_message for e in m.markdown]
+    assert "About my knee" in shown and "About my shoes" not in shown
+
+
+@pytest.mark.parametrize("chat", ["s-not-hers", "s-of-dave", "bad\x01id", "x" * 300, "\u200b"])
+def test_a_chat_that_is_not_the_users_opens_a_new_chat(chat: str, app_env, coordinator) -> None:
+    coordinator.add_message("carol", "s-mine", "user", "About my knee")
+    coordinator.add_message("dave", "s-of-dave", "user", "Dave's private chat")
+    at = _opened({"user": "carol", "chat": chat})
+    no_errors(at)
+    assert at.session_state["user_id"] == "carol"
+    assert at.session_state["session_id"] not in ("s-mine", "s-of-dave", chat)
+    assert not [m for m in at.chat_message if m.name == "user"], "a new chat is empty"
+    assert at.query_params["chat"] == at.session_state["session_id"]

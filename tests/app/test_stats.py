@@ -39,17 +39,20 @@ def test_stats_leads_with_three_plain_tiles(app_env, make_app, coordinator, agen
     assert list(tiles) == [
         "Things I remember about you", "Answers that used memory", "Typical recall time",
     ]  # fmt: skip
-    # the built-in facts are not alice's memories: 1 memory + what the two turns stored
-    stored = coordinator.list_memories("alice", "episodic", ListQuery(page_size=1))[1]
-    assert int(tiles["Things I remember about you"]) == stored < 10
+    # alice's memories now: not the built-in facts, not the logged exchanges of the turns
+    rows, _ = coordinator.list_memories("alice", "episodic", ListQuery(include_superseded=False))
+    remembered = [r for r in rows if r["event_type"] != "interaction"]
+    assert len(rows) > len(remembered)  # the two turns were logged
+    assert int(tiles["Things I remember about you"]) == len(remembered) < 10
     assert tiles["Answers that used memory"].endswith("%")
     assert tiles["Typical recall time"].endswith(("ms", " s"))
-    assert any("built-in facts every user shares" in c.value for c in at.caption)
+    captions = " ".join(c.value for c in at.caption)
+    assert "built-in facts every user shares" in captions
 
-    figs = charts(at)
-    assert set(figs) == {"Recall time before an answer", "Growth over time"}  # details closed
-    recall = figs["Recall time before an answer"]
-    assert len(recall["data"]) == 2  # p50 and p95 of one stage, not a line per stage
+    # alice's memories are all from today: sentences, not charts of one point or one bar
+    assert set(charts(at)) <= {"Recall time before an answer"}  # details closed
+    assert f"All {len(remembered)} memor" in captions and "date from" in captions
+    assert "On " in captions and f"{len(remembered)} remembered" in captions
 
     at = open_section(at, "stats_recall")
     no_errors(at)
@@ -99,21 +102,48 @@ def test_no_data_draws_no_empty_chart_and_says_why(app_env, make_app, coordinato
     assert any("No measurements in this window" in c.value for c in at.caption)
 
 
-def test_growth_draws_a_line_for_memories_created_at_one_instant(
-    app_env, make_app, coordinator
-) -> None:
-    """A type whose memories were all created at one instant (one fact) must still be drawn
-    (a line of one point is invisible), carried on to now; built-in facts are not drawn."""
-    coordinator.add_episodic("alice", "I am vegetarian", event_type="preference")
+def test_growth_and_activity_follow_each_memorys_own_date(app_env, make_app, coordinator):  # type: ignore[no-untyped-def]
+    """A story loaded today spans its months: growth and activity are by each memory's own
+    date; a replaced memory counts on the day of the one that replaced it; a forgotten one
+    is counted, never named; logged exchanges are not things remembered."""
+    from datetime import datetime
+
+    from memory.admin.forget import TopicForget
+
+    june = int(datetime(2026, 6, 3, 9).timestamp() * 1000)
+    aug = int(datetime(2026, 8, 20, 9).timestamp() * 1000)
+    old = coordinator.add_episodic("alice", "My goal is a 10k", event_type="goal",
+                                   timestamp_ms=june)  # fmt: skip
+    coordinator.add_episodic("alice", "My goal is a half marathon", event_type="goal",
+                             timestamp_ms=aug, supersedes=old.id)  # fmt: skip
+    coordinator.add_episodic("alice", "I sprained my ankle", event_type="health_event",
+                             timestamp_ms=june)  # fmt: skip
+    coordinator.add_episodic("alice", "Asked about shoes", event_type="interaction")
+    coordinator.add_episodic("alice", "I like the lawyer show", event_type="preference")
+    TopicForget.of(coordinator).forget("alice", "lawyer show")
     coordinator.add_semantic("Lyon is in France", added_by="alice")
     at = make_app("pages/stats.py")
     no_errors(at)
+    assert {m.label: m.value for m in at.metric}["Things I remember about you"] == "3"
+
     growth = charts(at)["Growth over time"]
     by_type = {trace["name"]: trace for trace in growth["data"]}
     assert set(by_type) == {"Episodic", "Semantic"}
+    assert min(by_type["Episodic"]["x"]).startswith("2026-06-03")
     assert max(numbers(by_type["Semantic"]["y"])) == 1  # alice's fact, not the knowledge file
-    for trace in by_type.values():
-        assert len(trace["x"]) >= 2, f"{trace['name']} has a single point: not drawn"
+
+    activity = charts(at)["What happened to your memories, per day"]
+    got = {
+        (tr["name"], x[:10]): n
+        for tr in activity["data"]
+        for x, n in zip(tr["x"], numbers(tr["y"]), strict=True)
+    }
+    assert got[("Remembered", "2026-06-03")] == 2
+    assert got[("Replaced", "2026-08-20")] == 1
+    assert sum(n for (what, _), n in got.items() if what == "Forgotten") == 1
+    page = json.dumps([json.loads(e.proto.spec) for e in at.get("plotly_chart")])
+    page += " ".join(str(getattr(e, "value", "")) for e in at.main)
+    assert "lawyer" not in page
 
 
 def numbers(values) -> list[float]:  # type: ignore[no-untyped-def]

@@ -48,22 +48,8 @@ def test_load_the_demo_persona_from_the_first_screen(
     expect(page.get_by_text("Execution details").first).to_be_visible()
     no_exceptions(page)
 
-    # The screenshots of the README and docs/app.md, from the persona: her answer with its
-    # details open, her memories, and the Stats page after her questions.
-    messages.nth(1).get_by_text("🔍 Execution details").click()
-    wait_idle(page)
-    screenshot(page, screenshots_dir / "persona-chat.png", height=1700)
-    open_page(page, f"{app_server.url}/memories?user={DEMO_USER}", "🗂️ Memories")
-    wait_idle(page)
-    # the tables draw on a canvas: the page's own count says her memories are listed
-    expect(page.get_by_test_id("stDataFrame").first).to_be_visible()
-    no_exceptions(page)
-    screenshot(page, screenshots_dir / "persona-memories.png", height=1700)
-    open_page(page, f"{app_server.url}/stats?user={DEMO_USER}", "📊 Stats")
-    wait_idle(page)
-    expect(page.get_by_text("Things I remember about you")).to_be_visible()
-    no_exceptions(page)
-    screenshot(page, screenshots_dir / "persona-stats.png", height=1700)
+    # The docs' screenshots of the persona are taken by test_demo_script.py, which walks the
+    # whole demo script.
 
 
 def test_the_persona_s_question_about_an_earlier_answer_shows_that_answer(

@@ -21,8 +21,9 @@ def test_memory_only_mode_banner_and_reply(page: Page, fresh_server, screenshots
     box.fill("Remember that I prefer running in the morning")
     box.press("Enter")
     reply = page.get_by_test_id("stChatMessage").nth(1)
-    expect(reply).to_contain_text("memory-only reply", timeout=TIMEOUT_MS)
+    expect(reply).to_contain_text("I saved your message", timeout=TIMEOUT_MS)
     expect(reply).to_contain_text(re.compile(r"I prefer running in the morning"))
+    expect(reply).not_to_contain_text("memory-only reply")  # the banner says it, once
     wait_idle(page)
     no_exceptions(page)
     screenshot(page, screenshots_dir / "chat-memory-only.png", height=1100)

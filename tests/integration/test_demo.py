@@ -239,3 +239,16 @@ def test_dated_sessions_summaries_and_maintenance(coordinator: MemoryCoordinator
     report = Maintenance.of(coordinator).run(user_id=DEMO_USER, dry_run=True)
     assert report.summaries_waiting == 0
     assert all(v == 0 for v in report.totals().values()), report.totals()
+
+
+def test_her_facts_and_procedures_carry_her_dates_not_the_load_day(
+    coordinator: MemoryCoordinator,
+):
+    load_demo(coordinator, DEMO_USER)
+    today = int(datetime.combine(date.today(), datetime.min.time()).timestamp() * 1000)
+    facts, _ = coordinator.list_memories(DEMO_USER, "semantic", ListQuery(added_by=DEMO_USER))
+    procedures, _ = coordinator.list_memories(DEMO_USER, "procedural")
+    assert facts and procedures
+    assert all(int(f["timestamp"]) < today for f in facts)
+    assert all(int(p["last_used"]) < today for p in procedures)
+    assert all(int(p["created_at"]) <= int(p["last_used"]) for p in procedures)

@@ -19,6 +19,7 @@ import redis
 
 from memory.admin.forget import TopicForget
 from memory.coordinator import MemoryCoordinator
+from memory.queries import SearchFilter
 from memory.replies import as_str
 from memory.text import fold
 from tests.integration.test_forget import _values
@@ -118,7 +119,7 @@ def test_the_forms_people_write_are_previewed_and_forgotten(
         stored = b" ".join([key, *_values(redis_client, key)]).decode("utf-8", "ignore")
         assert "okafor" not in fold(stored) and "gómez" not in fold(stored), key
     # (A search notes its query: after the scan.)
-    hits = c.search("ana", "okafor", k=50, include_superseded=True)
+    hits = c.search("ana", "okafor", k=50, where=SearchFilter(include_superseded=True))
     assert [h.text for h in hits if h.text != "I run on Sundays"] == []
     # What does not mention it stays.
     assert [m["text"] for m in c.list_memories("ana", "episodic")[0]] == ["I run on Sundays"]

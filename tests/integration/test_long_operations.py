@@ -18,6 +18,7 @@ import redis
 from memory.config import Settings
 from memory.coordinator import MemoryCoordinator
 from memory.errors import StoreUnavailableError
+from memory.queries import ListQuery
 from memory.stores.episodic import EpisodicStore
 from tests.fakes.fake_ollama import FakeOllama
 from tests.integration.conftest import Run, cli_env
@@ -170,7 +171,7 @@ def test_a_merge_run_twice_duplicates_nothing_even_for_facts_that_got_new_ids(
     coordinator.import_user(doc, user_id="other-user")
     facts = [
         f
-        for f in coordinator.list_memories("other-user", "semantic", page_size=200)[0]
+        for f in coordinator.list_memories("other-user", "semantic", ListQuery(page_size=200))[0]
         if "rivers" in str(f.get("text", ""))
     ]
     assert len(facts) == 1, facts

@@ -64,7 +64,7 @@ def test_details_are_kept_with_the_answer_and_read_back_by_a_new_agent(
     assert d.timings_ms == result.timings_ms
     # Compact: the hits keep only the record fields shown, the recent messages no text.
     hit = d.recalled.episodic[0]
-    assert set(hit.record) <= {"event_type", "category", "timestamp", "tags", "pinned"}
+    assert set(hit.record) <= {"event_type", "category", "timestamp", "tags", "pinned", "added_by"}
     assert hit.record["event_type"] == "goal"
     assert all(m.content == "" for m in d.recalled.short_term)
     # Same lifetime as the session's messages.

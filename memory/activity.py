@@ -1,0 +1,126 @@
+"""What happened to a user's memories, per day: created, replaced, merged, forgotten, expired;
+and taking back a write (`MemoryHistory`, the coordinator's `history`).
+
+Created and replaced are read from the memories themselves, by each memory's own date (a
+memory about June is counted in June, even when it was loaded today); a replacement is dated
+by the memory that replaced it. Merges are read from the merge records. Forgotten and expired
+memories are gone, so those two are counted when they go (`record`), as numbers per day and
+never with a text or an id: forgetting a topic leaves only "3 forgotten on 26 Nov".
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+import redis
+
+from memory.keys import Keys
+from memory.models import check_id, now_ms
+from memory.replies import as_str
+
+if TYPE_CHECKING:
+    from memory.embeddings import CachedEmbedder
+    from memory.stores import Stores
+
+Gone = Literal["forgotten", "expired"]
+EVENTS = ("created", "replaced", "merged", "forgotten", "expired")
+#: Event types of records that log the conversation (not things remembered about the user).
+LOG_KINDS = frozenset({"interaction"})
+
+
+def day_of(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d")
+
+
+def record(
+    client: redis.Redis | redis.client.Pipeline,
+    keys: Keys,
+    user_id: str,
+    event: Gone,
+    n: int,
+    at_ms: int | None = None,
+) -> None:
+    """Count `n` memories of the user that went (forgotten or expired) on the day of `at_ms`."""
+    if n > 0:
+        client.hincrby(keys.activity(check_id(user_id)), f"{day_of(at_ms or now_ms())}:{event}", n)
+
+
+def gone_per_day(client: redis.Redis, keys: Keys, user_id: str) -> Counter[tuple[str, str]]:
+    """(day, event) -> count of forgotten and expired memories."""
+    out: Counter[tuple[str, str]] = Counter()
+    for field, value in client.hgetall(keys.activity(check_id(user_id))).items():
+        day, _, event = as_str(field).partition(":")
+        out[(day, event)] += int(value)
+    return out
+
+
+def per_day(
+    episodic: list[dict[str, Any]],
+    merges: list[dict[str, Any]],
+    gone: Counter[tuple[str, str]],
+) -> list[dict[str, Any]]:
+    """Rows {day, event, count}, by day then event order: created and replaced from the
+    user's episodic records (logged exchanges left out: they are the conversation), merged
+    from the merge records (undone ones left out), forgotten and expired from `gone`."""
+    counts: Counter[tuple[str, str]] = Counter(gone)
+    when = {str(r.get("id")): int(r.get("timestamp") or 0) for r in episodic}
+    for r in episodic:
+        if str(r.get("event_type") or "") in LOG_KINDS:
+            continue
+        ts = int(r.get("timestamp") or r.get("created_at") or 0)
+        if ts > 0:
+            counts[(day_of(ts), "created")] += 1
+        by = str(r.get("superseded_by") or "")
+        if by and when.get(by):
+            counts[(day_of(when[by]), "replaced")] += 1
+    for m in merges:
+        if not m.get("undone") and int(m.get("at_ms") or 0) > 0:
+            counts[(day_of(int(m["at_ms"])), "merged")] += len(m.get("member_ids") or [])
+    order = {e: i for i, e in enumerate(EVENTS)}
+    keys = sorted(counts, key=lambda k: (k[0], order.get(k[1], len(EVENTS))))
+    return [{"day": day, "event": event, "count": counts[(day, event)]} for day, event in keys]
+
+
+def timeline(stores: Stores, user_id: str) -> list[dict[str, Any]]:
+    """The user's activity per day (see `per_day`), read from the store."""
+    check_id(user_id)
+    episodic = [
+        m.model_dump(
+            mode="json", include={"id", "timestamp", "created_at", "superseded_by", "event_type"}
+        )  # fmt: skip
+        for m in stores.episodic.get_many(user_id, stores.episodic.ids_for_user(user_id))
+    ]
+    r, keys = stores.client, stores.keys
+    merge_ids = [as_str(m) for m in r.zrange(keys.user_merges(user_id), 0, -1)]
+    raws = r.mget([keys.merge(user_id, m) for m in merge_ids]) if merge_ids else []
+    merges = [json.loads(as_str(raw)) for raw in raws if raw]
+    return per_day(episodic, merges, gone_per_day(r, keys, user_id))
+
+
+class MemoryHistory:
+    """A user's memories over time: what happened per day, and undoing a write."""
+
+    def __init__(self, stores: Stores, embedder: CachedEmbedder) -> None:
+        self._stores = stores
+        self._embedder = embedder
+
+    def per_day(self, user_id: str) -> list[dict[str, Any]]:
+        """Rows {day, event, count} (see `per_day` above; counts only)."""
+        return timeline(self._stores, user_id)
+
+    def undo_write(self, user_id: str, memory_id: str, replaced_id: str | None = None) -> None:
+        """Take back an episodic memory a turn just stored: it is deleted and the memory it
+        replaced (`replaced_id`, kept as history) is recalled again, in one transaction."""
+        episodic = self._stores.episodic
+        mem = episodic.get(check_id(user_id), memory_id)
+        if replaced_id:
+            episodic.get(user_id, replaced_id)  # NotFoundError when it is gone
+        pipe = self._stores.client.pipeline(transaction=True)
+        episodic.delete_many(pipe, user_id, [memory_id])
+        if replaced_id:
+            episodic.reinstate(pipe, user_id, replaced_id)
+        pipe.execute()
+        self._embedder.forget([mem.description])

@@ -1,0 +1,266 @@
+"""The demo script ("Demo in five minutes"), walked as a presenter does, in a real browser:
+with the fake model and without a model, with a reload in the middle, on the chat, Memories
+and Stats pages. Each step's promise is asserted, and what a presenter touches first:
+
+    the address keeps the user and the chat (a reload, the page links)
+    blank input is ignored, never an error
+    the answer ends with what it remembered (edit, undo) and what it masked
+    Memories and Stats agree with an action in the same run
+    Stats by each memory's own date, an activity timeline, counts of what is remembered
+    the screen says what the script says (scores in Recalled, the replacing goal's text)
+
+The persona's screenshots of the docs are taken here (`test-artifacts/screenshots/`).
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+import redis
+from playwright.sync_api import Locator, Page, expect
+
+from memory import DEMO_QUESTIONS, DEMO_USER
+from memory.config import Settings
+from memory.queries import ListQuery
+from memory.runtime.connection import drop_namespace
+from memory.runtime.server import free_port
+from tests.e2e.conftest import AppServer, start_app
+from tests.e2e.st import (
+    TIMEOUT_MS,
+    by_key,
+    grid_cell,
+    no_exceptions,
+    open_page,
+    screenshot,
+    select_grid_row,
+    sidebar,
+    wait_idle,
+)
+from tests.fakes.fake_ollama import FakeOllama
+
+MODES = ("model", "memory-only")
+
+
+@pytest.fixture(params=MODES)
+def demo_app(
+    request: pytest.FixtureRequest,
+    redis_url: str,
+    shared_fake_ollama: FakeOllama,
+    tmp_path: Path,
+) -> Iterator[tuple[str, AppServer, object]]:
+    """A server of its own namespace (the persona loads into `demo-maya`, a fresh one each
+    time), with the fake model or with nothing listening where Ollama would be."""
+    from memory.coordinator import MemoryCoordinator
+
+    ns = "d" + uuid.uuid4().hex[:12]
+    ollama = (
+        shared_fake_ollama.url if request.param == "model" else f"http://127.0.0.1:{free_port()}"
+    )
+    server = start_app(redis_url, ns, ollama, tmp_path)
+    seed = MemoryCoordinator.from_settings(
+        Settings(_env_file=None, redis_url=redis_url, memory_namespace=ns, ollama_host=ollama)  # type: ignore[call-arg]
+    )
+    try:
+        yield request.param, server, seed
+    finally:
+        server.stop()
+        seed.close()
+        client = redis.Redis.from_url(redis_url)
+        try:
+            drop_namespace(client, ns)
+        finally:
+            client.close()
+
+
+def address(page: Page) -> dict[str, str]:
+    return {k: v[0] for k, v in parse_qs(urlparse(page.url).query).items()}
+
+
+def ask(page: Page, text: str) -> Locator:
+    """Send a message; the answer (the last chat message once the run is over)."""
+    before = page.get_by_test_id("stChatMessage").count()
+    box = page.get_by_test_id("stChatInputTextArea")
+    box.fill(text)
+    box.press("Enter")
+    expect(page.get_by_test_id("stChatMessage")).to_have_count(before + 2, timeout=TIMEOUT_MS)
+    wait_idle(page)
+    return page.get_by_test_id("stChatMessage").last
+
+
+def details_of(answer: Locator) -> Locator:
+    details = answer.get_by_test_id("stExpander").filter(has_text="Execution details")
+    details.get_by_text("Execution details").click()
+    return details
+
+
+def recalled(answer: Locator) -> Locator:
+    """The *Recalled* tab of an answer's details (opened)."""
+    return details_of(answer).get_by_role("tabpanel", name="Recalled")
+
+
+def active_memories(seed: object, user: str) -> int:
+    rows, _ = seed.list_memories(
+        user, "episodic", ListQuery(include_superseded=False, page_size=1000)
+    )  # type: ignore[attr-defined]
+    facts, _ = seed.list_memories(user, "semantic", ListQuery(added_by=user, page_size=1000))  # type: ignore[attr-defined]
+    return len([r for r in rows if r["event_type"] != "interaction"]) + len(facts)
+
+
+def test_the_demo_script_survives_a_presenter(  # noqa: PLR0915 - one script, step by step
+    page: Page, demo_app: tuple[str, AppServer, object], screenshots_dir: Path
+) -> None:
+    mode, server, seed = demo_app
+    offline = mode == "memory-only"
+
+    # --- 1. the chat page; memory-only mode is said once, at the top -----------------------
+    open_page(page, server.url + "/?user=visitor", "💬 Chat with memory")
+    banners = page.get_by_test_id("stAlert").filter(has_text="Memory-only mode")
+    expect(banners).to_have_count(1 if offline else 0)
+    assert address(page)["user"] == "visitor"
+
+    # --- 2. load the persona: demo-maya in a new, empty chat; the address follows ----------
+    by_key(page, "es_demo_load").get_by_role("button", name="Load demo persona").click()
+    expect(page.get_by_text(f"You are {DEMO_USER} in a new chat")).to_be_visible(timeout=60_000)
+    wait_idle(page)
+    chat = address(page)["chat"]
+    assert address(page)["user"] == DEMO_USER and chat.startswith("s-")
+    assert seed.list_memories("visitor", "episodic")[1] == 0  # type: ignore[attr-defined]
+
+    # --- blank input is never an error -----------------------------------------------------
+    box = page.get_by_test_id("stChatInputTextArea")
+    box.fill("   \n  ")
+    box.press("Enter")
+    wait_idle(page)
+    expect(page.get_by_test_id("stChatMessage").filter(has_text="You said")).to_have_count(0)
+    no_exceptions(page)
+    expect(page.get_by_test_id("stAlert").filter(has_text="InvalidInputError")).to_have_count(0)
+
+    # --- 3.1 plan my running: the plan after the sprain, the race goal, the procedure --------
+    page.get_by_role("button", name=DEMO_QUESTIONS[0]).click()
+    expect(page.get_by_test_id("stChatMessage")).to_have_count(2, timeout=TIMEOUT_MS)
+    wait_idle(page)
+    answer = page.get_by_test_id("stChatMessage").last
+    if offline:  # the answer lists what it recalled, dated, and the learned tools
+        expect(answer).to_contain_text("What I remember that may be relevant")
+        expect(answer).to_contain_text("search_workouts -> compare_periods")
+        expect(answer).to_contain_text(re.compile(r"\(\d{1,2} \w{3} 2026; relevance"))
+        expect(answer).not_to_contain_text("memory-only reply")  # the banner said it once
+    else:  # the fake model repeats the memories it was given
+        expect(answer).to_contain_text("sprained left ankle")
+    # step 4 of the script: scores, band and why in *Recalled*; the procedural suggestion
+    tab = recalled(answer)
+    expect(tab.get_by_text(re.compile(r"about 2 hours 10 minutes")).first).to_be_visible()
+    expect(tab.get_by_text(re.compile(r"score 0\.\d\d · why: ")).first).to_be_visible()
+    expect(tab.get_by_text(re.compile(r"search_workouts → compare_periods"))).to_be_visible()
+    expect(tab.get_by_text(re.compile(r"confidence \*?\*?80%"))).to_have_count(1)
+    if not offline:
+        screenshot(page, screenshots_dir / "persona-chat.png", height=1700)
+
+    # --- 3.2 the ankle ----------------------------------------------------------------------
+    answer = ask(page, DEMO_QUESTIONS[1])
+    expect(recalled(answer).get_by_text(re.compile(r"16 km")).first).to_be_visible()
+
+    # --- a reload in the middle: the same user, the same chat, the same messages ------------
+    page.reload()
+    expect(page.get_by_role("heading", name="💬 Chat with memory", level=1)).to_be_visible(
+        timeout=TIMEOUT_MS
+    )
+    wait_idle(page)
+    assert address(page) == {"user": DEMO_USER, "chat": chat}
+    expect(page.get_by_text(f"You are {DEMO_USER} in")).to_be_visible()
+    expect(page.get_by_test_id("stChatMessage")).to_have_count(4)
+    expect(page.get_by_test_id("stChatMessage").nth(2)).to_contain_text(DEMO_QUESTIONS[1])
+
+    # --- 3.3 what to eat: vegetarian, though the question does not say so -------------------
+    answer = ask(page, DEMO_QUESTIONS[2])
+    expect(recalled(answer).get_by_text(re.compile(r"[Vv]egetarian")).first).to_be_visible()
+
+    # --- 3.4 the race goal: the current one; the old one is history, not recalled -----------
+    answer = ask(page, DEMO_QUESTIONS[3])
+    tab = recalled(answer)
+    expect(tab.get_by_text(re.compile(r"about 2 hours 10 minutes")).first).to_be_visible()
+    expect(tab.get_by_text(re.compile(r"in under 2 hours"))).to_have_count(0)
+
+    # --- 3.5 how far: the exact procedural match ---------------------------------------------
+    answer = ask(page, DEMO_QUESTIONS[4])
+    expect(recalled(answer).get_by_text(re.compile(r"aggregate_metrics"))).to_be_visible()
+
+    # --- 3.6 an earlier answer comes back with what was answered then -----------------------
+    answer = ask(page, DEMO_QUESTIONS[5])
+    expect(answer).to_contain_text(re.compile(r"swim|stationary bike", re.IGNORECASE))
+
+    # --- the answer says what it remembered, and what it masked ------------------------------
+    answer = ask(page, "Remember that I love trail mix after long runs")
+    expect(answer.get_by_text(re.compile(r"💾 Remembered: “I love trail mix"))).to_be_visible()
+    answer = ask(page, "My card number for the bike shop is 4111 1111 1111 1111")
+    expect(answer.get_by_text("🔒 stored without your card number")).to_be_visible()
+    expect(answer.get_by_text(re.compile("Remembered:"))).to_have_count(0)  # nothing to keep
+    expect(page.get_by_text("4111 1111 1111 1111")).to_have_count(0)
+    no_exceptions(page)
+
+    # --- 5. Memories: the link keeps the user and the chat ---------------------------------
+    sidebar(page).get_by_role("link", name="Memories").click()
+    expect(page.get_by_role("heading", name="🗂️ Memories", level=1)).to_be_visible(
+        timeout=TIMEOUT_MS
+    )
+    wait_idle(page)
+    assert address(page) == {"user": DEMO_USER, "chat": chat}
+    table = by_key(page, "tbl_episodic")
+    expect(table.get_by_test_id("stDataFrame")).to_be_visible()
+    # the conversation is not listed as things remembered, unless asked
+    expect(grid_cell(table, "Plan my running this week")).to_have_count(0)
+    if not offline:
+        screenshot(page, screenshots_dir / "persona-memories.png", height=1700)
+    # Kind = Goal: the old goal is marked replaced; its editor names the new goal by its text
+    kinds = by_key(page, "f_ep_kinds")
+    kinds.locator("input").click()
+    kinds.locator("input").fill("Goal")
+    kinds.locator("input").press("Enter")
+    page.keyboard.press("Escape")
+    wait_idle(page)
+    expect(grid_cell(table, "in under 2 hours")).to_have_count(1)
+    select_grid_row(page, table, "in under 2 hours")
+    expect(page.get_by_text(re.compile(r"Replaced by “.*about 2 hours 10 minutes"))).to_be_visible()
+    # Short-term: the chat has the sidebar's name, not its id
+    main = page.get_by_test_id("stMainBlockContainer")
+    main.get_by_role("tab", name=re.compile("Short-term")).click()
+    expect(by_key(page, "f_st_session")).not_to_contain_text(chat)
+
+    # Add: the message, the tile and the table agree in the same run (point 6)
+    tile = page.get_by_test_id("stMetric").first
+    before = int(tile.get_by_test_id("stMetricValue").inner_text())
+    main.get_by_role("tab", name="➕ Add").click()
+    by_key(page, "a_text").locator("textarea").fill("Maya keeps a running diary in a notebook")
+    by_key(page, "a_go").get_by_role("button").click()
+    expect(page.get_by_text("Added: Maya keeps a running diary")).to_be_visible(timeout=TIMEOUT_MS)
+    wait_idle(page)
+    expect(tile.get_by_test_id("stMetricValue")).to_have_text(str(before + 1))
+    no_exceptions(page)
+
+    # --- 6. Stats: what it remembers now, her months, what happened per day ----------------
+    sidebar(page).get_by_role("link", name="Stats").click()
+    expect(page.get_by_role("heading", name="📊 Stats", level=1)).to_be_visible(timeout=TIMEOUT_MS)
+    wait_idle(page)
+    assert address(page) == {"user": DEMO_USER, "chat": chat}
+    tiles = page.get_by_test_id("stMetric")
+    expect(tiles.first).to_contain_text("Things I remember about you")
+    expect(tiles.first.get_by_test_id("stMetricValue")).to_have_text(
+        str(active_memories(seed, DEMO_USER))
+    )
+    expect(tiles.nth(1)).to_contain_text("Answers that used memory")
+    titles = page.locator(".js-plotly-plot .gtitle")
+    expect(titles.filter(has_text="Growth over time")).to_be_visible(timeout=TIMEOUT_MS)
+    expect(titles.filter(has_text="What happened to your memories")).to_be_visible()
+    # growth by her own dates: the axis starts in her summer, not on the load day
+    growth = page.locator(".js-plotly-plot").filter(
+        has=page.locator(".gtitle", has_text="Growth over time")
+    )
+    expect(growth.locator(".xtick").first).to_contain_text(re.compile(r"Jun|Jul|Aug"))
+    no_exceptions(page)
+    if not offline:
+        screenshot(page, screenshots_dir / "persona-stats.png", height=1900)

@@ -1,0 +1,125 @@
+"""The last line of an answer that stored something: "💾 Remembered: …" with Edit and Undo,
+and "🔒 stored without your card number" when a secret was masked.
+
+What the turn stored is read from its details (kept beside the answer, so the line is the same
+after a reload); each memory is looked up again, so an edit shows its new text and an undone
+memory says so. The logged exchange (the conversation itself) and learned tool habits are not
+"remembered" facts: they are not named here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from agent.types import TurnResult
+from memory.errors import NotFoundError
+from memory.models import is_blank
+from memory.service import MemoryService
+from memory.writing import StoredMemory
+from ui import state
+from ui.context import PageContext
+from ui.errors import guard, run_action
+from ui.format import md_text, snippet
+
+#: How a stored memory came to be, for the ones a person would call "remembered".
+NAMED_HOW = frozenset({"trigger", "llm", "tool", "user"})
+
+
+def named(r: TurnResult) -> list[StoredMemory]:
+    return [m for m in r.stored if m.how in NAMED_HOW and m.memory_type == "episodic"]
+
+
+def masked_note(labels: list[str]) -> str:
+    return f"🔒 stored without your {', '.join(labels)}"
+
+
+def remembered_line(ctx: PageContext, r: TurnResult, key: str) -> None:
+    """Draw the line (nothing when the turn stored nothing and masked nothing)."""
+    if r.private:
+        return
+    items = named(r)
+    if not items and not r.masked:
+        return
+    live: list[tuple[StoredMemory, str]] = []
+    replaced: list[str] = []
+    gone: list[StoredMemory] = []
+    with guard("Reading what this answer stored"):
+        for m in items:
+            try:
+                rec = ctx.coordinator.get_memory(ctx.user_id, "episodic", m.id)
+            except NotFoundError:
+                gone.append(m)
+                continue
+            live.append((m, str(rec.get("text") or rec.get("description") or m.text)))
+    parts = []
+    if live:
+        parts.append("💾 Remembered: " + "; ".join(f"“{md_text(snippet(t, 90))}”" for _, t in live))
+        replaced = [_old_text(ctx, m) for m, _ in live if m.superseded_id]
+        if any(replaced):
+            parts.append("replaces " + "; ".join(f"“{md_text(t)}”" for t in replaced if t))
+    if gone and not live:
+        parts.append("↩️ Not remembered (undone)")
+    if r.masked:
+        parts.append(md_text(masked_note(r.masked)))
+    with st.container(key=f"remembered_{key}"):
+        if not live:
+            st.caption(" · ".join(parts))
+            return
+        c1, c2, c3 = st.columns([8, 1, 1], vertical_alignment="center", gap="small")
+        c1.caption(" · ".join(parts))
+        with c2.popover("", icon=":material/edit:", help="Edit what was remembered"):
+            for m, text in live:
+                st.text_area("Remembered", value=text, key=f"rem_edit_{key}_{m.id}")
+                st.button(
+                    "Save",
+                    key=f"rem_save_{key}_{m.id}",
+                    type="primary",
+                    on_click=_on_save,
+                    args=(ctx.coordinator, ctx.user_id, m.id, f"rem_edit_{key}_{m.id}", text),
+                )
+        c3.button(
+            "",
+            key=f"rem_undo_{key}",
+            icon=":material/undo:",
+            help="Undo: forget what this answer remembered"
+            + (" (the memory it replaced is recalled again)" if any(replaced) else ""),
+            on_click=_on_undo,
+            args=(ctx.coordinator, ctx.user_id, [(m.id, m.superseded_id) for m, _ in live]),
+        )
+
+
+def _old_text(ctx: PageContext, m: StoredMemory) -> str:
+    try:
+        rec = ctx.coordinator.get_memory(ctx.user_id, "episodic", str(m.superseded_id))
+    except Exception:  # noqa: BLE001 - a name for the replaced memory is a nicety
+        return ""
+    return snippet(str(rec.get("text") or rec.get("description") or ""), 60)
+
+
+def _on_save(coord: MemoryService, user_id: str, memory_id: str, key: str, old: str) -> None:
+    text = str(st.session_state.get(key) or "").strip()
+    if is_blank(text):
+        state.flash(
+            "The text cannot be empty: write what should be remembered, or press Undo.",
+            "warning",
+        )
+        return
+    if text == old:
+        state.flash("Nothing changed.", "info")
+        return
+    ok, _ = run_action(
+        "Saving the memory", coord.update_memory, user_id, "episodic", memory_id, text=text
+    )
+    if ok:
+        state.flash(f"Saved: {snippet(text, 60)}")
+
+
+def _on_undo(coord: MemoryService, user_id: str, ids: list[tuple[str, Any]]) -> None:
+    done = sum(
+        int(run_action("Undoing the memory", coord.history.undo_write, user_id, mid, old)[0])
+        for mid, old in ids
+    )
+    if done:
+        state.flash("Undone: that is not remembered any more.", "info")
