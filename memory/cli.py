@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memory.config import PROJECT_ROOT, Settings
-from memory.demo.training import DEMO_USER
 from memory.errors import InvalidInputError, MemorySystemError, NotFoundError
 from memory.models import MemoryType, check_id, check_metadata
 from memory.queries import ListQuery
@@ -41,7 +40,8 @@ if TYPE_CHECKING:
     from memory.coordinator import MemoryCoordinator
 
 
-def _print(args: argparse.Namespace, payload: Any, text: str) -> None:
+def print_result(args: argparse.Namespace, payload: Any, text: str) -> None:
+    """The command's answer on stdout: JSON with `--json`, else the text made safe to print."""
     if getattr(args, "json", False):
         print(json.dumps(payload, ensure_ascii=False, default=str))
     else:
@@ -50,7 +50,8 @@ def _print(args: argparse.Namespace, payload: Any, text: str) -> None:
         print(for_terminal(text, multiline=True))
 
 
-def _coordinator(settings: Settings) -> MemoryCoordinator:
+def open_coordinator(settings: Settings) -> MemoryCoordinator:
+    """The coordinator of a command; what its opening finished is said on stderr."""
     from memory.coordinator import MemoryCoordinator
 
     coord = MemoryCoordinator.from_settings(settings)
@@ -72,7 +73,7 @@ def cmd_redis(args: argparse.Namespace, settings: Settings) -> int:
             done = bool(client.delete(Keys(settings.memory_namespace).store_unconfirmed))
         finally:
             client.close()
-        _print(
+        print_result(
             args,
             {"confirmed": done},
             "confirmed: memories are stored on this Redis again"
@@ -89,19 +90,19 @@ def cmd_redis(args: argparse.Namespace, settings: Settings) -> int:
     server = EmbeddedRedis(settings.redis_data_dir, settings.redis_port, PROJECT_ROOT)
     if args.action == "start":
         url = server.start()
-        _print(args, {"url": url, **server.status()}, url)
+        print_result(args, {"url": url, **server.status()}, url)
     elif args.action == "stop":
         stopped = server.stop()
-        _print(args, {"stopped": stopped}, "stopped" if stopped else "not running")
+        print_result(args, {"stopped": stopped}, "stopped" if stopped else "not running")
     else:
         st = server.status()
-        _print(args, st, "\n".join(f"{k}: {v}" for k, v in st.items()))
+        print_result(args, st, "\n".join(f"{k}: {v}" for k, v in st.items()))
     return 0
 
 
 def cmd_add(args: argparse.Namespace, settings: Settings) -> int:
     mtype = MemoryType.parse(args.type)
-    coord = _coordinator(settings)
+    coord = open_coordinator(settings)
     try:
         if mtype is MemoryType.EPISODIC:
             if not args.user:
@@ -122,7 +123,7 @@ def cmd_add(args: argparse.Namespace, settings: Settings) -> int:
                 metadata=meta,
             )
             if res.stored is None:
-                _print(
+                print_result(
                     args,
                     {"id": None, "type": "episodic", "duplicate_of": res.duplicate_of,
                      "reason": res.reason},
@@ -142,7 +143,7 @@ def cmd_add(args: argparse.Namespace, settings: Settings) -> int:
                 if res.stored.masked:  # stored with these replaced by labels
                     out["masked"] = res.stored.masked
                     line += f" (masked: {', '.join(res.stored.masked)})"
-                _print(args, out, line)
+                print_result(args, out, line)
         elif mtype is MemoryType.SEMANTIC:
             fact, dup = write_fact(
                 coord,
@@ -155,15 +156,15 @@ def cmd_add(args: argparse.Namespace, settings: Settings) -> int:
                 pii_policy=settings.pii_policy,
             )
             if fact is None:
-                _print(args, {"id": None, "type": "semantic", "duplicate_of": dup},
+                print_result(args, {"id": None, "type": "semantic", "duplicate_of": dup},
                        f"already known: {dup}")  # fmt: skip
             else:
-                _print(args, {"id": fact.id, "type": "semantic"}, fact.id)
+                print_result(args, {"id": fact.id, "type": "semantic"}, fact.id)
         elif mtype is MemoryType.SHORT_TERM:
             if not args.user or not args.session:
                 raise SystemExit("--user and --session are required for short-term messages")
             msg = coord.add_message(args.user, args.session, args.role, args.text)
-            _print(args, {"id": msg.id, "type": "short_term"}, msg.id)
+            print_result(args, {"id": msg.id, "type": "short_term"}, msg.id)
         else:
             raise SystemExit(
                 "Procedural patterns are learned from tool use; they cannot be added by hand."
@@ -174,7 +175,7 @@ def cmd_add(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_recall(args: argparse.Namespace, settings: Settings) -> int:
-    coord = _coordinator(settings)
+    coord = open_coordinator(settings)
     try:
         ctx = coord.retrieve_all_context(
             args.user, args.session, args.query, k_episodic=args.k, k_semantic=args.k
@@ -212,17 +213,17 @@ def cmd_recall(args: argparse.Namespace, settings: Settings) -> int:
         p = ctx.procedural
         lines.append(f"procedural: {' -> '.join(p.tool_sequence)} (confidence {p.confidence:.2f})")
     lines.append(f"\nhits: {ctx.hits}  total {ctx.timings_ms.get('total')} ms")
-    _print(args, payload, "\n".join(lines))
+    print_result(args, payload, "\n".join(lines))
     return 0
 
 
 def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
-    coord = _coordinator(settings)
+    coord = open_coordinator(settings)
     try:
         hits = coord.search(args.user, args.query, args.type, k=args.k)
     finally:
         coord.close()
-    _print(
+    print_result(
         args,
         [h.model_dump(mode="json") for h in hits],
         "\n".join(f"{h.score:.3f} {h.band:8} {h.id} {for_terminal(h.text)}" for h in hits)
@@ -232,14 +233,14 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_list(args: argparse.Namespace, settings: Settings) -> int:
-    coord = _coordinator(settings)
+    coord = open_coordinator(settings)
     try:
         rows, total = coord.list_memories(
             args.user, args.type, ListQuery(page=args.page, page_size=args.page_size)
         )
     finally:
         coord.close()
-    _print(
+    print_result(
         args,
         {"total": total, "items": rows},
         "\n".join(f"{r['id']}  {for_terminal(str(r.get('text', '')))}" for r in rows)
@@ -249,14 +250,14 @@ def cmd_list(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_delete(args: argparse.Namespace, settings: Settings) -> int:
-    coord = _coordinator(settings)
+    coord = open_coordinator(settings)
     try:
         types = [args.type] if args.type else [t.value for t in MemoryType]
         for t in types:
             try:
                 # the CLI is the operator's: shared facts may change too
                 coord.delete_memory(args.user, t, args.id, as_admin=True)
-                _print(args, {"deleted": args.id, "type": t}, f"deleted {t} {args.id}")
+                print_result(args, {"deleted": args.id, "type": t}, f"deleted {t} {args.id}")
                 return 0
             except NotFoundError:
                 continue
@@ -281,7 +282,7 @@ def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
             file=sys.stderr,
         )
         return 2
-    coord = _coordinator(settings)
+    coord = open_coordinator(settings)
     try:
         forget = TopicForget.of(coord)
         if not args.yes:
@@ -311,7 +312,7 @@ def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
     finally:
         coord.close()
     went = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in report.counts.items() if v)
-    _print(
+    print_result(
         args,
         {"user": report.user_id, "query": report.query, "counts": report.counts,
          "total": report.total},
@@ -321,7 +322,7 @@ def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
-    coord = _coordinator(settings)
+    coord = open_coordinator(settings)
     try:
         data = coord.export_user(args.user)
     finally:
@@ -343,7 +344,7 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
     from memory.admin.transfer import read_import_file
 
     raw = read_import_file(Path(args.file))  # sized before it is read
-    coord = _coordinator(settings)
+    coord = open_coordinator(settings)
     try:
         counts = coord.import_user(
             raw,
@@ -353,12 +354,12 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
         )
     finally:
         coord.close()
-    _print(args, {"imported": counts}, f"imported {counts}")
+    print_result(args, {"imported": counts}, f"imported {counts}")
     return 0
 
 
 def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
-    coord = _coordinator(settings)
+    coord = open_coordinator(settings)
     try:
         stats: dict[str, Any] = {
             **coord.get_memory_stats(args.user, args.session),
@@ -366,12 +367,12 @@ def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
         }
     finally:
         coord.close()
-    _print(args, stats, json.dumps(stats, indent=2, default=str))
+    print_result(args, stats, json.dumps(stats, indent=2, default=str))
     return 0
 
 
 def cmd_health(args: argparse.Namespace, settings: Settings) -> int:
-    coord = _coordinator(settings)
+    coord = open_coordinator(settings)
     try:
         report = coord.health()
     finally:
@@ -381,7 +382,7 @@ def cmd_health(args: argparse.Namespace, settings: Settings) -> int:
         + ", ".join(f"{k}={v}" for k, v in c.items() if k != "ok")
         for name, c in report["checks"].items()
     ]
-    _print(args, report, "\n".join(lines))
+    print_result(args, report, "\n".join(lines))
     return 0 if report["ok"] else 1
 
 
@@ -389,7 +390,7 @@ def cmd_reembed(args: argparse.Namespace, settings: Settings) -> int:
     from memory.admin.reembed import reembed_all
 
     counts = reembed_all(settings, progress=lambda msg: print(msg, file=sys.stderr))
-    _print(args, counts, f"re-embedded {counts}")
+    print_result(args, counts, f"re-embedded {counts}")
     return 0
 
 
@@ -407,7 +408,7 @@ def _k_value(text: str) -> int:
 def cmd_maintain(args: argparse.Namespace, settings: Settings) -> int:
     from memory.maintenance import Maintenance
 
-    coord = _coordinator(settings)
+    coord = open_coordinator(settings)
     try:
         report = Maintenance.of(coord).run(
             user_id=args.user, dry_run=args.dry_run, progress=ProgressLines("maintain")
@@ -416,60 +417,7 @@ def cmd_maintain(args: argparse.Namespace, settings: Settings) -> int:
         coord.close()
     # This CLI has no chat model: summaries that fall due wait for the app's runs (or
     # `python -m agent maintain`, which prints the same report).
-    _print(args, report.as_json(), report.as_text())
-    return 0
-
-
-def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
-    """Load the demo persona into a user (refused, exit 2, over memories of their own unless
-    --replace), or remove it (the user's own memories stay)."""
-    from memory.demo import DEMO_PREFIX, OwnMemoriesError, load_demo, reset_demo
-
-    user = for_terminal(args.user)
-    coord = _coordinator(settings)
-    try:
-        if args.action == "reset":
-            report = reset_demo(coord, args.user)
-            payload = {k: v for k, v in report.as_json().items() if k != "replaced"}
-            _print(
-                args,
-                payload,
-                f"removed the demo persona from {user}: {report.episodic} episodic memories, "
-                f"{report.semantic} facts, {report.procedural} procedures, {report.sessions} "
-                f"sessions ({report.messages} messages); their own memories are untouched",
-            )
-            return 0
-        say = None if args.json else (lambda line: print(for_terminal(line), file=sys.stderr))
-        try:
-            report = load_demo(coord, args.user, replace=args.replace, progress=say)
-        except OwnMemoriesError as e:
-            msg = (
-                f"{e} Load it into another user (--user NAME), or add --replace to purge "
-                f"everything of {args.user!r} first."
-            )
-            if args.json:
-                print(json.dumps({"error": msg, "type": "OwnMemoriesError"}, ensure_ascii=False))
-            print(f"error: {for_terminal(msg)}", file=sys.stderr)
-            return 2
-    finally:
-        coord.close()
-    lines = [
-        f"loaded the demo persona into {user}"
-        + (" (their own memories were purged first)" if report.replaced else "")
-        + f": {report.episodic} episodic memories, {report.semantic} facts, "
-        f"{report.procedural} procedures, {report.sessions} sessions ({report.messages} "
-        "messages)",
-        f'try it: make run, pick the user {user}, and ask "Plan my running this week"',
-    ]
-    notes = [for_terminal(n) for n in report.notes]
-    if not args.user.startswith(DEMO_PREFIX):
-        notes.append(
-            f"the wellness tools follow the persona's training only for user ids starting "
-            f"with {DEMO_PREFIX!r}; {user}'s workouts stay random"
-        )
-    _print(args, report.as_json(), "\n".join(lines))
-    for note in notes:  # on stderr: --json keeps stdout to the summary
-        print(f"note: {note}", file=sys.stderr)
+    print_result(args, report.as_json(), report.as_text())
     return 0
 
 
@@ -555,20 +503,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--user", help="only this user (default: every user)")
     sp.add_argument("--dry-run", action="store_true", help="list proposals, change nothing")
 
-    sp = sub.add_parser("demo", help="load or remove the demo persona (a runner's months)")
-    demo = sp.add_subparsers(dest="action", required=True)
-    for action, help_ in (
-        ("load", "write the persona into a user (idempotent; refused over their own memories)"),
-        ("reset", "remove the demo's memories, facts, procedures and sessions (only those)"),
-    ):
-        dp = demo.add_parser(action, help=help_)
-        dp.add_argument("--json", action="store_true", help="machine-readable output")
-        dp.add_argument("--user", default=DEMO_USER, help=f"default: {DEMO_USER}")
-        dp.set_defaults(fn=cmd_demo)
-        if action == "load":
-            dp.add_argument(
-                "--replace", action="store_true", help="purge the user's own memories first"
-            )
+    from memory.demo.cli import add_demo_parser
+
+    add_demo_parser(sub)
 
     from memory.bench import add_bench_parser
 

@@ -1,0 +1,87 @@
+"""`python -m memory demo load|reset`: the demo persona from the command line.
+
+Registered on the `python -m memory` parser by `add_demo_parser` (as the benches are), so the
+main command line keeps to the memory's everyday commands.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from memory.config import Settings
+from memory.demo.training import DEMO_USER
+from memory.terminal import for_terminal
+
+
+def add_demo_parser(subparsers: argparse._SubParsersAction) -> None:
+    """Register `demo load` and `demo reset`."""
+    sp = subparsers.add_parser("demo", help="load or remove the demo persona (a runner's months)")
+    demo = sp.add_subparsers(dest="action", required=True)
+    for action, help_ in (
+        ("load", "write the persona into a user (idempotent; refused over their own memories)"),
+        ("reset", "remove the demo's memories, facts, procedures and sessions (only those)"),
+    ):
+        dp = demo.add_parser(action, help=help_)
+        dp.add_argument("--json", action="store_true", help="machine-readable output")
+        dp.add_argument("--user", default=DEMO_USER, help=f"default: {DEMO_USER}")
+        dp.set_defaults(fn=cmd_demo)
+        if action == "load":
+            dp.add_argument(
+                "--replace", action="store_true", help="purge the user's own memories first"
+            )
+
+
+def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
+    """Load the demo persona into a user (refused, exit 2, over memories of their own unless
+    --replace), or remove it (the user's own memories stay)."""
+    from memory.cli import open_coordinator, print_result
+    from memory.demo import DEMO_PREFIX, OwnMemoriesError, load_demo, reset_demo
+
+    user = for_terminal(args.user)
+    coord = open_coordinator(settings)
+    try:
+        if args.action == "reset":
+            report = reset_demo(coord, args.user)
+            payload = {k: v for k, v in report.as_json().items() if k != "replaced"}
+            print_result(
+                args,
+                payload,
+                f"removed the demo persona from {user}: {report.episodic} episodic memories, "
+                f"{report.semantic} facts, {report.procedural} procedures, {report.sessions} "
+                f"sessions ({report.messages} messages); their own memories are untouched",
+            )
+            return 0
+        say = None if args.json else (lambda line: print(for_terminal(line), file=sys.stderr))
+        try:
+            report = load_demo(coord, args.user, replace=args.replace, progress=say)
+        except OwnMemoriesError as e:
+            msg = (
+                f"{e} Load it into another user (--user NAME), or add --replace to purge "
+                f"everything of {args.user!r} first."
+            )
+            if args.json:
+                print(json.dumps({"error": msg, "type": "OwnMemoriesError"}, ensure_ascii=False))
+            print(f"error: {for_terminal(msg)}", file=sys.stderr)
+            return 2
+    finally:
+        coord.close()
+    lines = [
+        f"loaded the demo persona into {user}"
+        + (" (their own memories were purged first)" if report.replaced else "")
+        + f": {report.episodic} episodic memories, {report.semantic} facts, "
+        f"{report.procedural} procedures, {report.sessions} sessions ({report.messages} "
+        "messages)",
+        f'try it: make run, pick the user {user}, and ask "Plan my running this week"',
+    ]
+    notes = [for_terminal(n) for n in report.notes]
+    if not args.user.startswith(DEMO_PREFIX):
+        notes.append(
+            f"the wellness tools follow the persona's training only for user ids starting "
+            f"with {DEMO_PREFIX!r}; {user}'s workouts stay random"
+        )
+    print_result(args, report.as_json(), "\n".join(lines))
+    for note in notes:  # on stderr: --json keeps stdout to the summary
+        print(f"note: {note}", file=sys.stderr)
+    return 0
