@@ -18,7 +18,8 @@ from memory.coordinator import MemoryCoordinator
 from memory.errors import InvalidInputError
 from memory.models import is_blank
 from memory.writing import WritePolicy, candidate_for
-from tests.integration.test_cli import Run, assert_clean_failure, cli  # noqa: F401 - fixture
+from tests.integration.conftest import Run
+from tests.integration.test_cli import assert_clean_failure
 
 BLANKS = ("   ", "\n\n\t", "\u200b", "\u200b \u200d\ufeff\n", "\u2060\u200e")
 
