@@ -64,6 +64,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.add_argument(
+        "--record",
+        action="store_true",
+        help="also write this run's figures to benchmarks/results/ (memory.bench.results)",
+    )
     p.set_defaults(fn=main)
 
 
@@ -164,6 +169,7 @@ def main(args: argparse.Namespace, settings: Any = None) -> int:
         try:
             load_demo(coord, DEMO_USER)
             coord.bookkeeping.drain()
+            embedder = coord.embedder.model_id  # the app's too: it builds the same one
         finally:
             coord.close()
         chat_url = f"?user={DEMO_USER}"
@@ -205,6 +211,17 @@ def main(args: argparse.Namespace, settings: Any = None) -> int:
         "warm_open": _summary(warm),
         "stats": _summary(stats),
     }
+    if args.record:
+        from memory.bench import results
+
+        results.record_run(
+            "pages",
+            results.pages_figures(result),
+            prog="python -m memory",
+            commit=result["commit"],
+            embedder=embedder,
+            note=f"Ollama at {args.ollama_host}",
+        )
     if args.json:
         print(json.dumps(result, indent=2))
         return 0

@@ -42,6 +42,7 @@ __all__ = [
     "load_records",
     "locomo_figures",
     "machine_description",
+    "pages_figures",
     "make_record",
     "qa_figures",
     "record_run",
@@ -51,7 +52,7 @@ __all__ = [
 RESULTS_DIR = PROJECT_ROOT / "benchmarks" / "results"
 #: where `--record` writes and `bench report` reads instead (tests: a temporary folder)
 RESULTS_DIR_ENV = "BENCH_RESULTS_DIR"
-BENCHES = ("latency", "locomo", "qa", "cross-validation")
+BENCHES = ("latency", "locomo", "qa", "cross-validation", "pages")
 REQUIRED = ("bench", "data", "command", "commit", "date", "machine", "embedder", "figures")
 #: Conversations and users of the dev files that the recall model was not fitted on (the
 #: fixed split of the fit); a locomo run reports its recall on them apart.
@@ -250,6 +251,17 @@ def qa_figures(result: dict[str, Any]) -> dict[str, Any]:
         "prompt_tokens": result["prompt_tokens"],
         "memory_tokens": result["memory_tokens"],
         "failed": result["failed"],
+    }
+
+
+def pages_figures(result: dict[str, Any]) -> dict[str, Any]:
+    """Seconds to a usable page, one value per run (the report takes their median), and the
+    machine's load while they ran (a busy machine is slower)."""
+    return {
+        "cold_open_s": result["cold_open"]["runs_s"],
+        "warm_open_s": result["warm_open"]["runs_s"],
+        "stats_s": result["stats"]["runs_s"],
+        "load_average_1m": result["load_average"][0],
     }
 
 
