@@ -33,31 +33,17 @@ from memory.config import PROJECT_ROOT, Settings
 from memory.errors import InvalidInputError, MemorySystemError, NotFoundError
 from memory.models import MemoryType, check_id, check_metadata
 from memory.queries import ListQuery
-from memory.terminal import ProgressLines, for_terminal, invalid_utf8_argument
+from memory.terminal import (
+    ProgressLines,
+    for_terminal,
+    invalid_utf8_argument,
+    open_coordinator,
+    print_result,
+)
 from memory.writing import WritePolicy, candidate_for, write_fact
 
 if TYPE_CHECKING:
-    from memory.coordinator import MemoryCoordinator
-
-
-def print_result(args: argparse.Namespace, payload: Any, text: str) -> None:
-    """The command's answer on stdout: JSON with `--json`, else the text made safe to print."""
-    if getattr(args, "json", False):
-        print(json.dumps(payload, ensure_ascii=False, default=str))
-    else:
-        # Memory texts inside `text` are escaped one by one (a newline in one must not start
-        # a line of its own); this catches whatever else reaches the terminal.
-        print(for_terminal(text, multiline=True))
-
-
-def open_coordinator(settings: Settings) -> MemoryCoordinator:
-    """The coordinator of a command; what its opening finished is said on stderr."""
-    from memory.coordinator import MemoryCoordinator
-
-    coord = MemoryCoordinator.from_settings(settings)
-    for line in coord.recovered:  # on stderr: --json keeps stdout to the command's answer
-        print(f"note: {for_terminal(line)}", file=sys.stderr)
-    return coord
+    pass
 
 
 # --- commands -------------------------------------------------------------------------

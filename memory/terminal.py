@@ -8,9 +8,16 @@ instead. JSON output needs none of this: `json.dumps` escapes control characters
 
 from __future__ import annotations
 
+import argparse
+import json
 import re
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memory.config import Settings
+    from memory.coordinator import MemoryCoordinator
 
 # C0 and C1 controls, DEL, and the bidirectional marks and overrides that reorder text on screen.
 _BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
@@ -67,3 +74,26 @@ class ProgressLines:
             return
         self._shown[stage] = done
         print(f"{self._what}: {stage} {done:,}/{total:,}", file=sys.stderr, flush=True)
+
+
+# --- the commands' output (`python -m memory` and its sub-commands) -----------------------
+
+
+def print_result(args: argparse.Namespace, payload: Any, text: str) -> None:
+    """The command's answer on stdout: JSON with `--json`, else the text made safe to print."""
+    if getattr(args, "json", False):
+        print(json.dumps(payload, ensure_ascii=False, default=str))
+    else:
+        # Memory texts inside `text` are escaped one by one (a newline in one must not start
+        # a line of its own); this catches whatever else reaches the terminal.
+        print(for_terminal(text, multiline=True))
+
+
+def open_coordinator(settings: Settings) -> MemoryCoordinator:
+    """The coordinator of a command; what its opening finished is said on stderr."""
+    from memory.coordinator import MemoryCoordinator
+
+    coord = MemoryCoordinator.from_settings(settings)
+    for line in coord.recovered:  # on stderr: --json keeps stdout to the command's answer
+        print(f"note: {for_terminal(line)}", file=sys.stderr)
+    return coord

@@ -12,7 +12,7 @@ import sys
 
 from memory.config import Settings
 from memory.demo.training import DEMO_USER
-from memory.terminal import for_terminal
+from memory.terminal import for_terminal, open_coordinator, print_result
 
 
 def add_demo_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -36,7 +36,6 @@ def add_demo_parser(subparsers: argparse._SubParsersAction) -> None:
 def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
     """Load the demo persona into a user (refused, exit 2, over memories of their own unless
     --replace), or remove it (the user's own memories stay)."""
-    from memory.cli import open_coordinator, print_result
     from memory.demo import DEMO_PREFIX, OwnMemoriesError, load_demo, reset_demo
 
     user = for_terminal(args.user)

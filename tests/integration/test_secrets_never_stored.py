@@ -333,7 +333,9 @@ def test_the_forms_people_write_are_masked_on_every_write_path(
         "ana", "s1", "pw: hunter2xyz, card 4111.1111.1111.1111", only_if_missing=True
     )
     assert agent.wait_for_background(timeout=60)
-    assert turn.saved and turn.stored
+    # every line names a secret and nothing else once masked ("the password for my bank is
+    # [password]"): not stored (memory/writing/content.py); what counts here is no leak anywhere
+    assert turn.saved
     # MCP, the sidebar's and the page's add (the write policy), the editor, a shared fact.
     writer = WritePolicy(coord, pii_policy="mask")
     mcp = McpMemoryTools(coord, writer)
