@@ -26,22 +26,12 @@ from pathlib import Path
 import pytest
 import redis
 
+from memory.bench.pages import CHROMIUM, CHROMIUM_ARGS  # one Chromium set-up for bench and tests
 from memory.config import PROJECT_ROOT, Settings
 from memory.runtime.connection import drop_namespace
 from memory.runtime.server import free_port
 from tests.fakes.fake_ollama import FakeOllama
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 SCREENSHOTS = PROJECT_ROOT / "test-artifacts" / "screenshots"
 START_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 10.0

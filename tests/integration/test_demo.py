@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -15,7 +14,6 @@ from typing import Any
 import pytest
 
 from memory.block import render_memory_block
-from memory.config import PROJECT_ROOT
 from memory.coordinator import MemoryCoordinator
 from memory.demo import (
     DEMO_QUESTIONS,
@@ -32,24 +30,14 @@ from memory.demo.training import SPRAIN, on
 from memory.errors import NotFoundError
 from memory.maintenance import Maintenance
 from memory.queries import ListQuery
+from tests.integration.conftest import Run, cli_env
 
-Run = Callable[..., subprocess.CompletedProcess]
 KEYS = {"user", "episodic", "semantic", "procedural", "sessions", "messages", "replaced"}
 
 
 @pytest.fixture
 def cli(redis_url: str, namespace: str, tmp_path: Path, coordinator: MemoryCoordinator) -> Run:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("MEMORY_", "REDIS_", "EMBEDDING_", "OLLAMA_", "KNOWLEDGE_"))
-    }
-    env.update(
-        REDIS_URL=redis_url,
-        MEMORY_NAMESPACE=namespace,
-        EMBEDDING_PROVIDER="onnx",
-        PYTHONPATH=str(PROJECT_ROOT),
-    )
+    env = cli_env(redis_url, namespace)
 
     def run(*args: str, ok: bool = True) -> subprocess.CompletedProcess:
         proc = subprocess.run(
