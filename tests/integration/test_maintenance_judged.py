@@ -17,6 +17,7 @@ from agent.llm import OllamaLLM
 from agent.merging import LLMJudge, LLMMerger
 from memory.config import PROJECT_ROOT, Settings
 from memory.coordinator import MemoryCoordinator
+from memory.embeddings.model_ids import TOKEN_INT8_MODEL_ID
 from memory.maintenance import Maintenance, StaleMergeError
 from memory.models import MemoryType
 from memory.queries import ListQuery
@@ -26,6 +27,7 @@ from tests.unit.test_maintenance_similarity import (
     ASKED,
     BELOW,
     MISSED,
+    PROPOSAL,
     THREE,
     UNASKED,
     VETOED,
@@ -87,7 +89,15 @@ def test_the_tables_cosines_are_the_real_embedders(
 ) -> None:
     va, vb = embedder.embed_many([a, b])
     measured = float(va @ vb / (np.linalg.norm(va) * np.linalg.norm(vb)))
-    assert measured == pytest.approx(cosine, abs=0.002)
+    assert measured == pytest.approx(cosine, abs=table_tolerance(embedder.model_id))
+    # on either graph, the pair stays on its side of the threshold chosen on these tables
+    assert (measured >= PROPOSAL) == (cosine >= PROPOSAL)
+
+
+def table_tolerance(model_id: str) -> float:
+    """The tables were measured on the int8 graph, which runs where int8 is exact (VNNI); a
+    CPU without it runs the packaged graph, whose cosines on these pairs differ by up to 0.011."""
+    return 0.002 if model_id == TOKEN_INT8_MODEL_ID else 0.015
 
 
 def test_the_three_sentences_merge_into_one_when_the_model_says_one_fact(
@@ -104,7 +114,8 @@ def test_the_three_sentences_merge_into_one_when_the_model_says_one_fact(
     assert active_texts(coordinator, "ana") == {"I prefer to run in the mornings before work"}
     (p,) = report.users[0].consolidated
     assert p.judged and p.canonical_id == ids[0] and set(p.member_ids) == set(ids[1:])
-    assert p.similarity == pytest.approx(0.759, abs=0.002)  # the lowest pair
+    # the lowest pair
+    assert p.similarity == pytest.approx(0.759, abs=table_tolerance(coordinator.embedder.model_id))
     (merge,) = Maintenance.of(coordinator).merges("ana")
     assert merge["how"] == "llm"
     judged, merged = fake_ollama.chat_requests(structured=True)
