@@ -57,11 +57,19 @@ def screenshot(page: Page, path: Path, height: int = 2200) -> None:
 
 
 def grid_cell(table: Locator, text: str) -> Locator:
-    """A cell of an `st.dataframe` (drawn on a canvas; its accessible table holds the text)."""
+    """A cell of an `st.dataframe` (drawn on a canvas; its accessible table holds the text).
+    The grid lists only the rows it draws on screen, so the table is scrolled to the middle
+    of the screen first."""
+    center(table.get_by_test_id("stDataFrame"))
     return table.locator("td[role='gridcell']", has_text=text)
 
 
+def center(element: Locator) -> None:
+    element.evaluate("el => el.scrollIntoView({block: 'center'})")
+
+
 HEADER_PX = 35  # st.dataframe's header height
+TOP_BAR_PX = 64  # Streamlit's header bar, drawn over the top of the page
 ROW_PX = MEMORY_ROW_PX  # the Memories page's tables: rows tall enough to wrap text
 
 
@@ -70,7 +78,15 @@ def select_grid_row(page: Page, table: Locator, text: str, row_px: int = ROW_PX)
     without scrolling; `row_px`: the table's row height)."""
     cell = grid_cell(table, text)
     row = int(cell.locator("xpath=..").get_attribute("aria-rowindex") or "0")  # header is 1
-    box = table.get_by_test_id("stDataFrame").bounding_box()
+    grid = table.get_by_test_id("stDataFrame")
+    box = grid.bounding_box()
     assert box is not None and row >= 2, f"row of {text!r} not found"
-    page.mouse.click(box["x"] + 16, box["y"] + HEADER_PX + row_px * (row - 2) + row_px / 2)
+    offset = HEADER_PX + row_px * (row - 2) + row_px / 2
+    viewport = page.viewport_size or {"height": 0}
+    if not TOP_BAR_PX < box["y"] + offset < viewport["height"] - row_px / 2:
+        # a click outside the viewport is lost: bring the table to the middle of the screen
+        center(grid)
+        box = grid.bounding_box()
+        assert box is not None
+    page.mouse.click(box["x"] + 16, box["y"] + offset)
     wait_idle(page)

@@ -35,7 +35,7 @@ HISTORY = re.compile(
 
 
 def _load_config_docs() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("config_docs", ROOT / "scripts/config_docs.py")
+    spec = importlib.util.spec_from_file_location("config_docs", ROOT / "docs/config_docs.py")
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -104,7 +104,7 @@ def test_the_configuration_page_is_generated_from_the_settings_classes() -> None
     committed = (DOCS / "configuration.md").read_text(encoding="utf-8")
     assert committed == _load_config_docs().render(), (
         "docs/configuration.md is out of date: run "
-        "`PYTHONPATH=. python scripts/config_docs.py > docs/configuration.md`"
+        "`PYTHONPATH=. python docs/config_docs.py > docs/configuration.md`"
     )
 
 
