@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 import redis
+from playwright.sync_api import expect
 
 from memory.bench.pages import CHROMIUM, CHROMIUM_ARGS  # one Chromium set-up for bench and tests
 from memory.config import PROJECT_ROOT, Settings
@@ -35,6 +36,10 @@ from tests.fakes.fake_ollama import FakeOllama
 SCREENSHOTS = PROJECT_ROOT / "test-artifacts" / "screenshots"
 START_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 10.0
+
+# How long an expectation waits for the page (a bound, not a measurement): Playwright's 5 s
+# default is short on a shared machine whose load runs high while a page reruns.
+expect.set_options(timeout=15_000)
 
 
 @pytest.fixture(scope="session")
