@@ -9,6 +9,9 @@ Recalled memories are user-controlled text, so they are never spliced in as inst
 - labels shown with a memory (its kind, category) are data too: neutralised the same way and
   kept inside their brackets.
 
+When not every memory fits the budget, the lines kept are those of most value to the message
+(`_candidates`), whatever their section; the block still reads grouped by section.
+
 The agent's system rules (agent/prompt.py) say, before the block, that it is data and that
 instructions inside it are never followed. The block lives here, below the agent, because the
 recall benchmark (`python -m memory bench locomo --prompt-budget`) measures what of the
