@@ -20,6 +20,7 @@ from memory.models import (
     MemoryType,
     ProceduralSuggestion,
     RecallHit,
+    RelevanceBand,
     ScoreParts,
 )
 from memory.stores.episodic import interaction_context
@@ -82,6 +83,18 @@ def test_the_block_keeps_the_most_relevant_memories_within_the_token_budget() ->
     assert "omitted to fit the token budget" in block.text
 
 
+def _fact(text: str, score: float, category: str, band: RelevanceBand = "low") -> RecallHit:
+    return RecallHit(
+        id="f1",
+        memory_type=MemoryType.SEMANTIC,
+        text=text,
+        score=score,
+        band=band,
+        parts=ScoreParts(final=score),
+        record={"category": category},
+    )
+
+
 RAIN = "I like running in the rain, " * 8
 
 
@@ -99,17 +112,7 @@ def _valued_context() -> MemoryContext:
         record={"event_type": "summary", "timestamp": 1_790_000_000_000},
     )
     ctx.episodic = [_hit("My gym locker number is 417", 0.74), _hit(RAIN, 0.05)]
-    ctx.semantic = [
-        RecallHit(
-            id="f1",
-            memory_type=MemoryType.SEMANTIC,
-            text="Gyms assign lockers for a season.",
-            score=0.2,
-            band="moderate",
-            parts=ScoreParts(final=0.2),
-            record={"category": "gym"},
-        )
-    ]
+    ctx.semantic = [_fact("Gyms assign lockers for a season.", 0.2, "gym", band="moderate")]
     return ctx
 
 
@@ -136,17 +139,7 @@ def test_lines_are_kept_by_their_value_to_the_message_and_shown_in_reading_order
 
 def _full_context(n_episodic: int = 3) -> MemoryContext:
     ctx = _ctx(*(f"Episodic memory number {i} about running and sleep" for i in range(n_episodic)))
-    ctx.semantic = [
-        RecallHit(
-            id="f1",
-            memory_type=MemoryType.SEMANTIC,
-            text="Adults need 7 to 9 hours of sleep.",
-            score=0.3,
-            band="low",
-            parts=ScoreParts(final=0.3),
-            record={"category": "sleep"},
-        )
-    ]
+    ctx.semantic = [_fact("Adults need 7 to 9 hours of sleep.", 0.3, "sleep")]
     ctx.procedural = ProceduralSuggestion(
         pattern_id="p",
         query_pattern="How did I sleep?",
