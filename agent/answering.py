@@ -8,7 +8,8 @@ take room as they come), so Ollama never has to cut it. What differs between mod
 from their profile, not assumed:
 
 - a model without the `tools` capability is offered no tools (and one that answers "does not
-  support tools" anyway is not offered them again);
+  support tools" anyway is not offered them again); on a window too small for every tool
+  schema, a model is offered the tools this message may need (`Answerer.may_need`);
 - a thinking model thinks when AGENT_THINK allows; its thoughts stream as `thinking` events and
   are kept apart from the reply (shown folded, never stored, replayed or summarised);
 - a tool call written as text (small models do that) is held back while it streams, and run
@@ -24,13 +25,22 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from agent.budget import SLACK, ContextFullError, Fit, MessageTooLongError, fit_request
+from agent.budget import (
+    SLACK,
+    ContextFullError,
+    Fit,
+    MessageTooLongError,
+    fit_request,
+    offered_tools,
+    tool_name,
+)
 from agent.config import AgentSettings
 from agent.errors import ToolsNotSupportedError
 from agent.knowing import UNKNOWN_RULE
 from agent.llm import LLM, LLMChunk, ToolCall
 from agent.profile import ModelProfile
 from agent.prompt import render_memory_block, system_rules
+from agent.tools.memory_tools import MemoryToolkit
 from agent.tools.registry import ToolContext, ToolRegistry, result_for_model
 from agent.tools.text_calls import TextCallFilter, parse_text_tool_calls
 from agent.types import (
@@ -163,15 +173,26 @@ class Answerer:
         slack: int = 0,
         rules: Sequence[str] = (),
     ) -> Fit:
-        """Plan one request. `tools`: the system text says which tools the model has;
-        `send_schemas`: this request carries their schemas (not on the capped last round)."""
+        """Plan one request. `tools`: the system text says which tools the model has (those
+        offered for the window); `send_schemas`: this request carries their schemas (not on the
+        capped last round)."""
         stored_now = list(stored)
+        num_ctx = self.llm.window(model)
+        every = self.registry.schemas()
+        offered = (
+            offered_tools(num_ctx, every, self.may_need(message, ctx), self.scale(model))
+            if tools
+            else []
+        )
         return fit_request(
-            num_ctx=self.llm.window(model),
+            num_ctx=num_ctx,
             reply_reserve=self.reply_reserve(profile),
             memory_cap=self.memory_prompt_tokens,
-            system_messages=self._system_texts(nonce, tools, rules),
-            tool_schemas=self.registry.schemas() if send_schemas else [],
+            system_messages=self._system_texts(
+                nonce, tools, [tool_name(t) for t in offered], rules
+            ),
+            tool_schemas=offered if send_schemas else [],
+            tools_left_out=len(every) - len(offered) if tools else 0,
             message=message,
             exchange=exchange,
             history=history,
@@ -182,12 +203,30 @@ class Answerer:
             slack=slack,
         )
 
-    def _system_texts(self, nonce: str, tools: bool, rules: Sequence[str] = ()) -> list[str]:
+    def may_need(self, message: str, ctx: MemoryContext) -> set[str]:
+        """The tools offered on a window too small for all of them: the memory tools (the
+        rules tell the model to remember and forget with them), the tools of the procedure
+        that matches the message and the tools the message names ("compare_periods", or
+        "compare periods")."""
+        lowered = message.lower()
+        procedure = ctx.procedural.tool_sequence if ctx.procedural is not None else []
+        return {
+            name
+            for name in self.registry.names()
+            if self.registry.toolkit_of(name) == MemoryToolkit.name
+            or name in procedure
+            or name in lowered
+            or name.replace("_", " ") in lowered
+        }
+
+    def _system_texts(
+        self, nonce: str, tools: bool, names: Sequence[str], rules: Sequence[str] = ()
+    ) -> list[str]:
         """The system messages of a chat request, the memory block left out (it follows the
-        first one). `tools`: the model can call the registry's tools in this conversation;
-        `rules`: this turn's own (agent.knowing)."""
+        first one). `tools`: the model can call tools in this conversation, `names` those
+        offered; `rules`: this turn's own (agent.knowing)."""
         if tools:
-            return [system_rules(nonce, tool_names=self.registry.names(), turn_rules=rules)]
+            return [system_rules(nonce, tool_names=names, turn_rules=rules)]
         texts = [system_rules(nonce, turn_rules=rules)]
         if len(self.registry):
             texts.append(NO_TOOLS_NOTE)
@@ -244,8 +283,7 @@ class Answerer:
             yield PromptEvent(memory_block=plan.block.text, memory_block_tokens=plan.block.tokens)
             report.split = plan.split
             report.rounds = round_no + 1
-            send = use_tools and not final_round
-            messages = self._request_messages(plan, message, exchange, use_tools, answer.rules)
+            messages = self._request_messages(plan, message, exchange)
             options = {
                 "temperature": self.config.temperature,
                 "num_ctx": plan.split.num_ctx,
@@ -255,7 +293,7 @@ class Answerer:
                 content, calls, done = yield from self._stream_round(
                     model,
                     messages,
-                    self.registry.schemas() if send else None,
+                    plan.tools or None,
                     options,
                     think,
                     answer,
@@ -295,7 +333,7 @@ class Answerer:
         plan = fit(False, False, exchange)
         answer.fit = answer.first_fit = plan
         answer.report.split = plan.split
-        messages = self._request_messages(plan, message, exchange, False, answer.rules)
+        messages = self._request_messages(plan, message, exchange)
         content, calls, done = yield from self._stream_round(
             model, messages, None, options, think, answer
         )
@@ -399,15 +437,11 @@ class Answerer:
                 tctx.grounding_texts.append(result_text)
             exchange.append({"role": "tool", "content": result_text, "tool_name": call.name})
 
+    @staticmethod
     def _request_messages(
-        self,
-        fit: Fit,
-        message: str,
-        exchange: list[dict[str, Any]],
-        tools: bool,
-        rules: Sequence[str] = (),
+        fit: Fit, message: str, exchange: list[dict[str, Any]]
     ) -> list[dict[str, Any]]:
-        texts = self._system_texts(fit.block.nonce, tools, rules)
+        texts = list(fit.system)
         texts[0] = texts[0] + "\n" + fit.block.text
         return [
             *({"role": "system", "content": t} for t in texts),
@@ -454,7 +488,12 @@ class Answerer:
                 close()
         if held is not None:
             rest = held.finish()  # what was held back: a call written as text, or not
-            parsed = None if calls or not rest else parse_text_tool_calls(rest, self._validators())
+            offered = [tool_name(t) for t in tools or []]
+            parsed = (
+                None
+                if calls or not rest
+                else parse_text_tool_calls(rest, self._validators(offered))
+            )
             if parsed is not None and parsed.calls:
                 calls = list(parsed.calls)
                 log.info("model %s wrote %d tool call(s) as text", model, len(calls))
@@ -472,8 +511,8 @@ class Answerer:
                 yield TokenEvent(text=rest)
         return content, calls, done
 
-    def _validators(self) -> dict[str, Callable[[Any], Any]]:
-        return {name: partial(self.registry.validate, name) for name in self.registry.names()}
+    def _validators(self, names: Sequence[str]) -> dict[str, Callable[[Any], Any]]:
+        return {name: partial(self.registry.validate, name) for name in names}
 
     def _note_report(self, model: str, report: WindowReport, fit: Fit, done: LLMChunk) -> None:
         """What the server said about the request, against what was planned; a count above

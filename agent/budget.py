@@ -8,16 +8,19 @@ plans each chat request itself, before every model round of a turn:
                          + this turn's tool calls and results + a reserve for the reply
 
 counted with `memory.tokens` (an estimate built to err high) plus what the chat template adds.
-What does not fit is trimmed here, never by the server: the memory block takes at most
-`MEMORY_SHARE` of the room left for the conversation (and never more than MEMORY_PROMPT_TOKENS),
-a long message eats the history first (oldest messages first), then the lowest-ranked memories
-(whole lines). A message that cannot fit even alone is refused before anything is sent.
+The parts claim the window in order of priority: the reply reserve, the rules, the message and
+this turn's tool exchange must fit whole; the tool schemas come next, offered in proportion to
+the window (`offered_tools`); the memory block takes at most `MEMORY_SHARE` of the room left
+(and never more than MEMORY_PROMPT_TOKENS), the history the rest. What does not fit is trimmed
+here, never by the server: a long message eats the history first (oldest messages first), then
+the least valuable memories (whole lines, `memory.block`). A message that cannot fit even alone
+is refused before anything is sent.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +35,10 @@ from memory.tokens import estimate_tokens, message_tokens, newest_within_budget,
 TOOLS_TEMPLATE_TOKENS = 140
 #: Per tool, the line break and wrapping a template adds around its JSON.
 PER_TOOL_TOKENS = 4
+#: All tool schemas are offered when they take at most this share of the window (the default
+#: eight, ~2,300 estimated tokens, from an 8,192-token window up); on a smaller window only the
+#: tools this message may need, so the memories keep room.
+TOOLS_SHARE = 0.3
 #: Share of the room left for memories + history (after rules, tools, reply) that memories may
 #: take; the history gets the rest (a summary covers what leaves it).
 MEMORY_SHARE = 0.5
@@ -63,6 +70,21 @@ def tools_tokens(schemas: Sequence[dict[str, Any]]) -> int:
     )
 
 
+def tool_name(schema: dict[str, Any]) -> str:
+    return str(schema["function"]["name"])
+
+
+def offered_tools(
+    num_ctx: int, schemas: Sequence[dict[str, Any]], needed: Collection[str], scale: float = 1.0
+) -> list[dict[str, Any]]:
+    """The tool schemas a request offers: all of them when they take at most `TOOLS_SHARE` of
+    the window (planned `scale` times larger, as `fit_request` plans), else those named in
+    `needed`. Eight schemas took 56 % of a 4,096-token window and left the memories ~240."""
+    if tools_tokens(schemas) <= TOOLS_SHARE * num_ctx / max(1.0, scale):
+        return list(schemas)
+    return [s for s in schemas if tool_name(s) in needed]
+
+
 def messages_tokens(messages: Sequence[dict[str, Any]]) -> int:
     """Chat messages as a template renders them: content, tool calls, role markers."""
     total = 0
@@ -84,11 +106,15 @@ def too_long_text(message_tokens_: int, room: int, num_ctx: int) -> str:
 
 @dataclass
 class Fit:
-    """One request's planned content."""
+    """One request's planned content: what is sent, as planned."""
 
     block: MemoryBlock
     window: list[ChatMessage]
     split: BudgetSplit
+    #: the system texts without the memory block (it follows the first one)
+    system: list[str]
+    #: the tool schemas the request offers
+    tools: list[dict[str, Any]]
 
 
 def fit_request(
@@ -104,12 +130,14 @@ def fit_request(
     render_block: Callable[[int], MemoryBlock],
     scale: float = 1.0,
     slack: int = 0,
+    tools_left_out: int = 0,
 ) -> Fit:
     """Plan one chat request. `system_messages`: the system texts without the memory block
     (the first one is joined with it). Raises MessageTooLongError when the message cannot fit
     with nothing else, ContextFullError when the turn's tool exchange has filled the window.
     `scale` (>= 1): how much larger than estimated this model's prompts were counted before;
-    the prompt is planned for the window divided by it."""
+    the prompt is planned for the window divided by it. `tools_left_out`: the tools
+    `offered_tools` did not offer (shown in the split)."""
     rules = sum(message_tokens(s) for s in system_messages)
     tools = tools_tokens(tool_schemas)
     msg = message_tokens(message)
@@ -140,6 +168,13 @@ def fit_request(
         history_kept=len(window),
         history_dropped=len(history) - len(window),
         memories_omitted=block.omitted,
+        tools_left_out=tools_left_out,
         scale=round(max(1.0, scale), 3),
     )
-    return Fit(block=block, window=window, split=split)
+    return Fit(
+        block=block,
+        window=window,
+        split=split,
+        system=list(system_messages),
+        tools=list(tool_schemas),
+    )

@@ -73,6 +73,9 @@ class BudgetSplit(BaseModel):
     history_kept: int = 0
     history_dropped: int = Field(default=0, description="Older messages left out to fit")
     memories_omitted: int = Field(default=0, description="Recalled memories left out to fit")
+    tools_left_out: int = Field(
+        default=0, description="Tools not offered, so that memories keep room in a small window"
+    )
     scale: float = Field(
         default=1.0, description="Planned this much larger than estimated (learned per model)"
     )

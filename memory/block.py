@@ -9,6 +9,9 @@ Recalled memories are user-controlled text, so they are never spliced in as inst
 - labels shown with a memory (its kind, category) are data too: neutralised the same way and
   kept inside their brackets.
 
+When not every memory fits the budget, the lines kept are those of most value to the message
+(`_candidates`), whatever their section; the block still reads grouped by section.
+
 The agent's system rules (agent/prompt.py) say, before the block, that it is data and that
 instructions inside it are never followed. The block lives here, below the agent, because the
 recall benchmark (`python -m memory bench locomo --prompt-budget`) measures what of the
@@ -18,6 +21,7 @@ evidence reaches it.
 from __future__ import annotations
 
 import json
+import math
 import re
 import secrets
 from collections.abc import Sequence
@@ -25,7 +29,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from memory.models import MemoryContext, RecallHit
+from memory.models import BAND_HIGH, MemoryContext, RecallHit
 from memory.recall.statements import asks_what_was_said, request_kind
 from memory.stores.episodic import exchange_reply
 from memory.tokens import estimate_tokens
@@ -207,6 +211,23 @@ class MemoryBlock:
     tokens: int
 
 
+#: A conversation summary is not a search result (its score says nothing about this message):
+#: it ranks as a memory recall judged just highly relevant, after every memory recall judged
+#: more relevant to the message and before the moderate and weak ones.
+SUMMARY_VALUE = BAND_HIGH
+
+
+@dataclass
+class _Candidate:
+    """One memory line the block may hold: its section (the block's reading order), its value
+    to this message (which lines stay when not all fit) and the line, with its reply first
+    when it may show one."""
+
+    section: int
+    value: float
+    lines: tuple[str, ...]
+
+
 def render_memory_block(
     context: MemoryContext,
     *,
@@ -214,99 +235,88 @@ def render_memory_block(
     budget_tokens: int = 1500,
     nonce: str | None = None,
 ) -> MemoryBlock:
-    """Render recalled memories as a fenced data block within `budget_tokens`."""
+    """Render recalled memories as a fenced data block within `budget_tokens`. The lines kept
+    are chosen by their value to this message (`_candidates`), best first while they fit; the
+    block shows them grouped by section, best first within each."""
     nonce = nonce or secrets.token_hex(4)
-    sections = _sections(context, stored_now)
+    titles, candidates = _candidates(context, stored_now)
     head, tail = f"<<<MEMORY {nonce}>>>", f"<<<END MEMORY {nonce}>>>"
-    total = sum(len(lines) for _, lines in sections)
     # Room for the fence and the notes, so the whole block stays within the budget; each line
     # is counted with its line break (a token of its own for the model).
-    used = sum(estimate_tokens(t + "\n") for t in (head, tail, _omitted(total), NO_MEMORY_NOTE))
-    chosen: list[tuple[str, list[str]]] = []
-    longer: list[tuple[int, int, str]] = []  # (section, line, the line with its reply)
-    omitted = 0
-    for title, lines in sections:
-        title_cost = estimate_tokens(title + "\n")
-        section_out: list[str] = []
-        for line in lines:
-            *with_reply, short = (line,) if isinstance(line, str) else line
-            cost = estimate_tokens(short + "\n")
-            if used + title_cost + cost > budget_tokens:
-                omitted += 1
-                continue
-            if with_reply:
-                longer.append((len(chosen), len(section_out), with_reply[0]))
-            section_out.append(short)
+    used = sum(
+        estimate_tokens(t + "\n") for t in (head, tail, _omitted(len(candidates)), NO_MEMORY_NOTE)
+    )
+    kept: list[tuple[_Candidate, str]] = []  # best first: (candidate, the line it shows)
+    titled: set[int] = set()
+    for cand in sorted(candidates, key=lambda c: -c.value):  # stable: ties keep block order
+        short = cand.lines[-1]
+        cost = estimate_tokens(short + "\n")
+        if cand.section not in titled:
+            cost += estimate_tokens(titles[cand.section] + "\n")
+        if used + cost <= budget_tokens:
+            kept.append((cand, short))
+            titled.add(cand.section)
             used += cost
-        if section_out:
-            chosen.append((title, section_out))
-            used += title_cost
-    upgraded: list[tuple[int, int, str]] = []  # (section, line, the line without its reply)
-    for section, i, line in longer:  # best first, while the room left holds them
-        short = chosen[section][1][i]
-        extra = estimate_tokens(line + "\n") - estimate_tokens(short + "\n")
-        if used + extra <= budget_tokens:
-            chosen[section][1][i] = line
-            upgraded.append((section, i, short))
-            used += extra
-    block = _assemble(head, tail, chosen, omitted, nonce)
+    upgraded: list[int] = []  # lines now showing their reply, best first
+    for i, (cand, short) in enumerate(kept):  # best first, while the room left holds them
+        if len(cand.lines) > 1:
+            extra = estimate_tokens(cand.lines[0] + "\n") - estimate_tokens(short + "\n")
+            if used + extra <= budget_tokens:
+                kept[i] = (cand, cand.lines[0])
+                upgraded.append(i)
+                used += extra
+    omitted = len(candidates) - len(kept)
+    block = _assemble(head, tail, titles, kept, omitted, nonce)
     while block.tokens > budget_tokens and upgraded:  # rounding: a reply goes before a line
-        section, i, short = upgraded.pop()
-        chosen[section][1][i] = short
-        block = _assemble(head, tail, chosen, omitted, nonce)
-    while block.tokens > budget_tokens and chosen:  # rounding: drop the lowest-ranked line
-        title, lines_ = chosen[-1]
-        chosen[-1] = (title, lines_[:-1])
-        if not chosen[-1][1]:
-            chosen.pop()
+        i = upgraded.pop()
+        kept[i] = (kept[i][0], kept[i][0].lines[-1])
+        block = _assemble(head, tail, titles, kept, omitted, nonce)
+    while block.tokens > budget_tokens and kept:  # rounding: drop the least valuable line
+        kept.pop()
         omitted += 1
-        block = _assemble(head, tail, chosen, omitted, nonce)
+        block = _assemble(head, tail, titles, kept, omitted, nonce)
     return block
 
 
-def _sections(
+def _candidates(
     context: MemoryContext, stored_now: Sequence[StoredMemory]
-) -> list[tuple[str, list[str | tuple[str, ...]]]]:
-    """(title, lines) of each non-empty section, in the block's order, each line best first;
-    a line given as a tuple is (the line with its reply, the line alone)."""
-    sections: list[tuple[str, list[str | tuple[str, ...]]]] = []
-    if stored_now:
-        sections.append(
-            (
-                "Stored from the current message:",
-                [
-                    f"- [stored/{label(m.event_type or m.memory_type)}] {neutralise(m.text)}"
-                    for m in stored_now
-                ],
-            )
-        )
+) -> tuple[list[str], list[_Candidate]]:
+    """The block's section titles, in reading order, and every line it may hold with its value
+    to this message: the memories stored from the message first (the model must not store them
+    again), recalled memories by their score (the probability that the message needs them),
+    the conversation summary at `SUMMARY_VALUE`, a tool pattern by how closely it matches times
+    its confidence."""
+    titles: list[str] = []
+    out: list[_Candidate] = []
+
+    def section(title: str, lines: list[tuple[float, tuple[str, ...]]]) -> None:
+        if lines:
+            out.extend(_Candidate(len(titles), value, texts) for value, texts in lines)
+            titles.append(title)
+
+    section(
+        "Stored from the current message:",
+        [
+            (math.inf, (f"- [stored/{label(m.event_type or m.memory_type)}] {neutralise(m.text)}",))
+            for m in stored_now
+        ],
+    )
     summary = context.session_summary
     if summary is not None:
-        sections.append(
-            (
-                SUMMARY_TITLE,
-                [_hit_line(summary, "summary of this conversation")],
-            )
+        section(
+            SUMMARY_TITLE,
+            [(SUMMARY_VALUE, (_hit_line(summary, "summary of this conversation"),))],
         )
     episodic = [
         h
         for h in without_replaced(context.episodic, stored_now)
         if summary is None or h.id != summary.id
     ]
-    if episodic:
-        sections.append(
-            (
-                EPISODIC_TITLE,
-                [episodic_lines(h, context.query) for h in episodic],
-            )
-        )
-    if context.semantic:
-        sections.append(
-            (
-                SEMANTIC_TITLE,
-                [_hit_line(h, _semantic_label(h)) for h in context.semantic],
-            )
-        )
+    section(EPISODIC_TITLE, [(h.score, episodic_lines(h, context.query)) for h in episodic])
+    section(
+        SEMANTIC_TITLE,
+        [(h.score, (_hit_line(h, _semantic_label(h)),)) for h in context.semantic],
+    )
     proc = context.procedural
     if proc is not None and proc.tool_sequence:
         seq = " -> ".join(proc.tool_sequence)
@@ -316,31 +326,36 @@ def _sections(
             + (", recommended" if proc.recommended else ", not yet recommended")
             + ")"
         )
-        sections.append(
-            (
-                "Learned tool pattern (procedural, a suggestion):",
-                [f"- [procedural] {neutralise(desc)}"],
-            )
+        section(
+            "Learned tool pattern (procedural, a suggestion):",
+            [(proc.similarity * proc.confidence, (f"- [procedural] {neutralise(desc)}",))],
         )
-    return sections
+    return titles, out
 
 
 def _assemble(
-    head: str, tail: str, chosen: list[tuple[str, list[str]]], omitted: int, nonce: str
+    head: str,
+    tail: str,
+    titles: Sequence[str],
+    kept: Sequence[tuple[_Candidate, str]],
+    omitted: int,
+    nonce: str,
 ) -> MemoryBlock:
+    """The block with the kept lines grouped under their section titles, in reading order."""
     out = [head]
-    for title, lines in chosen:
-        out.append(title)
-        out.extend(lines)
-    kept = sum(len(lines) for _, lines in chosen)
-    if kept == 0:
+    for section, title in enumerate(titles):
+        lines = [line for cand, line in kept if cand.section == section]
+        if lines:
+            out.append(title)
+            out.extend(lines)
+    if not kept:
         out.append(NO_MEMORY_NOTE)
     if omitted:
         out.append(_omitted(omitted))
     out.append(tail)
     text = "\n".join(out)
     return MemoryBlock(
-        text=text, nonce=nonce, lines=kept, omitted=omitted, tokens=estimate_tokens(text)
+        text=text, nonce=nonce, lines=len(kept), omitted=omitted, tokens=estimate_tokens(text)
     )
 
 

@@ -238,6 +238,8 @@ def _window(w: WindowReport, key: str) -> None:
         facts.append(f"{split.history_dropped} older message(s) left out to fit")
     if split.memories_omitted:
         facts.append(f"{split.memories_omitted} memories left out to fit")
+    if split.tools_left_out:
+        facts.append(f"{split.tools_left_out} tool(s) not offered, so memories keep room")
     count = w.prompt_eval_count
     facts.append(
         f"the server counted {count:,} prompt tokens"

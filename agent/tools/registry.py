@@ -237,6 +237,9 @@ class ToolRegistry:
     def get(self, name: str) -> ToolSpec | None:
         return self._specs.get(name)
 
+    def toolkit_of(self, name: str) -> str:
+        return self._specs[name].toolkit
+
     def schemas(self) -> list[dict[str, Any]]:
         return [s.schema for s in self._specs.values()]
 

@@ -56,6 +56,9 @@ class FakeCoordinator:
         self.events: dict[str, int] = {}
         self.min_score = min_score
         self.fail_recall: Exception | None = None
+        #: (user, session) -> the session's summary, which recall shows as the real one does
+        #: once older messages left its window
+        self.summaries: dict[tuple[str, str], str] = {}
         self._lock = threading.RLock()
 
     def _log(self, name: str, *args: Any, **kwargs: Any) -> None:
@@ -133,6 +136,17 @@ class FakeCoordinator:
                 ctx.procedural = self._suggest(user_id, query)
             if include_short_term:
                 ctx.short_term = list(self.messages.get((user_id, session_id), []))[-k_short_term:]
+                summary = self.summaries.get((user_id, session_id))
+                if summary is not None:
+                    ctx.session_summary = RecallHit(
+                        id=f"summary-{session_id}",
+                        memory_type=MemoryType.EPISODIC,
+                        text=summary,
+                        score=1.0,  # not a search result, as in the real pipeline
+                        band="high",
+                        parts=ScoreParts(final=1.0),
+                        record={"event_type": "summary"},
+                    )
             ctx.hits = {"episodic": len(ctx.episodic), "semantic": len(ctx.semantic)}
             return ctx
 

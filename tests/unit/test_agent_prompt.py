@@ -20,6 +20,7 @@ from memory.models import (
     MemoryType,
     ProceduralSuggestion,
     RecallHit,
+    RelevanceBand,
     ScoreParts,
 )
 from memory.stores.episodic import interaction_context
@@ -82,19 +83,63 @@ def test_the_block_keeps_the_most_relevant_memories_within_the_token_budget() ->
     assert "omitted to fit the token budget" in block.text
 
 
+def _fact(text: str, score: float, category: str, band: RelevanceBand = "low") -> RecallHit:
+    return RecallHit(
+        id="f1",
+        memory_type=MemoryType.SEMANTIC,
+        text=text,
+        score=score,
+        band=band,
+        parts=ScoreParts(final=score),
+        record={"category": category},
+    )
+
+
+RAIN = "I like running in the rain, " * 8
+
+
+def _valued_context() -> MemoryContext:
+    """A long conversation summary, the fact that answers (high), a general fact (moderate)
+    and a weak memory: the block's sections in reading order are not their order of value."""
+    ctx = MemoryContext(user_id="u", session_id="s", query="What is my gym locker number?")
+    ctx.session_summary = RecallHit(
+        id="sum",
+        memory_type=MemoryType.EPISODIC,
+        text="The user described long training weeks with hill repeats and easy runs. " * 4,
+        score=1.0,  # not a search result: its score says nothing about the message
+        band="high",
+        parts=ScoreParts(final=1.0),
+        record={"event_type": "summary", "timestamp": 1_790_000_000_000},
+    )
+    ctx.episodic = [_hit("My gym locker number is 417", 0.74), _hit(RAIN, 0.05)]
+    ctx.semantic = [_fact("Gyms assign lockers for a season.", 0.2, "gym", band="moderate")]
+    return ctx
+
+
+def _kept(budget: int) -> list[str]:
+    block = render_memory_block(_valued_context(), budget_tokens=budget)
+    assert block.tokens == estimate_tokens(block.text) <= budget
+    return [x.text for x in read_block(block.text) if x.kind == "memory"]
+
+
+def test_lines_are_kept_by_their_value_to_the_message_and_shown_in_reading_order() -> None:
+    summary = _valued_context().session_summary
+    assert summary is not None
+    fact, general, weak = "My gym locker number is 417", "Gyms assign lockers for a season.", RAIN
+    all_fit = next(b for b in range(80, 1_000) if len(_kept(b)) == 4)
+    # Reading order: the summary's section first, then episodic, then semantic.
+    assert _kept(all_fit) == [summary.text, fact, weak, general]
+    # One token less: the least valuable line goes (the weak memory), not the last section.
+    assert _kept(all_fit - 1) == [summary.text, fact, general]
+    # Too little room for the summary: the fact that answers stays, and what still fits.
+    small = render_memory_block(_valued_context(), budget_tokens=200)
+    assert [x.text for x in read_block(small.text) if x.kind == "memory"] == [fact, general]
+    assert "(2 more memories omitted" in small.text
+
+
 def _full_context(n_episodic: int = 3) -> MemoryContext:
     ctx = _ctx(*(f"Episodic memory number {i} about running and sleep" for i in range(n_episodic)))
-    ctx.semantic = [
-        RecallHit(
-            id="f1",
-            memory_type=MemoryType.SEMANTIC,
-            text="Adults need 7 to 9 hours of sleep.",
-            score=0.3,
-            band="low",
-            parts=ScoreParts(final=0.3),
-            record={"category": "sleep"},
-        )
-    ]
+    ctx.semantic = [_fact("Adults need 7 to 9 hours of sleep.", 0.3, "sleep")]
     ctx.procedural = ProceduralSuggestion(
         pattern_id="p",
         query_pattern="How did I sleep?",

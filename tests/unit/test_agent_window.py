@@ -12,7 +12,7 @@ import pytest
 from agent.answering import CAP_NOTE, NO_TOOLS_NOTE
 from agent.loop import ChatAgent
 from tests.fakes.fake_coordinator import FakeCoordinator
-from tests.fakes.fake_ollama import FakeOllama, RecordedRequest, Scripted
+from tests.fakes.fake_ollama import FakeOllama, RecordedRequest, Scripted, remembered_lines
 
 Factory = Callable[..., ChatAgent]
 DUTCH = (
@@ -124,3 +124,70 @@ def test_text_the_estimate_undercounts_is_learned_from_the_servers_count(
     assert after and all(r.dropped_messages == 0 and not r.runner_cut for r in after)
     cut = [r for r in requests if r.dropped_messages or r.runner_cut]
     assert len(cut) <= 3, [(r.dropped_messages, r.runner_cut) for r in cut]
+
+
+MEMORY_TOOLS = {"remember_information", "recall_information", "get_memory_stats", "forget_memory"}
+LOCKER = "My gym locker number is 417"
+#: About 185 tokens: on a 4,096-token window with every tool schema it left no room for more.
+LONG_SUMMARY = " ".join(
+    [
+        "The user talked about long training weeks with hill repeats, easy runs and stretching, "
+        "and about sleeping too little before races."
+    ]
+    * 6
+)
+
+
+def _offered(r: RecordedRequest) -> set[str]:
+    return {t["function"]["name"] for t in r.body.get("tools") or []}
+
+
+def test_a_small_window_keeps_the_memories_that_answer_and_offers_the_tools_it_may_need(
+    agent_factory: Factory, fake_coordinator: FakeCoordinator, fake: FakeOllama
+) -> None:
+    fake_coordinator.add_episodic("ana", LOCKER, event_type="fact")
+    for i in range(4):  # weaker matches, long: not all of them fit beside the summary
+        fake_coordinator.add_episodic(
+            "ana",
+            f"On day {i} my gym was busy and the locker room was full of people after the "
+            "evening classes. " * 6,
+        )
+    fake_coordinator.summaries[("ana", "s1")] = LONG_SUMMARY
+    agent = agent_factory(fake_coordinator, fake.url, llm_extraction="off")
+    result = agent.chat("ana", "s1", "What is my gym locker number?", model="small4k:3b")
+    (r,) = fake.chat_requests()
+    seen = remembered_lines(r.seen_system_prompt)
+    recalled = {h.text: h.score for h in result.recalled.episodic}
+    # Kept by value: the fact that answers, then the summary, then the weaker memories while
+    # they fit; the block still reads summary first, then the memories.
+    assert seen[:2] == [LONG_SUMMARY, LOCKER] and recalled[LOCKER] > 0.3
+    assert result.window.split is not None and result.window.split.memories_omitted > 0
+    kept_weak = [recalled[t] for t in seen[2:]]
+    left_out = [s for t, s in recalled.items() if t not in seen]
+    assert left_out and min(kept_weak, default=1.0) >= max(left_out)
+    # The memory tools only (the message names no other tool, no procedure matches it).
+    assert _offered(r) == MEMORY_TOOLS and result.window.split.tools_left_out == 4
+    assert all(name in r.system_prompt for name in MEMORY_TOOLS)
+    assert "aggregate_metrics" not in r.system_prompt
+    assert not r.runner_cut and r.dropped_messages == 0
+
+
+def test_a_small_window_offers_a_matching_procedures_tools_and_the_tools_a_message_names(
+    agent_factory: Factory, fake_coordinator: FakeCoordinator, fake: FakeOllama
+) -> None:
+    fake_coordinator.record_procedure(
+        "ana",
+        "How did I sleep this week?",
+        ["aggregate_metrics"],
+        success_score=1.0,
+        execution_time_ms=5.0,
+    )
+    agent = agent_factory(fake_coordinator, fake.url, llm_extraction="off")
+    agent.chat("ana", "s1", "How did I sleep this week?", model="small4k:3b")
+    agent.chat("ana", "s1", "Can you compare periods of my steps?", model="small4k:3b")
+    agent.chat("ana", "s1", "How did I sleep this week?", model="qwen2.5:7b")
+    procedure, named, large = fake.chat_requests()
+    assert _offered(procedure) == MEMORY_TOOLS | {"aggregate_metrics"}
+    assert _offered(named) == MEMORY_TOOLS | {"compare_periods"}
+    # A large window offers every tool, as it always did.
+    assert len(_offered(large)) == 8
