@@ -20,7 +20,7 @@ from memory import ListQuery
 from memory.models import EventType, check_id, is_blank, shown_hits
 from memory.service import MemoryService
 from memory.writing import WritePolicy, candidate_for, write_fact
-from ui import demo, state, undo
+from ui import demo, phone, state, undo
 from ui import sessions as sessions_ui
 from ui.context import PageContext
 from ui.errors import guard, run_action
@@ -65,6 +65,7 @@ def render_nav() -> None:
             st.page_link(path, label=label, icon=icon, query_params=state.url_params() or None)
     except StreamlitAPIException:  # run without app.py as entry point (a test of one page)
         return
+    phone.close_sidebar_after_navigation()
     st.divider()
 
 
