@@ -1,4 +1,4 @@
-"""Benchmarks of the memory system, run as `python -m memory bench latency|locomo|pages|report`.
+"""Benchmarks of the memory system, run as `python -m memory bench latency|locomo|bands|...`.
 
     latency   recall/store latency, ingest rate, cache-hit latency and Redis memory per memory
     locomo    LoCoMo turn-level evidence recall through the app's recall path
@@ -7,7 +7,7 @@
               runs as a subprocess; this package never imports it)
     report    BENCHMARKS.md, printed from the recorded results (`memory.bench.report`)
 
-latency and locomo start a private embedded Redis unless `--redis-url` is given; with
+latency, locomo and bands start a private embedded Redis unless `--redis-url` is given; with
 `--record` they also write their headline figures, command, commit, date, machine and embedder
 to `benchmarks/results/` (`memory.bench.results`), the only source of BENCHMARKS.md.
 """
