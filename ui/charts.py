@@ -24,7 +24,7 @@ CACHE_COLORS = {"In-process hit": "#59A14F", "Redis hit": "#76B7B2", "Miss (mode
 HEIGHT = 320
 #: Plotly draws its toolbar in the figure's top-right corner; a title in that strip runs under
 #: it on a phone-width chart, so titles start below it
-TOOLBAR_PX = 28
+TOOLBAR_PX = 34
 
 
 def style_figure(fig: go.Figure, *, height: int = HEIGHT, legend: bool = True) -> go.Figure:

@@ -169,3 +169,43 @@ def test_a_page_link_closes_the_sidebar_on_a_phone_only(
     else:  # beside the page on a laptop: it stays open
         assert sidebar_open(page)
     no_exceptions(page)
+
+
+def test_the_memories_table_reads_as_rows_on_a_phone(
+    screen: Page, app_server: AppServer, persona: str
+) -> None:
+    page = screen
+    open_page(page, f"{app_server.url}/memories?user={persona}", "🗂️ Memories")
+    rows = by_key(page, "rows_tbl_episodic")
+    row = rows.get_by_test_id("stMarkdownContainer").filter(has_text=ALLERGY)
+    if is_phone(page):
+        expect(row).to_contain_text("Kind: Health event")  # the columns a phone's grid hides
+        expect(row).to_contain_text("When: ")
+        box = row.bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390, box
+    else:  # a laptop has the grid alone
+        expect(rows).to_be_hidden()
+    expect(by_key(page, "tbl_episodic")).to_be_visible()
+    no_exceptions(page)
+
+
+def test_chart_titles_are_clear_of_the_chart_toolbar(
+    screen: Page, app_server: AppServer, persona: str
+) -> None:
+    page = screen
+    open_page(page, f"{app_server.url}/stats?user={persona}", "📊 Stats")
+    charts = page.locator(".js-plotly-plot")
+    expect(charts.first).to_be_visible(timeout=TIMEOUT_MS)
+    for i in range(charts.count()):
+        chart = charts.nth(i)
+        chart.scroll_into_view_if_needed()
+        chart.hover()
+        toolbar = chart.locator(".modebar").bounding_box()
+        title = chart.locator(".gtitle").bounding_box()
+        assert toolbar is not None and title is not None
+        apart = (
+            title["y"] >= toolbar["y"] + toolbar["height"]
+            or title["x"] + title["width"] <= toolbar["x"]
+        )
+        assert apart, (i, title, toolbar)
+    no_exceptions(page)
