@@ -21,7 +21,15 @@ import argparse
 from typing import Any
 
 from memory.bench.common import Progress, add_common_args, stamp, table
-from memory.bench.locomo import add_data_args, data_from_args, ingest, questions, turns_held
+from memory.bench.locomo import (
+    add_data_args,
+    data_from_args,
+    ingest,
+    questions,
+    run_on_file,
+    turns_held,
+)
+from memory.bench.results import bands_figures
 from memory.coordinator import MemoryCoordinator
 from memory.models import BAND_HIGH, BAND_MODERATE, SHOWN_FLOOR
 from memory.queries import SearchFilter
@@ -132,25 +140,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def main(args: argparse.Namespace, settings: Any = None) -> int:
-    from memory.bench.common import apply_recall_overrides, bench_coordinator, emit
-
     data = data_from_args(args)
-    with bench_coordinator(args.redis_url) as coord:
-        weights = apply_recall_overrides(coord, args.recall)
-        result = run(coord, data, progress=Progress(quiet=args.quiet))
-        result["recall_weights"] = weights
-        embedder = coord.embedder.model_id
-    result["data"] = str(args.data)
-    code = emit(args, result, render)
-    if args.record:
-        from memory.bench import results
-
-        results.record_run(
-            "bands",
-            results.bands_figures(result),
-            prog="python -m memory",
-            commit=result["commit"],
-            embedder=embedder,
-            data=args.data,
-        )
-    return code
+    progress = Progress(quiet=args.quiet)
+    return run_on_file(
+        args, "bands", lambda coord: run(coord, data, progress=progress), render, bands_figures
+    )
