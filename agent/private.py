@@ -29,6 +29,7 @@ from agent.answering import AnswerState
 from agent.errors import LLMError
 from agent.knowing import judge
 from agent.prompt import history_window, render_memory_block
+from agent.replies import memory_only_reply
 from agent.tools.registry import ToolContext
 from agent.types import (
     DoneEvent,
@@ -48,9 +49,15 @@ if TYPE_CHECKING:
 PrivateKind = Literal["incognito", "re-answer"]
 
 OFFLINE_REPLY = (
-    "The language model is not available ({reason}). {what} needs the model; nothing was "
+    "The language model is not available: {reason} {what} needs the model; nothing was "
     "stored. Start Ollama (`ollama serve`) and try again."
 )
+
+
+def _sentence(text: str) -> str:
+    """`text` ending in one full stop: a reason is quoted inside a longer reply."""
+    text = text.strip()
+    return text if text.endswith((".", "!", "?")) else text + "."
 
 
 def incognito_turn(
@@ -144,8 +151,13 @@ def _private_turn(
     records: list[ToolCallRecord] = []
     error: str | None = None
     what = "An incognito chat" if kind == "incognito" else "Answering again"
-    if not status.ok:
-        reply = OFFLINE_REPLY.format(reason=status.message, what=what)
+    if not status.ok and kind == "re-answer":
+        # what a memory-only turn answers, from the recall without the picked memories
+        state_word = "offline" if not status.reachable else "not available"
+        reply = memory_only_reply(status.message, knowing.context, [], state=state_word, saved=None)
+        yield TokenEvent(text=reply)
+    elif not status.ok:
+        reply = OFFLINE_REPLY.format(reason=_sentence(status.message), what=what)
         yield TokenEvent(text=reply)
     else:
         # grounding_texts None: nothing this turn says can be remembered
@@ -158,7 +170,7 @@ def _private_turn(
             error = str(e)
             partial = "".join(state.parts)
             reply = (partial + "\n\n" if partial.strip() else "") + OFFLINE_REPLY.format(
-                reason=e, what=what
+                reason=_sentence(str(e)), what=what
             )
             yield TokenEvent(text=reply[len(partial) :])
     fit = state.fit

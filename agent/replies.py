@@ -44,10 +44,11 @@ def memory_only_reply(
     stored: list[StoredMemory],
     *,
     state: str = "offline",
-    saved: bool = True,
+    saved: bool | None = True,
 ) -> str:
     """`state`: offline, failed (the server answered with an error) or not available;
-    `saved`: whether the exchange was stored (the reply says so only when it was)."""
+    `saved`: whether the exchange was stored (the reply says so only when it was); None for
+    a turn that stores nothing by design (an answer given again), which says nothing of it."""
     what = (
         "The language model server failed"
         if state == "failed"
@@ -58,7 +59,7 @@ def memory_only_reply(
         reason,
     ]
     lines.append("")
-    if not saved:
+    if saved is False:
         lines.append("I could NOT save your message: it will not be in this chat's history.")
     remembered = [f"- [{m.event_type or m.memory_type}] {m.text}" for m in stored]
     if saved and stored:

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from memory.config import PROJECT_ROOT, Settings
 from memory.errors import InvalidInputError, MemorySystemError, NotFoundError
-from memory.models import MemoryType, check_id, check_metadata
+from memory.models import SHOWN_FLOOR, MemoryType, check_id, check_metadata, shown_hits
 from memory.queries import ListQuery
 from memory.terminal import (
     ProgressLines,
@@ -206,15 +206,13 @@ def cmd_recall(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
     coord = open_coordinator(settings)
     try:
-        hits = coord.search(args.user, args.query, args.type, k=args.k)
+        hits, weaker = shown_hits(coord.search(args.user, args.query, args.type, k=args.k))
     finally:
         coord.close()
-    print_result(
-        args,
-        [h.model_dump(mode="json") for h in hits],
-        "\n".join(f"{h.score:.3f} {h.band:8} {h.id} {for_terminal(h.text)}" for h in hits)
-        or "no hits",
-    )
+    lines = [f"{h.score:.3f} {h.band:8} {h.id} {for_terminal(h.text)}" for h in hits]
+    if weaker:
+        lines.append(f"no more relevant memories ({weaker} below {SHOWN_FLOOR} not shown)")
+    print_result(args, [h.model_dump(mode="json") for h in hits], "\n".join(lines) or "no hits")
     return 0
 
 

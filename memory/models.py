@@ -6,6 +6,7 @@ import json
 import re
 import time
 import unicodedata
+from collections.abc import Iterable
 from enum import StrEnum
 from typing import Any, Literal, Self
 
@@ -316,6 +317,11 @@ RelevanceBand = Literal["high", "moderate", "low"]
 #: memory/recall/scoring.py, because every layer bands scores and the models sit below recall.
 BAND_HIGH = 0.3
 BAND_MODERATE = 0.1
+#: Search shown to people (the app's search boxes, `python -m memory search`) stops below this
+#: score: the highest score that keeps 95% of the evidence hits of the personal development
+#: file (0.0396 there, rounded; `python -m memory bench bands`). Recall for the prompt is not
+#: floored.
+SHOWN_FLOOR = 0.04
 
 
 def relevance_band(score: float) -> RelevanceBand:
@@ -364,6 +370,16 @@ class RecallHit(BaseModel):
     band: RelevanceBand
     parts: ScoreParts
     record: dict[str, Any] = Field(default_factory=dict, description="The stored fields")
+
+
+def shown_hits(
+    hits: Iterable[RecallHit], floor: float = SHOWN_FLOOR
+) -> tuple[list[RecallHit], int]:
+    """What search shows people: the hits at or above `floor`, best first, and how many fell
+    below it (then there are "no more relevant memories"); the prompt's recall is not floored."""
+    ranked = sorted(hits, key=lambda h: h.score, reverse=True)
+    kept = [h for h in ranked if h.score >= floor]
+    return kept, len(ranked) - len(kept)
 
 
 class ProceduralSuggestion(BaseModel):

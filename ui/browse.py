@@ -13,8 +13,8 @@ import streamlit as st
 from memory import ListQuery
 from memory.models import EventType, is_blank
 from memory.service import MemoryService
+from ui import phone, state
 from ui import sessions as sessions_ui
-from ui import state
 from ui.errors import guard, run_action
 from ui.expiry import expiry_inputs, expiry_value
 from ui.format import (
@@ -88,6 +88,7 @@ def _table(
     df: pd.DataFrame, key: str, columns: dict[str, Any], *, empty: str = "–"
 ) -> list[dict[str, Any]]:
     """`empty`: what a missing value reads as (an episodic memory without expiry: "never")."""
+    phone.readable_rows(df, key)
     event = st.dataframe(
         df,
         hide_index=True,

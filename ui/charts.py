@@ -22,19 +22,24 @@ CACHE_COUNTERS = {
 }
 CACHE_COLORS = {"In-process hit": "#59A14F", "Redis hit": "#76B7B2", "Miss (model ran)": "#E15759"}
 HEIGHT = 320
+#: Plotly draws its toolbar in the figure's top-right corner; a title in that strip runs under
+#: it on a phone-width chart, so titles start below it
+TOOLBAR_PX = 34
 
 
 def style_figure(fig: go.Figure, *, height: int = HEIGHT, legend: bool = True) -> go.Figure:
-    """Shared look: title top-left, legend in one row under it, small margins."""
+    """Shared look: title top-left under the toolbar, legend in one row under it, small
+    margins."""
     fig.update_layout(
         height=height,
-        margin={"l": 8, "r": 8, "t": 84 if legend else 48, "b": 8},
+        margin={"l": 8, "r": 8, "t": (84 if legend else 48) + TOOLBAR_PX, "b": 8},
         title={
             "x": 0,
             "xanchor": "left",
-            "y": 0.985,
+            "y": 1,
             "yanchor": "top",
             "yref": "container",
+            "pad": {"t": TOOLBAR_PX},
             "font": {"size": 16},
         },
         legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0, "title": None},
@@ -196,7 +201,7 @@ def latency_over_time(df: pd.DataFrame) -> go.Figure:
     style_figure(fig, height=400)
     fig.update_layout(
         legend={"orientation": "v", "x": 1.01, "xanchor": "left", "y": 1, "yanchor": "top"},
-        margin={"t": 48, "r": 8},
+        margin={"t": 48 + TOOLBAR_PX, "r": 8},
     )
     return fig
 

@@ -99,7 +99,9 @@ def lead_line(r: TurnResult) -> str:
         line += " Answered again without the memories you picked; nothing was stored."
     if r.stopped:
         line += " You stopped this answer: nothing was learned from it."
-    if r.unknown_about_user:
+    if r.unknown_about_user and r.private == "incognito":
+        line += " The model was told it knows nothing about you here, so it will not guess."
+    elif r.unknown_about_user:
         line += (
             " I don't know you on this: nothing I remember about you cleared the moderate "
             "band, so the model was told to say so instead of guessing"
@@ -175,7 +177,7 @@ def render_details(r: TurnResult, *, key: str, expanded: bool = False) -> None:
         names += ["⚙️ Advanced", *(["💭 Thoughts"] if thinking else [])]
         tabs = st.tabs(names)
         with tabs[0]:
-            _recalled(r.recalled)
+            _recalled(r.recalled, incognito=r.private == "incognito")
             _held_back(r.held_back)
         with tabs[1]:
             _tools(tools)
@@ -344,7 +346,7 @@ def _why(h: RecallHit) -> str:
     return "why: " + ", ".join(shown) if shown else ""
 
 
-def _recalled(rec: MemoryContext) -> None:
+def _recalled(rec: MemoryContext, *, incognito: bool = False) -> None:
     anything = False
     for mtype, found in (("episodic", rec.episodic), ("semantic", rec.semantic)):
         if not found:
@@ -375,7 +377,12 @@ def _recalled(rec: MemoryContext) -> None:
             f"**{type_label('short_term')}** · {len(recent)} recent messages of this session "
             "were in context"
         )
-    if not anything:
+    if not anything and incognito:
+        st.caption(
+            "Incognito: your memory was not searched, and nothing you say here is kept. "
+            "Switch incognito off for answers that use what the agent knows about you."
+        )
+    elif not anything:
         st.caption(
             "Nothing was recalled above the relevance threshold (or auto-recall is switched "
             "off in the sidebar). Tell the agent about yourself and ask again."

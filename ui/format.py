@@ -42,6 +42,8 @@ TYPE_COLORS = {
     "other": "#BAB0AC",
 }
 BAND_BADGES = {"high": "🟢 high", "moderate": "🟡 moderate", "low": "⚪ low"}
+#: said under search results when weaker matches were left out (memory.models.shown_hits)
+NO_MORE_RELEVANT = "No more relevant memories: weaker matches are not shown."
 EVENT_TYPE_LABELS = {
     "preference": "Preference",
     "goal": "Goal",

@@ -12,13 +12,14 @@ import streamlit as st
 
 from memory import SearchFilter, safe_to_parse
 from memory.errors import ImportFileError, InvalidInputError
-from memory.models import EventType, is_blank
+from memory.models import SHOWN_FLOOR, EventType, is_blank, shown_hits
 from memory.writing import candidate_for, write_fact
 from ui import state
 from ui.details import HIT_COLUMNS, hits_frame
 from ui.errors import guard, message_for
 from ui.expiry import expiry_inputs, expiry_value
 from ui.format import (
+    NO_MORE_RELEVANT,
     event_label,
     md_text,
     no_images,
@@ -50,7 +51,15 @@ def search_tab(ctx: PageContext) -> None:
         with st.expander("Options"):
             o1, o2, o3 = st.columns(3)
             k = o1.slider("Results per type", 1, 30, 10, key="s_k")
-            min_score = o2.slider("Minimum score", 0.0, 1.0, 0.0, 0.05, key="s_min")
+            min_score = o2.slider(
+                "Minimum score",
+                0.0,
+                1.0,
+                SHOWN_FLOOR,
+                0.01,
+                key="s_min",
+                help="Weaker matches are hidden; lower it to see them too.",
+            )
             kinds = o3.multiselect(
                 "Kinds (episodic)",
                 [e.value for e in EventType],
@@ -75,20 +84,36 @@ def search_tab(ctx: PageContext) -> None:
                     mtype,
                     k=k,
                     where=SearchFilter(
-                        min_score=min_score or None,
-                        event_types=(kinds or None) if mtype == "episodic" else None,
+                        event_types=(kinds or None) if mtype == "episodic" else None
                     ),
                 )
                 or []
             )
+    hits, weaker = shown_hits(hits, min_score)
     if not hits:
-        st.info("Nothing found above the minimum score. Try other words.", icon="🔎")
+        st.info("No relevant memories above the minimum score. Try other words.", icon="🔎")
         return
-    hits.sort(key=lambda h: h.score, reverse=True)
     df = hits_frame([h.model_dump(mode="json") for h in hits])
     df.insert(0, "Type", [type_label(getattr(h.memory_type, "value", h.memory_type)) for h in hits])
     st.caption(f"{len(hits)} result{'s' if len(hits) != 1 else ''} for “{md_text(query)}”")
-    st.dataframe(df, hide_index=True, column_config=HIT_COLUMNS, key="s_results")
+    st.dataframe(
+        df[_columns_shown(df)], hide_index=True, column_config=HIT_COLUMNS, key="s_results"
+    )
+    if weaker:
+        st.caption(NO_MORE_RELEVANT)
+
+
+#: the score parts every result has: shown always; the others only when a result has them
+_MAIN_COLUMNS = ["Type", "Memory", "Score", "Band", "Vector", "Keywords"]
+#: small nudges, in the details of an answer, not in search results
+_NUDGES = {"Recency", "Importance"}
+
+
+def _columns_shown(df: Any) -> list[str]:
+    """The main columns, and each other score part that is not 0 for every result (a
+    search has few signals at work; empty columns would squeeze the text column)."""
+    others = [c for c in df.columns if c not in _MAIN_COLUMNS and c not in _NUDGES]
+    return _MAIN_COLUMNS + [c for c in others if (df[c] != 0).any()]
 
 
 # --- add -----------------------------------------------------------------------------------

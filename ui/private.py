@@ -112,6 +112,8 @@ def reanswer_controls(ctx: PageContext, d: TurnResult, key: str) -> None:
             # a label is markdown: the memory's text is escaped to show as text
             if st.checkbox(md_text(labels[h.id]), key=f"reanswer_pick::{key}::{h.id}")
         ]
+        if not picked:
+            st.caption("Tick at least one memory to answer again without it.")
         if st.button("Answer again without them", key=f"reanswer_go::{key}", disabled=not picked):
             with st.spinner("Answering again (nothing is stored)…"), guard("Answering again"):
                 result = None

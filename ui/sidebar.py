@@ -17,15 +17,16 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 from memory import ListQuery
-from memory.models import EventType, check_id, is_blank
+from memory.models import EventType, check_id, is_blank, shown_hits
 from memory.service import MemoryService
 from memory.writing import WritePolicy, candidate_for, write_fact
-from ui import demo, state, undo
+from ui import demo, phone, state, undo
 from ui import sessions as sessions_ui
 from ui.context import PageContext
 from ui.errors import guard, run_action
 from ui.format import (
     BAND_BADGES,
+    NO_MORE_RELEVANT,
     TYPE_HELP,
     event_label,
     fmt_duration,
@@ -64,6 +65,7 @@ def render_nav() -> None:
             st.page_link(path, label=label, icon=icon, query_params=state.url_params() or None)
     except StreamlitAPIException:  # run without app.py as entry point (a test of one page)
         return
+    phone.close_sidebar_after_navigation()
     st.divider()
 
 
@@ -358,16 +360,18 @@ def _search(ctx: PageContext) -> None:
     with guard("Searching"):
         for mtype, k in (("episodic", 5), ("semantic", 3)):
             hits.extend(ctx.coordinator.search(ctx.user_id, q, mtype, k=k) or [])
+    hits, weaker = shown_hits(hits)
     if not hits:
-        st.caption("Nothing found. Try other words, or add the memory in ➕ Add.")
+        st.caption("No relevant memories. Try other words, or add the memory in ➕ Add.")
         return
-    hits.sort(key=lambda h: h.score, reverse=True)
     for h in hits:
         mtype = getattr(h.memory_type, "value", h.memory_type)
         st.markdown(
             f"{no_images(snippet(h.text, 90))}  \n"
             f":gray[{type_label(mtype)} · {BAND_BADGES.get(h.band, h.band)} · {h.score:.2f}]"
         )
+    if weaker:
+        st.caption(NO_MORE_RELEVANT)
 
 
 def recent_memories(coord: MemoryService, user_id: str, n: int = RECENT_N) -> list[dict[str, Any]]:

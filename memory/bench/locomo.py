@@ -39,10 +39,12 @@ import argparse
 import json
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from memory.bench import results
 from memory.bench.common import Progress, add_common_args, percentiles, stamp, table
 from memory.bench.prompt_level import PromptRow, prompt_row
 from memory.bench.prompt_level import summary as prompt_summary
@@ -375,8 +377,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def main(args: argparse.Namespace, settings: Any = None) -> int:
-    from memory.bench.common import apply_recall_overrides, bench_coordinator, emit
-
     try:
         ks = [int(k) for k in str(args.k).split(",") if k.strip()]
     except ValueError:
@@ -387,26 +387,44 @@ def main(args: argparse.Namespace, settings: Any = None) -> int:
         raise SystemExit("--prompt-budget must be between 50 and 100000 tokens")
     data = data_from_args(args)
     progress = Progress(quiet=args.quiet)
-    with bench_coordinator(args.redis_url) as coord:
-        weights = apply_recall_overrides(coord, args.recall)
-        result = run(
+    return run_on_file(
+        args,
+        "locomo",
+        lambda coord: run(
             coord,
             data,
             ks,
             min_score=args.min_score,
             progress=progress,
             prompt_budget=args.prompt_budget,
-        )
+        ),
+        render,
+        results.locomo_figures,
+    )
+
+
+def run_on_file(
+    args: argparse.Namespace,
+    bench: str,
+    measure: Callable[[MemoryCoordinator], dict[str, Any]],
+    render: Callable[[dict[str, Any]], str],
+    figures: Callable[[dict[str, Any]], dict[str, Any]],
+) -> int:
+    """A bench of the file `--data` names: `measure` on a private coordinator (with the
+    `--recall` overrides), printed with `render`; with `--record`, `figures` are recorded."""
+    from memory.bench.common import apply_recall_overrides, bench_coordinator, emit
+
+    with bench_coordinator(args.redis_url) as coord:
+        weights = apply_recall_overrides(coord, args.recall)
+        result = measure(coord)
         result["recall_weights"] = weights
         embedder = coord.embedder.model_id
     result["data"] = str(args.data)
     code = emit(args, result, render)
     if args.record:
-        from memory.bench import results
-
         results.record_run(
-            "locomo",
-            results.locomo_figures(result),
+            bench,
+            figures(result),
             prog="python -m memory",
             commit=result["commit"],
             embedder=embedder,

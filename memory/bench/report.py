@@ -32,6 +32,7 @@ CV_PERSONAL = ("cross-validation", "personal-dev.json")
 CV_LOCOMO = ("cross-validation", "locomo-dev.json")
 LATENCY = ("latency", None)
 PAGES = ("pages", None)
+BANDS_PERSONAL = ("bands", "personal-dev.json")
 
 Run = tuple[str, str | None]
 
@@ -116,7 +117,16 @@ RESULT_ROWS = (
     ("Redis memory per memory, 100k", LATENCY, "bytes_per_memory_100k", lambda v: f"{v:,.0f} B"),
     ("Chat page usable, cold first open (browser)", PAGES, "cold_open_s", _s),
     ("Stats page usable (browser)", PAGES, "stats_s", _s),
-)
+    ("Personal: a high hit is evidence (precision, top 20)", BANDS_PERSONAL, "high_precision", _r),
+    ("Personal: a moderate hit is evidence", BANDS_PERSONAL, "moderate_precision", _r),
+    ("Personal: a low hit is evidence", BANDS_PERSONAL, "low_precision", _r),
+    ("Personal: a hit below the search floor is evidence", BANDS_PERSONAL,
+     "below_floor_precision", lambda v: f"{v:.3f}"),
+    ("Personal evidence hits below the search floor (not shown)", BANDS_PERSONAL,
+     "below_floor_share", _r),
+    ("Search floor fitted to keep 95% of the personal evidence hits", BANDS_PERSONAL,
+     "fitted_floor", lambda v: f"{v:.3f}"),
+)  # fmt: skip
 
 #: the README's few rows: (label, [(run, figure), ...] joined by " / ", format)
 HEADLINE_ROWS = (
@@ -150,6 +160,7 @@ python -m memory bench locomo --data $DEV/personal/personal-dev.json --prompt-bu
 python -m memory bench locomo --data $DEV/locomo/locomo-dev.json --prompt-budget 800 --record
 python -m memory bench latency --record         # sizes 1k, 10k, 100k; 200 timed runs each
 python -m memory bench pages --record           # a real browser: cold first open, Stats
+python -m memory bench bands --data $DEV/personal/personal-dev.json --record   # bands, floor
 python -m lab.fit_recall --data $DEV/personal/personal-dev.json $DEV/locomo/locomo-dev.json --record
 python -m agent bench qa --data FILE --mode memory|none|oracle --record   # needs Ollama
 python -m memory bench report > BENCHMARKS.md

@@ -3,7 +3,7 @@
 A bench command run with `--record` writes, besides its usual output, a small record of what
 it measured and where:
 
-    {"bench": "latency" | "locomo" | "qa" | "cross-validation",
+    {"bench": "latency" | "locomo" | "qa" | "cross-validation" | "pages" | "bands",
      "data": "locomo-dev.json" or null,        # the data file's name, when the bench reads one
      "command": "python -m memory bench ...",  # as typed, without --record
      "commit": "d1626e9", "date": "2026-11-25 17:43",
@@ -34,6 +34,7 @@ from memory.config import PROJECT_ROOT
 
 __all__ = [
     "BENCHES",
+    "bands_figures",
     "HELD_OUT",
     "RESULTS_DIR",
     "results_dir",
@@ -52,7 +53,7 @@ __all__ = [
 RESULTS_DIR = PROJECT_ROOT / "benchmarks" / "results"
 #: where `--record` writes and `bench report` reads instead (tests: a temporary folder)
 RESULTS_DIR_ENV = "BENCH_RESULTS_DIR"
-BENCHES = ("latency", "locomo", "qa", "cross-validation", "pages")
+BENCHES = ("latency", "locomo", "qa", "cross-validation", "pages", "bands")
 REQUIRED = ("bench", "data", "command", "commit", "date", "machine", "embedder", "figures")
 #: Conversations and users of the dev files that the recall model was not fitted on (the
 #: fixed split of the fit); a locomo run reports its recall on them apart.
@@ -263,6 +264,18 @@ def pages_figures(result: dict[str, Any]) -> dict[str, Any]:
         "stats_s": result["stats"]["runs_s"],
         "load_average_1m": result["load_average"][0],
     }
+
+
+def bands_figures(result: dict[str, Any]) -> dict[str, Any]:
+    """Per band, its hits' precision and its share of the evidence found; the floor in use
+    and the one the fit gives."""
+    out: dict[str, Any] = {"questions": result["n_questions"], "floor": result["floor"]}
+    out["fitted_floor"] = result["fitted_floor"]
+    for band, s in result["bands"].items():
+        name = band.replace(" ", "_")
+        out[f"{name}_precision"] = s["precision"]
+        out[f"{name}_share"] = s["share"]
+    return out
 
 
 def record_run(

@@ -116,6 +116,13 @@ def test_an_incognito_chat_is_marked_recalls_nothing_and_stores_nothing(
     request = last_request(shared_fake_ollama, question)
     assert request is not None
     assert "teal" not in request.system_prompt and UNKNOWN_RULE in request.system_prompt
+    # its details speak of incognito: nothing was searched, nothing said here is kept
+    answer = page.get_by_test_id("stChatMessage").nth(1)
+    answer.get_by_text("🔍 Execution details").click()
+    expect(answer).to_contain_text("Incognito: nothing was recalled from your memory")
+    expect(answer).to_contain_text("your memory was not searched")
+    expect(answer).not_to_contain_text("moderate band")
+    expect(answer).not_to_contain_text("Tell the agent about yourself")
     # a second incognito message carries the first exchange (kept by the page only)
     shared_fake_ollama.queue_reply("Still incognito.")
     send(page, "And now?")

@@ -13,6 +13,7 @@ from agent.types import TurnResult
 from memory.config import Settings
 from memory.coordinator import MemoryCoordinator
 from memory.models import ChatMessage, EventType
+from memory.runtime.server import free_port
 from tests.fakes.fake_ollama import FakeOllama, remembered_lines
 from tests.integration.test_agent_cli import _run  # the agent CLI in a real process
 
@@ -74,6 +75,42 @@ def test_a_reanswer_leaves_the_picked_memory_out_and_stores_nothing(
     assert snapshot() == before  # nothing stored: no message, episode, details, lesson
     # and the model could not remember anything either: no memory tools were offered
     assert not {"remember_information", "forget_memory"} & _tool_names(fake_ollama)
+
+
+def test_without_a_model_a_reanswer_is_the_memory_only_answer_without_the_picked_memory(
+    agent_factory: Factory,
+    coordinator: MemoryCoordinator,
+    settings: Settings,
+    snapshot: Callable[[], dict[bytes, bytes]],
+) -> None:
+    coordinator.add_episodic(U, "I am training for a half marathon in April", event_type="goal")
+    coordinator.add_episodic(U, "I follow a vegetarian diet", event_type="preference")
+    coordinator.bookkeeping.drain()
+    agent = agent_factory(coordinator, f"http://127.0.0.1:{free_port()}", settings=settings)
+    first = agent.chat(U, "s1", "Can you plan my meals for race week?")
+    assert first.mode == "memory-only" and "I follow a vegetarian diet" in first.reply
+    recalled = {h.text: h.id for h in first.recalled.episodic}
+    agent.wait_for_background(10)
+    coordinator.bookkeeping.drain()
+    before = snapshot()
+
+    again = _done(reanswer(agent, U, "s1", first.turn_id, [recalled["I follow a vegetarian diet"]]))
+
+    assert again.private == "re-answer" and again.mode == "memory-only"
+    assert "I follow a vegetarian diet" not in again.reply
+    assert "I am training for a half marathon in April" in again.reply
+    assert "memory-only reply" in again.reply and "save" not in again.reply
+    assert ").)" not in again.reply
+    assert snapshot() == before
+
+
+def test_without_a_model_an_incognito_reply_quotes_the_reason_once(
+    agent_factory: Factory, coordinator: MemoryCoordinator, settings: Settings
+) -> None:
+    agent = agent_factory(coordinator, f"http://127.0.0.1:{free_port()}", settings=settings)
+    result = _done(incognito_turn(agent, U, "s1", "What's my goal?"))
+    assert "not reachable" in result.reply
+    assert ".)." not in result.reply and ".." not in result.reply, result.reply
 
 
 def test_a_reanswer_refuses_an_unknown_turn_or_memory(

@@ -105,3 +105,14 @@ def test_the_lead_line_names_what_reached_the_prompt_in_short_escaped() -> None:
     assert (
         short("I am training for a half marathon in April") == "I am training for a half marathon…"
     )
+
+
+def test_the_lead_line_of_an_incognito_answer_speaks_of_incognito_not_of_bands() -> None:
+    r = result()
+    r.private, r.unknown_about_user = "incognito", True
+    line = lead_line(r)
+    assert line.startswith("Incognito: nothing was recalled from your memory")
+    assert "it will not guess" in line
+    assert "band" not in line and "I don't know you on this" not in line
+    r.private = None  # the same turn, not incognito: the band is why it does not know
+    assert "cleared the moderate band" in lead_line(r)

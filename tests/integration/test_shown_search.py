@@ -1,0 +1,64 @@
+"""Search shown to people on the demo persona: a clear match is at least moderate and the
+search stops at what is relevant; the prompt's recall keeps its weaker candidates."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from memory.coordinator import MemoryCoordinator
+from memory.demo import load_demo
+from memory.models import SHOWN_FLOOR, EventType, RecallHit, shown_hits
+
+U = "maya"
+ALLERGY = "I'm allergic to peanuts"
+SISTER = "My sister Jana lives in Brno"
+
+
+@pytest.fixture
+def persona(coordinator: MemoryCoordinator) -> MemoryCoordinator:
+    """The demo persona with an allergy and a sister of her own (the demo has neither)."""
+    load_demo(coordinator, U)
+    coordinator.add_episodic(U, ALLERGY, event_type=EventType.HEALTH_EVENT)
+    coordinator.add_episodic(U, SISTER, event_type=EventType.FACT)
+    coordinator.bookkeeping.drain()
+    return coordinator
+
+
+def searched(coord: MemoryCoordinator, query: str) -> tuple[list[RecallHit], int]:
+    """Both types, as the sidebar searches them."""
+    hits = [h for t in ("episodic", "semantic") for h in coord.search(U, query, t, k=10)]
+    return shown_hits(hits)
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"), [("nut allergy", ALLERGY), ("where does my sister live", SISTER)]
+)
+def test_a_clear_match_is_shown_alone_and_at_least_moderate(
+    persona: MemoryCoordinator, query: str, expected: str
+) -> None:
+    kept, weaker = searched(persona, query)
+    assert [h.text for h in kept] == [expected], [(h.text, h.score) for h in kept]
+    assert kept[0].band in ("moderate", "high")
+    assert weaker > 0  # there was noise below the floor, and it is not shown
+
+
+def test_the_prompt_recall_is_not_floored(persona: MemoryCoordinator) -> None:
+    ctx = persona.retrieve_all_context(U, "s-check", "nut allergy")
+    assert ALLERGY in [h.text for h in ctx.episodic]
+    # the facts below the floor still reach the prompt's candidates (the floor is for people)
+    assert any(h.score < SHOWN_FLOOR for h in ctx.semantic), [h.score for h in ctx.semantic]
+
+
+def test_cli_search_stops_at_what_is_relevant(
+    cli: Callable[..., Any], persona: MemoryCoordinator
+) -> None:
+    out = cli("search", "--user", U, "--query", "nut allergy", "--type", "semantic").stdout
+    assert "no more relevant memories" in out
+    assert " low " not in out  # only the hint: every fact is below the floor
+    found = cli("search", "--user", U, "--query", "nut allergy").stdout.splitlines()
+    assert len(found) in (1, 2) and ALLERGY in found[0], found
+    assert " moderate " in found[0] or " high " in found[0]
+    assert all(line.startswith("no more relevant memories") for line in found[1:]), found

@@ -1,0 +1,83 @@
+"""What a phone-width screen needs that Streamlit does not do for this app.
+
+Page links: Streamlit closes the sidebar after a page is picked in its own page list, but the
+app draws its links with `st.page_link` (labelled, with icons, keeping the user and chat in the
+address; `client.showSidebarNavigation = false`), and a page link leaves the sidebar open over
+300 of 390 px. So on a narrow screen a click on one of the sidebar's page links also presses the
+sidebar's own collapse button. The script is inline and loads nothing; it is installed once per
+browser tab (a rerun draws it again, the flag keeps one listener).
+
+Tables: a grid (`st.dataframe`, drawn on a canvas) cannot reflow, and on a phone it shows only
+its wide text column. So the Memories tables also draw their rows as text, each row its text
+and then the other columns as "name: value", shown only below NARROW_PX by a CSS media query
+(no width reaches the server); the grid stays under them for ticking rows to edit.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from ui.format import md_text
+
+#: Streamlit lays the sidebar over the page (instead of beside it) below this width
+NARROW_PX = 768
+
+_CLOSE_ON_NAVIGATION = f"""
+<script>
+(() => {{
+  if (window.memoryChatClosesSidebar) return;
+  window.memoryChatClosesSidebar = true;
+  document.addEventListener("click", (event) => {{
+    const link = event.target.closest(
+      '[data-testid="stSidebar"] a[data-testid="stPageLink-NavLink"]');
+    if (!link || !window.matchMedia("(max-width: {NARROW_PX - 1}px)").matches) return;
+    const close = document.querySelector('[data-testid="stSidebarCollapseButton"] button');
+    if (close) close.click();
+  }}, true);
+}})();
+</script>
+"""
+
+
+_ROWS_ONLY_WHEN_NARROW = f"""
+<style>
+@media (min-width: {NARROW_PX}px) {{ div[class*="st-key-rows_"] {{ display: none; }} }}
+</style>
+"""
+#: columns a row's text leaves out: ids and the pin (shown as a 📌 before the text)
+_NOT_SHOWN = {"id", "📌"}
+
+
+def _value(v: Any) -> str:
+    """A cell as text ("" for an empty one)."""
+    if isinstance(v, pd.Timestamp):
+        return "" if pd.isna(v) else v.strftime("%Y-%m-%d %H:%M")
+    if isinstance(v, list | tuple):
+        return ", ".join(map(str, v))
+    if isinstance(v, float):
+        return "" if pd.isna(v) else f"{v:.2f}"
+    return "" if v is None or (not isinstance(v, str) and pd.isna(v)) else str(v)
+
+
+def readable_rows(df: pd.DataFrame, key: str) -> None:
+    """The table's rows as text, shown on a narrow screen only (module docstring); the first
+    column other than the pin is a row's text."""
+    st.html(_ROWS_ONLY_WHEN_NARROW)
+    columns = [c for c in df.columns if c not in _NOT_SHOWN]
+    if not columns:
+        return
+    text, rest = columns[0], columns[1:]
+    with st.container(key=f"rows_{key}"):
+        for _, row in df.iterrows():
+            pin = "📌 " if _value(row.get("📌")) else ""
+            meta = " · ".join(f"{c}: {_value(row[c])}" for c in rest if _value(row[c]))
+            st.markdown(f"{pin}{md_text(_value(row[text]))}  \n:gray[{md_text(meta)}]")
+        st.caption("Tick a row in the table below to edit it.")
+
+
+def close_sidebar_after_navigation() -> None:
+    """Install the listener (module docstring); draws nothing."""
+    st.html(_CLOSE_ON_NAVIGATION, unsafe_allow_javascript=True)
