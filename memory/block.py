@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from memory.models import MemoryContext, RecallHit
+from memory.models import MemoryContext, ProfileLine, RecallHit
 from memory.recall.statements import asks_what_was_said, request_kind
 from memory.stores.episodic import exchange_reply
 from memory.tokens import estimate_tokens
@@ -41,6 +41,10 @@ NO_MEMORY_NOTE = "(nothing relevant remembered yet)"
 ANSWERED = ", you answered "
 #: Characters of that reply shown, about (cut at a word, " …" added; the store keeps 600).
 BLOCK_REPLY_CHARS = 300
+#: The user profile's fixed share of a prompt, title included, whatever the window: a few
+#: standing facts (diet, goals, injuries, how they like answers) that search would not match.
+PROFILE_TOKENS = 150
+PROFILE_TITLE = "About the user (user profile: their standing memories):"
 
 
 def unfenced(text: str) -> str:
@@ -196,6 +200,26 @@ def _semantic_label(hit: RecallHit) -> str:
     return f"semantic/{label(cat)}" if cat else "semantic"
 
 
+def profile_lines(profile: Sequence[ProfileLine]) -> list[tuple[str, str]]:
+    """(memory id, line) of the user profile's lines that fit `PROFILE_TOKENS` with the
+    title, best first (a line too long for the room left is skipped, not cut)."""
+    out: list[tuple[str, str]] = []
+    used = estimate_tokens(PROFILE_TITLE + "\n")
+    for p in profile:
+        line = f"- [profile/{label(p.kind.value)}] {neutralise(p.text)}"
+        cost = estimate_tokens(line + "\n")
+        if used + cost <= PROFILE_TOKENS:
+            out.append((p.id, line))
+            used += cost
+    return out
+
+
+def profile_tokens(profile: Sequence[ProfileLine]) -> int:
+    """What the profile's section costs in a block (0 with no line)."""
+    lines = [line for _, line in profile_lines(profile)]
+    return estimate_tokens("\n".join([PROFILE_TITLE, *lines]) + "\n") if lines else 0
+
+
 @dataclass
 class MemoryBlock:
     """The fenced block as injected, and how much of the recall fitted."""
@@ -205,6 +229,8 @@ class MemoryBlock:
     lines: int
     omitted: int
     tokens: int
+    #: of `tokens`, the user profile's section
+    profile_tokens: int = 0
 
 
 def render_memory_block(
@@ -270,6 +296,10 @@ def _sections(
     """(title, lines) of each non-empty section, in the block's order, each line best first;
     a line given as a tuple is (the line with its reply, the line alone)."""
     sections: list[tuple[str, list[str | tuple[str, ...]]]] = []
+    profile = profile_lines(context.profile)
+    if profile:
+        sections.append((PROFILE_TITLE, [line for _, line in profile]))
+    in_profile = {mid for mid, _ in profile}  # searched memories do not repeat its lines
     if stored_now:
         sections.append(
             (
@@ -291,7 +321,7 @@ def _sections(
     episodic = [
         h
         for h in without_replaced(context.episodic, stored_now)
-        if summary is None or h.id != summary.id
+        if (summary is None or h.id != summary.id) and h.id not in in_profile
     ]
     if episodic:
         sections.append(
@@ -339,8 +369,16 @@ def _assemble(
         out.append(_omitted(omitted))
     out.append(tail)
     text = "\n".join(out)
+    profile = next((lines for title, lines in chosen if title == PROFILE_TITLE), [])
     return MemoryBlock(
-        text=text, nonce=nonce, lines=kept, omitted=omitted, tokens=estimate_tokens(text)
+        text=text,
+        nonce=nonce,
+        lines=kept,
+        omitted=omitted,
+        tokens=estimate_tokens(text),
+        profile_tokens=estimate_tokens("\n".join([PROFILE_TITLE, *profile]) + "\n")
+        if profile
+        else 0,
     )
 
 
