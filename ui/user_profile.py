@@ -19,6 +19,11 @@ TITLE = "What I know about you"
 def user_profile_panel(ctx: PageContext, where: str) -> None:
     """The profile's lines, each with ✏️ (edit) and ✖️ (remove); `where` keeps the widget keys
     of the sidebar's copy apart from the page's."""
+    with st.container(key=f"{where}_profile"):
+        _lines(ctx, where)
+
+
+def _lines(ctx: PageContext, where: str) -> None:
     lines: list[ProfileLine] = []
     with guard("Reading what I know about you"):
         lines = ctx.coordinator.user_profile(ctx.user_id)
