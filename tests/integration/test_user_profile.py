@@ -10,19 +10,17 @@ import concurrent.futures
 import json
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from mcp import Client, StdioServerParameters
 
-from agent.config import AgentSettings
 from agent.loop import ChatAgent
 from agent.private import incognito_turn, reanswer
 from memory.block import PROFILE_TITLE, PROFILE_TOKENS, read_block
 from memory.config import PROJECT_ROOT, Settings
 from memory.coordinator import MemoryCoordinator
-from memory.maintenance import Maintenance
 from memory.queries import ListQuery
 from memory.tokens import estimate_tokens
 from tests.fakes.fake_ollama import FakeOllama
@@ -58,18 +56,14 @@ def fake() -> Iterator[FakeOllama]:
 
 @pytest.fixture
 def agent(
-    coordinator: MemoryCoordinator, settings: Settings, fake: FakeOllama
-) -> Iterator[ChatAgent]:
-    a = ChatAgent(
-        settings.model_copy(update={"ollama_host": fake.url}),
-        coordinator,
-        agent_settings=AgentSettings(
-            _env_file=None, ollama_model="small4k:3b", llm_extraction="off"
-        ),  # type: ignore[call-arg]
-        summaries=Maintenance.of(coordinator),
+    agent_factory: Callable[..., ChatAgent],
+    coordinator: MemoryCoordinator,
+    settings: Settings,
+    fake: FakeOllama,
+) -> ChatAgent:
+    return agent_factory(
+        coordinator, fake.url, settings=settings, ollama_model="small4k:3b", llm_extraction="off"
     )
-    yield a
-    a.close()
 
 
 def profile_section(system_prompt: str) -> list[str]:
