@@ -23,8 +23,9 @@ st.caption(
     "Select rows to edit, pin, pause or delete them; changes apply to the next answer."
 )
 
-st.markdown(f"#### 🪪 {PROFILE_TITLE}")
-user_profile_panel(ctx, "page")
+# folded: open, the profile's lines would push the tables below the fold
+with st.expander(f"🪪 {PROFILE_TITLE}", expanded=False):
+    user_profile_panel(ctx, "page")
 
 with guard("Counting memories"):
     # Episodic: as the table shows it by default (logged exchanges are the conversation)

@@ -70,7 +70,9 @@ def select_grid_row(page: Page, table: Locator, text: str, row_px: int = ROW_PX)
     without scrolling; `row_px`: the table's row height)."""
     cell = grid_cell(table, text)
     row = int(cell.locator("xpath=..").get_attribute("aria-rowindex") or "0")  # header is 1
-    box = table.get_by_test_id("stDataFrame").bounding_box()
+    grid = table.get_by_test_id("stDataFrame")
+    grid.scroll_into_view_if_needed()  # a click outside the viewport lands nowhere
+    box = grid.bounding_box()
     assert box is not None and row >= 2, f"row of {text!r} not found"
     page.mouse.click(box["x"] + 16, box["y"] + HEADER_PX + row_px * (row - 2) + row_px / 2)
     wait_idle(page)

@@ -26,7 +26,7 @@ def test_the_profile_is_shown_edited_and_removed(page: Page, app_server, seed) -
     goal = seed.add_episodic(user, "I want to run a marathon", event_type="goal").id
     seed.add_episodic(user, "We chatted about the weather", event_type="interaction")
     open_page(page, f"{app_server.url}/memories?user={user}", "🗂️ Memories")
-    expect(page.get_by_test_id("stMain").get_by_text("What I know about you")).to_be_visible()
+    page.get_by_test_id("stMain").get_by_text("What I know about you").click()  # unfold
     main = by_key(page, "page_profile")
     expect(main.get_by_text("I'm vegetarian")).to_be_visible()
     expect(main.get_by_text("I want to run a marathon")).to_be_visible()
