@@ -39,7 +39,7 @@ from agent.errors import ToolsNotSupportedError
 from agent.knowing import UNKNOWN_RULE
 from agent.llm import LLM, LLMChunk, ToolCall
 from agent.profile import ModelProfile
-from agent.prompt import render_memory_block, system_rules
+from agent.prompt import profile_tokens, render_memory_block, system_rules
 from agent.tools.memory_tools import MemoryToolkit
 from agent.tools.registry import ToolContext, ToolRegistry, result_for_model
 from agent.tools.text_calls import TextCallFilter, parse_text_tool_calls
@@ -199,6 +199,7 @@ class Answerer:
             render_block=lambda budget: render_memory_block(
                 ctx, stored_now=stored_now, budget_tokens=budget, nonce=nonce
             ),
+            profile_tokens=profile_tokens(ctx.profile),
             scale=self.scale(model),
             slack=slack,
         )

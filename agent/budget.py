@@ -15,6 +15,10 @@ the window (`offered_tools`); the memory block takes at most `MEMORY_SHARE` of t
 here, never by the server: a long message eats the history first (oldest messages first), then
 the least valuable memories (whole lines, `memory.block`). A message that cannot fit even alone
 is refused before anything is sent.
+
+The user profile (the first section of the memory block, `memory.block.PROFILE_TOKENS` at
+most) comes before history and searched memories: its tokens are added to the block's share,
+so they share what is left after it.
 """
 
 from __future__ import annotations
@@ -128,6 +132,7 @@ def fit_request(
     exchange: Sequence[dict[str, Any]],
     history: Sequence[ChatMessage],
     render_block: Callable[[int], MemoryBlock],
+    profile_tokens: int = 0,
     scale: float = 1.0,
     slack: int = 0,
     tools_left_out: int = 0,
@@ -137,7 +142,8 @@ def fit_request(
     with nothing else, ContextFullError when the turn's tool exchange has filled the window.
     `scale` (>= 1): how much larger than estimated this model's prompts were counted before;
     the prompt is planned for the window divided by it. `tools_left_out`: the tools
-    `offered_tools` did not offer (shown in the split)."""
+    `offered_tools` did not offer (shown in the split). `profile_tokens`: the block's user
+    profile section, given room before the history and the searched memories."""
     rules = sum(message_tokens(s) for s in system_messages)
     tools = tools_tokens(tool_schemas)
     msg = message_tokens(message)
@@ -152,6 +158,7 @@ def fit_request(
             raise ContextFullError(f"{done} tokens of tool results fill the window")
         raise MessageTooLongError(too_long_text(msg, base - empty.tokens, num_ctx))
     target = max(empty.tokens, min(memory_cap, int((base - empty.tokens) * MEMORY_SHARE)))
+    target += profile_tokens
     block = render_block(min(target, room))
     if block.tokens > room:  # cannot happen with render_block's own budget; be sure
         block = empty
@@ -160,7 +167,8 @@ def fit_request(
         num_ctx=num_ctx,
         rules=rules,
         tools=tools,
-        memories=block.tokens,
+        memories=block.tokens - block.profile_tokens,
+        profile=block.profile_tokens,
         history=sum(message_tokens(m.content) for m in window),
         message=msg,
         tool_results=done,

@@ -23,9 +23,10 @@ from memory.recall.statements import request_kind
 from memory.writing import StoredMemory
 
 UNKNOWN_RULE = (
-    "6. For this message no long-term memory about the user is relevant enough (none clears "
-    "the moderate relevance band). Unless this conversation or a tool says it, do not state or "
-    "guess personal facts about the user (preferences, history, plans, health); say plainly "
+    "6. For this message no searched long-term memory about the user is relevant enough (none "
+    "clears the moderate relevance band). Unless this conversation, the user profile or a tool "
+    "says it, do not state or guess personal facts about the user (preferences, history, "
+    "plans, health); say plainly "
     "that you don't know this about them yet, and ask if it helps."
 )
 

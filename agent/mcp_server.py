@@ -42,6 +42,7 @@ from agent.tools.memory_tools import (
     REMEMBER_DOC,
     STATS_DOC,
     Content,
+    ForgetAction,
     ForgetType,
     KindArg,
     Limit,
@@ -174,9 +175,11 @@ def build_server(
         annotations=ToolAnnotations(destructive_hint=True, idempotent_hint=True),
         description=FORGET_DOC,
     )
-    def forget_memory(memory_id: MemoryId, memory_type: ForgetType = "episodic") -> dict[str, Any]:
+    def forget_memory(
+        memory_id: MemoryId, memory_type: ForgetType = "episodic", action: ForgetAction = "delete"
+    ) -> dict[str, Any]:
         with _tool_errors():
-            return _out(service.forget(current_user(), memory_id, memory_type))
+            return _out(service.forget(current_user(), memory_id, memory_type, action))
 
     for mtype, what in (
         (MemoryType.EPISODIC, "The user's newest episodic memories (replaced ones left out)"),

@@ -98,7 +98,7 @@ def reanswer(
     if not without:
         raise InvalidInputError("Pick at least one recalled memory to leave out.")
     ctx = original.recalled
-    recalled_ids = {h.id for h in ctx.episodic} | {h.id for h in ctx.semantic}
+    recalled_ids = {h.id for h in [*ctx.episodic, *ctx.semantic]} | {p.id for p in ctx.profile}
     unknown = [i for i in without if i not in recalled_ids]
     if unknown:
         raise InvalidInputError(
@@ -110,6 +110,7 @@ def reanswer(
         update={
             "episodic": [h for h in ctx.episodic if h.id not in left_out],
             "semantic": [h for h in ctx.semantic if h.id not in left_out],
+            "profile": [p for p in ctx.profile if p.id not in left_out],
             "short_term": [],
         }
     )

@@ -65,7 +65,8 @@ class BudgetSplit(BaseModel):
     num_ctx: int = Field(description="The window sent as options.num_ctx")
     rules: int = Field(default=0, description="System rules and notes, without the memories")
     tools: int = Field(default=0, description="Tool schemas as the template renders them")
-    memories: int = Field(default=0, description="The fenced memory block")
+    memories: int = Field(default=0, description="The fenced memory block, its profile apart")
+    profile: int = Field(default=0, description="The user profile's section of the block")
     history: int = Field(default=0, description="Earlier messages of the conversation")
     message: int = Field(default=0, description="The user's message")
     tool_results: int = Field(default=0, description="This turn's tool calls and results")
@@ -86,6 +87,7 @@ class BudgetSplit(BaseModel):
             self.rules
             + self.tools
             + self.memories
+            + self.profile
             + self.history
             + self.message
             + self.tool_results

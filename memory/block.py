@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from memory.models import BAND_HIGH, MemoryContext, RecallHit
+from memory.models import BAND_HIGH, MemoryContext, ProfileLine, RecallHit
 from memory.recall.statements import asks_what_was_said, request_kind
 from memory.stores.episodic import exchange_reply
 from memory.tokens import estimate_tokens
@@ -45,6 +45,10 @@ NO_MEMORY_NOTE = "(nothing relevant remembered yet)"
 ANSWERED = ", you answered "
 #: Characters of that reply shown, about (cut at a word, " …" added; the store keeps 600).
 BLOCK_REPLY_CHARS = 300
+#: The user profile's fixed share of a prompt, title included, whatever the window: a few
+#: standing facts (diet, goals, injuries, how they like answers) that search would not match.
+PROFILE_TOKENS = 150
+PROFILE_TITLE = "About the user (user profile: their standing memories):"
 
 
 def unfenced(text: str) -> str:
@@ -200,6 +204,26 @@ def _semantic_label(hit: RecallHit) -> str:
     return f"semantic/{label(cat)}" if cat else "semantic"
 
 
+def profile_lines(profile: Sequence[ProfileLine]) -> list[tuple[str, str]]:
+    """(memory id, line) of the user profile's lines that fit `PROFILE_TOKENS` with the
+    title, best first (a line too long for the room left is skipped, not cut)."""
+    out: list[tuple[str, str]] = []
+    used = estimate_tokens(PROFILE_TITLE + "\n")
+    for p in profile:
+        line = f"- [profile/{label(p.kind.value)}] {neutralise(p.text)}"
+        cost = estimate_tokens(line + "\n")
+        if used + cost <= PROFILE_TOKENS:
+            out.append((p.id, line))
+            used += cost
+    return out
+
+
+def profile_tokens(profile: Sequence[ProfileLine]) -> int:
+    """What the profile's section costs in a block (0 with no line)."""
+    lines = [line for _, line in profile_lines(profile)]
+    return estimate_tokens("\n".join([PROFILE_TITLE, *lines]) + "\n") if lines else 0
+
+
 @dataclass
 class MemoryBlock:
     """The fenced block as injected, and how much of the recall fitted."""
@@ -209,6 +233,8 @@ class MemoryBlock:
     lines: int
     omitted: int
     tokens: int
+    #: of `tokens`, the user profile's section
+    profile_tokens: int = 0
 
 
 #: A conversation summary is not a search result (its score says nothing about this message):
@@ -285,7 +311,8 @@ def _candidates(
     to this message: the memories stored from the message first (the model must not store them
     again), recalled memories by their score (the probability that the message needs them),
     the conversation summary at `SUMMARY_VALUE`, a tool pattern by how closely it matches times
-    its confidence."""
+    its confidence. The user profile comes first and is always kept (`profile_lines` fits it
+    to its own cap); searched memories do not repeat its lines."""
     titles: list[str] = []
     out: list[_Candidate] = []
 
@@ -294,6 +321,9 @@ def _candidates(
             out.extend(_Candidate(len(titles), value, texts) for value, texts in lines)
             titles.append(title)
 
+    profile = profile_lines(context.profile)
+    section(PROFILE_TITLE, [(math.inf, (line,)) for _, line in profile])
+    in_profile = {mid for mid, _ in profile}
     section(
         "Stored from the current message:",
         [
@@ -310,7 +340,7 @@ def _candidates(
     episodic = [
         h
         for h in without_replaced(context.episodic, stored_now)
-        if summary is None or h.id != summary.id
+        if (summary is None or h.id != summary.id) and h.id not in in_profile
     ]
     section(EPISODIC_TITLE, [(h.score, episodic_lines(h, context.query)) for h in episodic])
     section(
@@ -354,8 +384,16 @@ def _assemble(
         out.append(_omitted(omitted))
     out.append(tail)
     text = "\n".join(out)
+    profile = [line for cand, line in kept if titles[cand.section] == PROFILE_TITLE]
     return MemoryBlock(
-        text=text, nonce=nonce, lines=len(kept), omitted=omitted, tokens=estimate_tokens(text)
+        text=text,
+        nonce=nonce,
+        lines=len(kept),
+        omitted=omitted,
+        tokens=estimate_tokens(text),
+        profile_tokens=estimate_tokens("\n".join([PROFILE_TITLE, *profile]) + "\n")
+        if profile
+        else 0,
     )
 
 

@@ -227,7 +227,10 @@ def cmd_list(args: argparse.Namespace, settings: Settings) -> int:
     print_result(
         args,
         {"total": total, "items": rows},
-        "\n".join(f"{r['id']}  {for_terminal(str(r.get('text', '')))}" for r in rows)
+        "\n".join(
+            f"{r['id']}  {'(paused) ' * bool(r.get('paused'))}{for_terminal(str(r['text']))}"
+            for r in rows
+        )
         + f"\n({total} in all)",
     )
     return 0
@@ -248,6 +251,20 @@ def cmd_delete(args: argparse.Namespace, settings: Settings) -> int:
         raise NotFoundError(f"No memory {args.id!r} for user {args.user!r}.")
     finally:
         coord.close()
+
+
+def cmd_pause(args: argparse.Namespace, settings: Settings) -> int:
+    """Pause an episodic memory (kept and listed, never recalled) or, as `resume`, resume it."""
+    paused = args.command == "pause"
+    coord = open_coordinator(settings)
+    try:
+        coord.pause(args.user, args.id, paused=paused)
+    finally:
+        coord.close()
+    done = "paused" if paused else "resumed"
+    text = f"{done} episodic {for_terminal(args.id)}"
+    print_result(args, {"id": args.id, "paused": paused}, text)
+    return 0
 
 
 def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
@@ -461,6 +478,11 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--user", required=True)
     sp.add_argument("--id", required=True)
     sp.add_argument("--type")
+
+    for name, what in (("pause", "keep it, never recall it"), ("resume", "recall it again")):
+        sp = cmd(name, cmd_pause, f"{name} an episodic memory by id ({what})")
+        sp.add_argument("--user", required=True)
+        sp.add_argument("--id", required=True)
 
     sp = cmd("forget", cmd_forget, "delete everything that mentions a topic (with a preview)")
     sp.add_argument("--user", required=True)

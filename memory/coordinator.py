@@ -36,6 +36,7 @@ from memory.models import (
     MemoryContext,
     MemoryType,
     ProceduralPattern,
+    ProfileLine,
     RecallHit,
     SemanticFact,
     check_id,
@@ -51,6 +52,7 @@ from memory.stores.episodic import EpisodicStore, embedding_text
 from memory.stores.procedural import check_run
 from memory.stores.semantic import SemanticStore
 from memory.stores.short_term import Details, SessionsAPI, ShortTermStore
+from memory.user_profile import read_profile
 
 log = logging.getLogger(__name__)
 
@@ -491,6 +493,15 @@ class MemoryCoordinator(SessionsAPI):
         as_admin: bool = False,
     ) -> None:
         self.update_memory(user_id, memory_type, memory_id, as_admin, pinned=pinned)
+
+    def pause(self, user_id: str, memory_id: str, paused: bool = True) -> dict[str, Any]:
+        """Pause an episodic memory (kept and listed, never recalled nor in the user profile),
+        or resume it."""
+        return self.update_memory(user_id, MemoryType.EPISODIC, memory_id, paused=paused)
+
+    def user_profile(self, user_id: str) -> list[ProfileLine]:
+        """The lines of the user profile (memory.user_profile), best first."""
+        return read_profile(self.stores.episodic, check_id(user_id))
 
     def list_users(self) -> list[str]:
         return sorted(as_str(u) for u in self._r.smembers(self.keys.users))

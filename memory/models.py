@@ -228,6 +228,9 @@ class EpisodicMemory(BaseModel):
     superseded_by: str | None = Field(
         default=None, description="Id of the memory that replaced this one (kept as history)"
     )
+    paused: bool = Field(
+        default=False, description="Kept and listed, but never recalled nor in the user profile"
+    )
 
     @property
     def text(self) -> str:
@@ -394,6 +397,16 @@ class ProceduralSuggestion(BaseModel):
     match: Literal["exact", "similar"]
 
 
+class ProfileLine(BaseModel):
+    """One line of the user profile: a standing memory of the user (diet, goal, injury, how
+    they like answers), always in the prompt; `id` is the episodic memory it shows."""
+
+    id: str
+    kind: EventType
+    text: str
+    importance: float = 0.5
+
+
 class MemoryContext(BaseModel):
     """Everything recalled for one message, ready for a prompt and for display."""
 
@@ -409,6 +422,9 @@ class MemoryContext(BaseModel):
     )
     session_summary: RecallHit | None = Field(
         default=None, description="Latest summary of this session, when messages were dropped"
+    )
+    profile: list[ProfileLine] = Field(
+        default_factory=list, description="The user profile (memory.user_profile), best first"
     )
     hits: dict[str, int] = Field(default_factory=dict, description="hits per memory type")
     timings_ms: dict[str, float] = Field(default_factory=dict)

@@ -21,6 +21,7 @@ from memory.models import (
     MemoryContext,
     MemoryType,
     ProceduralPattern,
+    ProfileLine,
     RecallHit,
     SemanticFact,
 )
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
 
 class EpisodicStats(TypedDict):
     memory_count: int
+    #: of them paused (kept, never recalled); in a user's stats only
+    paused: NotRequired[int]
 
 
 class SemanticStats(TypedDict):
@@ -178,6 +181,14 @@ class AgentMemory(Protocol):
 
     def count_event(self, name: str) -> None:
         """Count an event for the Stats page (buffered; never fails the caller)."""
+        ...
+
+    def user_profile(self, user_id: str) -> list[ProfileLine]:
+        """The user profile's lines, best first (memory.user_profile)."""
+        ...
+
+    def pause(self, user_id: str, memory_id: str, paused: bool = True) -> dict[str, Any]:
+        """Pause an episodic memory (kept, listed, never recalled) or resume it."""
         ...
 
     def text_similarity(self, a: str, b: str) -> float:

@@ -13,13 +13,19 @@ from ui.format import REMEMBERED_KINDS, TYPE_HELP, md_text, type_label
 from ui.layout import page_setup
 from ui.maintenance import maintenance_tab
 from ui.manage import add_tab, cleanup_tab, search_tab, transfer_tab
+from ui.user_profile import TITLE as PROFILE_TITLE
+from ui.user_profile import user_profile_panel
 
 ctx = page_setup("Memories", "🗂️")
 st.title("🗂️ Memories")
 st.caption(
     f"Everything the agent remembers about **{md_text(ctx.user_id)}**, by memory type. "
-    "Select rows to edit, pin or delete them; changes apply to the next answer."
+    "Select rows to edit, pin, pause or delete them; changes apply to the next answer."
 )
+
+# folded: open, the profile's lines would push the tables below the fold
+with st.expander(f"🪪 {PROFILE_TITLE}", expanded=False):
+    user_profile_panel(ctx, "page")
 
 with guard("Counting memories"):
     # Episodic: as the table shows it by default (logged exchanges are the conversation)

@@ -58,7 +58,7 @@ else:
 # shared) are counted apart, never as the user's memories.
 rows_by_type: dict[str, list[dict[str, Any]]] = {}
 counts = {"episodic": 0, "semantic": 0, "procedural": 0}
-built_in = 0
+built_in = paused = 0
 activity: list[dict[str, Any]] = []
 with guard("Counting memories"):
     for mtype in counts:
@@ -78,6 +78,9 @@ with guard("Counting memories"):
         1
     ]
     built_in = max(0, recalled_facts - counts["semantic"])
+    # paused memories are kept but never used: counted apart
+    paused = sum(1 for r in rows_by_type["episodic"] if r.get("paused"))
+    counts["episodic"] -= paused
     activity = ctx.coordinator.history.per_day(ctx.user_id)
 
 df = charts.samples_frame([])
@@ -99,8 +102,8 @@ tiles[0].metric(
     counts["episodic"] + counts["semantic"],
     help=f"What is remembered about {md_text(ctx.user_id)} now: {counts['episodic']} episodic "
     f"memories and {counts['semantic']} facts they added. Not counted: the conversation "
-    "itself (logged exchanges), replaced memories kept as history, learned procedures and "
-    "built-in knowledge shared by every user.",
+    "itself (logged exchanges), replaced memories kept as history, paused memories, learned "
+    "procedures and built-in knowledge shared by every user.",
     border=True,
 )
 if store_wide:
@@ -122,6 +125,8 @@ if store_wide:
         border=True,
     )
 apart = []
+if paused:
+    apart.append(f"{paused} paused memor{'ies' if paused != 1 else 'y'} (kept, not used)")
 if counts["procedural"]:
     n = counts["procedural"]
     apart.append(f"{n} learned procedure{'s' if n != 1 else ''} (tool habits)")

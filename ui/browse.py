@@ -28,6 +28,7 @@ from ui.format import (
     parse_tags,
     snippet,
 )
+from ui.pause import pause_actions
 from ui.tables import (
     EPISODIC_COLUMNS,
     MESSAGE_COLUMNS,
@@ -169,6 +170,8 @@ def _bulk_actions(ctx: PageContext, mtype: str, table_key: str, selected: list[d
         on_click=_on_pin,
         args=(ctx.coordinator, ctx.user_id, mtype, ids, False, ctx.is_admin),
     )
+    if mtype == "episodic":
+        pause_actions(row, ctx, ids)
 
 
 def _on_delete_many(

@@ -200,6 +200,7 @@ def render_details(r: TurnResult, *, key: str, expanded: bool = False) -> None:
 BUDGET_PARTS = (
     ("rules", "Rules and notes"),
     ("tools", "Tool schemas"),
+    ("profile", "User profile"),
     ("memories", "Memories"),
     ("history", "Earlier messages"),
     ("message", "Your message"),

@@ -99,18 +99,20 @@ def run_incognito_turn(ctx: PageContext, prompt: str) -> None:
 
 def reanswer_controls(ctx: PageContext, d: TurnResult, key: str) -> None:
     """Pick recalled memories and see the answer without them, next to the original."""
-    hits = [*d.recalled.episodic, *d.recalled.semantic]
-    if ctx.agent is None or not hits or d.private or not d.turn_id:
+    # the user profile's lines can be left out too (a memory in both is offered once)
+    texts = {p.id: p.text for p in d.recalled.profile}
+    texts.update((h.id, h.text) for h in [*d.recalled.episodic, *d.recalled.semantic])
+    if ctx.agent is None or not texts or d.private or not d.turn_id:
         return
     done: dict[str, tuple[list[str], TurnResult]] = st.session_state.setdefault("reanswers", {})
     with st.expander("🔁 Answer without a memory"):
-        labels = {h.id: short(h.text, 80) for h in hits}
+        labels = {i: short(text, 80) for i, text in texts.items()}
         st.caption("Tick the memories to leave out:")
         picked = [
-            h.id
-            for h in hits
+            i
+            for i in texts
             # a label is markdown: the memory's text is escaped to show as text
-            if st.checkbox(md_text(labels[h.id]), key=f"reanswer_pick::{key}::{h.id}")
+            if st.checkbox(md_text(labels[i]), key=f"reanswer_pick::{key}::{i}")
         ]
         if not picked:
             st.caption("Tick at least one memory to answer again without it.")

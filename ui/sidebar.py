@@ -5,8 +5,9 @@ Navigation        Chat · Memories · Stats (when the default page list is hidde
                   session or start a new one; *Load demo persona* (ui/demo.py)
 🤖 Model          Ollama status with the command that fixes it; model choice; which
                   memory types are recalled automatically before each answer
+🪪 What I know    the user profile, each line editable and removable (ui/user_profile.py)
 🧠 Memory editor  add (text + type + kind), search, recent memories with delete buttons
-                  (each delete offers Undo for a few seconds: ui/undo.py)
+                  (each delete offers Undo for a few seconds: ui/undo.py) and pause/resume
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ from ui.format import (
     snippet,
     type_label,
 )
+from ui.pause import pause_toggle
+from ui.user_profile import TITLE as PROFILE_TITLE
+from ui.user_profile import user_profile_panel
 
 PAGES = (
     ("app.py", "Chat", "💬"),
@@ -52,6 +56,8 @@ def render_sidebar(ctx: PageContext) -> None:
         render_nav()
         _who(ctx)
         _model(ctx)
+        with st.expander(f"🪪 {PROFILE_TITLE}", expanded=True):
+            user_profile_panel(ctx, "sb")
         _editor(ctx)
 
 
@@ -403,13 +409,15 @@ def _recent(ctx: PageContext) -> None:
         )
         return
     for r in rows:
-        c1, c2 = st.columns([6, 1], vertical_alignment="center")
+        c1, c2, c3 = st.columns([6, 1, 1], vertical_alignment="center")
         when = fmt_ms_time(r.get("created_at") or r.get("timestamp"))
         kind = r.get("event_type") or r.get("category") or ""
         c1.markdown(
             f"{no_images(snippet(r.get('text'), 70))}  \n"
-            f":gray[{type_label(r['_type'])} · {md_text(kind)} · {when}]"
+            f":gray[{type_label(r['_type'])} · {md_text(kind)} · {when}"
+            + (" · ⏸ paused]" if r.get("paused") else "]")
         )
+        pause_toggle(c3, ctx, r)
         c2.button(
             "",
             key=f"sb_del_{r['id']}",

@@ -55,7 +55,9 @@ def episodic_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
                 "Kind": event_label(str(r.get("event_type") or "")),
                 "When": to_datetime(r.get("timestamp") or r.get("created_at")),
                 "Expires": to_datetime(r.get("expires_at")),
-                "Status": "↪ replaced" if r.get("superseded_by") else "active",
+                "Status": "↪ replaced"
+                if r.get("superseded_by")
+                else ("⏸ paused" if _bool(r.get("paused")) else "active"),
                 "Tags": _tags(r.get("tags")),
                 "Importance": float(r.get("importance") or 0.0),
                 "Recalled": int(r.get("access_count") or 0),

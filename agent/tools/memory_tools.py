@@ -74,6 +74,13 @@ ForgetType = Annotated[
     Literal["episodic", "procedural"],
     Field(description="episodic (default) or procedural (a learned tool sequence)"),
 ]
+ForgetAction = Annotated[
+    Literal["delete", "pause", "resume"],
+    Field(
+        description="delete (default); pause: keep the episodic memory but never use it until "
+        "resumed; resume: use a paused one again"
+    ),
+]
 
 # ---- what each tool is for (the description both registrations show) ----------------------
 REMEMBER_DOC = (
@@ -89,7 +96,8 @@ RECALL_DOC = (
 )
 STATS_DOC = "Counts of what is remembered about the user, per memory type."
 FORGET_DOC = (
-    "Delete one of the user's memories, when the user asks to forget it. Find its id with "
+    "Delete one of the user's memories, when the user asks to forget it; or pause it (kept, "
+    "not used) when they ask to set it aside for now, and resume it later. Find its id with "
     "recall_information first."
 )
 
@@ -124,8 +132,10 @@ class RecallResult(BaseModel):
 
 
 class ForgetResult(BaseModel):
-    forgotten: str
+    forgotten: str | None = None
     memory_type: str
+    paused: bool | None = Field(default=None, description="After a pause or a resume")
+    id: str | None = Field(default=None, description="The memory paused or resumed")
 
 
 def _out(model: BaseModel) -> dict[str, Any]:
@@ -234,10 +244,17 @@ class MemoryOps:
         stats.pop("session_id", None)
         return stats
 
-    def forget(self, user_id: str, memory_id: str, memory_type: str = "episodic") -> ForgetResult:
+    def forget(
+        self, user_id: str, memory_id: str, memory_type: str = "episodic", action: str = "delete"
+    ) -> ForgetResult:
         memory_id = memory_id.strip()
         if not memory_id:
             raise ToolError("memory_id is empty: call recall_information to find the id.")
+        if action != "delete":
+            if memory_type != MemoryType.EPISODIC.value:
+                raise ToolError("Only episodic memories can be paused or resumed.")
+            self._coord.pause(user_id, memory_id, paused=action == "pause")
+            return ForgetResult(memory_type=memory_type, id=memory_id, paused=action == "pause")
         self._coord.delete_memory(user_id, MemoryType(memory_type), memory_id)
         return ForgetResult(forgotten=memory_id, memory_type=memory_type)
 
@@ -295,9 +312,13 @@ class MemoryToolkit:
         return self.ops.stats(ctx.user_id)
 
     def forget_memory(
-        self, ctx: ToolContext, memory_id: MemoryId, memory_type: ForgetType = "episodic"
+        self,
+        ctx: ToolContext,
+        memory_id: MemoryId,
+        memory_type: ForgetType = "episodic",
+        action: ForgetAction = "delete",
     ) -> dict[str, Any]:
-        return _out(self.ops.forget(ctx.user_id, memory_id, memory_type))
+        return _out(self.ops.forget(ctx.user_id, memory_id, memory_type, action))
 
 
 for _method, _doc in (

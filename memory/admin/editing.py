@@ -33,6 +33,7 @@ EPISODIC_EDITABLE = {
     "importance",
     "expires_at",
     "pinned",
+    "paused",
     "timestamp",
 }
 SEMANTIC_EDITABLE = {
@@ -66,6 +67,7 @@ def list_memories(
             since_ms=q.since_ms,
             until_ms=q.until_ms,
             active_only=not q.include_superseded,
+            with_paused=True,
             pinned=q.pinned,
             session_id=q.session_id,
         )
@@ -242,6 +244,7 @@ def plan_episodic_update(
             "access_count": old.access_count,
             "last_accessed": old.last_accessed,
             "pinned": bool(changes.get("pinned", old.pinned)),
+            "paused": bool(changes.get("paused", old.paused)),
             "superseded_by": old.superseded_by,
             "expires_at": expires,
         }

@@ -37,6 +37,7 @@ def memory_stats(
         else None,
         "recommended": sum(1 for r in rows if r["recommended"]),
     }
+    stats["episodic"]["paused"] = stores.episodic.count_paused(user_id)
     stats["short_term"] = {"sessions": len(stores.short_term.sessions(user_id))}
     if session_id:
         stats["short_term"]["message_count"] = stores.short_term.count(user_id, session_id)

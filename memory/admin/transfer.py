@@ -150,6 +150,7 @@ def import_user(
             ).model_copy(
                 update={
                     "pinned": m.pinned,
+                    "paused": m.paused,
                     "superseded_by": ep_ids.get(m.superseded_by or "", m.superseded_by),
                     "access_count": m.access_count,
                     "last_accessed": m.last_accessed,

@@ -62,15 +62,16 @@ def read_rows(
     client: redis.Redis, prefix: str, ids: Sequence[str], fields: Sequence[str]
 ) -> dict[str, dict[str, Any]]:
     """The given fields of the active memories among `ids` (one pipelined round trip), as
-    search result rows; deleted (a stale timeline entry) or superseded ones are left out."""
-    names = [*fields, "status"]
+    search result rows; deleted (a stale timeline entry), superseded or paused ones are left out."""
+    names = [*fields, "status", "paused"]
     pipe = client.pipeline(transaction=False)
     for rid in ids:
         pipe.hmget(prefix + rid, names)
     out: dict[str, dict[str, Any]] = {}
     for rid, values in zip(ids, pipe.execute(), strict=True):
         rec = dict(zip(names, values, strict=True))
-        if rec["timestamp"] is None or as_str(rec.pop("status") or b"") != "active":
+        paused = rec.pop("paused") == b"1"
+        if rec["timestamp"] is None or as_str(rec.pop("status") or b"") != "active" or paused:
             continue
         out[rid] = {"id": prefix + rid, **{k: v for k, v in rec.items() if v is not None}}
     return out

@@ -59,6 +59,7 @@ RETURN_FIELDS = [
     "pinned",
     "status",
     "superseded_by",
+    "paused",
 ]
 SORTABLE = {"timestamp", "created_at", "importance", "access_count", "last_accessed"}
 
@@ -82,13 +83,16 @@ return #KEYS
 """
 
 
-def lifecycle(user_id: str, superseded_by: str | None) -> dict[Any, Any]:
-    """The fields that say whether a memory is recalled: active, or superseded (kept as
-    history). Every writer of them goes through here, so `status` and `LIVE_FIELD` agree.
-    (Any keys: what redis-py's hset(mapping=...) accepts.)"""
+def lifecycle(user_id: str, superseded_by: str | None, paused: bool = False) -> dict[Any, Any]:
+    """The fields that say whether a memory is recalled: active, paused (listed, not
+    recalled) or superseded (kept as history). Every writer of them goes through here, so
+    `status`, `paused` and `LIVE_FIELD` agree: recall filters on `LIVE_FIELD` alone, so a
+    paused memory costs it nothing. A hash without `paused` (stored before pausing existed)
+    reads as not paused. (Any keys: what redis-py's hset(mapping=...) accepts.)"""
     if superseded_by:
         return {"superseded_by": superseded_by, "status": "superseded", LIVE_FIELD: ""}
-    return {"superseded_by": "", "status": "active", LIVE_FIELD: owner_tag(check_id(user_id))}
+    live = "" if paused else owner_tag(check_id(user_id))
+    return {"superseded_by": "", "status": "active", "paused": int(paused), LIVE_FIELD: live}
 
 
 def embedding_text(description: str, context: str = "") -> str:
@@ -201,7 +205,7 @@ class EpisodicStore:
         """Queue the writes of one memory on a pipeline (the caller executes it)."""
         key = self._keys.episodic(mem.user_id, mem.id)
         data = mem.model_dump(exclude={"id"})
-        data.update(lifecycle(mem.user_id, mem.superseded_by))
+        data.update(lifecycle(mem.user_id, mem.superseded_by, mem.paused))
         data["owner"] = owner_tag(mem.user_id)
         data["session"] = owner_tag(mem.user_id, mem.session_id) if mem.session_id else ""
         # The timeline is the conversation: logged exchanges only. An extracted preference or
@@ -255,14 +259,18 @@ class EpisodicStore:
         since_ms: int | None = None,
         until_ms: int | None = None,
         active_only: bool = True,
+        with_paused: bool = False,
         session_id: str | None = None,
         pinned: bool | None = None,
     ) -> FilterExpression:
         """Per-user filter. Values are escaped by RedisVL's Tag; an empty user id is refused
-        (an empty Tag filter would match everyone)."""
+        (an empty Tag filter would match everyone). `active_only`: what recall may use (not
+        replaced, not paused); with `with_paused`, the paused ones too (listings)."""
         owner = owner_tag(check_id(user_id))
         # One tag for "the user's active memories" (`LIVE_FIELD`): cheaper than two intersected
         f: FilterExpression = (Tag(LIVE_FIELD) if active_only else Tag("owner")) == owner
+        if active_only and with_paused:
+            f = (Tag("owner") == owner) & (Tag("status") == "active")
         if event_types:
             f = f & (Tag("event_type") == [EventType.parse(e).value for e in event_types])
         if tags:
@@ -303,6 +311,11 @@ class EpisodicStore:
     def count(self, user_id: str | None = None) -> int:
         f = self.filter_for(user_id, active_only=False) if user_id else None
         return int(self.index.query(CountQuery(filter_expression=f)))
+
+    def count_paused(self, user_id: str) -> int:
+        """How many of the user's memories are paused: listed (not replaced) but not live."""
+        listed = self.index.query(CountQuery(self.filter_for(user_id, with_paused=True)))
+        return int(listed) - int(self.index.query(CountQuery(self.filter_for(user_id))))
 
     # --- changing ------------------------------------------------------------------------
     def touch(self, user_id: str, memory_ids: list[str]) -> None:

@@ -16,7 +16,7 @@ from memory.stores.schema import VECTOR_FIELD
 JSON_FIELDS = {"metadata", "sequences", "tool_sequence"}
 # Fields stored as comma-separated TAG values.
 LIST_FIELDS = {"tags"}
-BOOL_FIELDS = {"pinned", "recommended", "shared"}
+BOOL_FIELDS = {"pinned", "recommended", "shared", "paused"}
 INT_FIELDS = {
     "timestamp",
     "created_at",

@@ -128,7 +128,7 @@ def test_sidebar_add_then_find_on_memories_then_delete(page: Page, app_server):
 
     bar.get_by_role("tab", name="🕒 Recent").click()
     row = bar.get_by_test_id("stHorizontalBlock").filter(has_text=text, has_not_text="Deleted")
-    row.get_by_role("button").click()
+    row.get_by_role("button", name="🗑️").click()
     expect(bar.get_by_text(f"Deleted “{text}”")).to_be_visible()  # Undo offered a few seconds
     # carried out once the undo window has passed; the page then lists it no more
     expect(page.get_by_text("No episodic memories yet")).to_be_visible(timeout=TIMEOUT_MS)
@@ -144,7 +144,8 @@ def test_type_a_new_user_in_the_sidebar(page: Page, app_server, seed):
     page.keyboard.press("Enter")
     expect(page.get_by_text("You are zoe")).to_be_visible()
     sidebar(page).get_by_role("tab", name="🕒 Recent").click()
-    expect(sidebar(page).get_by_text("Zoe plays the cello")).to_be_visible()
+    recent = sidebar(page).get_by_role("tabpanel", name="🕒 Recent")
+    expect(recent.get_by_text("Zoe plays the cello")).to_be_visible()
 
 
 def test_memories_page_edit_and_export(page: Page, app_server, seed, screenshots_dir):
@@ -152,6 +153,7 @@ def test_memories_page_edit_and_export(page: Page, app_server, seed, screenshots
     seed_demo_user(seed, user, "s-demo")
     open_page(page, as_user(app_server.url + "/memories", user), "🗂️ Memories")
     table = by_key(page, "tbl_episodic")
+    table.scroll_into_view_if_needed()  # the grid draws the cells of rows on screen only
     goal = "Train for the Lyon half marathon on April 12"
     expect(grid_cell(table, goal)).to_have_count(1)
     expect(grid_cell(table, "↪ replaced")).to_have_count(1)  # the superseded coffee habit

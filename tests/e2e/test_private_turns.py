@@ -74,7 +74,7 @@ def test_a_question_nothing_is_known_for_says_so_and_lists_what_was_held_back(
 ) -> None:
     shared_fake_ollama.reset()
     user = unique_user()
-    seed.add_episodic(user, "I repaired the garden fence on Sunday", event_type="fact")
+    seed.add_episodic(user, "I repaired the garden fence on Sunday", event_type="milestone")
     seed.bookkeeping.drain()
     open_page(page, f"{app_server.url}?user={user}", HEADING)
     question = "What is my favourite colour?"

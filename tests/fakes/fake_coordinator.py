@@ -25,6 +25,7 @@ from memory.models import (
     MemoryContext,
     MemoryType,
     ProceduralSuggestion,
+    ProfileLine,
     RecallHit,
     ScoreParts,
     SemanticFact,
@@ -33,6 +34,7 @@ from memory.models import (
 )
 from memory.queries import ListQuery
 from memory.service import AgentMemory, MemoryStats, StoredInteraction
+from memory.user_profile import PROFILE_READ, STANDING_KINDS
 from tests.fakes.fake_ollama import embed_text
 
 
@@ -69,7 +71,7 @@ class FakeCoordinator:
         q = _vec(query)
         hits = []
         for m in self.episodic.values():
-            if m.user_id != user_id or (active_only and m.superseded_by):
+            if m.user_id != user_id or (active_only and (m.superseded_by or m.paused)):
                 continue
             sim = float(max(0.0, np.dot(q, _vec(m.description))))
             hits.append(
@@ -376,6 +378,30 @@ class FakeCoordinator:
             if m is None or m.user_id != user_id:
                 raise NotFoundError(f"No memory {memory_id!r} for this user.")
             del self.episodic[memory_id]
+
+    def user_profile(self, user_id: str) -> list[ProfileLine]:
+        """The real one's rule: live standing memories, most important then newest."""
+        with self._lock:
+            mine = [
+                m
+                for m in self.episodic.values()
+                if m.user_id == user_id
+                and not (m.superseded_by or m.paused)
+                and m.event_type in STANDING_KINDS
+            ]
+        mine.sort(key=lambda m: (m.importance, m.timestamp), reverse=True)
+        return [
+            ProfileLine(id=m.id, kind=m.event_type, text=m.description, importance=m.importance)
+            for m in mine[:PROFILE_READ]
+        ]
+
+    def pause(self, user_id: str, memory_id: str, paused: bool = True) -> dict[str, Any]:
+        with self._lock:
+            m = self.episodic.get(memory_id)
+            if m is None or m.user_id != user_id:
+                raise NotFoundError(f"No memory {memory_id!r} for this user.")
+            m.paused = paused
+            return {**m.model_dump(mode="json"), "text": m.description}
 
     def count_event(self, name: str) -> None:
         with self._lock:

@@ -137,7 +137,7 @@ def test_a_question_about_the_user_with_only_weak_matches_says_it_does_not_know(
     settings: Settings,
     fake_ollama: FakeOllama,
 ) -> None:
-    coordinator.add_episodic(U, "I repaired the garden fence on Sunday", event_type="fact")
+    coordinator.add_episodic(U, "I repaired the garden fence on Sunday", event_type="milestone")
     coordinator.bookkeeping.drain()
     agent = _agent(agent_factory, coordinator, settings, fake_ollama)
     result = agent.chat(U, "s1", "What is my favourite colour?")

@@ -146,6 +146,23 @@ def test_memory_tools_are_scoped_to_the_turns_user() -> None:
     assert rec.error is None and coord.active_texts("alice") == []
 
 
+def test_the_chat_forget_tool_pauses_and_resumes_a_memory() -> None:
+    coord = FakeCoordinator()
+    reg, ctx = _registry(coord), ToolContext("alice", "s")
+    mid = reg.execute("remember_information", {"content": "I am allergic to peanuts"}, ctx)
+    mid = mid.result["id"]
+    rec = reg.execute("forget_memory", {"memory_id": mid, "action": "pause"}, ctx)
+    assert rec.result == {"memory_type": "episodic", "id": mid, "paused": True}
+    assert reg.execute("recall_information", {"query": "peanuts"}, ctx).result["count"] == 0
+    assert coord.user_profile("alice") == [] and coord.episodic[mid].paused
+    rec = reg.execute("forget_memory", {"memory_id": mid, "action": "resume"}, ctx)
+    assert rec.result["paused"] is False and [p.id for p in coord.user_profile("alice")] == [mid]
+    rec = reg.execute("forget_memory", {"memory_id": mid, "action": "archive"}, ctx)
+    assert rec.error is not None and not coord.episodic[mid].paused  # not an action
+    bob = ToolContext("bob", "s")
+    assert reg.execute("forget_memory", {"memory_id": mid, "action": "pause"}, bob).error
+
+
 def test_remember_information_does_not_store_a_duplicate() -> None:
     coord = FakeCoordinator()
     reg, ctx = _registry(coord), ToolContext("alice", "s")

@@ -145,7 +145,9 @@ def _offered(r: RecordedRequest) -> set[str]:
 def test_a_small_window_keeps_the_memories_that_answer_and_offers_the_tools_it_may_need(
     agent_factory: Factory, fake_coordinator: FakeCoordinator, fake: FakeOllama
 ) -> None:
-    fake_coordinator.add_episodic("ana", LOCKER, event_type="fact")
+    # a milestone, not a standing kind: only search brings it (a fact would be a line of the
+    # user profile, kept whatever its score)
+    fake_coordinator.add_episodic("ana", LOCKER, event_type="milestone")
     for i in range(4):  # weaker matches, long: not all of them fit beside the summary
         fake_coordinator.add_episodic(
             "ana",

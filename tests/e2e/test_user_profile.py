@@ -1,0 +1,98 @@
+"""The user profile and pause in a real browser: "What I know about you" on the Memories page
+and in the sidebar, a line edited (the memory behind it changes) and removed (forgotten); a
+memory paused from the sidebar is absent from the next answer's Prompt tab, and back after
+resume."""
+
+from __future__ import annotations
+
+import uuid
+
+from playwright.sync_api import Page, expect
+
+from memory.queries import ListQuery
+from tests.e2e.st import TIMEOUT_MS, by_key, no_exceptions, open_page, sidebar, wait_idle
+from tests.fakes.fake_ollama import FakeOllama
+
+CHAT = "💬 Chat with memory"
+
+
+def sidebar_profile(page: Page):  # type: ignore[no-untyped-def]
+    return by_key(page, "sb_profile")
+
+
+def test_the_profile_is_shown_edited_and_removed(page: Page, app_server, seed) -> None:
+    user = "u" + uuid.uuid4().hex[:6]
+    veg = seed.add_episodic(user, "I'm vegetarian", event_type="preference", importance=0.8).id
+    goal = seed.add_episodic(user, "I want to run a marathon", event_type="goal").id
+    seed.add_episodic(user, "We chatted about the weather", event_type="interaction")
+    open_page(page, f"{app_server.url}/memories?user={user}", "🗂️ Memories")
+    page.get_by_test_id("stMain").get_by_text("What I know about you").click()  # unfold
+    main = by_key(page, "page_profile")
+    expect(main.get_by_text("I'm vegetarian")).to_be_visible()
+    expect(main.get_by_text("I want to run a marathon")).to_be_visible()
+    expect(sidebar_profile(page).get_by_text("I'm vegetarian")).to_be_visible()
+    expect(main.get_by_text("We chatted about the weather")).to_have_count(0)  # not standing
+
+    by_key(page, f"page_profile_edit_{veg}").get_by_role("button").click()
+    wait_idle(page)
+    by_key(page, f"page_profile_text_{veg}").get_by_role("textbox").fill("I'm vegan")
+    by_key(page, f"page_profile_save_{veg}").get_by_role("button").click()
+    wait_idle(page)
+    expect(main.get_by_text("I'm vegan")).to_be_visible(timeout=TIMEOUT_MS)
+    expect(sidebar_profile(page).get_by_text("I'm vegan")).to_be_visible()
+    assert seed.get_memory(user, "episodic", veg)["text"] == "I'm vegan"  # the memory behind
+
+    by_key(page, f"page_profile_remove_{goal}").get_by_role("button").click()
+    wait_idle(page)
+    expect(sidebar_profile(page).get_by_text("I want to run a marathon")).to_have_count(0)
+    rows, _ = seed.list_memories(user, "episodic", ListQuery())
+    assert goal not in {r["id"] for r in rows}  # forgotten
+    assert [p.text for p in seed.user_profile(user)] == ["I'm vegan"]
+    no_exceptions(page)
+
+
+def ask(page: Page, fake: FakeOllama, question: str, reply: str) -> None:
+    fake.queue_reply(reply)
+    box = page.get_by_test_id("stChatInputTextArea")
+    box.fill(question)
+    box.press("Enter")
+    expect(page.get_by_text(reply).first).to_be_visible(timeout=TIMEOUT_MS)
+    wait_idle(page)
+
+
+def prompt_tab(page: Page):  # type: ignore[no-untyped-def]
+    details = page.get_by_test_id("stExpander").filter(has_text="Execution details").last
+    details.get_by_text("Execution details").click()
+    details.get_by_role("tab", name="Prompt").click()
+    return details.get_by_role("tabpanel", name="Prompt")
+
+
+def test_a_paused_memory_leaves_the_prompt_and_comes_back_on_resume(
+    page: Page, app_server, shared_fake_ollama: FakeOllama, seed
+) -> None:
+    shared_fake_ollama.reset()
+    user = "u" + uuid.uuid4().hex[:6]
+    teal = seed.add_episodic(user, "My favourite colour is teal", event_type="preference").id
+    seed.add_episodic(user, "I run on Sundays", event_type="preference")
+    seed.bookkeeping.drain()
+    open_page(page, f"{app_server.url}?user={user}", CHAT)
+    side = sidebar(page)
+    side.get_by_role("tab", name="🕒 Recent").click()
+    by_key(page, f"sb_pause_{teal}").get_by_role("button").click()
+    wait_idle(page)
+    assert seed.get_memory(user, "episodic", teal)["paused"] is True
+    expect(side.get_by_text("⏸ paused", exact=False)).to_be_visible()
+
+    ask(page, shared_fake_ollama, "Which colour should I paint my bike?", "Maybe red.")
+    tab = prompt_tab(page)
+    expect(tab.get_by_text("I run on Sundays").first).to_be_visible()  # the profile is there
+    expect(tab.get_by_text("teal")).to_have_count(0)
+    assert "teal" not in shared_fake_ollama.chat_requests()[-1].system_prompt
+
+    side.get_by_role("tab", name="🕒 Recent").click()
+    by_key(page, f"sb_pause_{teal}").get_by_role("button").click()
+    wait_idle(page)
+    assert seed.get_memory(user, "episodic", teal)["paused"] is False
+    ask(page, shared_fake_ollama, "Which colour should I paint my car?", "Teal, as you like.")
+    expect(prompt_tab(page).get_by_text("My favourite colour is teal").first).to_be_visible()
+    no_exceptions(page)

@@ -1,0 +1,96 @@
+""" "What I know about you": the user profile (memory.user_profile), the few standing memories
+every prompt carries. Shown at the top of the Memories page and in the sidebar; a person edits a
+line (which edits the memory behind it) or removes it (which forgets that memory)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from memory.models import ProfileLine, is_blank
+from memory.service import MemoryService
+from ui import state
+from ui.context import PageContext
+from ui.errors import guard, run_action
+from ui.format import event_label, md_text, no_images, snippet
+
+TITLE = "What I know about you"
+
+
+def user_profile_panel(ctx: PageContext, where: str) -> None:
+    """The profile's lines, each with ✏️ (edit) and ✖️ (remove); `where` keeps the widget keys
+    of the sidebar's copy apart from the page's."""
+    with st.container(key=f"{where}_profile"):
+        _lines(ctx, where)
+
+
+def _lines(ctx: PageContext, where: str) -> None:
+    lines: list[ProfileLine] = []
+    with guard("Reading what I know about you"):
+        lines = ctx.coordinator.user_profile(ctx.user_id)
+    if not lines:
+        st.caption(
+            "Nothing yet. Tell me about your diet, goals, injuries or how you like answers, "
+            "and it shows here; it goes with every question you ask."
+        )
+        return
+    st.caption("Sent with every question (paused memories are left out).")
+    editing = f"{where}_profile_editing"
+    for p in lines:
+        if st.session_state.get(editing) == p.id:
+            _edit_form(ctx, where, p, editing)
+            continue
+        c1, c2, c3 = st.columns([6, 1, 1], vertical_alignment="center")
+        c1.markdown(f"{no_images(md_text(p.text))}  \n:gray[{event_label(p.kind.value)}]")
+        c2.button(
+            "",
+            key=f"{where}_profile_edit_{p.id}",
+            icon="✏️",
+            help="Edit this line (it edits the memory behind it)",
+            on_click=st.session_state.__setitem__,
+            args=(editing, p.id),
+        )
+        c3.button(
+            "",
+            key=f"{where}_profile_remove_{p.id}",
+            icon="✖️",
+            help="Remove this line: the memory behind it is forgotten",
+            on_click=_on_remove,
+            args=(ctx.coordinator, ctx.user_id, p),
+        )
+
+
+def _edit_form(ctx: PageContext, where: str, p: ProfileLine, editing: str) -> None:
+    key = f"{where}_profile_text_{p.id}"
+    st.text_input("Edit the line", value=p.text, key=key)
+    row = st.container(horizontal=True)
+    row.button(
+        "Save",
+        key=f"{where}_profile_save_{p.id}",
+        type="primary",
+        on_click=_on_save,
+        args=(ctx.coordinator, ctx.user_id, p.id, key, editing),
+    )
+    row.button(
+        "Cancel",
+        key=f"{where}_profile_cancel_{p.id}",
+        on_click=st.session_state.pop,
+        args=(editing, None),
+    )
+
+
+def _on_save(coord: MemoryService, user_id: str, memory_id: str, key: str, editing: str) -> None:
+    text = str(st.session_state.get(key) or "")
+    if is_blank(text):
+        state.flash("The line is empty: write it, or remove it with ✖️.", "warning")
+        return
+    edit = coord.update_memory
+    ok, _ = run_action("Editing the memory", edit, user_id, "episodic", memory_id, text=text)
+    if ok:
+        st.session_state.pop(editing, None)
+        state.flash(f"Updated: {snippet(text, 60)}")
+
+
+def _on_remove(coord: MemoryService, user_id: str, p: ProfileLine) -> None:
+    ok, _ = run_action("Removing the line", coord.delete_memory, user_id, "episodic", p.id)
+    if ok:
+        state.flash(f"Removed and forgotten: {snippet(p.text, 60)}")
