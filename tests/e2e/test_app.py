@@ -164,7 +164,9 @@ def test_memories_page_edit_and_export(page: Page, app_server, seed, screenshots
     screenshot(page, screenshots_dir / "memories.png", height=1700)
     form.get_by_label("Memory").fill("Train for the Lyon half marathon on April 19")
     form.get_by_role("button", name="Save changes").click()
-    expect(page.get_by_test_id("stToast").filter(has_text="re-embedded")).to_be_visible()
+    expect(
+        page.get_by_test_id("stToast").filter(has_text="Saved “Train for the Lyon")
+    ).to_be_visible()
     wait_idle(page)
     expect(grid_cell(table, "Lyon half marathon on April 19")).to_have_count(1)
     assert seed.search(user, "half marathon April 19", "episodic", k=1)[0].text.endswith("19")

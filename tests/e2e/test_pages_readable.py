@@ -91,7 +91,9 @@ def test_a_saved_row_never_joins_the_next_bulk_delete(page: Page, app_server, se
     editor = by_key(page, f"ed_ep_{edited.id}_box")
     editor.get_by_label("Memory").fill("Ran my first 10k in 55 minutes")
     editor.get_by_role("button", name="Save changes").click()
-    expect(page.get_by_test_id("stToast").filter(has_text="re-embedded")).to_be_visible()
+    expect(
+        page.get_by_test_id("stToast").filter(has_text="Saved “Ran my first 10k")
+    ).to_be_visible()
     wait_idle(page)
     expect(grid_cell(table, "10k in 55 minutes")).to_have_count(1)
     expect(editor).to_have_count(0)  # the saved row is no longer ticked
