@@ -78,6 +78,11 @@ def chat_link(user_id: str, session_id: str) -> str:
 def used_in(ctx: PageContext, memory_id: str, usage: dict[str, Usage]) -> None:
     """A memory's usage, and the questions of the recent answers that used it, each linked
     to its chat (the questions are read from the chats: a cleared chat has none to show)."""
+    with st.container(key=f"usage_{memory_id}"):
+        _used_in(ctx, memory_id, usage)
+
+
+def _used_in(ctx: PageContext, memory_id: str, usage: dict[str, Usage]) -> None:
     st.markdown(f"**{used_label(usage.get(memory_id)).capitalize()}**")
     if memory_id not in usage:
         return

@@ -132,9 +132,10 @@ class UsageRecords:
     def answers(self, user_id: str, memory_id: str, limit: int = 5) -> list[UsedIn]:
         """The newest stored answers (of the last `MAX_ANSWERS`) that used this memory."""
         out: list[UsedIn] = []
-        for member, score in self._r.zrevrange(
+        ranked: list[tuple[bytes, float]] = self._r.zrevrange(  # type: ignore[assignment]
             self._keys.usage_answers(user_id), 0, -1, withscores=True
-        ):
+        )
+        for member, score in ranked:
             rec = json.loads(as_str(member))
             if memory_id in rec.get("ids", ()):
                 out.append(UsedIn(str(rec["t"]), str(rec["s"]), int(score)))
