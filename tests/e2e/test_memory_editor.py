@@ -66,6 +66,18 @@ def open_sidebar(page: Page) -> Locator:
     return bar
 
 
+def close_sidebar(page: Page) -> None:
+    """On a phone the open sidebar covers the page: closed before the page is used."""
+    bar = sidebar(page)
+    if (
+        bar.get_attribute("data-collapsed") == "false"
+        and (page.viewport_size or {}).get("width", 1440) < 768
+    ):
+        bar.hover()
+        page.get_by_test_id("stSidebarCollapseButton").click()
+        expect(bar).to_have_attribute("data-collapsed", "true")
+
+
 def recent_tab(page: Page) -> Locator:
     bar = open_sidebar(page)
     bar.get_by_role("tab", name="🕒 Recent").click()
@@ -138,19 +150,24 @@ def test_usage_rises_after_an_answer_and_links_to_its_chat(look: Page, app_serve
     question = "What should I cook tonight for my vegetarian diet?"
 
     open_page(page, f"{app_server.url}/memories?user={user}", MEMORIES)
+    close_sidebar(page)
     table = by_key(page, "tbl_episodic")
+    table.scroll_into_view_if_needed()  # on a phone the filters come first
     select_grid_row(page, table, text)
     expect(by_key(page, f"usage_{mem.id}")).to_have_text("Never used")
 
     open_page(page, f"{app_server.url}?user={user}", CHAT)
+    close_sidebar(page)
     send(page, question)
     chat = parse_qs(urlparse(page.url).query)["chat"][0]
     assert seed.memory_usage(user)[mem.id].answers == 1
 
     open_page(page, f"{app_server.url}/memories?user={user}", MEMORIES)
+    close_sidebar(page)
     table = by_key(page, "tbl_episodic")
     if page.viewport_size and page.viewport_size["width"] > 500:  # the column is on screen
         expect(grid_cell(table, "1 answer, last on")).to_have_count(1)
+    table.scroll_into_view_if_needed()  # on a phone the filters come first
     select_grid_row(page, table, text)
     expect(page.get_by_text("Used in 1 answer, last on")).to_be_visible()
     link = page.get_by_role("link", name=question)
@@ -163,5 +180,5 @@ def test_usage_rises_after_an_answer_and_links_to_its_chat(look: Page, app_serve
     open_page(page, href, CHAT)
     messages = page.get_by_test_id("stChatMessage")
     expect(messages).to_have_count(2)  # the question and its answer (the fake repeats it)
-    expect(messages.first).to_have_text(question)
+    expect(messages.first).to_contain_text(question)
     no_exceptions(page)
