@@ -38,6 +38,8 @@ from memory.models import (
     ProceduralPattern,
     RecallHit,
     SemanticFact,
+    Usage,
+    UsedIn,
     check_id,
     check_text,
     now_ms,
@@ -445,10 +447,10 @@ class MemoryCoordinator(SessionsAPI):
     def turn_details(self, user_id: str, session_id: str) -> dict[str, dict[str, Details]]:
         return self.short_term.details(user_id, session_id)
 
-    def memory_usage(self, user_id: str) -> dict[str, usage.Usage]:
+    def memory_usage(self, user_id: str) -> dict[str, Usage]:
         return self.usage.of(user_id)
 
-    def answers_using(self, user_id: str, memory_id: str, limit: int = 5) -> list[usage.UsedIn]:
+    def answers_using(self, user_id: str, memory_id: str, limit: int = 5) -> list[UsedIn]:
         return self.usage.answers(user_id, memory_id, limit)
 
     # =====================================================================================

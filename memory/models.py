@@ -6,6 +6,7 @@ import json
 import re
 import time
 import unicodedata
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Literal, Self
 
@@ -376,6 +377,23 @@ class ProceduralSuggestion(BaseModel):
     avg_score: float
     similarity: float = Field(description="1.0 for an exact normalised-query match")
     match: Literal["exact", "similar"]
+
+
+@dataclass(frozen=True)
+class Usage:
+    """How often a memory was in a stored answer's recall, and when last."""
+
+    answers: int
+    last_ms: int
+
+
+@dataclass(frozen=True)
+class UsedIn:
+    """One stored answer that used a memory."""
+
+    turn_id: str
+    session_id: str
+    at_ms: int
 
 
 class MemoryContext(BaseModel):

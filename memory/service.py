@@ -23,12 +23,13 @@ from memory.models import (
     ProceduralPattern,
     RecallHit,
     SemanticFact,
+    Usage,
+    UsedIn,
 )
 from memory.queries import ListQuery, SearchFilter
 
 if TYPE_CHECKING:
     from memory.metrics import MetricsRecorder
-    from memory.stores.usage import Usage, UsedIn
 
 
 class EpisodicStats(TypedDict):

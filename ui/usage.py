@@ -17,7 +17,7 @@ from ui.errors import guard
 from ui.format import fmt_day, md_text, no_images, snippet
 
 if TYPE_CHECKING:
-    from memory.stores.usage import Usage
+    from memory.models import Usage
     from ui.context import PageContext
 
 #: Most memories the "Never used" filter reads to find those no answer used (then paged here).

@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Iterable
-from dataclasses import dataclass
 
 import redis
 
 from memory.keys import Keys
+from memory.models import Usage, UsedIn
 from memory.replies import as_str
 
 #: Answers kept per user for "which answers used this memory" (counts are kept for all).
@@ -55,23 +55,6 @@ for i = 1, #all, 2 do
 end
 return 1
 """
-
-
-@dataclass(frozen=True)
-class Usage:
-    """How often a memory was in a stored answer's recall, and when last."""
-
-    answers: int
-    last_ms: int
-
-
-@dataclass(frozen=True)
-class UsedIn:
-    """One stored answer that used a memory."""
-
-    turn_id: str
-    session_id: str
-    at_ms: int
 
 
 def queue_record(
