@@ -83,7 +83,8 @@ def used_in(ctx: PageContext, memory_id: str, usage: dict[str, Usage]) -> None:
 
 
 def _used_in(ctx: PageContext, memory_id: str, usage: dict[str, Usage]) -> None:
-    st.markdown(f"**{used_label(usage.get(memory_id)).capitalize()}**")
+    label = used_label(usage.get(memory_id))
+    st.markdown(f"**{label[:1].upper()}{label[1:]}**")
     if memory_id not in usage:
         return
     lines: list[str] = []

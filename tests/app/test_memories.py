@@ -324,3 +324,27 @@ def test_conversations_are_hidden_from_the_table_unless_asked(alice, make_app) -
     no_errors(at)
     assert "User asked about shoes" in episodic_texts(at)
     assert len(alice.list_memories("alice", "episodic")[0]) == 4  # storage unchanged
+
+
+def test_usage_per_memory_and_the_never_used_filter(alice, make_app) -> None:  # type: ignore[no-untyped-def]
+    rows, _ = alice.list_memories("alice", "episodic")
+    veg = next(r["id"] for r in rows if r["text"] == "I am vegetarian")
+    alice.store_interaction(
+        "alice", "s-used", "What do I eat?", "Vegetarian food.", turn_id="T1", used=[veg],
+        store_episode=False,
+    )  # fmt: skip
+    at = make_app("pages/memories.py")
+    no_errors(at)
+    table = at.dataframe(key="tbl_episodic").value
+    used = dict(zip(table["Memory"], table["Used in"], strict=True))
+    assert used["I am vegetarian"].startswith("1 answer, last on ")
+    assert used["Ran my first 10k"] == "never used"
+
+    at.toggle(key="f_ep_never").set_value(True).run()
+    assert sorted(episodic_texts(at)) == ["Ran my first 10k", "Train for a half marathon"]
+    at.toggle(key="f_ep_never").set_value(False).run()
+
+    at = select_rows(at, "tbl_episodic", [episodic_texts(at).index("I am vegetarian")])
+    shown = texts(at, "markdown")
+    assert "**Used in 1 answer, last on " in shown
+    assert "[What do I eat\\?](./?user=alice&chat=s-used)" in shown  # a link to that chat

@@ -22,6 +22,7 @@ from tests.e2e.st import (
     sidebar,
     wait_idle,
 )
+from tests.e2e.test_demo_script import ask  # send, and wait for the answer
 
 CHAT = "💬 Chat with memory"
 MEMORIES = "🗂️ Memories"
@@ -134,15 +135,6 @@ def test_edit_pin_and_delete_from_the_sidebar(look: Page, app_server, seed) -> N
     no_exceptions(page)
 
 
-def send(page: Page, text: str) -> None:
-    before = page.get_by_test_id("stChatMessage").count()
-    box = page.get_by_test_id("stChatInputTextArea")
-    box.fill(text)
-    box.press("Enter")
-    expect(page.get_by_test_id("stChatMessage")).to_have_count(before + 2, timeout=TIMEOUT_MS)
-    wait_idle(page)
-
-
 def test_usage_rises_after_an_answer_and_links_to_its_chat(look: Page, app_server, seed) -> None:
     page, user = look, unique_user()
     text = "I follow a vegetarian diet"
@@ -158,7 +150,7 @@ def test_usage_rises_after_an_answer_and_links_to_its_chat(look: Page, app_serve
 
     open_page(page, f"{app_server.url}?user={user}", CHAT)
     close_sidebar(page)
-    send(page, question)
+    ask(page, question)
     chat = parse_qs(urlparse(page.url).query)["chat"][0]
     assert seed.memory_usage(user)[mem.id].answers == 1
 
