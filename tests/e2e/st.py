@@ -70,7 +70,15 @@ def select_grid_row(page: Page, table: Locator, text: str, row_px: int = ROW_PX)
     without scrolling; `row_px`: the table's row height)."""
     cell = grid_cell(table, text)
     row = int(cell.locator("xpath=..").get_attribute("aria-rowindex") or "0")  # header is 1
-    box = table.get_by_test_id("stDataFrame").bounding_box()
+    grid = table.get_by_test_id("stDataFrame")
+    grid.scroll_into_view_if_needed()  # a click outside the window would miss the row
+    y = HEADER_PX + row_px * (row - 2) + row_px / 2
+    box = grid.bounding_box()
     assert box is not None and row >= 2, f"row of {text!r} not found"
-    page.mouse.click(box["x"] + 16, box["y"] + HEADER_PX + row_px * (row - 2) + row_px / 2)
+    if box["y"] + y > (page.viewport_size or {"height": 1000})["height"]:
+        page.mouse.wheel(0, box["y"] + y - 200)  # the row, not only the table's top, in view
+        page.wait_for_timeout(300)  # the scroll settles before the box is read again
+        box = grid.bounding_box()
+        assert box is not None
+    page.mouse.click(box["x"] + 16, box["y"] + y)
     wait_idle(page)

@@ -159,7 +159,7 @@ def test_the_sidebar_delete_can_be_undone_then_is_carried_out(page: Page, app_se
     bar = sidebar(page)
     bar.get_by_role("tab", name="🕒 Recent").click()
     recent = bar.get_by_role("tabpanel", name="🕒 Recent")
-    row = recent.get_by_text(text, exact=True)
+    row = recent.get_by_test_id("stMarkdownContainer").filter(has_text=text, has_not_text="Deleted")
     delete = by_key(recent, f"sb_row_{mem.id}_del").get_by_role("button")
     delete.click()
     notice = recent.get_by_text(f"Deleted “{text}”")
