@@ -37,7 +37,7 @@ from ui.format import (
     snippet,
     type_label,
 )
-from ui.row_actions import row_controls
+from ui.row_actions import KINDS, row_controls
 
 PAGES = (
     ("app.py", "Chat", "💬"),
@@ -46,7 +46,6 @@ PAGES = (
 )
 ADDABLE_TYPES = ("episodic", "semantic")
 GUESS = "guess"  # the Kind choice that leaves the kind to the guess
-KINDS = [e.value for e in EventType if e is not EventType.INTERACTION]
 RECENT_N = 6
 
 
@@ -265,6 +264,8 @@ def _on_recall(mtype: str) -> None:
 
 def _editor(ctx: PageContext) -> None:
     st.markdown("#### 🧠 Memory editor")
+    if undo.pending() is not None:  # above the tabs: a delete from a search hit shows it too
+        undo.undo_notice(ctx.coordinator, "sidebar")
     add_tab, search_tab, recent_tab = st.tabs(["➕ Add", "🔎 Search", "🕒 Recent"])
     with add_tab:
         _add_form(ctx)
@@ -405,8 +406,6 @@ def recent_memories(coord: MemoryService, user_id: str, n: int = RECENT_N) -> li
 
 
 def _recent(ctx: PageContext) -> None:
-    if undo.pending() is not None:
-        undo.undo_notice(ctx.coordinator, "sidebar")
     rows: list[dict[str, Any]] = []
     with guard("Listing recent memories"):
         rows = recent_memories(ctx.coordinator, ctx.user_id)

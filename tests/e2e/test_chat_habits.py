@@ -162,12 +162,12 @@ def test_the_sidebar_delete_can_be_undone_then_is_carried_out(page: Page, app_se
     row = recent.get_by_test_id("stMarkdownContainer").filter(has_text=text, has_not_text="Deleted")
     delete = by_key(recent, f"sb_row_{mem.id}_del").get_by_role("button")
     delete.click()
-    notice = recent.get_by_text(f"Deleted “{text}”")
+    notice = bar.get_by_text(f"Deleted “{text}”")
     expect(notice).to_be_visible()
     expect(row).to_have_count(0)
     assert seed.list_memories(user, "episodic")[1] == 1  # not yet: Undo is offered
 
-    recent.get_by_role("button", name="Undo").click()
+    bar.get_by_role("button", name="Undo").click()
     expect(row).to_be_visible()
     expect(notice).to_have_count(0)
     wait_idle(page)
