@@ -22,7 +22,6 @@ from tests.e2e.st import (
     sidebar,
     wait_idle,
 )
-from tests.e2e.test_demo_script import ask  # send, and wait for the answer
 
 CHAT = "💬 Chat with memory"
 MEMORIES = "🗂️ Memories"
@@ -117,6 +116,9 @@ def test_edit_pin_and_delete_from_the_sidebar(look: Page, app_server, seed) -> N
     # pin, from the same row
     recent = recent_tab(page)
     by_key(recent, f"sb_row_{mem.id}_pin").get_by_role("button").click()
+    # the toast comes from the run after the click (wait_idle alone may return before it)
+    pinned = page.get_by_test_id("stToast").filter(has_text="Pinned “I run on Saturday")
+    expect(pinned).to_be_visible()
     wait_idle(page)
     expect(recent_tab(page).get_by_text("📌 I run on Saturday mornings")).to_be_visible()
     assert seed.get_memory(user, "episodic", mem.id)["pinned"] is True
@@ -129,6 +131,7 @@ def test_edit_pin_and_delete_from_the_sidebar(look: Page, app_server, seed) -> N
     expect(undo.get_by_text("Undo", exact=True)).to_be_visible()
     assert fits(undo)
     undo.click()
+    expect(page.get_by_test_id("stToast").filter(has_text="Kept “I run on")).to_be_visible()
     wait_idle(page)
     expect(recent_tab(page).get_by_text("📌 I run on Saturday mornings")).to_be_visible()
     assert seed.list_memories(user, "episodic")[1] == 1
@@ -150,7 +153,12 @@ def test_usage_rises_after_an_answer_and_links_to_its_chat(look: Page, app_serve
 
     open_page(page, f"{app_server.url}?user={user}", CHAT)
     close_sidebar(page)
-    ask(page, question)
+    box = page.get_by_test_id("stChatInputTextArea")
+    box.fill(question)
+    box.press("Enter")
+    answer = page.get_by_test_id("stChatMessage").filter(has_text=f"You said: {question}")
+    expect(answer).to_be_visible(timeout=TIMEOUT_MS)  # the fake model repeats the question
+    wait_idle(page)
     chat = parse_qs(urlparse(page.url).query)["chat"][0]
     assert seed.memory_usage(user)[mem.id].answers == 1
 
