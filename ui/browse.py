@@ -116,7 +116,7 @@ def clear_selection(table_key: str) -> None:
 def _bulk_actions(ctx: PageContext, mtype: str, table_key: str, selected: list[dict]) -> None:
     """Pin/unpin and delete for the selected rows; a delete offers Undo (ui/undo.py)."""
     ids = [str(r["id"]) for r in selected]
-    undo.undo_notice(ctx.coordinator, mtype)
+    undo.notice_slot(ctx.coordinator, mtype)
     if not ids:
         st.caption("Select rows (tick the box at the left of a row) to edit, pin or delete them.")
         return

@@ -264,8 +264,7 @@ def _on_recall(mtype: str) -> None:
 
 def _editor(ctx: PageContext) -> None:
     st.markdown("#### 🧠 Memory editor")
-    if undo.pending() is not None:  # above the tabs: a delete from a search hit shows it too
-        undo.undo_notice(ctx.coordinator, "sidebar")
+    undo.notice_slot(ctx.coordinator, "sidebar")  # above the tabs: for a search hit's too
     add_tab, search_tab, recent_tab = st.tabs(["➕ Add", "🔎 Search", "🕒 Recent"])
     with add_tab:
         _add_form(ctx)

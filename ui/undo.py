@@ -4,7 +4,7 @@ Memories page's "Delete selected") is carried out only after a short undo window
     request_delete(...)   the 🗑️ callback: the memories are marked pending and hidden from lists
     settle(coord)         every run, in page_setup: a pending delete that was already offered
                           for undo is carried out now (the user moved on: any interaction)
-    undo_notice(coord, origin)
+    notice_slot(coord, origin)
                           "Deleted “…” · Undo" where the delete was asked for, redrawn every
                           second by a fragment; after UNDO_S seconds without a click the
                           delete is carried out
@@ -102,6 +102,17 @@ def _what(p: dict[str, Any]) -> str:
     if len(items) == 1:
         return f"“{md_text(snippet(items[0]['text'], 50))}”"
     return f"{len(items)} memories"
+
+
+def notice_slot(coord: MemoryService, origin: str) -> None:
+    """Where the Undo of a delete asked for at `origin` shows. The container is always there
+    (tabs after it keep their place, so the open tab stays open when the notice goes); the
+    notice, redrawn every second, only while such a delete waits."""
+    slot = st.container()
+    p = pending()
+    if p is not None and p["origin"] == origin:
+        with slot:
+            undo_notice(coord, origin)
 
 
 @st.fragment(run_every=1.0)
