@@ -348,3 +348,18 @@ def test_usage_per_memory_and_the_never_used_filter(alice, make_app) -> None:  #
     shown = texts(at, "markdown")
     assert "**Used in 1 answer, last on " in shown
     assert "[What do I eat\\?](./?user=alice&chat=s-used)" in shown  # a link to that chat
+
+
+def test_a_question_that_used_a_memory_is_shown_as_text(alice, make_app) -> None:  # type: ignore[no-untyped-def]
+    rows, _ = alice.list_memories("alice", "episodic")
+    veg = next(r["id"] for r in rows if r["text"] == "I am vegetarian")
+    hostile = "![x](http://127.0.0.1:9/x.png) [click](javascript:alert(1)) **bold**"
+    alice.store_interaction(
+        "alice", "s-used", hostile, "Noted.", turn_id="T1", used=[veg], store_episode=False
+    )
+    at = make_app("pages/memories.py")
+    at = select_rows(at, "tbl_episodic", [episodic_texts(at).index("I am vegetarian")])
+    (line,) = [m for m in texts(at, "markdown").splitlines() if "chat=s-used" in m]
+    # one link, to the chat; the question's own markup is escaped: no image, link or bold
+    assert line.count("](") == 1 and line.endswith("](./?user=alice&chat=s-used)")
+    assert "\\!\\[x\\]" in line and "\\*\\*bold\\*\\*" in line
