@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Concatenate, ParamSpec, TypeVar, Unpack
 
 import numpy as np
@@ -39,15 +39,18 @@ from memory.models import (
     ProfileLine,
     RecallHit,
     SemanticFact,
+    Usage,
+    UsedIn,
     check_id,
     check_text,
+    now_ms,
 )
 from memory.queries import ListQuery, SearchFilter
 from memory.recall import RecallWeights
 from memory.recall.pipeline import RecallPipeline
 from memory.replies import as_str
 from memory.service import ImportOptions, MemoryStats, StoredInteraction
-from memory.stores import Stores
+from memory.stores import Stores, usage
 from memory.stores.episodic import EpisodicStore, embedding_text
 from memory.stores.procedural import check_run
 from memory.stores.semantic import SemanticStore
@@ -127,6 +130,7 @@ class MemoryCoordinator(SessionsAPI):
         self.semantic = self.stores.semantic
         self.procedural = self.stores.procedural
         self.short_term = self.stores.short_term
+        self.usage = usage.UsageRecords(self._r, self.keys)
         self.history = MemoryHistory(self.stores, self.embedder)  # per-day activity, undo
         self.bookkeeping = Bookkeeper(
             client, self.keys, self.episodic, settings.embedding_cache_ttl_s, self.embedder.masked
@@ -358,10 +362,12 @@ class MemoryCoordinator(SessionsAPI):
         success_score: float | None = None,
         store_episode: bool = True,
         turn_id: str | None = None,
+        used: Sequence[str] = (),
     ) -> StoredInteraction:
         """Both messages to short-term, the exchange as an episodic interaction, the tool
         sequence with its outcome to procedural memory. `turn_id` is kept in the messages'
-        metadata so a UI can find the turn's details again."""
+        metadata so a UI can find the turn's details again; `used`: the ids of the memories
+        the answer was given, recorded under that turn in the same transaction."""
         t0 = time.perf_counter()
         meta, pii = ({"turn_id": turn_id} if turn_id else None), self.stores.pii
         msgs = [
@@ -390,6 +396,8 @@ class MemoryCoordinator(SessionsAPI):
             )
             self.episodic.write(pipe, mem, qvec)  # type: ignore[arg-type]
             result["episodic"] = mem.id
+        if turn_id:
+            usage.queue_record(pipe, self.keys, user_id, session_id, turn_id, used, now_ms())
         pipe.execute()
         if tools_used:
             try:
@@ -440,6 +448,12 @@ class MemoryCoordinator(SessionsAPI):
 
     def turn_details(self, user_id: str, session_id: str) -> dict[str, dict[str, Details]]:
         return self.short_term.details(user_id, session_id)
+
+    def memory_usage(self, user_id: str) -> dict[str, Usage]:
+        return self.usage.of(user_id)
+
+    def answers_using(self, user_id: str, memory_id: str, limit: int = 5) -> list[UsedIn]:
+        return self.usage.answers(user_id, memory_id, limit)
 
     # =====================================================================================
     # Editor

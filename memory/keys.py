@@ -117,6 +117,16 @@ class Keys:
         or as the user renamed it); a field goes when its session is cleared."""
         return f"{self.ns}:session_titles:{user_tag(user_id)}"
 
+    def usage(self, user_id: str) -> str:
+        """Hash of a user's memory usage: `n:<memory id>` -> how many stored answers used it,
+        `t:<memory id>` -> when last (`memory.stores.usage`)."""
+        return f"{self.ns}:usage:{user_tag(user_id)}"
+
+    def usage_answers(self, user_id: str) -> str:
+        """Sorted set of a user's recent answers by time, each JSON {turn, session, memory
+        ids}: which answers used a memory (capped; no text)."""
+        return f"{self.ns}:usage_answers:{user_tag(user_id)}"
+
     def user_queries(self, user_id: str) -> str:
         """Set of query texts a user searched with (their cached embeddings go on a purge)."""
         return f"{self.ns}:user_queries:{user_tag(user_id)}"

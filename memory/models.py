@@ -7,6 +7,7 @@ import re
 import time
 import unicodedata
 from collections.abc import Iterable
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Literal, Self
 
@@ -405,6 +406,23 @@ class ProfileLine(BaseModel):
     kind: EventType
     text: str
     importance: float = 0.5
+
+
+@dataclass(frozen=True)
+class Usage:
+    """How often a memory was in a stored answer's recall, and when last."""
+
+    answers: int
+    last_ms: int
+
+
+@dataclass(frozen=True)
+class UsedIn:
+    """One stored answer that used a memory."""
+
+    turn_id: str
+    session_id: str
+    at_ms: int
 
 
 class MemoryContext(BaseModel):

@@ -12,7 +12,7 @@ down, `InvalidInputError`, `NotFoundError`...), never a driver exception.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, NotRequired, Protocol, TypedDict, Unpack
 
 from memory.models import (
@@ -24,6 +24,8 @@ from memory.models import (
     ProfileLine,
     RecallHit,
     SemanticFact,
+    Usage,
+    UsedIn,
 )
 from memory.queries import ListQuery, SearchFilter
 
@@ -149,6 +151,7 @@ class AgentMemory(Protocol):
         success_score: float | None = None,
         store_episode: bool = True,
         turn_id: str | None = None,
+        used: Sequence[str] = (),
     ) -> StoredInteraction: ...
 
     def recent_messages(self, user_id: str, session_id: str, n: int = 50) -> list[ChatMessage]: ...
@@ -266,6 +269,15 @@ class MemoryService(AgentMemory, Protocol):
     ) -> list[str]:
         """A message and the answer the user stopped, marked `stopped` (short-term only);
         `turn_id`: the key its details are kept under."""
+        ...
+
+    def memory_usage(self, user_id: str) -> dict[str, Usage]:
+        """memory id -> how many stored answers used it and when last (answers that stored
+        nothing, and memories no answer used, are not there)."""
+        ...
+
+    def answers_using(self, user_id: str, memory_id: str, limit: int = 5) -> list[UsedIn]:
+        """The newest stored answers that used this memory: turn, session, time."""
         ...
 
     def clear_session_memories(self, user_id: str, session_id: str) -> int: ...

@@ -13,8 +13,9 @@ import streamlit as st
 from memory import ListQuery
 from memory.models import EventType, is_blank
 from memory.service import MemoryService
-from ui import phone, state
+from ui import phone, state, undo
 from ui import sessions as sessions_ui
+from ui import usage as usage_ui
 from ui.errors import guard, run_action
 from ui.expiry import expiry_inputs, expiry_value
 from ui.format import (
@@ -24,8 +25,10 @@ from ui.format import (
     event_label,
     fmt_ms_time,
     md_text,
+    memory_text,
     no_images,
     parse_tags,
+    saved_message,
     snippet,
 )
 from ui.pause import pause_actions
@@ -88,7 +91,9 @@ NO_SELECTION: dict[str, dict[str, list[Any]]] = {
 def _table(
     df: pd.DataFrame, key: str, columns: dict[str, Any], *, empty: str = "–"
 ) -> list[dict[str, Any]]:
-    """`empty`: what a missing value reads as (an episodic memory without expiry: "never")."""
+    """`empty`: what a missing value reads as (an episodic memory without expiry: "never").
+    Memories whose delete waits for its Undo are not shown."""
+    df = df[~df["id"].astype(str).isin(undo.pending_ids())].reset_index(drop=True)
     phone.readable_rows(df, key)
     event = st.dataframe(
         df,
@@ -111,40 +116,9 @@ def clear_selection(table_key: str) -> None:
 
 
 def _bulk_actions(ctx: PageContext, mtype: str, table_key: str, selected: list[dict]) -> None:
-    """Pin/unpin and delete for the selected rows; delete asks for a confirmation first."""
+    """Pin/unpin and delete for the selected rows; a delete offers Undo (ui/undo.py)."""
     ids = [str(r["id"]) for r in selected]
-    confirm_key = f"confirm_delete_{mtype}"
-    pending = st.session_state.get(confirm_key)
-    if pending:
-        st.warning(
-            f"Delete {len(pending)} {mtype} memor{'y' if len(pending) == 1 else 'ies'}? "
-            "This cannot be undone.",
-            icon="🗑️",
-        )
-        row = st.container(horizontal=True)
-        c1 = c2 = row
-        c1.button(
-            "Yes, delete",
-            key=f"yes_delete_{mtype}",
-            type="primary",
-            on_click=_on_delete_many,
-            args=(
-                ctx.coordinator,
-                ctx.user_id,
-                mtype,
-                pending,
-                table_key,
-                confirm_key,
-                ctx.is_admin,
-            ),
-        )
-        c2.button(
-            "Cancel",
-            key=f"no_delete_{mtype}",
-            on_click=st.session_state.pop,
-            args=(confirm_key, None),
-        )
-        return
+    undo.notice_slot(ctx.coordinator, mtype)
     if not ids:
         st.caption("Select rows (tick the box at the left of a row) to edit, pin or delete them.")
         return
@@ -154,8 +128,9 @@ def _bulk_actions(ctx: PageContext, mtype: str, table_key: str, selected: list[d
         f"Delete {len(ids)} selected",
         key=f"delete_sel_{mtype}",
         icon="🗑️",
-        on_click=st.session_state.__setitem__,
-        args=(confirm_key, ids),
+        help=f"Undo is offered for {undo.UNDO_S:g} seconds",
+        on_click=_on_delete_many,
+        args=(ctx, mtype, selected, table_key),
     )
     c2.button(
         "Pin",
@@ -175,24 +150,16 @@ def _bulk_actions(ctx: PageContext, mtype: str, table_key: str, selected: list[d
 
 
 def _on_delete_many(
-    coord: MemoryService,
-    user_id: str,
-    mtype: str,
-    ids: list[str],
-    table_key: str,
-    confirm_key: str,
-    as_admin: bool,
+    ctx: PageContext, mtype: str, selected: list[dict[str, Any]], table_key: str
 ) -> None:
-    done = 0
-    for memory_id in ids:
-        ok, _ = run_action(
-            "Deleting a memory", coord.delete_memory, user_id, mtype, memory_id, as_admin
-        )
-        done += int(ok)
-    st.session_state.pop(confirm_key, None)
+    items = [(mtype, str(r["id"]), _row_text(r)) for r in selected]
+    undo.request_delete(ctx.coordinator, ctx.user_id, items, mtype, ctx.is_admin)
     clear_selection(table_key)  # the old row numbers point at other rows now
-    if done:
-        state.flash(f"Deleted {done} memor{'y' if done == 1 else 'ies'}.")
+
+
+def _row_text(row: dict[str, Any]) -> str:
+    """A table row's words (its text column is named after the memory type)."""
+    return str(row.get("Memory") or row.get("Fact") or row.get("Question pattern") or "")
 
 
 def _on_pin(
@@ -233,7 +200,9 @@ def episodic_tab(ctx: PageContext) -> None:
         since, until = _date_filter("f_ep_dates")
     tags = parse_tags(f3.text_input("Tags", key="f_ep_tags", placeholder="diet, running"))
     pinned = PINNED_CHOICES[f4.selectbox("Pinned", list(PINNED_CHOICES), key="f_ep_pinned")]
-    t1, t2 = st.columns(2)
+    t1, t2, t3 = st.columns(3)
+    with t3:
+        never = usage_ui.never_used_filter("f_ep_never")
     show_old = t1.toggle(
         "Show replaced memories",
         value=True,
@@ -251,11 +220,11 @@ def episodic_tab(ctx: PageContext) -> None:
     if not kinds and not talk:
         kinds = REMEMBERED_KINDS
     rows: list[dict[str, Any]] = []
-    total = 0
+    total, usage = 0, usage_ui.usage_of(ctx)
     with guard("Loading episodic memories"):
         page = st.session_state.get("f_ep_page", 1)
-        rows, total = ctx.coordinator.list_memories(
-            ctx.user_id,
+        rows, total = usage_ui.list_page(
+            ctx,
             "episodic",
             ListQuery(
                 event_types=kinds or None,
@@ -267,8 +236,11 @@ def episodic_tab(ctx: PageContext) -> None:
                 page=page,
                 page_size=PAGE_SIZE,
             ),
+            never,
+            usage,
         )
     filtered = bool((kinds and kinds != REMEMBERED_KINDS) or tags or since or pinned is not None)
+    filtered = filtered or never
     if not rows:
         if filtered:
             st.info("No episodic memory matches these filters.", icon="🔎")
@@ -280,12 +252,14 @@ def episodic_tab(ctx: PageContext) -> None:
             )
         return
     st.caption(f"{total} memor{'y' if total == 1 else 'ies'}" + (" match" if filtered else ""))
-    df = episodic_frame(rows)
-    selected = _table(df, "tbl_episodic", EPISODIC_COLUMNS, empty="never")
+    df = usage_ui.with_usage(episodic_frame(rows), usage)
+    columns = {**EPISODIC_COLUMNS, **usage_ui.COLUMN_CONFIG}
+    selected = _table(df, "tbl_episodic", columns, empty="never")
     _page_picker("f_ep_page", total)
     _bulk_actions(ctx, "episodic", "tbl_episodic", selected)
     if len(selected) == 1:
         _edit_episodic(ctx, str(selected[0]["id"]), "tbl_episodic")
+        usage_ui.used_in(ctx, str(selected[0]["id"]), usage)
 
 
 def _edit_episodic(ctx: PageContext, memory_id: str, table_key: str) -> None:
@@ -390,12 +364,11 @@ def _save(
     if not changes:
         state.flash("Nothing changed.", "info")
         return
-    ok, _ = run_action(
+    ok, rec = run_action(
         "Saving the memory", coord.update_memory, user_id, mtype, memory_id, as_admin, **changes
     )
     if ok:
-        note = " (re-embedded)" if "text" in changes else ""
-        state.flash(f"Saved: {', '.join(changes)}{note}.")
+        state.flash(saved_message(memory_text(rec), changes))
         clear_selection(table_key)
 
 
@@ -406,13 +379,15 @@ def semantic_tab(ctx: PageContext) -> None:
     f1, f2, f3 = st.columns([3, 2, 2])
     category = f1.text_input("Category", key="f_sem_category", placeholder="All categories")
     mine = f2.toggle("Only facts I added", key="f_sem_mine")
+    with f2:
+        never = usage_ui.never_used_filter("f_sem_never")
     pinned = PINNED_CHOICES[f3.selectbox("Pinned", list(PINNED_CHOICES), key="f_sem_pinned")]
     rows: list[dict[str, Any]] = []
-    total = 0
+    total, usage = 0, usage_ui.usage_of(ctx)
     with guard("Loading semantic facts"):
         page = st.session_state.get("f_sem_page", 1)
-        rows, total = ctx.coordinator.list_memories(
-            ctx.user_id,
+        rows, total = usage_ui.list_page(
+            ctx,
             "semantic",
             ListQuery(
                 category=category.strip() or None,
@@ -421,6 +396,8 @@ def semantic_tab(ctx: PageContext) -> None:
                 page_size=PAGE_SIZE,
                 added_by=ctx.user_id if mine else None,
             ),
+            never,
+            usage,
         )
     if not rows:
         st.info(
@@ -430,13 +407,14 @@ def semantic_tab(ctx: PageContext) -> None:
         )
         return
     st.caption(f"{total} fact{'s' if total != 1 else ''}")
-    df = semantic_frame(rows, None if ctx.is_admin else ctx.user_id)
-    selected = _table(df, "tbl_semantic", SEMANTIC_COLUMNS)
+    df = usage_ui.with_usage(semantic_frame(rows, None if ctx.is_admin else ctx.user_id), usage)
+    selected = _table(df, "tbl_semantic", {**SEMANTIC_COLUMNS, **usage_ui.COLUMN_CONFIG})
     if not mine:
         _page_picker("f_sem_page", total)
     _bulk_actions(ctx, "semantic", "tbl_semantic", selected)
     if len(selected) == 1:
         _edit_semantic(ctx, str(selected[0]["id"]), "tbl_semantic")
+        usage_ui.used_in(ctx, str(selected[0]["id"]), usage)
 
 
 def _edit_semantic(ctx: PageContext, memory_id: str, table_key: str) -> None:

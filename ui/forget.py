@@ -31,22 +31,29 @@ DONE_KEY = "forget_done"  # {"user_id", "query", "counts"}
 #: Seconds the Undo stays offered before the forget is carried out.
 UNDO_S = 8.0
 
+#: What went, in people's words: (one, several).
 LABELS = {
-    "memories": "memories",
-    "earlier_versions": "earlier versions",
-    "summaries": "summaries",
-    "facts": "facts",
-    "procedures": "procedures",
-    "messages": "chat messages",
-    "answer_details": "answer details",
-    "extraction_log": "extraction log entries",
-    "merge_records": "merge records",
-    "sessions": "chat sessions",
-    "session_titles": "session titles",
-    "recall_queries": "noted searches",
-    "maintenance_report": "maintenance report",
-    "cached_embeddings": "cached embeddings",
+    "memories": ("memory", "memories"),
+    "earlier_versions": ("earlier version", "earlier versions"),
+    "summaries": ("chat summary", "chat summaries"),
+    "facts": ("fact", "facts"),
+    "procedures": ("learned tool habit", "learned tool habits"),
+    "messages": ("chat message", "chat messages"),
+    "answer_details": ("answer's details", "answers' details"),
+    "extraction_log": ("note of what was learned", "notes of what was learned"),
+    "merge_records": ("record of merged memories", "records of merged memories"),
+    "sessions": ("chat", "chats"),
+    "session_titles": ("chat title", "chat titles"),
+    "recall_queries": ("search you made", "searches you made"),
+    "maintenance_report": ("clean-up report", "clean-up reports"),
+    "cached_embeddings": ("copy kept to search faster", "copies kept to search faster"),
 }
+
+
+def counted(n: int, key: str) -> str:
+    """`1 chat message`, `3 searches you made`."""
+    one, many = LABELS.get(key, (key.replace("_", " "), key.replace("_", " ")))
+    return f"{n} {one if n == 1 else many}"
 
 
 def forget_tab(ctx: PageContext) -> None:
@@ -190,7 +197,7 @@ def _done(user_id: str) -> None:
     if not d or d["user_id"] != user_id:
         return
     counts = {k: v for k, v in d["counts"].items() if v}
-    went = ", ".join(f"{v} {LABELS.get(k, k)}" for k, v in counts.items())
+    went = ", ".join(counted(v, k) for k, v in counts.items())
     st.success(
         f"Forgot “{md_text(snippet(d['query'], 60))}”: {sum(counts.values())} records went"
         + (f" ({went})." if went else "."),

@@ -10,6 +10,7 @@ two ways text from a user, a memory, a model or a URL is made safe for `st.markd
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from datetime import date, datetime, time
 from typing import Any
 
@@ -54,6 +55,36 @@ EVENT_TYPE_LABELS = {
     "feedback": "Feedback",
     "fact": "Fact",
 }
+
+
+#: A memory's fields as people call them (what a "Saved" message lists).
+FIELD_WORDS = {
+    "text": "text",
+    "event_type": "kind",
+    "tags": "tags",
+    "importance": "importance",
+    "expires_at": "expiry",
+    "context": "context",
+    "pinned": "pin",
+    "shared": "sharing",
+    "category": "category",
+    "fact_type": "fact type",
+    "source": "source",
+}
+
+
+def memory_text(record: Any) -> str:
+    """A memory's words, whichever record it is (episodic, fact, procedure)."""
+    r = record if isinstance(record, dict) else {}
+    words = r.get("text") or r.get("description") or r.get("fact") or r.get("query_pattern")
+    return str(words or "")
+
+
+def saved_message(text: Any, changes: Iterable[str]) -> str:
+    """`Saved “I run on Sundays”: text and kind.` (markdown: the text shown literally)."""
+    words = [FIELD_WORDS.get(c, c.replace("_", " ")) for c in changes]
+    listed = ", ".join(words[:-1]) + " and " + words[-1] if len(words) > 1 else "".join(words)
+    return f"Saved “{md_text(snippet(text, 60))}”: {listed}."
 
 
 def event_label(value: str) -> str:

@@ -5,20 +5,22 @@ from __future__ import annotations
 
 from typing import Any
 
+import streamlit as st
+
 from memory.service import MemoryService
 from ui import state
 from ui.context import PageContext
 from ui.errors import run_action
 
 
-def pause_toggle(place: Any, ctx: PageContext, row: dict[str, Any]) -> None:
+def pause_toggle(ctx: PageContext, mtype: str, row: dict[str, Any], key: str) -> None:
     """One memory's ⏸/▶ button (a sidebar row); only episodic memories pause."""
-    if row.get("_type", "episodic") != "episodic":
+    if mtype != "episodic":
         return
     paused = bool(row.get("paused"))
-    place.button(
+    st.button(
         "",
-        key=f"sb_pause_{row['id']}",
+        key=f"{key}_pause",
         icon="▶️" if paused else "⏸️",
         help="Resume: use this memory again"
         if paused

@@ -6,8 +6,9 @@ Navigation        Chat · Memories · Stats (when the default page list is hidde
 🤖 Model          Ollama status with the command that fixes it; model choice; which
                   memory types are recalled automatically before each answer
 🪪 What I know    the user profile, each line editable and removable (ui/user_profile.py)
-🧠 Memory editor  add (text + type + kind), search, recent memories with delete buttons
-                  (each delete offers Undo for a few seconds: ui/undo.py) and pause/resume
+🧠 Memory editor  add (text, type, kind guessed from the text or chosen), search, recent
+                  memories; each listed memory can be edited, pinned, paused (episodic) and
+                  deleted (ui/row_actions.py; each delete offers Undo for a few seconds: ui/undo.py)
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from streamlit.errors import StreamlitAPIException
 from memory import ListQuery
 from memory.models import EventType, check_id, is_blank, shown_hits
 from memory.service import MemoryService
-from memory.writing import WritePolicy, candidate_for, write_fact
+from memory.writing import WritePolicy, candidate_for, classify_event_type, write_fact
 from ui import demo, phone, state, undo
 from ui import sessions as sessions_ui
 from ui.context import PageContext
@@ -38,7 +39,7 @@ from ui.format import (
     snippet,
     type_label,
 )
-from ui.pause import pause_toggle
+from ui.row_actions import KINDS, row_controls
 from ui.user_profile import TITLE as PROFILE_TITLE
 from ui.user_profile import user_profile_panel
 
@@ -48,6 +49,7 @@ PAGES = (
     ("pages/stats.py", "Stats", "📊"),
 )
 ADDABLE_TYPES = ("episodic", "semantic")
+GUESS = "guess"  # the Kind choice that leaves the kind to the guess
 RECENT_N = 6
 
 
@@ -269,6 +271,7 @@ def _on_recall(mtype: str) -> None:
 
 def _editor(ctx: PageContext) -> None:
     st.markdown("#### 🧠 Memory editor")
+    undo.notice_slot(ctx.coordinator, "sidebar")  # above the tabs: for a search hit's too
     add_tab, search_tab, recent_tab = st.tabs(["➕ Add", "🔎 Search", "🕒 Recent"])
     with add_tab:
         _add_form(ctx)
@@ -288,23 +291,26 @@ def _add_form(ctx: PageContext) -> None:
         horizontal=True,
         help="Episodic: about this user. Semantic: a general fact.",
     )
-    if mtype == "episodic":
-        st.selectbox(
-            "Kind",
-            [e.value for e in EventType],
-            format_func=event_label,
-            key="sb_add_event_type",
-        )
-    else:
-        ss.setdefault("sb_add_category", "general")
-        st.text_input("Category", key="sb_add_category", placeholder="general")
-    st.text_area(
+    text = st.text_area(
         "What should be remembered?",
         key="sb_add_text",
         height=80,
         placeholder="e.g. I prefer short answers with bullet points",
     )
-    st.text_input("Tags (optional)", key="sb_add_tags", placeholder="diet, running")
+    tags = st.text_input("Tags (optional)", key="sb_add_tags", placeholder="diet, running")
+    if mtype == "episodic":
+        # the guess of `python -m memory add` (memory.writing), shown before saving
+        guess = classify_event_type(text, parse_tags(tags)).value if text.strip() else ""
+        st.selectbox(
+            "Kind",
+            [GUESS, *KINDS],
+            format_func=lambda k: _guess_label(guess) if k == GUESS else event_label(k),
+            key="sb_add_event_type",
+            help="Guessed from the words and tags; pick a kind to choose it yourself.",
+        )
+    else:
+        ss.setdefault("sb_add_category", "general")
+        st.text_input("Category", key="sb_add_category", placeholder="general")
     st.button(
         "Remember",
         key="sb_add_btn",
@@ -314,6 +320,10 @@ def _add_form(ctx: PageContext) -> None:
         args=(ctx.coordinator, ctx.writer),
         use_container_width=True,
     )
+
+
+def _guess_label(guess: str) -> str:
+    return f"✨ {event_label(guess)} (guessed)" if guess else "✨ Guess from the text"
 
 
 def _on_add(coord: MemoryService, writer: WritePolicy) -> None:
@@ -335,26 +345,29 @@ def _on_add(coord: MemoryService, writer: WritePolicy) -> None:
         )
         duplicate = ok and added[0] is None
     else:
-        kind = ss.get("sb_add_event_type", EventType.PREFERENCE.value)
+        kind = ss.get("sb_add_event_type", GUESS)
         ok, res = run_action(
             "Adding the memory",
             writer.write,
             ss.user_id,
             ss.session_id,
-            candidate_for(text, kind, tags, how="user", importance=0.6),
+            candidate_for(text, None if kind == GUESS else kind, tags, how="user", importance=0.6),
             context="Added in the sidebar memory editor",
         )
         duplicate = ok and res.stored is None
         if duplicate and not res.duplicate_of:  # e.g. it only named a masked secret
             state.flash(f"Not stored: {res.reason}.", "warning")
             return
+        if ok and res.stored is not None:
+            text = f"{text} ({event_label(res.stored.event_type)})"
     if ok:
         ss.sb_add_text = ""
         ss.sb_add_tags = ""
+        ss.sb_add_event_type = GUESS
         if duplicate:
-            state.flash(f"Already remembered: {snippet(text, 60)}", "info")
+            state.flash(f"Already remembered: {md_text(snippet(text, 60))}", "info")
         else:
-            state.flash(f"Remembered: {snippet(text, 60)}", "success")
+            state.flash(f"Remembered: {md_text(snippet(text, 80))}", "success")
 
 
 def _search(ctx: PageContext) -> None:
@@ -372,10 +385,15 @@ def _search(ctx: PageContext) -> None:
         return
     for h in hits:
         mtype = getattr(h.memory_type, "value", h.memory_type)
+        if h.id in undo.pending_ids():
+            continue
         st.markdown(
             f"{no_images(snippet(h.text, 90))}  \n"
             f":gray[{type_label(mtype)} · {BAND_BADGES.get(h.band, h.band)} · {h.score:.2f}]"
         )
+        row = {**h.record, "id": h.id, "text": h.text}
+        if mtype == "episodic" or row.get("added_by") == ctx.user_id:  # theirs to change
+            row_controls(ctx, mtype, row, f"sb_hit_{h.id}")
     if weaker:
         st.caption(NO_MORE_RELEVANT)
 
@@ -396,12 +414,10 @@ def recent_memories(coord: MemoryService, user_id: str, n: int = RECENT_N) -> li
 
 
 def _recent(ctx: PageContext) -> None:
-    if undo.pending() is not None:
-        undo.undo_notice(ctx.coordinator)
     rows: list[dict[str, Any]] = []
     with guard("Listing recent memories"):
         rows = recent_memories(ctx.coordinator, ctx.user_id)
-    rows = [r for r in rows if r["id"] != undo.pending_id()]  # deleted, Undo still offered
+    rows = [r for r in rows if r["id"] not in undo.pending_ids()]  # deleted, Undo offered
     if not rows:
         st.caption(
             "No memories yet for this user. Add one in ➕ Add, or tell the agent something "
@@ -409,21 +425,12 @@ def _recent(ctx: PageContext) -> None:
         )
         return
     for r in rows:
-        c1, c2, c3 = st.columns([6, 1, 1], vertical_alignment="center")
         when = fmt_ms_time(r.get("created_at") or r.get("timestamp"))
-        kind = r.get("event_type") or r.get("category") or ""
-        c1.markdown(
-            f"{no_images(snippet(r.get('text'), 70))}  \n"
+        kind = event_label(r["event_type"]) if r.get("event_type") else r.get("category") or ""
+        pin = "📌 " if r.get("pinned") else ""
+        st.markdown(
+            f"{pin}{no_images(snippet(r.get('text'), 70))}  \n"
             f":gray[{type_label(r['_type'])} · {md_text(kind)} · {when}"
             + (" · ⏸ paused]" if r.get("paused") else "]")
         )
-        pause_toggle(c3, ctx, r)
-        c2.button(
-            "",
-            key=f"sb_del_{r['id']}",
-            icon="🗑️",
-            help=f"Delete this memory (Undo is offered for {undo.UNDO_S:g} seconds)",
-            # carried out after the undo window (ui/undo.py)
-            on_click=undo.request_delete,
-            args=(ctx.coordinator, ctx.user_id, r["_type"], r["id"], r.get("text", "")),
-        )
+        row_controls(ctx, r["_type"], r, f"sb_row_{r['id']}")

@@ -1,13 +1,16 @@
-"""A short undo window for the sidebar's 🗑️: the delete is carried out only afterwards.
+"""The one delete model of the app: every delete of memories (a sidebar row's 🗑️, the
+Memories page's "Delete selected") is carried out only after a short undo window.
 
-    request_delete(...)   the 🗑️ callback: the memory is marked pending and hidden from the list
+    request_delete(...)   the 🗑️ callback: the memories are marked pending and hidden from lists
     settle(coord)         every run, in page_setup: a pending delete that was already offered
                           for undo is carried out now (the user moved on: any interaction)
-    undo_notice(coord)    "Deleted “…” · Undo", redrawn every second by a fragment; after
-                          UNDO_S seconds without a click the delete is carried out
+    notice_slot(coord, origin)
+                          "Deleted “…” · Undo" where the delete was asked for, redrawn every
+                          second by a fragment; after UNDO_S seconds without a click the
+                          delete is carried out
 
 A memory is never deleted while its Undo is on screen, and Undo only clears the mark: nothing
-has to be restored. If the browser tab closes inside the window, the memory stays.
+has to be restored. If the browser tab closes inside the window, the memories stay.
 """
 
 from __future__ import annotations
@@ -32,28 +35,39 @@ def pending() -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def pending_id() -> str | None:
+def pending_ids() -> set[str]:
+    """Ids of the memories whose delete waits: lists leave them out while Undo is offered."""
     p = pending()
-    return str(p["memory_id"]) if p else None
+    return {str(i["memory_id"]) for i in p["items"]} if p else set()
 
 
 def request_delete(
-    coord: MemoryService, user_id: str, mtype: str, memory_id: str, text: str
+    coord: MemoryService,
+    user_id: str,
+    items: list[tuple[str, str, str]],
+    origin: str,
+    as_admin: bool = False,
 ) -> None:
-    """Mark one memory for deletion (an earlier pending one is carried out first)."""
+    """Mark memories `(type, id, text)` for deletion (an earlier pending delete is carried out
+    first); `origin`: where the Undo is offered (`undo_notice`)."""
     _carry_out(coord)
     st.session_state[KEY] = {
         "user_id": user_id,
-        "mtype": mtype,
-        "memory_id": memory_id,
-        "text": text,
+        "items": [{"mtype": t, "memory_id": i, "text": x} for t, i, x in items],
+        "as_admin": as_admin,
+        "origin": origin,
         "at": time.time(),
         "offered": False,  # set by the run that shows its Undo
     }
 
 
 def undo() -> None:
+    """Keep the memories: the Undo button's callback (it runs before `settle` could carry
+    the delete out)."""
+    p = pending()
     st.session_state[KEY] = None
+    if p is not None:
+        state.flash(f"Kept {_what(p)}.", "info")
 
 
 def settle(coord: MemoryService) -> None:
@@ -72,22 +86,46 @@ def _carry_out(coord: MemoryService) -> None:
     st.session_state[KEY] = None
     if p is None:
         return
-    # only the user's own memories are listed in the sidebar: no shared fact goes this way
-    run_action("Deleting the memory", coord.delete_memory, p["user_id"], p["mtype"], p["memory_id"])
+    for item in p["items"]:
+        run_action(
+            "Deleting the memory",
+            coord.delete_memory,
+            p["user_id"],
+            item["mtype"],
+            item["memory_id"],
+            p["as_admin"],
+        )
+
+
+def _what(p: dict[str, Any]) -> str:
+    items = p["items"]
+    if len(items) == 1:
+        return f"“{md_text(snippet(items[0]['text'], 50))}”"
+    return f"{len(items)} memories"
+
+
+def notice_slot(coord: MemoryService, origin: str) -> None:
+    """Where the Undo of a delete asked for at `origin` shows. The container is always there
+    (tabs after it keep their place, so the open tab stays open when the notice goes); the
+    notice, redrawn every second, only while such a delete waits."""
+    slot = st.container()
+    p = pending()
+    if p is not None and p["origin"] == origin:
+        with slot:
+            undo_notice(coord, origin)
 
 
 @st.fragment(run_every=1.0)
-def undo_notice(coord: MemoryService) -> None:
-    """The pending delete with its Undo button; carried out when the window has passed."""
+def undo_notice(coord: MemoryService, origin: str) -> None:
+    """The pending delete asked for at `origin`, with its Undo button; carried out when the
+    window has passed. The button has a line of its own: beside the text it was cut short."""
+    if st.session_state.get(f"undo_delete_{origin}"):  # Undo was clicked: memories kept
+        st.rerun()  # the whole page: the memories are listed again
     p = pending()
-    if p is None:
+    if p is None or p["origin"] != origin:
         return
     if time.time() - float(p["at"]) >= UNDO_S:
         _carry_out(coord)
         st.rerun()  # the whole page: lists elsewhere may show the memory
-    c1, c2 = st.columns([4, 2], vertical_alignment="center")
-    c1.caption(f"🗑️ Deleted “{md_text(snippet(p['text'], 50))}”")
-    if c2.button("Undo", key="sb_undo_delete", icon=":material/undo:"):
-        undo()
-        state.flash(f"Kept: {snippet(p['text'], 60)}", "info")
-        st.rerun()  # the whole page: the memory is listed again
+    st.caption(f"🗑️ Deleted {_what(p)}")
+    st.button("Undo", key=f"undo_delete_{origin}", icon=":material/undo:", on_click=undo)

@@ -22,6 +22,7 @@ from memory.stores import Stores
 from memory.stores.episodic import EpisodicStore, embedding_text
 from memory.stores.schema import VECTOR_FIELD
 from memory.stores.semantic import SemanticStore
+from memory.stores.usage import queue_drop
 
 EPISODIC_EDITABLE = {
     "text",
@@ -157,6 +158,10 @@ def delete_memory(
         _changeable_fact(stores, user_id, memory_id, as_admin)
         stores.semantic.delete_many(pipe, [memory_id])
         pipe.execute()
+        # the user's record of answers that used the fact (a key of the user's own slot)
+        usage = stores.user_pipeline(user_id)
+        queue_drop(usage, stores.keys, user_id, [memory_id])
+        usage.execute()
     elif mtype is MemoryType.PROCEDURAL:
         stores.procedural.get(user_id, memory_id)
         pipe.delete(stores.keys.procedure(user_id, memory_id))

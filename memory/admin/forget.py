@@ -85,6 +85,7 @@ from memory.models import (
 from memory.queries import SearchFilter
 from memory.replies import as_str
 from memory.stores import Stores
+from memory.stores.usage import queue_drop
 from memory.text import STOPWORDS, fold, words
 
 #: Hybrid-search hits at or above this final score count as mentions in other words ("high").
@@ -295,6 +296,8 @@ class TopicForget:
         pipe = stores.client.pipeline(transaction=True)
         ids = sorted(chosen.episodic)
         stores.episodic.delete_many(pipe, user_id, ids)
+        # which answers used a forgotten fact, and the forgotten turns' records of what they used
+        queue_drop(pipe, keys, user_id, sorted(chosen.semantic), sorted({t for _, t in turns}))
         if ids:
             pipe.hdel(keys.decay_state(user_id), *ids)
         for m in mems:

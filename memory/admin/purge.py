@@ -51,6 +51,8 @@ class UserPurge:
             keys.user_sessions(self.user_id),
             keys.user_queries(self.user_id),
             keys.session_titles(self.user_id),
+            keys.usage(self.user_id),
+            keys.usage_answers(self.user_id),
         )
         for k in self.maintenance_keys:
             pipe.delete(k)

@@ -32,6 +32,7 @@ from memory.models import (
 from memory.replies import as_str
 from memory.stores.records import decode, encode, row_record, vector_bytes
 from memory.stores.schema import LIVE_FIELD, VECTOR_FIELD, matching_keys, query_page
+from memory.stores.usage import queue_drop
 from memory.writing.secrets import (
     PiiPolicy,
     check_no_secret,
@@ -326,8 +327,10 @@ class EpisodicStore:
             self._touch(keys=keys, args=[now_ms()])
 
     def delete_many(self, pipe: redis.client.Pipeline, user_id: str, memory_ids: list[str]) -> None:
+        """Queue: these memories go, and with them the records of which answers used them."""
         for mid in memory_ids:
             pipe.delete(self._keys.episodic(user_id, mid))
+        queue_drop(pipe, self._keys, user_id, memory_ids)
 
     def replace_vector(self, user_id: str, memory_id: str, vec: np.ndarray) -> bool:
         """Store a new vector for a memory that still exists (never recreates a deleted

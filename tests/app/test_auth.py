@@ -12,6 +12,7 @@ from streamlit import config
 from streamlit.testing.v1 import AppTest
 
 from tests.app.conftest import TIMEOUT_S, no_errors, texts
+from tests.app.test_memories import select_rows
 
 AUTH_SECRETS = {
     "redirect_uri": "http://127.0.0.1:8501/oauth2callback",
@@ -122,13 +123,18 @@ def test_oidc_admin_can_open_any_user(oidc_env, coordinator) -> None:
     assert "Bob prefers evening runs" in set(at.dataframe(key="tbl_episodic").value["Memory"])
 
 
+def _row_of(at: AppTest, table_key: str, words: str) -> int:
+    facts = list(at.dataframe(key=table_key).value["Fact"])
+    return next(i for i, t in enumerate(facts) if words in t.lower())
+
+
 def test_oidc_non_admin_cannot_delete_the_safety_fact(oidc_env, coordinator) -> None:
     (hit,) = coordinator.search("x", "chest pain during exercise", "semantic", k=1)
     at = _signed_in("pages/memories.py", "ana@example.com")
     assert any("chest pain" in t.lower() for t in at.dataframe(key="tbl_semantic").value["Fact"])
-    at.session_state["confirm_delete_semantic"] = [hit.id]
-    at.run()
-    at.button(key="yes_delete_semantic").click().run()
+    at = select_rows(at, "tbl_semantic", [_row_of(at, "tbl_semantic", "chest pain")])
+    at.button(key="delete_sel_semantic").click().run()
+    at.run()  # the next interaction carries the delete out
     assert any("only an admin" in e.value for e in at.error), [e.value for e in at.error]
     assert coordinator.get_memory("ana@example.com", "semantic", hit.id)["text"] == hit.text
 

@@ -42,7 +42,7 @@ def test_a_turn_streams_the_reply_stores_the_memory_and_explains_itself(
     rows, _ = coordinator.list_memories("alice", "episodic")
     rows = [r for r in rows if r["event_type"] != "interaction"]  # (the exchange itself)
     assert [r["text"] for r in rows] == ["I am vegetarian"]
-    assert at.sidebar.button(key=f"sb_del_{rows[0]['id']}")
+    assert at.sidebar.button(key=f"sb_row_{rows[0]['id']}_del")
     # history comes from short-term memory
     assert [m.content for m in coordinator.recent_messages("alice", "s-test")][0] == (
         "Remember that I am vegetarian"

@@ -1,5 +1,5 @@
-"""The Memories page: tables per type, filters, edit (re-embedded), pin, bulk delete with a
-confirmation, search, add, export/import with validation, clear session / purge user."""
+"""The Memories page: tables per type, filters, edit (re-embedded), pin, bulk delete with
+Undo, search, add, export/import with validation, clear session / purge user."""
 
 from __future__ import annotations
 
@@ -95,33 +95,37 @@ def test_edit_re_embeds_and_pins(alice, make_app) -> None:
 
     rec = alice.get_memory("alice", "episodic", mid)
     assert (rec["text"], rec["importance"], rec["pinned"]) == ("I am vegan", 0.9, True)
-    assert "(re-embedded)" in at.toast[0].value
+    assert at.toast[0].value == "Saved “I am vegan”: text, importance and pin."
     hits = alice.search("alice", "vegan diet", "episodic", k=1)
     assert hits[0].id == mid  # found by the new text: the vector was recomputed
     at.selectbox(key="f_ep_pinned").set_value("Pinned").run()
     assert episodic_texts(at) == ["I am vegan"]
 
 
-def test_bulk_delete_asks_for_confirmation(alice, make_app) -> None:
+def test_bulk_delete_offers_undo_then_deletes(alice, make_app) -> None:
     at = make_app("pages/memories.py")
     at = select_rows(at, "tbl_episodic", [1, 2])
     at.button(key="delete_sel_episodic").click().run()
-    assert "Delete 2 episodic memories?" in at.warning[0].value
-    assert alice.list_memories("alice", "episodic")[1] == 3  # nothing deleted yet
-    at.button(key="yes_delete_episodic").click().run()
     no_errors(at)
-    assert episodic_texts(at) == ["I am vegetarian"]
-    assert at.toast[0].value == "Deleted 2 memories."
+    assert "🗑️ Deleted 2 memories" in texts(at, "caption")
+    assert at.button(key="undo_delete_episodic").label == "Undo"
+    assert episodic_texts(at) == ["I am vegetarian"]  # hidden at once...
+    assert alice.list_memories("alice", "episodic")[1] == 3  # ...deleted only after the Undo
+    at.run()  # the next interaction carries it out
+    no_errors(at)
+    assert alice.list_memories("alice", "episodic")[1] == 1
     assert alice.list_memories("bob", "episodic")[1] == 1  # bob's untouched
 
 
-def test_cancel_keeps_the_memories(alice, make_app) -> None:
+def test_undo_keeps_the_memories(alice, make_app) -> None:
     at = make_app("pages/memories.py")
     at = select_rows(at, "tbl_episodic", [0])
     at.button(key="delete_sel_episodic").click().run()
-    at.button(key="no_delete_episodic").click().run()
-    assert not at.warning
+    at.button(key="undo_delete_episodic").click().run()
+    no_errors(at)
+    at.run()
     assert alice.list_memories("alice", "episodic")[1] == 3
+    assert len(episodic_texts(at)) == 3
 
 
 def test_pin_selected(alice, make_app) -> None:
@@ -324,3 +328,42 @@ def test_conversations_are_hidden_from_the_table_unless_asked(alice, make_app) -
     no_errors(at)
     assert "User asked about shoes" in episodic_texts(at)
     assert len(alice.list_memories("alice", "episodic")[0]) == 4  # storage unchanged
+
+
+def test_usage_per_memory_and_the_never_used_filter(alice, make_app) -> None:  # type: ignore[no-untyped-def]
+    rows, _ = alice.list_memories("alice", "episodic")
+    veg = next(r["id"] for r in rows if r["text"] == "I am vegetarian")
+    alice.store_interaction(
+        "alice", "s-used", "What do I eat?", "Vegetarian food.", turn_id="T1", used=[veg],
+        store_episode=False,
+    )  # fmt: skip
+    at = make_app("pages/memories.py")
+    no_errors(at)
+    table = at.dataframe(key="tbl_episodic").value
+    used = dict(zip(table["Memory"], table["Used in"], strict=True))
+    assert used["I am vegetarian"].startswith("1 answer, last on ")
+    assert used["Ran my first 10k"] == "never used"
+
+    at.toggle(key="f_ep_never").set_value(True).run()
+    assert sorted(episodic_texts(at)) == ["Ran my first 10k", "Train for a half marathon"]
+    at.toggle(key="f_ep_never").set_value(False).run()
+
+    at = select_rows(at, "tbl_episodic", [episodic_texts(at).index("I am vegetarian")])
+    shown = texts(at, "markdown")
+    assert "**Used in 1 answer, last on " in shown
+    assert "[What do I eat\\?](./?user=alice&chat=s-used)" in shown  # a link to that chat
+
+
+def test_a_question_that_used_a_memory_is_shown_as_text(alice, make_app) -> None:  # type: ignore[no-untyped-def]
+    rows, _ = alice.list_memories("alice", "episodic")
+    veg = next(r["id"] for r in rows if r["text"] == "I am vegetarian")
+    hostile = "![x](http://127.0.0.1:9/x.png) [click](javascript:alert(1)) **bold**"
+    alice.store_interaction(
+        "alice", "s-used", hostile, "Noted.", turn_id="T1", used=[veg], store_episode=False
+    )
+    at = make_app("pages/memories.py")
+    at = select_rows(at, "tbl_episodic", [episodic_texts(at).index("I am vegetarian")])
+    (line,) = [m for m in texts(at, "markdown").splitlines() if "chat=s-used" in m]
+    # one link, to the chat; the question's own markup is escaped: no image, link or bold
+    assert line.count("](") == 1 and line.endswith("](./?user=alice&chat=s-used)")
+    assert "\\!\\[x\\]" in line and "\\*\\*bold\\*\\*" in line

@@ -38,7 +38,7 @@ def test_add_an_episodic_memory_then_delete_it(app_env, make_app, coordinator) -
     # the Memories page table shows it too
     assert "Run a half marathon in April" in set(at.dataframe(key="tbl_episodic").value["Memory"])
 
-    at.sidebar.button(key=f"sb_del_{mem['id']}").click().run()
+    at.sidebar.button(key=f"sb_row_{mem['id']}_del").click().run()
     no_errors(at)
     # gone from the list at once, with Undo offered; not deleted while it is offered
     notice = [c.value for c in at.sidebar.caption if "Deleted" in c.value]
@@ -102,3 +102,47 @@ def test_new_chat_starts_a_new_session(app_env, make_app) -> None:
     new = at.session_state["session_id"]
     assert new != "s-old" and new.startswith("s-")
     assert at.sidebar.selectbox(key="sb_session").value == new
+
+
+def test_the_kind_is_guessed_from_the_text_and_can_be_chosen(app_env, make_app, coordinator):  # type: ignore[no-untyped-def]
+    at = make_app("app.py")
+    at.sidebar.text_area(key="sb_add_text").input("My daughter Lina starts school in September")
+    at.run()
+    kind = at.sidebar.selectbox(key="sb_add_event_type")
+    assert kind.value == "guess" and kind.format_func("guess") == "✨ Fact (guessed)"
+    at.sidebar.button(key="sb_add_btn").click().run()
+    no_errors(at)
+    at.sidebar.text_area(key="sb_add_text").input("I want to swim 2 km without stopping")
+    at.sidebar.selectbox(key="sb_add_event_type").set_value("milestone")
+    at.sidebar.button(key="sb_add_btn").click().run()
+    no_errors(at)
+
+    rows, _ = coordinator.list_memories("alice", "episodic")
+    kinds = {r["text"]: r["event_type"] for r in rows}
+    assert kinds == {
+        "My daughter Lina starts school in September": "fact",  # the guess of `memory add`
+        "I want to swim 2 km without stopping": "milestone",  # the person's choice
+    }
+    assert at.sidebar.selectbox(key="sb_add_event_type").value == "guess"  # reset for the next
+
+
+def test_edit_and_pin_a_memory_from_the_sidebar(app_env, make_app, coordinator) -> None:  # type: ignore[no-untyped-def]
+    mem = coordinator.add_episodic("alice", "I run on Sundays", event_type="health_event")
+    at = make_app("app.py")
+    assert "📔 Episodic · Health event" in texts(at.sidebar)  # people's words
+    key = f"sb_row_{mem.id}"
+    at.sidebar.text_area(key=f"{key}_text").input("I run on Saturdays")
+    at.sidebar.selectbox(key=f"{key}_kind").set_value("preference")
+    at.sidebar.button(key=f"{key}_save").click().run()
+    no_errors(at)
+    rec = coordinator.get_memory("alice", "episodic", mem.id)
+    assert (rec["text"], rec["event_type"]) == ("I run on Saturdays", "preference")
+    assert at.toast[0].value == "Saved “I run on Saturdays”: text and kind."
+
+    at.sidebar.button(key=f"{key}_pin").click().run()
+    no_errors(at)
+    assert coordinator.get_memory("alice", "episodic", mem.id)["pinned"] is True
+    assert at.toast[0].value == "Pinned “I run on Saturdays”."
+    assert "📌 I run on Saturdays" in texts(at.sidebar)
+    at.sidebar.button(key=f"{key}_pin").click().run()  # the same button unpins
+    assert coordinator.get_memory("alice", "episodic", mem.id)["pinned"] is False

@@ -127,8 +127,7 @@ def test_sidebar_add_then_find_on_memories_then_delete(page: Page, app_server):
     expect(grid_cell(table, text)).to_have_count(1)
 
     bar.get_by_role("tab", name="🕒 Recent").click()
-    row = bar.get_by_test_id("stHorizontalBlock").filter(has_text=text, has_not_text="Deleted")
-    row.get_by_role("button", name="🗑️").click()
+    bar.locator("[class*='st-key-sb_row_'][class*='_del']").get_by_role("button").click()
     expect(bar.get_by_text(f"Deleted “{text}”")).to_be_visible()  # Undo offered a few seconds
     # carried out once the undo window has passed; the page then lists it no more
     expect(page.get_by_text("No episodic memories yet")).to_be_visible(timeout=TIMEOUT_MS)
@@ -166,7 +165,9 @@ def test_memories_page_edit_and_export(page: Page, app_server, seed, screenshots
     screenshot(page, screenshots_dir / "memories.png", height=1700)
     form.get_by_label("Memory").fill("Train for the Lyon half marathon on April 19")
     form.get_by_role("button", name="Save changes").click()
-    expect(page.get_by_test_id("stToast").filter(has_text="re-embedded")).to_be_visible()
+    expect(
+        page.get_by_test_id("stToast").filter(has_text="Saved “Train for the Lyon")
+    ).to_be_visible()
     wait_idle(page)
     expect(grid_cell(table, "Lyon half marathon on April 19")).to_have_count(1)
     assert seed.search(user, "half marathon April 19", "episodic", k=1)[0].text.endswith("19")

@@ -154,26 +154,27 @@ def test_the_greeting_goes_with_the_first_message_and_the_chat_takes_its_name(
 def test_the_sidebar_delete_can_be_undone_then_is_carried_out(page: Page, app_server, seed):
     user = unique_user()
     text = f"My bike is called Rosinante {user}"
-    seed.add_episodic(user, text, event_type="preference")
+    mem = seed.add_episodic(user, text, event_type="preference")
     open_page(page, as_user(app_server.url, user), HEADING)
     bar = sidebar(page)
     bar.get_by_role("tab", name="🕒 Recent").click()
     recent = bar.get_by_role("tabpanel", name="🕒 Recent")
-    row = recent.get_by_test_id("stHorizontalBlock").filter(has_text=text, has_not_text="Deleted")
-    row.get_by_role("button").click()
-    notice = recent.get_by_text(f"Deleted “{text}”")
+    row = recent.get_by_test_id("stMarkdownContainer").filter(has_text=text, has_not_text="Deleted")
+    delete = by_key(recent, f"sb_row_{mem.id}_del").get_by_role("button")
+    delete.click()
+    notice = bar.get_by_text(f"Deleted “{text}”")
     expect(notice).to_be_visible()
     expect(row).to_have_count(0)
     assert seed.list_memories(user, "episodic")[1] == 1  # not yet: Undo is offered
 
-    recent.get_by_role("button", name="Undo").click()
+    bar.get_by_role("button", name="Undo").click()
     expect(row).to_be_visible()
     expect(notice).to_have_count(0)
     wait_idle(page)
     assert seed.list_memories(user, "episodic")[1] == 1
 
     # left alone, the delete is carried out when the undo window has passed
-    row.get_by_role("button").click()
+    delete.click()
     expect(notice).to_be_visible()
     expect(notice).to_have_count(0, timeout=TIMEOUT_MS)
     wait_for("the delete", lambda: seed.list_memories(user, "episodic")[1] == 0)

@@ -91,7 +91,9 @@ def test_a_saved_row_never_joins_the_next_bulk_delete(page: Page, app_server, se
     editor = by_key(page, f"ed_ep_{edited.id}_box")
     editor.get_by_label("Memory").fill("Ran my first 10k in 55 minutes")
     editor.get_by_role("button", name="Save changes").click()
-    expect(page.get_by_test_id("stToast").filter(has_text="re-embedded")).to_be_visible()
+    expect(
+        page.get_by_test_id("stToast").filter(has_text="Saved “Ran my first 10k")
+    ).to_be_visible()
     wait_idle(page)
     expect(grid_cell(table, "10k in 55 minutes")).to_have_count(1)
     expect(editor).to_have_count(0)  # the saved row is no longer ticked
@@ -102,10 +104,11 @@ def test_a_saved_row_never_joins_the_next_bulk_delete(page: Page, app_server, se
     expect(delete).to_be_visible()
     delete.click()
     wait_idle(page)
-    expect(page.get_by_text("Delete 1 episodic memory?")).to_be_visible()
-    page.get_by_role("button", name="Yes, delete").click()
-    wait_idle(page)
+    notice = page.get_by_text("Deleted “Sleep 7.5 hours on weeknights”")
+    expect(notice).to_be_visible()  # with its Undo, where the delete was asked for
     expect(grid_cell(table, "Sleep 7.5 hours")).to_have_count(0)
+    expect(notice).to_have_count(0, timeout=TIMEOUT_MS)  # carried out after the window
+    wait_idle(page)
     left = {r["id"]: r["text"] for r in seed.list_memories(user, "episodic")[0]}
     assert left == {edited.id: "Ran my first 10k in 55 minutes", kept.id: "I am vegetarian"}
     assert other.id not in left

@@ -148,8 +148,9 @@ def test_a_non_admin_cannot_change_shared_facts_an_admin_can(
             expect(page.get_by_text("only an admin can change it")).to_be_visible()
             expect(save).to_be_disabled()
             page.get_by_role("button", name="Delete 1 selected").click()
-            page.get_by_role("button", name="Yes, delete").click()
-            expect(page.get_by_text("only an admin can change or delete it")).to_be_visible()
+            # tried once the undo window has passed, and refused
+            refused = page.get_by_text("only an admin can change or delete it")
+            expect(refused).to_be_visible(timeout=TIMEOUT_MS)
             wait_idle(page)
             assert seed.get_memory(email, "semantic", fact.id)["text"] == fact.text
         else:

@@ -78,7 +78,7 @@ def test_a_paused_memory_leaves_the_prompt_and_comes_back_on_resume(
     open_page(page, f"{app_server.url}?user={user}", CHAT)
     side = sidebar(page)
     side.get_by_role("tab", name="🕒 Recent").click()
-    by_key(page, f"sb_pause_{teal}").get_by_role("button").click()
+    by_key(page, f"sb_row_{teal}_pause").get_by_role("button").click()
     wait_idle(page)
     assert seed.get_memory(user, "episodic", teal)["paused"] is True
     expect(side.get_by_text("⏸ paused", exact=False)).to_be_visible()
@@ -90,7 +90,7 @@ def test_a_paused_memory_leaves_the_prompt_and_comes_back_on_resume(
     assert "teal" not in shared_fake_ollama.chat_requests()[-1].system_prompt
 
     side.get_by_role("tab", name="🕒 Recent").click()
-    by_key(page, f"sb_pause_{teal}").get_by_role("button").click()
+    by_key(page, f"sb_row_{teal}_pause").get_by_role("button").click()
     wait_idle(page)
     assert seed.get_memory(user, "episodic", teal)["paused"] is False
     ask(page, shared_fake_ollama, "Which colour should I paint my car?", "Teal, as you like.")

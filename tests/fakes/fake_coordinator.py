@@ -12,6 +12,7 @@ import json
 import re
 import threading
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -300,6 +301,7 @@ class FakeCoordinator:
         success_score: float | None = None,
         store_episode: bool = True,
         turn_id: str | None = None,
+        used: Sequence[str] = (),
     ) -> StoredInteraction:
         self._log(
             "store_interaction",
@@ -309,6 +311,7 @@ class FakeCoordinator:
             tools_used=tools_used,
             success_score=success_score,
             store_episode=store_episode,
+            used=list(used),
         )
         with self._lock:
             now = int(time.time() * 1000)

@@ -1,0 +1,111 @@
+"""The controls on one memory row of the sidebar's lists: edit, pin, pause, delete (with Undo).
+
+    row_controls(ctx, mtype, row, key)   the row's buttons side by side, one small function
+                                         each, so another control can join them
+
+`row` is the stored record as the lists have it (`id`, `text`/`description`, `pinned`,
+`event_type` of an episodic memory). Every change goes through the coordinator, like the
+Memories page's editor; every delete through ui/undo.py.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import streamlit as st
+
+from memory.models import EventType, is_blank
+from memory.service import MemoryService
+from ui import state, undo
+from ui.errors import run_action
+from ui.format import event_label, md_text, memory_text, saved_message, snippet
+from ui.pause import pause_toggle
+
+if TYPE_CHECKING:
+    from ui.context import PageContext
+
+KINDS = [e.value for e in EventType if e is not EventType.INTERACTION]
+
+
+def row_controls(ctx: PageContext, mtype: str, row: dict[str, Any], key: str) -> None:
+    with st.container(horizontal=True, gap="small", key=f"{key}_actions"):
+        _edit(ctx, mtype, row, key)
+        _pin(ctx, mtype, row, key)
+        pause_toggle(ctx, mtype, row, key)
+        _delete(ctx, mtype, row, key)
+
+
+def _edit(ctx: PageContext, mtype: str, row: dict[str, Any], key: str) -> None:
+    with st.popover("", icon=":material/edit:", help="Edit this memory", key=f"{key}_edit"):
+        st.text_area("Memory", value=memory_text(row), key=f"{key}_text", height=90)
+        kind = str(row.get("event_type") or "")
+        if mtype == "episodic" and kind in KINDS:
+            st.selectbox(
+                "Kind", KINDS, index=KINDS.index(kind), format_func=event_label, key=f"{key}_kind"
+            )
+        st.button(
+            "Save",
+            key=f"{key}_save",
+            type="primary",
+            on_click=_on_save,
+            args=(ctx.coordinator, ctx.user_id, mtype, row, key),
+        )
+
+
+def _on_save(coord: MemoryService, user_id: str, mtype: str, row: dict[str, Any], key: str) -> None:
+    ss = st.session_state
+    text = str(ss.get(f"{key}_text") or "").strip()
+    if is_blank(text):
+        state.flash(
+            "The text cannot be empty: write what should be remembered, or delete it.", "warning"
+        )
+        return
+    changes: dict[str, Any] = {}
+    if text != memory_text(row):
+        changes["text"] = text
+    kind = ss.get(f"{key}_kind")
+    if kind and kind != row.get("event_type"):
+        changes["event_type"] = kind
+    if not changes:
+        state.flash("Nothing changed.", "info")
+        return
+    ok, rec = run_action(
+        "Saving the memory", coord.update_memory, user_id, mtype, str(row["id"]), **changes
+    )
+    if ok:
+        state.flash(saved_message(memory_text(rec), changes))
+
+
+def _pin(ctx: PageContext, mtype: str, row: dict[str, Any], key: str) -> None:
+    pinned = bool(row.get("pinned"))  # records are decoded: a bool
+    st.button(
+        "",
+        key=f"{key}_pin",
+        icon=":material/keep_off:" if pinned else ":material/keep:",
+        type="primary" if pinned else "secondary",
+        help="Pinned: kept when memories are cleaned up. Click to unpin."
+        if pinned
+        else "Pin: keep it when memories are cleaned up",
+        on_click=_on_pin,
+        args=(ctx.coordinator, ctx.user_id, mtype, row, not pinned),
+    )
+
+
+def _on_pin(
+    coord: MemoryService, user_id: str, mtype: str, row: dict[str, Any], pinned: bool
+) -> None:
+    ok, _ = run_action("Pinning", coord.pin, user_id, mtype, str(row["id"]), pinned)
+    if ok:
+        what = md_text(snippet(memory_text(row), 60))
+        state.flash(f"{'Pinned' if pinned else 'Unpinned'} “{what}”.")
+
+
+def _delete(ctx: PageContext, mtype: str, row: dict[str, Any], key: str) -> None:
+    st.button(
+        "",
+        key=f"{key}_del",
+        icon=":material/delete:",
+        help=f"Delete this memory (Undo is offered for {undo.UNDO_S:g} seconds)",
+        on_click=undo.request_delete,
+        args=(ctx.coordinator, ctx.user_id, [(mtype, str(row["id"]), memory_text(row))], "sidebar"),
+    )
