@@ -1,6 +1,7 @@
 """ "What I know about you": the user profile (memory.user_profile), the few standing memories
 every prompt carries. Shown at the top of the Memories page and in the sidebar; a person edits a
-line (which edits the memory behind it) or removes it (which forgets that memory)."""
+line (which edits the memory behind it) or removes it (which deletes that memory, with the Undo
+every delete offers: ui/undo.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import streamlit as st
 
 from memory.models import ProfileLine, is_blank
 from memory.service import MemoryService
-from ui import state
+from ui import state, undo
 from ui.context import PageContext
 from ui.errors import guard, run_action
 from ui.format import event_label, md_text, no_images, snippet
@@ -20,6 +21,7 @@ def user_profile_panel(ctx: PageContext, where: str) -> None:
     """The profile's lines, each with ✏️ (edit) and ✖️ (remove); `where` keeps the widget keys
     of the sidebar's copy apart from the page's."""
     with st.container(key=f"{where}_profile"):
+        undo.notice_slot(ctx.coordinator, f"profile_{where}")
         _lines(ctx, where)
 
 
@@ -27,6 +29,7 @@ def _lines(ctx: PageContext, where: str) -> None:
     lines: list[ProfileLine] = []
     with guard("Reading what I know about you"):
         lines = ctx.coordinator.user_profile(ctx.user_id)
+    lines = [p for p in lines if p.id not in undo.pending_ids()]  # removed, Undo offered
     if not lines:
         st.caption(
             "Nothing yet. Tell me about your diet, goals, injuries or how you like answers, "
@@ -53,9 +56,10 @@ def _lines(ctx: PageContext, where: str) -> None:
             "",
             key=f"{where}_profile_remove_{p.id}",
             icon="✖️",
-            help="Remove this line: the memory behind it is forgotten",
-            on_click=_on_remove,
-            args=(ctx.coordinator, ctx.user_id, p),
+            help=f"Remove this line: the memory behind it is deleted (Undo is offered for "
+            f"{undo.UNDO_S:g} seconds)",
+            on_click=undo.request_delete,
+            args=(ctx.coordinator, ctx.user_id, [("episodic", p.id, p.text)], f"profile_{where}"),
         )
 
 
@@ -88,9 +92,3 @@ def _on_save(coord: MemoryService, user_id: str, memory_id: str, key: str, editi
     if ok:
         st.session_state.pop(editing, None)
         state.flash(f"Updated: {snippet(text, 60)}")
-
-
-def _on_remove(coord: MemoryService, user_id: str, p: ProfileLine) -> None:
-    ok, _ = run_action("Removing the line", coord.delete_memory, user_id, "episodic", p.id)
-    if ok:
-        state.flash(f"Removed and forgotten: {snippet(p.text, 60)}")

@@ -45,6 +45,11 @@ def test_the_profile_is_shown_edited_and_removed(page: Page, app_server, seed) -
     by_key(page, f"page_profile_remove_{goal}").get_by_role("button").click()
     wait_idle(page)
     expect(sidebar_profile(page).get_by_text("I want to run a marathon")).to_have_count(0)
+    # a delete like every other: Undo offered, then carried out when its window has passed
+    notice = main.get_by_text("Deleted “I want to run a marathon”")
+    expect(notice).to_be_visible()
+    expect(notice).to_have_count(0, timeout=TIMEOUT_MS)
+    wait_idle(page)
     rows, _ = seed.list_memories(user, "episodic", ListQuery())
     assert goal not in {r["id"] for r in rows}  # forgotten
     assert [p.text for p in seed.user_profile(user)] == ["I'm vegan"]
