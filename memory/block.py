@@ -321,7 +321,8 @@ def _candidates(
             out.extend(_Candidate(len(titles), value, texts) for value, texts in lines)
             titles.append(title)
 
-    profile = profile_lines(context.profile)
+    replaced = {m.superseded_id for m in stored_now if m.superseded_id}  # as without_replaced
+    profile = profile_lines([p for p in context.profile if p.id not in replaced])
     section(PROFILE_TITLE, [(math.inf, (line,)) for _, line in profile])
     in_profile = {mid for mid, _ in profile}
     section(

@@ -65,8 +65,11 @@ def list_page(
 
 
 def with_usage(df: pd.DataFrame, usage: dict[str, Usage]) -> pd.DataFrame:
-    """The table with its "Used in" column, after the text."""
-    df.insert(2, COLUMN, [used_label(usage.get(str(i))).removeprefix("used in ") for i in df["id"]])
+    """The table with its "Used in" column: after Expires where the table has one (the dates
+    stay on screen without a horizontal scroll), else after the text."""
+    at = df.columns.get_loc("Expires") + 1 if "Expires" in df.columns else 2
+    labels = [used_label(usage.get(str(i))).removeprefix("used in ") for i in df["id"]]
+    df.insert(at, COLUMN, labels)
     return df
 
 
