@@ -66,11 +66,11 @@ from agent.errors import LLMError
 from agent.llm import LLM, OllamaLLM
 from agent.tools.registry import ToolContext, ToolRegistry
 from agent.types import TurnEvent
+from memory.bench import results
 from memory.bench.common import (
     Progress,
     add_output_args,
-    bench_coordinator,
-    emit,
+    run_bench,
     stamp,
     table,
 )
@@ -466,23 +466,20 @@ def main(args: argparse.Namespace, settings: Any = None) -> int:
         return 1
     answerer = make_answerer(llm, settings, config)
     progress = Progress(quiet=args.quiet)
-    stamped = stamp()
-    with bench_coordinator(args.redis_url) as coord:
+
+    def measure(coord: MemoryCoordinator) -> dict[str, Any]:
+        stamped = stamp()
         n_turns = ingest(coord, data, progress)
         result = ask(coord, answerer, model, data, args.mode, limit=args.limit, progress=progress)
-        embedder = coord.embedder.model_id
-    result.update({"n_turns": n_turns, **stamped, "data": str(args.data)})
-    code = emit(args, result, render)
-    if args.record:
-        from memory.bench import results
+        return {**result, "n_turns": n_turns, **stamped}
 
-        results.record_run(
-            "qa",
-            results.qa_figures(result),
-            prog="python -m agent",
-            commit=stamped["commit"],
-            embedder=embedder,
-            data=args.data,
-            note=f"mode {result['mode']}, model {result['model']}",
-        )
-    return code
+    return run_bench(
+        args,
+        "qa",
+        measure,
+        render,
+        results.qa_figures,
+        prog="python -m agent",
+        data=args.data,
+        note=f"mode {args.mode}, model {model}",
+    )

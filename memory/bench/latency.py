@@ -44,6 +44,7 @@ from memory.bench.common import (
     add_common_args,
     percentiles,
     redis_version,
+    run_bench,
     stamp,
     table,
 )
@@ -515,7 +516,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def main(args: argparse.Namespace, settings: Any = None) -> int:
-    from memory.bench.common import apply_recall_overrides, bench_coordinator, emit
+    from memory.bench import results
     from memory.embeddings import OnnxMiniLMEmbedder
 
     try:
@@ -528,27 +529,19 @@ def main(args: argparse.Namespace, settings: Any = None) -> int:
         raise SystemExit("--queries must be at least 1")
     progress = Progress(quiet=args.quiet)
     emb = BenchEmbedder(OnnxMiniLMEmbedder())
-    with bench_coordinator(args.redis_url, emb, load_knowledge=True) as coord:
-        weights = apply_recall_overrides(coord, args.recall)
-        result = run(
+    return run_bench(
+        args,
+        "latency",
+        lambda coord: run(
             coord,
             emb,
             sizes,
             n_queries=args.queries,
             ingest_sample=args.ingest_sample,
             progress=progress,
-        )
-        result["recall_weights"] = weights
-    code = emit(args, result, render)
-    if args.record:
-        from memory.bench import results
-
-        figures = results.latency_figures(result, sizes)
-        results.record_run(
-            "latency",
-            figures,
-            prog="python -m memory",
-            commit=result["commit"],
-            embedder=emb.model_id,
-        )
-    return code
+        ),
+        render,
+        lambda result: results.latency_figures(result, sizes),
+        embedder=emb,
+        load_knowledge=True,
+    )

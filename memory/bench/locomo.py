@@ -39,13 +39,19 @@ import argparse
 import json
 import time
 from collections import defaultdict
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from memory.bench import results
-from memory.bench.common import Progress, add_common_args, percentiles, stamp, table
+from memory.bench.common import (
+    Progress,
+    add_common_args,
+    percentiles,
+    run_bench,
+    stamp,
+    table,
+)
 from memory.bench.prompt_level import PromptRow, prompt_row
 from memory.bench.prompt_level import summary as prompt_summary
 from memory.coordinator import MemoryCoordinator
@@ -387,7 +393,7 @@ def main(args: argparse.Namespace, settings: Any = None) -> int:
         raise SystemExit("--prompt-budget must be between 50 and 100000 tokens")
     data = data_from_args(args)
     progress = Progress(quiet=args.quiet)
-    return run_on_file(
+    return run_bench(
         args,
         "locomo",
         lambda coord: run(
@@ -400,34 +406,5 @@ def main(args: argparse.Namespace, settings: Any = None) -> int:
         ),
         render,
         results.locomo_figures,
+        data=args.data,
     )
-
-
-def run_on_file(
-    args: argparse.Namespace,
-    bench: str,
-    measure: Callable[[MemoryCoordinator], dict[str, Any]],
-    render: Callable[[dict[str, Any]], str],
-    figures: Callable[[dict[str, Any]], dict[str, Any]],
-) -> int:
-    """A bench of the file `--data` names: `measure` on a private coordinator (with the
-    `--recall` overrides), printed with `render`; with `--record`, `figures` are recorded."""
-    from memory.bench.common import apply_recall_overrides, bench_coordinator, emit
-
-    with bench_coordinator(args.redis_url) as coord:
-        weights = apply_recall_overrides(coord, args.recall)
-        result = measure(coord)
-        result["recall_weights"] = weights
-        embedder = coord.embedder.model_id
-    result["data"] = str(args.data)
-    code = emit(args, result, render)
-    if args.record:
-        results.record_run(
-            bench,
-            figures(result),
-            prog="python -m memory",
-            commit=result["commit"],
-            embedder=embedder,
-            data=args.data,
-        )
-    return code
