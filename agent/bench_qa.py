@@ -79,10 +79,10 @@ from memory.bench.locomo import (
     add_data_args,
     category_of,
     data_from_args,
+    ingest,
     questions,
     turn_items,
 )
-from memory.bench.locomo import ingest as locomo_ingest
 from memory.coordinator import MemoryCoordinator
 from memory.models import MemoryContext, MemoryType, RecallHit, ScoreParts
 
@@ -209,19 +209,6 @@ def select(data: list[dict[str, Any]], limit: int | None) -> list[tuple[str, dic
     question without a gold answer cannot be scored: it is not asked)."""
     out = [(s["sample_id"], q) for s in data for q in questions(s) if "answer" in q]
     return out if limit is None else out[:limit]
-
-
-def ingest(
-    coord: MemoryCoordinator,
-    data: list[dict[str, Any]],
-    progress: Progress | None = None,
-    *,
-    user_prefix: str = USER_PREFIX,
-) -> int:
-    """Write every conversation of `data` as `python -m memory bench locomo` does; the number
-    of memories written."""
-    n, _ = locomo_ingest(coord, data, progress or Progress(quiet=True), user_prefix)
-    return n
 
 
 def evidence_hits(items: list[dict[str, Any]], evidence: list[Any]) -> tuple[list[RecallHit], int]:
@@ -469,7 +456,7 @@ def main(args: argparse.Namespace, settings: Any = None) -> int:
 
     def measure(coord: MemoryCoordinator) -> dict[str, Any]:
         stamped = stamp()
-        n_turns = ingest(coord, data, progress)
+        n_turns, _ = ingest(coord, data, progress, USER_PREFIX)
         result = ask(coord, answerer, model, data, args.mode, limit=args.limit, progress=progress)
         return {**result, "n_turns": n_turns, **stamped}
 

@@ -244,6 +244,14 @@ def apply_recall_overrides(coord: MemoryCoordinator, overrides: list[str] | None
     return dataclasses.asdict(coord.weights)
 
 
+def int_list(text: str) -> list[int]:
+    """The argparse type of a comma-separated list of integers ("1,5,10")."""
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"comma-separated integers, got {text!r}") from None
+
+
 def add_output_args(p: argparse.ArgumentParser) -> None:
     """Options every bench command takes: the server and the output."""
     p.add_argument(

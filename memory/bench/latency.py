@@ -42,6 +42,7 @@ import numpy as np
 from memory.bench.common import (
     Progress,
     add_common_args,
+    int_list,
     percentiles,
     redis_version,
     run_bench,
@@ -501,6 +502,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--sizes",
+        type=int_list,
         default="1000,10000,100000",
         help="total stored episodic memories per step (default 1000,10000,100000)",
     )
@@ -519,10 +521,7 @@ def main(args: argparse.Namespace, settings: Any = None) -> int:
     from memory.bench import results
     from memory.embeddings import OnnxMiniLMEmbedder
 
-    try:
-        sizes = sorted({int(s) for s in str(args.sizes).split(",") if s.strip()})
-    except ValueError:
-        raise SystemExit(f"--sizes must be comma-separated integers, got {args.sizes!r}") from None
+    sizes = sorted(set(args.sizes))
     if not sizes or sizes[0] < USERS:
         raise SystemExit(f"--sizes must be at least {USERS} (one memory per user)")
     if args.queries < 1:

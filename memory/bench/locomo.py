@@ -47,6 +47,7 @@ from memory.bench import results
 from memory.bench.common import (
     Progress,
     add_common_args,
+    int_list,
     percentiles,
     run_bench,
     stamp,
@@ -364,7 +365,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description=__doc__.split("\n\n")[0] if __doc__ else None,
     )
     add_data_args(p)
-    p.add_argument("--k", default="1,5,10,20", help="comma-separated cut-offs (default 1,5,10,20)")
+    p.add_argument(
+        "--k",
+        type=int_list,
+        default="1,5,10,20",
+        help="comma-separated cut-offs (default %(default)s)",
+    )
     p.add_argument(
         "--min-score",
         type=float,
@@ -383,10 +389,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def main(args: argparse.Namespace, settings: Any = None) -> int:
-    try:
-        ks = [int(k) for k in str(args.k).split(",") if k.strip()]
-    except ValueError:
-        raise SystemExit(f"--k must be comma-separated integers, got {args.k!r}") from None
+    ks = args.k
     if not ks or min(ks) < 1 or max(ks) > 200:
         raise SystemExit("--k values must be between 1 and 200")
     if args.prompt_budget is not None and not 50 <= args.prompt_budget <= 100_000:
