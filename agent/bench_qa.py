@@ -66,11 +66,11 @@ from agent.errors import LLMError
 from agent.llm import LLM, OllamaLLM
 from agent.tools.registry import ToolContext, ToolRegistry
 from agent.types import TurnEvent
+from memory.bench import results
 from memory.bench.common import (
     Progress,
     add_output_args,
-    bench_coordinator,
-    emit,
+    run_bench,
     stamp,
     table,
 )
@@ -79,10 +79,10 @@ from memory.bench.locomo import (
     add_data_args,
     category_of,
     data_from_args,
+    ingest,
     questions,
     turn_items,
 )
-from memory.bench.locomo import ingest as locomo_ingest
 from memory.coordinator import MemoryCoordinator
 from memory.models import MemoryContext, MemoryType, RecallHit, ScoreParts
 
@@ -209,19 +209,6 @@ def select(data: list[dict[str, Any]], limit: int | None) -> list[tuple[str, dic
     question without a gold answer cannot be scored: it is not asked)."""
     out = [(s["sample_id"], q) for s in data for q in questions(s) if "answer" in q]
     return out if limit is None else out[:limit]
-
-
-def ingest(
-    coord: MemoryCoordinator,
-    data: list[dict[str, Any]],
-    progress: Progress | None = None,
-    *,
-    user_prefix: str = USER_PREFIX,
-) -> int:
-    """Write every conversation of `data` as `python -m memory bench locomo` does; the number
-    of memories written."""
-    n, _ = locomo_ingest(coord, data, progress or Progress(quiet=True), user_prefix)
-    return n
 
 
 def evidence_hits(items: list[dict[str, Any]], evidence: list[Any]) -> tuple[list[RecallHit], int]:
@@ -466,23 +453,20 @@ def main(args: argparse.Namespace, settings: Any = None) -> int:
         return 1
     answerer = make_answerer(llm, settings, config)
     progress = Progress(quiet=args.quiet)
-    stamped = stamp()
-    with bench_coordinator(args.redis_url) as coord:
-        n_turns = ingest(coord, data, progress)
-        result = ask(coord, answerer, model, data, args.mode, limit=args.limit, progress=progress)
-        embedder = coord.embedder.model_id
-    result.update({"n_turns": n_turns, **stamped, "data": str(args.data)})
-    code = emit(args, result, render)
-    if args.record:
-        from memory.bench import results
 
-        results.record_run(
-            "qa",
-            results.qa_figures(result),
-            prog="python -m agent",
-            commit=stamped["commit"],
-            embedder=embedder,
-            data=args.data,
-            note=f"mode {result['mode']}, model {result['model']}",
-        )
-    return code
+    def measure(coord: MemoryCoordinator) -> dict[str, Any]:
+        stamped = stamp()
+        n_turns, _ = ingest(coord, data, progress, USER_PREFIX)
+        result = ask(coord, answerer, model, data, args.mode, limit=args.limit, progress=progress)
+        return {**result, "n_turns": n_turns, **stamped}
+
+    return run_bench(
+        args,
+        "qa",
+        measure,
+        render,
+        results.qa_figures,
+        prog="python -m agent",
+        data=args.data,
+        note=f"mode {args.mode}, model {model}",
+    )

@@ -323,7 +323,7 @@ BAND_HIGH = 0.3
 BAND_MODERATE = 0.1
 #: Search shown to people (the app's search boxes, `python -m memory search`) stops below this
 #: score: the highest score that keeps 95% of the evidence hits of the personal development
-#: file (0.0396 there, rounded; `python -m memory bench bands`). Recall for the prompt is not
+#: file (0.0396 there, rounded; `python -m lab.search_floor`). Recall for the prompt is not
 #: floored.
 SHOWN_FLOOR = 0.04
 

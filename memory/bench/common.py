@@ -1,6 +1,6 @@
 """What every benchmark command shares (`python -m memory bench latency|locomo`, `python -m agent
-bench qa`): a throw-away Redis + coordinator, the options, percentiles, progress, the stamp and
-the output of a result.
+bench qa`, the lab's measurements): a throw-away Redis + coordinator, the options, percentiles,
+progress, the stamp, and one run from coordinator to printed result and record (`run_bench`).
 
 By default a benchmark starts its own embedded Redis Stack (free port, temporary data dir,
 no persistence) so it never touches the app's data and always starts empty; `--redis-url`
@@ -89,9 +89,45 @@ def stamp() -> dict[str, str]:
     return {"commit": git_commit(), "date": datetime.now(UTC).strftime("%Y-%m-%d")}
 
 
-def emit(args: argparse.Namespace, result: dict[str, Any], render: Callable[..., str]) -> int:
-    """Print a result as JSON (`--json`) or as the command's table; the exit code 0."""
+def run_bench(
+    args: argparse.Namespace,
+    bench: str,
+    measure: Callable[[MemoryCoordinator], dict[str, Any]],
+    render: Callable[[dict[str, Any]], str],
+    figures: Callable[[dict[str, Any]], dict[str, Any]],
+    *,
+    prog: str = "python -m memory",
+    data: Path | None = None,
+    note: str | None = None,
+    embedder: Embedder | None = None,
+    **coordinator_kwargs: Any,
+) -> int:
+    """One bench run: `measure` on a private coordinator (with the `--recall` overrides when
+    the command takes them), printed as JSON (`--json`) or with `render`; with `--record`, the
+    result's `figures` are recorded under `bench` (`measure` puts `stamp()` in its result, so
+    the record names the commit that ran). The exit code 0."""
+    from memory.bench import results
+
+    overrides = "recall" in vars(args)
+    with bench_coordinator(args.redis_url, embedder, **coordinator_kwargs) as coord:
+        weights = apply_recall_overrides(coord, args.recall) if overrides else None
+        result = measure(coord)
+        embedder_id = coord.embedder.model_id
+    if weights is not None:
+        result["recall_weights"] = weights
+    if data is not None:
+        result["data"] = str(data)
     print(json.dumps(result) if args.json else render(result))
+    if args.record:
+        results.record_run(
+            bench,
+            figures(result),
+            prog=prog,
+            commit=result["commit"],
+            embedder=embedder_id,
+            data=data,
+            note=note,
+        )
     return 0
 
 
@@ -206,6 +242,14 @@ def apply_recall_overrides(coord: MemoryCoordinator, overrides: list[str] | None
     if changes:
         coord.weights = dataclasses.replace(coord.weights, **changes)
     return dataclasses.asdict(coord.weights)
+
+
+def int_list(text: str) -> list[int]:
+    """The argparse type of a comma-separated list of integers ("1,5,10")."""
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"comma-separated integers, got {text!r}") from None
 
 
 def add_output_args(p: argparse.ArgumentParser) -> None:

@@ -42,8 +42,10 @@ import numpy as np
 from memory.bench.common import (
     Progress,
     add_common_args,
+    int_list,
     percentiles,
     redis_version,
+    run_bench,
     stamp,
     table,
 )
@@ -500,6 +502,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--sizes",
+        type=int_list,
         default="1000,10000,100000",
         help="total stored episodic memories per step (default 1000,10000,100000)",
     )
@@ -515,40 +518,29 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def main(args: argparse.Namespace, settings: Any = None) -> int:
-    from memory.bench.common import apply_recall_overrides, bench_coordinator, emit
+    from memory.bench import results
     from memory.embeddings import OnnxMiniLMEmbedder
 
-    try:
-        sizes = sorted({int(s) for s in str(args.sizes).split(",") if s.strip()})
-    except ValueError:
-        raise SystemExit(f"--sizes must be comma-separated integers, got {args.sizes!r}") from None
+    sizes = sorted(set(args.sizes))
     if not sizes or sizes[0] < USERS:
         raise SystemExit(f"--sizes must be at least {USERS} (one memory per user)")
     if args.queries < 1:
         raise SystemExit("--queries must be at least 1")
     progress = Progress(quiet=args.quiet)
     emb = BenchEmbedder(OnnxMiniLMEmbedder())
-    with bench_coordinator(args.redis_url, emb, load_knowledge=True) as coord:
-        weights = apply_recall_overrides(coord, args.recall)
-        result = run(
+    return run_bench(
+        args,
+        "latency",
+        lambda coord: run(
             coord,
             emb,
             sizes,
             n_queries=args.queries,
             ingest_sample=args.ingest_sample,
             progress=progress,
-        )
-        result["recall_weights"] = weights
-    code = emit(args, result, render)
-    if args.record:
-        from memory.bench import results
-
-        figures = results.latency_figures(result, sizes)
-        results.record_run(
-            "latency",
-            figures,
-            prog="python -m memory",
-            commit=result["commit"],
-            embedder=emb.model_id,
-        )
-    return code
+        ),
+        render,
+        lambda result: results.latency_figures(result, sizes),
+        embedder=emb,
+        load_knowledge=True,
+    )

@@ -39,13 +39,20 @@ import argparse
 import json
 import time
 from collections import defaultdict
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from memory.bench import results
-from memory.bench.common import Progress, add_common_args, percentiles, stamp, table
+from memory.bench.common import (
+    Progress,
+    add_common_args,
+    int_list,
+    percentiles,
+    run_bench,
+    stamp,
+    table,
+)
 from memory.bench.prompt_level import PromptRow, prompt_row
 from memory.bench.prompt_level import summary as prompt_summary
 from memory.coordinator import MemoryCoordinator
@@ -358,7 +365,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description=__doc__.split("\n\n")[0] if __doc__ else None,
     )
     add_data_args(p)
-    p.add_argument("--k", default="1,5,10,20", help="comma-separated cut-offs (default 1,5,10,20)")
+    p.add_argument(
+        "--k",
+        type=int_list,
+        default="1,5,10,20",
+        help="comma-separated cut-offs (default %(default)s)",
+    )
     p.add_argument(
         "--min-score",
         type=float,
@@ -377,17 +389,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def main(args: argparse.Namespace, settings: Any = None) -> int:
-    try:
-        ks = [int(k) for k in str(args.k).split(",") if k.strip()]
-    except ValueError:
-        raise SystemExit(f"--k must be comma-separated integers, got {args.k!r}") from None
+    ks = args.k
     if not ks or min(ks) < 1 or max(ks) > 200:
         raise SystemExit("--k values must be between 1 and 200")
     if args.prompt_budget is not None and not 50 <= args.prompt_budget <= 100_000:
         raise SystemExit("--prompt-budget must be between 50 and 100000 tokens")
     data = data_from_args(args)
     progress = Progress(quiet=args.quiet)
-    return run_on_file(
+    return run_bench(
         args,
         "locomo",
         lambda coord: run(
@@ -400,34 +409,5 @@ def main(args: argparse.Namespace, settings: Any = None) -> int:
         ),
         render,
         results.locomo_figures,
+        data=args.data,
     )
-
-
-def run_on_file(
-    args: argparse.Namespace,
-    bench: str,
-    measure: Callable[[MemoryCoordinator], dict[str, Any]],
-    render: Callable[[dict[str, Any]], str],
-    figures: Callable[[dict[str, Any]], dict[str, Any]],
-) -> int:
-    """A bench of the file `--data` names: `measure` on a private coordinator (with the
-    `--recall` overrides), printed with `render`; with `--record`, `figures` are recorded."""
-    from memory.bench.common import apply_recall_overrides, bench_coordinator, emit
-
-    with bench_coordinator(args.redis_url) as coord:
-        weights = apply_recall_overrides(coord, args.recall)
-        result = measure(coord)
-        result["recall_weights"] = weights
-        embedder = coord.embedder.model_id
-    result["data"] = str(args.data)
-    code = emit(args, result, render)
-    if args.record:
-        results.record_run(
-            bench,
-            figures(result),
-            prog="python -m memory",
-            commit=result["commit"],
-            embedder=embedder,
-            data=args.data,
-        )
-    return code

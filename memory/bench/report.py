@@ -159,8 +159,8 @@ DEV=../shared/bench   # the dev files: outside the repository (their licences: D
 python -m memory bench locomo --data $DEV/personal/personal-dev.json --prompt-budget 800 --record
 python -m memory bench locomo --data $DEV/locomo/locomo-dev.json --prompt-budget 800 --record
 python -m memory bench latency --record         # sizes 1k, 10k, 100k; 200 timed runs each
-python -m memory bench pages --record           # a real browser: cold first open, Stats
-python -m memory bench bands --data $DEV/personal/personal-dev.json --record   # bands, floor
+python -m lab.page_times browser --record       # a real browser: cold first open, Stats
+python -m lab.search_floor --data $DEV/personal/personal-dev.json --record   # bands, floor
 python -m lab.fit_recall --data $DEV/personal/personal-dev.json $DEV/locomo/locomo-dev.json --record
 python -m agent bench qa --data FILE --mode memory|none|oracle --record   # needs Ollama
 python -m memory bench report > BENCHMARKS.md

@@ -1,7 +1,8 @@
 """Benchmark results as data: one JSON record per run, committed under `benchmarks/results/`.
 
-A bench command run with `--record` writes, besides its usual output, a small record of what
-it measured and where:
+A bench command run with `--record` (the product's, or a measurement of the lab's:
+`lab.fit_recall`, `lab.search_floor`, `lab.page_times`) writes, besides its usual output, a
+small record of what it measured and where:
 
     {"bench": "latency" | "locomo" | "qa" | "cross-validation" | "pages" | "bands",
      "data": "locomo-dev.json" or null,        # the data file's name, when the bench reads one
@@ -12,10 +13,10 @@ it measured and where:
      "figures": {"warm_p95_ms_1k": 3.78, ...},          # a number, or one number per run
      "note": "..."}                                     # optional
 
-The headline figures are flat, named keys (`FIGURE_NAMES` says what each means); the full
-result stays what `--json` prints. A figure given as a list is one value per run of the same
-command; `python -m memory bench report` (`memory.bench.report`) shows their median. One file
-per record, so runs recorded on two branches never conflict.
+The headline figures are flat, named keys (each `*_figures` function says what they mean);
+the full result stays what `--json` prints. A figure given as a list is one value per run of
+the same command; `python -m memory bench report` (`memory.bench.report`) shows their median.
+One file per record, so runs recorded on two branches never conflict.
 """
 
 from __future__ import annotations
@@ -34,7 +35,6 @@ from memory.config import PROJECT_ROOT
 
 __all__ = [
     "BENCHES",
-    "bands_figures",
     "HELD_OUT",
     "RESULTS_DIR",
     "results_dir",
@@ -43,7 +43,6 @@ __all__ = [
     "load_records",
     "locomo_figures",
     "machine_description",
-    "pages_figures",
     "make_record",
     "qa_figures",
     "record_run",
@@ -253,29 +252,6 @@ def qa_figures(result: dict[str, Any]) -> dict[str, Any]:
         "memory_tokens": result["memory_tokens"],
         "failed": result["failed"],
     }
-
-
-def pages_figures(result: dict[str, Any]) -> dict[str, Any]:
-    """Seconds to a usable page, one value per run (the report takes their median), and the
-    machine's load while they ran (a busy machine is slower)."""
-    return {
-        "cold_open_s": result["cold_open"]["runs_s"],
-        "warm_open_s": result["warm_open"]["runs_s"],
-        "stats_s": result["stats"]["runs_s"],
-        "load_average_1m": result["load_average"][0],
-    }
-
-
-def bands_figures(result: dict[str, Any]) -> dict[str, Any]:
-    """Per band, its hits' precision and its share of the evidence found; the floor in use
-    and the one the fit gives."""
-    out: dict[str, Any] = {"questions": result["n_questions"], "floor": result["floor"]}
-    out["fitted_floor"] = result["fitted_floor"]
-    for band, s in result["bands"].items():
-        name = band.replace(" ", "_")
-        out[f"{name}_precision"] = s["precision"]
-        out[f"{name}_share"] = s["share"]
-    return out
 
 
 def record_run(

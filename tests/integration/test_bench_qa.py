@@ -19,6 +19,8 @@ import redis
 from agent import bench_qa
 from agent.config import AgentSettings
 from agent.llm import OllamaLLM
+from memory.bench import locomo
+from memory.bench.common import Progress
 from memory.bench.locomo import turn_items
 from memory.block import render_memory_block
 from memory.config import Settings
@@ -424,7 +426,8 @@ def test_asking_stores_nothing(
 ) -> None:
     data = json.loads(json.dumps(TINY))
     user = bench_qa.USER_PREFIX + "qa-1"
-    assert bench_qa.ingest(coordinator, data) == N_TURNS
+    n_turns, _ = locomo.ingest(coordinator, data, Progress(quiet=True), bench_qa.USER_PREFIX)
+    assert n_turns == N_TURNS
     before = _memory_keys(redis_client, namespace)
     assert coordinator.episodic.count(user) == N_TURNS
 

@@ -19,17 +19,17 @@ from tests.fakes.fake_ollama import FakeOllama
 from tests.integration.test_bench import TINY
 
 
-def _recorded_bench(
-    tmp_path: Path, redis_url: str, bench: str, *options: str
+def recorded_bench(
+    tmp_path: Path, redis_url: str, command: list[str], *options: str
 ) -> tuple[subprocess.CompletedProcess, Path]:
-    """`python -m memory bench BENCH` on the tiny LoCoMo file with `--json --record`; its
-    records go to a folder of the test's own (returned)."""
+    """`python -m COMMAND` (e.g. `memory bench locomo`) on the tiny LoCoMo file with `--json
+    --record`; its records go to a folder of the test's own (returned)."""
     data = tmp_path / "tiny-locomo.json"
     data.write_text(json.dumps(TINY))
     out_dir = tmp_path / "results"
-    argv = ["bench", bench, "--data", str(data), *options, "--json", "--quiet"]
+    argv = [*command, "--data", str(data), *options, "--json", "--quiet"]
     done = subprocess.run(
-        [sys.executable, "-m", "memory", *argv, "--record", "--redis-url", redis_url],
+        [sys.executable, "-m", *argv, "--record", "--redis-url", redis_url],
         cwd=PROJECT_ROOT,
         capture_output=True,
         text=True,
@@ -43,7 +43,7 @@ def _recorded_bench(
 def test_a_recorded_locomo_run_prints_its_json_and_writes_one_record(
     tmp_path: Path, redis_url: str
 ) -> None:
-    done, out_dir = _recorded_bench(tmp_path, redis_url, "locomo", "--k", "1,5")
+    done, out_dir = recorded_bench(tmp_path, redis_url, ["memory", "bench", "locomo"], "--k", "1,5")
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)  # stdout is the --json object alone, as without --record
     assert done.stdout.count("\n") == 1 and "recorded" in done.stderr
@@ -57,24 +57,6 @@ def test_a_recorded_locomo_run_prints_its_json_and_writes_one_record(
     assert record["figures"]["MRR"] == out["mrr"]
     # a file without the dev files' held-out conversations reports no split
     assert "held_out_R@5" not in record["figures"]
-
-
-def test_a_recorded_bands_run_states_how_the_bands_and_the_floor_fall(
-    tmp_path: Path, redis_url: str
-) -> None:
-    done, out_dir = _recorded_bench(tmp_path, redis_url, "bands")
-    assert done.returncode == 0, done.stderr
-    out = json.loads(done.stdout)
-    bands = out["bands"]
-    assert set(bands) == {"high", "moderate", "low", "below floor"}
-    found = sum(b["evidence"] for b in bands.values())
-    assert found > 0 and abs(sum(b["share"] for b in bands.values()) - 1) < 0.01
-    assert sum(out["best_evidence_band"].values()) == out["n_questions"]
-    [record] = results.load_records(out_dir)
-    assert record["bench"] == "bands" and record["data"] == "tiny-locomo.json"
-    assert record["figures"]["floor"] == out["floor"]
-    assert record["figures"]["below_floor_share"] == bands["below floor"]["share"]
-    assert record["figures"]["high_precision"] == bands["high"]["precision"]
 
 
 def test_a_recorded_qa_run_writes_its_accuracy_with_model_and_mode(

@@ -1,8 +1,7 @@
-"""What search shows people: the floor under the hits, and the bands table of `bench bands`."""
+"""What search shows people: the floor under the hits."""
 
 from __future__ import annotations
 
-from memory.bench.bands import band_of, band_table, fit_floor
 from memory.models import BAND_MODERATE, SHOWN_FLOOR, MemoryType, RecallHit, ScoreParts, shown_hits
 
 
@@ -34,29 +33,3 @@ def test_the_floor_sits_below_the_moderate_band() -> None:
     # a moderate hit is always shown; the floor only cuts low ones
     assert 0 < SHOWN_FLOOR < BAND_MODERATE
     assert shown_hits([hit("m", BAND_MODERATE)])[1] == 0
-
-
-def test_fit_floor_keeps_the_asked_share_of_the_evidence() -> None:
-    scores = [i / 100 for i in range(1, 101)]  # 0.01 .. 1.00
-    floor = fit_floor(scores, keep=0.95)
-    kept = sum(1 for s in scores if s >= floor)
-    assert kept == 95 and floor == 0.06
-    assert fit_floor([0.3], keep=0.95) == 0.3
-    assert fit_floor([]) == 0.0
-
-
-def test_band_table_counts_precision_and_share_per_band() -> None:
-    scored = [(0.5, True), (0.4, False), (0.2, True), (0.05, False), (0.01, True), (0.02, False)]
-    table = band_table(scored, floor=0.04)
-    assert table["high"] == {"hits": 2, "evidence": 1, "precision": 0.5, "share": round(1 / 3, 4)}
-    assert table["moderate"]["hits"] == 1 and table["moderate"]["precision"] == 1.0
-    assert table["low"] == {"hits": 1, "evidence": 0, "precision": 0.0, "share": 0.0}
-    assert table["below floor"]["hits"] == 2 and table["below floor"]["evidence"] == 1
-    assert sum(b["hits"] for b in table.values()) == len(scored)
-
-
-def test_band_of_names_the_floor() -> None:
-    assert band_of(0.3, 0.04) == "high"
-    assert band_of(0.1, 0.04) == "moderate"
-    assert band_of(0.04, 0.04) == "low"
-    assert band_of(0.039, 0.04) == "below floor"

@@ -1,4 +1,6 @@
-"""`python -m memory bench bands`: how the relevance bands and the search floor fall on a data file.
+"""How the relevance bands and the search floor fall on a data file; fits the floor.
+
+    python -m lab.search_floor --data ../shared/bench/personal/personal-dev.json [--record]
 
 Ingests a LoCoMo-format file as `bench locomo` does (`memory.bench.locomo.ingest`) and asks
 every question through `MemoryCoordinator.search` with no minimum score, keeping the top `k`
@@ -13,6 +15,8 @@ band (high, moderate, low at or above the floor, below the floor) the command re
 and the floor it fits: the highest score that keeps `KEEP` (95%) of the evidence hits found,
 the one parameter of the fit. Search shown to people stops below `memory.models.SHOWN_FLOOR`
 (set from this fit); recall for the prompt and the recall benchmarks are not floored.
+`--record` writes the bands' precision and share, the floor in use and the fitted one to
+`benchmarks/results/` (bench "bands"), where BENCHMARKS.md reads them.
 """
 
 from __future__ import annotations
@@ -20,16 +24,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from memory.bench.common import Progress, add_common_args, stamp, table
-from memory.bench.locomo import (
-    add_data_args,
-    data_from_args,
-    ingest,
-    questions,
-    run_on_file,
-    turns_held,
-)
-from memory.bench.results import bands_figures
+from memory.bench.common import Progress, add_common_args, run_bench, stamp, table
+from memory.bench.locomo import add_data_args, data_from_args, ingest, questions, turns_held
 from memory.coordinator import MemoryCoordinator
 from memory.models import BAND_HIGH, BAND_MODERATE, SHOWN_FLOOR
 from memory.queries import SearchFilter
@@ -128,20 +124,36 @@ def render(result: dict[str, Any]) -> str:
     )
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "bands",
-        help="how the relevance bands and the search floor fall on a LoCoMo-format file",
-        description=__doc__.split("\n\n")[0] if __doc__ else None,
-    )
+def figures(result: dict[str, Any]) -> dict[str, Any]:
+    """The record's figures: per band, its hits' precision and its share of the evidence
+    found; the floor in use and the one the fit gives."""
+    out: dict[str, Any] = {"questions": result["n_questions"], "floor": result["floor"]}
+    out["fitted_floor"] = result["fitted_floor"]
+    for band, s in result["bands"].items():
+        name = band.replace(" ", "_")
+        out[f"{name}_precision"] = s["precision"]
+        out[f"{name}_share"] = s["share"]
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m lab.search_floor", description=__doc__)
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
     add_data_args(p)
     add_common_args(p)
-    p.set_defaults(fn=main)
-
-
-def main(args: argparse.Namespace, settings: Any = None) -> int:
+    args = p.parse_args(argv)
     data = data_from_args(args)
     progress = Progress(quiet=args.quiet)
-    return run_on_file(
-        args, "bands", lambda coord: run(coord, data, progress=progress), render, bands_figures
+    return run_bench(
+        args,
+        "bands",
+        lambda coord: run(coord, data, progress=progress),
+        render,
+        figures,
+        prog="python -m lab.search_floor",
+        data=args.data,
     )
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

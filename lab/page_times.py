@@ -1,0 +1,398 @@
+"""How long a person waits for a usable page: in a real browser, and the Stats page's own run.
+
+    python -m lab.page_times browser [--runs 3] [--store demo|busy] [--app-dir DIR] [--record]
+    python -m lab.page_times stats [--runs 7] [--store busy|demo] [--profile]
+
+Both start a private Redis Stack (or a fresh namespace of `--redis-url`) and fill it with one
+of two stores: `demo`, the demo persona (`memory.demo`), or `busy`, what a store used for a
+while holds: the knowledge file, `--memories` episodic memories of one user, a full latency
+stream (`--samples`, the default cap of METRICS_MAX_ENTRIES, spread over the last 24 hours, as
+the Stats page's default window shows), counters and a month of maintenance runs. Nothing
+listens at the app's Ollama unless `--ollama-host` says otherwise (memory-only mode): the
+model plays no part in opening a page.
+
+`browser`: the app runs as it does for people, `streamlit run app.py` in a subprocess
+(`tests/e2e/app_process.py`, the browser tests' set-up), and Chromium (Playwright, installed
+by `make setup-test`) opens it:
+
+    cold open   a server nobody has opened yet, the chat page of the user: from the request
+                to the page being usable (its title drawn and the script run over), which
+                includes building the shared resources (embedding model, agent, Redis)
+    warm open   the chat page again in a new browser tab of the same server
+    stats       the Stats page of the user in a new tab: until its run is over and the
+                growth chart is drawn
+
+Each figure is measured `--runs` times (a new server for each cold open); the median and the
+slowest are reported, with the load average. `--record` writes the runs to
+`benchmarks/results/` (bench "pages"), where BENCHMARKS.md reads them.
+
+`stats`: the Stats page's own code (`pages/stats.py` under Streamlit's AppTest, no browser)
+`--runs` times as an admin, each run a new session as a new visitor is (caches emptied), then
+once more in the same session as a click does; it prints the median wall times. The first run
+also builds the cached resources (embedding model, agent): it is reported apart. `--profile`
+prints where one visit and its rerun spend their time (cProfile, cumulative).
+
+Wall-clock on this machine: on a shared, busy machine the figures move with the load, so say
+so wherever they are quoted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import json
+import os
+import pstats
+import random
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+import redis
+
+from memory.bench.common import (
+    Progress,
+    add_output_args,
+    bench_redis,
+    git_commit,
+    make_coordinator,
+    table,
+)
+from memory.config import PROJECT_ROOT, Settings
+from memory.keys import Keys
+
+USABLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
+BUSY_USER = "alice"
+DAY_MS = 86_400_000
+#: One chat turn's samples, as the coordinator records them: (type, op, typical ms, hit?).
+TURN = (
+    ("embedding", "embed_query", 4.0, None),
+    ("episodic", "recall", 3.0, True),
+    ("semantic", "recall", 2.5, True),
+    ("procedural", "recall", 1.0, False),
+    ("short_term", "recall", 0.6, None),
+    ("all", "retrieve_all_context", 9.0, True),
+    ("short_term", "add", 0.8, None),
+    ("episodic", "store_interaction", 5.0, None),
+    ("episodic", "search", 6.0, True),
+)
+
+
+# --- the stores -------------------------------------------------------------------------------
+
+
+def load_store(client: redis.Redis, ns: str, args: argparse.Namespace) -> tuple[str, str]:
+    """Fill namespace `ns` with `--store`; (the user whose pages open, the embedder's id)."""
+    coord = make_coordinator(client, ns, load_knowledge=True)
+    try:
+        if args.store == "demo":
+            from memory.demo import DEMO_USER, load_demo
+
+            load_demo(coord, DEMO_USER)
+            user = DEMO_USER
+        else:
+            add_memories(coord, args.memories)
+            user = BUSY_USER
+        coord.bookkeeping.drain()
+        embedder = coord.embedder.model_id  # the app's too: it builds the same one
+    finally:
+        coord.close()
+    if args.store == "busy":
+        add_metrics_history(client, Keys(ns), args.samples)
+    return user, embedder
+
+
+def add_memories(coord: Any, memories: int) -> None:
+    rng = random.Random(7)
+    topics = ("running", "sleep", "diet", "work", "family", "travel", "reading", "music")
+    for i in range(memories):
+        topic = topics[i % len(topics)]
+        coord.add_episodic(
+            BUSY_USER,
+            f"Note {i} about {topic}: the user mentioned {topic} detail {rng.randint(1, 999)}",
+            event_type="preference" if i % 3 == 0 else "interaction",
+            tags=[topic],
+        )
+
+
+def add_metrics_history(client: redis.Redis, keys: Keys, samples: int) -> None:
+    """A day of latency samples, counters and a month of maintenance runs, written raw."""
+    rng = random.Random(7)
+    now = int(time.time() * 1000)
+    start = now - DAY_MS + 60_000
+    step = (now - start) / max(samples, 1)
+    client.delete(keys.metrics_latency)  # the seeding's own samples are newer than the history
+    pipe = client.pipeline(transaction=False)
+    for i in range(samples):
+        ts = int(start + i * step)
+        mtype, op, ms, hit = TURN[i % len(TURN)]
+        fields = {
+            "ts": ts,
+            "type": mtype,
+            "op": op,
+            "ms": round(rng.lognormvariate(0, 0.5) * ms, 3),
+            "hit": "" if hit is None else ("1" if rng.random() < 0.8 else "0"),
+        }
+        pipe.xadd(keys.metrics_latency, fields, id=f"{ts}-{i}")
+        if i % 5000 == 4999:
+            pipe.execute()
+    pipe.hset(
+        keys.metrics_counters,
+        mapping={
+            "embed_cache_local_hit": 800,
+            "embed_cache_redis_hit": 300,
+            "embed_cache_miss": 500,
+            "extraction_stored": 120,
+            "extraction_duplicate": 40,
+        },
+    )
+    for d in range(30):
+        entry = {"at_ms": now - d * DAY_MS, "consolidated": d % 4, "expired": d % 3}
+        pipe.lpush(keys.maintenance_history, json.dumps({**entry, "active_before": 300}))
+    pipe.execute()
+
+
+def redis_url(client: redis.Redis) -> str:
+    kw = client.connection_pool.connection_kwargs
+    return f"redis://{kw.get('host', '127.0.0.1')}:{kw.get('port', 6379)}/{kw.get('db', 0)}"
+
+
+# --- browser ----------------------------------------------------------------------------------
+
+
+def time_open(browser: Any, url: str, heading: str, chart: str | None = None) -> float:
+    """Seconds from the request to a usable page, in a new tab."""
+    page = browser.new_page(viewport={"width": 1440, "height": 1000})
+    try:
+        t0 = time.perf_counter()
+        page.goto(url)
+        page.get_by_role("heading", name=heading, level=1).wait_for(timeout=60_000)
+        page.wait_for_selector(USABLE, timeout=60_000)
+        if chart:
+            page.locator(".js-plotly-plot .gtitle", has_text=chart).wait_for(timeout=60_000)
+        return time.perf_counter() - t0
+    finally:
+        page.close()
+
+
+def summary(samples: list[float]) -> dict[str, Any]:
+    return {
+        "median_s": round(statistics.median(samples), 3),
+        "max_s": round(max(samples), 3),
+        "runs_s": [round(s, 3) for s in samples],
+    }
+
+
+def figures(result: dict[str, Any]) -> dict[str, Any]:
+    """The record's figures: seconds to a usable page, one value per run (the report takes
+    their median), and the machine's load while they ran (a busy machine is slower)."""
+    return {
+        "cold_open_s": result["cold_open"]["runs_s"],
+        "warm_open_s": result["warm_open"]["runs_s"],
+        "stats_s": result["stats"]["runs_s"],
+        "load_average_1m": result["load_average"][0],
+    }
+
+
+def browser_main(args: argparse.Namespace) -> int:
+    from playwright.sync_api import sync_playwright
+
+    from tests.e2e.app_process import CHROMIUM, CHROMIUM_ARGS, start_app
+
+    if not Path(CHROMIUM).exists():
+        raise SystemExit(f"{CHROMIUM} is missing: run `make setup-test`")
+    say = Progress(args.quiet)
+    logs = Path(os.environ.get("TMPDIR", "/tmp"))
+    cold: list[float] = []
+    warm: list[float] = []
+    stats: list[float] = []
+    commit = git_commit()
+    with bench_redis(args.redis_url) as (client, ns):
+        say(f"Loading the {args.store} store…", force=True)
+        user, embedder = load_store(client, ns, args)
+        chat, stats_page = f"?user={user}", f"stats?user={user}"
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            try:
+                for i in range(args.runs):
+                    app = start_app(
+                        redis_url(client),
+                        ns,
+                        args.ollama_host,
+                        logs,
+                        env_extra={"MAINTENANCE_INTERVAL_S": "0"},
+                        app_dir=args.app_dir,
+                    )
+                    try:
+                        say(f"Run {i + 1}/{args.runs}: cold open…", force=True)
+                        cold.append(time_open(browser, f"{app.url}/{chat}", "💬 Chat with memory"))
+                        warm.append(time_open(browser, f"{app.url}/{chat}", "💬 Chat with memory"))
+                        stats.append(
+                            time_open(
+                                browser, f"{app.url}/{stats_page}", "📊 Stats", "Growth over time"
+                            )
+                        )
+                    finally:
+                        app.stop()
+            finally:
+                browser.close()
+    result = {
+        "bench": "pages",
+        "commit": commit,
+        "at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "cpus": os.cpu_count(),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+        "store": args.store,
+        "ollama": args.ollama_host,
+        "app_dir": str(args.app_dir),
+        "cold_open": summary(cold),
+        "warm_open": summary(warm),
+        "stats": summary(stats),
+    }
+    if args.record:
+        from memory.bench import results
+
+        results.record_run(
+            "pages",
+            figures(result),
+            prog="python -m lab.page_times",
+            commit=commit,
+            embedder=embedder,
+            note=f"{args.store} store, Ollama at {args.ollama_host}; load average "
+            f"{result['load_average']} on {result['cpus']} CPUs at the end of the runs",
+        )
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    rows = [
+        [name, f"{result[key]['median_s']:.2f}", f"{result[key]['max_s']:.2f}"]
+        for name, key in (
+            ("cold first open (chat)", "cold_open"),
+            ("open again (chat)", "warm_open"),
+            ("Stats", "stats"),
+        )  # fmt: skip
+    ]
+    print(table(["page", "median s", "slowest s"], rows))
+    print(
+        f"\n{args.runs} run(s), {args.store} store, commit {commit}, load average "
+        f"{result['load_average']} on {result['cpus']} CPUs (a busy machine is slower)."
+    )
+    return 0
+
+
+# --- the Stats page's own run (AppTest) ------------------------------------------------------
+
+
+def run_stats_page(user: str) -> tuple[float, float]:
+    """(a first visit, a rerun of the same session: what opening a section or changing a
+    filter costs). `st.cache_data` is emptied first, so a visit never finds the previous
+    visit's data."""
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    st.cache_data.clear()
+    at = AppTest.from_file(str(PROJECT_ROOT / "pages" / "stats.py"), default_timeout=120)
+    at.session_state["user_id"] = user
+    at.session_state["session_id"] = "s-load"
+    times = []
+    for _ in range(2):
+        t0 = time.perf_counter()
+        at.run()
+        times.append(time.perf_counter() - t0)
+        if at.exception:
+            raise SystemExit(f"The page failed: {at.exception[0].value}")
+    return times[0], times[1]
+
+
+def profile_stats_page(user: str) -> None:
+    """Profile the page's own code: AppTest runs it in a thread of its own, through
+    `exec_func_with_error_handling`, so the profiler wraps that call."""
+    from streamlit.runtime.scriptrunner import script_runner
+
+    prof = cProfile.Profile()
+    original = script_runner.exec_func_with_error_handling
+
+    def profiled(func, ctx):  # type: ignore[no-untyped-def]
+        return prof.runcall(original, func, ctx)
+
+    script_runner.exec_func_with_error_handling = profiled  # type: ignore[assignment]
+    try:
+        run_stats_page(user)
+    finally:
+        script_runner.exec_func_with_error_handling = original
+    pstats.Stats(prof).sort_stats("cumulative").print_stats(45)
+
+
+def stats_main(args: argparse.Namespace) -> int:
+    from ui import resources
+
+    with bench_redis(args.redis_url) as (client, ns):
+        user, _ = load_store(client, ns, args)
+        os.environ.update(
+            REDIS_URL=redis_url(client),
+            MEMORY_NAMESPACE=ns,
+            OLLAMA_HOST=args.ollama_host,
+            MAINTENANCE_INTERVAL_S="0",
+        )
+        Settings()  # fail here, not inside the page, if the environment is wrong
+        try:
+            cold = run_stats_page(user)[0]
+            runs = [run_stats_page(user) for _ in range(args.runs)]
+            visits, reruns = [r[0] for r in runs], [r[1] for r in runs]
+            print(
+                f"Stats page, {args.store} store ({args.memories} memories, {args.samples} "
+                f"latency samples when busy), {args.runs} runs: a visit median "
+                f"{statistics.median(visits):.2f} s (min {min(visits):.2f}, max "
+                f"{max(visits):.2f}), a rerun (a click) median {statistics.median(reruns):.2f} s;"
+                f" first visit with resources {cold:.2f} s"
+            )
+            if args.profile:
+                profile_stats_page(user)
+        finally:
+            resources.release_all()
+    return 0
+
+
+# --- command line -----------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(
+        prog="python -m lab.page_times",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = p.add_subparsers(dest="how", required=True)
+    browser = sub.add_parser("browser", help="cold first open, open again, Stats: in Chromium")
+    browser.add_argument("--runs", type=int, default=3, help="measurements per figure")
+    browser.add_argument(
+        "--app-dir",
+        type=Path,
+        default=PROJECT_ROOT,
+        help="the checkout whose app.py runs (default this one; another one to compare)",
+    )
+    add_output_args(browser)
+    stats = sub.add_parser("stats", help="the Stats page's own run (AppTest), median of N")
+    stats.add_argument("--runs", type=int, default=7, help="visits measured")
+    stats.add_argument("--profile", action="store_true", help="print where one visit goes")
+    stats.add_argument("--redis-url", help="use this Redis Stack (fresh namespace)")
+    for cmd, store in ((browser, "demo"), (stats, "busy")):
+        cmd.add_argument(
+            "--store", choices=("demo", "busy"), default=store, help=f"default {store}"
+        )
+        cmd.add_argument("--memories", type=int, default=300, help="busy store: memories")
+        cmd.add_argument("--samples", type=int, default=50_000, help="busy store: latency samples")
+        cmd.add_argument(
+            "--ollama-host",
+            default="http://127.0.0.1:9",
+            help="Ollama for the app (default: nothing listens: memory-only mode, as offline)",
+        )
+    args = p.parse_args(argv)
+    if args.runs < 1:
+        raise SystemExit("--runs must be at least 1")
+    return browser_main(args) if args.how == "browser" else stats_main(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
