@@ -25,29 +25,29 @@ held out in turn, the model refitted on all the others, so every question is sco
 fit that never saw its conversation; with five conversations, one fixed split mostly measures
 which conversations it happens to hold out. `--score-variants` refits and cross-validates
 other forms of the parts (an interaction of stated and vector, the vector relative to the
-query's best, a length prior: issue 19, eighth pass).
+query's best, a length prior).
 
 It also prints, per LoCoMo category (and personal), how much of the evidence the candidates
 hold and R@5/R@10: whether a miss is absent from the candidates or ranked low. `--candidates`,
 `--seeds`, `--feedback` and `--feedback-docs` collect with a research setting of the candidate
 search (`RecallWeights`: first-stage k, neighbour seeds, vector pseudo-relevance feedback); use
-a cache per setting and compare them with `lab/recall_hop.py compare` (issue 19 items 2-3).
+a cache per setting and compare them with `lab/recall_hop.py compare`.
 
-`--second-embedder` (issue 19 item 3, research: it changes nothing in the product) also asks
-whether a second small embedder, paraphrase-MiniLM-L3-v2 (`lab/second_embedder.py`, a
-research-only wheel), helps the fitted model rerank the SAME candidates (the candidate search is
-still MiniLM's alone). Per candidate it takes the cosine (clipped at 0, like the vector part)
-between the question and the candidate's stored text (description + context as the bulk path
-embeds it, read from Redis while collecting) under L3, and refits the whole model (ranking,
-calibration, neighbour weight) on the tune split for three variants: `base` (the product's four
-parts), `+l3` (the L3 cosine as a fifth part) and `fused` (the vector part replaced by the mean
-of both cosines: no extra weight), each also at the product's neighbour weight when its fitted
-one differs; and, as a diagnostic, ranking by MiniLM's cosine alone against the mean of both
-alone (the issue's dense-only measurement, here within these candidates). It prints each
-variant's weights, tune/holdout R@1/5/10 of both files side by side, the holdout questions
-won/lost at R@5 and R@10 against base (sign test), and the median ms of embedding one question
-with L3. It measures ranking only, not storage: the L3 vectors of the memories are computed here
-once per text (kept beside the cache, suffix `.l3.pickle`), never written to Redis.
+`--second-embedder` (research: it changes nothing in the product) also asks whether a second
+small embedder, paraphrase-MiniLM-L3-v2 (`lab/second_embedder.py`, a research-only wheel), helps
+the fitted model rerank the SAME candidates (the candidate search is still MiniLM's alone). Per
+candidate it takes the cosine (clipped at 0, like the vector part) between the question and the
+candidate's stored text (description + context as the bulk path embeds it, read from Redis while
+collecting) under L3, and refits the whole model (ranking, calibration, neighbour weight) on the
+tune split for three variants: `base` (the product's four parts), `+l3` (the L3 cosine as a
+fifth part) and `fused` (the vector part replaced by the mean of both cosines: no extra weight),
+each also at the product's neighbour weight when its fitted one differs; and, as a diagnostic,
+ranking by MiniLM's cosine alone against the mean of both alone (a dense-only measurement, here
+within these candidates). It prints each variant's weights, tune/holdout R@1/5/10 of both files
+side by side, the holdout questions won/lost at R@5 and R@10 against base (sign test), and the
+median ms of embedding one question with L3. It measures ranking only, not storage: the L3
+vectors of the memories are computed here once per text (kept beside the cache, suffix
+`.l3.pickle`), never written to Redis.
 """
 
 from __future__ import annotations
@@ -205,7 +205,8 @@ def final_scores(
     """As the product: own z calibrated; a session neighbour of a seed gets `w_nb` times the
     seed's probability added to its z, every candidate is calibrated again, and a neighbour's
     final is at least `floor ** hops` times its seed's probability (not fitted). `w_nb` 0 with
-    the floor 0.3 is the rule before issue 19's fifth pass (max(own, 0.3 ** hops * seed))."""
+    the floor 0.3 is the floor-only rule, without the fitted neighbour weight:
+    max(own, 0.3 ** hops * seed)."""
     z = q["x"] @ w[:-1] + w[-1]
     p = calibrate(z, cal)
     if request_kind(q["question"]) is not None:  # no neighbours for advice or tastes
@@ -229,8 +230,9 @@ def _asks(text: str) -> float:
 
 
 def neighbour_variants(qs: list[dict[str, Any]]) -> None:
-    """--variants: what else was measured for the neighbour part (issue 19, fifth pass), each
-    refitted on tune: R@5 / R@10 on tune and holdout of both files."""
+    """--variants: other forms of the neighbour part (the floor-only rule, the weight without
+    the floor, a weight per hop, an 'is a question' part), each refitted on tune: R@5 / R@10 on
+    tune and holdout of both files."""
     rows: list[tuple[str, list[str]]] = []
 
     def cells(sel_qs: list[dict[str, Any]], score: Any) -> list[str]:
@@ -248,7 +250,7 @@ def neighbour_variants(qs: list[dict[str, Any]]) -> None:
     w, cal, w_nb = fit(qs)
     rows.append(
         (
-            "before: max(own, 0.3 ** hops * seed)",
+            "floor only: max(own, 0.3 ** hops * seed)",
             cells(qs, lambda q: final_scores(q, w, cal, 0.0, 0.3)),
         )
     )
@@ -310,7 +312,7 @@ def cross_validate(qs: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, fl
     Returns, per file, "holdout" (every question scored once, by the fit that did not see its
     conversation) and "tune" (each question scored by the fits that saw it, averaged over
     them): R@1/5/10, question-weighted, and "gap" = tune - holdout. With five conversations,
-    any fixed split measures mostly which conversations it holds out (BENCHMARKS.md, issue 19);
+    any fixed split measures mostly which conversations it holds out (BENCHMARKS.md);
     this is every split of one conversation against the rest."""
     held: dict[str, list[np.ndarray]] = defaultdict(list)
     seen: dict[str, list[np.ndarray]] = defaultdict(list)
@@ -358,8 +360,8 @@ def _content_words(text: str) -> int:
 
 
 def score_variants(qs: list[dict[str, Any]]) -> None:
-    """--score-variants (issue 19, eighth pass): other forms of the score's parts, each refitted
-    on the fixed tune split and cross-validated (`cross_validate`)."""
+    """--score-variants: other forms of the score's parts, each refitted on the fixed tune split
+    and cross-validated (`cross_validate`)."""
     words = {id(q): np.array([_content_words(t) for t in q["texts"]], float) for q in qs}
 
     def extra(x: np.ndarray, *cols: np.ndarray) -> np.ndarray:
@@ -467,8 +469,8 @@ def l3_cosines(qs: list[dict[str, Any]], cache: Path | None) -> float:
 
 def variants(qs: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     """The questions with each variant's parts in "x" (column 0 is the vector part). The two
-    `dense` variants rank by one cosine alone (the issue's dense-only measurement, but within
-    these candidates)."""
+    `dense` variants rank by one cosine alone (a dense-only measurement, but within these
+    candidates)."""
     out: dict[str, list[dict[str, Any]]] = {"base": qs, "+l3": [], "fused": []}
     out |= {"dense minilm": [], "dense mean": []}
     for q in qs:
@@ -578,19 +580,21 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", nargs="+", type=Path, required=True)
     ap.add_argument("--cache", type=Path, help="keep the collected candidates here (pickle)")
-    # research options of the candidate search (issue 19): collect with them, then refit
+    # research options of the candidate search: collect with them, then refit
     ap.add_argument("--candidates", type=int, help="first-stage k of each query (product: 30)")
     ap.add_argument("--seeds", type=int, help="candidates that read neighbours (product: 5)")
     ap.add_argument("--hops", type=int, help="neighbours read each side of a seed (product: 2)")
     ap.add_argument("--feedback", type=float, help="vector feedback weight beta (product: 0)")
     ap.add_argument("--feedback-docs", type=int, help="best candidates averaged (product: 5)")
     ap.add_argument(
-        "--variants", action="store_true", help="neighbour variants measured (issue 19, pass 5)"
+        "--variants",
+        action="store_true",
+        help="other forms of the neighbour part, refitted on tune",
     )
     ap.add_argument(
         "--score-variants",
         action="store_true",
-        help="other forms of the score's parts, refitted and cross-validated (issue 19, pass 8)",
+        help="other forms of the score's parts, refitted and cross-validated",
     )
     ap.add_argument(
         "--record",

@@ -1,4 +1,4 @@
-"""What the user filter costs the episodic KNN (issue 19 item 5; research, not a test).
+"""What the user filter costs the episodic KNN (research, not a test).
 
 A private embedded Redis with a FLOAT16 FLAT index of 100k random unit vectors (384 dims),
 10 users of 10k each, 2% superseded; two layouts: each user's memories contiguous (the latency

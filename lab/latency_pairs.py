@@ -1,4 +1,4 @@
-"""Before/after pairs of the latency bench (issue 19 item 5: machines here are noisy).
+"""Before/after pairs of the latency bench (machines here are noisy: pairs share the load).
 
     python -m lab.latency_pairs --before /tmp/before --after . --runs 3 --out scratch/pairs
 

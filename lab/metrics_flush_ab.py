@@ -1,4 +1,4 @@
-"""Does the metrics thread's flush land in timed recalls? (issue 19 item 5; research, not a test)
+"""Does the metrics thread's flush land in timed recalls? (research, not a test)
 
 Builds the latency bench's store as it is at its 100k step (1k and 10k filled and measured
 first), then times 200 warm recalls the bench's way with the metrics recorder flushing every

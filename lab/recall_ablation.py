@@ -1,4 +1,4 @@
-"""Which parts of the recall score carry over? Ablations and a swapped split (issue 19 item 2).
+"""Which parts of the recall score carry over? Ablations and a swapped split.
 
     python -m lab.fit_recall --data ../shared/bench/personal/personal-dev.json \
         ../shared/bench/locomo/locomo-dev.json --cache scratch/fit-cache.pickle

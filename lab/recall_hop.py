@@ -1,4 +1,4 @@
-"""Multi-hop and open-domain recall (issue 19 items 2-3): compare candidate searches, try parts.
+"""Multi-hop and open-domain recall: compare candidate searches, try parts.
 
     # collect the product's candidates with each research option of the candidate search
     python -m lab.fit_recall --data $DATA --cache scratch/base.pickle
@@ -46,8 +46,9 @@ from memory.stores.episodic import embedding_text
 Q = dict[str, Any]
 FILES = (("personal-dev.json", "personal", 5), ("locomo-dev.json", "LoCoMo", 10))
 SENTENCE = re.compile(r"(?<=[.!?])\s+")
-#: the neighbour rule these comparisons were made with (max(own, DECAY ** hops * seed's p), as
-#: shipped until issue 19's fifth pass; `fit_recall.py` has the rule that ships now)
+#: the neighbour rule these comparisons were made with: the floor-only rule
+#: max(own, DECAY ** hops * seed's p), without the fitted neighbour weight
+#: (`fit_recall.final_scores` has the product's rule)
 DECAY = 0.3
 
 

