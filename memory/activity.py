@@ -113,14 +113,15 @@ class MemoryHistory:
 
     def undo_write(self, user_id: str, memory_id: str, replaced_id: str | None = None) -> None:
         """Take back an episodic memory a turn just stored: it is deleted and the memory it
-        replaced (`replaced_id`, kept as history) is recalled again, in one transaction."""
+        replaced (`replaced_id`, kept as history) is active again (recalled, or still paused
+        if the user paused it), in one transaction."""
         episodic = self._stores.episodic
         mem = episodic.get(check_id(user_id), memory_id)
-        if replaced_id:
-            episodic.get(user_id, replaced_id)  # NotFoundError when it is gone
+        # NotFoundError when it is gone
+        old = episodic.get(user_id, replaced_id) if replaced_id else None
         pipe = self._stores.client.pipeline(transaction=True)
         episodic.delete_many(pipe, user_id, [memory_id])
-        if replaced_id:
-            episodic.reinstate(pipe, user_id, replaced_id)
+        if old is not None:
+            episodic.reinstate(pipe, user_id, old.id, old.paused)
         pipe.execute()
         self._embedder.forget([mem.description])

@@ -256,7 +256,7 @@ class MemoryCoordinator(SessionsAPI):
         return self.recall.search(user_id, query, memory_type, k=k, where=where)
 
     def find_similar_episodic(self, user_id: str, text: str, *, k: int = 5) -> list[RecallHit]:
-        """Nearest active episodic memories by vector only (dedup and supersession)."""
+        """Nearest active episodic memories by vector only, paused ones too (dedup)."""
         return self.recall.similar_episodic(user_id, text, k=k)
 
     # =====================================================================================

@@ -79,7 +79,12 @@ class UserPurge:
         cleared = [s for s in self.sessions if s not in sessions]
         for s in cleared:
             stores.short_term.clear(pipe, self.user_id, s)
-        pipe.delete(stores.keys.user_queries(self.user_id))
+        keys = stores.keys  # the usage records too: the import writes the file's after this
+        pipe.delete(
+            keys.user_queries(self.user_id),
+            keys.usage(self.user_id),
+            keys.usage_answers(self.user_id),
+        )
         for k in self.maintenance_keys:
             pipe.delete(k)
         return cleared

@@ -11,7 +11,10 @@ the user's old records only in the last transaction, minus what the file rewrote
 never left half-empty. The facts the user added are shared data (a slot per fact) and follow
 the last transaction as a note (`memory.admin.followups`), with the user-list entry.
 Vectors are not exported: they are recomputed with the configured embedder on import, so a
-file moves between embedding models too.
+file moves between embedding models too. The usage records (which answers used which memory,
+`memory.stores.usage`) travel with the memories: on import they follow each memory's id, the
+records of memories not imported are dropped, and they are written in the last transaction
+(a file of version 1 has none).
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from memory.models import (
     EpisodicMemory,
     ProceduralPattern,
     SemanticFact,
+    Usage,
     check_id,
     check_unicode,
     now_ms,
@@ -59,9 +63,10 @@ from memory.stores.episodic import EpisodicStore, embedding_text
 from memory.stores.schema import AUDIENCE_FIELD
 from memory.stores.semantic import SemanticStore
 from memory.stores.short_term import ShortTermStore
+from memory.stores.usage import AnswerRecord, UsageRecords, queue_import
 
 FORMAT = "coala-memory-export"
-VERSION = 1
+VERSION = 2
 #: Records per transaction: each commits in well under a second.
 CHUNK_RECORDS = 1000
 EMBED_BATCH = 1000
@@ -77,6 +82,9 @@ class ExportFile(BaseModel):
     semantic: list[SemanticFact] = Field(default_factory=list)
     procedural: list[ProceduralPattern] = Field(default_factory=list)
     short_term: dict[str, list[ChatMessage]] = Field(default_factory=dict)
+    #: memory id -> how many stored answers used it, and when last (since version 2)
+    usage: dict[str, Usage] = Field(default_factory=dict)
+    used_in: list[AnswerRecord] = Field(default_factory=list)
 
 
 def export_user(stores: Stores, embedding_model: str, user_id: str) -> dict[str, Any]:
@@ -90,6 +98,7 @@ def export_user(stores: Stores, embedding_model: str, user_id: str) -> dict[str,
     sessions = {
         s: stores.short_term.all_messages(user_id, s) for s in stores.short_term.sessions(user_id)
     }
+    usage = UsageRecords(stores.client, stores.keys)
     doc = ExportFile(
         format=FORMAT,
         version=VERSION,
@@ -100,6 +109,8 @@ def export_user(stores: Stores, embedding_model: str, user_id: str) -> dict[str,
         semantic=semantic,
         procedural=procedural,
         short_term=sessions,
+        usage=usage.of(user_id),
+        used_in=usage.records(user_id),
     )
     return doc.model_dump(mode="json")
 
@@ -187,6 +198,9 @@ def import_user(
             ]
             for s, msgs in doc.short_term.items()
         }
+        counts, answers = _imported_usage(
+            doc, {m.id for m in episodic} | {f.id for f in semantic}, {**ep_ids, **sem_ids}
+        )
     except InvalidInputError as e:
         raise ImportFileError(f"The file was not imported (nothing changed): {e}") from e
 
@@ -236,6 +250,7 @@ def import_user(
                         procedure_keys={stores.keys.procedure(target, p.id) for p in procedural},
                         sessions=set(sessions),
                     )
+                queue_import(pipe, stores.keys, target, counts, answers)
                 followups.queue(pipe, stores, note)
             pipe.execute()
         except (redis.RedisError, RedisVLError) as e:
@@ -439,6 +454,25 @@ def _owned_ids(
         for fid, owner in zip(sem, owners[len(ep) :], strict=True)
     }
     return ep_map, sem_map
+
+
+def _imported_usage(
+    doc: ExportFile, imported: set[str], new_id: dict[str, str]
+) -> tuple[dict[str, Usage], list[AnswerRecord]]:
+    """The file's usage records under the ids its memories are written with; those of
+    memories not imported (expired, deleted, another user's or shared facts) are dropped, and
+    so is an answer left with none."""
+
+    def kept(ids: list[str]) -> list[str]:
+        return [new_id[i] for i in ids if new_id.get(i) in imported]
+
+    answers = []
+    for a in doc.used_in:
+        check_id(a.turn_id, "turn id")
+        check_id(a.session_id, "session id")
+        if ids := kept(a.memory_ids):
+            answers.append(a.model_copy(update={"memory_ids": ids}))
+    return {new_id[i]: u for i, u in doc.usage.items() if kept([i])}, answers
 
 
 def _derived_id(target: str, file_id: str) -> str:

@@ -36,7 +36,6 @@ from memory.maintenance.similarity import FactKey, fact_key, linked, mergeable, 
 from memory.models import MAX_TEXT_CHARS, EpisodicMemory
 from memory.replies import as_str
 from memory.stores import Stores
-from memory.stores.episodic import lifecycle
 from memory.stores.records import bytes_vector
 
 log = logging.getLogger(__name__)
@@ -475,20 +474,22 @@ def undo_merge(
             )
         except NotFoundError:
             pass  # deleted since: its members come back on their own
-        back = []
+        back: list[tuple[str, bool]] = []  # a member the user paused comes back paused
         for mid in record.member_ids:
             # Only members still superseded by this merge (not deleted, not replaced since).
-            by = stores.client.hget(keys.episodic(user_id, mid), "superseded_by")
+            by, state = stores.client.hmget(
+                keys.episodic(user_id, mid), ["superseded_by", "paused"]
+            )
             if by == record.canonical_id.encode() or (
                 by is None and stores.client.exists(keys.episodic(user_id, mid))
             ):
-                back.append(mid)
+                back.append((mid, state == b"1"))
         record.undone = True
         pipe.multi()
         if planned is not None:
             admin.queue_episodic_write(pipe, stores, *planned)
-        for mid in back:
-            pipe.hset(keys.episodic(user_id, mid), mapping=lifecycle(user_id, None))
+        for mid, paused in back:
+            stores.episodic.reinstate(pipe, user_id, mid, paused)
         pipe.set(record_key, record.model_dump_json())
         pipe.sadd(keys.rejected_merges(user_id), record.signature)
         try:

@@ -350,17 +350,21 @@ class EpisodicStore:
         """Queue: `old_id` is replaced by `new_id` (kept as history, no longer recalled)."""
         pipe.hset(self._keys.episodic(user_id, old_id), mapping=lifecycle(user_id, new_id))
 
-    def reinstate(self, pipe: redis.client.Pipeline, user_id: str, memory_id: str) -> None:
-        """Queue: a replaced memory is active (recalled) again."""
-        pipe.hset(self._keys.episodic(user_id, memory_id), mapping=lifecycle(user_id, None))
+    def reinstate(
+        self, pipe: redis.client.Pipeline, user_id: str, memory_id: str, paused: bool
+    ) -> None:
+        """Queue: a replaced memory is active again: recalled, or, if the user paused it,
+        listed and still paused."""
+        pipe.hset(self._keys.episodic(user_id, memory_id), mapping=lifecycle(user_id, None, paused))
 
     def similar(self, user_id: str, vec: np.ndarray, k: int) -> list[tuple[dict[str, Any], float]]:
-        """The `k` nearest active memories of a user by vector only: (record, cosine)."""
+        """The `k` nearest active memories of a user by vector only, the paused ones too (a
+        restated paused memory is that memory, not a new one): (record, cosine)."""
         q = VectorQuery(
             vector=vector_bytes(vec),
             vector_field_name=VECTOR_FIELD,
             return_fields=RETURN_FIELDS,
-            filter_expression=self.filter_for(user_id),
+            filter_expression=self.filter_for(user_id, with_paused=True),
             num_results=k,
         )
         out = []

@@ -6,6 +6,8 @@ recent answers with the memories each used.
     queue_drop(pipe, ...)     memories deleted, or turns forgotten: their records go with them
     UsageRecords.of(user)     memory id -> Usage (count, last time), for the Memories page
     UsageRecords.answers(...) the recent answers that used one memory (turn, session, time)
+    UsageRecords.records(...) every answer kept, with the memories each used (for an export)
+    queue_import(pipe, ...)   an export's records, merged into the user's
 
 Two keys per user, both in the user's hash slot (`Keys.usage`, `Keys.usage_answers`): a hash
 (`n:<id>` the count, `t:<id>` the last time) and a sorted set of answers by time, capped at
@@ -19,6 +21,7 @@ import json
 from collections.abc import Collection, Iterable
 
 import redis
+from pydantic import BaseModel
 
 from memory.keys import Keys
 from memory.models import Usage, UsedIn
@@ -56,6 +59,45 @@ end
 return 1
 """
 
+# ARGV[1] = the cap on answers, ARGV[2] = how many memories follow as (id, count, last time)
+# triples; then answers as (record, time) pairs. A memory keeps the larger count and the later
+# time, and an answer whose turn is recorded already is not added again: importing a file
+# twice, or into a user who has chatted since, counts nothing twice.
+_IMPORT = """
+local n = tonumber(ARGV[2])
+for i = 3, 3 * n, 3 do
+  for f, v in pairs({n = ARGV[i + 1], t = ARGV[i + 2]}) do
+    local field = f .. ':' .. ARGV[i]
+    if tonumber(v) > tonumber(redis.call('HGET', KEYS[1], field) or 0) then
+      redis.call('HSET', KEYS[1], field, v)
+    end
+  end
+end
+local seen = {}
+for _, m in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do seen[cjson.decode(m).t] = true end
+for i = 3 + 3 * n, #ARGV, 2 do
+  local t = cjson.decode(ARGV[i]).t
+  if not seen[t] then
+    seen[t] = true
+    redis.call('ZADD', KEYS[2], ARGV[i + 1], ARGV[i])
+  end
+end
+redis.call('ZREMRANGEBYRANK', KEYS[2], 0, -(tonumber(ARGV[1]) + 1))
+return 1
+"""
+
+
+class AnswerRecord(BaseModel):
+    """One stored answer and the memories it used, as an export file holds it."""
+
+    turn_id: str
+    session_id: str
+    at_ms: int
+    memory_ids: list[str]
+
+    def member(self) -> str:
+        return json.dumps({"t": self.turn_id, "s": self.session_id, "ids": self.memory_ids})
+
 
 def queue_record(
     pipe: redis.client.Pipeline,
@@ -74,7 +116,8 @@ def queue_record(
     for mid in ids:
         pipe.hincrby(counts, f"n:{mid}", 1)
         pipe.hset(counts, f"t:{mid}", at_ms)
-    pipe.zadd(answers, {json.dumps({"t": turn_id, "s": session_id, "ids": ids}): at_ms})
+    record = AnswerRecord(turn_id=turn_id, session_id=session_id, at_ms=at_ms, memory_ids=ids)
+    pipe.zadd(answers, {record.member(): at_ms})
     pipe.zremrangebyrank(answers, 0, -(MAX_ANSWERS + 1))
 
 
@@ -98,6 +141,24 @@ def queue_drop(
         )
 
 
+def queue_import(
+    pipe: redis.client.Pipeline,
+    keys: Keys,
+    user_id: str,
+    counts: dict[str, Usage],
+    answers: list[AnswerRecord],
+) -> None:
+    """Queue: an export's records (already under the ids the memories are written with) join
+    the user's; of the answers, the newest `MAX_ANSWERS`."""
+    args: list[str | int] = [MAX_ANSWERS, len(counts)]
+    for mid, used in counts.items():
+        args += [mid, used.answers, used.last_ms]
+    for a in sorted(answers, key=lambda a: a.at_ms)[-MAX_ANSWERS:]:
+        args += [a.member(), a.at_ms]
+    if counts or answers:
+        pipe.eval(_IMPORT, 2, keys.usage(user_id), keys.usage_answers(user_id), *args)
+
+
 class UsageRecords:
     def __init__(self, client: redis.Redis, keys: Keys) -> None:
         self._r = client
@@ -114,14 +175,23 @@ class UsageRecords:
 
     def answers(self, user_id: str, memory_id: str, limit: int = 5) -> list[UsedIn]:
         """The newest stored answers (of the last `MAX_ANSWERS`) that used this memory."""
-        out: list[UsedIn] = []
-        ranked: list[tuple[bytes, float]] = self._r.zrevrange(  # type: ignore[assignment]
+        used = [
+            UsedIn(a.turn_id, a.session_id, a.at_ms)
+            for a in reversed(self.records(user_id))
+            if memory_id in a.memory_ids
+        ]
+        return used[:limit]
+
+    def records(self, user_id: str) -> list[AnswerRecord]:
+        """The stored answers (the last `MAX_ANSWERS`), oldest first."""
+        ranked: list[tuple[bytes, float]] = self._r.zrange(  # type: ignore[assignment]
             self._keys.usage_answers(user_id), 0, -1, withscores=True
         )
+        out = []
         for member, score in ranked:
             rec = json.loads(as_str(member))
-            if memory_id in rec.get("ids", ()):
-                out.append(UsedIn(str(rec["t"]), str(rec["s"]), int(score)))
-                if len(out) >= limit:
-                    break
+            ids = [str(i) for i in rec.get("ids", ())]
+            out.append(
+                AnswerRecord(turn_id=rec["t"], session_id=rec["s"], at_ms=score, memory_ids=ids)
+            )
         return out

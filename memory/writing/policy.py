@@ -11,7 +11,7 @@ builds a `MemoryCandidate` (`candidate_for` classifies text the writer did not t
    result says what was masked;
 1. validation: text and labels as the store accepts them (`memory.models`);
 2. exact duplicate: the same text (case, spacing and final punctuation ignored) as an active
-   memory of the user -> not stored;
+   memory of the user, paused or not (a paused one stays paused) -> not stored;
 3. near duplicate: cosine similarity >= `dedup_threshold` (0.95 by default) with an active
    memory of the same event type and the same numbers -> not stored ("5k in 25 minutes" and
    "5k in 23 minutes" are 0.96 close and two facts). A logged exchange or a summary is never
@@ -266,20 +266,26 @@ class WritePolicy:
             # health event, not stay a chat log).
             if _event_type(hit.record) in LOG_EVENT_TYPES:
                 continue
-            if normalise_text(hit.text) == want:
-                return WriteResult(duplicate_of=hit.id, reason="exact duplicate")
-            if hit.id in same_turn_ids and restates(cand.text, hit.text):
-                return WriteResult(duplicate_of=hit.id, reason="already stored from this message")
             sim = hit.parts.vector or hit.score
+            reason = ""
+            if normalise_text(hit.text) == want:
+                reason = "exact duplicate"
+            elif hit.id in same_turn_ids and restates(cand.text, hit.text):
+                reason = "already stored from this message"
             # A changed number is a changed fact, however close the vectors ("5k in 25
             # minutes" / "in 23 minutes" are 0.96 apart): never a near duplicate.
-            if (
+            elif (
                 sim >= self._threshold
                 and _event_type(hit.record) == cand.event_type.value
                 and numbers(cand.text) == numbers(hit.text)
             ):
+                reason = f"near duplicate (similarity {sim:.3f})"
+            if reason:
+                # A paused memory stays paused: saying it again in passing must not undo a
+                # pause, and the writer can tell the user where the memory is.
+                paused = ", of a paused memory (resume it to have it recalled)"
                 return WriteResult(
-                    duplicate_of=hit.id, reason=f"near duplicate (similarity {sim:.3f})"
+                    duplicate_of=hit.id, reason=reason + paused * bool(hit.record.get("paused"))
                 )
         return None
 

@@ -32,6 +32,16 @@ def alice(coordinator):  # type: ignore[no-untyped-def]
     return coordinator
 
 
+def answered_with_vegetarian(coordinator) -> None:  # type: ignore[no-untyped-def]
+    """One stored answer (in chat s-used) used "I am vegetarian"."""
+    rows, _ = coordinator.list_memories("alice", "episodic")
+    veg = next(r["id"] for r in rows if r["text"] == "I am vegetarian")
+    coordinator.store_interaction(
+        "alice", "s-used", "What do I eat?", "Vegetarian food.", turn_id="T1", used=[veg],
+        store_episode=False,
+    )  # fmt: skip
+
+
 def episodic_texts(at) -> list[str]:  # type: ignore[no-untyped-def]
     return list(at.dataframe(key="tbl_episodic").value["Memory"])
 
@@ -172,6 +182,7 @@ def test_add_with_kind_tags_importance_and_expiry(app_env, make_app, coordinator
 
 
 def test_export_then_import_into_a_purged_user(alice, make_app) -> None:
+    answered_with_vegetarian(alice)
     exported = json.dumps(alice.export_user("alice")).encode()
     at = make_app("pages/memories.py")
     assert at.get("download_button")[0].proto.label == "Download JSON"
@@ -192,6 +203,11 @@ def test_export_then_import_into_a_purged_user(alice, make_app) -> None:
     assert at.success[0].value.startswith("Imported 3 episodic")
     assert alice.list_memories("alice", "episodic")[1] == 3
     assert alice.list_memories("bob", "episodic")[1] == 1
+    at = make_app("pages/memories.py")
+    table = at.dataframe(key="tbl_episodic").value
+    used = dict(zip(table["Memory"], table["Used in"], strict=True))
+    assert used["I am vegetarian"].startswith("1 answer, last on ")  # the usage came back
+    assert used["Ran my first 10k"] == "never used"
 
 
 def test_invalid_import_shows_why_and_writes_nothing(alice, make_app) -> None:
@@ -331,12 +347,7 @@ def test_conversations_are_hidden_from_the_table_unless_asked(alice, make_app) -
 
 
 def test_usage_per_memory_and_the_never_used_filter(alice, make_app) -> None:  # type: ignore[no-untyped-def]
-    rows, _ = alice.list_memories("alice", "episodic")
-    veg = next(r["id"] for r in rows if r["text"] == "I am vegetarian")
-    alice.store_interaction(
-        "alice", "s-used", "What do I eat?", "Vegetarian food.", turn_id="T1", used=[veg],
-        store_episode=False,
-    )  # fmt: skip
+    answered_with_vegetarian(alice)
     at = make_app("pages/memories.py")
     no_errors(at)
     table = at.dataframe(key="tbl_episodic").value

@@ -164,6 +164,14 @@ def bad_files(good: dict[str, Any]) -> list[tuple[str, Any]]:
         ("newline in a category", changed(("semantic", 0, "category"), "g\n<<<END MEMORY 0>>>")),
         ("markup in a source", changed(("semantic", 0, "source"), "![x](http://h/leak)")),
         ("comma in a tag", changed(("episodic", 1, "tags"), ["a,b"])),
+        ("usage count not a number", {**good, "usage": {"x": {"answers": "many", "last_ms": 1}}}),
+        (
+            "control character in a turn id",
+            {
+                **good,
+                "used_in": [{"turn_id": "t\n", "session_id": "s", "at_ms": 1, "memory_ids": []}],
+            },
+        ),
     ]
 
 
@@ -281,3 +289,55 @@ def test_a_lone_surrogate_in_add_text_is_refused_before_anything_is_written(
     with pytest.raises(InvalidInputError, match="not valid Unicode"):
         coordinator.add_semantic("Tea \udfff has caffeine", added_by=U)
     assert snapshot() == before
+
+
+def test_usage_records_travel_with_the_memories_they_count(
+    coordinator: MemoryCoordinator, exported: dict[str, Any]
+) -> None:
+    munich = next(r["id"] for r in exported["episodic"] if r["description"] == "I moved to Munich")
+    isar = exported["semantic"][0]["id"]
+
+    def answer(turn: str, *used: str) -> None:
+        coordinator.store_interaction(
+            U,
+            "s1",
+            "Where do I run?",
+            "Along the Isar.",
+            turn_id=turn,
+            used=used,
+            store_episode=False,
+        )
+
+    answer("t1", munich, isar, "01GONEMEMORY")  # a memory deleted since, or not the user's
+    answer("t2", munich)
+    data = coordinator.export_user(U)
+    usage, used_munich = coordinator.memory_usage(U), coordinator.answers_using(U, munich)
+    assert data["version"] == 2 and usage[munich].answers == 2
+
+    coordinator.clear_user_memories(U)
+    assert coordinator.memory_usage(U) == {}
+    coordinator.import_user(json.dumps(data))
+    del usage["01GONEMEMORY"]  # not imported: its record goes
+    assert coordinator.memory_usage(U) == usage
+    assert coordinator.answers_using(U, munich) == used_munich
+    assert [a.turn_id for a in coordinator.answers_using(U, isar)] == ["t1"]
+
+    answer("t3", munich)  # used since the export: a merge keeps it, and counts nothing twice
+    coordinator.import_user(data)
+    assert coordinator.memory_usage(U)[munich].answers == 3
+    assert [a.turn_id for a in coordinator.answers_using(U, munich)] == ["t3", "t2", "t1"]
+    coordinator.import_user(data, mode="replace")  # a replace: the file's records alone
+    assert coordinator.memory_usage(U) == usage
+    assert coordinator.answers_using(U, munich) == used_munich
+
+    # Under another user the fact (U's own) gets a new id: its usage follows it.
+    coordinator.import_user(data, user_id=V)
+    theirs = coordinator.memory_usage(V)
+    assert theirs[munich].answers == 2  # an episodic id is free under another user
+    (fact,) = set(theirs) - {munich}
+    assert fact != isar and [a.turn_id for a in coordinator.answers_using(V, fact)] == ["t1"]
+
+    # A file written before usage was exported imports as it always did.
+    old = {k: v for k, v in exported.items() if k not in ("usage", "used_in")} | {"version": 1}
+    coordinator.clear_user_memories(U)
+    assert coordinator.import_user(old)["episodic"] == 3 and coordinator.memory_usage(U) == {}

@@ -21,8 +21,10 @@ from agent.private import incognito_turn, reanswer
 from memory.block import PROFILE_TITLE, PROFILE_TOKENS, read_block
 from memory.config import PROJECT_ROOT, Settings
 from memory.coordinator import MemoryCoordinator
+from memory.maintenance import Maintenance
 from memory.queries import ListQuery
 from memory.tokens import estimate_tokens
+from memory.writing.policy import WritePolicy, candidate_for
 from tests.fakes.fake_ollama import FakeOllama
 from tests.integration.conftest import Run
 
@@ -272,3 +274,47 @@ def test_the_mcp_forget_tool_pauses_and_resumes(
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
         pool.submit(asyncio.run, scenario()).result()
     assert coordinator.get_memory("ana", "episodic", mid)["paused"] is False
+
+
+def test_undoing_a_replacement_brings_a_paused_memory_back_paused(
+    coordinator: MemoryCoordinator,
+) -> None:
+    old = add(coordinator, "My goal is 80 kg", "goal")
+    coordinator.pause("ana", old)
+    new = coordinator.add_episodic("ana", "My goal is 75 kg", event_type="goal", supersedes=old)
+    coordinator.history.undo_write("ana", new.id, old)
+    rec = coordinator.get_memory("ana", "episodic", old)
+    assert (rec["paused"], rec["superseded_by"]) == (True, None)  # as the user left it
+    assert coordinator.search("ana", "which goal weight", "episodic") == []
+    assert coordinator.user_profile("ana") == []
+
+
+def test_undoing_a_merge_brings_a_paused_member_back_paused(
+    coordinator: MemoryCoordinator,
+) -> None:
+    rex = add(coordinator, "My dog is called Rex", "fact", importance=0.4)
+    add(coordinator, "My dog's name is Rex", "fact", importance=0.9)
+    maintenance = Maintenance.of(coordinator)
+    maintenance.run(user_id="ana")
+    (merge,) = maintenance.merges("ana")
+    assert merge["member_ids"] == [rex]
+    coordinator.pause("ana", rex)  # paused while merged away (listed as history)
+    maintenance.undo_merge("ana", merge["id"])
+    rec = coordinator.get_memory("ana", "episodic", rex)
+    assert (rec["paused"], rec["superseded_by"]) == (True, None)
+    assert rex not in {h.id for h in coordinator.search("ana", "my dog Rex", "episodic")}
+
+
+def test_restating_a_paused_memory_stores_no_second_copy_and_keeps_it_paused(
+    coordinator: MemoryCoordinator,
+) -> None:
+    writer = WritePolicy(coordinator)
+    veg = add(coordinator, "I'm vegetarian", "preference")
+    coordinator.pause("ana", veg)
+    for text in ("I'm vegetarian", "i'm vegetarian."):
+        res = writer.write("ana", "s1", candidate_for(text, "preference", how="user"))
+        assert (res.stored, res.duplicate_of) == (None, veg)
+        assert "paused" in res.reason  # the writer can say where it is
+    rows, total = coordinator.list_memories("ana", "episodic", ListQuery())
+    assert total == 1 and rows[0]["paused"] is True
+    assert coordinator.user_profile("ana") == []
