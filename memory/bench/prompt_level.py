@@ -27,7 +27,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from memory.bench.common import collect_garbage, percentiles
+from memory.bench.common import percentiles
 from memory.block import episodic_lines, render_memory_block, shown_reply
 from memory.coordinator import MemoryCoordinator
 from memory.stores.episodic import exchange_reply
@@ -51,10 +51,8 @@ def prompt_row(
         user, SESSION, question, include_short_term=False, include_procedural=False
     )
     # The access counts this recall leaves (off the answer path) are written before the next
-    # question, as a user's next message comes seconds later, and the index entries they
-    # replace are collected: neither may depend on timing.
+    # question, as a user's next message comes seconds later: they raced its search before.
     coord.bookkeeping.drain()
-    collect_garbage(coord)
     block = render_memory_block(ctx, budget_tokens=budget, nonce="bench")
     # A hit is in the block when its line is (lines are kept best first while they fit), each
     # line of the block credited to one hit only (two turns can read alike: "Thanks!"); the
