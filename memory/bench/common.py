@@ -159,6 +159,8 @@ def bench_redis(redis_url: str | None) -> Iterator[tuple[redis.Redis, str]]:
             # A benchmark's data is throw-away: no fsync/rewrite work skewing the timings.
             client.config_set("appendonly", "no")
             client.config_set("save", "")
+            # `collect_garbage` collects however little there is (the default waits for 100).
+            client.execute_command("FT.CONFIG", "SET", "FORK_GC_CLEAN_THRESHOLD", "0")
             yield client, "bench"
         finally:
             client.close()
@@ -195,6 +197,19 @@ def make_coordinator(
     return MemoryCoordinator(
         client, embedder or OnnxMiniLMEmbedder(), settings, load_knowledge=load_knowledge
     )
+
+
+def collect_garbage(coord: MemoryCoordinator) -> None:
+    """Collect the episodic index's garbage now (before the next question). A recall's access
+    counts index the memories it returned again; until Redis Search's collector (every 30 s)
+    drops their old entries, those still count in BM25's term statistics, so which memories
+    the text query returns would depend on when it last ran, and two runs of the same code
+    would differ. On a server that refuses the command (`--redis-url`), its own collector
+    runs as it does."""
+    try:
+        coord.stores.client.execute_command("FT.DEBUG", "GC_FORCEINVOKE", coord.episodic.index.name)
+    except redis.ResponseError:
+        pass
 
 
 def table(headers: list[str], rows: list[list[Any]]) -> str:

@@ -43,7 +43,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from memory.bench import results
+from memory.bench import common, results
 from memory.bench.common import (
     Progress,
     add_common_args,
@@ -269,6 +269,7 @@ def run(
             if prompt_budget is not None:
                 evidence = [str(e) for e in q["evidence"]]
                 prow = prompt_row(coord, user, str(q["question"]), evidence, prompt_budget)
+                common.collect_garbage(coord)  # what its access counts left (see there)
                 prompt_rows.append(prow)
                 prompt_by_cat[category_of(q)].append(prow)
             done += 1

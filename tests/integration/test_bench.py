@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from memory.bench import latency, locomo
-from memory.bench.common import percentiles
+from memory.bench.common import bench_coordinator, collect_garbage, percentiles
 from memory.bench.prompt_level import prompt_row
 from memory.config import PROJECT_ROOT, Settings
 from memory.coordinator import MemoryCoordinator
@@ -286,6 +286,31 @@ def test_prompt_budget_measures_what_reaches_the_memory_block(
     assert narrow["prompt"]["evidence_share"] < prompt["evidence_share"]
     assert narrow["prompt"]["tokens"]["p95"] <= 60
     assert "evidence in the agent's memory block" in locomo.render(narrow)
+
+
+def test_the_bench_collects_what_access_counts_leave_so_bm25_does_not_depend_on_timing(
+    embedder: Any,
+) -> None:
+    # The bench's own server, as a run uses it: every turn recalled once (an access count each
+    # indexes it again), then the question's garbage collected.
+    with bench_coordinator(None, embedder) as coord:
+        ids = coord.add_episodic_many("u", locomo.turn_items(TINY[0]["conversation"]))
+        index = coord.episodic.index.name
+
+        def bm25() -> list[Any]:
+            return coord.stores.client.execute_command(
+                "FT.SEARCH", index, "tortoise", "WITHSCORES", "NOCONTENT", "SCORER", "BM25STD"
+            )
+
+        coord.episodic.touch("u", ids)
+        uncollected = bm25()
+        collect_garbage(coord)
+        collected = bm25()
+        # the replaced entries counted until collected (a handful of them is collected too)
+        assert collected != uncollected
+        # what Redis Search's own collector would do later changes nothing any more
+        coord.stores.client.execute_command("FT.DEBUG", "GC_FORCEINVOKE", index)
+        assert bm25() == collected
 
 
 @pytest.mark.parametrize(
