@@ -1,7 +1,8 @@
 """Recall's round trips to Redis: a warm recall reads everything it searches
 in one pipelined round trip, plus one that reads the kept hits whole (with the timelines of
 the session neighbours of its best candidates); an uncached query adds one (the embedding
-cache's lookup rides in the first, its write in the second).
+cache's lookup rides in the first, its write in the second). A chat turn's user profile is one
+more query in the first round trip, not a round trip of its own.
 
 A client that notes every request (a pipeline or a lone command) with the thread that sent it
 is handed to the coordinator; only the calling thread's requests count (the metrics flush and
@@ -10,7 +11,7 @@ the bookkeeping worker have threads of their own)."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -18,8 +19,11 @@ import redis
 from redis.client import Pipeline
 from redisvl.extensions.cache.embeddings import EmbeddingsCache
 
+from agent.loop import ChatAgent
+from memory.block import PROFILE_TITLE
 from memory.config import Settings
 from memory.coordinator import MemoryCoordinator
+from tests.fakes.fake_ollama import FakeOllama
 from tests.integration.conftest import SessionEmbedder
 
 U, S = "ana", "s1"
@@ -148,3 +152,49 @@ def test_session_neighbours_ride_in_the_round_trip_that_reads_the_hits(
 
     assert first.count("FT.SEARCH") == 5
     assert "ZREVRANGEBYSCORE" in second and "ZRANGEBYSCORE" in second and "HMGET" in second
+
+
+def test_the_user_profile_rides_in_the_first_round_trip(
+    counting: tuple[MemoryCoordinator, CountingRedis],
+) -> None:
+    coord, client = counting
+    query = "What did I say about my knee?"
+    coord.retrieve_all_context(U, S, query)  # the query's vector is now known
+    coord.bookkeeping.drain()
+    client.requests.clear()
+
+    ctx = coord.retrieve_all_context(U, S, query, include_profile=True)
+
+    first, hydrate = client.mine()  # no round trip of its own
+    assert first.count("FT.SEARCH") == 6 and set(hydrate) == {"HMGET"}
+    assert [p.text for p in ctx.profile] == [p.text for p in coord.user_profile(U)]
+    assert {p.text for p in ctx.profile} == {
+        "My left knee hurts after long runs",
+        "I prefer running in the morning",
+    }
+
+
+def test_a_chat_turn_reads_its_profile_in_its_recall(
+    counting: tuple[MemoryCoordinator, CountingRedis],
+    agent_factory: Callable[..., ChatAgent],
+    settings: Settings,
+) -> None:
+    coord, client = counting
+    with FakeOllama(models=["small4k:3b"]) as fake:
+        agent = agent_factory(
+            coord, fake.url, settings=settings, ollama_model="small4k:3b", llm_extraction="off"
+        )
+        fake.queue_reply("Rest it.")
+        client.requests.clear()
+        done = agent.chat(U, S, "What did I say about my knee?")
+        prompt = fake.chat_requests()[-1].seen_system_prompt
+    requests = client.mine()
+    # an unseen query: the cache lookup, then the searches with the cache write; the profile's
+    # query is the one search of the first round trip, and no later request searches
+    assert [r for r in requests if "FT.SEARCH" in r] == requests[:2]
+    assert requests[0].count("FT.SEARCH") == 1 and requests[1].count("FT.SEARCH") == 5
+    assert {p.text for p in done.recalled.profile} == {
+        "My left knee hurts after long runs",
+        "I prefer running in the morning",
+    }
+    assert PROFILE_TITLE in prompt and "I prefer running in the morning" in prompt
