@@ -76,9 +76,11 @@ def counting(
     client.close()
 
 
-def _recall(coord: MemoryCoordinator, client: CountingRedis, query: str) -> list[list[str]]:
+def _recall(
+    coord: MemoryCoordinator, client: CountingRedis, query: str, **options: bool
+) -> list[list[str]]:
     client.requests.clear()
-    ctx = coord.retrieve_all_context(U, S, query)
+    ctx = coord.retrieve_all_context(U, S, query, **options)
     requests = client.mine()
     assert ctx.episodic and ctx.short_term  # it did find something of each
     return requests
@@ -98,6 +100,9 @@ def test_a_warm_recall_searches_every_store_in_one_round_trip(
     # and text each) and the most similar procedure
     assert first[0] == "GET" and first.count("FT.SEARCH") == 5
     assert set(hydrate) == {"HMGET"}
+    # a chat turn's user profile is one more query in the same round trip
+    first, hydrate = _recall(coord, client, query, include_profile=True)
+    assert first.count("FT.SEARCH") == 6 and set(hydrate) == {"HMGET"}
 
 
 def test_an_unseen_query_adds_one_round_trip_and_writes_the_embedding_cache(
@@ -152,26 +157,6 @@ def test_session_neighbours_ride_in_the_round_trip_that_reads_the_hits(
 
     assert first.count("FT.SEARCH") == 5
     assert "ZREVRANGEBYSCORE" in second and "ZRANGEBYSCORE" in second and "HMGET" in second
-
-
-def test_the_user_profile_rides_in_the_first_round_trip(
-    counting: tuple[MemoryCoordinator, CountingRedis],
-) -> None:
-    coord, client = counting
-    query = "What did I say about my knee?"
-    coord.retrieve_all_context(U, S, query)  # the query's vector is now known
-    coord.bookkeeping.drain()
-    client.requests.clear()
-
-    ctx = coord.retrieve_all_context(U, S, query, include_profile=True)
-
-    first, hydrate = client.mine()  # no round trip of its own
-    assert first.count("FT.SEARCH") == 6 and set(hydrate) == {"HMGET"}
-    assert [p.text for p in ctx.profile] == [p.text for p in coord.user_profile(U)]
-    assert {p.text for p in ctx.profile} == {
-        "My left knee hurts after long runs",
-        "I prefer running in the morning",
-    }
 
 
 def test_a_chat_turn_reads_its_profile_in_its_recall(
