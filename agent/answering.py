@@ -69,6 +69,13 @@ CAP_NOTE = (
     "and say briefly if something could not be looked up."
 )
 EMPTY_REPLY = "(The model returned an empty answer.)"
+#: The reply budget ran out before the model wrote a word: it was writing something too long to
+#: finish (a tool call whose arguments do not fit, or thoughts); the call never runs.
+CUT_REPLY = (
+    "(No answer: the model used all {tokens:,} tokens kept for its answer before writing any "
+    "text, on a tool call or thoughts too long to finish, so nothing was done. Ask for less at "
+    "once, or raise AGENT_REPLY_TOKENS.)"
+)
 NO_TOOLS_NOTE = (
     "This model cannot call tools, so no live data can be looked up in this conversation. "
     "Answer from the remembered data; for numbers about workouts, heart rate, sleep or weight, "
@@ -312,6 +319,8 @@ class Answerer:
             yield from self._run_tools(content, calls, exchange, records, tctx)
         hit_cap = len(records) > 0 and round_no == cap
         reply = "".join(answer.parts).strip()
+        if not reply and report.done_reason == "length" and answer.fit is not None:
+            reply = CUT_REPLY.format(tokens=answer.fit.split.reply)
         return reply or EMPTY_REPLY, hit_cap
 
     def _answer_without_tools(

@@ -478,7 +478,7 @@ class ChatAgent:
         self, user_id: str, session_id: str, message: str, types: set[str], errors: list[str]
     ) -> MemoryContext:
         try:
-            ctx = self.coordinator.retrieve_all_context(
+            return self.coordinator.retrieve_all_context(
                 user_id,
                 session_id,
                 message,
@@ -486,10 +486,9 @@ class ChatAgent:
                 include_semantic="semantic" in types,
                 include_procedural="procedural" in types,
                 include_short_term="short_term" in types,
+                # the profile is the user's episodic memories too
+                include_profile="episodic" in types,
             )
-            if "episodic" in types:  # the profile is the user's episodic memories too
-                ctx.profile = self.coordinator.user_profile(user_id)
-            return ctx
         except MemorySystemError as e:
             log.warning("recall failed: %s", e)
             errors.append(f"recall failed: {e}")

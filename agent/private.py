@@ -48,9 +48,9 @@ if TYPE_CHECKING:
 
 PrivateKind = Literal["incognito", "re-answer"]
 
+#: The reason says what to do (start Ollama, pull the model, wait for it to load).
 OFFLINE_REPLY = (
-    "The language model is not available: {reason} {what} needs the model; nothing was "
-    "stored. Start Ollama (`ollama serve`) and try again."
+    "The language model is not available: {reason} {what} needs the model; nothing was stored."
 )
 
 

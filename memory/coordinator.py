@@ -225,11 +225,13 @@ class MemoryCoordinator(SessionsAPI):
         include_semantic: bool = True,
         include_procedural: bool = True,
         include_short_term: bool = True,
+        include_profile: bool = False,
         k_episodic: int | None = None,
         k_semantic: int = 3,
         k_short_term: int = 10,
     ) -> MemoryContext:
-        """All that is relevant to `query` (k_episodic: RECALL_PROMPT_K), timed per stage."""
+        """All that is relevant to `query` (k_episodic: RECALL_PROMPT_K) and, with
+        `include_profile`, the user profile (in the same round trip), timed per stage."""
         return self.recall.context(
             user_id,
             session_id,
@@ -238,6 +240,7 @@ class MemoryCoordinator(SessionsAPI):
             include_semantic=include_semantic,
             include_procedural=include_procedural,
             include_short_term=include_short_term,
+            include_profile=include_profile,
             k_episodic=k_episodic or self.settings.recall_prompt_k,
             k_semantic=k_semantic,
             k_short_term=k_short_term,

@@ -102,6 +102,7 @@ class AgentMemory(Protocol):
         include_semantic: bool = True,
         include_procedural: bool = True,
         include_short_term: bool = True,
+        include_profile: bool = False,
         k_episodic: int = 5,
         k_semantic: int = 3,
         k_short_term: int = 10,

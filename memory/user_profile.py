@@ -5,15 +5,21 @@ memories (what they eat, aim for, suffer from, how they like answers: the kinds 
 when a turn needs them, by importance, newest first among equals. Nothing is cached, so
 every write path (added, replaced, merged, paused, forgotten) shows in the next read; the
 read is one index query over the user's live memories (the same tag recall filters on, so
-replaced and paused memories never appear). Editing a line edits the memory behind it.
+replaced and paused memories never appear), which a chat turn's recall sends in its own
+first round trip. Editing a line edits the memory behind it.
 
 The model's capabilities are the *model profile* (agent/profile.py), not this.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+from redisvl.query import FilterQuery
+
 from memory.models import EventType, ProfileLine
 from memory.stores.episodic import EpisodicStore
+from memory.stores.records import row_record
 
 #: Kinds that describe the user lastingly; exchanges, summaries, milestones and feedback on
 #: one answer describe a moment.
@@ -23,16 +29,22 @@ STANDING_KINDS = (EventType.PREFERENCE, EventType.GOAL, EventType.HEALTH_EVENT, 
 PROFILE_READ = 12
 
 
-def read_profile(episodic: EpisodicStore, user_id: str) -> list[ProfileLine]:
-    """The user's profile lines, best first: most important, then newest."""
-    rows, _ = episodic.list_page(
-        user_id,
-        sort_by="importance",
-        descending=True,
-        page_size=PROFILE_READ,
-        event_types=[k.value for k in STANDING_KINDS],
+def profile_query(episodic: EpisodicStore, user_id: str) -> FilterQuery:
+    """The one index query that reads the profile: recall queues it in its own round trip."""
+    return FilterQuery(
+        filter_expression=episodic.filter_for(
+            user_id, event_types=[k.value for k in STANDING_KINDS]
+        ),
+        return_fields=["event_type", "description", "importance", "timestamp"],
+        num_results=PROFILE_READ,
+        sort_by=("importance", "DESC"),
     )
-    rows.sort(key=lambda r: (r.get("importance", 0.0), r.get("timestamp", 0)), reverse=True)
+
+
+def profile_lines_of(rows: list[dict[str, Any]]) -> list[ProfileLine]:
+    """The profile query's rows -> the lines, best first: most important, then newest."""
+    records = [row_record(r, "description") for r in rows]
+    records.sort(key=lambda r: (r.get("importance", 0.0), r.get("timestamp", 0)), reverse=True)
     return [
         ProfileLine(
             id=r["id"],
@@ -40,5 +52,10 @@ def read_profile(episodic: EpisodicStore, user_id: str) -> list[ProfileLine]:
             text=r["text"],
             importance=r["importance"],
         )
-        for r in rows
+        for r in records
     ]
+
+
+def read_profile(episodic: EpisodicStore, user_id: str) -> list[ProfileLine]:
+    """The user's profile lines, best first (for pages that show it outside a turn)."""
+    return profile_lines_of(episodic.index.query(profile_query(episodic, user_id)))

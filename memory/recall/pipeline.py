@@ -3,13 +3,14 @@
 
 One chat turn's recall, when this process knows the query's vector (its LRU): ONE pipelined
 round trip holds the store marker (first, so a Redis that replaced ours is found before
-anything is written to it), the short-term window, the exact procedural hash and every
-store's searches (episodic and semantic vector + BM25 pairs, the most similar procedure) ->
-scoring (once per candidate) -> ONE round trip that reads the top hits of all types whole and,
-when the best episodic candidates are logged turns, their session timelines (the neighbours)
-with the episodic candidates likely to be kept -> the neighbour boost and the episodic top
-k (a neighbour neither search found costs one more small round trip, and so does a kept hit
-not read ahead) -> the procedural suggestion. For an unseen query the embedding cache's lookup
+anything is written to it), the short-term window, the exact procedural hash, the user
+profile's query (memory.user_profile; a chat turn asks for it) and every store's searches
+(episodic and semantic vector + BM25 pairs, the most similar procedure) -> scoring (once per
+candidate) -> ONE round trip that reads the top hits of all types whole and, when the best
+episodic candidates are logged turns, their session timelines (the neighbours) with the
+episodic candidates likely to be kept -> the neighbour boost and the episodic top k (a
+neighbour neither search found costs one more small round trip, and so does a kept hit not
+read ahead) -> the procedural suggestion. For an unseen query the embedding cache's lookup
 rides in the first round trip instead of the searches, which go in a second one with the cache
 write. Timings per stage go into the context and the metrics (`fetch`: those round trips; a
 store's stage: reading, fusing and scoring its candidates, with the read of neighbours the
@@ -25,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from redisvl.query import VectorQuery
+from redisvl.query import FilterQuery, VectorQuery
 
 from memory.bookkeeping import Bookkeeper
 from memory.embeddings import CachedEmbedder
@@ -67,6 +68,7 @@ from memory.recall.statements import statement_model_for
 from memory.replies import as_str
 from memory.stores import Stores
 from memory.stores.episodic import embedding_text
+from memory.user_profile import profile_lines_of, profile_query
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +104,7 @@ class RecallPipeline:
         include_semantic: bool = True,
         include_procedural: bool = True,
         include_short_term: bool = True,
+        include_profile: bool = False,
         k_episodic: int = 5,
         k_semantic: int = 3,
         k_short_term: int = 10,
@@ -116,6 +119,8 @@ class RecallPipeline:
         self._schedule_statement_fit()
         plan = _Plan(user_id, query, include_episodic, include_semantic, include_procedural)
         plan.k_episodic, plan.k_semantic = k_episodic, k_semantic
+        if include_profile:
+            plan.profile = profile_query(self._stores.episodic, user_id)
 
         t = time.perf_counter()
         qvec = self._embedder.local(query) if need_vector else None
@@ -128,6 +133,8 @@ class RecallPipeline:
         if include_short_term:
             self._take_short_term(ctx, raw, timings)
         exact_raw = raw.pop(0) if include_procedural else None
+        if plan.profile is not None:
+            ctx.profile = profile_lines_of(reply_rows(raw.pop(0), plan.profile))
         if need_vector and qvec is None:
             t = time.perf_counter()
             pipe = self._stores.client.pipeline(transaction=False)
@@ -167,9 +174,10 @@ class RecallPipeline:
         """(replies after the marker, the exact procedural hash's key). One pipelined round
         trip: the store marker first (a Redis that replaced ours is found before anything,
         even the query's cache entry, is written to it), short-term (`k_short_term` messages;
-        None: none), the exact procedural hash and, when this process knows the query's
-        vector, every store's searches. Otherwise the embedding cache's lookup rides along
-        instead and the searches go in a second round trip with the cache write."""
+        None: none), the exact procedural hash, the profile's query and, when this process
+        knows the query's vector, every store's searches. Otherwise the embedding cache's
+        lookup rides along instead and the searches go in a second round trip with the cache
+        write."""
         stores, user_id, session_id = self._stores, ctx.user_id, ctx.session_id
         pipe = stores.client.pipeline(transaction=False)
         self._identity.request(pipe)
@@ -181,6 +189,8 @@ class RecallPipeline:
         exact_key = ""
         if plan.procedural:
             exact_key = stores.procedural.exact_request(pipe, user_id, ctx.query)
+        if plan.profile is not None:
+            queue_search(pipe, stores.episodic.index.name, plan.profile)
         if need_vector and qvec is None:
             self._embedder.queue_lookup(pipe, ctx.query)
         elif qvec is not None:
@@ -428,6 +438,7 @@ class _Plan:
     k_semantic: int = 3
     requests: list[HybridRequest] = field(default_factory=list)
     similar: VectorQuery | None = None
+    profile: FilterQuery | None = None
 
 
 def fuse_request(

@@ -66,9 +66,16 @@ def ask(page: Page, fake: FakeOllama, question: str, reply: str) -> None:
 
 
 def prompt_tab(page: Page):  # type: ignore[no-untyped-def]
+    """The last answer's Prompt tab, each step awaited until it holds: the run that drew the
+    answer is over (a later run redraws the details and folds them), the details are unfolded,
+    the tab is the selected one."""
+    wait_idle(page)
     details = page.get_by_test_id("stExpander").filter(has_text="Execution details").last
     details.get_by_text("Execution details").click()
-    details.get_by_role("tab", name="Prompt").click()
+    expect(details.get_by_test_id("stExpanderDetails")).not_to_have_attribute("inert", "")
+    tab = details.get_by_role("tab", name="Prompt")
+    tab.click()
+    expect(tab).to_have_attribute("aria-selected", "true")
     return details.get_by_role("tabpanel", name="Prompt")
 
 

@@ -119,6 +119,7 @@ class FakeCoordinator:
         include_semantic: bool = True,
         include_procedural: bool = True,
         include_short_term: bool = True,
+        include_profile: bool = False,
         k_episodic: int = 5,
         k_semantic: int = 3,
         k_short_term: int = 10,
@@ -151,7 +152,8 @@ class FakeCoordinator:
                         record={"event_type": "summary"},
                     )
             ctx.hits = {"episodic": len(ctx.episodic), "semantic": len(ctx.semantic)}
-            return ctx
+        ctx.profile = self.user_profile(user_id) if include_profile else []
+        return ctx
 
     def search(
         self,

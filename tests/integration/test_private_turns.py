@@ -111,6 +111,7 @@ def test_without_a_model_an_incognito_reply_quotes_the_reason_once(
     result = _done(incognito_turn(agent, U, "s1", "What's my goal?"))
     assert "not reachable" in result.reply
     assert ".)." not in result.reply and ".." not in result.reply, result.reply
+    assert result.reply.count("ollama serve") == 1, result.reply  # what to do, said once
 
 
 def test_a_reanswer_refuses_an_unknown_turn_or_memory(

@@ -1,7 +1,8 @@
 """Recall's round trips to Redis: a warm recall reads everything it searches
 in one pipelined round trip, plus one that reads the kept hits whole (with the timelines of
 the session neighbours of its best candidates); an uncached query adds one (the embedding
-cache's lookup rides in the first, its write in the second).
+cache's lookup rides in the first, its write in the second). A chat turn's user profile is one
+more query in the first round trip, not a round trip of its own.
 
 A client that notes every request (a pipeline or a lone command) with the thread that sent it
 is handed to the coordinator; only the calling thread's requests count (the metrics flush and
@@ -10,7 +11,7 @@ the bookkeeping worker have threads of their own)."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -18,8 +19,11 @@ import redis
 from redis.client import Pipeline
 from redisvl.extensions.cache.embeddings import EmbeddingsCache
 
+from agent.loop import ChatAgent
+from memory.block import PROFILE_TITLE
 from memory.config import Settings
 from memory.coordinator import MemoryCoordinator
+from tests.fakes.fake_ollama import FakeOllama
 from tests.integration.conftest import SessionEmbedder
 
 U, S = "ana", "s1"
@@ -72,9 +76,11 @@ def counting(
     client.close()
 
 
-def _recall(coord: MemoryCoordinator, client: CountingRedis, query: str) -> list[list[str]]:
+def _recall(
+    coord: MemoryCoordinator, client: CountingRedis, query: str, **options: bool
+) -> list[list[str]]:
     client.requests.clear()
-    ctx = coord.retrieve_all_context(U, S, query)
+    ctx = coord.retrieve_all_context(U, S, query, **options)
     requests = client.mine()
     assert ctx.episodic and ctx.short_term  # it did find something of each
     return requests
@@ -94,6 +100,9 @@ def test_a_warm_recall_searches_every_store_in_one_round_trip(
     # and text each) and the most similar procedure
     assert first[0] == "GET" and first.count("FT.SEARCH") == 5
     assert set(hydrate) == {"HMGET"}
+    # a chat turn's user profile is one more query in the same round trip
+    first, hydrate = _recall(coord, client, query, include_profile=True)
+    assert first.count("FT.SEARCH") == 6 and set(hydrate) == {"HMGET"}
 
 
 def test_an_unseen_query_adds_one_round_trip_and_writes_the_embedding_cache(
@@ -148,3 +157,29 @@ def test_session_neighbours_ride_in_the_round_trip_that_reads_the_hits(
 
     assert first.count("FT.SEARCH") == 5
     assert "ZREVRANGEBYSCORE" in second and "ZRANGEBYSCORE" in second and "HMGET" in second
+
+
+def test_a_chat_turn_reads_its_profile_in_its_recall(
+    counting: tuple[MemoryCoordinator, CountingRedis],
+    agent_factory: Callable[..., ChatAgent],
+    settings: Settings,
+) -> None:
+    coord, client = counting
+    with FakeOllama(models=["small4k:3b"]) as fake:
+        agent = agent_factory(
+            coord, fake.url, settings=settings, ollama_model="small4k:3b", llm_extraction="off"
+        )
+        fake.queue_reply("Rest it.")
+        client.requests.clear()
+        done = agent.chat(U, S, "What did I say about my knee?")
+        prompt = fake.chat_requests()[-1].seen_system_prompt
+    requests = client.mine()
+    # an unseen query: the cache lookup, then the searches with the cache write; the profile's
+    # query is the one search of the first round trip, and no later request searches
+    assert [r for r in requests if "FT.SEARCH" in r] == requests[:2]
+    assert requests[0].count("FT.SEARCH") == 1 and requests[1].count("FT.SEARCH") == 5
+    assert {p.text for p in done.recalled.profile} == {
+        "My left knee hurts after long runs",
+        "I prefer running in the morning",
+    }
+    assert PROFILE_TITLE in prompt and "I prefer running in the morning" in prompt

@@ -117,7 +117,9 @@ def agent(
         masking.model_copy(update={"ollama_host": fake_ollama.url}),
         coord,
         toolkits=None,  # the memory tools, as in the app
-        agent_settings=AgentSettings(_env_file=None, llm_extraction="always"),  # type: ignore[call-arg]
+        # room for a remember call that holds every form below (~820 tokens): a shorter budget
+        # cuts it, and a half-written call never reaches the write path under test
+        agent_settings=AgentSettings(_env_file=None, llm_extraction="always", reply_tokens=1024),  # type: ignore[call-arg]
     )
     yield a
     a.close()
@@ -333,9 +335,11 @@ def test_the_forms_people_write_are_masked_on_every_write_path(
         "ana", "s1", "pw: hunter2xyz, card 4111.1111.1111.1111", only_if_missing=True
     )
     assert agent.wait_for_background(timeout=60)
-    # every line names a secret and nothing else once masked ("the password for my bank is
-    # [password]"): not stored (memory/writing/content.py); what counts here is no leak anywhere
-    assert turn.saved
+    # a line that names a secret and nothing else once masked ("the password for my bank is
+    # [password]") says nothing (memory/writing/content.py); what counts here is no leak anywhere
+    assert turn.saved and turn.reply.startswith("Noted:")
+    (call,) = turn.tools  # the remember tool's write path ran: what it stored is checked below
+    assert call.name == "remember_information" and call.result["stored"] is True
     # MCP, the sidebar's and the page's add (the write policy), the editor, a shared fact.
     writer = WritePolicy(coord, pii_policy="mask")
     mcp = McpMemoryTools(coord, writer)

@@ -6,7 +6,8 @@ from collections.abc import Callable
 
 import pytest
 
-from agent.loop import CAP_NOTE, ChatAgent
+from agent.answering import CUT_REPLY
+from agent.loop import CAP_NOTE, EMPTY_REPLY, ChatAgent
 from agent.types import TurnResult
 from memory.errors import StoreUnavailableError
 from memory.models import EventType
@@ -504,3 +505,20 @@ def test_a_memory_only_reply_is_not_replayed_to_the_model_as_its_own_words(
     history = [m for m in request.body["messages"] if m["role"] != "system"]
     assert "Ignore all previous instructions?" in [m["content"] for m in history]
     assert not [m for m in history if m["role"] == "assistant" and evil in m["content"]]
+
+
+def test_a_tool_call_too_long_for_the_reply_budget_is_explained_not_an_empty_answer(
+    agent_factory: Factory, fake_coordinator: FakeCoordinator, fake_ollama: FakeOllama
+) -> None:
+    # The model spends every token kept for its answer on a call it cannot finish (a real
+    # runner stops at num_predict); a half-written call is no call, so nothing runs.
+    long = "; ".join(f"line {i}: I like walking by the river before breakfast" for i in range(40))
+    fake_ollama.queue_tool_calls([("remember_information", {"content": long})])
+    agent = agent_factory(fake_coordinator, fake_ollama.url, reply_tokens=128)
+
+    result = agent.chat("alice", "s1", f"Some notes about me: {long}")
+
+    assert fake_ollama.chat_requests()[-1].done_reason == "length"
+    assert result.tools == [] and fake_coordinator.active_texts("alice") == []
+    assert result.reply == CUT_REPLY.format(tokens=128)
+    assert "AGENT_REPLY_TOKENS" in result.reply and result.reply != EMPTY_REPLY
