@@ -351,7 +351,9 @@ class ChatAgent:
                 t.stored.append(res.stored)
                 yield StoredEvent(text=res.stored.text, memory=res.stored)
             else:
-                said = "Already remembered" if res.duplicate_of else f"Not stored ({res.reason})"
+                said = f"Not stored ({res.reason})"
+                if res.duplicate_of:
+                    said = res.already_remembered()
                 yield StatusEvent(
                     text=f"{said}: {cand.text}",
                     stage="dedup",

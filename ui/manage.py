@@ -184,7 +184,8 @@ def add_tab(ctx: PageContext) -> None:
             )
             duplicate, replaced = fact is None, None
         if duplicate:
-            state.notice_then_rerun("add", f"Already remembered: {snippet(text, 80)}", "info")
+            said = res.already_remembered() if mtype == "episodic" else "Already remembered"
+            state.notice_then_rerun("add", f"{said}: {snippet(text, 80)}", "info")
         state.notice_then_rerun(
             "add",
             f"Added: {snippet(text, 80)}"

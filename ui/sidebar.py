@@ -333,6 +333,7 @@ def _on_add(coord: MemoryService, writer: WritePolicy) -> None:
         state.flash("Write what should be remembered first.", "warning")
         return
     tags = parse_tags(str(ss.get("sb_add_tags") or ""))
+    said = "Already remembered"
     if ss.get("sb_add_type", "episodic") == "semantic":
         ok, added = run_action(
             "Adding the fact",
@@ -358,6 +359,8 @@ def _on_add(coord: MemoryService, writer: WritePolicy) -> None:
         if duplicate and not res.duplicate_of:  # e.g. it only named a masked secret
             state.flash(f"Not stored: {res.reason}.", "warning")
             return
+        if duplicate:
+            said = res.already_remembered()
         if ok and res.stored is not None:
             text = f"{text} ({event_label(res.stored.event_type)})"
     if ok:
@@ -365,7 +368,7 @@ def _on_add(coord: MemoryService, writer: WritePolicy) -> None:
         ss.sb_add_tags = ""
         ss.sb_add_event_type = GUESS
         if duplicate:
-            state.flash(f"Already remembered: {md_text(snippet(text, 60))}", "info")
+            state.flash(f"{said}: {md_text(snippet(text, 60))}", "info")
         else:
             state.flash(f"Remembered: {md_text(snippet(text, 80))}", "success")
 

@@ -51,7 +51,7 @@ def prompt_row(
         user, SESSION, question, include_short_term=False, include_procedural=False
     )
     # The access counts this recall leaves (off the answer path) are written before the next
-    # question, as a user's next message comes seconds later: they raced its search before.
+    # question, as a user's next message comes seconds later: otherwise they race its search.
     coord.bookkeeping.drain()
     block = render_memory_block(ctx, budget_tokens=budget, nonce="bench")
     # A hit is in the block when its line is (lines are kept best first while they fit), each

@@ -143,6 +143,14 @@ class WriteResult(BaseModel):
     stored: StoredMemory | None = None
     duplicate_of: str | None = None
     reason: str = ""
+    #: the memory it repeats is paused: kept but never recalled until the user resumes it
+    duplicate_paused: bool = False
+
+    def already_remembered(self) -> str:
+        """How the chat and the editors name a write that repeats a memory: a paused one is
+        named as such, or the user would take it for a memory the agent recalls."""
+        paused = " (paused: resume it to have it recalled)" if self.duplicate_paused else ""
+        return f"Already remembered{paused}"
 
 
 def _metadata(record: dict[str, Any]) -> dict[str, Any]:
@@ -284,8 +292,11 @@ class WritePolicy:
                 # A paused memory stays paused: saying it again in passing must not undo a
                 # pause, and the writer can tell the user where the memory is.
                 paused = ", of a paused memory (resume it to have it recalled)"
+                is_paused = bool(hit.record.get("paused"))
                 return WriteResult(
-                    duplicate_of=hit.id, reason=reason + paused * bool(hit.record.get("paused"))
+                    duplicate_of=hit.id,
+                    reason=reason + paused * is_paused,
+                    duplicate_paused=is_paused,
                 )
         return None
 

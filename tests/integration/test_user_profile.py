@@ -315,6 +315,14 @@ def test_restating_a_paused_memory_stores_no_second_copy_and_keeps_it_paused(
         res = writer.write("ana", "s1", candidate_for(text, "preference", how="user"))
         assert (res.stored, res.duplicate_of) == (None, veg)
         assert "paused" in res.reason  # the writer can say where it is
+        # ...and the chat and the editors too, so it is not taken for a recalled memory
+        assert res.already_remembered() == (
+            "Already remembered (paused: resume it to have it recalled)"
+        )
+    coordinator.pause("ana", veg, paused=False)
+    res = writer.write("ana", "s1", candidate_for("I'm vegetarian", "preference", how="user"))
+    assert (res.duplicate_of, res.already_remembered()) == (veg, "Already remembered")
+    coordinator.pause("ana", veg)
     rows, total = coordinator.list_memories("ana", "episodic", ListQuery())
     assert total == 1 and rows[0]["paused"] is True
     assert coordinator.user_profile("ana") == []
