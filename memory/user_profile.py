@@ -15,9 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from redisvl.query import FilterQuery
-
 from memory.models import EventType, ProfileLine
+from memory.replies import as_str
 from memory.stores.episodic import EpisodicStore
 from memory.stores.records import row_record
 
@@ -27,24 +26,46 @@ STANDING_KINDS = (EventType.PREFERENCE, EventType.GOAL, EventType.HEALTH_EVENT, 
 #: Lines read: more than the prompt's cap holds (`memory.block.PROFILE_TOKENS`) so that a line
 #: too long for the room left gives way to a shorter one.
 PROFILE_READ = 12
+_FIELDS = ("event_type", "description", "importance", "timestamp")
 
 
-def profile_query(episodic: EpisodicStore, user_id: str) -> FilterQuery:
-    """The one index query that reads the profile: recall queues it in its own round trip."""
-    return FilterQuery(
-        filter_expression=episodic.filter_for(
-            user_id, event_types=[k.value for k in STANDING_KINDS]
-        ),
-        return_fields=["event_type", "description", "importance", "timestamp"],
-        num_results=PROFILE_READ,
-        sort_by=("importance", "DESC"),
-    )
+def profile_command(episodic: EpisodicStore, user_id: str) -> list[str]:
+    """The one index command that reads the profile: recall queues it in its own round trip.
+    An aggregation, because FT.SEARCH sorts by one field and returns its ties in the index's
+    order (the oldest first): among memories of equal importance the newest must win."""
+    where = episodic.filter_for(user_id, event_types=[k.value for k in STANDING_KINDS])
+    load = ["@__key", *(f"@{f}" for f in _FIELDS)]
+    return [
+        "FT.AGGREGATE",
+        episodic.index.name,
+        str(where),
+        "LOAD",
+        str(len(load)),
+        *load,
+        "SORTBY",
+        "4",
+        "@importance",
+        "DESC",
+        "@timestamp",
+        "DESC",
+        "MAX",
+        str(PROFILE_READ),
+        "DIALECT",
+        "2",
+    ]
 
 
-def profile_lines_of(rows: list[dict[str, Any]]) -> list[ProfileLine]:
-    """The profile query's rows -> the lines, best first: most important, then newest."""
-    records = [row_record(r, "description") for r in rows]
-    records.sort(key=lambda r: (r.get("importance", 0.0), r.get("timestamp", 0)), reverse=True)
+def profile_lines_of(reply: Any) -> list[ProfileLine]:
+    """The profile command's reply (RESP2 rows of name/value pairs, or a RESP3 map) -> the
+    lines, best first."""
+    if isinstance(reply, dict):
+        results = reply.get(b"results") or reply.get("results") or []
+        pairs = [r.get(b"extra_attributes") or r.get("extra_attributes") or {} for r in results]
+        rows = [{as_str(k): as_str(v) for k, v in p.items()} for p in pairs]
+    else:
+        flat = [row or [] for row in reply[1:]]
+        rows = [{as_str(r[i]): as_str(r[i + 1]) for i in range(0, len(r), 2)} for r in flat]
+    records = [row_record({"id": r.pop("__key"), **r}, "description") for r in rows]
     return [
         ProfileLine(
             id=r["id"],
@@ -58,4 +79,6 @@ def profile_lines_of(rows: list[dict[str, Any]]) -> list[ProfileLine]:
 
 def read_profile(episodic: EpisodicStore, user_id: str) -> list[ProfileLine]:
     """The user's profile lines, best first (for pages that show it outside a turn)."""
-    return profile_lines_of(episodic.index.query(profile_query(episodic, user_id)))
+    return profile_lines_of(
+        episodic.index.client.execute_command(*profile_command(episodic, user_id))
+    )

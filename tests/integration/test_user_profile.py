@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+import redis
 from mcp import Client, StdioServerParameters
 
 from agent.loop import ChatAgent
@@ -24,6 +25,7 @@ from memory.coordinator import MemoryCoordinator
 from memory.maintenance import Maintenance
 from memory.queries import ListQuery
 from memory.tokens import estimate_tokens
+from memory.user_profile import PROFILE_READ, profile_command, profile_lines_of
 from memory.writing.policy import WritePolicy, candidate_for
 from tests.fakes.fake_ollama import FakeOllama
 from tests.integration.conftest import Run
@@ -326,3 +328,25 @@ def test_restating_a_paused_memory_stores_no_second_copy_and_keeps_it_paused(
     rows, total = coordinator.list_memories("ana", "episodic", ListQuery())
     assert total == 1 and rows[0]["paused"] is True
     assert coordinator.user_profile("ana") == []
+
+
+def test_among_memories_of_equal_importance_the_profile_holds_the_newest(
+    coordinator: MemoryCoordinator, redis_url: str
+) -> None:
+    # More standing memories of one importance than the profile reads: the newest must win
+    # the room, stored in any order (the index's own order is the order they were written).
+    ages = [(i * 7) % 20 for i in range(20)]  # 0..19 days old, written out of date order
+    ids = {
+        age: add(coordinator, f"I like dish number {age}", "preference", days_ago=age)
+        for age in ages
+    }
+    lines = coordinator.user_profile("ana")
+    newest = [ids[age] for age in sorted(ages)][:PROFILE_READ]
+    assert [line.id for line in lines] == newest
+    # the same lines through a RESP3 connection (REDIS_URL=...?protocol=3)
+    client = redis.Redis.from_url(redis_url, protocol=3)
+    try:
+        reply = client.execute_command(*profile_command(coordinator.episodic, "ana"))
+    finally:
+        client.close()
+    assert isinstance(reply, dict) and profile_lines_of(reply) == lines
