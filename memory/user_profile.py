@@ -34,14 +34,12 @@ def profile_command(episodic: EpisodicStore, user_id: str) -> list[str]:
     An aggregation, because FT.SEARCH sorts by one field and returns its ties in the index's
     order (the oldest first): among memories of equal importance the newest must win."""
     where = episodic.filter_for(user_id, event_types=[k.value for k in STANDING_KINDS])
+    # sorted on the index's sortable values first, so only the lines kept load their hash
     load = ["@__key", *(f"@{f}" for f in _FIELDS)]
     return [
         "FT.AGGREGATE",
         episodic.index.name,
         str(where),
-        "LOAD",
-        str(len(load)),
-        *load,
         "SORTBY",
         "4",
         "@importance",
@@ -50,6 +48,9 @@ def profile_command(episodic: EpisodicStore, user_id: str) -> list[str]:
         "DESC",
         "MAX",
         str(PROFILE_READ),
+        "LOAD",
+        str(len(load)),
+        *load,
         "DIALECT",
         "2",
     ]
