@@ -68,10 +68,6 @@ def stopped_reply(partial: str) -> str:
     return f"{text} {STOPPED_MARK}" if text else STOPPED_MARK
 
 
-def is_stopped(metadata: dict[str, Any]) -> bool:
-    return bool(metadata.get("stopped"))
-
-
 @dataclass
 class StreamGuard:
     """What one turn has streamed so far, and whether the agent stored the exchange itself."""

@@ -62,7 +62,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from memory import defaults
 from memory.recall.terms import query_terms
@@ -169,13 +169,6 @@ def term_forms(terms: tuple[str, ...]) -> TermForms:
     return TermForms(terms)
 
 
-def idf_weights(
-    forms: Sequence[frozenset[str]], candidates: Iterable[Sequence[frozenset[str]]]
-) -> list[float]:
-    """BM25's IDF of each term over the candidates (each given as its fields' word sets)."""
-    return idf_of_matches(len(forms), [term_matches(forms, fields) for fields in candidates])
-
-
 def term_matches(
     forms: Sequence[frozenset[str]],
     fields: Sequence[frozenset[str]],
@@ -195,28 +188,18 @@ def term_matches(
 
 
 def idf_of_matches(n_terms: int, matches: Sequence[Sequence[float | None]]) -> list[float]:
-    """`idf_weights` from the candidates' `term_matches`."""
+    """BM25's IDF of each term over the candidates, from their `term_matches`."""
     n = len(matches)
     df = [sum(1 for m in matches if m[i] is not None) for i in range(n_terms)]
     return [math.log(1.0 + (n - d + 0.5) / (d + 0.5)) for d in df]
 
 
-def coverage(
-    forms: Sequence[frozenset[str]],
-    idf: Sequence[float],
-    fields: Sequence[frozenset[str]],
-    field_weights: Sequence[float],
-) -> float:
-    """Share of the query's IDF mass found in the memory, each word at the weight of the best
-    field that holds it (description 1.0, context 0.5)."""
-    return coverage_of_matches(idf, term_matches(forms, fields, field_weights))
-
-
 def coverage_of_matches(
     idf: Sequence[float], matches: Sequence[float | None], total: float | None = None
 ) -> float:
-    """`coverage` from the memory's `term_matches`; `total`: `sum(idf)`, when the caller
-    scores many candidates against one IDF."""
+    """Share of the query's IDF mass found in the memory, each word at the weight of the best
+    field that holds it (its `term_matches`: description 1.0, context 0.5); `total`:
+    `sum(idf)`, when the caller scores many candidates against one IDF."""
     if total is None:
         total = sum(idf)
     if total <= 0:

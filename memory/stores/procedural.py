@@ -18,7 +18,6 @@ is at least `PROCEDURAL_RECOMMEND_THRESHOLD` (default 0.7: at least two clean su
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from typing import Any
 
@@ -378,7 +377,3 @@ class ProceduralStore:
         key = self._keys.procedure(pattern.user_id, pattern.id)
         pipe.delete(key)
         pipe.hset(key, mapping=mapping)
-
-
-def sequences_json(p: ProceduralPattern) -> str:
-    return json.dumps({k: v.model_dump() for k, v in p.sequences.items()})
