@@ -66,7 +66,10 @@ def profile_lines_of(reply: Any) -> list[ProfileLine]:
     else:
         flat = [row or [] for row in reply[1:]]
         rows = [{as_str(r[i]): as_str(r[i + 1]) for i in range(0, len(r), 2)} for r in flat]
-    records = [row_record({"id": r.pop("__key"), **r}, "description") for r in rows]
+    # A memory deleted or expired between the index's match and the LOAD comes back without
+    # its fields: it is no line (and must not fail the turn's recall).
+    whole = [r for r in rows if "__key" in r and "event_type" in r and "description" in r]
+    records = [row_record({"id": r.pop("__key"), **r}, "description") for r in whole]
     return [
         ProfileLine(
             id=r["id"],

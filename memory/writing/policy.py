@@ -134,6 +134,8 @@ class MemoryCandidate(BaseModel):
 
 #: Why a memory that only named a secret was not stored (memory/writing/content.py).
 NOTHING_LEFT = "nothing left to remember once the secret is masked"
+#: what a write that repeats a paused memory tells the user to do to have it recalled
+RESUME_IT = "resume it to have it recalled"
 
 
 class WriteResult(BaseModel):
@@ -149,7 +151,7 @@ class WriteResult(BaseModel):
     def already_remembered(self) -> str:
         """How the chat and the editors name a write that repeats a memory: a paused one is
         named as such, or the user would take it for a memory the agent recalls."""
-        paused = " (paused: resume it to have it recalled)" if self.duplicate_paused else ""
+        paused = f" (paused: {RESUME_IT})" if self.duplicate_paused else ""
         return f"Already remembered{paused}"
 
 
@@ -291,7 +293,7 @@ class WritePolicy:
             if reason:
                 # A paused memory stays paused: saying it again in passing must not undo a
                 # pause, and the writer can tell the user where the memory is.
-                paused = ", of a paused memory (resume it to have it recalled)"
+                paused = f", of a paused memory ({RESUME_IT})"
                 is_paused = bool(hit.record.get("paused"))
                 return WriteResult(
                     duplicate_of=hit.id,
