@@ -45,6 +45,7 @@ from memory.errors import (
     MemorySystemError,
     NotAllowedError,
     NotFoundError,
+    StoreFormatError,
     StoreReplacedError,
     StoreUnavailableError,
 )
@@ -118,6 +119,7 @@ __all__ = [
     "SearchFilter",
     "SemanticFact",
     "Settings",
+    "StoreFormatError",
     "StoreReplacedError",
     "StoreUnavailableError",
     "TopicForget",
