@@ -7,7 +7,7 @@
   nor the benchmarks beside it (`benchmarks`);
 - `memory` never imports streamlit; `ollama` is imported only by the LLM client and the
   Ollama embedder; callers use the packages' curated public names;
-- no module over 600 lines, and the product within its line budget;
+- the product within its line budget, counted over what the app and the CLIs import;
 - only the write policy (`memory.writing`) adds memories; bulk paths are named.
 """
 
@@ -22,11 +22,14 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("memory", "agent", "ui")
 LAYER = {"memory": 0, "agent": 1, "ui": 2, "pages": 3, "app": 3}
-MAX_LINES = 600
-#: Lines of product code (every line of `memory`, `agent`, `ui`, `pages`, `scripts` (*.py) and
-#: app.py). The project aims at 27,000; until then growth is a decision made in review: a change
-#: that adds code raises this number in the same commit and says why, one that removes lowers it.
-PRODUCT_LINES = 29_078
+#: Lines of product code: every line of each module the app (app.py, pages/) and the CLIs
+#: (`python -m memory`, `python -m agent`) import, directly or through others, wherever the
+#: import stands (in a function, under TYPE_CHECKING); tests, the lab and the benchmarks are not
+#: among them. The project aims at 26,000; until then growth is a decision made in review: a
+#: change that adds code raises this number in the same commit and says why, one that removes
+#: lowers it.
+PRODUCT_LINES = 29_100
+ENTRY_POINTS = ("app", "memory.__main__", "agent.__main__")
 
 
 def _modules() -> dict[str, Path]:
@@ -101,11 +104,6 @@ def test_no_import_cycles() -> None:
     assert cycles == []
 
 
-@pytest.mark.parametrize("name", sorted(MODULES))
-def test_module_size(name: str) -> None:
-    assert len(MODULES[name].read_text().splitlines()) <= MAX_LINES
-
-
 def _third_party(path: Path) -> set[str]:
     out: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text())):
@@ -116,11 +114,25 @@ def _third_party(path: Path) -> set[str]:
     return out
 
 
+def product_modules() -> set[str]:
+    """The modules the entry points import, directly or through others (importing `a.b`
+    runs `a/__init__` too: `GRAPH` holds those edges)."""
+    seen: set[str] = set()
+    todo = [*ENTRY_POINTS, *(m for m in MODULES if _top(m) == "pages")]
+    while todo:
+        module = todo.pop()
+        if module not in seen:
+            seen.add(module)
+            todo += GRAPH[module]
+    return seen
+
+
+def product_lines() -> int:
+    return sum(len(MODULES[m].read_text().splitlines()) for m in product_modules())
+
+
 def test_the_product_stays_within_its_line_budget() -> None:
-    product = [ROOT / "app.py"]
-    for folder in ("memory", "agent", "ui", "pages", "scripts"):
-        product += sorted((ROOT / folder).rglob("*.py"))
-    lines = sum(len(path.read_text().splitlines()) for path in product)
+    lines = product_lines()
     assert lines <= PRODUCT_LINES, (
         f"product code is {lines} lines, over its budget of {PRODUCT_LINES}: take out by design "
         "what the change no longer needs, or raise PRODUCT_LINES in this change and say why"
