@@ -1,9 +1,15 @@
-"""A store of the current format opens and answers as before; another format is refused at open
-with what to do, and nothing is written to it."""
+"""A store of the current format opens and answers as before (one written by b72d341's code,
+`data/store_b72d341.json`); another format is refused at open with what to do, and nothing is
+written to it."""
 
 from __future__ import annotations
 
+import base64
+import json
+import time
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -14,6 +20,60 @@ from memory.errors import StoreFormatError
 
 U = "ada"
 WHAT_TO_DO = "export them with the version that wrote them"
+B72D341 = json.loads((Path(__file__).parent / "data" / "store_b72d341.json").read_text())
+
+
+def _load(client: redis.Redis, store: dict[str, Any], namespace: str) -> None:
+    """The store's keys, under `namespace` (its name is in index names too, `ns_episodic`)."""
+    pipe = client.pipeline(transaction=False)
+    for item in store["keys"]:
+        key = item["key"].replace(store["namespace"], namespace)
+        value: Any = item["value"]
+        if item["type"] == "hash":
+            pipe.hset(
+                key, mapping={base64.b64decode(f): base64.b64decode(v) for f, v in value.items()}
+            )
+        elif item["type"] == "list":
+            pipe.rpush(key, *map(base64.b64decode, value))
+        elif item["type"] == "set":
+            pipe.sadd(key, *map(base64.b64decode, value))
+        elif item["type"] == "zset":
+            pipe.zadd(key, {base64.b64decode(m): score for m, score in value})
+        else:
+            pipe.set(key, base64.b64decode(value))
+        if item["ttl_ms"] > 0:
+            pipe.pexpire(key, item["ttl_ms"])
+    pipe.execute()
+
+
+def _indexed(client: redis.Redis, namespace: str) -> None:
+    """Wait until the indexes created at open have scanned the loaded hashes."""
+    deadline = time.monotonic() + 60
+    for kind in ("episodic", "semantic", "procedural"):
+        while int(client.ft(f"{namespace}_{kind}").info()["indexing"]):
+            assert time.monotonic() < deadline, f"{kind} index still indexing"
+            time.sleep(0.05)
+
+
+def test_a_store_written_at_b72d341_opens_and_answers_as_it_did(
+    redis_client: redis.Redis, embedder: object, settings: Settings, namespace: str
+) -> None:
+    _load(redis_client, B72D341, namespace)
+    coord = MemoryCoordinator(redis_client, embedder, settings)
+    try:
+        _indexed(redis_client, namespace)
+        ids, session = B72D341["ids"], B72D341["session"]
+        for query, first in B72D341["first"].items():
+            ctx = coord.retrieve_all_context(U, session, query)
+            then = B72D341["recall"][query]
+            assert [h.id for h in ctx.episodic] == then["episodic"] == [ids[first]]
+            assert [m.content for m in ctx.short_term] == then["short_term"]
+        ctx = coord.retrieve_all_context(U, session, "Which medicines must I avoid?")
+        assert ctx.semantic[0].id == ids["fact"]  # the user's fact, with the knowledge file's
+        assert coord.get_memory(U, "episodic", ids["paused"])["paused"] is True
+        assert coord.get_memory(U, "episodic", ids["superseded"])["superseded_by"] == ids["locker"]
+    finally:
+        coord.close()
 
 
 def recall_of(coord: MemoryCoordinator) -> tuple[list[str], list[str], list[str]]:
@@ -25,7 +85,7 @@ def recall_of(coord: MemoryCoordinator) -> tuple[list[str], list[str], list[str]
     )
 
 
-def test_a_store_of_the_current_format_opens_and_answers_as_before(
+def test_a_new_store_gets_the_markers_b72d341_wrote_and_reopens_as_it_was(
     coordinator: MemoryCoordinator,
     redis_client: redis.Redis,
     embedder: object,
