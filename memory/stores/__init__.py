@@ -61,16 +61,14 @@ class Stores:
             procedural_schema(keys, dims, algo),
         ]
         check_format(client, keys, [s.index.name for s in schemas])
-        semantic_index, episodic, procedural = (
+        semantic, episodic, procedural = (
             open_index(client, keys, s, model_id, dims) for s in schemas
         )
-        semantic = SemanticStore(client, keys, semantic_index)
-        semantic.add_audience()
         return cls(
             client=client,
             keys=keys,
             episodic=EpisodicStore(client, keys, episodic),
-            semantic=semantic,
+            semantic=SemanticStore(client, keys, semantic),
             procedural=ProceduralStore(client, keys, procedural, recommend_threshold),
             short_term=ShortTermStore(client, keys, short_term_max_messages, short_term_ttl_s, pii),
             pii=pii,
@@ -97,7 +95,6 @@ class Stores:
             if not index.exists():
                 created.append(index.name)
             open_index(self.client, self.keys, index.schema, model_id, dims)
-        self.semantic.add_audience()
         return created
 
 
