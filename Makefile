@@ -10,7 +10,7 @@ help:
 	@echo "make setup         .venv + pinned packages + libssl1.1 for the embedded Redis"
 	@echo "make run           start the embedded Redis, then the app on http://$(HOST):$(PORT)"
 	@echo "make test          setup (incl. chromium for browser tests), then pytest"
-	@echo "make lint          ruff check, ruff format --check, mypy (memory agent ui pages app tests/fakes)"
+	@echo "make lint          ruff check, ruff format --check, mypy (memory agent ui pages app tests/fakes benchmarks)"
 	@echo "make redis-stop    stop the embedded Redis"
 
 setup:
@@ -30,7 +30,7 @@ test: setup-test
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy memory agent ui pages app.py tests/fakes
+	$(VENV)/bin/mypy memory agent ui pages app.py tests/fakes benchmarks
 
 format: setup
 	$(VENV)/bin/ruff check --fix .

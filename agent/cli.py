@@ -4,7 +4,6 @@
     python -m agent reanswer --user U --session S --turn T --without ID[,ID...] [--json]
     python -m agent status [--model M] [--json]
     python -m agent check [--model M] [--json]
-    python -m agent bench qa --data FILE [--model M] [--mode memory|none|oracle] [--json]
     python -m agent mcp --user U | --http --tokens-file F [--host H] [--port P]
     python -m agent maintain [--user U] [--dry-run] [--json] [--model M]
 
@@ -471,12 +470,6 @@ def main(argv: list[str] | None = None) -> int:
     maintain.add_argument("--json", action="store_true", help="print the report as JSON")
     maintain.add_argument("--model", default=None, help="Ollama model (default: OLLAMA_MODEL)")
     maintain.set_defaults(func=cmd_maintain)
-
-    from agent import bench_qa
-
-    bench = sub.add_parser("bench", help="benchmarks of the agent: qa (answer accuracy)")
-    bench_sub = bench.add_subparsers(dest="bench_command", required=True)
-    bench_qa.add_parser(bench_sub)
 
     args = parser.parse_args(argv)
     logging.basicConfig(

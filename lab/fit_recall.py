@@ -66,9 +66,9 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.common import bench_redis, make_coordinator
+from benchmarks.locomo import questions, turn_items
 from lab import feedback
-from memory.bench.common import bench_redis, make_coordinator
-from memory.bench.locomo import questions, turn_items
 from memory.recall import scoring
 from memory.recall.hybrid import RecallWeights, run_requests, score_candidates
 from memory.recall.requests import episodic_request
@@ -553,8 +553,8 @@ def record_cross_validation(
     qs: list[dict[str, Any]], cv: dict[str, dict[str, dict[str, float]]]
 ) -> None:
     """`--record`: one cross-validation record per development file, for the results page."""
-    from memory.bench import results
-    from memory.bench.common import git_commit
+    from benchmarks import results
+    from benchmarks.common import git_commit
 
     commit = git_commit()
     for f, parts in cv.items():

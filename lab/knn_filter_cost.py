@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from memory.bench.common import bench_redis
+from benchmarks.common import bench_redis
 
 N, USERS, DIMS, K = 100_000, 10, 384, 30
 FILTERS = {

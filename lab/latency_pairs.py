@@ -2,9 +2,11 @@
 
     python -m lab.latency_pairs --before /tmp/before --after . --runs 3 --out scratch/pairs
 
-runs `python -m memory bench latency --json --quiet` in the two checkouts alternately (before,
-after, before, ...), `--runs` times each, so that the machine's load falls on both alike; keeps
-each run's JSON in --out and prints the table BENCHMARKS.md quotes (each run, the median).
+runs `python -m benchmarks latency --json --quiet` (`python -m memory bench latency ...` in a
+checkout from before the benchmarks left the memory package) in the two checkouts alternately
+(before, after, before, ...), `--runs` times each, so that the machine's load falls on both
+alike; keeps each run's JSON in --out and prints the table BENCHMARKS.md quotes (each run, the
+median).
 """
 
 from __future__ import annotations
@@ -40,7 +42,12 @@ FIGURES: list[tuple[str, Figure]] = [
 
 
 def run_once(checkout: Path, out: Path) -> dict[str, Any]:
-    cmd = [sys.executable, "-m", "memory", "bench", "latency", "--json", "--quiet"]
+    bench = (
+        ["benchmarks"]
+        if (checkout / "benchmarks" / "__main__.py").exists()
+        else ["memory", "bench"]
+    )
+    cmd = [sys.executable, "-m", *bench, "latency", "--json", "--quiet"]
     done = subprocess.run(cmd, cwd=checkout, capture_output=True, text=True, check=False)
     if done.returncode:
         raise SystemExit(f"{checkout}: {' '.join(cmd)} failed:\n{done.stderr[-2000:]}")

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import time
 
+from benchmarks import latency as L
 from lab.profile_recall import bench_state
-from memory.bench import latency as L
 
 
 def main() -> None:

@@ -53,7 +53,7 @@ from typing import Any
 import redis
 from redis.typing import EncodableT, FieldT
 
-from memory.bench.common import (
+from benchmarks.common import (
     Progress,
     add_output_args,
     bench_redis,
@@ -253,7 +253,7 @@ def browser_main(args: argparse.Namespace) -> int:
         "stats": summary(stats),
     }
     if args.record:
-        from memory.bench import results
+        from benchmarks import results
 
         results.record_run(
             "pages",

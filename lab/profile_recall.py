@@ -1,6 +1,6 @@
 """Where a warm recall's time goes at 100k (research, not a test).
 
-Builds the latency bench's store as `python -m memory bench latency` leaves it at its 100k
+Builds the latency bench's store as `python -m benchmarks latency` leaves it at its 100k
 step (fills 1k and 10k and measures them first, unless `fresh`), times 200 warm recalls the
 bench's way, then profiles 100 more with cProfile and Redis' SLOWLOG (server time per command):
 
@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from memory.bench import latency as L
-from memory.bench.common import Progress, bench_redis, make_coordinator
+from benchmarks import latency as L
+from benchmarks.common import Progress, bench_redis, make_coordinator
 from memory.embeddings import OnnxMiniLMEmbedder
 
 

@@ -29,7 +29,7 @@ Subcommands:
                 # resident size of a process that embeds short, then long texts
     python -m lab.quantized_embedder bench no-ffn2 --holdout conv-30,conv-42 -- \
         --data ../shared/bench/locomo/locomo-dev.json --prompt-budget 800
-                # `memory bench locomo ARGS` with the model swapped in, then the held-out split
+                # `benchmarks locomo ARGS` with the model swapped in, then the held-out split
 
 `speed` and `bench` build the variants they need into --models (default: a folder in the
 system temp dir); builds are deterministic (same bytes each time). `bench shipped` runs the
@@ -56,8 +56,8 @@ from typing import Any
 
 import numpy as np
 
-from memory.bench.common import percentiles, table
-from memory.bench.latency import _SUBJECTS, memory_text, query_text
+from benchmarks.common import percentiles, table
+from benchmarks.latency import _SUBJECTS, memory_text, query_text
 from memory.embeddings import OnnxMiniLMEmbedder
 from memory.embeddings.model_files import model_file
 
@@ -302,7 +302,7 @@ def _load() -> str:
 
 def locomo_turns(path: Path) -> list[str]:
     """The texts the bulk write path embeds for every turn of the LoCoMo file."""
-    from memory.bench.locomo import load, turn_items
+    from benchmarks.locomo import load, turn_items
     from memory.stores.episodic import embedding_text
 
     return [
@@ -439,10 +439,10 @@ def _hook(module: Any, name: str, wrap: Callable[[Any], Any]) -> None:
 
 
 def bench(args: argparse.Namespace) -> int:
-    """`memory bench locomo` with the variant's embedder; then the held-out split."""
-    from memory.bench import common, locomo
-    from memory.bench.prompt_level import summary as prompt_summary
-    from memory.cli import main as cli_main
+    """`benchmarks locomo` with the variant's embedder; then the held-out split."""
+    from benchmarks import common, locomo
+    from benchmarks import main as bench_main
+    from benchmarks.prompt_level import summary as prompt_summary
 
     emb = embedder(args.variant, args.models)
     if args.variant not in (SHIPPED, TOKEN_INT8_V1, PACKAGED):
@@ -499,7 +499,7 @@ def bench(args: argparse.Namespace) -> int:
 
     _hook(locomo, "prompt_row", prompt_row)
     _hook(locomo, "_metrics", metrics)
-    rc = cli_main(["bench", "locomo", *args.locomo_args])
+    rc = bench_main(["locomo", *args.locomo_args])
     result = captured.get("result")
     if rc or result is None or not args.holdout:
         return rc
@@ -596,7 +596,7 @@ def main(argv: list[str] | None = None) -> int:
     one = sub.add_parser("memory-one")  # one process of `memory`: prints its JSON line
     one.add_argument("variant", choices=[SHIPPED, TOKEN_INT8_V1, PACKAGED, *sorted(VARIANTS)])
     r = sub.add_parser(
-        "bench", help="`... bench VARIANT -- ARGS`: `memory bench locomo ARGS`, model swapped in"
+        "bench", help="`... bench VARIANT -- ARGS`: `benchmarks locomo ARGS`, model swapped in"
     )
     r.add_argument("variant", choices=[SHIPPED, TOKEN_INT8_V1, PACKAGED, *sorted(VARIANTS)])
     r.add_argument("--holdout", default="", help="sample ids held out, comma-separated")
@@ -606,7 +606,7 @@ def main(argv: list[str] | None = None) -> int:
         choices=[SHIPPED, TOKEN_INT8_V1, PACKAGED, *sorted(VARIANTS)],
         help="write the memories with this model's vectors (the questions use VARIANT's)",
     )
-    # everything after `--` goes to `memory bench locomo` untouched
+    # everything after `--` goes to `benchmarks locomo` untouched
     argv = sys.argv[1:] if argv is None else argv
     cut = argv.index("--") if "--" in argv else len(argv)
     args = ap.parse_args(argv[:cut])

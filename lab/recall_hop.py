@@ -37,8 +37,8 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.locomo import turn_items
 from lab.fit_recall import sign_test
-from memory.bench.locomo import turn_items
 from memory.recall import scoring
 from memory.recall.statements import fit_logistic
 from memory.stores.episodic import embedding_text

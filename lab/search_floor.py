@@ -2,7 +2,7 @@
 
     python -m lab.search_floor --data ../shared/bench/personal/personal-dev.json [--record]
 
-Ingests a LoCoMo-format file as `bench locomo` does (`memory.bench.locomo.ingest`) and asks
+Ingests a LoCoMo-format file as `bench locomo` does (`benchmarks.locomo.ingest`) and asks
 every question through `MemoryCoordinator.search` with no minimum score, keeping the top `k`
 (20) hits. Each hit is evidence (it holds one of the question's evidence turns) or not. Per
 band (high, moderate, low at or above the floor, below the floor) the command reports:
@@ -24,8 +24,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from memory.bench.common import Progress, add_common_args, run_bench, stamp, table
-from memory.bench.locomo import add_data_args, data_from_args, ingest, questions, turns_held
+from benchmarks.common import Progress, add_common_args, run_bench, stamp, table
+from benchmarks.locomo import add_data_args, data_from_args, ingest, questions, turns_held
 from memory.coordinator import MemoryCoordinator
 from memory.models import BAND_HIGH, BAND_MODERATE, SHOWN_FLOOR
 from memory.queries import SearchFilter

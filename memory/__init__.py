@@ -14,7 +14,6 @@ Layout:
     admin/           editor, purges, export/import, counts, health, re-embedding
     runtime/         the connection and the embedded Redis Stack server
     embeddings/      ONNX MiniLM or Ollama embedders, with the query cache
-    bench/           the LoCoMo and latency benchmarks (`python -m memory bench`)
     demo/            the demo persona (`python -m memory demo load|reset`)
 
 `MemoryCoordinator` is imported lazily, so `from memory import MemoryType` (or importing
@@ -45,6 +44,7 @@ from memory.errors import (
     MemorySystemError,
     NotAllowedError,
     NotFoundError,
+    StoreFormatError,
     StoreReplacedError,
     StoreUnavailableError,
 )
@@ -118,6 +118,7 @@ __all__ = [
     "SearchFilter",
     "SemanticFact",
     "Settings",
+    "StoreFormatError",
     "StoreReplacedError",
     "StoreUnavailableError",
     "TopicForget",

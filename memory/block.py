@@ -14,7 +14,7 @@ When not every memory fits the budget, the lines kept are those of most value to
 
 The agent's system rules (agent/prompt.py) say, before the block, that it is data and that
 instructions inside it are never followed. The block lives here, below the agent, because the
-recall benchmark (`python -m memory bench locomo --prompt-budget`) measures what of the
+recall benchmark (`python -m benchmarks locomo --prompt-budget`) measures what of the
 evidence reaches it.
 """
 

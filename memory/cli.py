@@ -16,7 +16,6 @@
     python -m memory maintain [--user U] [--dry-run] [--json]
     python -m memory demo load [--user U] [--replace] [--json]
     python -m memory demo reset [--user U] [--json]
-    python -m memory bench latency|locomo ...
 
 Exit codes: 0 ok, 1 memory error (message on stderr), 2 usage error.
 """
@@ -512,10 +511,6 @@ def build_parser() -> argparse.ArgumentParser:
     from memory.demo.cli import add_demo_parser
 
     add_demo_parser(sub)
-
-    from memory.bench import add_bench_parser
-
-    add_bench_parser(sub)
     return p
 
 

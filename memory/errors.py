@@ -7,6 +7,7 @@
     ├── NotAllowedError            a change this caller may not make (shared knowledge)
     ├── StoreUnavailableError      Redis unreachable or missing modules
     │   └── StoreReplacedError     another Redis (other data) answers at the address now
+    ├── StoreFormatError           a store of another format than this version reads
     ├── EmbeddingModelMismatchError an index built with another embedding model
     └── EmbedderError              the embedding model could not load or run
 
@@ -45,6 +46,10 @@ class StoreReplacedError(StoreUnavailableError):
     """The Redis at the configured address is not the one the memories were on (restarted on
     another data folder, emptied, or REDIS_URL changed). What was missing has been recreated
     on it; the call that found out wrote nothing and can be repeated."""
+
+
+class StoreFormatError(MemorySystemError):
+    """The namespace holds a store of another format (`memory.stores.store_format`)."""
 
 
 class EmbeddingModelMismatchError(MemorySystemError):

@@ -11,8 +11,8 @@ A memory's key is therefore found from (user, id); ids shown to people stay the 
 Shared data (semantic facts, the user list, metrics, the store marker, the knowledge-file
 record, pending summaries) has no user tag and is never in one transaction with a user's keys;
 the two maintenance lock keys share the tag `{lock}` (one script frees both), the metrics the
-tag `{metrics}` (one DEL resets them). Stores written
-before the tags are renamed at open (`memory.stores.migrate`; `Keys.version`).
+tag `{metrics}` (one DEL resets them). The store's format is checked at open
+(`memory.stores.store_format`).
 """
 
 from __future__ import annotations
@@ -43,9 +43,6 @@ def user_tag(user_id: str) -> str:
 
 class Keys:
     """Key and index names under one namespace (`MEMORY_NAMESPACE`, default `cm`)."""
-
-    #: Layout of the keys below: 2 = per-user hash tags (a store without the marker is older).
-    VERSION = 2
 
     @staticmethod
     def memory_id(key: str | bytes) -> str:
@@ -161,19 +158,18 @@ class Keys:
 
     @property
     def version(self) -> str:
-        """The key layout the store is in (`Keys.VERSION`), set once its keys are migrated."""
+        """The store's format (`memory.stores.store_format.FORMAT`; named for the key layout
+        it first marked)."""
         return f"{self.ns}:keys_version"
 
     @property
     def vector_dtype(self) -> str:
-        """The dtype every stored vector is in (`VECTOR_DTYPE`), set once they are converted
-        (`memory.stores.migrate_vectors`; a store without the marker may hold float32)."""
+        """The dtype every stored vector is in (`VECTOR_DTYPE`): part of the format's markers."""
         return f"{self.ns}:vector_dtype"
 
     @property
     def live_tags(self) -> str:
-        """Set once every episodic memory carries its `live` tag (`memory.stores.migrate_live`;
-        a store without the marker may hold memories written before the tag existed)."""
+        """Set when every episodic memory carries its `live` tag: part of the format's markers."""
         return f"{self.ns}:live_tags"
 
     def index_meta(self, index_name: str) -> str:

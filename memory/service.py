@@ -1,10 +1,11 @@
 """The memory system as the agent and the UI see it: two typed Protocols.
 
 `AgentMemory` is what the answer loop, the memory writer and the model's memory tools call;
-`MemoryService` adds what the editor pages and the stats page call. The real
-`MemoryCoordinator` satisfies both, the agent tests' in-memory fake satisfies `AgentMemory`;
-mypy checks both. This module imports only the models: the agent can depend on it without
-loading the Redis stack.
+`MemoryService` adds what the editor pages and the stats page call; each method is declared
+once. The real `MemoryCoordinator` satisfies both, the agent tests' in-memory fake satisfies
+`AgentMemory`: mypy checks the types, tests/unit/test_memory_protocol.py the parameters and
+their defaults (which mypy does not compare). This module imports only the models: the agent
+can depend on it without loading the Redis stack.
 
 Every method raises only the errors of `memory.errors` (`StoreUnavailableError` when Redis is
 down, `InvalidInputError`, `NotFoundError`...), never a driver exception.
@@ -103,7 +104,7 @@ class AgentMemory(Protocol):
         include_procedural: bool = True,
         include_short_term: bool = True,
         include_profile: bool = False,
-        k_episodic: int = 5,
+        k_episodic: int | None = None,  # None: RECALL_PROMPT_K
         k_semantic: int = 3,
         k_short_term: int = 10,
     ) -> MemoryContext: ...
@@ -175,8 +176,10 @@ class AgentMemory(Protocol):
         self, user_id: str, memory_type: MemoryType | str, query: ListQuery | None = None
     ) -> tuple[list[dict[str, Any]], int]: ...
 
+    # `as_admin` (here, in update_memory and pin): may change shared facts (knowledge file,
+    # shared by an admin) and share one.
     def delete_memory(
-        self, user_id: str, memory_type: MemoryType | str, memory_id: str
+        self, user_id: str, memory_type: MemoryType | str, memory_id: str, as_admin: bool = False
     ) -> None: ...
 
     def get_memory_stats(
@@ -223,7 +226,6 @@ class MemoryService(AgentMemory, Protocol):
         self, user_id: str, memory_type: MemoryType | str, memory_id: str
     ) -> dict[str, Any]: ...
 
-    # `as_admin`: may change shared facts (knowledge file, shared by an admin) and share one.
     def update_memory(
         self,
         user_id: str,
@@ -232,10 +234,6 @@ class MemoryService(AgentMemory, Protocol):
         as_admin: bool = False,
         **changes: Any,
     ) -> dict[str, Any]: ...
-
-    def delete_memory(
-        self, user_id: str, memory_type: MemoryType | str, memory_id: str, as_admin: bool = False
-    ) -> None: ...
 
     def pin(
         self,

@@ -3,7 +3,8 @@
 A real Redis Stack (the embedded one of `memory.runtime.server`) runs once per test session on a
 port with a throw-away data dir; each test gets its own `namespace`, whose keys and indexes are
 removed afterwards, so tests never see each other's data. Tests under tests/integration,
-tests/app, tests/e2e and tests/lab get the matching marker automatically (`pytest -m "not e2e"`).
+tests/app, tests/e2e, tests/lab and tests/benchmarks get the matching marker automatically
+(`pytest -m "not e2e"`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from memory.runtime.server import EmbeddedRedis, free_port, pid_alive
 pytest_plugins = ["tests.fakes.fixtures"]
 
 TESTS_DIR = Path(__file__).resolve().parent
-FOLDER_MARKERS = ("integration", "app", "e2e", "lab")
+FOLDER_MARKERS = ("integration", "app", "e2e", "lab", "benchmarks")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

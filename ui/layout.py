@@ -16,7 +16,7 @@ from typing import Any
 import streamlit as st
 from pydantic import ValidationError
 
-from memory.errors import MemorySystemError
+from memory.errors import MemorySystemError, StoreFormatError
 from ui import resources, state, stopping, undo
 from ui.auth import current_viewer, refuse_open_listening
 from ui.config import AppSettings
@@ -48,6 +48,8 @@ def page_setup(title: str, icon: str, *, layout: str = "wide") -> PageContext:
     viewer = current_viewer(app_settings)  # oidc: the sign-in page until signed in
     try:
         coordinator = resources.get_coordinator()
+    except StoreFormatError as e:  # Redis is fine: its sentence says what to do instead
+        _fatal("The memories are in another format", str(e), "")
     except MemorySystemError as e:
         _fatal(
             "The memory store is not available",

@@ -13,9 +13,6 @@ import redis
 from memory.keys import Keys
 from memory.models import check_id
 from memory.stores.episodic import EpisodicStore, embedding_text
-from memory.stores.migrate import migrate_keys
-from memory.stores.migrate_live import migrate_live
-from memory.stores.migrate_vectors import migrate_vectors
 from memory.stores.procedural import ProceduralStore
 from memory.stores.schema import (
     VECTOR_FIELD,
@@ -26,6 +23,7 @@ from memory.stores.schema import (
 )
 from memory.stores.semantic import SemanticStore
 from memory.stores.short_term import ShortTermStore
+from memory.stores.store_format import check_format
 from memory.writing.secrets import PiiPolicy
 
 
@@ -54,29 +52,23 @@ class Stores:
         short_term_ttl_s: int,
         pii: PiiPolicy = "keep",
     ) -> Stores:
-        """Open (creating when missing) the three indexes, refusing another embedding model;
-        a store written before the per-user hash tags has its keys renamed first, one of
-        float32 vectors has them converted (`migrate_vectors`), memories written before the
-        recall tag get it (`migrate_live`)."""
-        migrate_keys(client, keys)
+        """Open (creating when missing) the three indexes, refusing a store of another format
+        (`store_format`) and another embedding model."""
         algo = vector_algorithm
         schemas = [
             semantic_schema(keys, dims, algo),
             episodic_schema(keys, dims, algo),
             procedural_schema(keys, dims, algo),
         ]
-        migrate_vectors(client, keys, schemas)
-        migrate_live(client, keys)
-        semantic_index, episodic, procedural = (
+        check_format(client, keys, [s.index.name for s in schemas])
+        semantic, episodic, procedural = (
             open_index(client, keys, s, model_id, dims) for s in schemas
         )
-        semantic = SemanticStore(client, keys, semantic_index)
-        semantic.add_audience()
         return cls(
             client=client,
             keys=keys,
             episodic=EpisodicStore(client, keys, episodic),
-            semantic=semantic,
+            semantic=SemanticStore(client, keys, semantic),
             procedural=ProceduralStore(client, keys, procedural, recommend_threshold),
             short_term=ShortTermStore(client, keys, short_term_max_messages, short_term_ttl_s, pii),
             pii=pii,
@@ -96,12 +88,13 @@ class Stores:
 
     def recreate_missing(self, model_id: str, dims: int) -> list[str]:
         """Create again the indexes (and their meta) a Redis lacks; returns their names."""
+        indexes = (self.episodic.index, self.semantic.index, self.procedural.index)
+        check_format(self.client, self.keys, [index.name for index in indexes])
         created = []
-        for index in (self.episodic.index, self.semantic.index, self.procedural.index):
+        for index in indexes:
             if not index.exists():
                 created.append(index.name)
             open_index(self.client, self.keys, index.schema, model_id, dims)
-        self.semantic.add_audience()
         return created
 
 

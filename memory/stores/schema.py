@@ -25,8 +25,7 @@ from memory.replies import as_str
 VECTOR_FIELD = "embedding"
 #: How the vectors are stored (hash field and index): half precision halves their ~1.5 KB
 #: per copy at 384 dims; cosine of unit vectors moves by ~1e-3. Encoded and decoded only by
-#: `memory.stores.records.vector_bytes` / `bytes_vector`; a store of float32 vectors (the
-#: dtype before) is converted at open (`memory.stores.migrate_vectors`).
+#: `memory.stores.records.vector_bytes` / `bytes_vector`.
 VECTOR_DTYPE = "float16"
 AUDIENCE_FIELD = "audience"
 #: An episodic memory's owner digest while it is active, empty once superseded: recall's one
@@ -126,27 +125,6 @@ def procedural_schema(keys: Keys, dims: int, algorithm: str) -> IndexSchema:
             ],
         }
     )
-
-
-def index_attributes(client: redis.Redis, index_name: str) -> dict[str, dict[str, Any]] | None:
-    """FT.INFO's attributes of an index, by identifier (`data_type`, `dim`...), under RESP2 or
-    RESP3; None when there is no such index. For the migrations that check what an index
-    was built with."""
-    try:
-        info = client.ft(index_name).info()
-    except redis.ResponseError as e:
-        if "unknown index" in str(e).lower():
-            return None
-        raise
-    out: dict[str, dict[str, Any]] = {}
-    for attr in info.get("attributes", []):
-        if isinstance(attr, dict):  # RESP3: a map
-            pairs = {as_str(k): as_str(v) if isinstance(v, bytes) else v for k, v in attr.items()}
-        else:  # RESP2: [name, value, ...]
-            items = [as_str(a) if isinstance(a, bytes) else a for a in attr]
-            pairs = dict(zip(items[::2], items[1::2], strict=False))
-        out[str(pairs.get("identifier"))] = pairs
-    return out
 
 
 def open_index(

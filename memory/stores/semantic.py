@@ -32,7 +32,6 @@ from memory.models import (
     check_unicode,
     now_ms,
 )
-from memory.replies import as_str
 from memory.stores.records import decode, encode, row_record
 from memory.stores.schema import AUDIENCE_FIELD, SHARED, VECTOR_FIELD, matching_keys, query_page
 from memory.writing.secrets import PiiPolicy, check_no_secret, lenient, mask_json, mask_text
@@ -169,32 +168,6 @@ class SemanticStore:
         if private_only:
             f = f & (Tag(AUDIENCE_FIELD) == owner_tag(user_id))
         return [Keys.memory_id(k) for k in matching_keys(self.index, f)]
-
-    def add_audience(self) -> None:
-        """Give a store written before `audience` existed its audience: add the field to the
-        index, then set it on each fact (no `added_by` = a knowledge-file fact = shared)."""
-        fields = {as_str(a[1]) for a in self.index.info().get("attributes", [])}
-        if AUDIENCE_FIELD in fields:
-            return
-        name = self.index.name
-        try:
-            self._r.execute_command(
-                "FT.ALTER", name, "SCHEMA", "ADD", AUDIENCE_FIELD, "TAG", "CASESENSITIVE"
-            )
-        except redis.ResponseError as e:
-            # Two processes opening an old store at once: the other one added it first.
-            if "duplicate" not in str(e).lower():
-                raise
-        keys = list(self._r.scan_iter(match=f"{self._keys.semantic_prefix}:*", count=500))
-        pipe = self._r.pipeline(transaction=False)
-        for key in keys:
-            pipe.hget(key, "added_by_owner")
-        owners = pipe.execute() if keys else []
-        pipe = self._r.pipeline(transaction=False)
-        for key, owner in zip(keys, owners, strict=True):
-            if owner is not None:  # None: deleted meanwhile (or not a fact): nothing to mark
-                pipe.hsetnx(key, AUDIENCE_FIELD, as_str(owner) or SHARED)
-        pipe.execute()
 
     def count(self, visible_to: str | None = None) -> int:
         """All facts, or those a user recalls (shared ones and their own)."""

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from ulid import ULID
 
+from memory.config import Settings
 from memory.errors import InvalidInputError, NotFoundError
 from memory.models import (
     ChatMessage,
@@ -33,10 +34,14 @@ from memory.models import (
     check_text,
     relevance_band,
 )
-from memory.queries import ListQuery
+from memory.queries import ListQuery, SearchFilter
 from memory.service import AgentMemory, MemoryStats, StoredInteraction
 from memory.user_profile import PROFILE_READ, STANDING_KINDS
 from tests.fakes.fake_ollama import embed_text
+
+#: Episodic memories a prompt's recall offers when the caller names no number (the real
+#: coordinator's RECALL_PROMPT_K, at its default).
+RECALL_PROMPT_K: int = Settings.model_fields["recall_prompt_k"].default
 
 
 def _vec(text: str) -> np.ndarray:
@@ -120,10 +125,9 @@ class FakeCoordinator:
         include_procedural: bool = True,
         include_short_term: bool = True,
         include_profile: bool = False,
-        k_episodic: int = 5,
+        k_episodic: int | None = None,
         k_semantic: int = 3,
         k_short_term: int = 10,
-        prompt_token_budget: int | None = None,
     ) -> MemoryContext:
         self._log("retrieve_all_context", user_id, session_id, query)
         if self.fail_recall is not None:
@@ -131,9 +135,8 @@ class FakeCoordinator:
         with self._lock:
             ctx = MemoryContext(user_id=user_id, session_id=session_id, query=query)
             if include_episodic:
-                ctx.episodic = [
-                    h for h in self._hits(user_id, query, k_episodic) if h.score >= self.min_score
-                ]
+                hits = self._hits(user_id, query, k_episodic or RECALL_PROMPT_K)
+                ctx.episodic = [h for h in hits if h.score >= self.min_score]
             if include_semantic:
                 ctx.semantic = self._semantic_hits(query, k_semantic)
             if include_procedural:
@@ -159,10 +162,10 @@ class FakeCoordinator:
         self,
         user_id: str,
         query: str,
-        memory_type: Any = MemoryType.EPISODIC,
+        memory_type: MemoryType | str = MemoryType.EPISODIC,
         *,
         k: int = 10,
-        **_: Any,
+        where: SearchFilter | None = None,  # the fake searches everything
     ) -> list[RecallHit]:
         mt = MemoryType.parse(memory_type)
         if mt is MemoryType.SEMANTIC:
@@ -180,13 +183,7 @@ class FakeCoordinator:
         text: str,
         *,
         supersedes: str | None = None,
-        event_type: EventType | str = EventType.PREFERENCE,
-        context: str = "",
-        metadata: dict[str, Any] | None = None,
-        tags: list[str] | None = None,
-        importance: float = 0.5,
-        session_id: str = "",
-        **_: Any,
+        **fields: Any,
     ) -> EpisodicMemory:
         self._log("add_episodic", user_id, text, supersedes=supersedes)
         text = check_text(text)
@@ -199,15 +196,15 @@ class FakeCoordinator:
             mem = EpisodicMemory(
                 id=str(ULID()),
                 user_id=user_id,
-                event_type=EventType.parse(event_type),
+                event_type=EventType.parse(fields.get("event_type", EventType.PREFERENCE)),
                 description=text,
-                context=context,
-                metadata=dict(metadata or {}),
-                tags=list(tags or []),
-                session_id=session_id,
+                context=fields.get("context", ""),
+                metadata=dict(fields.get("metadata") or {}),
+                tags=list(fields.get("tags") or []),
+                session_id=fields.get("session_id", ""),
                 timestamp=now,
                 created_at=now,
-                importance=importance,
+                importance=fields.get("importance", 0.5),
             )
             self.episodic[mem.id] = mem
             if supersedes:
@@ -377,7 +374,9 @@ class FakeCoordinator:
             if m.user_id == user_id and not m.superseded_by
         ]
 
-    def delete_memory(self, user_id: str, memory_type: Any, memory_id: str) -> None:
+    def delete_memory(
+        self, user_id: str, memory_type: MemoryType | str, memory_id: str, as_admin: bool = False
+    ) -> None:
         with self._lock:
             m = self.episodic.get(memory_id)
             if m is None or m.user_id != user_id:

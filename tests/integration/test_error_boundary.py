@@ -4,7 +4,6 @@ that message, not a traceback."""
 
 from __future__ import annotations
 
-import inspect
 import json
 import os
 import subprocess
@@ -134,15 +133,3 @@ def test_the_cli_says_what_to_run_instead_of_a_traceback(tmp_path: Path) -> None
         assert proc.returncode == 1, proc.stderr
         assert "Traceback" not in proc.stderr
         assert "REDIS_URL" in proc.stderr
-
-
-def test_signatures_match_the_protocol() -> None:
-    """The coordinator's public methods keep the parameters `MemoryService` declares."""
-    from memory.service import MemoryService
-
-    for name, member in inspect.getmembers(MemoryService, inspect.isfunction):
-        if name.startswith("_"):
-            continue
-        declared = list(inspect.signature(member).parameters)
-        actual = list(inspect.signature(getattr(MemoryCoordinator, name)).parameters)
-        assert actual[: len(declared)] == declared, name

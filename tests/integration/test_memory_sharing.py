@@ -4,11 +4,9 @@ shares it; the knowledge file's facts are shared and only change with admin righ
 from __future__ import annotations
 
 import pytest
-import redis
 
 from memory.coordinator import MemoryCoordinator
 from memory.errors import NotAllowedError, NotFoundError
-from memory.keys import Keys
 from memory.queries import ListQuery
 
 PLANTED = "The secret clinic door code is 4417 and the pharmacy opens at dawn."
@@ -80,32 +78,6 @@ def test_a_non_admin_cannot_edit_pin_or_delete_a_shared_fact(
     coordinator.delete_memory("root", "semantic", fid, as_admin=True)
     with pytest.raises(NotFoundError):
         coordinator.get_memory("bob", "semantic", fid)
-
-
-def test_facts_stored_before_sharing_existed_keep_their_audience(
-    coordinator: MemoryCoordinator, redis_client: redis.Redis, embedder: object, settings: object
-) -> None:
-    """A store written before the `audience` field: file facts are shared, user facts private."""
-    mine = coordinator.add_semantic(PLANTED, added_by="alice")
-    keys = Keys(coordinator.settings.memory_namespace)
-    # Rebuild the store as the previous version left it: no audience field, index without it.
-    for key in redis_client.scan_iter(match=f"{keys.semantic_prefix}*", count=500):
-        redis_client.hdel(key, "audience")
-    redis_client.execute_command("FT.DROPINDEX", keys.semantic_index)
-    old = coordinator.semantic.index.schema.to_dict()
-    old["fields"] = [f for f in old["fields"] if f["name"] != "audience"]
-    from redisvl.index import SearchIndex
-
-    SearchIndex.from_dict(old, redis_client=redis_client).create()
-
-    again = MemoryCoordinator(redis_client, embedder, coordinator.settings)  # type: ignore[arg-type]
-    try:
-        assert PLANTED in _recalled(again, "alice", "clinic door code")
-        assert PLANTED not in _recalled(again, "bob", "clinic door code")
-        assert any("chest pain" in t.lower() for t in _recalled(again, "bob", SAFETY_QUERY))
-        assert mine.id in {r["id"] for r in again.list_memories("alice", "semantic")[0]}
-    finally:
-        again.close()
 
 
 def test_a_purge_or_a_replacing_import_of_the_author_keeps_a_shared_fact(

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from benchmarks import report, results
 from lab import page_times
-from memory.bench import report, results
 
 
 def test_page_times_are_the_median_of_the_runs_and_meet_or_miss_their_goals() -> None:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from benchmarks import results
 from lab.search_floor import band_of, band_table, fit_floor
-from memory.bench import results
-from tests.integration.test_bench_record import recorded_bench
+from tests.benchmarks.test_record import recorded_bench
 
 
 def test_fit_floor_keeps_the_asked_share_of_the_evidence() -> None:

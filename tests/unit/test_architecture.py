@@ -3,10 +3,11 @@
 - layers point one way: app/pages -> ui -> agent -> memory (no back edges);
 - no import cycle among the project's modules (TYPE_CHECKING imports count: a cycle that
   only type checkers see still couples the modules);
-- the product (`memory`, `agent`, `ui`, `pages`, `app`) never imports the research in `lab`;
+- the product (`memory`, `agent`, `ui`, `pages`, `app`) never imports the research in `lab`
+  nor the benchmarks beside it (`benchmarks`);
 - `memory` never imports streamlit; `ollama` is imported only by the LLM client and the
   Ollama embedder; callers use the packages' curated public names;
-- no module over 600 lines, and the product within its line budget;
+- the product within its line budget, counted over what the app and the CLIs import;
 - only the write policy (`memory.writing`) adds memories; bulk paths are named.
 """
 
@@ -21,11 +22,14 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("memory", "agent", "ui")
 LAYER = {"memory": 0, "agent": 1, "ui": 2, "pages": 3, "app": 3}
-MAX_LINES = 600
-#: Lines of product code (every line of `memory`, `agent`, `ui`, `pages`, `scripts` (*.py) and
-#: app.py). The project aims at 27,000; until then growth is a decision made in review: a change
-#: that adds code raises this number in the same commit and says why, one that removes lowers it.
-PRODUCT_LINES = 31_964
+#: Lines of product code: every line of each module the app (app.py, pages/) and the CLIs
+#: (`python -m memory`, `python -m agent`) import, directly or through others, wherever the
+#: import stands (in a function, under TYPE_CHECKING); tests, the lab and the benchmarks are not
+#: among them. The project aims at 26,000; until then growth is a decision made in review: a
+#: change that adds code raises this number in the same commit and says why, one that removes
+#: lowers it.
+PRODUCT_LINES = 29_100
+ENTRY_POINTS = ("app", "memory.__main__", "agent.__main__")
 
 
 def _modules() -> dict[str, Path]:
@@ -100,11 +104,6 @@ def test_no_import_cycles() -> None:
     assert cycles == []
 
 
-@pytest.mark.parametrize("name", sorted(MODULES))
-def test_module_size(name: str) -> None:
-    assert len(MODULES[name].read_text().splitlines()) <= MAX_LINES
-
-
 def _third_party(path: Path) -> set[str]:
     out: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text())):
@@ -115,20 +114,36 @@ def _third_party(path: Path) -> set[str]:
     return out
 
 
+def product_modules() -> set[str]:
+    """The modules the entry points import, directly or through others (importing `a.b`
+    runs `a/__init__` too: `GRAPH` holds those edges)."""
+    seen: set[str] = set()
+    todo = [*ENTRY_POINTS, *(m for m in MODULES if _top(m) == "pages")]
+    while todo:
+        module = todo.pop()
+        if module not in seen:
+            seen.add(module)
+            todo += GRAPH[module]
+    return seen
+
+
+def product_lines() -> int:
+    return sum(len(MODULES[m].read_text().splitlines()) for m in product_modules())
+
+
 def test_the_product_stays_within_its_line_budget() -> None:
-    product = [ROOT / "app.py"]
-    for folder in ("memory", "agent", "ui", "pages", "scripts"):
-        product += sorted((ROOT / folder).rglob("*.py"))
-    lines = sum(len(path.read_text().splitlines()) for path in product)
+    lines = product_lines()
     assert lines <= PRODUCT_LINES, (
         f"product code is {lines} lines, over its budget of {PRODUCT_LINES}: take out by design "
         "what the change no longer needs, or raise PRODUCT_LINES in this change and say why"
     )
 
 
-def test_the_product_never_imports_the_lab() -> None:
-    """lab/ holds research that was not adopted: the product runs (and ships) without it."""
-    users = [m for m in MODULES if "lab" in _third_party(MODULES[m])]
+@pytest.mark.parametrize("beside", ["lab", "benchmarks"])
+def test_the_product_never_imports_what_lies_beside_it(beside: str) -> None:
+    """lab/ holds research that was not adopted, benchmarks/ the measurements: the product
+    runs (and ships) without them."""
+    users = [m for m in MODULES if beside in _third_party(MODULES[m])]
     assert users == []
 
 
@@ -175,17 +190,10 @@ def test_public_names_exist(package: str) -> None:
 #: already holds (merges, with their own history).
 RAW_WRITES = {"add_episodic", "add_semantic", "supersede"}
 RAW_WRITERS = {"memory.writing.policy", "memory.coordinator"}
-#: The documented bulk path: records kept as they are (an import, a benchmark's ingest, the
-#: demo persona's dated logs and summaries).
+#: The documented bulk path: records kept as they are (an import, the demo persona's dated
+#: logs and summaries; outside the product, a benchmark's ingest).
 BULK_WRITES = {"add_episodic_many"}
-BULK_WRITERS = {
-    "memory.coordinator",
-    "memory.admin.transfer",
-    "memory.demo.loader",
-    "memory.bench.locomo",
-    "memory.bench.latency",
-    "agent.bench_qa",
-}
+BULK_WRITERS = {"memory.coordinator", "memory.admin.transfer", "memory.demo.loader"}
 
 
 def _calls(path: Path, names: set[str]) -> list[int]:

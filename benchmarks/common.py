@@ -1,5 +1,5 @@
-"""What every benchmark command shares (`python -m memory bench latency|locomo`, `python -m agent
-bench qa`, the lab's measurements): a throw-away Redis + coordinator, the options, percentiles,
+"""What every benchmark command shares (`python -m benchmarks latency|locomo|qa`, the lab's
+measurements): a throw-away Redis + coordinator, the options, percentiles,
 progress, the stamp, and one run from coordinator to printed result and record (`run_bench`).
 
 By default a benchmark starts its own embedded Redis Stack (free port, temporary data dir,
@@ -96,7 +96,7 @@ def run_bench(
     render: Callable[[dict[str, Any]], str],
     figures: Callable[[dict[str, Any]], dict[str, Any]],
     *,
-    prog: str = "python -m memory",
+    prog: str = "python -m benchmarks",
     data: Path | None = None,
     note: str | None = None,
     embedder: Embedder | None = None,
@@ -106,7 +106,7 @@ def run_bench(
     the command takes them), printed as JSON (`--json`) or with `render`; with `--record`, the
     result's `figures` are recorded under `bench` (`measure` puts `stamp()` in its result, so
     the record names the commit that ran). The exit code 0."""
-    from memory.bench import results
+    from benchmarks import results
 
     overrides = "recall" in vars(args)
     with bench_coordinator(args.redis_url, embedder, **coordinator_kwargs) as coord:
@@ -278,12 +278,12 @@ def add_output_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--record",
         action="store_true",
-        help="also write this run's headline figures to benchmarks/results/ (memory.bench.results)",
+        help="also write this run's headline figures to benchmarks/results/ (benchmarks.results)",
     )
 
 
 def add_common_args(p: argparse.ArgumentParser) -> None:
-    """Options the memory bench commands take: those of every bench, and recall overrides."""
+    """Options the recall bench commands take: those of every bench, and recall overrides."""
     add_output_args(p)
     p.add_argument(
         "--recall",

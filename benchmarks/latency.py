@@ -1,4 +1,4 @@
-"""`python -m memory bench latency`: how fast recall and writes are, and what a memory costs.
+"""`python -m benchmarks latency`: how fast recall and writes are, and what a memory costs.
 
 For each size N (default 1k, 10k, 100k stored episodic memories) the store holds ten users
 with N/10 memories each; every figure is measured for one of them (`u0`), so the 100k run is
@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from memory.bench.common import (
+from benchmarks.common import (
     Progress,
     add_common_args,
     int_list,
@@ -520,7 +520,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def main(args: argparse.Namespace, settings: Any = None) -> int:
-    from memory.bench import results
+    from benchmarks import results
     from memory.embeddings import OnnxMiniLMEmbedder
 
     sizes = sorted(set(args.sizes))

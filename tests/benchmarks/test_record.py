@@ -3,7 +3,6 @@ headline figures), and its stdout stays the bench's own output."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -12,17 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from agent import bench_qa
-from memory.bench import results
+import benchmarks
+from benchmarks import results
 from memory.config import PROJECT_ROOT
+from tests.benchmarks.test_recall_benches import TINY
 from tests.fakes.fake_ollama import FakeOllama
-from tests.integration.test_bench import TINY
 
 
 def recorded_bench(
     tmp_path: Path, redis_url: str, command: list[str], *options: str
 ) -> tuple[subprocess.CompletedProcess, Path]:
-    """`python -m COMMAND` (e.g. `memory bench locomo`) on the tiny LoCoMo file with `--json
+    """`python -m COMMAND` (e.g. `benchmarks locomo`) on the tiny LoCoMo file with `--json
     --record`; its records go to a folder of the test's own (returned)."""
     data = tmp_path / "tiny-locomo.json"
     data.write_text(json.dumps(TINY))
@@ -43,14 +42,14 @@ def recorded_bench(
 def test_a_recorded_locomo_run_prints_its_json_and_writes_one_record(
     tmp_path: Path, redis_url: str
 ) -> None:
-    done, out_dir = recorded_bench(tmp_path, redis_url, ["memory", "bench", "locomo"], "--k", "1,5")
+    done, out_dir = recorded_bench(tmp_path, redis_url, ["benchmarks", "locomo"], "--k", "1,5")
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)  # stdout is the --json object alone, as without --record
     assert done.stdout.count("\n") == 1 and "recorded" in done.stderr
     [record] = results.load_records(out_dir)
     assert record["bench"] == "locomo" and record["data"] == "tiny-locomo.json"
     assert record["commit"] == out["commit"]
-    assert record["command"].startswith("python -m memory bench locomo --data ")
+    assert record["command"].startswith("python -m benchmarks locomo --data ")
     assert "--record" not in record["command"]
     assert record["embedder"].startswith("all-MiniLM-L6-v2")
     assert record["figures"]["R@5"] == out["recall_at"]["5"]
@@ -71,14 +70,11 @@ def test_a_recorded_qa_run_writes_its_accuracy_with_model_and_mode(
     out_dir = tmp_path / "results"
     monkeypatch.setenv("OLLAMA_HOST", fake_ollama.url)
     monkeypatch.setenv("BENCH_RESULTS_DIR", str(out_dir))
-    parser = argparse.ArgumentParser(prog="python -m agent")
-    bench = parser.add_subparsers(dest="command").add_parser("bench")
-    bench_qa.add_parser(bench.add_subparsers(dest="bench_command"))
-    args = parser.parse_args(
-        ["bench", "qa", "--data", str(data), "--mode", "oracle", "--json", "--quiet", "--record"]
+    code = benchmarks.main(
+        ["qa", "--data", str(data), "--mode", "oracle", "--json", "--quiet", "--record"]
         + ["--redis-url", redis_url]
     )
-    assert args.func(args) == 0
+    assert code == 0
     out, _err = capsys.readouterr()
     result = json.loads(out)
     [record] = results.load_records(out_dir)

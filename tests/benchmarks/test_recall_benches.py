@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from memory.bench import latency, locomo
-from memory.bench.common import bench_coordinator, collect_garbage, percentiles
-from memory.bench.prompt_level import prompt_row
+from benchmarks import latency, locomo
+from benchmarks.common import bench_coordinator, collect_garbage, percentiles
+from benchmarks.prompt_level import prompt_row
 from memory.config import PROJECT_ROOT, Settings
 from memory.coordinator import MemoryCoordinator
 
@@ -189,8 +189,7 @@ def test_locomo_command_prints_json_with_the_documented_keys(
         [
             sys.executable,
             "-m",
-            "memory",
-            "bench",
+            "benchmarks",
             "locomo",
             "--data",
             str(data),
@@ -217,7 +216,7 @@ def test_locomo_command_refuses_a_bad_k(tmp_path: Path) -> None:
     data = tmp_path / "tiny.json"
     data.write_text(json.dumps(TINY))
     done = subprocess.run(
-        [sys.executable, "-m", "memory", "bench", "locomo", "--data", str(data), "--k", "0"],
+        [sys.executable, "-m", "benchmarks", "locomo", "--data", str(data), "--k", "0"],
         cwd=PROJECT_ROOT,
         capture_output=True,
         text=True,
@@ -261,7 +260,7 @@ def test_percentiles(samples: list[float], expected: dict[str, float]) -> None:
 
 
 def test_recall_overrides_change_only_the_named_weights(coordinator: MemoryCoordinator) -> None:
-    from memory.bench.common import apply_recall_overrides
+    from benchmarks.common import apply_recall_overrides
 
     before = coordinator.weights
     got = apply_recall_overrides(coordinator, ["neighbour=0", "neighbour_hops=1"])

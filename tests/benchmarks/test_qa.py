@@ -1,4 +1,4 @@
-"""`agent.bench_qa` (`python -m agent bench qa`) on a tiny made-up LoCoMo file, against the
+"""`benchmarks.qa` (`python -m benchmarks qa`) on a tiny made-up LoCoMo file, against the
 fake Ollama and the session's Redis Stack.
 
 The fake's default reply echoes the question and lists the remembered lines it saw in the
@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 import redis
 
-from agent import bench_qa
 from agent.config import AgentSettings
 from agent.llm import OllamaLLM
-from memory.bench import locomo
-from memory.bench.common import Progress
-from memory.bench.locomo import turn_items
+from benchmarks import locomo
+from benchmarks import qa as bench_qa
+from benchmarks.common import Progress
+from benchmarks.locomo import turn_items
 from memory.block import render_memory_block
 from memory.config import Settings
 from memory.coordinator import MemoryCoordinator
@@ -119,20 +119,17 @@ def data_file(tmp_path: Path) -> Path:
 
 
 def _args(*argv: str) -> argparse.Namespace:
-    """Parse `bench qa ...` as the agent's CLI will: a `bench` parser with `qa` under it."""
-    parser = argparse.ArgumentParser(prog="python -m agent")
-    sub = parser.add_subparsers(dest="command", required=True)
-    bench = sub.add_parser("bench")
-    bench_sub = bench.add_subparsers(dest="bench_command", required=True)
-    bench_qa.add_parser(bench_sub)
-    return parser.parse_args(["bench", "qa", *argv])
+    """Parse `qa ...` as `python -m benchmarks` does."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks")
+    bench_qa.add_parser(parser.add_subparsers(dest="bench", required=True))
+    return parser.parse_args(["qa", *argv])
 
 
 def _run(
     capsys: pytest.CaptureFixture[str], *argv: str
 ) -> tuple[int, dict[str, Any] | None, str, str]:
     args = _args(*argv)
-    code = args.func(args)  # how the CLI calls it: Settings() from the environment
+    code = args.fn(args)  # how `python -m benchmarks` calls it: Settings() from the environment
     out, err = capsys.readouterr()
     parsed = json.loads(out) if code == 0 and "--json" in argv else None
     return code, parsed, out, err

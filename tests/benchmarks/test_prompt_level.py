@@ -1,10 +1,10 @@
-"""`memory.bench.prompt_level.prompt_row`: which evidence turns have a line in the block."""
+"""`benchmarks.prompt_level.prompt_row`: which evidence turns have a line in the block."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from memory.bench.prompt_level import prompt_row
+from benchmarks.prompt_level import prompt_row
 from memory.models import MemoryContext, MemoryType, RecallHit, ScoreParts
 from memory.stores.episodic import interaction_context
 

@@ -27,7 +27,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from memory.bench.common import percentiles
+from benchmarks.common import percentiles
 from memory.block import episodic_lines, render_memory_block, shown_reply
 from memory.coordinator import MemoryCoordinator
 from memory.stores.episodic import exchange_reply

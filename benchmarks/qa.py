@@ -1,4 +1,4 @@
-"""`python -m agent bench qa`: answer accuracy on LoCoMo-style questions, through the agent.
+"""`python -m benchmarks qa`: answer accuracy on LoCoMo-style questions, through the agent.
 
 What it measures: how often the agent's model answers a question about a long past
 conversation correctly when it gets (a) what the agent's own recall finds, (b) nothing, or
@@ -7,11 +7,11 @@ recall call, the fenced memory block, the system rules and the context budget
 (`agent.answering.Answerer`, offered no tools). No judge model: a reply is scored against the
 short gold answer by text.
 
-    ingest   as `python -m memory bench locomo` does (`memory.bench.locomo.turn_items` +
+    ingest   as `python -m benchmarks locomo` does (`benchmarks.locomo.turn_items` +
              `MemoryCoordinator.add_episodic_many`, one user per conversation, a private
              embedded Redis unless --redis-url), only the conversations whose questions are asked
     ask      each question with evidence, LoCoMo's adversarial category 5 left out
-             (`memory.bench.locomo.questions`), in file order,
+             (`benchmarks.locomo.questions`), in file order,
              in session "bench-qa"; nothing is stored by asking (recall's own bookkeeping,
              access counts and the query-cache note, is all that is written):
                memory  ctx = coordinator.retrieve_all_context(user, "bench-qa", question,
@@ -66,15 +66,15 @@ from agent.errors import LLMError
 from agent.llm import LLM, OllamaLLM
 from agent.tools.registry import ToolContext, ToolRegistry
 from agent.types import TurnEvent
-from memory.bench import results
-from memory.bench.common import (
+from benchmarks import results
+from benchmarks.common import (
     Progress,
     add_output_args,
     run_bench,
     stamp,
     table,
 )
-from memory.bench.locomo import (
+from benchmarks.locomo import (
     CATEGORY_NAMES,
     add_data_args,
     category_of,
@@ -88,7 +88,7 @@ from memory.models import MemoryContext, MemoryType, RecallHit, ScoreParts
 
 MODES = ("memory", "none", "oracle")
 SESSION = "bench-qa"
-#: The same users as `python -m memory bench locomo`.
+#: The same users as `python -m benchmarks locomo`.
 USER_PREFIX = "locomo-"
 MODES_NOTE = (
     "modes: memory = the agent's own recall of the ingested conversation; none = no memories "
@@ -407,7 +407,7 @@ def render(result: dict[str, Any]) -> str:
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """Register `qa` on the `bench` sub-parsers of `python -m agent` (sets `func=main`)."""
+    """Register `qa` on the sub-parsers of `python -m benchmarks` (sets `fn=main`)."""
     p = sub.add_parser(
         "qa",
         help="answer accuracy on LoCoMo-style questions through the agent's recall and prompt",
@@ -423,7 +423,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     p.add_argument("--limit", type=int, default=None, help="only the first N questions")
     add_output_args(p)
-    p.set_defaults(func=main)
+    p.set_defaults(fn=main)
     return p
 
 
@@ -466,7 +466,6 @@ def main(args: argparse.Namespace, settings: Any = None) -> int:
         measure,
         render,
         results.qa_figures,
-        prog="python -m agent",
         data=args.data,
         note=f"mode {args.mode}, model {model}",
     )

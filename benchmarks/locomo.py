@@ -1,4 +1,4 @@
-"""`python -m memory bench locomo`: turn-level evidence recall on LoCoMo through the app's path.
+"""`python -m benchmarks locomo`: turn-level evidence recall on LoCoMo through the app's path.
 
 Each conversation becomes one user. Every dialogue turn is written with the normal bulk write
 path (`MemoryCoordinator.add_episodic_many`) as an episodic `interaction`:
@@ -43,8 +43,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from memory.bench import common, results
-from memory.bench.common import (
+from benchmarks import common, results
+from benchmarks.common import (
     Progress,
     add_common_args,
     int_list,
@@ -53,8 +53,8 @@ from memory.bench.common import (
     stamp,
     table,
 )
-from memory.bench.prompt_level import PromptRow, prompt_row
-from memory.bench.prompt_level import summary as prompt_summary
+from benchmarks.prompt_level import PromptRow, prompt_row
+from benchmarks.prompt_level import summary as prompt_summary
 from memory.coordinator import MemoryCoordinator
 from memory.models import RecallHit
 from memory.queries import SearchFilter
@@ -238,7 +238,7 @@ def run(
 ) -> dict[str, Any]:
     """Ingest every conversation, ask every question; the result dict of `--json`. With
     `prompt_budget`, each question also goes through the agent's recall and memory block
-    (`memory.bench.prompt_level`)."""
+    (`benchmarks.prompt_level`)."""
     progress = progress or Progress(quiet=True)
     stamped = stamp()
     ks = sorted(set(ks))

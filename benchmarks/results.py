@@ -6,7 +6,7 @@ small record of what it measured and where:
 
     {"bench": "latency" | "locomo" | "qa" | "cross-validation" | "pages" | "bands",
      "data": "locomo-dev.json" or null,        # the data file's name, when the bench reads one
-     "command": "python -m memory bench ...",  # as typed, without --record
+     "command": "python -m benchmarks ...",  # as typed, without --record
      "commit": "d1626e9", "date": "2026-11-25 17:43",
      "machine": "2 vCPU (...), 24 GB RAM, ...",
      "embedder": "all-MiniLM-L6-v2-int8-onnx-tok8v2",   # the model id that embedded
@@ -15,7 +15,7 @@ small record of what it measured and where:
 
 The headline figures are flat, named keys (each `*_figures` function says what they mean);
 the full result stays what `--json` prints. A figure given as a list is one value per run of
-the same command; `python -m memory bench report` (`memory.bench.report`) shows their median.
+the same command; `python -m benchmarks report` (`benchmarks.report`) shows their median.
 One file per record, so runs recorded on two branches never conflict.
 """
 
