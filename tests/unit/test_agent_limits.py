@@ -134,6 +134,18 @@ def test_a_request_to_remember_phrased_as_a_question_is_stored(
     assert fake_coordinator.active_texts("alice") == ["I'm vegan"]
 
 
+def test_a_remember_call_drawn_from_a_question_is_refused(
+    agent_factory: Factory, fake_coordinator: FakeCoordinator, fake: FakeOllama
+) -> None:
+    agent = agent_factory(fake_coordinator, fake.url, ollama_model=FAST, llm_extraction="off")
+    fake.queue_tool_calls([("remember_information", {"content": "I have a food allergy"})])
+    fake.queue_reply("I cannot tell yet.")
+    result = agent.chat("alice", "s1", "Do I have any food allergies?")
+    (call,) = result.tools
+    assert call.result["stored"] is False and "asked" in call.result["reason"]
+    assert fake_coordinator.active_texts("alice") == []
+
+
 def test_what_the_assistant_said_is_not_stored_as_the_users_fact(
     agent_factory: Factory, fake_coordinator: FakeCoordinator, fake: FakeOllama
 ) -> None:
