@@ -101,6 +101,8 @@ class AnswerState:
     rules: list[str] = field(default_factory=list)
     #: what a token cap cut this turn, and what to do (the status box shows them)
     limits: list[str] = field(default_factory=list)
+    #: the slow model's note when its replies were capped this turn (Answerer.speed_note)
+    slow: str | None = None
 
 
 def _shrink_exchange(exchange: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -162,7 +164,7 @@ class Answerer:
         if tps is None or cap >= budget:
             return None
         return (
-            f"{model} writes {speed_text(tps)}: answers are kept to {cap:,} tokens "
+            f"{model} writes {speed_text(tps)}, so answers are kept to {cap:,} tokens "
             f"(about {REPLY_SECONDS:g} s)"
         )
 
@@ -282,6 +284,7 @@ class Answerer:
         (reply, hit_cap) via StopIteration; thoughts, the fit and the report land in `answer`."""
         profile = self.llm.profile(model)
         report = answer.report
+        answer.slow = self.speed_note(model)  # as planned, before this turn's replies
 
         def fit(tools: bool, send: bool, exch: list[dict[str, Any]]) -> Fit:
             return self._fit(
@@ -338,7 +341,7 @@ class Answerer:
                 plan, content, calls, done = yield from self._answer_without_tools(
                     model, message, fit, exchange, options, think, answer
                 )
-            self._note_report(model, report, plan, done, answer.limits)
+            self._note_report(model, report, plan, done, answer)
             if not calls or final_round:
                 break
             yield from self._run_tools(content, calls, exchange, records, tctx)
@@ -550,12 +553,7 @@ class Answerer:
         return {name: partial(self.registry.validate, name) for name in names}
 
     def _note_report(
-        self,
-        model: str,
-        report: WindowReport,
-        fit: Fit,
-        done: LLMChunk,
-        answer_limits: list[str],
+        self, model: str, report: WindowReport, fit: Fit, done: LLMChunk, answer: AnswerState
     ) -> None:
         """What the server said about the request, against what was planned; a count above
         the plan makes later plans for this model smaller by as much."""
@@ -568,14 +566,13 @@ class Answerer:
                 f"The answer stopped at the token limit ({fit.split.reply:,} tokens kept for it "
                 f"in a {fit.split.num_ctx:,}-token window): it may be cut short."
             )
-            slow = self.speed_note(model)
-            limit = f"The answer was cut at its {fit.split.reply:,}-token cap" + (
-                f" ({slow}): ask for less at once, or use a faster model."
-                if slow
-                else ": ask for less at once, or raise AGENT_REPLY_TOKENS."
+            limit = f"The answer was cut at its {fit.split.reply:,}-token cap: " + (
+                f"{answer.slow}. Ask for less at once, or use a faster model."
+                if answer.slow
+                else "ask for less at once, or raise AGENT_REPLY_TOKENS."
             )
-            if limit not in answer_limits:
-                answer_limits.append(limit)
+            if limit not in answer.limits:
+                answer.limits.append(limit)
         if count is not None and count >= fit.split.num_ctx - 4:
             report.notes.append(
                 f"The server counted {count:,} prompt tokens, the whole window: Ollama may have "

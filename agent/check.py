@@ -374,9 +374,10 @@ class ModelCheck:
                 "Invents facts when extracting: the grounding check drops memories the user "
                 "did not say (counted as 'ungrounded' on the Stats page)."
             )
-        if not probes["uses_recalled_memory"].passed:
+        echo = bool(self.findings.get("echo"))  # said above: an echo uses nothing
+        if not probes["uses_recalled_memory"].passed and not echo:
             out.append("Ignored a recalled memory: a larger model will use memory better.")
-        if not probes["uses_earlier_answer"].passed:
+        if not probes["uses_earlier_answer"].passed and not echo:
             out.append(
                 "Did not use its own earlier answer shown in memory: questions about what it "
                 "suggested before may not be answered from memory."
