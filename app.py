@@ -19,7 +19,7 @@ from agent.types import TurnResult
 from memory.errors import InvalidInputError
 from memory.models import MAX_TEXT_CHARS, check_unicode, is_blank
 from ui import demo, private, resources, sessions, state
-from ui.details import render_details, render_status, status_label
+from ui.details import limit_lines, render_details, render_status, status_label
 from ui.errors import guard, message_for
 from ui.format import ImageFreeStream, fmt_duration, md_text, no_images
 from ui.layout import PageContext, page_setup
@@ -132,6 +132,7 @@ def answer_details(
         return stored
     if stored is not None and d.extraction.startswith("pending"):
         d.extraction, d.stored = stored.extraction, stored.stored  # kept by the worker
+        d.limits = stored.limits
     _refresh_extraction(ctx, d)
     return d
 
@@ -288,6 +289,8 @@ def _show_result(ctx: PageContext, box: Any, result: TurnResult, *, streamed: bo
             f"be in the history or remembered. {no_images(result.error or '')}",
             icon="💾",
         )
+    for line in limit_lines(result):  # what a cap cut, and what to do
+        box.write(line)
     box.update(
         label=status_label(result),
         state="error" if result.error else "complete",

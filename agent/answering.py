@@ -14,7 +14,9 @@ from their profile, not assumed:
   are kept apart from the reply (shown folded, never stored, replayed or summarised);
 - a tool call written as text (small models do that) is held back while it streams, and run
   like a native call when it names an offered tool with valid arguments; otherwise it is shown
-  as the answer it then is.
+  as the answer it then is;
+- a slow model (below 30 tokens/s, measured from its replies: agent.speed) gets a reply budget
+  it writes in about 15 s; an answer cut at its budget is named in `AnswerState.limits`.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from agent.knowing import UNKNOWN_RULE
 from agent.llm import LLM, LLMChunk, ToolCall
 from agent.profile import ModelProfile
 from agent.prompt import profile_tokens, render_memory_block, system_rules
+from agent.speed import REPLY_SECONDS, reply_cap, speed_text
 from agent.tools.memory_tools import MemoryToolkit
 from agent.tools.registry import ToolContext, ToolRegistry, result_for_model
 from agent.tools.text_calls import TextCallFilter, parse_text_tool_calls
@@ -96,6 +99,10 @@ class AnswerState:
     report: WindowReport = field(default_factory=WindowReport)
     #: rules for this turn only, after the standing ones (agent.knowing's UNKNOWN_RULE)
     rules: list[str] = field(default_factory=list)
+    #: what a token cap cut this turn, and what to do (the status box shows them)
+    limits: list[str] = field(default_factory=list)
+    #: the slow model's note when its replies were capped this turn (Answerer.speed_note)
+    slow: str | None = None
 
 
 def _shrink_exchange(exchange: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -138,8 +145,28 @@ class Answerer:
         known_without = profile is not None and not profile.tools
         return len(self.registry) > 0 and model not in self._no_tools and not known_without
 
-    def reply_reserve(self, profile: ModelProfile | None) -> int:
-        return self.config.reply_tokens + (self.config.think_tokens if self.thinks(profile) else 0)
+    def reply_reserve(self, model: str, profile: ModelProfile | None) -> int:
+        """The reply's budget (num_predict): AGENT_REPLY_TOKENS (+ thoughts), or for a slow
+        model what it writes in about REPLY_SECONDS."""
+        budget = self.config.reply_tokens + (
+            self.config.think_tokens if self.thinks(profile) else 0
+        )
+        return reply_cap(self.llm.speed(model), budget)
+
+    def speed_note(self, model: str) -> str | None:
+        """For the status box: the slow model's speed and what it does to the answer."""
+        tps = self.llm.speed(model)
+        profile = self.llm.profile(model)
+        budget = self.config.reply_tokens + (
+            self.config.think_tokens if self.thinks(profile) else 0
+        )
+        cap = reply_cap(tps, budget)
+        if tps is None or cap >= budget:
+            return None
+        return (
+            f"{model} writes {speed_text(tps)}, so answers are kept to {cap:,} tokens "
+            f"(about {REPLY_SECONDS:g} s)"
+        )
 
     def scale(self, model: str) -> float:
         return self._scale.get(model, 1.0)
@@ -193,7 +220,7 @@ class Answerer:
         )
         return fit_request(
             num_ctx=num_ctx,
-            reply_reserve=self.reply_reserve(profile),
+            reply_reserve=self.reply_reserve(model, profile),
             memory_cap=self.memory_prompt_tokens,
             system_messages=self._system_texts(
                 nonce, tools, [tool_name(t) for t in offered], rules
@@ -257,6 +284,7 @@ class Answerer:
         (reply, hit_cap) via StopIteration; thoughts, the fit and the report land in `answer`."""
         profile = self.llm.profile(model)
         report = answer.report
+        answer.slow = self.speed_note(model)  # as planned, before this turn's replies
 
         def fit(tools: bool, send: bool, exch: list[dict[str, Any]]) -> Fit:
             return self._fit(
@@ -313,7 +341,7 @@ class Answerer:
                 plan, content, calls, done = yield from self._answer_without_tools(
                     model, message, fit, exchange, options, think, answer
                 )
-            self._note_report(model, report, plan, done)
+            self._note_report(model, report, plan, done, answer)
             if not calls or final_round:
                 break
             yield from self._run_tools(content, calls, exchange, records, tctx)
@@ -524,7 +552,9 @@ class Answerer:
     def _validators(self, names: Sequence[str]) -> dict[str, Callable[[Any], Any]]:
         return {name: partial(self.registry.validate, name) for name in names}
 
-    def _note_report(self, model: str, report: WindowReport, fit: Fit, done: LLMChunk) -> None:
+    def _note_report(
+        self, model: str, report: WindowReport, fit: Fit, done: LLMChunk, answer: AnswerState
+    ) -> None:
         """What the server said about the request, against what was planned; a count above
         the plan makes later plans for this model smaller by as much."""
         report.done_reason = done.done_reason
@@ -536,6 +566,13 @@ class Answerer:
                 f"The answer stopped at the token limit ({fit.split.reply:,} tokens kept for it "
                 f"in a {fit.split.num_ctx:,}-token window): it may be cut short."
             )
+            limit = f"The answer was cut at its {fit.split.reply:,}-token cap: " + (
+                f"{answer.slow}. Ask for less at once, or use a faster model."
+                if answer.slow
+                else "ask for less at once, or raise AGENT_REPLY_TOKENS."
+            )
+            if limit not in answer.limits:
+                answer.limits.append(limit)
         if count is not None and count >= fit.split.num_ctx - 4:
             report.notes.append(
                 f"The server counted {count:,} prompt tokens, the whole window: Ollama may have "

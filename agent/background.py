@@ -2,7 +2,9 @@
 
 One worker thread runs jobs in submission order (so a later "new goal" is written after an
 earlier one). Each job is an `ExtractionOutcome` that goes pending -> done | failed; the log
-keeps the most recent ones for the UI (`ChatAgent.extraction_log()`).
+keeps the most recent ones for the UI (`ChatAgent.extraction_log()`). For a slow model a job
+waits until no reply is streaming (`ReplyGate`): on one model server the two would share it,
+and the user waits for the reply.
 """
 
 from __future__ import annotations
@@ -11,17 +13,53 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor, wait
+from contextlib import contextmanager
 from typing import Any
 
-from agent.errors import ExtractionError, LLMError
+from agent.errors import ExtractionError, LLMError, LLMLimitError
 from agent.extraction import LLMExtractor
 from agent.types import ExtractionOutcome, StoredMemory
 from memory.errors import MemorySystemError
 from memory.writing import Grounding, WritePolicy
 
 log = logging.getLogger(__name__)
+
+#: What the turn's status box says when the extraction was cut (`ExtractionOutcome.limit`).
+EXTRACTION_CUT = (
+    "The background memory extraction was cut ({why}), so the model learned nothing from "
+    "this message. Say 'remember: ...' to store a fact, use a chat model that follows JSON "
+    "schemas (for example qwen2.5:7b), or set AGENT_LLM_EXTRACTION=off."
+)
+
+
+#: The longest a slow model's job waits for replies to end before it runs anyway.
+DEFER_LIMIT_S = 300.0
+
+
+class ReplyGate:
+    """Counts the replies streaming now; background work for a slow model waits for none."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._active = 0
+
+    @contextmanager
+    def replying(self) -> Iterator[None]:
+        with self._cond:
+            self._active += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._active -= 1
+                self._cond.notify_all()
+
+    def wait_idle(self, timeout: float) -> bool:
+        """True once no reply streams; False when `timeout` passed first."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self._active == 0, timeout)
 
 
 class BackgroundExtractor:
@@ -34,12 +72,17 @@ class BackgroundExtractor:
         on_outcome: Callable[[str], None] | None = None,
         grounding: Callable[[str, list[str]], Grounding] | None = None,
         on_finished: Callable[[ExtractionOutcome], None] | None = None,
+        gate: ReplyGate | None = None,
+        slow: Callable[[str], bool] | None = None,
     ) -> None:
         """`on_outcome(status)` is called once per finished outcome and once per memory dropped
         as not grounded ("ungrounded"), for metrics counters. `grounding(claim, sources)`
         judges whether the user's message supports an extracted memory; None keeps all.
         `on_finished(outcome)` is called with each job's final outcome (the agent keeps it
-        beside the turn's details)."""
+        beside the turn's details). `gate` and `slow(model)`: a slow model's job waits until
+        no reply streams."""
+        self._gate = gate
+        self._slow = slow
         self._on_outcome = on_outcome
         self._on_finished = on_finished
         self._grounding = grounding
@@ -98,9 +141,11 @@ class BackgroundExtractor:
         message: str,
         already_stored: list[StoredMemory],
     ) -> None:
-        status, detail = "failed", ""
+        status, detail, limit = "failed", "", ""
         stored, dups, attempts = [], 0, 0
         ungrounded: list[str] = []
+        if self._gate is not None and self._slow is not None and self._slow(model):
+            self._gate.wait_idle(DEFER_LIMIT_S)
         try:
             candidates, attempts = self._extractor.extract(
                 model, message, [m.text for m in already_stored]
@@ -135,6 +180,11 @@ class BackgroundExtractor:
         except ExtractionError as e:
             attempts = 2
             detail = str(e)
+        except LLMLimitError as e:
+            attempts = 1
+            detail = f"cut: {e}"
+            why = "its time limit" if e.what == "time" else "its token cap"
+            limit = EXTRACTION_CUT.format(why=why)
         except LLMError as e:
             detail = f"model error: {e}"
         except MemorySystemError as e:
@@ -147,6 +197,7 @@ class BackgroundExtractor:
         with self._lock:
             outcome.status = status  # type: ignore[assignment]
             outcome.detail = detail
+            outcome.limit = limit
             outcome.stored = stored
             outcome.duplicates = dups
             outcome.ungrounded = ungrounded

@@ -5,6 +5,7 @@ Each probe sends one small request to the chosen model, with the window the agen
 would use it. Nothing is stored: the probes call the model directly, never the memory.
 
     context_length         what the model was trained for, and the window the agent will plan
+    chat_template          the model has one (/api/show `template`): else it is a base model
     json_extraction        two facts from one sentence, as the background extraction asks
     remember_tool_call     "please remember ..." -> a remember_information call (native or text)
     no_tool_on_small_talk  "hello there" -> an answer, no tool call
@@ -13,13 +14,19 @@ would use it. Nothing is stored: the probes call the model directly, never the m
                            you suggest?"), as the block shows it after the message
     thinking               a thinking model thinks when asked and keeps its thoughts apart
 
-Every finding comes with what the agent will do about it (`recommendations`).
+Every probe is bounded (`CHECK_REPLY_TOKENS`, `CHECK_TIME_LIMIT_S`). A reply that repeats the
+agent's instructions (the system prompt, the memory fence, the tool schemas) fails its probe,
+whatever words it holds: a base model copies its prompt, memory included. A reply to a short
+question that runs to its cap says the model never stops. Every finding comes with what the
+agent will do about it (`recommendations`).
 """
 
 from __future__ import annotations
 
+import json
+import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
@@ -50,6 +57,48 @@ ANSWER_PROBE = (
 )
 THINK_PROBE = "What is 17 + 25? Answer with the number."
 
+#: Cap of a probe's answer (num_predict): a short answer or one tool call fits easily; a
+#: thinking probe adds AGENT_THINK_TOKENS.
+CHECK_REPLY_TOKENS = 256
+#: The longest one probe request may run.
+CHECK_TIME_LIMIT_S = 60.0
+#: Words in a row that, copied from the instructions, make a reply an echo of them.
+ECHO_WORDS = 8
+_FENCE = re.compile(r"<<<(?:END )?MEMORY\b")
+_FENCED = re.compile(r"<<<MEMORY (\w+)>>>.*?<<<END MEMORY \1>>>", re.DOTALL)
+_WORD = re.compile(r"[a-z0-9']+")
+USE_A_CHAT_MODEL = "use an instruction-tuned chat model (for example qwen2.5:7b or llama3.2:3b)"
+
+
+class InstructionEcho(Exception):
+    """The reply repeats the agent's own instructions."""
+
+
+class NeverStops(Exception):
+    """The reply to a short question ran to its cap."""
+
+
+def _shingles(text: str) -> set[tuple[str, ...]]:
+    words = _WORD.findall(text.lower())
+    return {tuple(words[i : i + ECHO_WORDS]) for i in range(len(words) - ECHO_WORDS + 1)}
+
+
+def repeated_instructions(
+    reply: str, system: str, tools: Sequence[dict[str, Any]] | None = None
+) -> str | None:
+    """What of the agent's instructions `reply` repeats ("the memory fence", "the system
+    prompt", "the tool schemas"), or None. The memories inside the fence may be quoted (that
+    is using them); the fence itself, ECHO_WORDS words in a row of the rules, or of the tool
+    schemas, may not."""
+    if _FENCE.search(reply):
+        return "the memory fence"
+    said = _shingles(reply)
+    if said & _shingles(_FENCED.sub(" ", system)):
+        return "the system prompt"
+    if tools and said & _shingles(json.dumps(list(tools))):
+        return "the tool schemas"
+    return None
+
 
 class Probe(BaseModel):
     name: str
@@ -75,6 +124,8 @@ def _timed(fn: Callable[[], tuple[bool, str]]) -> tuple[bool, str, float]:
         passed, detail = False, f"cannot call tools ({e})"
     except (LLMError, ExtractionError) as e:
         passed, detail = False, f"failed: {e}"
+    except (InstructionEcho, NeverStops) as e:
+        passed, detail = False, str(e)
     return passed, detail, round((time.perf_counter() - t0) * 1000, 1)
 
 
@@ -91,6 +142,7 @@ class ModelCheck:
         probes: list[Probe] = []
         steps: list[tuple[str, Callable[[], tuple[bool, str]]]] = [
             ("context_length", partial(self._context, profile, num_ctx)),
+            ("chat_template", partial(self._template, profile)),
             ("json_extraction", partial(self._extraction, model)),
             ("remember_tool_call", partial(self._remember, model, profile)),
             ("no_tool_on_small_talk", partial(self._small_talk, model, profile)),
@@ -120,6 +172,17 @@ class ModelCheck:
             + (", capped by the model)" if num_ctx < self.config.num_ctx else ")")
         )
 
+    def _template(self, profile: ModelProfile | None) -> tuple[bool, str]:
+        if profile is None or profile.template is None:
+            return True, "the server did not show a template"
+        if not profile.chat_template:
+            self.findings["no_template"] = True
+            return False, (
+                "no chat template: a base model, which continues text instead of answering; "
+                + USE_A_CHAT_MODEL
+            )
+        return True, "has a chat template"
+
     def _extraction(self, model: str) -> tuple[bool, str]:
         candidates, attempts = LLMExtractor(self.llm).extract(model, EXTRACTION_PROBE)
         texts = [c.text for c in candidates]
@@ -136,19 +199,45 @@ class ModelCheck:
     def _chat(
         self, model: str, system: str, message: str, tools: bool, think: bool | None = None
     ) -> tuple[str, str, list[ToolCall]]:
+        """One bounded probe request. Raises InstructionEcho when the answer repeats the
+        instructions, NeverStops when an answer to this short question ran to its cap."""
         content = thinking = ""
         calls: list[ToolCall] = []
+        done_reason = None
+        schemas = self.registry.schemas() if tools else None
+        cap = CHECK_REPLY_TOKENS + (self.config.think_tokens if think else 0)
         for chunk in self.llm.stream_chat(
             model,
             [{"role": "system", "content": system}, {"role": "user", "content": message}],
-            tools=self.registry.schemas() if tools else None,
-            options={"temperature": 0, "num_predict": self.config.reply_tokens},
+            tools=schemas,
+            options={"temperature": 0, "num_predict": cap},
             think=think,
+            time_limit_s=CHECK_TIME_LIMIT_S,
         ):
             content += chunk.content
             thinking += chunk.thinking
             if chunk.done:
                 calls = list(chunk.tool_calls)
+                done_reason = chunk.done_reason
+        echoed = repeated_instructions(content, system, schemas)
+        if done_reason == "length" and not calls:
+            self.findings["never_stops"] = True
+        if echoed is not None:
+            self.findings["echo"] = echoed
+            raise InstructionEcho(
+                f"the model repeats its instructions ({echoed}): is it a chat model? "
+                f"Answered: {content[:120]!r}"
+            )
+        if done_reason == "time":
+            raise NeverStops(
+                f"still writing after {CHECK_TIME_LIMIT_S:g} s on a short question: it was "
+                f"stopped. Answered: {content[:120]!r}"
+            )
+        if done_reason == "length" and not calls:
+            raise NeverStops(
+                f"never stopped: wrote to its {cap:,}-token cap on a short question "
+                f"(a base model, or a wrong chat template?). Answered: {content[:120]!r}"
+            )
         return content, thinking, calls
 
     def _tool_calls(
@@ -231,6 +320,24 @@ class ModelCheck:
         self, profile: ModelProfile | None, num_ctx: int, probes: dict[str, Probe]
     ) -> list[str]:
         out: list[str] = []
+        if self.findings.get("no_template"):
+            out.append(
+                "No chat template: this is a base model, which continues your text instead of "
+                f"answering (and copies its prompt); {USE_A_CHAT_MODEL}. On llama.cpp, load a "
+                "GGUF that carries a chat template or pass --chat-template."
+            )
+        if self.findings.get("echo"):
+            out.append(
+                f"Repeats its instructions ({self.findings['echo']}): is it a chat model? A "
+                "reply that copies the prompt is not an answer, and it would show the memory "
+                f"block to the user; {USE_A_CHAT_MODEL}."
+            )
+        if self.findings.get("never_stops"):
+            out.append(
+                "Never stops on a short question: every answer would run to AGENT_REPLY_TOKENS "
+                f"({self.config.reply_tokens:,} tokens). Typical of a base model or a missing "
+                f"chat template; {USE_A_CHAT_MODEL}."
+            )
         if profile is not None and profile.context_length:
             if profile.context_length < self.config.num_ctx:
                 out.append(
@@ -267,9 +374,10 @@ class ModelCheck:
                 "Invents facts when extracting: the grounding check drops memories the user "
                 "did not say (counted as 'ungrounded' on the Stats page)."
             )
-        if not probes["uses_recalled_memory"].passed:
+        echo = bool(self.findings.get("echo"))  # said above: an echo uses nothing
+        if not probes["uses_recalled_memory"].passed and not echo:
             out.append("Ignored a recalled memory: a larger model will use memory better.")
-        if not probes["uses_earlier_answer"].passed:
+        if not probes["uses_earlier_answer"].passed and not echo:
             out.append(
                 "Did not use its own earlier answer shown in memory: questions about what it "
                 "suggested before may not be answered from memory."

@@ -5,6 +5,7 @@
     │   ├── LLMUnavailableError      Ollama not reachable (not running, wrong OLLAMA_HOST)
     │   ├── ModelNotFoundError       the model is not pulled
     │   ├── LLMTimeoutError          no answer within OLLAMA_TIMEOUT_S
+    │   ├── LLMLimitError            an answer stopped at its token cap or time limit
     │   └── LLMResponseError         Ollama answered with an error
     │       └── ToolsNotSupportedError  the model cannot call tools
     ├── ToolError                    a tool could not run (returned to the model, never raised
@@ -38,6 +39,15 @@ class ModelNotFoundError(LLMError, LookupError):
 
 class LLMTimeoutError(LLMError, TimeoutError):
     """Ollama did not answer in time."""
+
+
+class LLMLimitError(LLMError):
+    """An answer reached its token cap (num_predict) or its time limit before it ended.
+    `what` is "tokens" or "time"."""
+
+    def __init__(self, message: str, what: str) -> None:
+        super().__init__(message)
+        self.what = what
 
 
 class LLMResponseError(LLMError):

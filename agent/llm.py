@@ -9,9 +9,11 @@ through while streaming) into `agent.errors`, with messages that say what to run
     window(model)        the num_ctx every request for `model` sends (AGENT_NUM_CTX, capped)
     stream_chat(...)     Iterator[LLMChunk]: thoughts and content as they arrive, then tool
                          calls, done_reason and prompt_eval_count; closing it (a stopped
-                         answer) closes the HTTP stream to Ollama
-    chat_json(...)       one non-streamed answer constrained by a JSON schema (`format=`),
-                         with thinking off
+                         answer) closes the HTTP stream to Ollama; `time_limit_s` stops it
+                         (done_reason "time")
+    chat_json(...)       one answer constrained by a JSON schema (`format=`), with thinking
+                         off; raises LLMLimitError at its token cap or time limit
+    speed(model)         tokens/s measured from the model's replies (agent.speed)
 
 Every request carries `options.num_ctx` = `window(model)`: without it Ollama picks a window from
 the machine (4,096 tokens on a CPU) and cuts what does not fit without telling the client.
@@ -33,6 +35,7 @@ from pydantic import ValidationError
 
 from agent.errors import (
     LLMError,
+    LLMLimitError,
     LLMResponseError,
     LLMTimeoutError,
     LLMUnavailableError,
@@ -40,9 +43,14 @@ from agent.errors import (
     ToolsNotSupportedError,
 )
 from agent.profile import ModelProfile, planned_window
+from agent.speed import SpeedMeter
 from agent.types import LLMStatus
 
 log = logging.getLogger(__name__)
+
+#: The longest a JSON request (extraction, summary, merge) may run, loading included; a
+#: runaway answer is also stopped by its token cap, whichever comes first.
+JSON_TIME_LIMIT_S = 90.0
 
 
 @dataclass
@@ -62,12 +70,14 @@ class LLMChunk:
     thinking: str = ""
     tool_calls: list[ToolCall] = field(default_factory=list)
     done: bool = False
-    #: "stop", or "length" when the answer hit num_predict or the window
+    #: "stop", "length" when the answer hit num_predict or the window, "time" when the
+    #: caller's time limit stopped it
     done_reason: str | None = None
     #: prompt tokens the model evaluated; None when not reported (with prompt caching some
     #: Ollama versions count only the uncached part, so a small count proves nothing)
     prompt_eval_count: int | None = None
     eval_count: int | None = None
+    eval_duration_ns: int | None = None
 
 
 class ThinkTags:
@@ -133,6 +143,8 @@ class LLM(Protocol):
 
     def window(self, model: str) -> int: ...
 
+    def speed(self, model: str) -> float | None: ...
+
     def stream_chat(
         self,
         model: str,
@@ -140,6 +152,7 @@ class LLM(Protocol):
         tools: Sequence[dict[str, Any]] | None = None,
         options: dict[str, Any] | None = None,
         think: bool | None = None,
+        time_limit_s: float | None = None,
     ) -> Iterator[LLMChunk]: ...
 
     def chat_json(
@@ -148,6 +161,7 @@ class LLM(Protocol):
         messages: Sequence[dict[str, Any]],
         schema: dict[str, Any],
         options: dict[str, Any] | None = None,
+        time_limit_s: float = JSON_TIME_LIMIT_S,
     ) -> str: ...
 
 
@@ -195,6 +209,7 @@ class OllamaLLM:
         self._probe = ollama.Client(host=host, timeout=status_timeout_s)
         self._profiles: dict[str, ModelProfile] = {}
         self._profiles_lock = threading.Lock()
+        self._speeds = SpeedMeter()
 
     @classmethod
     def from_settings(cls, settings: Any, config: Any) -> OllamaLLM:
@@ -271,6 +286,10 @@ class OllamaLLM:
     def window(self, model: str) -> int:
         return planned_window(self._num_ctx, self.profile(model))
 
+    def speed(self, model: str) -> float | None:
+        """Tokens per second `model` wrote in its replies so far; None before the first."""
+        return self._speeds.tokens_per_s(model)
+
     def _options(self, model: str, options: dict[str, Any] | None) -> dict[str, Any]:
         out = dict(options or {})
         out.setdefault("num_ctx", self.window(model))
@@ -284,12 +303,15 @@ class OllamaLLM:
         tools: Sequence[dict[str, Any]] | None = None,
         options: dict[str, Any] | None = None,
         think: bool | None = None,
+        time_limit_s: float | None = None,
     ) -> Iterator[LLMChunk]:
         """Stream an answer. Thinking and content pieces come as they arrive; tool calls and
         the server's report (done_reason, prompt_eval_count) come in the final chunk.
-        `think` is sent only to models that can think (others answer 400 to `think: true`)."""
+        `think` is sent only to models that can think (others answer 400 to `think: true`).
+        After `time_limit_s` the stream is closed and the final chunk says "time"."""
         calls: list[ToolCall] = []
         final = LLMChunk(done=True)
+        deadline = None if time_limit_s is None else time.monotonic() + time_limit_s
         prof = self.profile(model)
         with self._translate(model):
             stream = self._client.chat(
@@ -316,6 +338,11 @@ class OllamaLLM:
                         final.done_reason = part.done_reason
                         final.prompt_eval_count = part.prompt_eval_count
                         final.eval_count = part.eval_count
+                        final.eval_duration_ns = part.eval_duration
+                        self._speeds.observe(model, part.eval_count, part.eval_duration)
+                    elif deadline is not None and time.monotonic() > deadline:
+                        final.done_reason = "time"
+                        break
             finally:
                 # A stopped answer (the caller closed this generator): close the client's
                 # stream now, which closes the HTTP response, so Ollama stops generating
@@ -333,28 +360,75 @@ class OllamaLLM:
         messages: Sequence[dict[str, Any]],
         schema: dict[str, Any],
         options: dict[str, Any] | None = None,
+        time_limit_s: float = JSON_TIME_LIMIT_S,
     ) -> str:
         """One answer constrained to `schema` (Ollama structured outputs). Returns the raw text;
-        the caller validates it. A thinking model runs with thinking off (its thoughts would be
-        neither JSON nor wanted); if it still put the JSON into `thinking` (some do when
-        `format` is set), that JSON is the answer, and any other thought is dropped."""
-        prof = self.profile(model)
-        with self._translate(model):
-            resp = self._client.chat(
-                model=model,
-                messages=list(messages),
-                format=schema,
-                stream=False,
-                options=self._options(model, options),
-                think=False if prof is not None and prof.thinking else None,
+        the caller validates it. Streamed, so that after `time_limit_s` it is stopped (and
+        Ollama with it); an answer cut by its token cap (`options.num_predict`) or the time
+        limit raises LLMLimitError: cut JSON is no answer. A thinking model runs with thinking
+        off (its thoughts would be neither JSON nor wanted); if it still put the JSON into
+        `thinking` (some do when `format` is set), that JSON is the answer."""
+        content = thinking = ""
+        done_reason: str | None = None
+        for chunk in self._json_chunks(model, messages, schema, options, time_limit_s):
+            content += chunk.content
+            thinking += chunk.thinking
+            if chunk.done:
+                done_reason = chunk.done_reason
+        if done_reason == "time":
+            raise LLMLimitError(
+                f"{model} was still writing its JSON answer after {time_limit_s:g} s: it was "
+                "stopped",
+                "time",
             )
-        tags = ThinkTags()
-        _, content = tags.feed(resp.message.content or "")
-        content += tags.finish()[1]
-        thought = (resp.message.thinking or "").strip()
+        if done_reason == "length":
+            cap = (options or {}).get("num_predict")
+            raise LLMLimitError(
+                f"{model} did not finish its JSON answer within "
+                + (f"its {cap:,}-token cap" if isinstance(cap, int) else "the window")
+                + ": it was cut",
+                "tokens",
+            )
+        thought = thinking.strip()
         if not content.strip() and thought.startswith("{"):
             return thought
         return content
+
+    def _json_chunks(
+        self,
+        model: str,
+        messages: Sequence[dict[str, Any]],
+        schema: dict[str, Any],
+        options: dict[str, Any] | None,
+        time_limit_s: float,
+    ) -> Iterator[LLMChunk]:
+        prof = self.profile(model)
+        deadline = time.monotonic() + time_limit_s
+        tags = ThinkTags()
+        with self._translate(model):
+            stream = self._client.chat(
+                model=model,
+                messages=list(messages),
+                format=schema,
+                stream=True,
+                options=self._options(model, options),
+                think=False if prof is not None and prof.thinking else None,
+            )
+            try:
+                for part in stream:
+                    tagged, content = tags.feed(part.message.content or "")
+                    yield LLMChunk(content=content, thinking=(part.message.thinking or "") + tagged)
+                    if part.done:
+                        self._speeds.observe(model, part.eval_count, part.eval_duration)
+                        tagged, content = tags.finish()
+                        yield LLMChunk(content=content, thinking=tagged)
+                        yield LLMChunk(done=True, done_reason=part.done_reason)
+                        return
+                    if time.monotonic() > deadline:
+                        break
+            finally:
+                _close(stream)
+        yield LLMChunk(done=True, done_reason="time")
 
     # ---- errors ------------------------------------------------------------------------
     def _translate(self, model: str | None) -> _Translate:

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from agent.answering import CAP_NOTE, EMPTY_REPLY, NO_TOOLS_NOTE, Answerer
-from agent.background import BackgroundExtractor
+from agent.background import BackgroundExtractor, ReplyGate
 from agent.budget import MessageTooLongError
 from agent.check import CheckReport, ModelCheck
 from agent.config import AgentSettings
@@ -40,6 +40,7 @@ from agent.prompt import (
     render_memory_block,
 )
 from agent.replies import memory_only_reply, recall_status
+from agent.speed import is_slow
 from agent.summarising import LLMSummariser, SessionSummaries, SummaryWorker, dropped_before
 from agent.tools.memory_tools import MemoryToolkit
 from agent.tools.registry import ToolContext, Toolkit, ToolRegistry
@@ -108,16 +109,20 @@ class ChatAgent:
             else toolkits
         )
         self.registry = ToolRegistry(
-            [MemoryToolkit(coordinator, self.writer, grounding=self.grounded), *toolkits]
+            [MemoryToolkit(coordinator, self.writer, grounding=self.stated), *toolkits]
         )
         self.learning = LearningTracker(coordinator)
+        #: Replies streaming now: a slow model's background extraction waits for them.
+        self.replies = ReplyGate()
         self.background = BackgroundExtractor(
             LLMExtractor(self.llm),
             self.writer,
             log_size=self.config.extraction_log_size,
             on_outcome=self._count_extraction,
-            grounding=self.grounded,
+            grounding=self.stated,
             on_finished=self._extraction_finished,
+            gate=self.replies,
+            slow=lambda model: is_slow(self.llm.speed(model)),
         )
         self.summaries = SummaryWorker(summaries) if summaries is not None else None
         self._status: dict[str, LLMStatus] = {}
@@ -172,6 +177,12 @@ class ChatAgent:
         """Does what the user said support a memory a model wrote? (memory/writing/grounding.py; the
         embedding similarity is its second chance for paraphrases)."""
         return check_grounded(claim, sources, similarity=self._similarity)
+
+    def stated(self, claim: str, sources: list[str]) -> Grounding:
+        """`grounded`, with what the user asked left out: a fact a model drew from a question
+        ("Do I have any food allergies?") is not the user's; "Can you remember that I'm
+        vegan?" still states one. For memories a model writes from the user's messages."""
+        return check_grounded(claim, sources, similarity=self._similarity, statements_only=True)
 
     def _similarity(self, a: str, b: str) -> float:
         try:
@@ -272,7 +283,7 @@ class ChatAgent:
         yield RecallEvent(text=recall_status(t.ctx), context=t.ctx)
         with t.timed("triggers"):
             yield from self._store_triggers(t)
-        with t.timed("answer"):
+        with t.timed("answer"), self.replies.replying():
             yield from self._answer_step(t)
         with t.timed("store"):
             self._store_exchange(t)
@@ -307,7 +318,8 @@ class ChatAgent:
     def _extraction_finished(self, outcome: ExtractionOutcome) -> None:
         """The background outcome, kept beside the turn's details (shown after a reload)."""
         data = outcome.model_dump(
-            mode="json", include={"turn_id", "user_id", "session_id", "status", "detail", "stored"}
+            mode="json",
+            include={"turn_id", "user_id", "session_id", "status", "detail", "stored", "limit"},
         )
         self._save_details(outcome.user_id, outcome.session_id, outcome.turn_id, data, "extraction")
 
@@ -375,7 +387,8 @@ class ChatAgent:
     def _answer_step(self, t: TurnState) -> Iterator[TurnEvent]:
         """The model's answer with tools, or (offline, or failing) the memory-only reply."""
         if t.mode == "llm":
-            yield StatusEvent(text="Thinking…", stage="answer")
+            slow = self.answerer.speed_note(t.model)
+            yield StatusEvent(text=f"Thinking… ({slow})" if slow else "Thinking…", stage="answer")
             tctx = ToolContext(
                 user_id=t.user_id,
                 session_id=t.session_id,
@@ -473,6 +486,8 @@ class ChatAgent:
             unknown_about_user=t.knowing is not None and t.knowing.unknown,
             held_back=t.knowing.held_back if t.knowing is not None else [],
             masked=masked_labels(t, self.settings.pii_policy),
+            limits=list(t.answer.limits),
+            tokens_per_s=self.llm.speed(t.model) if t.mode == "llm" else None,
         )
 
     # ---- steps -------------------------------------------------------------------------

@@ -39,6 +39,11 @@ JUDGE_SYSTEM = (
 )
 
 
+#: Caps of the answers (num_predict): a yes/no in JSON, and one sentence in JSON.
+JUDGE_REPLY_TOKENS = 32
+MERGE_REPLY_TOKENS = 192
+
+
 class SameFactReply(BaseModel):
     same_fact: bool
 
@@ -56,7 +61,10 @@ class LLMJudge:
         ]
         try:
             raw = self._llm.chat_json(
-                self._model, messages, SameFactReply.model_json_schema(), {"temperature": 0}
+                self._model,
+                messages,
+                SameFactReply.model_json_schema(),
+                {"temperature": 0, "num_predict": JUDGE_REPLY_TOKENS},
             )
             return SameFactReply.model_validate_json(raw).same_fact
         except (ValidationError, ValueError, LLMError) as e:
@@ -83,7 +91,10 @@ class LLMMerger:
         ]
         try:
             raw = self._llm.chat_json(
-                self._model, messages, MergeReply.model_json_schema(), {"temperature": 0}
+                self._model,
+                messages,
+                MergeReply.model_json_schema(),
+                {"temperature": 0, "num_predict": MERGE_REPLY_TOKENS},
             )
             reply = MergeReply.model_validate_json(raw)
         except (ValidationError, ValueError, LLMError) as e:

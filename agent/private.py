@@ -164,9 +164,10 @@ def _private_turn(
         # grounding_texts None: nothing this turn says can be remembered
         tctx = ToolContext(user_id=ctx.user_id, session_id=ctx.session_id)
         try:
-            reply, _ = yield from agent.private_answerer.answer(
-                model, message, history, knowing.context, [], records, state, tctx, block.nonce
-            )
+            with agent.replies.replying():  # a slow model's background work waits for it
+                reply, _ = yield from agent.private_answerer.answer(
+                    model, message, history, knowing.context, [], records, state, tctx, block.nonce
+                )
         except LLMError as e:
             error = str(e)
             partial = "".join(state.parts)
@@ -193,5 +194,7 @@ def _private_turn(
         unknown_about_user=knowing.unknown,
         held_back=knowing.held_back,
         private=kind,
+        limits=list(state.limits),
+        tokens_per_s=agent.llm.speed(model) if status.ok else None,
     )
     yield DoneEvent(text=reply, result=result)

@@ -33,6 +33,9 @@ class ModelProfile(BaseModel):
     num_ctx_parameter: int | None = Field(
         default=None, description="num_ctx set in the model's Modelfile, if any"
     )
+    template: str | None = Field(
+        default=None, description="The prompt template; None when the server did not say"
+    )
 
     @property
     def known(self) -> bool:
@@ -43,6 +46,15 @@ class ModelProfile(BaseModel):
     def tools(self) -> bool:
         """Can call tools, or unknown (a 400 "does not support tools" then tells)."""
         return "tools" in self.capabilities or not self.known
+
+    @property
+    def chat_template(self) -> bool:
+        """Has a template that renders a conversation: an empty one (a GGUF without a chat
+        template) or Ollama's bare `{{ .Prompt }}` marks a base model, which continues text
+        instead of answering. True when the server did not say."""
+        if self.template is None:
+            return True
+        return self.template.strip() not in ("", "{{ .Prompt }}")
 
     @property
     def thinking(self) -> bool:
@@ -75,6 +87,7 @@ class ModelProfile(BaseModel):
             parameter_size=str(details.get("parameter_size") or ""),
             quantization=str(details.get("quantization_level") or ""),
             num_ctx_parameter=int(match.group(1)) if match else None,
+            template=None if show.get("template") is None else str(show.get("template")),
         )
 
     def describe(self) -> str:

@@ -40,8 +40,8 @@ SUMMARY_SYSTEM = (
 )
 
 
-#: Room kept in the window for the summary's JSON answer.
-SUMMARY_REPLY_TOKENS = 512
+#: Room kept in the window for the summary's JSON answer (1-4 sentences), sent as its cap.
+SUMMARY_REPLY_TOKENS = 320
 
 
 class SummaryReply(BaseModel):
@@ -79,7 +79,10 @@ class LLMSummariser:
         ]
         try:
             raw = self._llm.chat_json(
-                self._model, messages, SummaryReply.model_json_schema(), {"temperature": 0}
+                self._model,
+                messages,
+                SummaryReply.model_json_schema(),
+                {"temperature": 0, "num_predict": SUMMARY_REPLY_TOKENS},
             )
             reply = SummaryReply.model_validate_json(raw)
         except (ValidationError, ValueError, LLMError) as e:

@@ -185,6 +185,14 @@ class TurnResult(BaseModel):
         description="The user stopped the answer while it streamed: the partial answer was "
         "kept, nothing was learned from the turn (ui.stopping)",
     )
+    limits: list[str] = Field(
+        default_factory=list,
+        description="Each request of the turn cut by a token cap or a time limit: what was "
+        "cut and what to do (shown in the status box)",
+    )
+    tokens_per_s: float | None = Field(
+        default=None, description="How fast the model writes, from its replies (agent.speed)"
+    )
 
     # ---- kept with the assistant message (ChatAgent saves it, the chat page reads it) -----
     def for_storage(self) -> dict[str, Any]:
@@ -228,6 +236,8 @@ class TurnResult(BaseModel):
         if outcome.status == "pending":
             return False
         self.extraction = outcome.status + (f": {outcome.detail}" if outcome.detail else "")
+        if outcome.limit and outcome.limit not in self.limits:
+            self.limits.append(outcome.limit)
         known = {m.id for m in self.stored}
         self.stored = [*self.stored, *(m for m in outcome.stored if m.id not in known)]
         for m in outcome.stored:
@@ -258,6 +268,9 @@ class ExtractionOutcome(BaseModel):
         description="Memories the model extracted that the message does not support (dropped)",
     )
     attempts: int = 0
+    limit: str = Field(
+        default="", description="What was cut (a token cap, a time limit) and what to do"
+    )
     started_at: float = 0.0
     finished_at: float | None = None
 

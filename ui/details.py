@@ -27,6 +27,7 @@ import pandas as pd
 import streamlit as st
 
 from agent.prompt import BlockLine, read_block, unfenced
+from agent.speed import speed_text
 from agent.types import BudgetSplit, StoredMemory, ToolCallRecord, TurnResult, WindowReport
 from memory.models import BAND_HIGH, BAND_MODERATE, MemoryContext, RecallHit
 from ui.format import (
@@ -149,7 +150,16 @@ def status_label(r: TurnResult) -> str:
     label = f"Recalled {n} memor{'y' if n == 1 else 'ies'}"
     if r.tools:
         label += f" · {len(r.tools)} tool call(s)"
+    if r.tokens_per_s is not None:
+        label += f" · {speed_text(r.tokens_per_s)}"
+    if r.limits:
+        label += " · ✂️ cut short"
     return label
+
+
+def limit_lines(r: TurnResult) -> list[str]:
+    """The status box's lines for what a cap or time limit cut, each saying what to do."""
+    return [f"✂️ {no_images(limit)}" for limit in r.limits]
 
 
 def render_status(r: TurnResult) -> None:
@@ -160,6 +170,8 @@ def render_status(r: TurnResult) -> None:
         box.write(f"{'❌' if t.error else '🔧'} {md_text(t.name)} · {fmt_duration(t.ms)}")
     for m in r.stored:
         box.write(f"💾 {no_images(m.text)}")
+    for line in limit_lines(r):
+        box.write(line)
 
 
 def render_details(r: TurnResult, *, key: str, expanded: bool = False) -> None:

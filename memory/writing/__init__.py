@@ -4,7 +4,7 @@ policy      WritePolicy (validate, dedup, supersede), MemoryCandidate, candidate
             StoredMemory, write_fact
 classify    event types, slots and #tags of a text
 triggers    trigger phrases and #tags of a message (no model)
-grounding   is a model-made memory supported by what the user said?
+grounding   is a model-made memory supported by what the user said (stated, not asked)?
 secrets     card/bank/government numbers, passwords and API keys -> labels; PII_POLICY
 """
 
@@ -15,7 +15,7 @@ from memory.writing.classify import (
     detect_slot,
     extract_tags,
 )
-from memory.writing.grounding import Grounding, check_grounded
+from memory.writing.grounding import Grounding, check_grounded, stated
 from memory.writing.policy import (
     MemoryCandidate,
     StoredMemory,
@@ -45,5 +45,6 @@ __all__ = [
     "extract_triggers",
     "found_in",
     "mask_secrets",
+    "stated",
     "write_fact",
 ]

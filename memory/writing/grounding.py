@@ -36,7 +36,11 @@ user's own words (`sources`) before it is kept. `check_grounded` applies, in ord
    (physio/physiotherapist, weigh/weight, vegetarian/vegetarianism). Supported when at least
    `min_word_share` of the claim's distinct content words are found (default 0.6: see
    MIN_WORD_SHARE).
-6. Similarity second chance: when the words fall short (and no veto applied),
+6. (`statements_only`) What the user asked states nothing: a question in the sources is left
+   out ("Do I have any food allergies?" supports no "Yes, I have a food allergy"), except a
+   request to remember phrased as one, whose fact is kept ("Can you remember that I'm
+   vegan?" states "I'm vegan"). `stated(text)` is that reading of one message.
+7. Similarity second chance: when the words fall short (and no veto applied),
    `similarity(claim, source)` >= `min_similarity` for any source supports the claim, for
    paraphrases that share no words ("I don't eat meat" -> "User is vegetarian"). See
    MIN_SIMILARITY for how weak this is with the default embedder.
@@ -138,6 +142,41 @@ _PREFIX_MIN = 5
 _PREFIX_MAX = 30
 _LISTED = 10  # words or numbers named in a reason
 _LISTED_CHARS = 40  # ... each cut to this length
+
+
+#: Sentences end at . ! ? before a space (not inside "7.5" or "06:30"), or at a line break.
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\n+")
+#: A sentence that asks (no "?" typed): it opens with an auxiliary or a question word.
+_ASKING = re.compile(
+    r"^(?:do|does|did|am|is|are|was|were|can|could|would|will|should|shall|have|has|may|"
+    r"what|when|where|who|whom|whose|which|why|how)\b",
+    re.IGNORECASE,
+)
+#: "Can you remember that I'm vegan?": a request phrased as a question; its fact is stated.
+_REMEMBER_REQUEST = re.compile(
+    r"^(?:please\s+)?(?:can|could|would|will)\s+you\s+(?:please\s+)?"
+    r"(?:remember|note|keep in mind|save|store|record|memori[sz]e)\s+(?:that\s+)?"
+    r"(?P<fact>.+?)(?:,?\s*please)?\s*[?.!]*$",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def stated(text: str) -> list[str]:
+    """The sentences of a message that state something: questions left out, the fact of a
+    request to remember phrased as a question kept ("Can you note that I run?" -> "I run")."""
+    out: list[str] = []
+    for part in _SENTENCE_BREAK.split(text.translate(_APOSTROPHES)):
+        sentence = part.strip()
+        if not sentence:
+            continue
+        request = _REMEMBER_REQUEST.match(sentence)
+        if request is not None:
+            out.append(request.group("fact").strip())
+        elif not sentence.endswith("?") and not (
+            _ASKING.match(sentence) and not sentence.endswith((".", "!"))
+        ):
+            out.append(sentence)
+    return out
 
 
 @dataclass(frozen=True)
@@ -335,15 +374,22 @@ def check_grounded(
     similarity: Callable[[str, str], float] | None = None,
     min_word_share: float = MIN_WORD_SHARE,
     min_similarity: float = MIN_SIMILARITY,
+    statements_only: bool = False,
 ) -> Grounding:
     """Is `claim` (a memory a model wrote) supported by `sources` (what the user said)? See the
     module docstring for the rules. `similarity(claim, source)` (e.g. the cosine of their
-    embeddings) is called only when the words fall short and no veto applied."""
+    embeddings) is called only when the words fall short and no veto applied.
+    `statements_only`: the sources' questions support nothing (rule 6)."""
     if isinstance(sources, str):  # one message passed bare: not its characters
         sources = (sources,)
     if not claim.strip():
         return Grounding(False, "empty claim")
     texts = [s for s in sources if s and s.strip()]
+    if statements_only and texts:
+        texts = [" ".join(stated(t)) for t in texts]
+        texts = [t for t in texts if t.strip()]
+        if not texts:
+            return Grounding(False, "the user only asked: a question states no fact")
     if not texts:
         return Grounding(False, "nothing the user said to check against")
 

@@ -29,6 +29,13 @@ simulates, per model profile, what real Ollama and real small models do:
   a weak model writes its tool calls as `<tool_call>` text in `content`.
 - **Extraction**: some profiles answer the project's memory-extraction prompt with a simple
   rule-based extractor (first-person clauses), and a weak one invents a memory every time.
+- **What Gemma 3 270M did behind llama.cpp** (issue 47; `gemma3:270m`): no chat template
+  (`/api/show` `template` empty), replies that copy the prompt (system prompt and memory fence
+  included) and never stop, extraction JSON that runs on until the cap or the window
+  (`done_reason: "length"`), a question answered as a fact ("Do I have any food allergies?" ->
+  "Yes, I have any food allergies"), and 20 tokens/s. `slow20:1b` is a chat model that is only
+  slow. Speed shows only in the counts (`eval_duration` = `eval_count` / tokens_per_s, 50
+  tokens/s unless a profile says otherwise): the fake does not sleep, so tests stay fast.
 
 Profiles (`PROFILES`; a pulled model without one gets a generic 32,768-token qwen2 profile with
 completion+tools; a model in `no_tools_models` loses "tools"):
@@ -42,6 +49,12 @@ completion+tools; a model in `no_tools_models` loses "tools"):
     llama3.2:1b    131072  completion tools          llama   1.2B  Q8_0    tool calls as text,
                                                                            invents memories,
                                                                            extracts
+    gemma3:270m     32768  completion                gemma3  268M  Q4_K_M  base model: no
+                                                                           template, echoes,
+                                                                           never stops, runaway
+                                                                           JSON, question as
+                                                                           fact, 20 tokens/s
+    slow20:1b      131072  completion tools          llama   1.2B  Q8_0    20 tokens/s
 
 Speaks the parts of Ollama's API the project uses, with the wire format of ollama-python 0.6.3:
 
@@ -152,6 +165,16 @@ class ModelProfile:
     invents_memories: bool = False
     #: Answers the extraction prompt with rule-based first-person clauses (else no memories).
     extracts: bool = False
+    #: Tokens per second the replies report (eval_duration): a fast model unless told.
+    tokens_per_s: float = 50.0
+    #: `/api/show` carries a chat template (False: an empty one, as a base model's GGUF).
+    chat_template: bool = True
+    #: Chat replies copy the prompt (system prompt, memory fence) and never stop.
+    echoes_prompt: bool = False
+    #: Extraction JSON that never closes: cut at num_predict or the window ("length").
+    runaway_json: bool = False
+    #: Extraction answers a question as a fact ("Do I have X?" -> "Yes, I have X").
+    questions_as_facts: bool = False
 
     @property
     def parameter_count(self) -> int:
@@ -188,6 +211,23 @@ PROFILES: dict[str, ModelProfile] = {
             tool_calls_as_text=True,
             invents_memories=True,
             extracts=True,
+        ),
+        ModelProfile(
+            "gemma3:270m",
+            32768,
+            ("completion",),
+            "gemma3",
+            "268M",
+            "Q4_K_M",
+            extracts=True,
+            tokens_per_s=20.0,
+            chat_template=False,
+            echoes_prompt=True,
+            runaway_json=True,
+            questions_as_facts=True,
+        ),
+        ModelProfile(
+            "slow20:1b", 131072, _CT, "llama", "1.2B", "Q8_0", extracts=True, tokens_per_s=20.0
         ),
     )
 }
@@ -529,6 +569,13 @@ def echo_responder(req: RecordedRequest) -> Scripted:
     return Scripted(content=text)
 
 
+def echo_prompt_responder(req: RecordedRequest) -> Scripted:
+    """A base model: it copies its prompt as it saw it (system prompt, memory fence and all)
+    and goes on until it is stopped (num_predict or the window)."""
+    prompt = req.seen_prompt if req.seen else req.system_prompt
+    return Scripted(content=(prompt + "\n") * 20)
+
+
 def empty_extraction_responder(req: RecordedRequest) -> Scripted:
     return Scripted(content=json.dumps({"memories": []}))
 
@@ -603,9 +650,43 @@ def rule_based_memories(message: str) -> list[dict[str, Any]]:
     return out
 
 
+_QUESTION_RE = re.compile(
+    r"^(?:(do|did) i|am i|(can|could|will|would) you (?:remember|note)(?: that)?)\s+(.+?)\??$", re.I
+)
+
+
+def question_facts(message: str) -> list[dict[str, Any]]:
+    """A weak model's reading of the questions of a message as facts: "Do I have any food
+    allergies?" -> "Yes, I have any food allergies"; "Am I fit?" -> "Yes, I am fit"; "Can you
+    remember that I'm vegan?" -> "I'm vegan" (that one is a request, and rightly a fact)."""
+    out: list[dict[str, Any]] = []
+    for sentence in _SENTENCE_SPLIT_RE.split(message):
+        m = _QUESTION_RE.match(sentence.strip())
+        if m is None or not sentence.strip().endswith("?"):
+            continue
+        rest = m.group(3).strip()
+        if m.group(2):
+            text = rest[0].upper() + rest[1:]
+        else:
+            text = f"Yes, I {'am ' if sentence.lower().startswith('am') else ''}{rest}"
+        out.append({"text": text, "event_type": "fact", "slot": "none", "tags": []})
+    return out
+
+
+#: How the runaway JSON goes on: a memory's text that never closes.
+RUNAWAY_JSON = '{"memories": [{"text": "' + "I like it and I like it more. " * 800
+
+
 def profile_extraction(req: RecordedRequest, profile: ModelProfile) -> Scripted:
-    """The extraction answer of a profile with `extracts` and/or `invents_memories`."""
-    memories = rule_based_memories(extraction_message(req)) if profile.extracts else []
+    """The extraction answer of a profile with `extracts`, `invents_memories`,
+    `questions_as_facts` or `runaway_json`."""
+    message = extraction_message(req)
+    asked = question_facts(message) if profile.questions_as_facts else []
+    if asked:
+        return Scripted(content=json.dumps({"memories": asked[:5]}))
+    if profile.runaway_json:
+        return Scripted(content=RUNAWAY_JSON)
+    memories = rule_based_memories(message) if profile.extracts else []
     if profile.invents_memories:
         memories = memories[:4]
         memories.append({"text": INVENTED_MEMORY, "event_type": "fact", "slot": "none", "tags": []})
@@ -792,12 +873,18 @@ class FakeOllama:
             item = queue.popleft() if queue else None
         if item is None:
             if not structured:
-                item = self.chat_default
+                prof = self.profile(str(req.body.get("model") or ""))
+                item = echo_prompt_responder if prof.echoes_prompt else self.chat_default
             else:
                 prof = self.profile(str(req.body.get("model") or ""))
                 if (
                     self.structured_default is empty_extraction_responder
-                    and (prof.extracts or prof.invents_memories)
+                    and (
+                        prof.extracts
+                        or prof.invents_memories
+                        or prof.runaway_json
+                        or prof.questions_as_facts
+                    )
                     and is_extraction_request(req.body)
                 ):
                     return profile_extraction(req, prof)
@@ -875,7 +962,7 @@ def _show(profile: ModelProfile) -> dict[str, Any]:
     return {
         "modelfile": f"FROM {profile.name}",
         "parameters": "temperature 0.7",
-        "template": CHAT_TEMPLATE,
+        "template": CHAT_TEMPLATE if profile.chat_template else "",
         "details": entry["details"],
         "model_info": {
             "general.architecture": profile.family,
@@ -1109,7 +1196,7 @@ def _make_handler(fake: FakeOllama) -> type[BaseHTTPRequestHandler]:
                     msg["thinking"] = reply.thinking
                 if reply.tool_calls:
                     msg["tool_calls"] = reply.tool_calls
-                return self._send_json(200, _final(model, msg, req))
+                return self._send_json(200, _final(model, msg, req, prof.tokens_per_s))
             self._stream(model, reply, req, garbled=scripted.garbled, delay_s=scripted.delay_s)
 
         def _pieces(self, text: str) -> list[str]:
@@ -1151,7 +1238,8 @@ def _make_handler(fake: FakeOllama) -> type[BaseHTTPRequestHandler]:
                 lines.append(chunk({"content": piece}))
             if reply.tool_calls:
                 lines.append(chunk({"tool_calls": reply.tool_calls}))
-            lines.append(_final(model, {"role": "assistant", "content": ""}, req))
+            tps = fake.profile(model).tokens_per_s
+            lines.append(_final(model, {"role": "assistant", "content": ""}, req, tps))
             self.send_response(200)
             self.send_header("Content-Type", "application/x-ndjson")
             self.send_header("Transfer-Encoding", "chunked")
@@ -1177,8 +1265,13 @@ def _make_handler(fake: FakeOllama) -> type[BaseHTTPRequestHandler]:
 
 
 def _final(
-    model: str, message: dict[str, Any], req: RecordedRequest | None = None
+    model: str,
+    message: dict[str, Any],
+    req: RecordedRequest | None = None,
+    tokens_per_s: float = 50.0,
 ) -> dict[str, Any]:
+    eval_count = req.eval_count if req is not None else 10
+    eval_ns = int(eval_count / tokens_per_s * 1e9)
     return {
         "model": model,
         "created_at": _now(),
@@ -1189,8 +1282,8 @@ def _final(
         "load_duration": 1000,
         "prompt_eval_count": req.prompt_tokens if req is not None else 10,
         "prompt_eval_duration": 1000,
-        "eval_count": req.eval_count if req is not None else 10,
-        "eval_duration": 1000,
+        "eval_count": eval_count,
+        "eval_duration": eval_ns,
     }
 
 

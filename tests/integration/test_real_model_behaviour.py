@@ -306,6 +306,7 @@ def test_the_model_check_probes_each_profile(
     probes = {p["name"]: p for p in report["probes"]}
     assert list(probes) == [
         "context_length",
+        "chat_template",
         "json_extraction",
         "remember_tool_call",
         "no_tool_on_small_talk",

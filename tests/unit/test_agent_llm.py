@@ -83,7 +83,7 @@ def test_chat_json_sends_the_schema_as_format(fake_ollama: FakeOllama) -> None:
     )
     assert raw == '{"memories": []}'
     req = fake_ollama.chat_requests(structured=True)[0]
-    assert req.body["format"] == schema and req.body["stream"] is False
+    assert req.body["format"] == schema and req.body["stream"] is True
 
 
 def test_the_fake_can_be_scripted_over_http_from_another_process(fake_ollama: FakeOllama) -> None:

@@ -9,7 +9,13 @@ from __future__ import annotations
 import pytest
 
 from memory.text import root
-from memory.writing.grounding import MIN_SIMILARITY, MIN_WORD_SHARE, Grounding, check_grounded
+from memory.writing.grounding import (
+    MIN_SIMILARITY,
+    MIN_WORD_SHARE,
+    Grounding,
+    check_grounded,
+    stated,
+)
 
 SUPPORTED = [
     # (what the user said, the model's memory)
@@ -242,3 +248,48 @@ def test_defaults_are_documented_values() -> None:
 )
 def test_common_rewrites_of_the_extractor_are_supported(source: str, claim: str) -> None:
     assert check_grounded(claim, [source]).supported, check_grounded(claim, [source]).reason
+
+
+# ---- what the user asked states nothing (statements_only) ---------------------------------
+
+
+@pytest.mark.parametrize(
+    ("message", "claim"),
+    [
+        # Gemma 3 270M's extraction of a question (issue 47)
+        ("Do I have any food allergies?", "Yes, I have a food allergy"),
+        ("do i have any food allergies", "I have a food allergy"),
+        ("What is my resting heart rate?", "My resting heart rate"),
+        ("Am I allergic to peanuts?", "User is allergic to peanuts"),
+    ],
+)
+def test_a_question_supports_no_fact(message: str, claim: str) -> None:
+    verdict = check_grounded(claim, [message], statements_only=True)
+    assert not verdict.supported
+    assert "asked" in verdict.reason
+    # without the rule the words alone would have passed it
+    assert check_grounded(claim, [message]).supported
+
+
+@pytest.mark.parametrize(
+    ("message", "claim"),
+    [
+        ("Can you remember that I'm vegan?", "I'm vegan"),
+        ("Could you please note that my sister is called Ines?", "My sister is called Ines"),
+        ("Will you remember I run 5k on Saturdays, please?", "User runs 5k on Saturdays"),
+        ("I'm allergic to nuts. What can I cook tonight?", "User is allergic to nuts"),
+        ("I weigh 72.5 kg. Is that a lot?", "User weighs 72.5 kg"),
+    ],
+)
+def test_a_request_phrased_as_a_question_or_a_statement_beside_one_still_counts(
+    message: str, claim: str
+) -> None:
+    assert check_grounded(claim, [message], statements_only=True).supported
+
+
+def test_the_question_beside_a_statement_adds_nothing() -> None:
+    message = "I'm allergic to nuts. Do I also have a shellfish allergy?"
+    assert stated(message) == ["I'm allergic to nuts."]
+    assert not check_grounded(
+        "User has a shellfish allergy", [message], statements_only=True
+    ).supported
