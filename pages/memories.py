@@ -43,7 +43,7 @@ with guard("Counting memories"):
         **TYPE_HELP,
         "episodic": "What is remembered about you now. Not counted: the conversation itself "
         "(logged exchanges), replaced memories kept as history"
-        + (f", {shown.paused} paused" if shown.paused else ", paused memories")
+        + (f", {shown.paused} paused (kept, not used)" if shown.paused else ", paused ones")
         + ". The table below lists those too when asked.",
     }
     cols = st.columns(4)
