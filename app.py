@@ -14,11 +14,11 @@ from typing import Any
 
 import streamlit as st
 
-from agent.prompt import MEMORY_ONLY_MARK
 from agent.types import TurnResult
 from memory.errors import InvalidInputError
 from memory.models import MAX_TEXT_CHARS, check_unicode, is_blank
 from ui import demo, private, resources, sessions, state
+from ui.answers import answer_text, hard_breaks, shown
 from ui.details import limit_lines, render_details, render_status, status_label
 from ui.errors import guard, message_for
 from ui.format import ImageFreeStream, fmt_duration, md_text, no_images
@@ -26,40 +26,11 @@ from ui.layout import PageContext, page_setup
 from ui.remembered import remembered_line
 from ui.stopping import StreamGuard, turn_started
 
-OFFLINE_NOTICE = "The language model is offline"
 SUGGESTIONS = (
     "Remember that I'm vegetarian and training for a half marathon in April",
     "I prefer short answers with bullet points",
     "What do you remember about me?",
 )
-
-
-def hard_breaks(text: str) -> str:
-    """Keep the model's single line breaks (Markdown would join the lines)."""
-    return text.replace("\n", "  \n")
-
-
-def shown(text: str) -> str:
-    """A chat message as markdown: line breaks kept, images only as links (the text comes
-    from a person or a model, and an image would make every viewer's browser fetch it)."""
-    return no_images(hard_breaks(text))
-
-
-def without_offline_notice(text: str) -> str:
-    """A memory-only answer while the page's banner says the model is offline: the answer's
-    own notice (that line and the one saying what to run) would repeat the banner under every
-    answer, so it is left out. A server that failed keeps its notice: that is news."""
-    lines = text.split("\n")
-    for i, line in enumerate(lines):
-        if line.startswith(OFFLINE_NOTICE) and line.endswith(MEMORY_ONLY_MARK):
-            return "\n".join(lines[:i] + lines[i + 2 :]).strip()
-    return text
-
-
-def answer_text(ctx: PageContext, text: str) -> str:
-    """An answer as shown: without the offline notice while the banner is up."""
-    status = ctx.llm_status
-    return text if status is not None and status.ok else without_offline_notice(text)
 
 
 def details_key(reply: str) -> str:

@@ -16,9 +16,10 @@ here, never by the server: a long message eats the history first (oldest message
 the least valuable memories (whole lines, `memory.block`). A message that cannot fit even alone
 is refused before anything is sent.
 
-The user profile (the first section of the memory block, `memory.block.PROFILE_TOKENS` at
-most) comes before history and searched memories: its tokens are added to the block's share,
-so they share what is left after it.
+The user profile (the first section of the memory block: `memory.block.PROFILE_TOKENS`, more
+only for pinned lines and those about health, which are never left out) comes before history
+and searched memories: its tokens are added to the block's share, so they share what is left
+after it.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 A system rule, stated before the memory block, says the block is data and instructions inside it
 are never followed; the block itself (one JSON-encoded line per memory between nonce fences) is
-rendered by `memory.block.render_memory_block`, re-exported here for the agent's modules.
+rendered by `memory.block.render_memory_block`, re-exported here for the agent's modules (and
+`fit_profile`, for the pages that show the user profile a prompt carries).
 """
 
 from __future__ import annotations
@@ -12,8 +13,11 @@ from typing import Any
 
 from memory.block import (
     NO_MEMORY_NOTE,
+    PROFILE_TOKENS,
     BlockLine,
     MemoryBlock,
+    ProfileFit,
+    fit_profile,
     label,
     neutralise,
     profile_tokens,
@@ -27,9 +31,12 @@ from memory.tokens import newest_within_budget
 
 __all__ = [
     "NO_MEMORY_NOTE",
+    "PROFILE_TOKENS",
     "BlockLine",
     "MemoryBlock",
+    "ProfileFit",
     "build_system_prompt",
+    "fit_profile",
     "history_messages",
     "history_window",
     "label",

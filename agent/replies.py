@@ -61,13 +61,14 @@ def memory_only_reply(
     lines.append("")
     if saved is False:
         lines.append("I could NOT save your message: it will not be in this chat's history.")
-    remembered = [f"- [{m.event_type or m.memory_type}] {m.text}" for m in stored]
+    # What was remembered is not copied into the reply: the line under the answer names it
+    # and follows an edit or an undo (ui/remembered.py; the CLI prints what was stored).
     if saved and stored:
-        lines += ["I saved your message and remembered:", *remembered]
+        lines.append("I saved your message and remembered what it told me.")
     elif saved:
         lines.append("I saved your message.")
     elif stored:
-        lines += ["I did remember:", *remembered]
+        lines.append("What it told me is remembered all the same.")
     lines.append("")
     hits = [*without_replaced(ctx.episodic, stored), *ctx.semantic]
     if hits:

@@ -24,11 +24,12 @@ import json
 import math
 import re
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from memory.health import about_health
 from memory.models import BAND_HIGH, MemoryContext, ProfileLine, RecallHit
 from memory.recall.statements import asks_what_was_said, request_kind
 from memory.stores.episodic import exchange_reply
@@ -204,18 +205,46 @@ def _semantic_label(hit: RecallHit) -> str:
     return f"semantic/{label(cat)}" if cat else "semantic"
 
 
-def profile_lines(profile: Sequence[ProfileLine]) -> list[tuple[str, str]]:
-    """(memory id, line) of the user profile's lines that fit `PROFILE_TOKENS` with the
-    title, best first (a line too long for the room left is skipped, not cut)."""
-    out: list[tuple[str, str]] = []
+@dataclass
+class ProfileFit:
+    """The user profile as a prompt carries it: `sent`, (line, as written in the block) in the
+    block's order, and the lines `left_out` for want of room (`PROFILE_TOKENS`)."""
+
+    sent: list[tuple[ProfileLine, str]]
+    left_out: list[ProfileLine]
+
+
+def must_send(line: ProfileLine) -> bool:
+    """A pinned line, or one about health or safety (an allergy, a medicine): never left out."""
+    return line.pinned or about_health(line.text)
+
+
+def fit_profile(profile: Sequence[ProfileLine]) -> ProfileFit:
+    """The lines of the profile (read in its order: memory.user_profile) a prompt carries:
+    every line `must_send` keeps, then the others that fit `PROFILE_TOKENS` with the title (a
+    line too long for the room left is skipped, not cut). The one rule for the prompt and for
+    the pages that show what is sent."""
+    written = [(p, f"- [profile/{label(p.kind.value)}] {neutralise(p.text)}") for p in profile]
     used = estimate_tokens(PROFILE_TITLE + "\n")
-    for p in profile:
-        line = f"- [profile/{label(p.kind.value)}] {neutralise(p.text)}"
+    kept: set[int] = set()
+    for i, (p, line) in enumerate(written):
+        if must_send(p):
+            kept.add(i)
+            used += estimate_tokens(line + "\n")
+    for i, (_, line) in enumerate(written):
         cost = estimate_tokens(line + "\n")
-        if used + cost <= PROFILE_TOKENS:
-            out.append((p.id, line))
+        if i not in kept and used + cost <= PROFILE_TOKENS:
+            kept.add(i)
             used += cost
-    return out
+    return ProfileFit(
+        sent=[w for i, w in enumerate(written) if i in kept],
+        left_out=[p for i, (p, _) in enumerate(written) if i not in kept],
+    )
+
+
+def profile_lines(profile: Sequence[ProfileLine]) -> list[tuple[str, str]]:
+    """(memory id, line) of the user profile's lines a prompt carries (`fit_profile`)."""
+    return [(p.id, line) for p, line in fit_profile(profile).sent]
 
 
 def profile_tokens(profile: Sequence[ProfileLine]) -> int:
@@ -338,10 +367,11 @@ def _candidates(
             SUMMARY_TITLE,
             [(SUMMARY_VALUE, (_hit_line(summary, "summary of this conversation"),))],
         )
+    carried = in_history(context)
     episodic = [
         h
         for h in without_replaced(context.episodic, stored_now)
-        if (summary is None or h.id != summary.id) and h.id not in in_profile
+        if (summary is None or h.id != summary.id) and h.id not in in_profile and not carried(h)
     ]
     section(EPISODIC_TITLE, [(h.score, episodic_lines(h, context.query)) for h in episodic])
     section(
@@ -362,6 +392,23 @@ def _candidates(
             [(proc.similarity * proc.confidence, (f"- [procedural] {neutralise(desc)}",))],
         )
     return titles, out
+
+
+def in_history(context: MemoryContext) -> Callable[[RecallHit], bool]:
+    """Whether a hit is an exchange of this chat whose message the prompt's history already
+    carries (`context.short_term`): its line would spend the block's room on words sent
+    anyway (a dinner question's allergy lost its place to the chat's own earlier questions)."""
+    said = {m.content.strip() for m in context.short_term if m.role == "user"}
+
+    def carried(hit: RecallHit) -> bool:
+        record = hit.record
+        return (
+            record.get("event_type") == "interaction"
+            and record.get("session_id") == context.session_id
+            and hit.text.strip() in said
+        )
+
+    return carried
 
 
 def _assemble(

@@ -406,6 +406,7 @@ class ProfileLine(BaseModel):
     kind: EventType
     text: str
     importance: float = 0.5
+    pinned: bool = False
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,8 @@ class ListQuery:
     pinned: bool | None = None
     #: episodic: memories replaced by a newer one (kept as history) too
     include_superseded: bool = True
+    #: episodic, without the replaced ones: the paused memories too (kept, never recalled)
+    include_paused: bool = True
     #: a field of the type's records; semantic and procedural fall back to their default order
     sort_by: str = "timestamp"
     descending: bool = True

@@ -1,20 +1,25 @@
 """The user profile: a few short lines about the user that every prompt carries.
 
 Letta-style core memory without a second copy: the lines are the user's own standing
-memories (what they eat, aim for, suffer from, how they like answers: the kinds below), read
-when a turn needs them, by importance, newest first among equals. Nothing is cached, so
-every write path (added, replaced, merged, paused, forgotten) shows in the next read; the
-read is one index query over the user's live memories (the same tag recall filters on, so
-replaced and paused memories never appear), which a chat turn's recall sends in its own
-first round trip. Editing a line edits the memory behind it.
+memories (what they eat, aim for, suffer from, how they like answers: the kinds below), those
+they pinned and those about their health, read when a turn needs them, by importance, newest
+first among equals. Nothing is cached, so every write path (added, replaced, merged, paused,
+forgotten) shows in the next read; the read is three index queries over the user's live
+memories (the same tag recall filters on, so replaced and paused memories never appear),
+which a chat turn's recall sends in its own first round trip. Editing a line edits the
+memory behind it.
 
 The model's capabilities are the *model profile* (agent/profile.py), not this.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+from redisvl.query.filter import Tag
+
+from memory.health import about_health, health_query
 from memory.models import EventType, ProfileLine
 from memory.replies import as_str
 from memory.stores.episodic import EpisodicStore
@@ -23,42 +28,61 @@ from memory.stores.records import row_record
 #: Kinds that describe the user lastingly; exchanges, summaries, milestones and feedback on
 #: one answer describe a moment.
 STANDING_KINDS = (EventType.PREFERENCE, EventType.GOAL, EventType.HEALTH_EVENT, EventType.FACT)
-#: Lines read: more than the prompt's cap holds (`memory.block.PROFILE_TOKENS`) so that a line
-#: too long for the room left gives way to a shorter one.
+#: Kinds a health or safety line may have: anything the person said about themselves, not the
+#: chat's own log (a question that names an allergy is no fact about the user).
+HEALTH_KINDS = tuple(k for k in EventType if k not in (EventType.INTERACTION, EventType.SUMMARY))
+#: Lines read of each part (pinned, about health, standing): more than the prompt's cap holds
+#: (`memory.block.PROFILE_TOKENS`) so that a line too long for the room left gives way to a
+#: shorter one.
 PROFILE_READ = 12
 _FIELDS = ("event_type", "description", "importance", "timestamp")
 
 
-def profile_command(episodic: EpisodicStore, user_id: str) -> list[str]:
-    """The one index command that reads the profile: recall queues it in its own round trip.
-    An aggregation, because FT.SEARCH sorts by one field and returns its ties in the index's
+def profile_commands(episodic: EpisodicStore, user_id: str) -> list[list[str]]:
+    """The index commands that read the profile, in its order: the memories the person pinned
+    (whatever their kind), those whose words are about health or safety (memory.health: their
+    text search only preselects, `profile_lines_of` decides), then the standing memories.
+    Recall queues them in its own round trip."""
+    pinned = episodic.filter_for(user_id) & (Tag("pinned") == "1")
+    kinds = [k.value for k in HEALTH_KINDS]
+    health = f"({episodic.filter_for(user_id, event_types=kinds)}) @description:({health_query()})"
+    standing = episodic.filter_for(user_id, event_types=[k.value for k in STANDING_KINDS])
+    return [_aggregate(episodic, str(pinned)), _aggregate(episodic, health),
+            _aggregate(episodic, str(standing))]  # fmt: skip
+
+
+def _aggregate(episodic: EpisodicStore, where: str) -> list[str]:
+    """An aggregation, because FT.SEARCH sorts by one field and returns its ties in the index's
     order (the oldest first): among memories of equal importance the newest must win."""
-    where = episodic.filter_for(user_id, event_types=[k.value for k in STANDING_KINDS])
     # sorted on the index's sortable values first, so only the lines kept load their hash
     load = ["@__key", *(f"@{f}" for f in _FIELDS)]
     return [
-        "FT.AGGREGATE",
-        episodic.index.name,
-        str(where),
-        "SORTBY",
-        "4",
-        "@importance",
-        "DESC",
-        "@timestamp",
-        "DESC",
-        "MAX",
-        str(PROFILE_READ),
-        "LOAD",
-        str(len(load)),
-        *load,
-        "DIALECT",
-        "2",
-    ]
+        "FT.AGGREGATE", episodic.index.name, where,
+        "SORTBY", "4", "@importance", "DESC", "@timestamp", "DESC", "MAX", str(PROFILE_READ),
+        "LOAD", str(len(load)), *load,
+        "DIALECT", "2",
+    ]  # fmt: skip
 
 
-def profile_lines_of(reply: Any) -> list[ProfileLine]:
-    """The profile command's reply (RESP2 rows of name/value pairs, or a RESP3 map) -> the
-    lines, best first."""
+def profile_lines_of(replies: Sequence[Any]) -> list[ProfileLine]:
+    """The replies of `profile_commands` -> the profile's lines, in the order a prompt takes
+    them: pinned, then about health or safety, then the other standing memories, each part
+    best first; a memory in two parts is listed once, where it comes first."""
+    pinned, health, standing = (lines_of_reply(r) for r in replies)
+    lines: dict[str, ProfileLine] = {}
+    for line in pinned:
+        lines[line.id] = line.model_copy(update={"pinned": True})
+    for line in health:
+        if about_health(line.text):
+            lines.setdefault(line.id, line)
+    for line in standing:
+        lines.setdefault(line.id, line)
+    return list(lines.values())
+
+
+def lines_of_reply(reply: Any) -> list[ProfileLine]:
+    """One aggregation's reply (RESP2 rows of name/value pairs, or a RESP3 map) -> its lines,
+    best first."""
     if isinstance(reply, dict):
         results = reply.get(b"results") or reply.get("results") or []
         pairs = [r.get(b"extra_attributes") or r.get("extra_attributes") or {} for r in results]
@@ -82,7 +106,9 @@ def profile_lines_of(reply: Any) -> list[ProfileLine]:
 
 
 def read_profile(episodic: EpisodicStore, user_id: str) -> list[ProfileLine]:
-    """The user's profile lines, best first (for pages that show it outside a turn)."""
-    return profile_lines_of(
-        episodic.index.client.execute_command(*profile_command(episodic, user_id))
-    )
+    """The user's profile lines, in the prompt's order (for pages that show it outside a
+    turn)."""
+    pipe = episodic.index.client.pipeline(transaction=False)
+    for command in profile_commands(episodic, user_id):
+        pipe.execute_command(*command)
+    return profile_lines_of(pipe.execute())

@@ -7,9 +7,10 @@ import streamlit as st
 
 from memory import ListQuery
 from ui.browse import episodic_tab, procedural_tab, semantic_tab, short_term_tab
+from ui.counts import counts_of
 from ui.errors import guard
 from ui.forget import forget_tab
-from ui.format import REMEMBERED_KINDS, TYPE_HELP, md_text, type_label
+from ui.format import TYPE_HELP, md_text, type_label
 from ui.layout import page_setup
 from ui.maintenance import maintenance_tab
 from ui.manage import add_tab, cleanup_tab, search_tab, transfer_tab
@@ -28,19 +29,26 @@ with st.expander(f"🪪 {PROFILE_TITLE}", expanded=False):
     user_profile_panel(ctx, "page")
 
 with guard("Counting memories"):
-    # Episodic: as the table shows it by default (logged exchanges are the conversation)
+    # ui/counts.py: the same numbers the load's message and Stats give
+    shown = counts_of(ctx.coordinator, ctx.user_id)
     counts = {
-        t: ctx.coordinator.list_memories(
-            ctx.user_id,
-            t,
-            ListQuery(page_size=1, event_types=REMEMBERED_KINDS if t == "episodic" else None),
-        )[1]
-        for t in ("episodic", "semantic", "procedural")
+        "episodic": shown.memories,
+        "semantic": ctx.coordinator.list_memories(ctx.user_id, "semantic", ListQuery(page_size=1))[
+            1
+        ],
+        "procedural": shown.procedures,
+        "short_term": len(ctx.coordinator.recent_messages(ctx.user_id, ctx.session_id, n=200)),
     }
-    counts["short_term"] = len(ctx.coordinator.recent_messages(ctx.user_id, ctx.session_id, n=200))
+    tile_help = {
+        **TYPE_HELP,
+        "episodic": "What is remembered about you now. Not counted: the conversation itself "
+        "(logged exchanges), replaced memories kept as history"
+        + (f", {shown.paused} paused (kept, not used)" if shown.paused else ", paused ones")
+        + ". The table below lists those too when asked.",
+    }
     cols = st.columns(4)
     for col, (mtype, n) in zip(cols, counts.items(), strict=True):
-        col.metric(type_label(mtype), n, help=TYPE_HELP[mtype], border=True)
+        col.metric(type_label(mtype), n, help=tile_help[mtype], border=True)
 
 tabs = st.tabs(
     [

@@ -11,6 +11,7 @@ import streamlit as st
 
 from memory import ListQuery
 from ui import activity_chart, charts, resources
+from ui.counts import counts_of
 from ui.errors import guard
 from ui.format import REMEMBERED_KINDS, fmt_day, fmt_duration, md_text
 from ui.layout import page_setup
@@ -61,9 +62,9 @@ counts = {"episodic": 0, "semantic": 0, "procedural": 0}
 built_in = paused = 0
 activity: list[dict[str, Any]] = []
 with guard("Counting memories"):
-    for mtype in counts:
+    for mtype in ("episodic", "semantic"):  # the growth chart's rows
         added_by = ctx.user_id if mtype == "semantic" else None  # facts this user added
-        rows, _ = ctx.coordinator.list_memories(
+        rows_by_type[mtype], _ = ctx.coordinator.list_memories(
             ctx.user_id,
             mtype,
             ListQuery(
@@ -73,14 +74,13 @@ with guard("Counting memories"):
                 event_types=REMEMBERED_KINDS if mtype == "episodic" else None,
             ),
         )
-        rows_by_type[mtype], counts[mtype] = rows, len(rows)
+    shown = counts_of(ctx.coordinator, ctx.user_id)  # the Memories tile's and the load's
+    counts = {"episodic": shown.memories, "semantic": shown.facts, "procedural": shown.procedures}
+    paused = shown.paused  # kept but never used: counted apart
     recalled_facts = ctx.coordinator.list_memories(ctx.user_id, "semantic", ListQuery(page_size=1))[
         1
     ]
     built_in = max(0, recalled_facts - counts["semantic"])
-    # paused memories are kept but never used: counted apart
-    paused = sum(1 for r in rows_by_type["episodic"] if r.get("paused"))
-    counts["episodic"] -= paused
     activity = ctx.coordinator.history.per_day(ctx.user_id)
 
 df = charts.samples_frame([])

@@ -39,6 +39,7 @@ from ui.tables import (
     SEMANTIC_COLUMNS,
     SEQUENCE_COLUMNS,
     episodic_frame,
+    keep_selection_on_ids,
     messages_frame,
     procedural_frame,
     semantic_frame,
@@ -92,8 +93,10 @@ def _table(
     df: pd.DataFrame, key: str, columns: dict[str, Any], *, empty: str = "–"
 ) -> list[dict[str, Any]]:
     """`empty`: what a missing value reads as (an episodic memory without expiry: "never").
-    Memories whose delete waits for its Undo are not shown."""
+    Memories whose delete waits for its Undo are not shown; a ticked memory stays ticked
+    whatever the filters do to its row number."""
     df = df[~df["id"].astype(str).isin(undo.pending_ids())].reset_index(drop=True)
+    keep_selection_on_ids(key, df["id"].astype(str).tolist())
     phone.readable_rows(df, key)
     event = st.dataframe(
         df,
@@ -122,6 +125,8 @@ def _bulk_actions(ctx: PageContext, mtype: str, table_key: str, selected: list[d
     if not ids:
         st.caption("Select rows (tick the box at the left of a row) to edit, pin or delete them.")
         return
+    with st.container(key=f"selected_{mtype}"):
+        st.markdown(f"**Selected:** {_named(selected)}")
     row = st.container(horizontal=True)
     c1 = c2 = c3 = row
     c1.button(
@@ -155,6 +160,16 @@ def _on_delete_many(
     items = [(mtype, str(r["id"]), _row_text(r)) for r in selected]
     undo.request_delete(ctx.coordinator, ctx.user_id, items, mtype, ctx.is_admin)
     clear_selection(table_key)  # the old row numbers point at other rows now
+
+
+SELECTION_NAMED = 5  # memories named one by one before "and N more"
+
+
+def _named(selected: list[dict[str, Any]]) -> str:
+    """The selected memories by their words, so a bulk action says what it will touch."""
+    names = [f"“{no_images(md_text(snippet(_row_text(r), 60)))}”" for r in selected]
+    more = len(names) - SELECTION_NAMED
+    return ", ".join(names[:SELECTION_NAMED]) + (f" and {more} more" if more > 0 else "")
 
 
 def _row_text(row: dict[str, Any]) -> str:
@@ -251,7 +266,12 @@ def episodic_tab(ctx: PageContext) -> None:
                 icon="📔",
             )
         return
-    st.caption(f"{total} memor{'y' if total == 1 else 'ies'}" + (" match" if filtered else ""))
+    # "memories" is the tile's count (ui/counts.py): these rows are what the view lists
+    st.caption(
+        f"{total} listed"
+        + (" (matching the filters)" if filtered else "")
+        + ("; replaced memories kept as history included" if show_old else "")
+    )
     df = usage_ui.with_usage(episodic_frame(rows), usage)
     columns = {**EPISODIC_COLUMNS, **usage_ui.COLUMN_CONFIG}
     selected = _table(df, "tbl_episodic", columns, empty="never")

@@ -16,8 +16,6 @@ an admin): a signed-in person's own account is never filled with a stranger's li
 
 from __future__ import annotations
 
-from typing import Any
-
 import streamlit as st
 
 from memory import DEMO_QUESTIONS, DEMO_TAG, DEMO_USER, ListQuery, demo_contents, load_demo
@@ -25,6 +23,7 @@ from memory.service import MemoryService
 from memory.writing import WritePolicy
 from ui import state
 from ui.context import PageContext
+from ui.counts import Counts, counts_of
 from ui.errors import run_action
 from ui.format import md_text
 
@@ -81,7 +80,7 @@ def _on_load(coord: MemoryService, writer: WritePolicy, key: str) -> None:
             f"*{LABEL}* again."
         )
         return
-    ok, report = run_action(
+    ok, loaded = run_action(
         "Loading the demo persona", _load, coord, writer, replace=contents.has_own
     )
     if not ok:
@@ -92,19 +91,21 @@ def _on_load(coord: MemoryService, writer: WritePolicy, key: str) -> None:
     state.switch_session(state.new_session_id())
     state.flash(
         f"Loaded the demo persona: you are {DEMO_USER} (Maya) in a new chat, with "
-        f"{report.episodic} episodic memories, {report.semantic} facts and "
-        f"{report.procedural} learned procedures. Try: {DEMO_QUESTIONS[0]}",
+        f"{loaded.memories} memories, {loaded.facts} facts and "
+        f"{loaded.procedures} learned procedures. Try: {DEMO_QUESTIONS[0]}",
         "success",
     )
 
 
-def _load(coord: MemoryService, writer: WritePolicy, *, replace: bool) -> Any:
+def _load(coord: MemoryService, writer: WritePolicy, *, replace: bool) -> Counts:
+    """Load the persona; what it holds then, counted as the Memories tile and Stats count."""
     from memory import MemoryCoordinator
 
     # The persona writes dated records and session summaries: the Redis store's own methods.
     if not isinstance(coord, MemoryCoordinator):
         raise TypeError("the demo persona needs the Redis memory store")
-    return load_demo(coord, DEMO_USER, replace=replace, writer=writer)
+    load_demo(coord, DEMO_USER, replace=replace, writer=writer)
+    return counts_of(coord, DEMO_USER)
 
 
 def questions(ctx: PageContext) -> None:

@@ -13,6 +13,7 @@ from ulid import ULID
 from agent.private import incognito_turn, reanswer
 from agent.types import TurnEvent, TurnResult
 from memory.models import ChatMessage
+from ui.answers import answer_text, shown
 from ui.details import render_details, short
 from ui.errors import guard
 from ui.format import ImageFreeStream, md_text, no_images
@@ -137,7 +138,7 @@ def reanswer_controls(ctx: PageContext, d: TurnResult, key: str) -> None:
             left, right = st.columns(2)
             with left:
                 st.markdown("**With every memory** (the answer given)")
-                st.markdown(no_images(d.reply.replace("\n", "  \n")))
+                st.markdown(shown(answer_text(ctx, d.reply)))  # as the chat shows it
             with right:
                 st.markdown("**Without them** (nothing stored)")
-                st.markdown(no_images(again.reply.replace("\n", "  \n")))
+                st.markdown(shown(answer_text(ctx, again.reply)))

@@ -69,7 +69,13 @@ def remembered_line(ctx: PageContext, r: TurnResult, key: str) -> None:
             return
         c1, c2, c3 = st.columns([8, 1, 1], vertical_alignment="center", gap="small")
         c1.caption(" · ".join(parts))
-        with c2.popover("", icon=":material/edit:", help="Edit what was remembered"):
+        with c2.popover(
+            "",
+            icon=":material/edit:",
+            help="Edit what was remembered",
+            key=f"rem_pop_{key}",
+            on_change="rerun",  # tracked, so that a save can close it
+        ):
             for m, text in live:
                 st.text_area("Remembered", value=text, key=f"rem_edit_{key}_{m.id}")
                 st.button(
@@ -77,7 +83,14 @@ def remembered_line(ctx: PageContext, r: TurnResult, key: str) -> None:
                     key=f"rem_save_{key}_{m.id}",
                     type="primary",
                     on_click=_on_save,
-                    args=(ctx.coordinator, ctx.user_id, m.id, f"rem_edit_{key}_{m.id}", text),
+                    args=(
+                        ctx.coordinator,
+                        ctx.user_id,
+                        m.id,
+                        f"rem_edit_{key}_{m.id}",
+                        text,
+                        f"rem_pop_{key}",
+                    ),
                 )
         c3.button(
             "",
@@ -98,7 +111,9 @@ def _old_text(ctx: PageContext, m: StoredMemory) -> str:
     return snippet(str(rec.get("text") or rec.get("description") or ""), 60)
 
 
-def _on_save(coord: MemoryService, user_id: str, memory_id: str, key: str, old: str) -> None:
+def _on_save(
+    coord: MemoryService, user_id: str, memory_id: str, key: str, old: str, popover: str
+) -> None:
     text = str(st.session_state.get(key) or "").strip()
     if is_blank(text):
         state.flash(
@@ -113,6 +128,7 @@ def _on_save(coord: MemoryService, user_id: str, memory_id: str, key: str, old: 
         "Saving the memory", coord.update_memory, user_id, "episodic", memory_id, text=text
     )
     if ok:
+        st.session_state[popover] = False  # saved: the popover closes
         state.flash(f"Saved: {snippet(text, 60)}")
 
 

@@ -50,6 +50,7 @@ PAGES = (
 )
 ADDABLE_TYPES = ("episodic", "semantic")
 GUESS = "guess"  # the Kind choice that leaves the kind to the guess
+GUESS_LABEL = "✨ Guess from the text"
 RECENT_N = 6
 
 
@@ -300,14 +301,18 @@ def _add_form(ctx: PageContext) -> None:
     tags = st.text_input("Tags (optional)", key="sb_add_tags", placeholder="diet, running")
     if mtype == "episodic":
         # the guess of `python -m memory add` (memory.writing), shown before saving
-        guess = classify_event_type(text, parse_tags(tags)).value if text.strip() else ""
-        st.selectbox(
+        # Every option keeps its label across reruns: the browser answers with the label, so
+        # a label that followed the live guess was no option any more by the next run.
+        kind = st.selectbox(
             "Kind",
             [GUESS, *KINDS],
-            format_func=lambda k: _guess_label(guess) if k == GUESS else event_label(k),
+            format_func=lambda k: GUESS_LABEL if k == GUESS else event_label(k),
             key="sb_add_event_type",
             help="Guessed from the words and tags; pick a kind to choose it yourself.",
         )
+        if kind == GUESS and text.strip():
+            guess = classify_event_type(text, parse_tags(tags))
+            st.caption(f"✨ Guessed kind: {event_label(guess.value)}")
     else:
         ss.setdefault("sb_add_category", "general")
         st.text_input("Category", key="sb_add_category", placeholder="general")
@@ -320,10 +325,6 @@ def _add_form(ctx: PageContext) -> None:
         args=(ctx.coordinator, ctx.writer),
         use_container_width=True,
     )
-
-
-def _guess_label(guess: str) -> str:
-    return f"✨ {event_label(guess)} (guessed)" if guess else "✨ Guess from the text"
 
 
 def _on_add(coord: MemoryService, writer: WritePolicy) -> None:
@@ -428,7 +429,8 @@ def _recent(ctx: PageContext) -> None:
         )
         return
     for r in rows:
-        when = fmt_ms_time(r.get("created_at") or r.get("timestamp"))
+        # the memory's own date (a loaded persona's are stored at once, dated as it happened)
+        when = fmt_ms_time(r.get("timestamp") or r.get("created_at"))
         kind = event_label(r["event_type"]) if r.get("event_type") else r.get("category") or ""
         pin = "📌 " if r.get("pinned") else ""
         st.markdown(

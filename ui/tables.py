@@ -1,4 +1,5 @@
-"""Memory records → pandas frames + column configs for `st.dataframe` (Memories page)."""
+"""Memory records → pandas frames + column configs for `st.dataframe` (Memories page), and
+the tables' ticked rows kept on their memories when the rows change."""
 
 from __future__ import annotations
 
@@ -239,3 +240,30 @@ MESSAGE_COLUMNS = {
     "When": st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm:ss"),
     "Message": st.column_config.TextColumn(width=TEXT_WIDTH + 200),
 }
+
+
+# --- a selection that follows the memory, not the row number ---------------------------
+
+
+def follow_ids(shown_before: list[str], ticked: list[int], shown_now: list[str]) -> list[int]:
+    """The rows to tick in a table that now shows `shown_now`: those of the memories ticked
+    (by row number) when it showed `shown_before`. A memory no longer shown is unticked."""
+    ids = {shown_before[i] for i in ticked if 0 <= i < len(shown_before)}
+    return [i for i, memory_id in enumerate(shown_now) if memory_id in ids]
+
+
+def keep_selection_on_ids(key: str, shown_now: list[str]) -> None:
+    """The grid keeps ticked row *numbers* when its rows change (a filter, a search, a page):
+    before it is drawn, the selection is moved to the rows of the same memories."""
+    ss = st.session_state
+    ids_key = f"{key}__ids"
+    shown_before = ss.get(ids_key)
+    ss[ids_key] = shown_now
+    if shown_before is None or shown_before == shown_now:
+        return
+    try:
+        ticked = list(ss[key]["selection"]["rows"])
+    except (KeyError, TypeError):
+        return  # nothing ticked yet
+    ss[key] = {"selection": {"rows": follow_ids(shown_before, ticked, shown_now),
+                             "columns": [], "cells": []}}  # fmt: skip

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from agent.prompt import PROFILE_TOKENS, fit_profile
 from memory.models import ProfileLine, is_blank
 from memory.service import MemoryService
 from ui import state, undo
@@ -36,14 +37,19 @@ def _lines(ctx: PageContext, where: str) -> None:
             "and it shows here; it goes with every question you ask."
         )
         return
-    st.caption("Sent with every question (paused memories are left out).")
+    fit = fit_profile(lines)  # the prompt's own rule: what is listed is what is sent
+    st.caption(
+        "Sent with every question, in this order: pinned memories and health facts first "
+        "(paused memories are left out)."
+    )
     editing = f"{where}_profile_editing"
-    for p in lines:
+    for p, _ in fit.sent:
         if st.session_state.get(editing) == p.id:
             _edit_form(ctx, where, p, editing)
             continue
         c1, c2, c3 = st.columns([6, 1, 1], vertical_alignment="center")
-        c1.markdown(f"{no_images(md_text(p.text))}  \n:gray[{event_label(p.kind.value)}]")
+        pin = "📌 " if p.pinned else ""
+        c1.markdown(f"{pin}{no_images(md_text(p.text))}  \n:gray[{event_label(p.kind.value)}]")
         c2.button(
             "",
             key=f"{where}_profile_edit_{p.id}",
@@ -60,6 +66,21 @@ def _lines(ctx: PageContext, where: str) -> None:
             f"{undo.UNDO_S:g} seconds)",
             on_click=undo.request_delete,
             args=(ctx.coordinator, ctx.user_id, [("episodic", p.id, p.text)], f"profile_{where}"),
+        )
+    _left_out(where, fit.left_out)
+
+
+def _left_out(where: str, left_out: list[ProfileLine]) -> None:
+    """How many lines did not fit, and why."""
+    if not left_out:
+        return
+    n = len(left_out)
+    with st.container(key=f"{where}_profile_left_out"):
+        st.caption(
+            f"{n} more {'memory does' if n == 1 else 'memories do'} not fit the room a question "
+            f"keeps for this list (about {PROFILE_TOKENS} tokens): "
+            + ", ".join(f"“{no_images(md_text(snippet(p.text, 50)))}”" for p in left_out)
+            + ". They go with a question only when its search finds them."
         )
 
 

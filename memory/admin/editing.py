@@ -68,7 +68,7 @@ def list_memories(
             since_ms=q.since_ms,
             until_ms=q.until_ms,
             active_only=not q.include_superseded,
-            with_paused=True,
+            with_paused=q.include_paused,
             pinned=q.pinned,
             session_id=q.session_id,
         )

@@ -21,7 +21,7 @@ def add_demo_parser(subparsers: argparse._SubParsersAction) -> None:
     demo = sp.add_subparsers(dest="action", required=True)
     for action, help_ in (
         ("load", "write the persona into a user (idempotent; refused over their own memories)"),
-        ("reset", "remove the demo's memories, facts, procedures and sessions (only those)"),
+        ("reset", "remove the demo and all made with it: the user's chats, memories, usage"),
     ):
         dp = demo.add_parser(action, help=help_)
         dp.add_argument("--json", action="store_true", help="machine-readable output")
@@ -35,7 +35,7 @@ def add_demo_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
     """Load the demo persona into a user (refused, exit 2, over memories of their own unless
-    --replace), or remove it (the user's own memories stay)."""
+    --replace), or remove it with all made with it (memory.demo.reset_demo)."""
     from memory.demo import DEMO_PREFIX, OwnMemoriesError, load_demo, reset_demo
 
     user = for_terminal(args.user)
@@ -44,13 +44,15 @@ def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
         if args.action == "reset":
             report = reset_demo(coord, args.user)
             payload = {k: v for k, v in report.as_json().items() if k != "replaced"}
-            print_result(
-                args,
-                payload,
-                f"removed the demo persona from {user}: {report.episodic} episodic memories, "
-                f"{report.semantic} facts, {report.procedural} procedures, {report.sessions} "
-                f"sessions ({report.messages} messages); their own memories are untouched",
+            said = (
+                f"removed the demo persona and all made with it from {user}: "
+                f"{report.episodic} episodic records, {report.semantic} facts, "
+                f"{report.procedural} procedures, {report.sessions} sessions "
+                f"({report.messages} messages)"
+                if any(payload[k] for k in ("episodic", "semantic", "procedural", "sessions"))
+                else f"{user} holds no demo persona: nothing was removed"
             )
+            print_result(args, payload, said)
             return 0
         say = None if args.json else (lambda line: print(for_terminal(line), file=sys.stderr))
         try:
@@ -69,7 +71,8 @@ def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
     lines = [
         f"loaded the demo persona into {user}"
         + (" (their own memories were purged first)" if report.replaced else "")
-        + f": {report.episodic} episodic memories, {report.semantic} facts, "
+        + f": {report.episodic} episodic records (memories, logged exchanges, summaries), "
+        f"{report.semantic} facts, "
         f"{report.procedural} procedures, {report.sessions} sessions ({report.messages} "
         "messages)",
         f'try it: make run, pick the user {user}, and ask "Plan my running this week"',

@@ -1,6 +1,7 @@
 """Load the demo persona into a user, or take it out again (`python -m memory demo load|reset`).
 
-What marks demo data (reset removes exactly this; everything else of a user is their own):
+What marks demo data (what a load finds of an earlier load; a reset removes the user whole,
+since all a user holds beside a loaded demo was made with it):
 
     episodic     the tag `demo` (DEMO_TAG) on every memory: stated, logged exchanges, summaries
     semantic     the source `demo` (DEMO_SOURCE) on the facts the persona added
@@ -144,19 +145,6 @@ def _all_rows(
         if not found or len(rows) >= total:
             return rows
         page += 1
-
-
-def _demo_rows(coord: MemoryService, user_id: str) -> dict[str, list[Any]]:
-    """The demo's episodic memories, facts, procedures (rows) and sessions (ids)."""
-    questions = _normalised_questions()
-    facts = _all_rows(coord, user_id, "semantic", ListQuery(added_by=user_id))
-    procedures = _all_rows(coord, user_id, "procedural")
-    return {
-        "episodic": _all_rows(coord, user_id, "episodic", ListQuery(tags=[DEMO_TAG])),
-        "semantic": [f for f in facts if f.get("source") == DEMO_SOURCE],
-        "procedural": [p for p in procedures if p.get("normalized_query") in questions],
-        "sessions": [s for s in coord.list_sessions(user_id) if is_demo_session(s)],
-    }
 
 
 def demo_contents(coord: MemoryService, user_id: str) -> UserContents:
@@ -355,27 +343,24 @@ def load_demo(
 
 
 def reset_demo(coord: MemoryService, user_id: str = DEMO_USER) -> DemoReport:
-    """Remove the demo's memories, facts, procedures and sessions from `user_id`; the user's
-    own memories stay. A user who holds nothing else is purged whole (`clear_user_memories`:
-    also the sessions' timelines, maintenance state and the entry in the user list)."""
+    """Remove the demo and all it made from `user_id`: a load refuses a user with memories of
+    their own (or purges them first, with `replace`), so whatever a user holds beside a loaded
+    demo was made with it: the chats of a presentation and their messages, the memories and
+    facts they stored, the answers' usage, the procedures learned. So the user is purged whole
+    (`clear_user_memories`), and the next load needs no *Replace*. A user without the demo is
+    left alone (the report counts nothing)."""
     check_id(user_id)
-    rows = _demo_rows(coord, user_id)
-    report = DemoReport(
-        user_id,
-        episodic=len(rows["episodic"]),
-        semantic=len(rows["semantic"]),
-        procedural=len(rows["procedural"]),
-        sessions=len(rows["sessions"]),
+    if not demo_contents(coord, user_id).has_demo:
+        return DemoReport(user_id)
+    messages = sum(
+        len(coord.recent_messages(user_id, s, _PAGE)) for s in coord.list_sessions(user_id)
     )
-    if not demo_contents(coord, user_id).has_own:
-        report.messages = sum(
-            len(coord.recent_messages(user_id, s, _PAGE)) for s in rows["sessions"]
-        )
-        coord.clear_user_memories(user_id)
-        return report
-    for mtype in ("episodic", "semantic", "procedural"):
-        for r in rows[mtype]:
-            coord.delete_memory(user_id, mtype, r["id"])
-    for s in rows["sessions"]:
-        report.messages += coord.clear_session_memories(user_id, s)
-    return report
+    removed = coord.clear_user_memories(user_id)
+    return DemoReport(
+        user_id,
+        episodic=removed["episodic"],
+        semantic=removed["semantic"],
+        procedural=removed["procedural"],
+        sessions=removed["sessions"],
+        messages=messages,
+    )

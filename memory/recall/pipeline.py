@@ -68,7 +68,7 @@ from memory.recall.statements import statement_model_for
 from memory.replies import as_str
 from memory.stores import Stores
 from memory.stores.episodic import embedding_text
-from memory.user_profile import profile_command, profile_lines_of
+from memory.user_profile import profile_commands, profile_lines_of
 
 log = logging.getLogger(__name__)
 
@@ -120,7 +120,7 @@ class RecallPipeline:
         plan = _Plan(user_id, query, include_episodic, include_semantic, include_procedural)
         plan.k_episodic, plan.k_semantic = k_episodic, k_semantic
         if include_profile:
-            plan.profile = profile_command(self._stores.episodic, user_id)
+            plan.profile = profile_commands(self._stores.episodic, user_id)
 
         t = time.perf_counter()
         qvec = self._embedder.local(query) if need_vector else None
@@ -134,7 +134,7 @@ class RecallPipeline:
             self._take_short_term(ctx, raw, timings)
         exact_raw = raw.pop(0) if include_procedural else None
         if plan.profile is not None:
-            ctx.profile = profile_lines_of(raw.pop(0))
+            ctx.profile = profile_lines_of([raw.pop(0) for _ in plan.profile])
         if need_vector and qvec is None:
             t = time.perf_counter()
             pipe = self._stores.client.pipeline(transaction=False)
@@ -189,8 +189,8 @@ class RecallPipeline:
         exact_key = ""
         if plan.procedural:
             exact_key = stores.procedural.exact_request(pipe, user_id, ctx.query)
-        if plan.profile is not None:
-            pipe.execute_command(*plan.profile)
+        for command in plan.profile or ():
+            pipe.execute_command(*command)
         if need_vector and qvec is None:
             self._embedder.queue_lookup(pipe, ctx.query)
         elif qvec is not None:
@@ -438,7 +438,7 @@ class _Plan:
     k_semantic: int = 3
     requests: list[HybridRequest] = field(default_factory=list)
     similar: VectorQuery | None = None
-    profile: list[str] | None = None
+    profile: list[list[str]] | None = None
 
 
 def fuse_request(

@@ -4,11 +4,12 @@ that user made herself; the presenter's own memories are never touched."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 
-from memory import DEMO_QUESTIONS, DEMO_USER, demo_contents
+from memory import DEMO_QUESTIONS, DEMO_USER, ListQuery, demo_contents
 from tests.app.conftest import no_errors, texts
 from tests.app.test_auth import _signed_in
 
@@ -105,3 +106,31 @@ def test_a_signed_in_non_admin_is_not_offered_the_persona(oidc, coordinator) -> 
     assert "es_demo_load" not in keys and "sb_demo_load" not in keys
     admin = _signed_in("app.py", "root@example.com")
     assert "sb_demo_load" in {b.key for b in admin.button}
+
+
+def test_the_load_message_the_memories_tile_and_stats_count_alike(
+    app_env, make_app, coordinator
+) -> None:
+    at = make_app("app.py", user="alice", session="s-test")
+    at.button(key="es_demo_load").click().run()
+    no_errors(at)
+    said = re.search(r"with (\d+) memories, (\d+) facts", at.toast[0].value)
+    assert said is not None, at.toast[0].value
+    memories, facts = (int(n) for n in said.groups())
+
+    def shown() -> tuple[int, int]:
+        """(the Memories tile, the Stats tile of memories and facts together)"""
+        page = make_app("pages/memories.py", user=DEMO_USER)
+        stats = make_app("pages/stats.py", user=DEMO_USER)
+        no_errors(page)
+        no_errors(stats)
+        tiles = {m.label: m.value for m in stats.metric}
+        return int(page.metric[0].value), int(tiles["Things I remember about you"])
+
+    assert shown() == (memories, memories + facts)
+    # a paused memory leaves both counts alike (kept, not used)
+    rows, _ = coordinator.list_memories(
+        DEMO_USER, "episodic", ListQuery(event_types=["goal"], include_superseded=False)
+    )
+    coordinator.pause(DEMO_USER, rows[0]["id"])
+    assert shown() == (memories - 1, memories - 1 + facts)

@@ -127,6 +127,36 @@ def test_bulk_delete_offers_undo_then_deletes(alice, make_app) -> None:
     assert alice.list_memories("bob", "episodic")[1] == 1  # bob's untouched
 
 
+def editors(at) -> list[str]:  # type: ignore[no-untyped-def]
+    """The texts in the episodic editor (one per selected memory: none, or one)."""
+    return [t.value for t in at.text_area if str(t.key).startswith("ed_ep_")]
+
+
+def test_a_ticked_memory_stays_ticked_by_its_id_when_the_filters_change(alice, make_app) -> None:
+    at = make_app("pages/memories.py")
+    assert episodic_texts(at) == [
+        "I am vegetarian",
+        "Train for a half marathon",
+        "Ran my first 10k",
+    ]
+    at = select_rows(at, "tbl_episodic", [2])  # "Ran my first 10k"
+    at.multiselect(key="f_ep_kinds").set_value(["milestone"]).run()  # now its first row
+    no_errors(at)
+    assert episodic_texts(at) == ["Ran my first 10k"]
+    assert "**Selected:** “Ran my first 10k”" in texts(at)  # named before any bulk action
+    assert editors(at) == ["Ran my first 10k"]  # the editor opens on the same memory
+
+    at = select_rows(at, "tbl_episodic", [])
+    at.multiselect(key="f_ep_kinds").set_value([]).run()
+    at = select_rows(at, "tbl_episodic", [1])  # "Train for a half marathon"
+    at.multiselect(key="f_ep_kinds").set_value(["preference", "milestone"]).run()
+    no_errors(at)
+    # its row number now belongs to "Ran my first 10k": nothing is ticked, nothing offered
+    assert episodic_texts(at) == ["I am vegetarian", "Ran my first 10k"]
+    assert not any(b.key == "delete_sel_episodic" for b in at.button)
+    assert editors(at) == []
+
+
 def test_undo_keeps_the_memories(alice, make_app) -> None:
     at = make_app("pages/memories.py")
     at = select_rows(at, "tbl_episodic", [0])

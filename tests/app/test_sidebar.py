@@ -109,7 +109,8 @@ def test_the_kind_is_guessed_from_the_text_and_can_be_chosen(app_env, make_app, 
     at.sidebar.text_area(key="sb_add_text").input("My daughter Lina starts school in September")
     at.run()
     kind = at.sidebar.selectbox(key="sb_add_event_type")
-    assert kind.value == "guess" and kind.format_func("guess") == "✨ Fact (guessed)"
+    assert kind.value == "guess" and kind.format_func("guess") == "✨ Guess from the text"
+    assert "✨ Guessed kind: Fact" in texts(at.sidebar, "caption")  # the guess, beside it
     at.sidebar.button(key="sb_add_btn").click().run()
     no_errors(at)
     at.sidebar.text_area(key="sb_add_text").input("I want to swim 2 km without stopping")

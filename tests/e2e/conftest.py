@@ -6,6 +6,8 @@
                      MEMORY_NAMESPACE and OLLAMA_HOST = the fake; stopped by its PID
     fresh_server     a factory for servers that no browser has opened yet (deep-link tests)
     seed             a MemoryCoordinator on the same Redis + namespace, to arrange data
+    failure_watch    (autouse) every test fails when a page it opened showed an exception box
+                     or a "… failed unexpectedly" message, whatever the test checks
 
 Nothing is skipped: if Chromium, Redis or Streamlit cannot start, the tests fail and say why.
 """
@@ -18,11 +20,12 @@ from pathlib import Path
 
 import pytest
 import redis
-from playwright.sync_api import expect
+from playwright.sync_api import Browser, expect
 
 from memory.config import PROJECT_ROOT, Settings
 from memory.runtime.connection import drop_namespace
 from tests.e2e.app_process import CHROMIUM, CHROMIUM_ARGS, AppServer, start_app
+from tests.e2e.failures import FailureWatch, install
 from tests.fakes.fake_ollama import FakeOllama
 
 SCREENSHOTS = PROJECT_ROOT / "test-artifacts" / "screenshots"
@@ -55,6 +58,31 @@ def browser_context_args(browser_context_args: dict) -> dict:
 def screenshots_dir() -> Path:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     return SCREENSHOTS
+
+
+# --- failures shown on a page --------------------------------------------------------------
+
+WATCH_KEY = pytest.StashKey[FailureWatch]()
+
+
+@pytest.fixture(autouse=True)
+def failure_watch(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> FailureWatch:
+    """Watch every browser context the test creates (`page`, `browser.new_context`, …)."""
+    watch = FailureWatch()
+    install(Browser, watch, monkeypatch.setattr)
+    request.node.stash[WATCH_KEY] = watch
+    return watch
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    """After the test body, before its fixtures close the pages: a failure shown fails it."""
+    result = yield
+    watch = item.stash.get(WATCH_KEY, None)
+    failures = watch.failures() if watch is not None else []
+    if failures:
+        pytest.fail("a page showed a failure:\n" + "\n".join(failures), pytrace=False)
+    return result
 
 
 # --- the Streamlit server ------------------------------------------------------------------

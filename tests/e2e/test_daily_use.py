@@ -114,6 +114,8 @@ def test_without_a_model_answering_again_leaves_the_ticked_memory_out(
     expect(without).to_contain_text("I am training for a half marathon in April")
     expect(without).not_to_contain_text("vegetarian")
     expect(without).not_to_contain_text("needs the model")
+    # the banner says the model is offline: neither answer repeats it (as in the chat)
+    expect(answer).not_to_contain_text("The language model is offline")
     expect(answer).not_to_contain_text(").).")
     no_exceptions(page)
 

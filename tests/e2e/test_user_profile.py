@@ -9,6 +9,7 @@ import uuid
 
 from playwright.sync_api import Page, expect
 
+from memory.block import PROFILE_TITLE, read_block
 from memory.queries import ListQuery
 from tests.e2e.st import TIMEOUT_MS, by_key, no_exceptions, open_page, sidebar, wait_idle
 from tests.fakes.fake_ollama import FakeOllama
@@ -107,4 +108,46 @@ def test_a_paused_memory_leaves_the_prompt_and_comes_back_on_resume(
     assert seed.get_memory(user, "episodic", teal)["paused"] is False
     ask(page, shared_fake_ollama, "Which colour should I paint my car?", "Teal, as you like.")
     expect(prompt_tab(page).get_by_text("My favourite colour is teal").first).to_be_visible()
+    no_exceptions(page)
+
+
+def profile_section(system_prompt: str) -> list[str]:
+    """The texts of the profile's lines in a prompt's memory block, in order."""
+    lines, inside = [], False
+    for line in read_block(system_prompt):
+        if line.kind == "title":
+            inside = line.text == PROFILE_TITLE[:-1]
+        elif line.kind == "memory" and inside:
+            lines.append(line.text)
+    return lines
+
+
+def test_the_sidebar_lists_the_profile_the_prompt_carries_in_its_order(
+    page: Page, app_server, shared_fake_ollama: FakeOllama, seed
+) -> None:
+    shared_fake_ollama.reset()
+    user = "u" + uuid.uuid4().hex[:6]
+    for i in range(12):  # more important standing memories than the profile's room holds
+        seed.add_episodic(user, f"I like recipe number {i} with rice", event_type="preference",
+                          importance=0.9)  # fmt: skip
+    seed.add_episodic(user, "I'm allergic to peanuts and tree nuts", event_type="fact",
+                      importance=0.5)  # fmt: skip
+    race = seed.add_episodic(user, "Ran the Lyon 10k in 52 minutes", event_type="milestone").id
+    seed.pin(user, "episodic", race, True)
+    seed.bookkeeping.drain()
+    open_page(page, f"{app_server.url}?user={user}", CHAT)
+    ask(page, shared_fake_ollama, "Give me a recipe for tonight's dinner", "A rice bowl.")
+    sent = profile_section(shared_fake_ollama.chat_requests()[-1].seen_system_prompt)
+    assert sent[:2] == ["Ran the Lyon 10k in 52 minutes", "I'm allergic to peanuts and tree nuts"]
+
+    panel = sidebar_profile(page)
+    rows = panel.get_by_test_id("stHorizontalBlock").all()  # a line, ✏️, ✖️ per row
+    texts = [row.get_by_test_id("stColumn").first.inner_text() for row in rows]
+    shown = [t.strip().split("\n")[0].removeprefix("📌 ").strip() for t in texts]
+    assert shown == sent  # exactly the lines sent, in the order sent
+    left_out = 14 - len(sent)
+    assert left_out > 0
+    expect(by_key(page, "sb_profile_left_out")).to_contain_text(
+        f"{left_out} more memories do not fit the room a question keeps for this list"
+    )
     no_exceptions(page)

@@ -20,6 +20,7 @@ from ulid import ULID
 
 from memory.config import Settings
 from memory.errors import InvalidInputError, NotFoundError
+from memory.health import about_health
 from memory.models import (
     ChatMessage,
     EpisodicMemory,
@@ -36,7 +37,7 @@ from memory.models import (
 )
 from memory.queries import ListQuery, SearchFilter
 from memory.service import AgentMemory, MemoryStats, StoredInteraction
-from memory.user_profile import PROFILE_READ, STANDING_KINDS
+from memory.user_profile import HEALTH_KINDS, PROFILE_READ, STANDING_KINDS
 from tests.fakes.fake_ollama import embed_text
 
 #: Episodic memories a prompt's recall offers when the caller names no number (the real
@@ -384,20 +385,34 @@ class FakeCoordinator:
             del self.episodic[memory_id]
 
     def user_profile(self, user_id: str) -> list[ProfileLine]:
-        """The real one's rule: live standing memories, most important then newest."""
+        """The real one's rule: live memories, pinned ones first, then those about health,
+        then the standing ones, each part most important then newest."""
         with self._lock:
-            mine = [
+            live = [
                 m
                 for m in self.episodic.values()
-                if m.user_id == user_id
-                and not (m.superseded_by or m.paused)
-                and m.event_type in STANDING_KINDS
+                if m.user_id == user_id and not (m.superseded_by or m.paused)
             ]
-        mine.sort(key=lambda m: (m.importance, m.timestamp), reverse=True)
-        return [
-            ProfileLine(id=m.id, kind=m.event_type, text=m.description, importance=m.importance)
-            for m in mine[:PROFILE_READ]
-        ]
+        live.sort(key=lambda m: (m.importance, m.timestamp), reverse=True)
+        parts = (
+            [m for m in live if m.pinned],
+            [m for m in live if m.event_type in HEALTH_KINDS and about_health(m.description)],
+            [m for m in live if m.event_type in STANDING_KINDS],
+        )
+        lines: dict[str, ProfileLine] = {}
+        for part in parts:
+            for m in part[:PROFILE_READ]:
+                lines.setdefault(
+                    m.id,
+                    ProfileLine(
+                        id=m.id,
+                        kind=m.event_type,
+                        text=m.description,
+                        importance=m.importance,
+                        pinned=m.pinned,
+                    ),
+                )
+        return list(lines.values())
 
     def pause(self, user_id: str, memory_id: str, paused: bool = True) -> dict[str, Any]:
         with self._lock:

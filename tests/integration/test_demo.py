@@ -116,31 +116,41 @@ def test_load_is_refused_over_own_memories_unless_replace(cli: Run, coordinator:
     assert not demo_contents(coordinator, DEMO_USER).has_own
 
 
-def test_reset_removes_only_the_demo(
+def test_reset_removes_the_demo_and_all_a_presentation_made(
     cli: Run, coordinator: MemoryCoordinator, snapshot: Callable[[], dict[bytes, bytes]]
 ):
-    user = "demo-ana"
-    load_demo(coordinator, user)
-    own = add_own(coordinator, user)
-    before = coordinator.get_memory_stats(user)
-    removed = json.loads(cli("reset", "--user", user, "--json").stdout)
-    assert removed == {"user": user, **expected_counts()}
-    contents = demo_contents(coordinator, user)
-    assert contents.demo == dict.fromkeys(("episodic", "semantic", "procedural", "sessions"), 0)
-    assert contents.own == {"episodic": 1, "semantic": 1, "procedural": 1, "sessions": 1}
-    assert coordinator.get_memory(user, "episodic", own["episodic"])["text"].startswith("My bike")
-    assert coordinator.get_memory(user, "semantic", own["semantic"])
-    assert coordinator.recent_messages(user, "s-20261101-0900-ab12")[0].content.startswith("Hello")
-    assert user in coordinator.list_users()
-    assert coordinator.get_memory_stats(user)["episodic"]["memory_count"] == (
-        before["episodic"]["memory_count"] - removed["episodic"]
-    )
-    # a user who had nothing but the demo is gone after a reset, every key of it
     before_load = snapshot()
     load_demo(coordinator, DEMO_USER)
-    assert json.loads(cli("reset", "--json").stdout) == removed | {"user": DEMO_USER}
+    # a presentation: a chat of its own with an answer that used a demo memory (usage, a
+    # title, the logged exchange), and what it stored: a memory, a fact, a procedure
+    chat = "s-20261101-0900-ab12"
+    made = add_own(coordinator, DEMO_USER)
+    rows, _ = coordinator.list_memories(DEMO_USER, "episodic", ListQuery(tags=[DEMO_TAG]))
+    used = rows[0]["id"]
+    answer = f"You told me: {rows[0]['text']}"
+    coordinator.store_interaction(
+        DEMO_USER, chat, "What is my goal for the race?", answer, turn_id="T1", used=[used]
+    )
+    coordinator.set_session_title(DEMO_USER, chat, "Race day")
+    assert coordinator.memory_usage(DEMO_USER)[used].answers == 1
+
+    removed = json.loads(cli("reset", "--json").stdout)
+    counts = expected_counts()
+    assert removed["user"] == DEMO_USER
+    assert removed["episodic"] == counts["episodic"] + 2  # the stored memory, the exchange
+    assert (removed["semantic"], removed["procedural"]) == (
+        counts["semantic"] + 1,
+        counts["procedural"] + 1,
+    )
+    assert removed["sessions"] == counts["sessions"] + 1
     assert DEMO_USER not in coordinator.list_users()
-    assert snapshot() == before_load
+    with pytest.raises(NotFoundError):
+        coordinator.get_memory(DEMO_USER, "episodic", made["episodic"])
+    assert snapshot() == before_load  # every key: chats, messages, usage, facts, procedures
+
+    # the next load finds nothing of anyone's own: no Replace needed
+    again = json.loads(cli("load", "--json").stdout)
+    assert again == {"user": DEMO_USER, "replaced": False, **expected_counts()}
 
 
 def test_loading_over_own_memories_in_process_raises(coordinator: MemoryCoordinator):
@@ -150,6 +160,7 @@ def test_loading_over_own_memories_in_process_raises(coordinator: MemoryCoordina
     assert err.value.contents.own["episodic"] == 1
     assert "1 episodic memory" in str(err.value)
     assert reset_demo(coordinator, "demo-bo").episodic == 0  # nothing of the demo to remove
+    assert demo_contents(coordinator, "demo-bo").own["episodic"] == 1  # their own memory stays
 
 
 def _hits(coord: MemoryCoordinator, query: str) -> list[dict[str, Any]]:

@@ -25,7 +25,7 @@ from memory.coordinator import MemoryCoordinator
 from memory.maintenance import Maintenance
 from memory.queries import ListQuery
 from memory.tokens import estimate_tokens
-from memory.user_profile import PROFILE_READ, profile_command, profile_lines_of
+from memory.user_profile import PROFILE_READ, profile_commands, profile_lines_of
 from memory.writing.policy import WritePolicy, candidate_for
 from tests.fakes.fake_ollama import FakeOllama
 from tests.integration.conftest import Run
@@ -346,7 +346,43 @@ def test_among_memories_of_equal_importance_the_profile_holds_the_newest(
     # the same lines through a RESP3 connection (REDIS_URL=...?protocol=3)
     client = redis.Redis.from_url(redis_url, protocol=3)
     try:
-        reply = client.execute_command(*profile_command(coordinator.episodic, "ana"))
+        commands = profile_commands(coordinator.episodic, "ana")
+        replies = [client.execute_command(*c) for c in commands]
     finally:
         client.close()
-    assert isinstance(reply, dict) and profile_lines_of(reply) == lines
+    assert all(isinstance(r, dict) for r in replies) and profile_lines_of(replies) == lines
+
+
+ALLERGY = "I'm allergic to peanuts and tree nuts"
+HEALTH = [ALLERGY, "I am lactose intolerant", "I take metformin every morning"]
+EARLIER = ["What can I cook for dinner tomorrow?", "Any quick recipe for a weeknight dinner?"]
+
+
+def test_health_facts_and_pinned_memories_are_in_the_profile_sent_and_shown(
+    agent: ChatAgent, coordinator: MemoryCoordinator, fake: FakeOllama
+) -> None:
+    from memory.block import fit_profile
+
+    for i, thing in enumerate(LIKES):  # more important standing memories than the room holds
+        add(coordinator, f"I like {thing}", "preference", days_ago=i, importance=0.9)
+    add(coordinator, ALLERGY, "health_event", days_ago=30, importance=0.5)
+    for text in HEALTH[1:]:  # plain facts by their kind: their words make them health facts
+        add(coordinator, text, "fact", days_ago=30, importance=0.5)
+    race = add(coordinator, "Ran the Lyon 10k in 52 minutes", "milestone", days_ago=40)
+    coordinator.pin("ana", "episodic", race, True)  # not a standing kind: pinned, so in
+
+    lines = coordinator.user_profile("ana")
+    fit = fit_profile(lines)
+    sent = [line.text for line, _ in fit.sent]
+    assert sent[0] == "Ran the Lyon 10k in 52 minutes"  # pinned first
+    assert set(HEALTH) <= set(sent)
+    assert fit.left_out and not {p.text for p in fit.left_out} & {*HEALTH, sent[0]}
+
+    for question in EARLIER:  # this chat's own questions, in the history of the next turn
+        fake.queue_reply("A lentil curry.")
+        agent.chat("ana", "s1", question)
+    fake.queue_reply("A rice bowl without nuts.")
+    agent.chat("ana", "s1", "Give me a recipe for tonight's dinner")
+    prompt = fake.chat_requests()[-1].seen_system_prompt
+    assert profile_section(prompt) == sent  # the profile shown is the one sent, in its order
+    assert not set(EARLIER) & set(searched_lines(prompt))  # the history carries them already

@@ -4,7 +4,7 @@ index's match and the LOAD (deleted, or expired) is no line and does not fail th
 from __future__ import annotations
 
 from memory.models import EventType
-from memory.user_profile import profile_lines_of
+from memory.user_profile import lines_of_reply
 
 KEY = b"cm:episodic:u1:01J0000000000000000000000A"
 GONE = b"cm:episodic:u1:01J0000000000000000000000B"
@@ -19,7 +19,7 @@ FIELDS = {
 def test_a_resp2_reply_skips_a_row_whose_memory_is_gone() -> None:
     whole = [b"__key", KEY, *(x for kv in FIELDS.items() for x in kv)]
     reply = [2, whole, [b"__key", GONE, b"importance", b"0.9"]]
-    [line] = profile_lines_of(reply)
+    [line] = lines_of_reply(reply)
     assert (line.id, line.kind, line.text) == (
         "01J0000000000000000000000A",
         EventType.PREFERENCE,
@@ -35,4 +35,4 @@ def test_a_resp3_reply_skips_a_row_whose_memory_is_gone() -> None:
             {b"extra_attributes": {b"__key": GONE}, b"values": []},
         ],
     }
-    assert [line.text for line in profile_lines_of(reply)] == ["I'm vegetarian"]
+    assert [line.text for line in lines_of_reply(reply)] == ["I'm vegetarian"]
