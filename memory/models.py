@@ -178,9 +178,16 @@ def check_tags(tags: list[str] | None) -> list[str]:
 
 def check_metadata(metadata: Any) -> dict[str, Any]:
     """A JSON object (or its text) of at most MAX_METADATA_BYTES and MAX_METADATA_DEPTH levels:
-    the depth is measured before parsing or serialising, which would recurse."""
+    the size of a text first, then its depth, before parsing or serialising (which recurse)."""
     if metadata is None:
         return {}
+    if isinstance(metadata, str) and len(metadata.encode("utf-8", "surrogatepass")) > (
+        MAX_METADATA_BYTES
+    ):
+        raise InvalidInputError(
+            f"Metadata is {len(metadata.encode('utf-8', 'surrogatepass'))} bytes; the limit is "
+            f"{MAX_METADATA_BYTES}."
+        )
     check_depth(metadata, MAX_METADATA_DEPTH, "Metadata")
     if isinstance(metadata, str):
         try:
