@@ -110,7 +110,8 @@ _QUOTED = (
     r"|'(?P<sq>(?!\[)[^'\n]{1,200})'|‘(?P<csq>(?!\[)[^’\n]{1,200})’)"
 )
 # "is", "was", "is now", "is:", "=", "=>", ":" between the key words and the value.
-_IS = r"(?:(?:is|was)(?:\s+now)?(?:\s*:)?|=>?|:)"
+# Possessive: "is now [password]" must not read "now" as the value.
+_IS = r"(?:(?:is|was)(?:\s+now)?+(?:\s*:)?+|=>?+|:)"
 _STATED_SECRET = re.compile(
     r"\b(?P<key>(?P<pw>pass(?:word|wd|code|phrase)|pwd|wi-?fi password)"
     r"|(?P<pin>pin(?:[ -]?code|[ -]?number)?)"
@@ -144,7 +145,7 @@ _SECRET_KEY = re.compile(_SECRET_NAME, re.IGNORECASE)
 # Assigned to one, as in a config file, a shell, JSON or YAML: `DB_PASSWORD=x`, `"password":
 # "x"`, `aws_secret_access_key = x`; a quoted value goes whole.
 _ASSIGNED_SECRET = re.compile(
-    r"(?<![\w.-])[\"']?(?P<key>" + _SECRET_NAME + r")[\"']?\s*(?:=>|[:=])\s*"
+    r"(?<![\w.-])[\"']?(?P<key>" + _SECRET_NAME + r")[\"']?\s*(?>=>|[:=])\s*"
     r"(?:" + _QUOTED + r"|(?P<value>(?!\[)[^\s\"',;}\]]+))",
     re.IGNORECASE,
 )
