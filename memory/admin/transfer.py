@@ -47,6 +47,7 @@ from memory.models import (
     Usage,
     check_id,
     check_unicode,
+    in_time_range,
     now_ms,
 )
 from memory.replies import as_str
@@ -64,6 +65,7 @@ from memory.stores.schema import AUDIENCE_FIELD
 from memory.stores.semantic import SemanticStore
 from memory.stores.short_term import ShortTermStore
 from memory.stores.usage import AnswerRecord, UsageRecords, queue_import
+from memory.writing.secrets import check_no_secret
 
 FORMAT = "coala-memory-export"
 VERSION = 2
@@ -142,6 +144,7 @@ def import_user(
     target = check_id(user_id or doc.user_id)
     # Validate every record with the same rules as the write path (raises before writing).
     try:
+        _check_times_and_ids(doc)
         ep_ids, sem_ids = _owned_ids(stores, target, doc)
         episodic = [
             EpisodicStore.build(
@@ -487,7 +490,53 @@ def _derived_id(target: str, file_id: str) -> str:
     return str(ULID.from_bytes(millis.to_bytes(6, "big") + digest[6:16]))
 
 
-def _safe_id(value: str) -> str:
+def _safe_id(value: str, what: str = "memory id") -> str:
+    """A record's id as the file has it, or InvalidInputError: never rewritten (a secret in an
+    id is refused, not masked: two ids masked alike would be one record)."""
     if not value or len(value) > 64 or ":" in value or any(ord(c) < 33 for c in value):
-        raise InvalidInputError(f"Invalid memory id {value[:40]!r} in the file.")
-    return value
+        raise InvalidInputError(f"Invalid {what} {value[:40]!r} in the file.")
+    return check_no_secret(value, what)
+
+
+def _check_time(value: int | None, where: str) -> None:
+    if value is not None and not in_time_range(value):
+        raise InvalidInputError(
+            f"The time at {where} ({value}) is not between 1970 and 9999 (milliseconds since 1970)."
+        )
+
+
+def _check_times_and_ids(doc: ExportFile) -> None:
+    """Every time within range and every id and key of the file free of secrets, before
+    anything is embedded or written (a refusal mid-way would leave part of the file)."""
+    _check_time(doc.exported_at, "exported_at")
+    for i, m in enumerate(doc.episodic):
+        for name in ("timestamp", "created_at", "last_accessed", "expires_at"):
+            _check_time(getattr(m, name), f"episodic.{i}.{name}")
+        if m.superseded_by:
+            _safe_id(m.superseded_by, "id of the memory that replaced it")
+    for i, f in enumerate(doc.semantic):
+        _check_time(f.timestamp, f"semantic.{i}.timestamp")
+    for i, p in enumerate(doc.procedural):
+        _check_time(p.created_at, f"procedural.{i}.created_at")
+        _check_time(p.last_used, f"procedural.{i}.last_used")
+        for key, seq in p.sequences.items():
+            check_no_secret(key, "name of a tool sequence")
+            _check_time(seq.last_used, f"procedural.{i}.sequences.last_used")
+            for t in seq.tools:
+                check_no_secret(t, "tool name")
+        for t in p.tool_sequence:
+            check_no_secret(t, "tool name")
+    for session, msgs in doc.short_term.items():
+        for j, msg in enumerate(msgs):
+            _check_time(msg.timestamp, f"short_term.{j}.timestamp")
+            check_no_secret(msg.id, "message id")
+        check_id(session, "session id")
+    for mid, used in doc.usage.items():
+        _safe_id(mid, "memory id in usage")
+        _check_time(used.last_ms, "usage.last_ms")
+    for j, a in enumerate(doc.used_in):
+        check_id(a.turn_id, "turn id")
+        check_id(a.session_id, "session id")
+        _check_time(a.at_ms, f"used_in.{j}.at_ms")
+        for mid in a.memory_ids:
+            _safe_id(mid, "memory id in used_in")

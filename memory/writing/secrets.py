@@ -43,6 +43,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, Literal, NamedTuple
 
 from memory.errors import InvalidInputError
+from memory.models import use_secret_detector
 from memory.text import plain
 
 #: What happens to emails and phone numbers (PII_POLICY).
@@ -415,3 +416,7 @@ def without_secret_tags(tags: list[str], pii: PiiPolicy = "keep") -> list[str]:
     password given as a tag cannot stand as a masked label: it is left out."""
     policy = lenient(pii)
     return [t for t in tags if not mask_secrets(t, policy).found]
+
+
+# Every id `memory.models.check_id` validates (users, sessions, turns) is refused with a secret.
+use_secret_detector(check_no_secret)
