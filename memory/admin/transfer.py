@@ -4,9 +4,12 @@ Import is validated in full before anything is written (size and nesting depth b
 then pydantic models, the same text and id rules as new memories, embeddings computed up
 front): a bad file changes nothing. The user's records are then written in MULTI/EXEC
 transactions of CHUNK_RECORDS records (all their keys share one hash slot), so no single
-command outlasts the connection's timeout however large the file. A crash mid-way leaves
-whole chunks: running the same import again finishes it, as every record keeps its id (an id
-given a new one is given the same new one again), so nothing is duplicated. A replace deletes
+command outlasts the connection's timeout however large the file. A process stopped mid-way
+leaves whole chunks and a progress marker (`Keys.import_progress`: written before the first
+chunk, advanced in each chunk's transaction, deleted by the last): the next command says the
+import was cut off and how far it got, and running the same import again finishes it, as
+every record keeps its id (an id given a new one is given the same new one again), so nothing
+is duplicated. A replace deletes
 the user's old records only in the last transaction, minus what the file rewrote: the user is
 never left half-empty. The facts the user added are shared data (a slot per fact) and follow
 the last transaction as a note (`memory.admin.followups`), with the user-list entry.
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -66,6 +70,8 @@ from memory.stores.semantic import SemanticStore
 from memory.stores.short_term import ShortTermStore
 from memory.stores.usage import AnswerRecord, UsageRecords, queue_import
 from memory.writing.secrets import check_no_secret
+
+log = logging.getLogger(__name__)
 
 FORMAT = "coala-memory-export"
 VERSION = 2
@@ -235,6 +241,7 @@ def import_user(
     total = sum(n for n, _ in writes)
     written = 0
     chunks = _chunks(writes, chunk_records)
+    marker = _start_marker(stores, target, mode, total)
     for i, chunk in enumerate(chunks):
         last = i == len(chunks) - 1
         # The last transaction also drops what a replace leaves (possibly every old record
@@ -244,7 +251,9 @@ def import_user(
             pipe = client.pipeline(transaction=True)
             for _, write in chunk:
                 write(pipe)
+            pipe.hset(marker, "written", written + sum(n for n, _ in chunk))
             if last:
+                pipe.delete(marker)
                 if old is not None:
                     note.cleared_sessions = old.queue_except(
                         pipe,
@@ -263,6 +272,7 @@ def import_user(
                 client.close()
         written += sum(n for n, _ in chunk)
         say("writing", written, total)
+    stores.client.srem(stores.keys.imports_running, target)
     followups.run_after(
         stores, embedder, note, f"all {total:,} records were written", finish_followups
     )
@@ -281,6 +291,45 @@ Progress = Callable[[str, int, int], None]
 
 def _silent(stage: str, done: int, total: int) -> None:
     pass
+
+
+def _start_marker(stores: Stores, target: str, mode: str, total: int) -> str:
+    """The progress marker, written before the first chunk (an earlier cut-off import of
+    the same user is said to be resumed); the user is listed and the import noted first."""
+    keys = stores.keys
+    marker = keys.import_progress(target)
+    earlier = stores.client.hget(marker, "written")
+    if earlier is not None:  # the open that ran this import said so too (`interrupted_imports`)
+        log.info("resuming an import into %r cut off after %s records", target, as_str(earlier))
+    stores.note_user(target)
+    stores.client.sadd(keys.imports_running, target)
+    stores.client.hset(
+        marker, mapping={"user_id": target, "mode": mode, "total": total, "written": 0,
+                         "started_ms": now_ms()},
+    )  # fmt: skip
+    return marker
+
+
+def interrupted_imports(stores: Stores) -> list[str]:
+    """At open: one line per import a stopped process left cut off, saying how far it got
+    and what to do (markers of imports that ended are cleared)."""
+    keys = stores.keys
+    lines = []
+    for user in sorted(as_str(u) for u in stores.client.smembers(keys.imports_running)):
+        got = {
+            as_str(k): as_str(v)
+            for k, v in stores.client.hgetall(keys.import_progress(user)).items()
+        }
+        if not got:  # it finished (its last transaction removed the marker)
+            stores.client.srem(keys.imports_running, user)
+            continue
+        kept = "; the user's earlier memories were kept" if got.get("mode") == "replace" else ""
+        lines.append(
+            f"an import into user {user!r} was cut off after {int(got['written']):,} of "
+            f"{int(got['total']):,} records{kept}. Run the same import again to finish it: "
+            "records keep their ids, so nothing is duplicated."
+        )
+    return lines
 
 
 def _embed(embedder: CachedEmbedder, texts: list[str], say: Progress) -> np.ndarray:
