@@ -519,9 +519,7 @@ def _imported_usage(
         return [new_id[i] for i in ids if new_id.get(i) in imported]
 
     answers = []
-    for a in doc.used_in:
-        check_id(a.turn_id, "turn id")
-        check_id(a.session_id, "session id")
+    for a in doc.used_in:  # its ids checked with the file's (`_check_times_and_ids`)
         if ids := kept(a.memory_ids):
             answers.append(a.model_copy(update={"memory_ids": ids}))
     return {new_id[i]: u for i, u in doc.usage.items() if kept([i])}, answers
