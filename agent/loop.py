@@ -1,6 +1,8 @@
 """`ChatAgent`: one turn = check the model, recall, extract triggers, answer (tools), learn, store.
 
     run_turn(user, session, message)  ->  TurnEvent stream
+      0. entry       secrets in the message masked once (cards, passwords, ...): no step
+                     below, nor the extraction, summary, title or a tool, reads them
       1. status      re-check Ollama (fast); choose "llm" or "memory-only" mode
       2. learning    a correction of the previous answer lowers that answer's tool pattern
       3. recall      coordinator.retrieve_all_context, before the model sees anything
@@ -67,6 +69,7 @@ from memory.writing import (
     WritePolicy,
     check_grounded,
     extract_triggers,
+    mask_secrets,
 )
 
 log = logging.getLogger(__name__)
@@ -273,7 +276,10 @@ class ChatAgent:
         self, user_id: str, session_id: str, message: str, model: str, types: set[str]
     ) -> Iterator[TurnEvent]:
         """The steps of one turn, in order (module docstring); `t` carries what they share."""
-        t = TurnState(user_id, session_id, message, model)
+        # Secrets only (emails and phone numbers follow PII_POLICY where they are stored).
+        masked = mask_secrets(message)
+        message = masked.text
+        t = TurnState(user_id, session_id, message, model, masked_at_entry=masked.found)
         yield from self._check_model(t)
         note = self.learning.observe_message(user_id, session_id, message)
         if note:  # this message corrects the previous answer: its tool pattern was scored down
@@ -360,8 +366,9 @@ class ChatAgent:
                 t.errors.append(f"could not store {cand.text!r}: {e}")
                 continue
             if res.stored is not None:
-                t.stored.append(res.stored)
-                yield StoredEvent(text=res.stored.text, memory=res.stored)
+                stored = _with_entry_labels(res.stored, t.masked_at_entry)
+                t.stored.append(stored)
+                yield StoredEvent(text=stored.text, memory=stored)
             else:
                 said = f"Not stored ({res.reason})"
                 if res.duplicate_of:
@@ -563,3 +570,12 @@ class ChatAgent:
         )
         self.summaries.submit(user_id, session_id, summariser, oldest)
         return "queued" if summariser is not None else "waiting for the model"
+
+
+def _with_entry_labels(stored: StoredMemory, found: list[str]) -> StoredMemory:
+    """A memory taken from the message names the secrets masked at the turn's entry whose
+    label it holds (its own masking found them already gone)."""
+    held = [k for k in found if f"[{k}]" in stored.text]
+    if not held:
+        return stored
+    return stored.model_copy(update={"masked": list(dict.fromkeys([*held, *stored.masked]))})

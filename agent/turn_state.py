@@ -23,7 +23,7 @@ from memory.writing import PiiPolicy, found_in
 def masked_labels(t: TurnState, pii: PiiPolicy) -> list[str]:
     """What this turn stored as a label instead of as typed: in the exchange (when it was
     saved) and in the memories it wrote."""
-    found = found_in([t.message, t.reply] if t.saved else [], pii)
+    found = [*t.masked_at_entry, *found_in([t.message, t.reply], pii)] if t.saved else []
     return list(dict.fromkeys([*found, *(k for m in t.stored for k in m.masked)]))
 
 
@@ -39,6 +39,7 @@ class TurnState:
     session_id: str
     message: str
     model: str
+    masked_at_entry: list[str] = field(default_factory=list)  # the secrets `message` had
     turn_id: str = field(default_factory=lambda: str(ULID()))
     started: float = field(default_factory=time.perf_counter)
     timings: dict[str, float] = field(default_factory=dict)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import memory.writing.secrets  # noqa: F401  (check_id refuses ids holding a secret from here on)
 from memory.config import Settings
 from memory.demo import (
     DEMO_QUESTIONS,

@@ -44,6 +44,12 @@ class Settings(BaseSettings):
         description="Seconds one Redis command may take before it fails. Interactive calls are "
         "short; bulk work (import, purge) is written in chunks that each fit well within it.",
     )
+    import_chunk_records: int = Field(
+        default=1000,
+        ge=1,
+        description="Records an import writes per transaction (each commits in well under a "
+        "second); an import cut off between two is reported by the next command.",
+    )
     memory_namespace: str = Field(
         default="cm",
         pattern=r"^[A-Za-z0-9_]{1,32}$",

@@ -151,8 +151,12 @@ class MemoryCoordinator(SessionsAPI):
         )
         if load_knowledge:
             self.load_knowledge()
-        #: what this open finished of writes a stopped process left (one line each)
-        self.recovered: list[str] = admin.finish_pending(self.stores, self.embedder)
+        #: what this open finished of writes a stopped process left, and the imports it
+        #: left cut off (one line each)
+        self.recovered: list[str] = [
+            *admin.finish_pending(self.stores, self.embedder),
+            *admin.interrupted_imports(self.stores),
+        ]
 
     @classmethod
     def from_settings(cls, settings: Settings | None = None) -> MemoryCoordinator:
@@ -546,6 +550,15 @@ class MemoryCoordinator(SessionsAPI):
         self.bookkeeping.drain()
         return admin.purge_user(self.stores, self.embedder, user_id)
 
+    @_writes
+    def sweep_secrets(self, user_id: str | None = None, apply: bool = True) -> dict[str, int]:
+        """Mask secrets an earlier version stored (every user by default); counts per type."""
+        from memory.admin.sweep import sweep_secrets
+
+        return sweep_secrets(
+            self.stores, self.embedder, None if user_id is None else check_id(user_id), apply=apply
+        )
+
     def export_user(self, user_id: str) -> dict[str, Any]:
         return admin.export_user(self.stores, self.embedder.model_id, user_id)
 
@@ -554,7 +567,13 @@ class MemoryCoordinator(SessionsAPI):
         self, data: dict[str, Any] | str | bytes, **options: Unpack[ImportOptions]
     ) -> dict[str, int]:
         self.bookkeeping.drain()
-        return admin.import_user(self.stores, self.embedder, data, **options)
+        return admin.import_user(
+            self.stores,
+            self.embedder,
+            data,
+            chunk_records=int(self.settings.import_chunk_records),
+            **options,
+        )
 
     @_writes
     def load_knowledge(self) -> int:

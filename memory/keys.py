@@ -138,6 +138,17 @@ class Keys:
         transactions (written in that transaction; deleted once they are done)."""
         return f"{self.ns}:followups:{user_tag(user_id)}"
 
+    def import_progress(self, user_id: str) -> str:
+        """Hash of an import under way into the user (records written of how many, its mode,
+        when it began): written before its first chunk, advanced by each chunk's transaction,
+        deleted by the last one. Found at open, it says the import was cut off."""
+        return f"{self.ns}:import:{user_tag(user_id)}"
+
+    @property
+    def imports_running(self) -> str:
+        """Set of user ids an import may be under way into (read at every open)."""
+        return f"{self.ns}:imports_running"
+
     @property
     def followups_pending(self) -> str:
         """Set of user ids that may have follow-up notes (read at every open: one SMEMBERS)."""

@@ -6,7 +6,7 @@ import json
 import re
 import time
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Literal, Self
@@ -116,11 +116,29 @@ class CheckedId(str):
     __slots__ = ()
 
 
-def check_id(value: str, what: str = "user id") -> str:
-    """Validate a user or session id: non-empty, printable, at most MAX_ID_CHARS characters.
-    Returns it as a `CheckedId`; one already checked is returned as it is.
+def _no_detector(value: str, what: str) -> str:
+    raise RuntimeError("memory.writing.secrets is not loaded: ids cannot be checked for secrets")
 
-    Any characters are allowed (they are escaped in filters and digested in keys)."""
+
+#: `memory.writing.secrets.check_no_secret`, which registers itself when it loads (`memory`'s
+#: `__init__` loads it before any of its modules is used): the write package imports this
+#: module, so this module cannot import it.
+_refuse_secret: Callable[[str, str], str] = _no_detector
+
+
+def use_secret_detector(check: Callable[[str, str], str]) -> None:
+    global _refuse_secret
+    _refuse_secret = check
+
+
+def check_id(value: str, what: str = "user id") -> str:
+    """Validate a user or session id (or a turn's): non-empty, printable, at most MAX_ID_CHARS
+    characters, holding no secret. Returns it as a `CheckedId`; one already checked is
+    returned as it is.
+
+    Any characters are allowed (they are escaped in filters and digested in keys). An id that
+    holds a secret is refused, never masked: two ids masked alike would become one (two
+    users' records joined)."""
     if type(value) is CheckedId:
         return value
     if not isinstance(value, str) or is_blank(value):
@@ -129,7 +147,7 @@ def check_id(value: str, what: str = "user id") -> str:
         raise InvalidInputError(f"The {what} is longer than {MAX_ID_CHARS} characters.")
     if any(ord(c) < 32 for c in value):
         raise InvalidInputError(f"The {what} contains control characters.")
-    return CheckedId(check_unicode(value, what))
+    return CheckedId(_refuse_secret(check_unicode(value, what), what))
 
 
 #: Labels (a fact's category and type, its source) reach the system prompt and the page: letters
@@ -178,9 +196,16 @@ def check_tags(tags: list[str] | None) -> list[str]:
 
 def check_metadata(metadata: Any) -> dict[str, Any]:
     """A JSON object (or its text) of at most MAX_METADATA_BYTES and MAX_METADATA_DEPTH levels:
-    the depth is measured before parsing or serialising, which would recurse."""
+    the size of a text first, then its depth, before parsing or serialising (which recurse)."""
     if metadata is None:
         return {}
+    if isinstance(metadata, str) and len(metadata.encode("utf-8", "surrogatepass")) > (
+        MAX_METADATA_BYTES
+    ):
+        raise InvalidInputError(
+            f"Metadata is {len(metadata.encode('utf-8', 'surrogatepass'))} bytes; the limit is "
+            f"{MAX_METADATA_BYTES}."
+        )
     check_depth(metadata, MAX_METADATA_DEPTH, "Metadata")
     if isinstance(metadata, str):
         try:
@@ -407,6 +432,15 @@ class ProfileLine(BaseModel):
     text: str
     importance: float = 0.5
     pinned: bool = False
+
+
+#: The latest time a record may hold (ms since 1970): the end of year 9999. A later one (1e30,
+#: 2**63) is no time, and a date past year 9999 breaks every reader that shows one.
+MAX_TIME_MS = 253_402_300_799_999
+
+
+def in_time_range(ms: float) -> bool:
+    return 0 <= ms <= MAX_TIME_MS
 
 
 @dataclass(frozen=True)

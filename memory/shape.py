@@ -3,9 +3,10 @@
 Size limits alone do not bound the work a document causes: 1.5 KB of `{"a":` nested 300 deep
 passes an 8 KB limit, then breaks every later export, search and chat turn that serialises
 it, and 1,000 levels make `json.loads` itself raise `RecursionError`. So JSON text is measured
-for nesting depth by a scan that never recurses (strings removed, then only the brackets
-kept), and a parsed value is walked with an explicit stack. A file's size is read from the
-file system before any byte of it is read: `/dev/zero` or a 10 GB file is refused at once.
+for nesting depth before it is parsed, in time linear in its length whatever its shape (an
+unterminated string of `\\"` pairs included), and a parsed value is walked with an explicit
+stack. Callers check the size first. A file's size is read from the file system before any
+byte of it is read: `/dev/zero` or a 10 GB file is refused at once.
 """
 
 from __future__ import annotations
@@ -26,24 +27,31 @@ MAX_METADATA_DEPTH = 20
 MAX_IMPORT_BYTES = 50 * 1024 * 1024
 MAX_IMPORT_DEPTH = MAX_METADATA_DEPTH + 4
 
-_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_NOT_BRACKET = re.compile(rb"[^\[\]{}]+")
-_EMPTY_PAIR = re.compile(rb"\[\]|\{\}")
+# A string, its closing quote optional: an unterminated one runs to the end of the text (as
+# JSON reads it). Possessive, so no match ever backtracks, and every match attempt that starts
+# at a quote succeeds: each byte is read once. (A closing quote required made every quote of
+# an unterminated run of `\\"` pairs start a scan to the end: quadratic, hours for 1 MB.)
+_STRING = re.compile(rb'"[^"\\]*+(?:\\.[^"\\]*+)*+"?', re.DOTALL)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+# Objects and arrays count alike (a `[}` is json.loads's to refuse): one pair to drop per round.
+_ONE_KIND = bytes.maketrans(b"{}", b"[]")
 
 
 def text_depth_exceeds(text: str | bytes, limit: int) -> bool:
     """Whether JSON `text` nests objects/arrays deeper than `limit` (an unclosed bracket
-    counts as open). Linear in the text per level, at most `limit + 1` rounds; never
-    recurses."""
+    counts as open). Strings go in one pass, then every other byte but the brackets; then
+    each round drops the innermost pairs (at most `limit + 1` rounds): linear in the text,
+    never recursing."""
     raw = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
-    brackets = _NOT_BRACKET.sub(b"", _STRING.sub(b"", raw))
+    brackets = _STRING.sub(b"", raw).translate(_ONE_KIND, _NOT_BRACKETS)
     for level in range(limit + 1):
         if not brackets:
             return False  # balanced, `level` deep
-        brackets, n = _EMPTY_PAIR.subn(b"", brackets)  # each round removes the innermost level
-        if n == 0:
+        before = len(brackets)
+        brackets = brackets.replace(b"[]", b"")
+        if len(brackets) == before:
             # Unbalanced (json.loads will say where); what is left opens at most this deep.
-            return level + brackets.count(b"[") + brackets.count(b"{") > limit
+            return level + brackets.count(b"[") > limit
     return True
 
 

@@ -236,7 +236,7 @@ def transfer_tab(ctx: PageContext) -> None:
         if upload is None:
             return
         data = upload.getvalue()
-        preview = _preview(data, ctx.user_id)
+        preview = _preview_once(upload.file_id, data, ctx.user_id)
         if preview:
             st.caption(preview)
         if st.button("Import", key="x_import", type="primary", icon="⬆️"):
@@ -266,6 +266,20 @@ def transfer_tab(ctx: PageContext) -> None:
                 return
             summary = ", ".join(f"{n} {k}" for k, n in (counts or {}).items()) or "nothing new"
             state.notice_then_rerun("import", f"Imported {summary}.")
+
+
+#: The upload (its id) and user the preview in session state was read for.
+_PREVIEW_KEY = "x_upload_preview"
+
+
+def _preview_once(upload_id: str, data: bytes, target: str) -> str:
+    """The preview read once per upload: every rerun of the page (each click) would otherwise
+    scan and parse a file of up to 50 MB again."""
+    seen = st.session_state.get(_PREVIEW_KEY)
+    if seen is None or seen[:2] != (upload_id, target):
+        seen = (upload_id, target, _preview(data, target))
+        st.session_state[_PREVIEW_KEY] = seen
+    return str(seen[2])
 
 
 def _preview(data: bytes, target: str) -> str:

@@ -16,7 +16,7 @@ from memory.admin.health import check_health, index_models, stored_vector
 from memory.admin.knowledge import load_knowledge
 from memory.admin.purge import UserPurge, clear_session, plan_user_purge, purge_user
 from memory.admin.stats import memory_stats
-from memory.admin.transfer import export_user, import_user
+from memory.admin.transfer import export_user, import_user, interrupted_imports
 
 __all__ = [
     "ForgetReport",
@@ -31,6 +31,7 @@ __all__ = [
     "export_user",
     "finish_pending",
     "import_user",
+    "interrupted_imports",
     "index_models",
     "load_knowledge",
     "list_memories",

@@ -18,6 +18,7 @@ from memory.embeddings import CachedEmbedder
 from memory.errors import InvalidInputError, NotAllowedError, NotFoundError
 from memory.models import EpisodicMemory, MemoryType, SemanticFact, check_id
 from memory.queries import ListQuery
+from memory.replies import as_str
 from memory.stores import Stores
 from memory.stores.episodic import EpisodicStore, embedding_text
 from memory.stores.schema import VECTOR_FIELD
@@ -155,12 +156,15 @@ def delete_memory(
         pipe.execute()
         embedder.forget([mem.description])
     elif mtype is MemoryType.SEMANTIC:
-        _changeable_fact(stores, user_id, memory_id, as_admin)
+        fact = _changeable_fact(stores, user_id, memory_id, as_admin)
         stores.semantic.delete_many(pipe, [memory_id])
         pipe.execute()
-        # the user's record of answers that used the fact (a key of the user's own slot)
-        usage = stores.user_pipeline(user_id)
-        queue_drop(usage, stores.keys, user_id, [memory_id])
+        # The records of answers that used the fact: the user's own, and for a shared fact
+        # every user's (each user's keys in their own slot: one script per user).
+        users = [as_str(u) for u in stores.client.smembers(stores.keys.users)]
+        usage = stores.client.pipeline(transaction=False)
+        for owner in dict.fromkeys([user_id, *(users if fact.is_shared else [])]):
+            queue_drop(usage, stores.keys, owner, [memory_id])
         usage.execute()
     elif mtype is MemoryType.PROCEDURAL:
         stores.procedural.get(user_id, memory_id)

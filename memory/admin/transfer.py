@@ -4,9 +4,12 @@ Import is validated in full before anything is written (size and nesting depth b
 then pydantic models, the same text and id rules as new memories, embeddings computed up
 front): a bad file changes nothing. The user's records are then written in MULTI/EXEC
 transactions of CHUNK_RECORDS records (all their keys share one hash slot), so no single
-command outlasts the connection's timeout however large the file. A crash mid-way leaves
-whole chunks: running the same import again finishes it, as every record keeps its id (an id
-given a new one is given the same new one again), so nothing is duplicated. A replace deletes
+command outlasts the connection's timeout however large the file. A process stopped mid-way
+leaves whole chunks and a progress marker (`Keys.import_progress`: written before the first
+chunk, advanced in each chunk's transaction, deleted by the last): the next command says the
+import was cut off and how far it got, and running the same import again finishes it, as
+every record keeps its id (an id given a new one is given the same new one again), so nothing
+is duplicated. A replace deletes
 the user's old records only in the last transaction, minus what the file rewrote: the user is
 never left half-empty. The facts the user added are shared data (a slot per fact) and follow
 the last transaction as a note (`memory.admin.followups`), with the user-list entry.
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -47,6 +51,7 @@ from memory.models import (
     Usage,
     check_id,
     check_unicode,
+    in_time_range,
     now_ms,
 )
 from memory.replies import as_str
@@ -64,6 +69,9 @@ from memory.stores.schema import AUDIENCE_FIELD
 from memory.stores.semantic import SemanticStore
 from memory.stores.short_term import ShortTermStore
 from memory.stores.usage import AnswerRecord, UsageRecords, queue_import
+from memory.writing.secrets import check_no_secret
+
+log = logging.getLogger(__name__)
 
 FORMAT = "coala-memory-export"
 VERSION = 2
@@ -142,6 +150,7 @@ def import_user(
     target = check_id(user_id or doc.user_id)
     # Validate every record with the same rules as the write path (raises before writing).
     try:
+        _check_times_and_ids(doc)
         ep_ids, sem_ids = _owned_ids(stores, target, doc)
         episodic = [
             EpisodicStore.build(
@@ -232,6 +241,7 @@ def import_user(
     total = sum(n for n, _ in writes)
     written = 0
     chunks = _chunks(writes, chunk_records)
+    marker = _start_marker(stores, target, mode, total)
     for i, chunk in enumerate(chunks):
         last = i == len(chunks) - 1
         # The last transaction also drops what a replace leaves (possibly every old record
@@ -241,7 +251,9 @@ def import_user(
             pipe = client.pipeline(transaction=True)
             for _, write in chunk:
                 write(pipe)
+            pipe.hset(marker, "written", written + sum(n for n, _ in chunk))
             if last:
+                pipe.delete(marker)
                 if old is not None:
                     note.cleared_sessions = old.queue_except(
                         pipe,
@@ -260,6 +272,7 @@ def import_user(
                 client.close()
         written += sum(n for n, _ in chunk)
         say("writing", written, total)
+    stores.client.srem(stores.keys.imports_running, target)
     followups.run_after(
         stores, embedder, note, f"all {total:,} records were written", finish_followups
     )
@@ -278,6 +291,45 @@ Progress = Callable[[str, int, int], None]
 
 def _silent(stage: str, done: int, total: int) -> None:
     pass
+
+
+def _start_marker(stores: Stores, target: str, mode: str, total: int) -> str:
+    """The progress marker, written before the first chunk (an earlier cut-off import of
+    the same user is said to be resumed); the user is listed and the import noted first."""
+    keys = stores.keys
+    marker = keys.import_progress(target)
+    earlier = stores.client.hget(marker, "written")
+    if earlier is not None:  # the open that ran this import said so too (`interrupted_imports`)
+        log.info("resuming an import into %r cut off after %s records", target, as_str(earlier))
+    stores.note_user(target)
+    stores.client.sadd(keys.imports_running, target)
+    stores.client.hset(
+        marker, mapping={"user_id": target, "mode": mode, "total": total, "written": 0,
+                         "started_ms": now_ms()},
+    )  # fmt: skip
+    return marker
+
+
+def interrupted_imports(stores: Stores) -> list[str]:
+    """At open: one line per import a stopped process left cut off, saying how far it got
+    and what to do (markers of imports that ended are cleared)."""
+    keys = stores.keys
+    lines = []
+    for user in sorted(as_str(u) for u in stores.client.smembers(keys.imports_running)):
+        got = {
+            as_str(k): as_str(v)
+            for k, v in stores.client.hgetall(keys.import_progress(user)).items()
+        }
+        if not got:  # it finished (its last transaction removed the marker)
+            stores.client.srem(keys.imports_running, user)
+            continue
+        kept = "; the user's earlier memories were kept" if got.get("mode") == "replace" else ""
+        lines.append(
+            f"an import into user {user!r} was cut off after {int(got['written']):,} of "
+            f"{int(got['total']):,} records{kept}. Run the same import again to finish it: "
+            "records keep their ids, so nothing is duplicated."
+        )
+    return lines
 
 
 def _embed(embedder: CachedEmbedder, texts: list[str], say: Progress) -> np.ndarray:
@@ -467,9 +519,7 @@ def _imported_usage(
         return [new_id[i] for i in ids if new_id.get(i) in imported]
 
     answers = []
-    for a in doc.used_in:
-        check_id(a.turn_id, "turn id")
-        check_id(a.session_id, "session id")
+    for a in doc.used_in:  # its ids checked with the file's (`_check_times_and_ids`)
         if ids := kept(a.memory_ids):
             answers.append(a.model_copy(update={"memory_ids": ids}))
     return {new_id[i]: u for i, u in doc.usage.items() if kept([i])}, answers
@@ -487,7 +537,53 @@ def _derived_id(target: str, file_id: str) -> str:
     return str(ULID.from_bytes(millis.to_bytes(6, "big") + digest[6:16]))
 
 
-def _safe_id(value: str) -> str:
+def _safe_id(value: str, what: str = "memory id") -> str:
+    """A record's id as the file has it, or InvalidInputError: never rewritten (a secret in an
+    id is refused, not masked: two ids masked alike would be one record)."""
     if not value or len(value) > 64 or ":" in value or any(ord(c) < 33 for c in value):
-        raise InvalidInputError(f"Invalid memory id {value[:40]!r} in the file.")
-    return value
+        raise InvalidInputError(f"Invalid {what} {value[:40]!r} in the file.")
+    return check_no_secret(value, what)
+
+
+def _check_time(value: int | None, where: str) -> None:
+    if value is not None and not in_time_range(value):
+        raise InvalidInputError(
+            f"The time at {where} ({value}) is not between 1970 and 9999 (milliseconds since 1970)."
+        )
+
+
+def _check_times_and_ids(doc: ExportFile) -> None:
+    """Every time within range and every id and key of the file free of secrets, before
+    anything is embedded or written (a refusal mid-way would leave part of the file)."""
+    _check_time(doc.exported_at, "exported_at")
+    for i, m in enumerate(doc.episodic):
+        for name in ("timestamp", "created_at", "last_accessed", "expires_at"):
+            _check_time(getattr(m, name), f"episodic.{i}.{name}")
+        if m.superseded_by:
+            _safe_id(m.superseded_by, "id of the memory that replaced it")
+    for i, f in enumerate(doc.semantic):
+        _check_time(f.timestamp, f"semantic.{i}.timestamp")
+    for i, p in enumerate(doc.procedural):
+        _check_time(p.created_at, f"procedural.{i}.created_at")
+        _check_time(p.last_used, f"procedural.{i}.last_used")
+        for key, seq in p.sequences.items():
+            check_no_secret(key, "name of a tool sequence")
+            _check_time(seq.last_used, f"procedural.{i}.sequences.last_used")
+            for t in seq.tools:
+                check_no_secret(t, "tool name")
+        for t in p.tool_sequence:
+            check_no_secret(t, "tool name")
+    for session, msgs in doc.short_term.items():
+        for j, msg in enumerate(msgs):
+            _check_time(msg.timestamp, f"short_term.{j}.timestamp")
+            check_no_secret(msg.id, "message id")
+        check_id(session, "session id")
+    for mid, used in doc.usage.items():
+        _safe_id(mid, "memory id in usage")
+        _check_time(used.last_ms, "usage.last_ms")
+    for j, a in enumerate(doc.used_in):
+        check_id(a.turn_id, "turn id")
+        check_id(a.session_id, "session id")
+        _check_time(a.at_ms, f"used_in.{j}.at_ms")
+        for mid in a.memory_ids:
+            _safe_id(mid, "memory id in used_in")

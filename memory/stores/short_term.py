@@ -93,7 +93,7 @@ class ShortTermStore:
         messages: list[ChatMessage],
     ) -> None:
         check_id(user_id)
-        check_no_secret(check_id(session_id, "session id"), "session id")
+        check_id(session_id, "session id")  # refuses a secret too
         for m in messages:  # an imported message keeps its id
             check_no_secret(m.id, "message id")
         key = self._keys.session(user_id, session_id)
@@ -156,7 +156,7 @@ class ShortTermStore:
         """Name a session (one line, at most MAX_TITLE_CHARS); `only_if_missing`: keep a
         title it already has (the first message names a session once). True when written."""
         check_id(user_id)
-        check_no_secret(check_id(session_id, "session id"), "session id")
+        check_id(session_id, "session id")  # refuses a secret too
         words = check_unicode(str(title or ""), "title").split()  # a NUL is refused
         text = mask_text(" ".join(words), lenient(self.pii))
         if not text:

@@ -24,7 +24,7 @@ import redis
 from pydantic import BaseModel
 
 from memory.keys import Keys
-from memory.models import Usage, UsedIn
+from memory.models import Usage, UsedIn, in_time_range
 from memory.replies import as_str
 
 #: Answers kept per user for "which answers used this memory" (counts are kept for all).
@@ -168,7 +168,7 @@ class UsageRecords:
         """memory id -> its usage, for every memory a stored answer of this user used."""
         raw = {as_str(k): as_str(v) for k, v in self._r.hgetall(self._keys.usage(user_id)).items()}
         return {
-            field[2:]: Usage(int(n), int(raw.get("t:" + field[2:], 0)))
+            field[2:]: Usage(int(n), _time(raw.get("t:" + field[2:], "0")))
             for field, n in raw.items()
             if field.startswith("n:")
         }
@@ -189,9 +189,21 @@ class UsageRecords:
         )
         out = []
         for member, score in ranked:
+            if not in_time_range(score):  # stored by an earlier version's import: no time
+                continue
             rec = json.loads(as_str(member))
             ids = [str(i) for i in rec.get("ids", ())]
             out.append(
                 AnswerRecord(turn_id=rec["t"], session_id=rec["s"], at_ms=score, memory_ids=ids)
             )
         return out
+
+
+def _time(value: str) -> int:
+    """A stored last time, 0 (unknown) when an earlier version's import stored none that is a
+    time (1e30, 2**63)."""
+    try:
+        ms = int(float(value)) if "e" in value.lower() or "." in value else int(value)
+    except (ValueError, OverflowError):
+        return 0
+    return ms if in_time_range(ms) else 0

@@ -62,6 +62,7 @@ from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 
 from memory.text import STOPWORDS, root
+from memory.writing.secrets import mask_text
 
 #: Default share of the claim's content words that must be found. On the examples in
 #: tests/unit/test_grounding.py: 0.5 would pass "User has a dog named Rex" from "I have a dog"
@@ -384,7 +385,10 @@ def check_grounded(
         sources = (sources,)
     if not claim.strip():
         return Grounding(False, "empty claim")
-    texts = [s for s in sources if s and s.strip()]
+    # Both sides without their secrets: the message was masked where the turn began, so a
+    # claim quoting its card number is judged on the label the message holds.
+    claim = mask_text(claim)
+    texts = [mask_text(s) for s in sources if s and s.strip()]
     if statements_only and texts:
         texts = [" ".join(stated(t)) for t in texts]
         texts = [t for t in texts if t.strip()]

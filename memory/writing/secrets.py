@@ -19,8 +19,10 @@ messages, titles and turn details, the embedding cache), so no writer can skip i
   (`lenient`): a model quoting an email must not make the user's message unsaveable.
 
 A text is read in one spelling before matching (`memory.text.plain`: NFKC, so fullwidth digits
-and no-break spaces are plain ones; soft hyphens and zero-width characters removed): a text
-that holds a secret is stored in that spelling, one that holds none exactly as written.
+and no-break spaces are plain ones; every invisible format character, Unicode's category Cf,
+removed: soft hyphens, zero-width characters, left-to-right and right-to-left marks, U+2063):
+a text that holds a secret is stored in that spelling, one that holds none exactly as written.
+A key's name is read as words: `PGPASSWORD`, `mypassword`, `dbPassword`, `clientSecret`.
 JSON (metadata, turn details) is masked key by key: a key that is a secret becomes its label,
 and every value under a secret-named key (`password`, `pin`, `*_TOKEN`, ...) becomes one. Ids
 and labels (session ids, message ids, tool names, a fact's category, type and source) cannot
@@ -36,10 +38,12 @@ number and a 16-digit number that fails Luhn stay as they are.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Iterable
 from typing import Any, Literal, NamedTuple
 
 from memory.errors import InvalidInputError
+from memory.models import use_secret_detector
 from memory.text import plain
 
 #: What happens to emails and phone numbers (PII_POLICY).
@@ -106,32 +110,43 @@ _QUOTED = (
     r"(?:\"(?P<dq>(?!\[)[^\"\n]{1,200})\"|“(?P<cq>(?!\[)[^”\n]{1,200})”"
     r"|'(?P<sq>(?!\[)[^'\n]{1,200})'|‘(?P<csq>(?!\[)[^’\n]{1,200})’)"
 )
+# "is", "was", "is now", "is:", "=", "=>", ":" between the key words and the value.
+# Possessive: "is now [password]" must not read "now" as the value.
+_IS = r"(?:(?:is|was)(?:\s+now)?+(?:\s*:)?+|=>?+|:)"
 _STATED_SECRET = re.compile(
     r"\b(?P<key>(?P<pw>pass(?:word|wd|code|phrase)|pwd|wi-?fi password)"
-    r"|(?P<pin>pin(?: code| number)?)"
+    r"|(?P<pin>pin(?:[ -]?code|[ -]?number)?)"
     r"|(?P<api>api[ _-]?(?:key|token|secret)|secret[ _-]?key|access[ _-]?(?:key|token)"
-    r"|auth(?:entication)?[ _-]?token|bearer[ _-]?token|client[ _-]?secret|private[ _-]?key))"
+    r"|auth(?:entication)?[ _-]?token|bearer[ _-]?token|client[ _-]?secret|private[ _-]?key)"
+    # "my GitHub token is X", "the npm token: X": a token only when its value looks like one
+    # (a digit, or 16 characters): "the token is valid" keeps its word.
+    r"|(?P<tok>token))"
     # What it is for ("for my bank", "of the alarm"), then "is" or a colon; or the plain
     # forms. After a bare space (no "is", no colon) only a value holding a digit: "pin 1234",
     # not "password reset".
-    r"(?:\s+(?:for|of|to)\s+[^\n.,;:!?\"=]{1,40}?(?:\s+(?:is|was)\s+|\s*[:=]\s*)"
-    r"|\s*(?:is|was|=|:)\s*|\s+(?=\S*\d))"
+    r"(?:\s+(?:for|of|to)\s+[^\n.,;:!?\"=]{1,40}?(?:\s+" + _IS + r"\s*|\s*[:=]\s*)"
+    r"|\s*" + _IS + r"\s*|\s+(?=\S*\d))"
+    r"(?(tok)(?=[\"'`“‘]?[^\s\"'`“”‘’]*\d|[\"'`“‘]?[^\s\"'`“”‘’]{16}))"
     r"(?:" + _QUOTED + r"|[\"'`]?" + _VALUE + r")",
     re.IGNORECASE,
 )
 # A secret-named key: `*_PASSWORD`, `*SECRET*`, `*_API_KEY`, `*_TOKEN`, `pw`, `passwd`, `pin`
 # (the name ends with the secret's word, or holds "secret" as one of its words).
 _SECRET_NAME = (
-    r"(?:[\w.-]*?[_.-])?(?:(?P<npw>pass(?:word|wd|code|phrase)|pwd|pw)|(?P<npin>pin)"
+    # Words before the secret's: separated (`DB_PASSWORD`), camelCase (`dbPassword`), or glued
+    # to a long word (`PGPASSWORD`, `mypassword`, `authtoken`; a glued `pin` is "spin").
+    r"(?:[\w.-]*?[_.-]|[\w.-]*?(?-i:[a-z0-9](?=[A-Z]))"
+    r"|[\w.-]*?(?=pass(?:word|wd|code|phrase)|token))?"
+    r"(?:(?P<npw>pass(?:word|wd|code|phrase)|pwd|pw)|(?P<npin>pin)"
     r"|api[_-]?key|apikey|access[_-]?key|private[_-]?key|token|secret[_.-][\w.-]*)"
     # "secret" alone is a word of prose ("my secret: I hum"); a key only inside a name
-    r"|[\w.-]*?[_.-]secret"
+    r"|[\w.-]+?secret"
 )
 _SECRET_KEY = re.compile(_SECRET_NAME, re.IGNORECASE)
 # Assigned to one, as in a config file, a shell, JSON or YAML: `DB_PASSWORD=x`, `"password":
 # "x"`, `aws_secret_access_key = x`; a quoted value goes whole.
 _ASSIGNED_SECRET = re.compile(
-    r"(?<![\w.-])[\"']?(?P<key>" + _SECRET_NAME + r")[\"']?\s*[:=]\s*"
+    r"(?<![\w.-])[\"']?(?P<key>" + _SECRET_NAME + r")[\"']?\s*(?>=>|[:=])\s*"
     r"(?:" + _QUOTED + r"|(?P<value>(?!\[)[^\s\"',;}\]]+))",
     re.IGNORECASE,
 )
@@ -261,6 +276,19 @@ def _secret_kind(m: re.Match[str]) -> str:
     return PASSWORD if m.group("pw") else PIN if m.group("pin") else API_KEY
 
 
+_NOT_ASCII = re.compile(r"[^\x00-\x7f]+")
+
+
+def _without_format_characters(text: str) -> str:
+    """`text` without Unicode's invisible format characters (category Cf): a mark between
+    the digits of a card hides it from every pattern."""
+    if text.isascii():
+        return text
+    return _NOT_ASCII.sub(
+        lambda m: "".join(c for c in m.group(0) if unicodedata.category(c) != "Cf"), text
+    )
+
+
 def _named_kind(m: re.Match[str]) -> str:
     """What a secret-named key holds: `DB_PASSWORD` a password, `pin` a PIN, else a key."""
     return PASSWORD if m.group("npw") else PIN if m.group("npin") else API_KEY
@@ -283,7 +311,7 @@ def mask_secrets(text: str, pii: PiiPolicy = "keep") -> Masked:
     Raises InvalidInputError under `refuse` when the text holds an email or phone number."""
     if not text:
         return Masked(text, [])
-    m = _Masker(plain(text))
+    m = _Masker(plain(_without_format_characters(text)))
     m.sub(_PEM, PRIVATE_KEY, _always)
     m.sub(_PREFIXED_TOKEN, API_KEY, _always)
     m.stated(_BEARER, lambda _: API_KEY)
@@ -341,7 +369,11 @@ def mask_json(value: Any, pii: PiiPolicy = "keep") -> Any:
         out = {}
         for k, v in value.items():
             key = mask_secrets(k, policy).text if isinstance(k, str) else k
-            named = _SECRET_KEY.fullmatch(plain(k)) if isinstance(k, str) else None
+            named = (
+                _SECRET_KEY.fullmatch(plain(_without_format_characters(k)))
+                if isinstance(k, str)
+                else None
+            )
             out[key] = _all_labels(v, _named_kind(named)) if named else mask_json(v, policy)
         return out
     if isinstance(value, list):
@@ -384,3 +416,7 @@ def without_secret_tags(tags: list[str], pii: PiiPolicy = "keep") -> list[str]:
     password given as a tag cannot stand as a masked label: it is left out."""
     policy = lenient(pii)
     return [t for t in tags if not mask_secrets(t, policy).found]
+
+
+# Every id `memory.models.check_id` validates (users, sessions, turns) is refused with a secret.
+use_secret_detector(check_no_secret)

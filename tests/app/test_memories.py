@@ -408,3 +408,27 @@ def test_a_question_that_used_a_memory_is_shown_as_text(alice, make_app) -> None
     # one link, to the chat; the question's own markup is escaped: no image, link or bold
     assert line.count("](") == 1 and line.endswith("](./?user=alice&chat=s-used)")
     assert "\\!\\[x\\]" in line and "\\*\\*bold\\*\\*" in line
+
+
+def test_a_50_mb_upload_is_scanned_once_whatever_the_reruns(app_env, make_app, monkeypatch) -> None:
+    """The probe's shape at the size limit: an unterminated string of `\\"` pairs, 50 MB. The
+    preview's scan runs for the upload, not again on each rerun the page makes (a click, the
+    mode); a quadratic scan of it took hours, a linear one runs once."""
+    from ui import manage
+
+    scans: list[int] = []
+    real = manage.safe_to_parse
+
+    def counted(data: bytes) -> bool:
+        scans.append(len(data))
+        return real(data)
+
+    monkeypatch.setattr(manage, "safe_to_parse", counted)
+    hostile = b'"' + b'\\"' * (25 * 1024 * 1024 - 1)
+    at = make_app("pages/memories.py", user="dora")
+    at.file_uploader(key="x_upload").upload("probe.json", hostile, "application/json")
+    at.run()
+    at.radio(key="x_mode").set_value("replace").run()
+    at.run()
+    no_errors(at)
+    assert scans == [len(hostile)]

@@ -200,7 +200,10 @@ def test_follow_ups_after_the_import_transaction_finish_on_the_next_open(
     text = str(err.value)
     assert "all 20 records were written" in text
     assert "next" in text and "not reachable" not in text
-    assert U not in coordinator.list_users()  # really unfinished
+    # really unfinished: the file's facts (shared data) are not written yet; the user is
+    # listed, from before the first chunk (a cut-off import's records belong to a listed user)
+    rivers = [f for f in coordinator.list_memories(U, "semantic")[0] if "rivers" in str(f["text"])]
+    assert rivers == [] and U in coordinator.list_users()
     monkeypatch.undo()
 
     again = MemoryCoordinator(redis_client, embedder, settings)
@@ -344,3 +347,62 @@ def test_maintenance_reports_its_progress_per_user(coordinator: MemoryCoordinato
     Maintenance.of(coordinator).run(dry_run=True, progress=lambda *a: heard.append(a))
     users = len(coordinator.list_users())
     assert heard == [("users", n, users) for n in range(1, users + 1)] and users >= 2
+
+
+# --- an import process killed between its chunks tells the truth (issue 49) ------------------
+def test_a_killed_import_is_reported_by_the_next_command_and_finished_by_the_same_import(
+    tiny_embedder_env: dict[str, str], redis_client: redis.Redis, namespace: str, tmp_path: Path
+) -> None:
+    """The probe killed an import between chunks and found records, no messages, no facts, the
+    user missing and nothing said. Here the import writes 5 records per transaction; once its
+    marker shows a chunk written, Redis holds every write (CLIENT PAUSE WRITE, so the kill
+    lands between two chunks whatever the timing), the process is killed (SIGKILL), and the
+    next command must say how far it got; the same import run again finishes it."""
+    import os
+    import signal
+
+    from memory.keys import Keys
+
+    keys, n = Keys(namespace), 400
+    path = tmp_path / "cut.json"
+    path.write_text(json.dumps(export_doc("cut-user", n)))
+    env = {**tiny_embedder_env, "IMPORT_CHUNK_RECORDS": "5"}
+    command = [sys.executable, "-m", "memory", "import", str(path), "--user", "cut-user"]
+    proc = subprocess.Popen(command, cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True)
+    marker = keys.import_progress("cut-user")
+    try:
+        for _ in range(600_000):  # bounded: the import ends long before this many reads
+            got = redis_client.hget(marker, "written")
+            if got is not None and int(got) >= 5 or proc.poll() is not None:
+                break
+        assert proc.poll() is None, "the import ended before it could be cut off"
+        redis_client.execute_command("CLIENT", "PAUSE", 30_000, "WRITE")
+        written = int(redis_client.hget(marker, "written") or 0)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=60)
+    finally:
+        redis_client.execute_command("CLIENT", "UNPAUSE")
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=60)
+    assert 5 <= written < n
+    assert len(episodic_keys(redis_client, keys, "cut-user")) == written  # whole chunks only
+    assert b"cut-user" in redis_client.smembers(keys.users)  # listed from the start
+
+    def memory(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "memory", *args],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+
+    nxt = memory("stats", "--user", "cut-user")
+    assert nxt.returncode == 0, nxt.stderr
+    assert f"cut off after {written:,} of {n:,} records" in nxt.stderr
+    assert "Run the same import again to finish it" in nxt.stderr
+
+    again = memory("import", str(path), "--user", "cut-user", "--json")
+    assert again.returncode == 0, again.stderr
+    assert f"cut off after {written:,} of {n:,} records" in again.stderr  # said, then finished
+    assert len(episodic_keys(redis_client, keys, "cut-user")) == n  # finished, no duplicate
+    assert not redis_client.exists(marker)
+    assert "cut off" not in memory("stats", "--user", "cut-user").stderr

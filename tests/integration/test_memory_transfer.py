@@ -130,6 +130,10 @@ def test_import_under_another_user_copies_without_taking(
     assert comparable(coordinator.export_user(U)) == comparable(exported)
 
 
+#: One sequence's statistics, as an export holds them.
+SEQ = {"tools": ["rank"], "executions": 1, "successes": 1, "failures": 0, "score_sum": 1.0}
+
+
 def bad_files(good: dict[str, Any]) -> list[tuple[str, Any]]:
     def changed(path: tuple, value: Any) -> dict[str, Any]:
         d = copy.deepcopy(good)
@@ -165,6 +169,49 @@ def bad_files(good: dict[str, Any]) -> list[tuple[str, Any]]:
         ("markup in a source", changed(("semantic", 0, "source"), "![x](http://h/leak)")),
         ("comma in a tag", changed(("episodic", 1, "tags"), ["a,b"])),
         ("usage count not a number", {**good, "usage": {"x": {"answers": "many", "last_ms": 1}}}),
+        # the probe's out-of-range times (issue 49): accepted once, they broke every export
+        ("usage time 1e30", {**good, "usage": {"x": {"answers": 1, "last_ms": 1e30}}}),
+        ("usage time 2**63", {**good, "usage": {"x": {"answers": 1, "last_ms": 2**63}}}),
+        (
+            "answer time 2**63",
+            {
+                **good,
+                "used_in": [{"turn_id": "t", "session_id": "s", "at_ms": 2**63, "memory_ids": []}],
+            },
+        ),
+        ("memory time 1e30", changed(("episodic", 0, "timestamp"), 10**30)),
+        ("negative time", changed(("short_term", "s1", 0, "timestamp"), -1)),
+        # ids and keys holding a secret are refused, never rewritten (issue 49)
+        ("card number as a record id", changed(("episodic", 0, "id"), "4111111111111111")),
+        ("password in superseded_by", changed(("episodic", 0, "superseded_by"), "pw=hunter2xyz")),
+        (
+            "card number as a sequence key",
+            changed(("procedural", 0, "sequences"), {"4111 1111 1111 1111": SEQ}),
+        ),
+        (
+            "card number as a usage session id",
+            {
+                **good,
+                "used_in": [
+                    {"turn_id": "t", "session_id": "4111111111111111", "at_ms": 1, "memory_ids": []}
+                ],
+            },
+        ),
+        (
+            "token as a turn id",
+            {
+                **good,
+                "used_in": [
+                    {
+                        "turn_id": "GITHUB_TOKEN=abc123def456",
+                        "session_id": "s",
+                        "at_ms": 1,
+                        "memory_ids": [],
+                    }
+                ],
+            },
+        ),  # fmt: skip
+        ("card number as the user id", {**good, "user_id": "4111 1111 1111 1111"}),
         (
             "control character in a turn id",
             {
@@ -190,7 +237,7 @@ def test_a_bad_file_changes_nothing(
         except ImportFileError as e:
             assert "nothing" in str(e), name  # the message says nothing was imported
         except InvalidInputError as e:  # e.g. the file names no user: say which is needed
-            assert "user id" in str(e), name
+            assert "user id" in str(e), (name, str(e))
         assert snapshot() == before, name
     assert not accepted, accepted
     assert [r["text"] for r in coordinator.list_memories(U, "episodic")[0]] == ["Something current"]
@@ -341,3 +388,24 @@ def test_usage_records_travel_with_the_memories_they_count(
     old = {k: v for k, v in exported.items() if k not in ("usage", "used_in")} | {"version": 1}
     coordinator.clear_user_memories(U)
     assert coordinator.import_user(old)["episodic"] == 3 and coordinator.memory_usage(U) == {}
+
+
+def test_an_export_tolerates_a_time_out_of_range_already_stored(
+    coordinator: MemoryCoordinator, exported: dict[str, Any], redis_client: redis.Redis
+) -> None:
+    """An earlier version accepted 1e30 and 2**63 as usage times: the store that holds them
+    still exports (such a time is left out), and the file imports."""
+    munich = next(r["id"] for r in exported["episodic"] if r["description"] == "I moved to Munich")
+    coordinator.store_interaction(
+        U, "s1", "Where?", "Munich.", turn_id="t1", used=[munich], store_episode=False
+    )
+    keys = coordinator.stores.keys
+    redis_client.hset(keys.usage(U), f"t:{munich}", str(10**30))
+    member = json.dumps({"t": "t0", "s": "s1", "ids": [munich]})
+    redis_client.zadd(keys.usage_answers(U), {member: 2**63})
+    data = coordinator.export_user(U)
+    json.dumps(data)
+    assert data["usage"][munich]["last_ms"] <= 253_402_300_799_999
+    assert [a["turn_id"] for a in data["used_in"]] == ["t1"]
+    coordinator.import_user(json.dumps(data), user_id=V)
+    assert coordinator.memory_usage(V)[munich].answers == 1

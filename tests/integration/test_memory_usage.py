@@ -163,3 +163,31 @@ def test_the_answers_kept_per_user_are_capped(
 
     assert coordinator.memory_usage(U)[diet].answers == 5  # the count is of every answer
     assert [a.turn_id for a in coordinator.answers_using(U, diet, limit=10)] == ["T4", "T3", "T2"]
+
+
+def test_a_deleted_shared_fact_leaves_no_usage_record_in_any_users_data(
+    coordinator: MemoryCoordinator, redis_client: redis.Redis, namespace: str
+) -> None:
+    """Two users' answers used a shared fact; an admin deletes it: neither user's counts nor
+    answers name it any more (the probe found them in the other user's data)."""
+    shared = coordinator.add_semantic("Oats are a whole grain")  # no adder: everyone's
+    kept = coordinator.add_episodic(U, "I eat oats every morning", event_type="preference")
+    for user, turn in ((U, "t-u"), ("usage-other", "t-o")):
+        coordinator.store_interaction(
+            user, "s1", "Are oats good?", "Yes.", turn_id=turn, used=[shared.id, kept.id],
+            store_episode=False,
+        )  # fmt: skip
+    assert coordinator.memory_usage("usage-other")[shared.id].answers == 1
+
+    coordinator.delete_memory(U, "semantic", shared.id, as_admin=True)
+
+    for user in (U, "usage-other"):
+        assert shared.id not in coordinator.memory_usage(user), user
+        assert coordinator.answers_using(user, shared.id) == [], user
+    stored = b"".join(
+        b"".join(redis_client.hgetall(k)) if redis_client.type(k) == b"hash" else
+        b"".join(redis_client.zrange(k, 0, -1))
+        for k in _usage_keys(redis_client, namespace)
+    )  # fmt: skip
+    assert shared.id.encode() not in stored
+    assert coordinator.memory_usage(U)[kept.id].answers == 1  # the other memory's stay

@@ -339,7 +339,7 @@ def test_the_forms_people_write_are_masked_on_every_write_path(
     # [password]") says nothing (memory/writing/content.py); what counts here is no leak anywhere
     assert turn.saved and turn.reply.startswith("Noted:")
     (call,) = turn.tools  # the remember tool's write path ran: what it stored is checked below
-    assert call.name == "remember_information" and call.result["stored"] is True
+    assert call.name == "remember_information" and call.result["stored"] is True, call.result
     # MCP, the sidebar's and the page's add (the write policy), the editor, a shared fact.
     writer = WritePolicy(coord, pii_policy="mask")
     mcp = McpMemoryTools(coord, writer)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 import pytest
@@ -524,3 +525,38 @@ def test_a_tool_call_too_long_for_the_reply_budget_is_explained_not_an_empty_ans
     assert result.tools == [] and fake_coordinator.active_texts("alice") == []
     assert result.reply == CUT_REPLY.format(tokens=128)
     assert "AGENT_REPLY_TOKENS" in result.reply and result.reply != EMPTY_REPLY
+
+
+@pytest.mark.parametrize(
+    ("message", "secret"),
+    [
+        ('my passphrase is now "correct horse battery staple", I run daily', "horse battery"),
+        ("my GitHub token is ghx9Kq2LmZp4Rt7Wv1 for the deploy", "ghx9Kq2LmZp4Rt7Wv1"),
+        ("I set PGPASSWORD=Hunt3r22 for the reporting database", "Hunt3r22"),
+        ("my card is 4111\u200e1111\u200f1111\u20631111, I run every day", "1111\u20631111"),
+    ],
+)
+def test_a_secret_in_the_message_reaches_no_model_request_and_no_memory(
+    agent_factory: Factory,
+    fake_coordinator: FakeCoordinator,
+    fake_ollama: FakeOllama,
+    message: str,
+    secret: str,
+) -> None:
+    """The probe's forms: masked at the turn's entry, so the answer, the extraction (which
+    once wrote the quoted passphrase into a memory), the trigger and the stored exchange
+    only ever hold the label; the result still says what was masked."""
+    fake_ollama.queue_reply("Noted.")
+    fake_ollama.queue_structured(
+        {"memories": [{"text": "I run every day", "event_type": "preference", "slot": "none"}]}
+    )
+    agent = agent_factory(fake_coordinator, fake_ollama.url, extraction_policy="always")
+    result = agent.chat("alice", "s1", message)
+    assert agent.wait_for_background(timeout=30)
+    sent = [json.dumps(r.body, ensure_ascii=False) for r in fake_ollama.requests]
+    assert len([r for r in fake_ollama.requests if r.path == "/api/chat"]) >= 2  # + extraction
+    assert not [body for body in sent if secret in body]
+    stored = [m.content for m in fake_coordinator.messages[("alice", "s1")]]
+    stored += fake_coordinator.active_texts("alice")
+    assert stored and not [text for text in stored if secret in text]
+    assert result.masked

@@ -246,3 +246,21 @@ def test_text_that_is_not_valid_unicode_is_refused_with_a_message(build) -> None
 
 def test_a_surrogate_pair_written_properly_is_valid_text() -> None:
     assert check_text("run \U0001f3c3 done") == "run \U0001f3c3 done"
+
+
+@pytest.mark.parametrize(
+    ("value", "what", "found"),
+    [
+        ("4111 1111 1111 1111", "user id", "a card number"),
+        ("4111\u200e1111\u200f1111\u20631111", "user id", "a card number"),  # marks inside
+        ("pw=hunter2xyz", "session id", "a password"),
+        ("GITHUB_TOKEN=abc123def456", "turn id", "an api key"),
+    ],
+)
+def test_an_id_holding_a_secret_is_refused_not_rewritten(value: str, what: str, found: str) -> None:
+    """User ids (a file, --user, ?user=), sessions and turns: masked, two ids would become
+    one label and join two users' records, so the id is refused in a sentence."""
+    with pytest.raises(InvalidInputError, match=f"The {what} holds {found}: secrets are never"):
+        check_id(value, what)
+    assert check_id("s-20261121-2254-3fa1", "session id") == "s-20261121-2254-3fa1"
+    assert check_id("ana@example.com") == "ana@example.com"  # an email is a sign-in id

@@ -288,3 +288,46 @@ def test_forms_together_in_one_text_are_each_masked() -> None:
         mask_secrets(two).text
         == "[bank account number] [bank account number] and XX12 3456 [bank account number]"
     )
+
+
+# --- the outside probe's forms (issue 49) ----------------------------------------------------
+
+PROBE_FORMS = [
+    # key names read as words: upper case glued, lower case glued, camelCase
+    ("PGPASSWORD=Hunt3r22 psql -h db", "PGPASSWORD=[password] psql -h db", PASSWORD),
+    ("mypassword=Hunt3r22", "mypassword=[password]", PASSWORD),
+    ("dbPassword: Hunt3r22", "dbPassword: [password]", PASSWORD),
+    ("clientSecret=s3cr3tv4lue", "clientSecret=[api key]", API_KEY),
+    ("accessToken: abcd1234efgh", "accessToken: [api key]", API_KEY),
+    # stated forms
+    ("my password is now Hunt3r22", "my password is now [password]", PASSWORD),
+    ("the password is: Hunt3r22", "the password is: [password]", PASSWORD),
+    ("'password' => 'Hunt3r22'", "'password' => '[password]'", PASSWORD),
+    ("my GitHub token is ghx9Kq2LmZp4Rt7Wv1", "my GitHub token is [api key]", API_KEY),
+    ("PIN-code: 4321", "PIN-code: [pin]", PIN),
+    # invisible format characters (Cf) between the digits: LRM, RLM, U+2063
+    ("card 4111\u200e1111\u200f1111\u20631111", "card [card number]", CARD),
+    ("IBAN NL91\u2063ABNA\u200e0417 1643 00", "IBAN [bank account number]", IBAN),
+]
+
+
+@pytest.mark.parametrize(("text", "masked", "label"), PROBE_FORMS)
+def test_the_probes_secret_forms_are_masked(text: str, masked: str, label: str) -> None:
+    assert mask_secrets(text) == (masked, [label])
+    assert mask_secrets(masked) == (masked, [])  # idempotent
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["the token is valid", "spin: 4", "max_tokens: 100", "I use tokens: 5", "secret: I hum"],
+)
+def test_words_near_the_new_forms_stay(text: str) -> None:
+    assert mask_secrets(text) == (text, [])
+
+
+def test_json_keys_are_read_as_words_too() -> None:
+    assert mask_json({"dbPassword": "Hunt3r22", "PGPASSWORD": 5, "spin": 4}) == {
+        "dbPassword": "[password]",
+        "PGPASSWORD": "[password]",
+        "spin": 4,
+    }
