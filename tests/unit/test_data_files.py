@@ -14,6 +14,7 @@ from memory.data_files import DATA_DIR, load_data_file
 from memory.demo import DEMO_QUESTIONS, build_persona
 from memory.demo.persona import PROCEDURES, _PersonaFile
 from memory.errors import DataFileError
+from memory.maintenance.similarity import _FactWords
 from memory.models import EventType
 from memory.recall.statements import OTHER_EXAMPLES, PREFERENCE_EXAMPLES
 from memory.writing.classify import _Keywords, classify_event_type, detect_slot
@@ -73,6 +74,7 @@ MODELS: dict[str, type[BaseModel]] = {
     "demo_persona.toml": _PersonaFile,
     "event_keywords.toml": _Keywords,
     "trigger_phrases.toml": _Triggers,
+    "fact_words.toml": _FactWords,
 }
 # (file, text in it, replaced by, the field the error names)
 BREAKAGES = [
@@ -88,6 +90,8 @@ BREAKAGES = [
     ("event_keywords.toml", '"gluten[- ]free"', '"gluten[- free"', "slots.fact.diet"),
     ("event_keywords.toml", 'pb = "milestone"', 'PB = "milestone"', "tags"),
     ("trigger_phrases.toml", '"i never"', '"I never"', "soft.7.phrase"),
+    ("fact_words.toml", '"left right"', '"Left right"', "value_classes.6"),
+    ("fact_words.toml", 'negation_stems = "couldn', "negation_stems = 3 #", "negation_stems"),
 ]
 
 
