@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from datetime import date, timedelta
 from string import Template
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -102,14 +102,15 @@ class _Text(_Strict):
         for name, value in self:
             if isinstance(value, str):
                 template = Template(value)
-                unknown = set(template.get_identifiers()) - PLACEHOLDERS
-                if unknown or not template.is_valid():
+                if not template.is_valid():
+                    raise ValueError(f"{name} has a $ that starts no placeholder")
+                if unknown := set(template.get_identifiers()) - PLACEHOLDERS:
                     raise ValueError(f"{name} uses unknown placeholders {sorted(unknown)}")
         return self
 
 
 class _Moment(_Strict):
-    day: tuple[int, int]  # (week, weekday) from this week's Monday
+    day: tuple[int, Annotated[int, Field(ge=0, le=6)]]  # (week, weekday) from this Monday
     time: str
 
     @field_validator("time")

@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from memory.data_files import DATA_DIR, load_data_file
 from memory.demo import DEMO_QUESTIONS, build_persona
-from memory.demo.persona import PROCEDURES, _PersonaFile
+from memory.demo.persona import PLACEHOLDERS, PROCEDURES, _PersonaFile, _values
 from memory.errors import DataFileError
 from memory.maintenance.similarity import _FactWords
 from memory.models import EventType
@@ -51,6 +51,7 @@ def test_every_placeholder_is_filled(today: date) -> None:
         texts += [t for e in c.exchanges for t in (e.user, e.assistant)]
         texts += [m.text for m in c.memories] + [f.text for f in c.facts]
     assert texts and not [t for t in texts if "$" in t]
+    assert set(_values(today, today)) == PLACEHOLDERS  # every placeholder has a value
 
 
 def test_the_keyword_files_drive_classification() -> None:
@@ -86,6 +87,8 @@ BREAKAGES = [
         "conversations.6.exchanges.1",
     ),
     ("demo_persona.toml", 'time = "09:30"', 'time = "9.30"', "conversations.6.time"),
+    ("demo_persona.toml", "day = [-1, 1]", "day = [-1, 7]", "conversations.7.day.1"),
+    ("demo_persona.toml", 'Saturday"', 'Saturday $"', "conversations.1.memories.0"),
     ("demo_persona.toml", 'key = "goal_new"', 'key = "goal_2"', "(the whole file)"),
     ("event_keywords.toml", '"gluten[- ]free"', '"gluten[- free"', "slots.fact.diet"),
     ("event_keywords.toml", 'pb = "milestone"', 'PB = "milestone"', "tags"),
