@@ -9,7 +9,8 @@
     │   └── StoreReplacedError     another Redis (other data) answers at the address now
     ├── StoreFormatError           a store of another format than this version reads
     ├── EmbeddingModelMismatchError an index built with another embedding model
-    └── EmbedderError              the embedding model could not load or run
+    ├── EmbedderError              the embedding model could not load or run
+    └── DataFileError              a data file of the package (memory/data) is malformed
 
 Driver errors (redis-py, onnxruntime, ollama) are translated at the I/O boundary with
 `raise ... from e`; nothing above the memory package sees them.
@@ -58,3 +59,7 @@ class EmbeddingModelMismatchError(MemorySystemError):
 
 class EmbedderError(MemorySystemError):
     """The embedding model could not be loaded or failed to embed."""
+
+
+class DataFileError(MemorySystemError):
+    """A data file shipped with the package (`memory/data`) is missing or malformed."""

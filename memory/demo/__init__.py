@@ -5,8 +5,9 @@
 
 training.py  her training plan, the one source of her dates and distances (the wellness
              tools' synthetic data follows it for user ids starting with `demo-`)
-persona.py   the persona as data: dated conversations, what she stated, summaries, facts,
-             learned procedures, and the questions that show them off
+persona.py   the persona, read from `memory/data/demo_persona.toml`: dated conversations,
+             what she stated, summaries, facts, learned procedures, the questions that
+             show them off
 loader.py    load and reset through the coordinator's public methods; what marks demo data
 """
 

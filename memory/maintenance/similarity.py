@@ -21,11 +21,11 @@ never overrides the guard, which vetoes a pair when
 - one says no and the other does not: a negation or a disliking verb (hate, avoid, stop ...)
   on one side only ("I love swimming" / "I hate swimming"), or an odd number of them on one
   side and an even one on the other ("I never skip breakfast" / "I skip breakfast");
-- a value changed: for each class of alternatives in `_VALUE_CLASSES` (times of day, days,
-  months and seasons, before/after, more/less, left/right, places, activities, body parts,
-  diets, drinks, colours, intensities, units) both must name the same members, so "morning" /
-  "evening", "vegan" / "vegetarian", "home" / "gym", "5 km" / "5 miles" veto, and so does a
-  member on one side only;
+- a value changed: for each class of alternatives (`value_classes` in
+  `memory/data/fact_words.toml`: times of day, days, months and seasons, before/after,
+  more/less, left/right, places, activities, body parts, diets, drinks, colours, intensities,
+  units) both must name the same members, so "morning" / "evening", "vegan" / "vegetarian",
+  "home" / "gym", "5 km" / "5 miles" veto, and so does a member on one side only;
 - a name (a capitalised word in mid-sentence) that the other text never mentions ("I live in
   Lisbon" / "I live in Porto");
 - one says more: it has content words the other lacks while the other has none of its own
@@ -61,84 +61,53 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import Annotated
 
+from pydantic import BaseModel, BeforeValidator, ConfigDict
+
+from memory.data_files import load_data_file
 from memory.text import content_roots, numbers, root, words
 
-# Words that frame a fact without being it: "I like X" and "I prefer X" state the same X.
-_FRAMING = frozenset(
-    (
-        "prefer prefers preferred like likes liked love loves enjoy enjoys favourite favorite "
-        "want wants goal aim plan plans usually always name named call called what currently "
-        "now user"
-    ).split()
-)
-# A negation flips the fact: "I like running" vs "I don't like running" never merge.
-_NEGATION = frozenset(
-    "not no never don dont didn didnt doesn doesnt isn isnt aren arent wasn wasnt cannot won "
-    "wont without".split()
-)
 
-# The guard's negations: today's, the contractions it lacks, and the disliking verbs (exact
-# forms: the root of "quit" is that of "quite", the root of "not" that of "note").
-_NEGATIVE = _NEGATION | frozenset(
-    (
-        "cant couldnt shouldnt wouldnt werent havent hasnt hadnt mustnt nor neither none nothing "
-        "nobody hate hates hated hating dislike dislikes disliked detest detests detested avoid "
-        "avoids avoided avoiding stop stops stopped stopping quit quits quitting skip skips "
-        "skipped skipping"
-    ).split()
-)
-# What is left of a contraction split at its apostrophe ("couldn't" -> "couldn", "t").
-_NEGATION_STEMS = frozenset("couldn shouldn wouldn weren haven hasn hadn mustn".split())
-# Words that add no fact when only one text has them ("I like to go running").
-_LIGHT = frozenset(
-    root(w)
-    for w in (
-        "go goes going went get gets got getting really actually generally typically normally "
-        "mostly often tend try rather time thing things something bit lot also"
-    ).split()
-)
-# Classes of alternatives: two texts must name the same members of each (a changed value).
-# Roots, so plurals and -ing forms meet; ambiguous words (may, march, fall, am) are left out.
-_VALUE_CLASSES: tuple[frozenset[str], ...] = tuple(
-    frozenset(root(w) for w in line.split())
-    for line in (
-        "morning afternoon evening night tonight noon midday midnight dawn dusk sunrise sunset "
-        "pm early late lunchtime",
-        "monday tuesday wednesday thursday friday saturday sunday weekday weekend daily weekly "
-        "monthly yearly today tomorrow yesterday",
-        "january february april june july august september october november december spring "
-        "summer autumn winter",
-        "before after during",
-        "above below over under",
-        "more less fewer most least",
-        "left right",
-        "upper lower",
-        "indoor indoors outdoor outdoors inside outside gym home treadmill trail road track pool",
-        "run jog walk hike swim cycle bike ride row yoga pilates climb ski skate dance lift",
-        "knee ankle hip foot feet shoulder neck wrist elbow hamstring calf shin achilles heel toe "
-        "arm leg hand",
-        "vegan vegetarian pescatarian omnivore keto paleo carnivore",
-        "coffee tea water juice milk beer wine alcohol",
-        "red orange yellow green blue purple pink black white grey gray brown",
-        "easy hard light heavy slow fast short long low high hot cold warm cool small big large",
-        "km kilometre kilometer mile mi metre meter k kg kilo kilogram lb lbs pound stone "
-        "minute min hour hr sec day week month year",
-    )
-)
+def _words(value: object) -> frozenset[str]:
+    if not isinstance(value, str) or not value.split():
+        raise ValueError("expected words separated by spaces")
+    if value != value.lower():
+        raise ValueError("words are written in lower case (texts are compared so)")
+    return frozenset(value.split())
+
+
+Words = Annotated[frozenset[str], BeforeValidator(_words)]
+
+
+class _FactWords(BaseModel):
+    """`memory/data/fact_words.toml` (what each list is for: its comments)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    framing: Words
+    negation: Words
+    negative: Words
+    negation_stems: Words
+    light: Words
+    value_classes: tuple[Words, ...]
+    value_stopwords: Words
+
+
+_WORDS = load_data_file("fact_words.toml", _FactWords)
+_FRAMING = _WORDS.framing
+_NEGATION = _WORDS.negation
+_NEGATIVE = _NEGATION | _WORDS.negative
+_NEGATION_STEMS = _WORDS.negation_stems
+_LIGHT = frozenset(root(w) for w in _WORDS.light)
+#: Classes of alternatives, as roots: two texts must name the same members of each.
+_VALUE_CLASSES = tuple(frozenset(root(w) for w in cls) for cls in _WORDS.value_classes)
+_VALUE_STOPWORDS = _WORDS.value_stopwords
 _UNIT_SUFFIX = re.compile(r"^\d+(?:[.,]\d+)*([a-z]+)$")
 _NAME = re.compile(r"\b[A-Z]\w*")
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;\"\u201c(\n]\s*)([A-Z])")
 
 
 FactKey = tuple[frozenset[str], frozenset[str], frozenset[str]]
-
-
-#: Stop words that still tell two facts apart ("I run before work" / "after work"): recall may
-#: ignore them, "the same fact?" may not.
-_VALUE_STOPWORDS = frozenset(
-    "before after above below over under up down off more most few only against".split()
-)
 
 
 def fact_signature(text: str) -> FactKey:

@@ -11,10 +11,10 @@ message asks for advice or recommendations, or about the user's own tastes
 group?") does not want preferences first.
 
 The classifier is a logistic regression on the embedding, fitted in the background when the
-app starts, on the example sentences below (written for this module, not taken from any
-benchmark), so it works for whichever embedding model the store uses. No data set was used to
-fit it; its single weight in the recall model was fitted like the others (its effect:
-BENCHMARKS.md, Decisions).
+app starts, on the example sentences of `memory/data/statement_examples.toml` (written for
+this module, not taken from any benchmark), so it works for whichever embedding model the store
+uses. No data set was used to fit it; its single weight in the recall model was fitted like
+the others (its effect: BENCHMARKS.md, Decisions).
 """
 
 from __future__ import annotations
@@ -25,6 +25,9 @@ import time
 from typing import Literal, Protocol
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from memory.data_files import load_data_file
 
 
 class Embedder(Protocol):
@@ -37,121 +40,17 @@ class Embedder(Protocol):
     def embed_many(self, texts: list[str]) -> np.ndarray: ...
 
 
-#: Standing preferences, dislikes and constraints, in many domains and phrasings (first person
-#: as people say them, third person as the extractor stores them).
-PREFERENCE_EXAMPLES = (
-    "I never eat meat.",
-    "I'm allergic to peanuts.",
-    "I prefer tea over coffee.",
-    "I can't stand loud music.",
-    "I only buy second-hand furniture.",
-    "I hate waking up early.",
-    "I don't drink alcohol.",
-    "I would rather take the train than fly.",
-    "My favourite colour is green.",
-    "I'm not a fan of spicy food.",
-    "I avoid anything with added sugar.",
-    "I get seasick, so boats are out for me.",
-    "I don't use apps that track my location.",
-    "I like my answers short and to the point.",
-    "I have no interest in celebrity news.",
-    "I'm scared of deep water.",
-    "I always choose aisle seats.",
-    "Horror films make me uncomfortable.",
-    "I love hiking in the mountains.",
-    "I keep my spending on gadgets low.",
-    "I stick to a low-sodium diet for my blood pressure.",
-    "I'm not comfortable with crowds.",
-    "I find jazz boring.",
-    "I work best in the early morning.",
-    "I dislike wearing wool.",
-    "Noise really bothers me when I sleep.",
-    "I won't buy anything tested on animals.",
-    "Reading on screens gives me headaches, I prefer paper books.",
-    "I'm lactose intolerant.",
-    "Strategy games are my thing; shooters aren't.",
-    "I'm a night owl and hate morning meetings.",
-    "No dairy for me, it upsets my stomach.",
-    "I choose hotels that are quiet and small.",
-    "I can't handle heights.",
-    "I'm not into romantic comedies.",
-    "I try to avoid plastic packaging whenever I can.",
-    "Open-plan offices drive me mad.",
-    "I'd never buy a used car.",
-    "I'm a big fan of classical music.",
-    "Please always give me metric units.",
-    "I don't like talking on the phone; text me instead.",
-    "I keep kosher.",
-    "Long flights are hard for me because of my back.",
-    "I go for comfort over style when I buy shoes.",
-    "Anything too sweet puts me off.",
-    # as the extractor writes memories: about the user, in the third person
-    "User prefers window seats.",
-    "The user is vegan.",
-    "Dislikes spicy food.",
-    "User avoids driving at night.",
-    "The user only reads non-fiction.",
-    "Allergic to penicillin.",
-    "User wants answers without jargon.",
-    "Prefers to exercise in the evening.",
-)
+class _Examples(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    preference: tuple[str, ...] = Field(min_length=1)
+    other: tuple[str, ...] = Field(min_length=1)
 
+
+_EXAMPLES = load_data_file("statement_examples.toml", _Examples)
+#: Standing preferences, dislikes and constraints (`memory/data/statement_examples.toml`).
+PREFERENCE_EXAMPLES = _EXAMPLES.preference
 #: Everything else people say to an assistant: questions, requests, plans, events, small talk.
-OTHER_EXAMPLES = (
-    "What's the weather like tomorrow?",
-    "Can you recommend a good book?",
-    "Thanks, that helps!",
-    "Hi there!",
-    "I went to the dentist yesterday.",
-    "My brother is visiting next week.",
-    "How do I reset my password?",
-    "I need to plan a trip to Spain.",
-    "Could you summarise this article for me?",
-    "I'm thinking about buying a new laptop.",
-    "We had pizza for dinner.",
-    "Any tips for a job interview?",
-    "I finished reading a novel last night.",
-    "I want to learn something new this year.",
-    "What time is it in Tokyo?",
-    "I'm looking for a gift for my mum.",
-    "Okay, sounds good.",
-    "My car broke down this morning.",
-    "I'll be travelling for work next month.",
-    "Tell me a fun fact.",
-    "I started a new job on Monday.",
-    "Can you help me write an email?",
-    "I've been busy with the kids.",
-    "Where should we go for the weekend?",
-    "I got a new phone.",
-    "That's interesting, tell me more.",
-    "My sister just moved to a new flat.",
-    "How many grams are in a cup of flour?",
-    "I have a meeting with my manager at three.",
-    "Let's talk about something else.",
-    "Can you find me a flight to Rome?",
-    "We're going camping this weekend.",
-    "Which museums are open on Sundays?",
-    "I just got back from the gym.",
-    "What's a good present for a ten-year-old?",
-    "I'm hosting a dinner party on Saturday.",
-    "My laptop keeps freezing, any idea why?",
-    "How long does it take to boil an egg?",
-    "Our team won the match yesterday.",
-    "Please translate this sentence into French.",
-    "I'm going to visit my grandparents.",
-    "Remind me what we talked about last time.",
-    "The kids start school next week.",
-    "Can you suggest a name for my new podcast?",
-    "I've been reading about the history of Rome.",
-    "User went to the dentist on Tuesday.",
-    "The user asked how to reset a router.",
-    "Moved to a new flat in March.",
-    "User's daughter started school.",
-    "The user ran 5 km this morning.",
-    "Asked for a summary of an article.",
-    "User had a meeting with their manager.",
-    "The user is travelling to Berlin next week.",
-)
+OTHER_EXAMPLES = _EXAMPLES.other
 
 #: Messages where what the user prefers counts, of two kinds. ADVICE: requests for advice,
 #: recommendations, ideas or a plan, which need every goal and constraint of the user at once.
@@ -244,7 +143,7 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1e-2) -> np.ndarray:
 
 class StatementModel:
     """P(a text states a preference or constraint) from its embedding, fitted on the examples
-    above (106 sentences, one batch embedding, a few milliseconds of Newton steps).
+    (106 sentences, one batch embedding, a few milliseconds of Newton steps).
 
     The answer path never fits: `probabilities` gives None until a fit has succeeded, and
     recall then goes on without the part. Fitting runs on the recall pipeline's background

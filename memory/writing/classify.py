@@ -13,7 +13,11 @@ through `memory.writing.policy`.
 from __future__ import annotations
 
 import re
+from typing import Annotated
 
+from pydantic import BaseModel, BeforeValidator, ConfigDict, field_validator
+
+from memory.data_files import load_data_file
 from memory.models import EventType
 
 #: Event type for a plain fact about the user ("my dog is called Rex").
@@ -21,102 +25,53 @@ FACT_EVENT_TYPE = EventType.FACT
 
 TAG_RE = re.compile(r"(?<![\w#])#([A-Za-z][\w-]{0,63})")
 
-# #tags that name an event type set it.
-TAG_EVENT_TYPES: dict[str, EventType] = {
-    "goal": EventType.GOAL,
-    "goals": EventType.GOAL,
-    "preference": EventType.PREFERENCE,
-    "pref": EventType.PREFERENCE,
-    "health": EventType.HEALTH_EVENT,
-    "injury": EventType.HEALTH_EVENT,
-    "milestone": EventType.MILESTONE,
-    "pb": EventType.MILESTONE,
-    "correction": EventType.CORRECTION,
-    "feedback": EventType.FEEDBACK,
-}
 
+def _pattern(value: object) -> re.Pattern[str]:
+    """A regular expression, or a list of alternatives that each match as a whole word."""
+    if isinstance(value, list) and all(isinstance(w, str) for w in value):
+        value = r"\b(" + "|".join(value) + r")\b"
+    if not isinstance(value, str):
+        raise ValueError("expected a regular expression or a list of them")
+    try:
+        return re.compile(value)
+    except re.error as e:  # pydantic names the field of a ValueError
+        raise ValueError(f"not a regular expression ({e})") from e
+
+
+Pattern = Annotated[re.Pattern[str], BeforeValidator(_pattern)]
+
+
+class _EventKeywords(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    event_type: EventType
+    words: Pattern
+
+
+class _Keywords(BaseModel):
+    """`memory/data/event_keywords.toml`: what sets an event type, and the slots."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    tags: dict[str, EventType]
+    keywords: tuple[_EventKeywords, ...]
+    slots: dict[EventType, dict[str, Pattern]]
+
+    @field_validator("tags")
+    @classmethod
+    def _lower_case(cls, tags: dict[str, EventType]) -> dict[str, EventType]:
+        if any(tag != tag.lower() for tag in tags):
+            raise ValueError("tags are written in lower case (#tags are matched so)")
+        return tags
+
+
+_KEYWORDS = load_data_file("event_keywords.toml", _Keywords)
+#: #tags that name an event type set it.
+TAG_EVENT_TYPES: dict[str, EventType] = _KEYWORDS.tags
+#: The first event type whose keywords match a text is its type.
 _EVENT_KEYWORDS: list[tuple[EventType, re.Pattern[str]]] = [
-    (
-        EventType.CORRECTION,
-        re.compile(
-            r"\b(that'?s wrong|that is wrong|incorrect|not correct|you were wrong|correction)\b"
-        ),
-    ),
-    (
-        EventType.FEEDBACK,
-        re.compile(
-            r"\b(too (long|verbose|short|detailed)|your (answer|answers|response|responses|reply)"
-            r"|less detail|more detail|be more|be less)\b"
-        ),
-    ),
-    (
-        EventType.GOAL,
-        re.compile(
-            r"\b(goal|target|aim(ing)? (to|for)"
-            r"|want to (reach|lose|gain|run|get|weigh|sleep|walk|do)"
-            r"|trying to|plan(ning)? to|by (january|february|march|april|may|june|july|august"
-            r"|september|october|november|december|summer|winter|spring|the end))\b"
-        ),
-    ),
-    (
-        EventType.HEALTH_EVENT,
-        re.compile(
-            r"\b(pain\w*|hurts?|aches?|sore|injur\w*|sick|ill|diagnos\w*|surgery|sprain\w*|fever|migraine|allerg\w*"
-            r"|medication|doctor|physio\w*|asthma|diabet\w*|blood pressure)\b"
-        ),
-    ),
-    (
-        EventType.MILESTONE,
-        re.compile(
-            r"\b(first time|personal best|pb|new record|finished my|completed my|achieved"
-            r"|ran my first|my first (marathon|half|race|10k|5k))\b"
-        ),
-    ),
-    (
-        EventType.PREFERENCE,
-        re.compile(
-            r"\b(prefer\w*|like|likes|love|hate|dislike|favou?rite|rather|enjoy|always|never"
-            r"|don'?t like|do not like)\b"
-        ),
-    ),
+    (k.event_type, k.words) for k in _KEYWORDS.keywords
 ]
-
-# Slots for supersession. A slot is assigned only when exactly one topic matches, so that
-# different facts are not merged by a loose match.
-_SLOT_TOPICS: dict[EventType, dict[str, re.Pattern[str]]] = {
-    EventType.GOAL: {
-        "weight": re.compile(r"\b(weigh\w*|kg|kilos?|lbs?|pounds|bmi)\b"),
-        "sleep": re.compile(r"\b(sleep\w*|bed ?time|hours a night)\b"),
-        "steps": re.compile(r"\bsteps\b"),
-        "resting_hr": re.compile(r"\b(resting heart rate|resting hr|heart rate|bpm)\b"),
-        "running": re.compile(r"\b(run|running|5k|10k|marathon|half marathon)\b"),
-        "workouts_per_week": re.compile(
-            r"\b(workouts?|train(ing)?|exercise) (\d+|\w+) (times|days) (a|per) week\b"
-        ),
-    },
-    # Facts about the user that change over months: a move, a new
-    # job, a new diet replace the old value instead of standing next to it.
-    EventType.FACT: {
-        "home": re.compile(r"\b(live in|living in|moved to|moving to|based in|relocat\w*)\b"),
-        "job": re.compile(r"\b(work as|working as|my job|new job|work at|employed|started at)\b"),
-        "diet": re.compile(
-            r"\b(vegan|vegetarian|pescatarian|keto|paleo|diet|gluten[- ]free|eat meat)\b"
-        ),
-    },
-    EventType.PREFERENCE: {
-        "units": re.compile(
-            r"\b(units|metric|imperial|miles|kilomet(er|re)s|celsius|fahrenheit)\b"
-        ),
-        "response_style": re.compile(
-            r"\b(concise|brief|short answers|detailed|bullet\w*|verbose|long answers|tables?)\b"
-        ),
-        "workout_time": re.compile(
-            r"\b(morning|evening|afternoon|night|early|late)\b.*\b(workouts?|train\w*|exercis\w*"
-            r"|runs?|running)\b|\b(workouts?|train\w*|exercis\w*|runs?|running)\b.*"
-            r"\b(morning|evening|afternoon|night)s?\b"
-        ),
-    },
-}
+#: Slots for supersession, by event type and topic (assigned when exactly one topic matches).
+_SLOT_TOPICS: dict[EventType, dict[str, re.Pattern[str]]] = _KEYWORDS.slots
 SLOTS: list[str] = [
     f"{et.value}:{topic}" for et, topics in _SLOT_TOPICS.items() for topic in topics
 ]

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import re
 
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from memory.data_files import load_data_file
 from memory.models import EventType
 from memory.writing.classify import (
     TAG_RE,
@@ -16,48 +19,41 @@ from memory.writing.classify import (
 )
 from memory.writing.policy import MemoryCandidate
 
-# (phrase, keep the phrase in the stored text?)  Strong triggers work anywhere in a sentence.
-# (phrase, keep the phrase in the stored text?)  Strong triggers work anywhere in a sentence.
-STRONG_TRIGGERS: list[tuple[str, bool]] = [
-    ("remember this fact:", False),
-    ("remember this:", False),
-    ("remember:", False),
-    ("important:", False),
-    ("note this:", False),
-    ("note:", False),
-    ("key detail:", False),
-    ("memorize this:", False),
-    ("never forget:", False),
-    ("critical info:", False),
-    ("fact:", False),
-    ("memory:", False),
-    ("my preference is", True),
-    ("preference:", False),
-    ("my new goal is", True),
-    ("my goal is", True),
-    ("new goal:", False),
-    ("goal:", False),
-]
-# Triggers that fix the event type whatever the keywords say.
+
+class _Soft(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    phrase: str = Field(min_length=1)
+    keep: bool = False  # keep the phrase in the stored text
+
+    @field_validator("phrase")
+    @classmethod
+    def _lower_case(cls, phrase: str) -> str:
+        if phrase != phrase.lower():
+            raise ValueError("a phrase is written in lower case (messages are matched so)")
+        return phrase
+
+
+class _Strong(_Soft):
+    event_type: EventType | None = None  # fixes the type whatever the keywords say
+
+
+class _Triggers(BaseModel):
+    """`memory/data/trigger_phrases.toml`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    strong: tuple[_Strong, ...]
+    soft: tuple[_Soft, ...]
+
+
+_TRIGGERS = load_data_file("trigger_phrases.toml", _Triggers)
+#: (phrase, keep the phrase in the stored text?)  Strong triggers work anywhere in a sentence.
+STRONG_TRIGGERS: list[tuple[str, bool]] = [(t.phrase, t.keep) for t in _TRIGGERS.strong]
+#: Triggers that fix the event type whatever the keywords say.
 TRIGGER_EVENT_TYPES: dict[str, EventType] = {
-    "my preference is": EventType.PREFERENCE,
-    "preference:": EventType.PREFERENCE,
-    "my new goal is": EventType.GOAL,
-    "my goal is": EventType.GOAL,
-    "new goal:": EventType.GOAL,
-    "goal:": EventType.GOAL,
+    t.phrase: t.event_type for t in _TRIGGERS.strong if t.event_type
 }
-# Soft triggers count only at the start of a sentence that is not a question.
-SOFT_TRIGGERS: list[tuple[str, bool]] = [
-    ("please remember that", False),
-    ("please remember", False),
-    ("remember that", False),
-    ("don't forget that", False),
-    ("keep in mind that", False),
-    ("for the record,", False),
-    ("i always", True),
-    ("i never", True),
-]
+#: Soft triggers count only at the start of a sentence that is not a question.
+SOFT_TRIGGERS: list[tuple[str, bool]] = [(t.phrase, t.keep) for t in _TRIGGERS.soft]
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
 
 

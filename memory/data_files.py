@@ -1,0 +1,38 @@
+"""The package's data files (`memory/data/*.toml`): read once, validated by a pydantic model.
+
+A malformed file fails at load with one sentence that names the file and the field.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from memory.errors import DataFileError
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def load_data_file(name: str, model: type[M], folder: Path = DATA_DIR) -> M:
+    """`folder/name` parsed as TOML and validated as `model`."""
+    path = folder / name
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise DataFileError(f"The data file {path} cannot be read: {e.strerror}.") from e
+    except tomllib.TOMLDecodeError as e:
+        raise DataFileError(f"The data file {path} is not valid TOML: {e}.") from e
+    try:
+        return model.model_validate(raw)
+    except ValidationError as e:
+        first = e.errors()[0]
+        field = ".".join(str(part) for part in first["loc"]) or "(the whole file)"
+        message = first["msg"].removeprefix("Value error, ")
+        raise DataFileError(
+            f"The data file {path} is invalid at the field {field}: {message}."
+        ) from e
