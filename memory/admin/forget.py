@@ -7,14 +7,18 @@ or was derived from it, deleted for real.
                                      unticked, and every trace of it; a count per kind
 
 Matching: the topic's content words (`memory.text.content_roots`: no stop words, one root per
-word, so "lawyers" meets "lawyer"), with one normalisation on both sides (`memory.text.fold`:
-NFKC, case-folded, soft hyphens and zero-width characters removed, words split at `_`, `@`,
-`.` and `-`), so `okafor_law@example.com`, `Oka\u00adfor`, fullwidth letters and an NFD
-"Gómez" all mention the word. Looked for in everything that carries a user's words: a
-memory's text, context, tags, metadata, id and session id; a fact's text, context, labels and
-metadata; a procedure's question and tool names; a message's text, id, session id and
-metadata. Plus the product's hybrid search (episodic, and the user's own facts) at
-`min_score` or above, for mentions in other words.
+word, so "lawyers" meets "lawyer"), cut by the one splitter on both sides (`memory.text.words`:
+NFKC, case-folded with the Turkish I, format characters removed, letters kept with their
+combining marks), a text's words with the parts of words written as several, so
+`okafor_law@example.com`, `#OkaforLaw`, `okafor2024`, `Oka\u00adfor`, fullwidth letters and
+an NFD "Gómez" all mention the word; per script rules for words glued to particles and for
+scripts written without spaces (`memory.admin.topic_match.mentions`). Looked for in
+everything that carries a user's words: a memory's text, context, tags, metadata, id and
+session id; a fact's text, context, labels and metadata; a procedure's question and tool
+names; a message's text, id, session id and metadata. Plus the product's hybrid search
+(episodic, and the user's own facts) at `min_score` or above, for mentions in other words:
+only where the embedder knows the language of the topic and of the text
+(`memory.text.embedder_knows`); elsewhere a forget decides by words alone.
 
 What goes with a forgotten memory or message (followed until nothing new is found; never what
 people unticked):
@@ -86,7 +90,7 @@ from memory.queries import SearchFilter
 from memory.replies import as_str
 from memory.stores import Stores
 from memory.stores.usage import queue_drop
-from memory.text import STOPWORDS, fold, words
+from memory.text import STOPWORDS, embedder_knows, words
 
 #: Hybrid-search hits at or above this final score count as mentions in other words ("high").
 FORGET_MIN_SCORE = BAND_HIGH
@@ -168,9 +172,7 @@ class TopicForget:
         return TopicPreview(
             user_id=user_id,
             query=query,
-            words=[
-                w for w in dict.fromkeys(words(fold(query))) if w not in STOPWORDS and len(w) > 1
-            ],
+            words=[w for w in dict.fromkeys(words(query)) if w not in STOPWORDS and len(w) > 1],
             matches=find_matches(data, roots, scores),
             shared_facts=sum(mentions(fact_text(f), roots) for f in data.shared_facts),
         )
@@ -196,8 +198,12 @@ class TopicForget:
 
     # --- reading -------------------------------------------------------------------------
     def _scores(self, user_id: str, query: str) -> dict[str, float]:
-        """`type:id` -> hybrid-search score, for hits at `min_score` or above."""
+        """`type:id` -> hybrid-search score, for hits at `min_score` or above; none for a
+        topic or a text in a language the embedder does not know (its cosine would call
+        unrelated texts close: `embedder_knows`)."""
         out: dict[str, float] = {}
+        if not embedder_knows(query):
+            return out
         for mtype in (MemoryType.EPISODIC, MemoryType.SEMANTIC):
             hits = self._search(
                 user_id,
@@ -207,7 +213,7 @@ class TopicForget:
                 # superseded memories hold the topic too (a semantic search has none)
                 where=SearchFilter(min_score=self.min_score, include_superseded=True),
             )
-            out.update({f"{mtype.value}:{h.id}": h.score for h in hits})
+            out.update({f"{mtype.value}:{h.id}": h.score for h in hits if embedder_knows(h.text)})
         return out
 
     def _unnote(self, user_id: str, query: str) -> None:
@@ -385,8 +391,9 @@ class TopicForget:
             if (s, m.id) in chosen.messages and m.role == "user"
         }
         questions |= {data.procedures[p].question for p in chosen.procedural}
-        cached = {self._embedder.masked(t) for t in {query, *queries, *questions}}
-        texts = {*cached, *(m.description for m in mems)}
+        searched = [query] if embedder_knows(query) else []  # this forget's own search
+        cached = {self._embedder.masked(t) for t in {*searched, *queries, *questions}}
+        texts = {*cached, query, *(m.description for m in mems)}
         texts |= {data.facts[f].fact for f in chosen.semantic}
         texts |= {m.content for s, msgs in data.messages.items() for _, m in msgs if (s, m.id)
                   in chosen.messages}  # fmt: skip
