@@ -122,20 +122,63 @@ class TopicPreview(BaseModel):
     )
 
 
+#: What went, in people's words (one, several), per key of `ForgetReport.counts`.
+COUNT_NAMES = {
+    "memories": ("memory", "memories"),
+    "earlier_versions": ("earlier version", "earlier versions"),
+    "summaries": ("chat summary", "chat summaries"),
+    "facts": ("fact", "facts"),
+    "procedures": ("learned tool habit", "learned tool habits"),
+    "messages": ("chat message", "chat messages"),
+    "answer_details": ("answer's details", "answers' details"),
+    "extraction_log": ("note of what was learned", "notes of what was learned"),
+    "merge_records": ("record of merged memories", "records of merged memories"),
+    "sessions": ("chat", "chats"),
+    "session_titles": ("chat title", "chat titles"),
+    "recall_queries": ("search you made", "searches you made"),
+    "maintenance_report": ("clean-up report", "clean-up reports"),
+    "cached_embeddings": ("copy kept to search faster", "copies kept to search faster"),
+}
+
+
+def counted(n: int, key: str) -> str:
+    """`1 chat message`, `3 searches you made`; `items`: the rows of a preview."""
+    one, many = COUNT_NAMES.get(key, ("item", "items"))
+    return f"{n} {one if n == 1 else many}"
+
+
 class ForgetReport(BaseModel):
+    """What a forget deleted. `items` counts in the preview's unit (its rows: the memories,
+    facts, procedures and messages that mention the topic, minus those kept); `counts` is
+    everything that went per kind, those items and what came from them."""
+
     user_id: str
     query: str
+    items: int = Field(default=0, description="The preview's rows that went")
     counts: dict[str, int] = Field(description="What went, per kind")
 
     @property
     def total(self) -> int:
         return sum(self.counts.values())
 
+    def summary(self) -> str:
+        """One sentence in the preview's unit: "3 items and 4 records that came from them
+        went: 2 memories, ..." (the same words in the CLI and the app)."""
+        if not self.total:
+            return "nothing went"
+        went = ", ".join(counted(v, k) for k, v in self.counts.items() if v)
+        rest = self.total - self.items
+        more = f" and {rest} record{'s' * (rest != 1)} that came from them" if rest else ""
+        return f"{counted(self.items, 'items')}{more} went: {went}"
+
 
 @translate_store_errors
 class TopicForget:
     """Built from the coordinator's parts (`TopicForget.of`), so the coordinator does not grow;
     every public method goes through the one error boundary."""
+
+    #: the words of a count, for the screens that show a preview and its result (`counted`)
+    counted = staticmethod(counted)
 
     def __init__(
         self,
@@ -190,11 +233,12 @@ class TopicForget:
         for m in find_matches(data, roots, scores):
             if m.ref not in kept:
                 add_ref(chosen, m.ref)
+        items = chosen.size()  # what a preview now lists, minus what people kept
         follow(chosen, data, kept)
         counts = self._delete(user_id, query, roots, data, chosen)
         went = sum(counts.get(k, 0) for k in ("memories", "facts", "procedures"))
         activity.record(self._stores.client, self._stores.keys, user_id, "forgotten", went)
-        return ForgetReport(user_id=user_id, query=query, counts=counts)
+        return ForgetReport(user_id=user_id, query=query, items=items, counts=counts)
 
     # --- reading -------------------------------------------------------------------------
     def _scores(self, user_id: str, query: str) -> dict[str, float]:

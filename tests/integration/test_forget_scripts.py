@@ -149,7 +149,7 @@ def test_the_issues_probe_on_the_command_line(cli: Run) -> None:
     ):
         cli("add", "--user", "hi5", "--text", text)
     out = json.loads(cli("forget", "--user", "hi5", "--query", "अमिताभ", "--yes", "--json").stdout)
-    assert out["counts"]["memories"] == 1
+    assert out["counts"]["memories"] == 1 and out["items"] == 1
     listed = json.loads(cli("list", "--user", "hi5", "--json").stdout)
     texts = {row["text"] for row in listed["items"]}
     assert texts == {"मैं अगले साल अमेरिका जाना चाहता हूँ", "मेरी बहन अमृता पुणे में रहती है"}
