@@ -168,7 +168,10 @@ class ForgetReport(BaseModel):
             return "nothing went"
         went = ", ".join(counted(v, k) for k, v in self.counts.items() if v)
         rest = self.total - self.items
-        more = f" and {rest} record{'s' * (rest != 1)} that came from them" if rest else ""
+        records = f"{rest} record{'s' * (rest != 1)}"
+        if not self.items:  # only traces (details, titles, searches) mentioned it
+            return f"{records} went: {went}"
+        more = f" and {records} that came from them" if rest else ""
         return f"{counted(self.items, 'items')}{more} went: {went}"
 
 

@@ -1,8 +1,9 @@
-"""Forgetting a topic in the scripts people write, end to end with the real embedder: for each
+"""Forget and recall in the scripts people write, end to end with the real embedder: for each
 language, what a forget deletes (what names the topic, as people write it: glued particles,
 suffixes, no spaces, combining marks) and what it keeps (everything else, including words that
 start with the same letters). all-MiniLM-L6-v2 knows English: it calls unrelated Hindi, Thai or
-Korean sentences close, so there a forget decides by words alone (`memory.text.embedder_knows`).
+Korean sentences close, so there a forget decides by words alone, and recall's score and its
+learned tool habits do not lean on the cosine (`memory.text.embedder_knows`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import pytest
 
 from memory.admin.forget import TopicForget
 from memory.coordinator import MemoryCoordinator
-from memory.models import BAND_HIGH
+from memory.models import BAND_HIGH, BAND_MODERATE
 from memory.queries import SearchFilter
 from tests.integration.conftest import Run
 
@@ -103,12 +104,22 @@ def test_turkish_capitals_and_the_dotted_i_are_one_word(coordinator: MemoryCoord
         assert sorted(m.text for m in forget.preview("tr-caps", typed).matches) == sorted(named)
 
 
-@pytest.mark.parametrize("language", ["hindi", "thai", "korean", "arabic"])
+#: a question about something no memory names, per language (Rahul, Bangkok, Jeju, Dubai)
+ABSENT = {
+    "hindi": "मेरा दोस्त राहुल कहाँ रहता है",
+    "thai": "กรุงเทพมีร้านอาหารอร่อยไหม",
+    "korean": "제주도 여행 계획을 세워 주세요",
+    "arabic": "ما هي أفضل الفنادق في دبي",
+}
+
+
+@pytest.mark.parametrize("language", list(ABSENT))
 def test_search_does_not_call_unrelated_texts_close_where_the_embedder_cannot_tell(
     coordinator: MemoryCoordinator, language: str
 ) -> None:
     """Recall's word score finds the named memory first; the cosine (0.5-1.0 between unrelated
-    sentences in these scripts) makes no other memory a strong hit."""
+    sentences in these scripts) makes no other memory a strong hit, and none a moderate one
+    for a question about something no memory names."""
     c = coordinator
     topic, named, other = CASES[language]
     user = "s-" + language
@@ -117,6 +128,8 @@ def test_search_does_not_call_unrelated_texts_close_where_the_embedder_cannot_te
     hits = c.search(user, topic, k=10, where=SearchFilter(min_score=0.0))
     assert hits and hits[0].text in named
     assert [h.text for h in hits if h.score >= BAND_HIGH and h.text in other] == []
+    unrelated = c.search(user, ABSENT[language], k=10, where=SearchFilter(min_score=0.0))
+    assert [(h.text, h.score) for h in unrelated if h.score >= BAND_MODERATE] == []
 
 
 def test_camel_case_digits_and_the_grapheme_joiner_count_as_the_name(
@@ -155,3 +168,17 @@ def test_the_issues_probe_on_the_command_line(cli: Run) -> None:
     assert texts == {"मैं अगले साल अमेरिका जाना चाहता हूँ", "मेरी बहन अमृता पुणे में रहती है"}
     # A topic of one word with a vowel sign is a topic, not a usage error.
     assert cli("forget", "--user", "hi5", "--query", "किताब", "--yes").returncode == 0
+
+
+def test_no_learned_tool_habit_is_suggested_by_a_cosine_the_embedder_cannot_mean(
+    coordinator: MemoryCoordinator,
+) -> None:
+    """Any two Thai questions are 1.00 apart to the embedder: a habit learned for one is not
+    "similar" to another; the same question still finds its own."""
+    c = coordinator
+    asked = "พรุ่งนี้ที่เชียงใหม่อากาศเป็นอย่างไร"  # the weather in Chiang Mai tomorrow?
+    c.record_procedure("th-p", asked, ["get_weather"], success_score=1.0, execution_time_ms=1.0)
+    other = c.retrieve_all_context("th-p", "s1", "ช่วยแปลประโยคนี้เป็นภาษาอังกฤษ")  # translate
+    assert other.procedural is None
+    same = c.retrieve_all_context("th-p", "s1", asked)
+    assert same.procedural is not None and same.procedural.tool_sequence == ["get_weather"]
