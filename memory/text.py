@@ -3,8 +3,8 @@
 and maintenance (same fact?), so "the same word" means one thing everywhere.
 
     words(text)        lower-case words, in order, in every script (below); `parts=True`
-                       adds the parts of a word written as several: "#OkaforLaw" -> okaforlaw,
-                       okafor, law; "okafor2024" -> okafor2024, okafor, 2024; "okafor_law"
+                       adds after them the parts of words written as several: "#OkaforLaw" ->
+                       okaforlaw, okafor, law; "okafor2024" -> okafor2024, okafor, 2024
     script(word)       the Unicode script of a word's first letter: "LATIN", "DEVANAGARI"...
     names_word(w, r)   does the text's word w name the word r (the rules of each script)
     embedder_knows(t)  whether the embedder's cosine means anything for a text (its script)
@@ -38,6 +38,11 @@ import re
 import unicodedata
 
 _ASCII_WORD = re.compile(r"[A-Za-z0-9_]+")
+_UNICODE_WORD = re.compile(r"\w+")
+_NOT_WORD = re.compile(r"[^\w\s]")
+#: where an ASCII text has a word with parts: an underscore, a lower-case letter before a
+#: capital, a run of capitals before a lower-case letter, letters and digits side by side
+_ASCII_COMPOUND = re.compile(r"_|[a-z][A-Z]|[A-Z]{2}[a-z]|[A-Za-z]\d|\d[A-Za-z]")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _SUFFIXES = ("ing", "ed", "s")
 
@@ -52,24 +57,23 @@ STOPWORDS = frozenset(
     s t don ll re ve d m o y ain""".split()
 )
 
-#: Invisible characters that are marks, not format characters: the combining grapheme joiner
-#: and the variation selectors.
-_IGNORED_MARKS = frozenset(["\u034f", *map(chr, range(0xFE00, 0xFE10))])
-
-
-def _ignorable(ch: str) -> bool:
-    return (
-        unicodedata.category(ch) == "Cf"
-        or ch in _IGNORED_MARKS
-        or "\U000e0100" <= ch <= "\U000e01ef"
-    )
+#: Invisible characters: every format character (Unicode Cf: soft hyphen, zero-width space and
+#: joiners, direction marks, BOM...; tests/unit/test_words.py checks the list against
+#: `unicodedata`), the combining grapheme joiner and the variation selectors.
+_IGNORABLE = re.compile(
+    "[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e\u200b-\u200f"
+    "\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd"
+    "\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001"
+    "\U000e0020-\U000e007f"
+    "\u034f\ufe00-\ufe0f\U000e0100-\U000e01ef]"
+)
 
 
 def plain(text: str) -> str:
     """`text` in one spelling: NFKC, without format characters and invisible marks."""
     if text.isascii():  # nothing to drop or compose (the common case: fast)
         return text
-    return unicodedata.normalize("NFKC", "".join(c for c in text if not _ignorable(c)))
+    return unicodedata.normalize("NFKC", _IGNORABLE.sub("", text))
 
 
 def _fold_case(text: str) -> str:
@@ -88,6 +92,8 @@ def fold(text: str) -> str:
 
 def _raw_words(text: str) -> list[str]:
     """Words of a non-ASCII text as written: runs of letters, digits, `_` and marks."""
+    if not any(unicodedata.category(c)[0] == "M" for c in _NOT_WORD.findall(text)):
+        return _UNICODE_WORD.findall(text)  # no mark to keep: `re` alone (most texts)
     out: list[str] = []
     start = -1
     for i, ch in enumerate(text):
@@ -136,18 +142,28 @@ def _parts(word: str) -> list[str]:
 
 
 def words(text: str, *, parts: bool = False) -> list[str]:
-    """Lower-case words of `text`, in order (underscores trimmed); with `parts`, each word
-    written as several is followed by its parts (`_parts`)."""
-    raws = _ASCII_WORD.findall(text) if text.isascii() else _raw_words(plain(text))
-    out: list[str] = []
-    for raw in raws:
-        raw = raw.strip("_")
-        if not raw:
-            continue
-        out.append(_fold_case(raw))
+    """Lower-case words of `text`, in order (underscores trimmed); with `parts`, followed by
+    the parts of its words written as several (`_parts`)."""
+    if text.isascii():  # recall's hot path: most texts have no word with parts
+        raws = _ASCII_WORD.findall(text)
+        out = " ".join(raws).lower().split()
+        if _ASCII_COMPOUND.search(text) is None:
+            return out
+        if "_" in text:
+            out = [w for w in (w.strip("_") for w in out) if w]
         if parts:
-            out.extend(_fold_case(p) for p in _parts(raw))
-    return out
+            for raw in raws:
+                out.extend(p.lower() for p in _parts(raw.strip("_")))
+        return out
+    out = []
+    more: list[str] = []
+    for raw in _raw_words(plain(text)):
+        raw = raw.strip("_")
+        if raw:
+            out.append(_fold_case(raw))
+            if parts:
+                more.extend(_fold_case(p) for p in _parts(raw))
+    return out + more
 
 
 @functools.lru_cache(maxsize=4096)

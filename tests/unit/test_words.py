@@ -32,12 +32,14 @@ def test_invisible_characters_are_dropped() -> None:
 
 
 def test_a_word_written_as_several_counts_with_its_parts() -> None:
+    # the words in order, then the parts of those written as several
     assert words("#OkaforLaw okafor2024", parts=True) == [
-        "okaforlaw", "okafor", "law", "okafor2024", "okafor", "2024",
+        "okaforlaw", "okafor2024", "okafor", "law", "okafor", "2024",
     ]  # fmt: skip
     assert words("OKAFOR_LAW HTMLParser", parts=True) == [
-        "okafor_law", "okafor", "law", "htmlparser", "html", "parser",
+        "okafor_law", "htmlparser", "okafor", "law", "html", "parser",
     ]  # fmt: skip
+    assert words("Bäckerei_Müller", parts=True) == ["bäckerei_müller", "bäckerei", "müller"]
     assert words("#OkaforLaw") == ["okaforlaw"]  # the whole only, unless asked
     assert words("Okafor McDonald", parts=True)[:1] == ["okafor"]
     assert "okafor" in content_roots("#OkaforLaw", parts=True)
@@ -73,3 +75,19 @@ def test_the_embedder_knows_latin_script_only() -> None:
     assert not embedder_knows("ทนายของฉันชื่อสมชาย")
     assert not embedder_knows("내년에 서울에서 살고 싶어요")
     assert embedder_knows("2024-05-01 ✅")  # no letters: nothing to distrust
+
+
+def test_every_format_character_of_this_unicode_is_dropped() -> None:
+    """The hand-written list in memory/text.py holds every Cf character `unicodedata` knows
+    (and nothing but Cf, unassigned code points, the grapheme joiner and variation selectors)."""
+    from memory.text import _IGNORABLE
+
+    for cp in range(0x110000):
+        ch = chr(cp)
+        category = unicodedata.category(ch)
+        if category == "Cf":
+            assert _IGNORABLE.match(ch), hex(cp)
+        elif _IGNORABLE.match(ch):
+            assert category == "Cn" or unicodedata.name(ch).startswith(
+                ("COMBINING GRAPHEME JOINER", "VARIATION SELECTOR")
+            ), hex(cp)
