@@ -270,7 +270,7 @@ def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
     """Preview what mentions a topic, confirm, then delete it and what came from it."""
     from datetime import datetime
 
-    from memory.admin.forget import TopicForget, topic_roots
+    from memory.admin.forget import TopicForget, counted, topic_roots
     from memory.models import check_id
 
     check_id(args.user)
@@ -296,7 +296,7 @@ def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
                 print(f"({preview.shared_facts} shared facts mention it: they stay)", file=out)
             n = len(preview.matches)
             question = (
-                f"Forget {n} item{'s' if n != 1 else ''} and what came from them"
+                f"Forget {counted(n, 'items')} and what came from them"
                 if n
                 else "Nothing mentions it; remove its traces (details, cached queries)"
             )
@@ -311,12 +311,11 @@ def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
         report = forget.forget(args.user, args.query)
     finally:
         coord.close()
-    went = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in report.counts.items() if v)
     print_result(
         args,
-        {"user": report.user_id, "query": report.query, "counts": report.counts,
-         "total": report.total},
-        f"forgot {report.total} records: {went}" if report.total else "nothing to forget",
+        {"user": report.user_id, "query": report.query, "items": report.items,
+         "counts": report.counts, "total": report.total},
+        f"forgot {report.summary()}" if report.total else "nothing to forget",
     )  # fmt: skip
     return 0
 

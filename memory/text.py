@@ -1,33 +1,48 @@
 """The one way text is cut into words, stop words dropped and words stemmed: used by recall
-(BM25 terms, word coverage), writing (duplicates, grounding) and maintenance (same fact?), so
-"the same fact" means one thing everywhere.
+(BM25 terms, word coverage), forget (what mentions a topic), writing (duplicates, grounding)
+and maintenance (same fact?), so "the same word" means one thing everywhere.
 
+    words(text)        lower-case words, in order, in every script (below); `parts=True`
+                       adds after them the parts of words written as several: "#OkaforLaw" ->
+                       okaforlaw, okafor, law; "okafor2024" -> okafor2024, okafor, 2024
+    script(word)       the Unicode script of a word's first letter: "LATIN", "DEVANAGARI"...
+    names_word(w, r)   does the text's word w name the word r (the rules of each script)
+    embedder_knows(t)  whether the embedder's cosine means anything for a text (its script)
     STOPWORDS          function words that carry no fact (also dropped from BM25 queries)
-    words(text)        lower-case word tokens (letters, digits, underscores), in order
     stem(word)         recall's light suffix strip: "workouts" -> "workout" (never "es")
     root(word)         the form two words of one stem share, for judging "the same word":
                        run/runs/running, morning/mornings, hike/hiking, study/studies
     content_roots(t)   the roots of a text's content words (no stop words, no numbers)
     numbers(t)         the numbers a text states, as written ("7.5", "10,000" -> "10000")
 
-How people write a word differs from how they meant it: pasted text carries soft hyphens and
-zero-width spaces inside words, phones type fullwidth letters, "Gómez" arrives composed (NFC)
-or decomposed (NFD), a name sits inside `okafor_law@example.com`. Two forms, used wherever a
-text is matched against what someone named (a forget's topic, a secret's key words):
+A word is letters and digits of any script WITH their combining marks: Devanagari's vowel
+signs, Thai's tone marks and Arabic's harakat are no word characters to Python's `re`, and
+splitting at them cut "अमिताभ" to "अम" (which "अमेरिका" also starts with). Case is folded so that the
+Turkish dotted capital I meets its plain forms (İzmir, IZMIR, izmir: no dangling combining
+dot) and the dotless ı meets i. How people write a word differs from how they meant it: pasted
+text carries soft hyphens, zero-width spaces, direction marks and the combining grapheme
+joiner inside words, phones type fullwidth letters, "Gómez" arrives composed (NFC) or
+decomposed (NFD):
 
-    plain(text)        NFKC (one spelling per character: composed accents, ASCII digits for
-                       fullwidth ones, a space for a no-break space), soft hyphens and
-                       zero-width characters removed; case and punctuation kept
-    fold(text)         `plain`, case-folded, with words split at `_`, `@`, `.` and `-`:
-                       what "mentions the same word" compares
+    plain(text)        NFKC (one spelling per character), format characters (Unicode Cf:
+                       soft hyphen, zero-width space/joiners, direction marks, BOM), the
+                       combining grapheme joiner and variation selectors removed; case and
+                       punctuation kept
+    fold(text)         `plain`, case-folded as `words` folds
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
-_WORD = re.compile(r"\w+", re.UNICODE)
+_ASCII_WORD = re.compile(r"[A-Za-z0-9_]+")
+_UNICODE_WORD = re.compile(r"\w+")
+_NOT_WORD = re.compile(r"[^\w\s]")
+#: where an ASCII text has a word with parts: an underscore, a lower-case letter before a
+#: capital, a run of capitals before a lower-case letter, letters and digits side by side
+_ASCII_COMPOUND = re.compile(r"_|[a-z][A-Z]|[A-Z]{2}[a-z]|[A-Za-z]\d|\d[A-Za-z]")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _SUFFIXES = ("ing", "ed", "s")
 
@@ -42,28 +57,138 @@ STOPWORDS = frozenset(
     s t don ll re ve d m o y ain""".split()
 )
 
-
-#: Characters that are invisible inside a word: soft hyphen, zero-width space/non-joiner/joiner,
-#: word joiner, byte order mark (a zero-width no-break space), Mongolian vowel separator.
-INVISIBLE = "\u00ad\u200b\u200c\u200d\u2060\ufeff\u180e"
-_DROP_INVISIBLE = dict.fromkeys(map(ord, INVISIBLE))
-#: Characters that join the words of one name: `okafor_law@example.com`, `okafor-case`.
-_JOINERS = re.compile(r"[_@.\-]+")
+#: Invisible characters: every format character (Unicode Cf: soft hyphen, zero-width space and
+#: joiners, direction marks, BOM...; tests/unit/test_words.py checks the list against
+#: `unicodedata`), the combining grapheme joiner and the variation selectors.
+_IGNORABLE = re.compile(
+    "[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e\u200b-\u200f"
+    "\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd"
+    "\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001"
+    "\U000e0020-\U000e007f"
+    "\u034f\ufe00-\ufe0f\U000e0100-\U000e01ef]"
+)
 
 
 def plain(text: str) -> str:
-    """`text` in one spelling: NFKC, without soft hyphens and zero-width characters."""
-    return unicodedata.normalize("NFKC", text.translate(_DROP_INVISIBLE))
+    """`text` in one spelling: NFKC, without format characters and invisible marks."""
+    if text.isascii():  # nothing to drop or compose (the common case: fast)
+        return text
+    return unicodedata.normalize("NFKC", _IGNORABLE.sub("", text))
+
+
+def _fold_case(text: str) -> str:
+    """Case-folded, the dotted capital I as "i" (not "i" + a combining dot), the dotless ı
+    as "i": İzmir, IZMIR and ızmir are one word."""
+    folded = text.casefold()
+    if text.isascii():
+        return folded
+    return folded.replace("i\u0307", "i").replace("ı", "i")
 
 
 def fold(text: str) -> str:
-    """`plain`, case-folded, words split at `_`, `@`, `.` and `-`: both sides of a match."""
-    return _JOINERS.sub(" ", plain(text).casefold())
+    """`plain`, case-folded as `words` folds: both sides of a match."""
+    return _fold_case(plain(text))
 
 
-def words(text: str) -> list[str]:
-    """Lower-case word tokens of `text`, in order (underscores trimmed)."""
-    return [t.strip("_") for t in _WORD.findall(text.lower()) if t.strip("_")]
+def _raw_words(text: str) -> list[str]:
+    """Words of a non-ASCII text as written: runs of letters, digits, `_` and marks."""
+    if not any(unicodedata.category(c)[0] == "M" for c in _NOT_WORD.findall(text)):
+        return _UNICODE_WORD.findall(text)  # no mark to keep: `re` alone (most texts)
+    out: list[str] = []
+    start = -1
+    for i, ch in enumerate(text):
+        if ch.isalnum() or ch == "_" or unicodedata.category(ch)[0] == "M":
+            if start < 0:
+                start = i
+        elif start >= 0:
+            out.append(text[start:i])
+            start = -1
+    if start >= 0:
+        out.append(text[start:])
+    return out
+
+
+def _parts(word: str) -> list[str]:
+    """The parts of one word as written: split at `_`, between letters and digits, before an
+    upper-case letter that follows a lower-case one ("OkaforLaw") and before the last capital
+    of a run followed by a lower-case one ("HTMLParser" -> HTML, Parser). Marks stay with the
+    letter before them. [] when the word is one part."""
+    if word.isdigit() or (word.isalpha() and (word.islower() or word.isupper() or word.istitle())):
+        return []
+    out: list[str] = []
+    cur: list[str] = []
+    prev = ""
+    for i, ch in enumerate(word):
+        if ch == "_":
+            if cur:
+                out.append("".join(cur))
+            cur, prev = [], ""
+            continue
+        if prev and not unicodedata.category(ch).startswith("M"):
+            nxt = word[i + 1] if i + 1 < len(word) else ""
+            if (
+                ch.isdigit() != prev.isdigit()
+                or (prev.islower() and ch.isupper())
+                or (prev.isupper() and ch.isupper() and nxt.islower())
+            ):
+                out.append("".join(cur))
+                cur = []
+        cur.append(ch)
+        if not unicodedata.category(ch).startswith("M"):
+            prev = ch
+    if cur:
+        out.append("".join(cur))
+    return out if len(out) > 1 else []
+
+
+def words(text: str, *, parts: bool = False) -> list[str]:
+    """Lower-case words of `text`, in order (underscores trimmed); with `parts`, followed by
+    the parts of its words written as several (`_parts`)."""
+    if text.isascii():  # recall's hot path: most texts have no word with parts
+        raws = _ASCII_WORD.findall(text)
+        out = " ".join(raws).lower().split()
+        if _ASCII_COMPOUND.search(text) is None:
+            return out
+        if "_" in text:
+            out = [w for w in (w.strip("_") for w in out) if w]
+        if parts:
+            for raw in raws:
+                out.extend(p.lower() for p in _parts(raw.strip("_")))
+        return out
+    out = []
+    more: list[str] = []
+    for raw in _raw_words(plain(text)):
+        raw = raw.strip("_")
+        if raw:
+            out.append(_fold_case(raw))
+            if parts:
+                more.extend(_fold_case(p) for p in _parts(raw))
+    return out + more
+
+
+@functools.lru_cache(maxsize=4096)
+def _script_of(ch: str) -> str:
+    return unicodedata.name(ch, "").split(" ", 1)[0]
+
+
+def script(word: str) -> str:
+    """The script of the first letter of `word` ("LATIN", "DEVANAGARI", "HANGUL", "THAI",
+    "CJK"...), "" when it has none (digits only)."""
+    for ch in word:
+        if ch.isalpha():
+            return "LATIN" if ch.isascii() else _script_of(ch)
+    return ""
+
+
+def latin_share(text: str) -> float:
+    """The share of the letters of `text` that are Latin (1.0 without letters)."""
+    if text.isascii():
+        return 1.0
+    letters = [ch for ch in text if ch.isalpha()]
+    if not letters:
+        return 1.0
+    latin = sum(1 for ch in letters if ch.isascii() or _script_of(ch) == "LATIN")
+    return latin / len(letters)
 
 
 def stem(word: str) -> str:
@@ -79,7 +204,9 @@ def root(word: str) -> str:
     """The form two words of the same stem share: `stem` (twice: "mornings" -> "morning" ->
     "morn"), short plurals and "-ing"/"-ed" forms `stem` leaves ("runs", "hiking", "liked"),
     then a final "e" ("hike"), a doubled consonant ("runn") and a final "y" ("study" ->
-    "studi", as "studies" gives)."""
+    "studi", as "studies" gives). English rules: a word of another script is its own root."""
+    if not word.isascii() and script(word) != "LATIN":
+        return word
     r = stem(stem(word))
     if r == word and not word.endswith(("ss", "us", "is")):
         for suffix, min_len in (("ing", 6), ("ed", 5), ("s", 4)):
@@ -95,12 +222,14 @@ def root(word: str) -> str:
     return r
 
 
-def content_roots(text: str, *, ignore: frozenset[str] = frozenset()) -> frozenset[str]:
+def content_roots(
+    text: str, *, ignore: frozenset[str] = frozenset(), parts: bool = False
+) -> frozenset[str]:
     """Roots of the content words of `text`: no stop words, no numbers, none of `ignore`
-    (e.g. the words that frame a fact: "prefer", "like")."""
+    (e.g. the words that frame a fact: "prefer", "like"); `parts`: as `words`."""
     return frozenset(
         root(w)
-        for w in words(text.replace("\u2019", "'"))
+        for w in words(text, parts=parts)
         if len(w) > 1 and not w[0].isdigit() and w not in STOPWORDS and w not in ignore
     )
 
@@ -112,3 +241,51 @@ def numbers(text: str) -> frozenset[str]:
     for n in _NUMBER.findall(text):
         out.add(re.sub(r",(?=\d{3}(\D|$))", "", n).replace(",", "."))
     return frozenset(out)
+
+
+#: Scripts written without spaces between words: a "word" of the splitter is a whole phrase.
+UNSPACED = frozenset({"THAI", "LAO", "KHMER", "MYANMAR", "CJK", "HIRAGANA", "KATAKANA"})
+#: Arabic writes "and", "so", "with", "for", "as" and "the" glued before a word: بالقاهرة is
+#: "in the Cairo" (longest first).
+ARABIC_PROCLITICS = ("وال", "فال", "بال", "كال", "لل", "ال", "و", "ف", "ب", "ل", "ك")
+
+
+def names_word(word: str, root: str) -> bool:
+    """Does one word of a text name the word `root` (both as `words` gives them)? Forget's
+    topic and recall's word score decide alike.
+
+    Latin script (and digits): the same root ("lawyers" meets "lawyer"; Turkish writes the
+    suffixes of a name after an apostrophe, İzmir'de, which the splitter cuts off). Scripts
+    without spaces (Thai, Chinese, Japanese...): the topic anywhere inside the text's run of
+    letters, since there is no word boundary to wait for without a dictionary (a topic can
+    then match inside a longer word: ใหม่ "new" inside เชียงใหม่). Other scripts glue
+    particles and endings after the word (Korean 서울에서 "in Seoul", Hindi किताबें "books"):
+    a text word that starts with the topic word, after Arabic's glued proclitics."""
+    if word == root:
+        return True
+    kind = script(root)
+    if kind in ("LATIN", "") or len(root) < 2:
+        return False
+    if kind in UNSPACED:
+        return root in word
+    if word.startswith(root):
+        return True
+    if kind == "ARABIC":
+        for clitic in ARABIC_PROCLITICS:
+            if word.startswith(clitic) and word[len(clitic) :].startswith(root.removeprefix("ال")):
+                return True
+    return False
+
+
+#: A text whose letters are at least this share Latin is one the embedders know (below).
+KNOWN_SHARE = 0.5
+
+
+def embedder_knows(text: str) -> bool:
+    """Can the embedder's cosine be trusted for `text`? The embedders offered (all-MiniLM-L6-v2,
+    and Ollama's nomic-embed-text or mxbai-embed-large) were trained on English: measured with
+    all-MiniLM-L6-v2, unrelated sentences score a cosine of 0.02-0.27 in English but 0.67-0.82 in
+    Hindi, 0.58-0.71 in Arabic, 0.49-0.78 in Korean and 1.00 in Thai (every token unknown), so
+    meaning cannot tell texts in those scripts apart. Decided by the share of Latin letters
+    (`latin_share`)."""
+    return latin_share(text) >= KNOWN_SHARE

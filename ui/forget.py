@@ -1,6 +1,7 @@
 """Memories page, *Forget a topic* tab: a topic -> the preview (what mentions it; untick what
-should stay) -> "Forget N memories and what came from them" -> an undo window of `UNDO_S`
-seconds -> done, with a count of what went (`memory.TopicForget`).
+should stay) -> "Forget N items and what came from them" -> an undo window of `UNDO_S`
+seconds -> done, with a count of what went in the same unit (`memory.TopicForget`,
+`ForgetReport.summary`: the CLI says the same).
 
 Texts are user data: shown in the table's plain-text cells, never as markdown. The pending
 forget lives in the session: a fragment redraws its countdown every second and carries it out
@@ -27,33 +28,9 @@ if TYPE_CHECKING:
 
 PREVIEW_KEY = "forget_preview"  # {"user_id", "query", "matches", "shared_facts"}
 PENDING_KEY = "forget_pending"  # {"user_id", "query", "keep", "n", "at"}
-DONE_KEY = "forget_done"  # {"user_id", "query", "counts"}
+DONE_KEY = "forget_done"  # {"user_id", "query", "summary"}
 #: Seconds the Undo stays offered before the forget is carried out.
 UNDO_S = 8.0
-
-#: What went, in people's words: (one, several).
-LABELS = {
-    "memories": ("memory", "memories"),
-    "earlier_versions": ("earlier version", "earlier versions"),
-    "summaries": ("chat summary", "chat summaries"),
-    "facts": ("fact", "facts"),
-    "procedures": ("learned tool habit", "learned tool habits"),
-    "messages": ("chat message", "chat messages"),
-    "answer_details": ("answer's details", "answers' details"),
-    "extraction_log": ("note of what was learned", "notes of what was learned"),
-    "merge_records": ("record of merged memories", "records of merged memories"),
-    "sessions": ("chat", "chats"),
-    "session_titles": ("chat title", "chat titles"),
-    "recall_queries": ("search you made", "searches you made"),
-    "maintenance_report": ("clean-up report", "clean-up reports"),
-    "cached_embeddings": ("copy kept to search faster", "copies kept to search faster"),
-}
-
-
-def counted(n: int, key: str) -> str:
-    """`1 chat message`, `3 searches you made`."""
-    one, many = LABELS.get(key, (key.replace("_", " "), key.replace("_", " ")))
-    return f"{n} {one if n == 1 else many}"
 
 
 def forget_tab(ctx: PageContext) -> None:
@@ -81,6 +58,13 @@ def forget_tab(ctx: PageContext) -> None:
             preview = forgetter.preview(ctx.user_id, query)
             st.session_state[PREVIEW_KEY] = preview.model_dump(mode="json")
     _preview(ctx.user_id)
+
+
+def _items(n: int) -> str:
+    """`1 item`, `4 items`: the unit of the preview's rows, as the result says it."""
+    from memory import TopicForget
+
+    return TopicForget.counted(n, "items")
 
 
 def _forgetter(ctx: PageContext) -> TopicForget | None:
@@ -133,8 +117,7 @@ def _preview(user_id: str) -> None:
     keep = [m["ref"] for m, tick in zip(matches, edited["forget"], strict=True) if not tick]
     n = len(matches) - len(keep)
     st.button(
-        f"Forget {n} {'memory' if n == 1 else 'memories'} and what came from "
-        f"{'it' if n == 1 else 'them'}",
+        f"Forget {_items(n)} and what came from {'it' if n == 1 else 'them'}",
         key="fg_go",
         type="primary",
         icon="🧹",
@@ -167,7 +150,7 @@ def _carry_out(forgetter: TopicForget) -> None:
         st.session_state[DONE_KEY] = {
             "user_id": p["user_id"],
             "query": p["query"],
-            "counts": report.counts,
+            "summary": report.summary(),
         }
 
 
@@ -182,7 +165,7 @@ def _pending_notice(forgetter: TopicForget) -> None:
         st.rerun()  # the whole page: lists and counts elsewhere change
     c1, c2 = st.columns([5, 1], vertical_alignment="center")
     c1.warning(
-        f"Forgetting {p['n']} {'memory' if p['n'] == 1 else 'memories'} about "
+        f"Forgetting {_items(p['n'])} about "
         f"“{md_text(snippet(p['query'], 60))}” in {math.ceil(left)} s…",
         icon="⏳",
     )
@@ -196,10 +179,4 @@ def _done(user_id: str) -> None:
     d = st.session_state.get(DONE_KEY)
     if not d or d["user_id"] != user_id:
         return
-    counts = {k: v for k, v in d["counts"].items() if v}
-    went = ", ".join(counted(v, k) for k, v in counts.items())
-    st.success(
-        f"Forgot “{md_text(snippet(d['query'], 60))}”: {sum(counts.values())} records went"
-        + (f" ({went})." if went else "."),
-        icon="🧹",
-    )
+    st.success(f"Forgot “{md_text(snippet(d['query'], 60))}”: {md_text(d['summary'])}.", icon="🧹")

@@ -7,14 +7,18 @@ or was derived from it, deleted for real.
                                      unticked, and every trace of it; a count per kind
 
 Matching: the topic's content words (`memory.text.content_roots`: no stop words, one root per
-word, so "lawyers" meets "lawyer"), with one normalisation on both sides (`memory.text.fold`:
-NFKC, case-folded, soft hyphens and zero-width characters removed, words split at `_`, `@`,
-`.` and `-`), so `okafor_law@example.com`, `Oka\u00adfor`, fullwidth letters and an NFD
-"Gómez" all mention the word. Looked for in everything that carries a user's words: a
-memory's text, context, tags, metadata, id and session id; a fact's text, context, labels and
-metadata; a procedure's question and tool names; a message's text, id, session id and
-metadata. Plus the product's hybrid search (episodic, and the user's own facts) at
-`min_score` or above, for mentions in other words.
+word, so "lawyers" meets "lawyer"), cut by the one splitter on both sides (`memory.text.words`:
+NFKC, case-folded with the Turkish I, format characters removed, letters kept with their
+combining marks), a text's words with the parts of words written as several, so
+`okafor_law@example.com`, `#OkaforLaw`, `okafor2024`, `Oka\u00adfor`, fullwidth letters and
+an NFD "Gómez" all mention the word; per script rules for words glued to particles and for
+scripts written without spaces (`memory.admin.topic_match.mentions`). Looked for in
+everything that carries a user's words: a memory's text, context, tags, metadata, id and
+session id; a fact's text, context, labels and metadata; a procedure's question and tool
+names; a message's text, id, session id and metadata. Plus the product's hybrid search
+(episodic, and the user's own facts) at `min_score` or above, for mentions in other words:
+only where the embedder knows the language of the topic and of the text
+(`memory.text.embedder_knows`); elsewhere a forget decides by words alone.
 
 What goes with a forgotten memory or message (followed until nothing new is found; never what
 people unticked):
@@ -86,7 +90,7 @@ from memory.queries import SearchFilter
 from memory.replies import as_str
 from memory.stores import Stores
 from memory.stores.usage import queue_drop
-from memory.text import STOPWORDS, fold, words
+from memory.text import STOPWORDS, embedder_knows, words
 
 #: Hybrid-search hits at or above this final score count as mentions in other words ("high").
 FORGET_MIN_SCORE = BAND_HIGH
@@ -118,20 +122,66 @@ class TopicPreview(BaseModel):
     )
 
 
+#: What went, in people's words (one, several), per key of `ForgetReport.counts`.
+COUNT_NAMES = {
+    "memories": ("memory", "memories"),
+    "earlier_versions": ("earlier version", "earlier versions"),
+    "summaries": ("chat summary", "chat summaries"),
+    "facts": ("fact", "facts"),
+    "procedures": ("learned tool habit", "learned tool habits"),
+    "messages": ("chat message", "chat messages"),
+    "answer_details": ("answer's details", "answers' details"),
+    "extraction_log": ("note of what was learned", "notes of what was learned"),
+    "merge_records": ("record of merged memories", "records of merged memories"),
+    "sessions": ("chat", "chats"),
+    "session_titles": ("chat title", "chat titles"),
+    "recall_queries": ("search you made", "searches you made"),
+    "maintenance_report": ("clean-up report", "clean-up reports"),
+    "cached_embeddings": ("copy kept to search faster", "copies kept to search faster"),
+}
+
+
+def counted(n: int, key: str) -> str:
+    """`1 chat message`, `3 searches you made`; `items`: the rows of a preview."""
+    one, many = COUNT_NAMES.get(key, ("item", "items"))
+    return f"{n} {one if n == 1 else many}"
+
+
 class ForgetReport(BaseModel):
+    """What a forget deleted. `items` counts in the preview's unit (its rows: the memories,
+    facts, procedures and messages that mention the topic, minus those kept); `counts` is
+    everything that went per kind, those items and what came from them."""
+
     user_id: str
     query: str
+    items: int = Field(default=0, description="The preview's rows that went")
     counts: dict[str, int] = Field(description="What went, per kind")
 
     @property
     def total(self) -> int:
         return sum(self.counts.values())
 
+    def summary(self) -> str:
+        """One sentence in the preview's unit: "3 items and 4 records that came from them
+        went: 2 memories, ..." (the same words in the CLI and the app)."""
+        if not self.total:
+            return "nothing went"
+        went = ", ".join(counted(v, k) for k, v in self.counts.items() if v)
+        rest = self.total - self.items
+        records = f"{rest} record{'s' * (rest != 1)}"
+        if not self.items:  # only traces (details, titles, searches) mentioned it
+            return f"{records} went: {went}"
+        more = f" and {records} that came from them" if rest else ""
+        return f"{counted(self.items, 'items')}{more} went: {went}"
+
 
 @translate_store_errors
 class TopicForget:
     """Built from the coordinator's parts (`TopicForget.of`), so the coordinator does not grow;
     every public method goes through the one error boundary."""
+
+    #: the words of a count, for the screens that show a preview and its result (`counted`)
+    counted = staticmethod(counted)
 
     def __init__(
         self,
@@ -168,9 +218,7 @@ class TopicForget:
         return TopicPreview(
             user_id=user_id,
             query=query,
-            words=[
-                w for w in dict.fromkeys(words(fold(query))) if w not in STOPWORDS and len(w) > 1
-            ],
+            words=[w for w in dict.fromkeys(words(query)) if w not in STOPWORDS and len(w) > 1],
             matches=find_matches(data, roots, scores),
             shared_facts=sum(mentions(fact_text(f), roots) for f in data.shared_facts),
         )
@@ -188,16 +236,21 @@ class TopicForget:
         for m in find_matches(data, roots, scores):
             if m.ref not in kept:
                 add_ref(chosen, m.ref)
+        items = chosen.size()  # what a preview now lists, minus what people kept
         follow(chosen, data, kept)
         counts = self._delete(user_id, query, roots, data, chosen)
         went = sum(counts.get(k, 0) for k in ("memories", "facts", "procedures"))
         activity.record(self._stores.client, self._stores.keys, user_id, "forgotten", went)
-        return ForgetReport(user_id=user_id, query=query, counts=counts)
+        return ForgetReport(user_id=user_id, query=query, items=items, counts=counts)
 
     # --- reading -------------------------------------------------------------------------
     def _scores(self, user_id: str, query: str) -> dict[str, float]:
-        """`type:id` -> hybrid-search score, for hits at `min_score` or above."""
+        """`type:id` -> hybrid-search score, for hits at `min_score` or above; none for a
+        topic or a text in a language the embedder does not know (its cosine would call
+        unrelated texts close: `embedder_knows`)."""
         out: dict[str, float] = {}
+        if not embedder_knows(query):
+            return out
         for mtype in (MemoryType.EPISODIC, MemoryType.SEMANTIC):
             hits = self._search(
                 user_id,
@@ -207,7 +260,7 @@ class TopicForget:
                 # superseded memories hold the topic too (a semantic search has none)
                 where=SearchFilter(min_score=self.min_score, include_superseded=True),
             )
-            out.update({f"{mtype.value}:{h.id}": h.score for h in hits})
+            out.update({f"{mtype.value}:{h.id}": h.score for h in hits if embedder_knows(h.text)})
         return out
 
     def _unnote(self, user_id: str, query: str) -> None:
@@ -385,8 +438,9 @@ class TopicForget:
             if (s, m.id) in chosen.messages and m.role == "user"
         }
         questions |= {data.procedures[p].question for p in chosen.procedural}
-        cached = {self._embedder.masked(t) for t in {query, *queries, *questions}}
-        texts = {*cached, *(m.description for m in mems)}
+        searched = [query] if embedder_knows(query) else []  # this forget's own search
+        cached = {self._embedder.masked(t) for t in {*searched, *queries, *questions}}
+        texts = {*cached, query, *(m.description for m in mems)}
         texts |= {data.facts[f].fact for f in chosen.semantic}
         texts |= {m.content for s, msgs in data.messages.items() for _, m in msgs if (s, m.id)
                   in chosen.messages}  # fmt: skip

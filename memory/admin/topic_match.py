@@ -1,7 +1,7 @@
 """What a topic matches in one user's data, and what follows from what it matched.
 
 The half of a topic forget that only reads: the topic's roots, whether a text mentions them (one
-normalisation on both sides, `memory.text.fold`), the matches a preview lists, and the
+splitter on both sides, `memory.text.words`), the matches a preview lists, and the
 following of what came from a chosen item (older versions, a turn's messages and the memories
 it wrote, logged exchanges, summaries) until nothing new is found. `memory.admin.forget`
 reads the data, asks this module what goes, and deletes it.
@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 
 from memory.errors import InvalidInputError
 from memory.models import ChatMessage, EpisodicMemory, EventType, SemanticFact, check_text
-from memory.text import content_roots, fold
+from memory.text import content_roots, names_word
 
 MatchType = Literal["episodic", "semantic", "procedural", "short_term"]
 
@@ -38,7 +38,7 @@ class TopicMatch(BaseModel):
 
 def topic_roots(query: str) -> frozenset[str]:
     """The roots a text must share with the topic to mention it; refuses a topic without one."""
-    roots = content_roots(fold(check_text(query, "Topic"))) if query and query.strip() else None
+    roots = content_roots(check_text(query, "Topic")) if query and query.strip() else None
     if not roots:
         raise InvalidInputError(
             "Name the topic with at least one word that is not a number or a common word "
@@ -48,8 +48,13 @@ def topic_roots(query: str) -> frozenset[str]:
 
 
 def mentions(text: str, roots: frozenset[str]) -> bool:
-    """Does `text` hold one of the topic's roots, in whatever form it was written?"""
-    return bool(roots & content_roots(fold(text)))
+    """Does `text` hold one of the topic's roots, in whatever form it was written? Its words
+    count with the parts of a word written as several (`#OkaforLaw`, `okafor2024`)."""
+    held = content_roots(text, parts=True)
+    if roots & held:
+        return True
+    strange = [r for r in roots if not r.isascii()]
+    return any(names_word(w, r) for r in strange for w in held)
 
 
 @dataclass(frozen=True)

@@ -175,6 +175,8 @@ def score_candidates(
             cover = float(row.get("_cover", 0.0))
             if cover > c["text"]:
                 c["text"] = cover
+            if row.get("_foreign"):  # the cosine is no evidence here (hybrid.py)
+                c["foreign"] = True
             linked = row.get("_neighbour_of")
             if linked:
                 c["neighbour_of"].update(linked)
@@ -182,6 +184,8 @@ def score_candidates(
                 c["vector"] = max(0.0, 1.0 - float_of(row.get("vector_distance"), 1.0))
     half_life = w.half_life_days
     for c in new:
+        if c.get("foreign"):
+            c["vector"] = 0.0
         rec = c["rec"]
         ts = rec["timestamp"]  # an int (`int_of`), 0 when unknown
         age_days = max(0.0, (now_ms - ts) / DAY_MS) if ts else 365.0

@@ -16,6 +16,9 @@ short lists (`candidates` each) are the candidates; each gets the parts of
                  2023", "in March 2024", "in 2023", "yesterday", "last week"...), else 0
     recency    = 0.5 ** (age_days / half_life_days)
     importance = stored importance (pinned memories count as 1.0)
+                 (0 when the embedder does not know the language of the query or of the
+                 memory's text, `embedder_knows`: its cosine calls unrelated Hindi or Thai
+                 texts close; words alone decide there)
     stated     = when the message asks for advice or about the user's tastes (episodic only): how
                  likely the memory states a preference or constraint of the user
                  (`memory.recall.statements`, from its stored vector)
@@ -72,6 +75,7 @@ from memory.recall.terms import bm25_text
 from memory.recall.textquery import TermUnionTextQuery
 from memory.stores.records import as_str, bytes_vector, vector_bytes, vector_nbytes
 from memory.stores.schema import VECTOR_FIELD
+from memory.text import embedder_knows
 
 #: Fields fetched with every candidate: what `fuse` needs to score it (the session TAG value
 #: finds an episodic hit's neighbours; other types have none).
@@ -97,6 +101,8 @@ class HybridRequest:
     #: the query's stemmed content words and the text fields (name -> weight) they count in
     terms: list[str] = field(default_factory=list)
     text_fields: dict[str, float] = field(default_factory=dict)
+    #: False when the embedder does not know the query's language: no cosine is trusted
+    knows_query: bool = True
     #: set when the query wants preferences: scores how much each candidate states a preference
     statements: StatementModel | None = None
     #: "advice" (advice or a plan) or "tastes" (the user's tastes): the user's own facts count
@@ -170,6 +176,7 @@ def build_request(
         # a date is the time part's to judge; with that part off, its words count as words
         terms=scoring.terms_of_query(without_dates(query_text) if ranges else query_text),
         text_fields=dict(text_fields),
+        knows_query=embedder_knows(query_text),
         statements=statements,
         personal=personal if memory_type is MemoryType.EPISODIC else None,
     )
@@ -254,6 +261,7 @@ def prepare(
     text_rows = reply_rows(replies.pop(0), req.text_query) if req.text_query is not None else []
     w = req.weights
     req.idf = annotate_coverage([*vector_rows, *text_rows], req.terms, req.text_fields)
+    _mark_foreign(req, [*vector_rows, *text_rows])
     _mark_stated(req, [*vector_rows, *text_rows])
     if req.personal == "advice":
         for row in (*vector_rows, *text_rows):
@@ -343,11 +351,26 @@ def _annotate_new(req: HybridRequest, rows: list[dict[str, Any]], idf: list[floa
     if not rows:
         return
     annotate_coverage(rows, req.terms, req.text_fields, idf)
+    _mark_foreign(req, rows)
     _mark_stated(req, rows)
     for row in rows:
         row["_own"] = req.personal == "advice"
         if _in_ranges(row, req.time_ranges):
             row["_time_match"] = True
+
+
+def _mark_foreign(req: HybridRequest, rows: Sequence[dict[str, Any]]) -> None:
+    """Mark with `_foreign` the rows whose cosine is no evidence: the query or the memory's
+    text (its first text field) is in a language the embedder does not know."""
+    main = next(iter(req.text_fields), None)
+    for row in rows:
+        if not req.knows_query:
+            row["_foreign"] = True
+        elif main is not None:
+            value = row.get(main)
+            text = value if type(value) is str else as_str(value or b"")
+            if not embedder_knows(text):
+                row["_foreign"] = True
 
 
 def _mark_stated(req: HybridRequest, rows: Sequence[dict[str, Any]]) -> None:

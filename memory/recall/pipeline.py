@@ -68,6 +68,7 @@ from memory.recall.statements import statement_model_for
 from memory.replies import as_str
 from memory.stores import Stores
 from memory.stores.episodic import embedding_text
+from memory.text import embedder_knows
 from memory.user_profile import profile_commands, profile_lines_of
 
 log = logging.getLogger(__name__)
@@ -155,7 +156,13 @@ class RecallPipeline:
         if include_procedural and qvec is not None:
             t = time.perf_counter()
             ctx.procedural = self._stores.procedural.best_suggestion(
-                user_id, exact_key, exact_raw, qvec, similar_rows
+                user_id,
+                exact_key,
+                exact_raw,
+                qvec,
+                similar_rows,
+                # any two Thai questions are 1.00 apart to the embedder: no "similar" one
+                similar=embedder_knows(query),
             )
             timings["procedural"] = _ms(t)
             self._metrics.record(

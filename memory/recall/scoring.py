@@ -66,7 +66,7 @@ from collections.abc import Sequence
 
 from memory import defaults
 from memory.recall.terms import query_terms
-from memory.text import stem
+from memory.text import fold, names_word, stem, words
 
 # --- fitted by `python -m lab.fit_recall` (tune split) ----------------------------------------
 BIAS = -8.11
@@ -100,7 +100,6 @@ W_IMPORTANCE = defaults.W_IMPORTANCE
 #: default RECALL_MIN_SCORE: hits below it are dropped
 MIN_SCORE = defaults.MIN_SCORE
 
-_WORD = re.compile(r"\w+", re.UNICODE)
 _SUFFIXES = ("ing", "ed", "s")  # memory.text.stem's: `forms_of` must agree with it
 
 
@@ -116,15 +115,10 @@ def forms_of(terms: Sequence[str]) -> list[frozenset[str]]:
     return [frozenset(f for f in (t, *(t + s for s in _SUFFIXES)) if stem(f) == t) for t in terms]
 
 
-#: punctuation -> space: `str.translate` + `split` is ~3x faster than a `\w+` regex here
-_SPACES = str.maketrans(
-    {c: " " for c in "!\"#$%&'()*+,-./:;<=>?@[\\]^`{|}~\u2018\u2019\u201c\u201d\u2013\u2014\u2026"}
-)
-
-
 def word_set(text: str) -> frozenset[str]:
-    """The lower-case words of a text (not stemmed: see `forms_of`)."""
-    return frozenset(text.lower().translate(_SPACES).split())
+    """The lower-case words of a text with the parts of words written as several
+    (`memory.text.words`; not stemmed: see `forms_of`)."""
+    return frozenset(words(text, parts=True))
 
 
 class TermForms:
@@ -142,7 +136,10 @@ class TermForms:
                 terms_of.setdefault(form, []).append(i)
         self.terms_of = {form: tuple(ids) for form, ids in terms_of.items()}
         self.all_forms = frozenset(terms_of)
-        # A word that is a form is also a substring of the lower-case text: one regex search
+        #: forms of other scripts also name a word they start or sit inside (`names_word`:
+        #: 서울 in 서울에서, a Thai word inside a run written without spaces)
+        self._glued = tuple(f for f in self.all_forms if not f.isascii())
+        # A word that is a form is also a substring of the folded text: one regex search
         # skips the texts that hold none (most vector candidates) before splitting them.
         alternatives = "|".join(re.escape(f) for f in sorted(self.all_forms))
         self._any_form = re.compile(alternatives or "(?!)")  # no forms: matches nothing
@@ -151,10 +148,12 @@ class TermForms:
         """`term_matches(forms, [word_set(t) for t in texts], field_weights)`."""
         out: list[float | None] = [None] * len(self.forms)
         for text, fw in zip(texts, field_weights, strict=True):
-            lower = text.lower()
-            if self._any_form.search(lower) is None:
+            if self._any_form.search(fold(text)) is None:
                 continue
-            for form in self.all_forms.intersection(lower.translate(_SPACES).split()):
+            held = words(text, parts=True)
+            found = set(self.all_forms.intersection(held))
+            found.update(f for f in self._glued if any(names_word(w, f) for w in held))
+            for form in found:
                 for i in self.terms_of[form]:
                     best = out[i]
                     if best is None or fw > best:
@@ -180,8 +179,8 @@ def term_matches(
     out: list[float | None] = []
     for f in forms:
         best = None
-        for words, fw in pairs:
-            if not f.isdisjoint(words) and (best is None or fw > best):
+        for held, fw in pairs:
+            if not f.isdisjoint(held) and (best is None or fw > best):
                 best = fw
         out.append(best)
     return out

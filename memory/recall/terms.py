@@ -1,4 +1,5 @@
-"""Turning free text into a safe BM25 query: word tokens only, stopwords dropped.
+"""Turning free text into a safe BM25 query: word tokens only (`memory.text.words`, the one
+splitter), stopwords dropped.
 
 RedisVL's TextQuery escapes some punctuation but not all (`|` passes through), so the query
 is reduced to plain word tokens first: no user text can change the query's structure.
@@ -6,18 +7,13 @@ is reduced to plain word tokens first: no user text can change the query's struc
 
 from __future__ import annotations
 
-import re
-
-from memory.text import STOPWORDS
-
-_WORD = re.compile(r"\w+", re.UNICODE)
+from memory.text import STOPWORDS, words
 
 
 def query_terms(text: str, max_terms: int = 32) -> list[str]:
-    """Distinct lower-case word tokens of `text` without stopwords, in order."""
+    """Distinct lower-case words of `text` (`memory.text.words`) without stopwords, in order."""
     seen: list[str] = []
-    for tok in _WORD.findall(text.lower()):
-        tok = tok.strip("_")
+    for tok in words(text):
         if len(tok) < 2 or tok in STOPWORDS or tok in seen:
             continue
         seen.append(tok)

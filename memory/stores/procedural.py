@@ -277,12 +277,15 @@ class ProceduralStore:
         exact_raw: dict | None,
         qvec: np.ndarray,
         similar_rows: list[dict[str, Any]] | None = None,
+        similar: bool = True,
     ) -> ProceduralSuggestion | None:
         """Exact normalised-query match first (O(1) hash read by `exact_request`), else the
         most similar question of this user (`similar_rows`: the rows of `similar_query` when
-        the caller ran it in its own round trip)."""
+        the caller ran it in its own round trip); `similar` False: the exact match only."""
         if exact_raw:
             return self.suggestion(self.parse(exact_key, exact_raw), 1.0, "exact")
+        if not similar:
+            return None
         rows = similar_rows
         if rows is None:
             rows = self.index.query(self.similar_query(user_id, qvec, k=1))

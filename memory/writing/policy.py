@@ -42,7 +42,7 @@ from pydantic import BaseModel, Field
 from memory.models import EventType, MemoryType, SemanticFact
 from memory.queries import ListQuery
 from memory.service import AgentMemory, MemoryService
-from memory.text import content_roots, numbers
+from memory.text import content_roots, embedder_knows, numbers
 from memory.writing.classify import FACT_EVENT_TYPE, classify_event_type, detect_slot
 from memory.writing.content import says_nothing_after_masking
 from memory.writing.secrets import PiiPolicy, mask_secrets
@@ -283,9 +283,12 @@ class WritePolicy:
             elif hit.id in same_turn_ids and restates(cand.text, hit.text):
                 reason = "already stored from this message"
             # A changed number is a changed fact, however close the vectors ("5k in 25
-            # minutes" / "in 23 minutes" are 0.96 apart): never a near duplicate.
+            # minutes" / "in 23 minutes" are 0.96 apart): never a near duplicate. Nor are
+            # texts the embedder does not know: any two Thai sentences are 1.00 apart.
             elif (
                 sim >= self._threshold
+                and embedder_knows(cand.text)
+                and embedder_knows(hit.text)
                 and _event_type(hit.record) == cand.event_type.value
                 and numbers(cand.text) == numbers(hit.text)
             ):

@@ -44,7 +44,7 @@ def test_forget_a_topic_with_preview_undo_and_counts(
     expect(grid_cell(table, "My divorce lawyer is Ms Okafor")).to_have_count(1)
     expect(grid_cell(table, HOSTILE)).to_have_count(1)  # the text as typed, not rendered
     expect(grid_cell(table, "I run on Sundays")).to_have_count(0)
-    go = page.get_by_role("button", name="Forget 4 memories and what came from them")
+    go = page.get_by_role("button", name="Forget 4 items and what came from them")
     # 3 memories (one the logged exchange) and the question; its answer goes with it
     expect(go).to_be_visible()
     no_exceptions(page)
@@ -52,17 +52,18 @@ def test_forget_a_topic_with_preview_undo_and_counts(
 
     # Undo inside the window: nothing goes.
     go.click()
-    expect(page.get_by_text("Forgetting 4 memories about")).to_be_visible()
+    expect(page.get_by_text("Forgetting 4 items about")).to_be_visible()
     page.get_by_role("button", name="Undo").click()
     expect(page.get_by_text("Nothing was forgotten.")).to_be_visible(timeout=TIMEOUT_MS)
     assert seed.get_memory(user, "episodic", lawyer.id)
 
     # Again, and let the window pass.
     preview(page, "Okafor divorce")
-    page.get_by_role("button", name="Forget 4 memories and what came from them").click()
-    expect(page.get_by_text("Forgetting 4 memories about")).to_be_visible()
+    page.get_by_role("button", name="Forget 4 items and what came from them").click()
+    expect(page.get_by_text("Forgetting 4 items about")).to_be_visible()
     done = page.get_by_text("Forgot “Okafor divorce”")
     expect(done).to_be_visible(timeout=TIMEOUT_MS)
+    expect(done).to_contain_text("4 items and")  # the preview's unit, then what followed
     expect(done).to_contain_text("3 memories")
     expect(done).to_contain_text("2 chat messages")
     no_exceptions(page)

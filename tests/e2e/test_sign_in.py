@@ -179,7 +179,7 @@ def _forget_on_the_page(page: Page, app: AppServer, topic: str) -> str:
     by_key(page, "fg_query").get_by_label("Topic").fill(topic)
     by_key(page, "fg_preview").get_by_role("button", name="Preview").click()
     wait_idle(page)
-    page.get_by_role("button", name="Forget 1 memory and what came from it").click()
+    page.get_by_role("button", name="Forget 1 item and what came from it").click()
     done = page.get_by_text(f"Forgot “{topic}”")
     expect(done).to_be_visible(timeout=TIMEOUT_MS)
     no_exceptions(page)

@@ -196,3 +196,19 @@ def test_a_topic_without_a_content_word_is_refused(
 ) -> None:
     with pytest.raises(InvalidInputError):
         TopicForget.of(coordinator).preview("ana", query)
+
+
+def test_the_result_counts_in_the_previews_unit(coordinator: MemoryCoordinator) -> None:
+    """The preview says "Forget N items"; the result says the same N first (the rows that went),
+    then the records that came from them (issue 41: "9 memories" became "11 records")."""
+    c, forget = coordinator, TopicForget.of(coordinator)
+    c.add_episodic("units", "My lawyer Ms Okafor called", event_type="fact")
+    c.add_episodic("units", "Ms Okafor sent the invoice", event_type="fact")
+    c.store_interaction("units", "s1", "Did Ms Okafor call?", "Yes, on Monday.")
+    matches = forget.preview("units", "Okafor").matches
+    kept = [m.ref for m in matches if m.text == "Ms Okafor sent the invoice"]
+    report = forget.forget("units", "Okafor", keep=kept)
+
+    assert report.items == len(matches) - 1
+    assert report.summary().startswith(f"{report.items} items and ")
+    assert report.total > report.items  # the answer message and details followed

@@ -95,7 +95,7 @@ def test_yes_json_forgets_and_prints_the_counts(
     proc = forget(env, tmp_path, "--query", "Okafor", "--yes", "--json")
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
-    assert out["counts"]["memories"] == 1 and out["total"] >= 1
+    assert out["counts"]["memories"] == 1 and out["items"] == 1 and out["total"] >= 1
     assert not exists(coordinator, topic["lawyer"])
     assert exists(coordinator, topic["run"])
 
@@ -118,6 +118,7 @@ def test_in_a_terminal_the_preview_asks_first(
     assert exists(coordinator, topic["lawyer"])
 
     code, out = in_terminal(env, tmp_path, "y", "--query", "Okafor")
-    assert code == 0 and "forgot" in out
+    # the result counts in the preview's unit first, then what came from it
+    assert code == 0 and "forgot 1 item " in out and "1 memory" in out
     assert not exists(coordinator, topic["lawyer"])
     assert exists(coordinator, topic["run"])
