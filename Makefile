@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8501
 
-.PHONY: help setup setup-test run test lint format redis-start redis-stop redis-status
+.PHONY: help setup setup-test run test lint format redis-start redis-stop redis-status real-model
 
 help:
 	@echo "make setup         .venv + pinned packages + libssl1.1 for the embedded Redis"
@@ -12,6 +12,7 @@ help:
 	@echo "make test          setup (incl. chromium for browser tests), then pytest"
 	@echo "make lint          ruff check, ruff format --check, mypy (memory agent ui pages app tests/fakes)"
 	@echo "make redis-stop    stop the embedded Redis"
+	@echo "make real-model    build llama-server once (20+ min), run the agent on two small real models"
 
 setup:
 	bash scripts/setup.sh
@@ -38,6 +39,10 @@ format: setup
 
 redis-start: setup
 	$(PY) -m memory redis start
+
+# Not part of `make test`: builds llama.cpp's server once (cached in ~/.cache/coala-memory).
+real-model: setup
+	$(PY) -m realmodel
 
 redis-status:
 	$(PY) -m memory redis status

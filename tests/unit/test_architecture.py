@@ -25,7 +25,7 @@ MAX_LINES = 600
 #: Lines of product code (every line of `memory`, `agent`, `ui`, `pages`, `scripts` (*.py) and
 #: app.py). The project aims at 27,000; until then growth is a decision made in review: a change
 #: that adds code raises this number in the same commit and says why, one that removes lowers it.
-PRODUCT_LINES = 31_964
+PRODUCT_LINES = 31_992
 
 
 def _modules() -> dict[str, Path]:
