@@ -311,16 +311,17 @@ def run_model(binary: Path, model: Model, ctx: int, record: bool) -> dict[str, A
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m realmodel", description=__doc__.split("\n")[0])
-    p.add_argument("--models", default="gemma3:270m,smollm2:135m")
+    p.add_argument("--models", default="smollm2:135m,gemma3:270m", help="run in this order")
     p.add_argument("--ctx", type=int, default=int(os.environ.get("REAL_MODEL_CTX", 4096)))
     p.add_argument("--no-record", action="store_true", help="write no result record")
     args = p.parse_args(argv)
     started = time.monotonic()
     print(f"llama-server: building or reusing {CACHE / 'llama-server'} (first build: 20+ min)")
     binary = build()
-    wanted = args.models.split(",")
-    models = [m for m in install() if m.name in wanted]
-    for model in models:
-        run_model(binary, model, args.ctx, not args.no_record)
+    available = {m.name: m for m in install()}
+    for name in args.models.split(","):
+        if name not in available:
+            raise SystemExit(f"unknown model {name!r}; these are: {', '.join(available)}")
+        run_model(binary, available[name], args.ctx, not args.no_record)
     print(f"\nreal-model done in {time.monotonic() - started:.0f} s")
     return 0
