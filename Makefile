@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8501
 
-.PHONY: help setup setup-test run test lint format redis-start redis-stop redis-status
+.PHONY: help setup setup-test run test lint format redis-start redis-stop redis-status real-model real-model-smoke
 
 help:
 	@echo "make setup         .venv + pinned packages + libssl1.1 for the embedded Redis"
@@ -12,6 +12,8 @@ help:
 	@echo "make test          setup (incl. chromium for browser tests), then pytest"
 	@echo "make lint          ruff check, ruff format --check, mypy (memory agent ui pages app tests/fakes benchmarks)"
 	@echo "make redis-stop    stop the embedded Redis"
+	@echo "make real-model    build llama-server once (20+ min), run the agent on two small real models"
+	@echo "make real-model-smoke   one request to the built llama-server through the Ollama adapter"
 
 setup:
 	bash scripts/setup.sh
@@ -38,6 +40,13 @@ format: setup
 
 redis-start: setup
 	$(PY) -m memory redis start
+
+# Not part of `make test`: builds llama.cpp's server once (cached in ~/.cache/coala-memory).
+real-model: setup
+	$(PY) -m realmodel
+
+real-model-smoke: setup
+	$(PY) -m pytest -q -p no:cacheprovider realmodel/test_smoke.py
 
 redis-status:
 	$(PY) -m memory redis status

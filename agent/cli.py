@@ -142,7 +142,7 @@ def _print_event(ev: TurnEvent, out: Any) -> None:
         out.write(f"· remembered [{m.event_type}] {for_terminal(m.text)} ({m.how}{extra})\n")
 
 
-def _print_turn(events: Any, out: Any) -> TurnResult | None:
+def print_turn(events: Any, out: Any) -> TurnResult | None:
     """Print a turn's events as they come (the reply after "assistant> "); its result."""
     result = None
     started = False
@@ -167,7 +167,7 @@ def _private(events: Any, args: argparse.Namespace, header: str) -> TurnResult |
         return result
     out = TerminalOut(sys.stdout)
     out.write(header)
-    result = _print_turn(events, out)
+    result = print_turn(events, out)
     out.write("\n· nothing was stored\n")
     return result
 
@@ -226,7 +226,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
             return _not_saved(result)
         out = TerminalOut(sys.stdout)
         out.write(f"{args.user}> {args.message}\n")
-        result = _print_turn(
+        result = print_turn(
             agent.run_turn(args.user, args.session, args.message, model=args.model), out
         )
         out.write("\n")

@@ -163,6 +163,7 @@ python -m lab.page_times browser --record       # a real browser: cold first ope
 python -m lab.search_floor --data $DEV/personal/personal-dev.json --record   # bands, floor
 python -m lab.fit_recall --data $DEV/personal/personal-dev.json $DEV/locomo/locomo-dev.json --record
 python -m benchmarks qa --data FILE --mode memory|none|oracle --record   # needs Ollama
+make real-model   # llama.cpp's server (built once, 20+ min) with two small models: check, chat
 python -m benchmarks report > BENCHMARKS.md
 ```"""
 
@@ -241,6 +242,8 @@ def render_report(records: list[dict[str, Any]], decisions: list[dict[str, Any]]
             n_runs = sum(_runs_of(r) for r in group)
             runs_text = "1 run" if n_runs == 1 else f"{n_runs} runs, median"
             out.append(f"  - [{n}] `{src[1]}`: {src[2]}, {runs_text}, embedder `{src[3]}`")
+    if any(key[0] == "real-model" for key in runs):
+        out += _real_models(runs)
     out += ["", "## Goals", "", "| goal | result | met? |", "|---|---|---|"]
     for goal in GOALS:
         text, met = _fmt_goal(goal, runs)
@@ -249,6 +252,31 @@ def render_report(records: list[dict[str, Any]], decisions: list[dict[str, Any]]
     for d in decisions:
         out.append(f"| {d['idea']} | {d['effect']} | {'yes' if d['adopted'] else 'no'} |")
     return "\n".join(out) + "\n"
+
+
+def _real_models(runs: dict[Run, list[dict[str, Any]]]) -> list[str]:
+    """One row per model of `make real-model` (its record has every check and turn)."""
+    out = []
+    for key in [key for key in runs if key[0] == "real-model"]:
+        group = runs[key]
+        n = {k: f"{v:g}" for k in group[-1]["figures"] if (v := figure(group, k)) is not None}
+        out.append(
+            f"| {group[-1].get('model', key[1])} | {n.get('checks_passed')} of "
+            f"{n.get('checks_total')} | {n.get('chat_expectations_met')} of "
+            f"{n.get('chat_expectations_total')} | {n.get('generated_per_s', '-')} | "
+            f"{n.get('reply_s', '-')} s | `{group[-1]['file']}` |"
+        )
+    return [
+        "",
+        "## Real models on this machine",
+        "",
+        "Each small model behind llama.cpp's server: `python -m agent check` and a scripted",
+        "chat of five turns (`make real-model`); its record holds every check and turn.",
+        "",
+        "| model | checks passed | chat expectations met | generated tokens/s | reply | source |",
+        "|---|---|---|---|---|---|",
+        *out,
+    ]
 
 
 def _source(group: list[dict[str, Any]]) -> tuple[str, str, str, str]:

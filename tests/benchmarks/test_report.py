@@ -187,3 +187,14 @@ def test_each_commit_is_named_once_and_each_figure_cites_its_source() -> None:
 def test_the_decisions_file_is_complete() -> None:
     decisions = report.load_decisions()
     assert decisions and all(isinstance(d["adopted"], bool) for d in decisions)
+
+
+def test_a_real_model_run_is_shown_one_row_per_model() -> None:
+    figures = {"checks_passed": 3, "checks_total": 6, "chat_expectations_met": 4,
+               "chat_expectations_total": 10, "generated_per_s": 21.5, "reply_s": 38.2}  # fmt: skip
+    rec = _record("real-model", "gemma.gguf", figures=figures, command="make real-model")
+    rec["model"], rec["file"] = "gemma3:270m", "r.json"
+    text = report.render_report([rec], [])
+    assert "| gemma3:270m | 3 of 6 | 4 of 10 | 21.5 | 38.2 s | `r.json` |" in text
+    assert "|---|---|---|---|---|---|\n| gemma3:270m" in text
+    assert "## Real models on this machine" not in report.render_report([], [])

@@ -1,0 +1,3 @@
+from realmodel.run import main
+
+raise SystemExit(main())
