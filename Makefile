@@ -3,13 +3,17 @@ VENV := .venv
 PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8501
+# Test processes (pytest-xdist): the suite waits on servers and browsers more than it computes,
+# so more workers than cores pays; each worker starts its own Redis, fake Ollama and app servers.
+TEST_WORKERS ?= 4
 
-.PHONY: help setup setup-test run test lint format redis-start redis-stop redis-status real-model real-model-smoke
+.PHONY: help setup setup-test run test coverage lint format redis-start redis-stop redis-status real-model real-model-smoke
 
 help:
 	@echo "make setup         .venv + pinned packages + libssl1.1 for the embedded Redis"
 	@echo "make run           start the embedded Redis, then the app on http://$(HOST):$(PORT)"
-	@echo "make test          setup (incl. chromium for browser tests), then pytest"
+	@echo "make test          setup (incl. chromium for browser tests), then pytest in parallel"
+	@echo "make coverage      the suite with line+branch coverage, subprocesses included"
 	@echo "make lint          ruff check, ruff format --check, mypy (memory agent ui pages app tests/fakes benchmarks)"
 	@echo "make redis-stop    stop the embedded Redis"
 	@echo "make real-model    build llama-server once (20+ min), run the agent on two small real models"
@@ -27,7 +31,13 @@ run: setup
 	$(PY) -m streamlit run app.py --server.address $(HOST) --server.port $(PORT)
 
 test: setup-test
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+
+# COVERAGE_ROOT: the checkout, for the CLIs and app servers that tests start in other folders
+coverage: setup-test
+	rm -f .coverage .coverage.*
+	COVERAGE_ROOT=$(CURDIR) $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile \
+		--cov --cov-report=term --durations=60
 
 lint: setup
 	$(VENV)/bin/ruff check .

@@ -41,6 +41,27 @@ def no_exceptions(page: Page) -> None:
     expect(page.get_by_test_id("stException")).to_have_count(0)
 
 
+#: a layout is settled when the boxes of charts and grids stayed the same for this many frames
+SETTLED_FRAMES = 10
+
+
+def settled(page: Page, timeout: float = TIMEOUT_MS) -> None:
+    """Wait until every chart and grid has kept its size and place for SETTLED_FRAMES
+    animation frames (they redraw a while after the viewport changes)."""
+    page.wait_for_function(
+        """frames => {
+            const boxes = [...document.querySelectorAll('.js-plotly-plot, canvas')]
+                .map(e => JSON.stringify(e.getBoundingClientRect())).join();
+            window.__settled = boxes === window.__boxes ? (window.__settled || 0) + 1 : 0;
+            window.__boxes = boxes;
+            return window.__settled >= frames;
+        }""",
+        arg=SETTLED_FRAMES,
+        polling="raf",
+        timeout=timeout,
+    )
+
+
 def screenshot(page: Page, path: Path, height: int = 2200) -> None:
     """A tall-viewport screenshot: Streamlit scrolls inside its own container, so a
     full-page screenshot would not grow with the content."""
@@ -50,7 +71,7 @@ def screenshot(page: Page, path: Path, height: int = 2200) -> None:
         wait_idle(page)
         for close in page.get_by_test_id("stToast").get_by_role("button").all():
             close.click()  # toasts of earlier actions would cover the page's corner
-        page.wait_for_timeout(400)  # let charts and grids finish drawing after the resize
+        settled(page)  # charts and grids redraw after the resize
         page.screenshot(path=str(path), full_page=True)
     finally:
         page.set_viewport_size(size)

@@ -1,6 +1,8 @@
-"""Daily use at a laptop's and a phone's width, in the OS's light and dark theme: answering
-again without a memory when no model runs, a search that shows the clear match and nothing
-unrelated, and a sidebar that closes after a page link on a phone."""
+"""Daily use: answering again without a memory when no model runs, a search that shows the
+clear match and nothing unrelated (at a laptop's width), and what a phone lays out otherwise,
+each at a laptop's and a phone's width: a sidebar that closes after a page link, the memories
+table read as rows, chart titles clear of the toolbar. The OS's dark theme changes colours only
+(no width, nothing the server sees): tests/e2e/test_chat_habits.py checks that it applies."""
 
 from __future__ import annotations
 
@@ -17,11 +19,10 @@ from tests.e2e.st import TIMEOUT_MS, by_key, no_exceptions, open_page, sidebar, 
 
 LAPTOP = {"width": 1440, "height": 1000}
 PHONE = {"width": 390, "height": 844}
-SCREENS = [
-    pytest.param((size, scheme), id=f"{name}-{scheme}")
-    for name, size in (("1440", LAPTOP), ("390", PHONE))
-    for scheme in ("light", "dark")
-]
+#: where the layout is the point, a test runs at both widths; otherwise at a laptop's
+BOTH_WIDTHS = pytest.mark.parametrize(
+    "screen", [pytest.param(LAPTOP, id="1440"), pytest.param(PHONE, id="390")], indirect=True
+)
 CHAT = "💬 Chat with memory"
 ALLERGY = "I'm allergic to peanuts"
 
@@ -30,13 +31,11 @@ def unique_user() -> str:
     return "d" + uuid.uuid4().hex[:6]
 
 
-@pytest.fixture(params=SCREENS)
+@pytest.fixture
 def screen(request: pytest.FixtureRequest, browser: Browser) -> Iterator[Page]:
-    size, scheme = request.param
+    size = getattr(request, "param", LAPTOP)
     phone = size is PHONE
-    context = browser.new_context(
-        viewport=size, color_scheme=scheme, is_mobile=phone, has_touch=phone
-    )
+    context = browser.new_context(viewport=size, is_mobile=phone, has_touch=phone)
     try:
         yield context.new_page()
     finally:
@@ -154,6 +153,7 @@ def test_the_memories_page_search_stops_at_what_is_relevant(
     no_exceptions(page)
 
 
+@BOTH_WIDTHS
 def test_a_page_link_closes_the_sidebar_on_a_phone_only(
     screen: Page, app_server: AppServer
 ) -> None:
@@ -173,6 +173,7 @@ def test_a_page_link_closes_the_sidebar_on_a_phone_only(
     no_exceptions(page)
 
 
+@BOTH_WIDTHS
 def test_the_memories_table_reads_as_rows_on_a_phone(
     screen: Page, app_server: AppServer, persona: str
 ) -> None:
@@ -191,6 +192,7 @@ def test_the_memories_table_reads_as_rows_on_a_phone(
     no_exceptions(page)
 
 
+@BOTH_WIDTHS
 def test_chart_titles_are_clear_of_the_chart_toolbar(
     screen: Page, app_server: AppServer, persona: str
 ) -> None:

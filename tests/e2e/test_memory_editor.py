@@ -1,7 +1,7 @@
 """The sidebar's memory editor and a memory's usage, in a real browser at a laptop's and a
-phone's width, in the light and the dark OS theme: edit and pin a memory from the sidebar, a
-delete's Undo shown whole, and a memory's "used in N answers" rising after an answer that used
-it, with a link to that answer's chat."""
+phone's width: edit and pin a memory from the sidebar, a delete's Undo shown whole, and a
+memory's "used in N answers" rising after an answer that used it, with a link to that answer's
+chat. (The OS's dark theme changes colours only: tests/e2e/test_chat_habits.py checks it.)"""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from tests.e2e.st import (
 
 CHAT = "💬 Chat with memory"
 MEMORIES = "🗂️ Memories"
-LOOKS = [(1440, "light"), (1440, "dark"), (390, "light"), (390, "dark")]
+WIDTHS = [1440, 390]
 
 
 @pytest.fixture(scope="module")
@@ -41,12 +41,10 @@ def warm(browser: Browser, app_server) -> None:  # type: ignore[no-untyped-def]
         page.close()
 
 
-@pytest.fixture(params=LOOKS, ids=[f"{w}px-{s}" for w, s in LOOKS])
+@pytest.fixture(params=WIDTHS, ids=[f"{w}px" for w in WIDTHS])
 def look(request: pytest.FixtureRequest, browser: Browser, warm: None) -> Iterator[Page]:
-    width, scheme = request.param
-    context = browser.new_context(
-        color_scheme=scheme, viewport={"width": width, "height": 900 if width > 500 else 844}
-    )
+    width = request.param
+    context = browser.new_context(viewport={"width": width, "height": 900 if width > 500 else 844})
     try:
         yield context.new_page()
     finally:

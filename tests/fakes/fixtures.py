@@ -15,7 +15,6 @@ Fixtures:
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Callable, Iterator
 from datetime import date
 
@@ -24,6 +23,7 @@ import pytest
 from agent.config import AgentSettings
 from agent.loop import ChatAgent
 from agent.tools.wellness import WellnessToolkit
+from memory.runtime.server import free_port
 from memory.service import AgentMemory
 from tests.fakes.fake_coordinator import FakeCoordinator
 from tests.fakes.fake_ollama import FakeOllama
@@ -45,16 +45,11 @@ def shared_fake_ollama() -> Iterator[FakeOllama]:
         yield fake
 
 
-def _closed_port() -> int:
-    # Bind, read the port, close: nothing listens there afterwards (connection refused).
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 def closed_ollama_url() -> str:
-    return f"http://127.0.0.1:{_closed_port()}"
+    """Nothing listens there (connection refused), and no other test's server is handed the
+    port meanwhile (free_port keeps it from other takers)."""
+    return f"http://127.0.0.1:{free_port()}"
 
 
 @pytest.fixture

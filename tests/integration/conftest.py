@@ -20,6 +20,7 @@ import redis
 from memory.config import PROJECT_ROOT, Settings
 from memory.coordinator import MemoryCoordinator
 from memory.embeddings import OnnxMiniLMEmbedder
+from tests.in_process import run_main
 
 
 class SessionEmbedder:
@@ -104,8 +105,29 @@ def cli_env(redis_url: str, namespace: str, **settings: str) -> dict[str, str]:
 
 @pytest.fixture
 def cli(redis_url: str, namespace: str, tmp_path: Path, coordinator: MemoryCoordinator) -> Run:
-    """`python -m memory ARGS` as a subprocess (`ok`: assert exit 0; keywords: environment
-    overrides); the coordinator fixture loads the knowledge file first."""
+    """`python -m memory ARGS`, run in this process (`memory.cli.main`, as a subprocess would
+    see it: tests/in_process.py); `ok`: assert exit 0; keywords: environment overrides. The
+    coordinator fixture loads the knowledge file first."""
+    from memory.cli import main
+
+    env = cli_env(redis_url, namespace)
+
+    def run(*args: str, ok: bool = True, **overrides: str) -> subprocess.CompletedProcess:
+        # cwd: away from the project's .env
+        proc = run_main(main, list(args), env={**env, **overrides}, cwd=tmp_path, prog="memory")
+        if ok:
+            assert proc.returncode == 0, proc.stderr
+        return proc
+
+    return run
+
+
+@pytest.fixture
+def cli_process(
+    redis_url: str, namespace: str, tmp_path: Path, coordinator: MemoryCoordinator
+) -> Run:
+    """Like `cli`, as a real `python -m memory` subprocess: for what only a process shows
+    (the module entry point, argv bytes from the OS, the import path)."""
     env = cli_env(redis_url, namespace)
 
     def run(*args: str, ok: bool = True, **overrides: str) -> subprocess.CompletedProcess:

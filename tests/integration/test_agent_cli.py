@@ -1,4 +1,6 @@
-"""`python -m agent chat` as a user would script it: a real process, real Redis, fake Ollama."""
+"""`python -m agent chat` as a user would script it: real Redis, fake Ollama. `_run` calls the
+CLI's `main` in this process as a subprocess would see it (tests/in_process.py);
+`_run_process` runs a real `python -m agent` where only a process shows it (argv bytes)."""
 
 from __future__ import annotations
 
@@ -16,22 +18,33 @@ from tests.fakes.fake_ollama import (
     echo_responder,
     remembered_lines,
 )
+from tests.in_process import run_main
 
-# Until tests/conftest.py lists it for the whole suite.
 
-
-def _run(settings: Settings, ollama_url: str, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {
+def _env(settings: Settings, ollama_url: str) -> dict[str, str]:
+    return {
         **os.environ,
         "REDIS_URL": str(settings.redis_url),
         "MEMORY_NAMESPACE": settings.memory_namespace,
         "OLLAMA_HOST": ollama_url,
         "OLLAMA_MODEL": "qwen2.5:7b",
     }
+
+
+def _run(settings: Settings, ollama_url: str, *args: str) -> subprocess.CompletedProcess[str]:
+    from agent.cli import main
+
+    env = _env(settings, ollama_url)
+    return run_main(main, list(args), env=env, cwd=PROJECT_ROOT, prog="agent")
+
+
+def _run_process(
+    settings: Settings, ollama_url: str, *args: str
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "agent", *args],
         cwd=PROJECT_ROOT,
-        env=env,
+        env=_env(settings, ollama_url),
         capture_output=True,
         text=True,
         timeout=120,
@@ -141,6 +154,8 @@ def test_chat_transcript_escapes_terminal_control_characters(
 def test_a_message_that_is_not_utf8_is_refused_with_a_message(
     settings: Settings, closed_ollama_url: str
 ) -> None:
-    proc = _run(settings, closed_ollama_url, "chat", "--user", "u", "--session", "s", "caf\udce9")
+    # a real process: the lone surrogate reaches it as the raw byte, as from a Latin-1 shell
+    args = ("chat", "--user", "u", "--session", "s", "caf\udce9")
+    proc = _run_process(settings, closed_ollama_url, *args)
     assert proc.returncode == 2
     assert "not valid UTF-8" in proc.stderr and "Traceback" not in proc.stderr

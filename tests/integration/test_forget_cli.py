@@ -1,5 +1,7 @@
 """`python -m memory forget`: a preview and a confirmation in a terminal, `--yes` for scripts,
-a refusal (exit 2) without either, counts with `--json`; run as a real subprocess."""
+a refusal (exit 2) without either, counts with `--json`. Without a terminal the CLI's `main` runs
+in this process as a subprocess would see it (tests/in_process.py); with one, a real process
+reads a pty."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import pytest
 from memory.config import PROJECT_ROOT
 from memory.coordinator import MemoryCoordinator
 from memory.errors import NotFoundError
+from tests.in_process import run_main
 
 
 @pytest.fixture
@@ -35,15 +38,10 @@ def env(redis_url: str, namespace: str, coordinator: MemoryCoordinator) -> dict[
 
 
 def forget(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "memory", "forget", "--user", "ana", *args],
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    from memory.cli import main
+
+    argv = ["forget", "--user", "ana", *args]
+    return run_main(main, argv, env=env, cwd=cwd, prog="memory")
 
 
 def in_terminal(env: dict[str, str], cwd: Path, answer: str, *args: str) -> tuple[int, str]:

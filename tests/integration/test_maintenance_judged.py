@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -22,6 +21,7 @@ from memory.maintenance import Maintenance, StaleMergeError
 from memory.models import MemoryType
 from memory.queries import ListQuery
 from tests.fakes.fake_ollama import DEFAULT_MODEL, FakeOllama, RecordedRequest, Scripted
+from tests.in_process import run_main
 from tests.integration.conftest import SessionEmbedder
 from tests.unit.test_maintenance_similarity import (
     ASKED,
@@ -275,15 +275,9 @@ def agent_maintain(
         "OLLAMA_HOST": ollama_url,
         "OLLAMA_MODEL": DEFAULT_MODEL,
     }
-    return subprocess.run(
-        [sys.executable, "-m", "agent", "maintain", *args],
-        cwd=PROJECT_ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    from agent.cli import main  # in this process, as a subprocess would see it
+
+    return run_main(main, ["maintain", *args], env=env, cwd=PROJECT_ROOT, prog="agent")
 
 
 def test_agent_maintain_dry_run_json_lists_the_judged_merge_and_changes_nothing(

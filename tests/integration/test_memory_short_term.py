@@ -11,6 +11,7 @@ import redis
 from memory.config import Settings
 from memory.coordinator import MemoryCoordinator
 from memory.errors import InvalidInputError, NotFoundError
+from memory.models import now_ms
 from memory.queries import ListQuery
 from memory.tokens import message_tokens
 
@@ -104,7 +105,9 @@ def test_delete_a_message_and_clear_a_session(coordinator: MemoryCoordinator) ->
 
 def test_list_short_term_across_sessions(coordinator: MemoryCoordinator) -> None:
     coordinator.add_message(U, "s1", "user", "first")
-    time.sleep(0.005)  # distinct millisecond timestamps
+    stamped = now_ms()
+    while now_ms() <= stamped:  # the next message gets a later millisecond timestamp
+        time.sleep(0.001)
     coordinator.add_message(U, "s2", "user", "second")
     rows, total = coordinator.list_memories(U, "short_term")
     assert total == 2

@@ -11,8 +11,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -31,6 +29,7 @@ from memory.models import MemoryType, now_ms
 from memory.text import plain
 from memory.writing import WritePolicy, candidate_for, write_fact
 from tests.fakes.fake_ollama import FakeOllama
+from tests.in_process import run_main
 from tests.integration.conftest import SessionEmbedder
 from tests.unit.test_secrets import FORMS, LOOK_ALIKES
 
@@ -129,14 +128,9 @@ def _cli(args: list[str], redis_url: str, namespace: str, cwd: Path, **env_extra
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "REDIS_", "PII"))}
     env.update(REDIS_URL=redis_url, MEMORY_NAMESPACE=namespace, PYTHONPATH=str(PROJECT_ROOT))
     env.update(env_extra)
-    return subprocess.run(
-        [sys.executable, "-m", "memory", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    from memory.cli import main  # in this process, as a subprocess would see it
+
+    return run_main(main, args, env=env, cwd=cwd, prog="memory")
 
 
 def test_no_path_stores_a_secret(

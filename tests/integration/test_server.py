@@ -124,6 +124,8 @@ def test_a_hash_with_a_vector_stays_compact(embedded: EmbeddedRedis) -> None:
 
 def test_port_taken_by_another_program_is_reported(embedded: EmbeddedRedis) -> None:
     with socket.socket() as other:
+        # as servers do: free_port left the port in TIME_WAIT, which only SO_REUSEADDR binds
+        other.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         other.bind(("127.0.0.1", embedded.port))
         other.listen()
         with pytest.raises(StoreUnavailableError, match="already used by another process"):

@@ -1,15 +1,14 @@
 """Every writer goes through the one write policy (memory.writing): the same sentence added
 twice through an entry point is one memory, and a changed goal replaces the old one, which is
 kept as history. Real Redis and embedder; the chat and its tool through the fake Ollama, the
-CLI as a subprocess, MCP through its service (the protocol is tested in test_mcp.py). The
-sidebar and the Memories page: tests/app/test_write_path.py."""
+CLI's `main` as a subprocess would see it (tests/in_process.py), MCP through its service (the
+protocol is tested in test_mcp.py). The sidebar and the Memories page:
+tests/app/test_write_path.py."""
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from memory.models import MemoryType
 from memory.queries import ListQuery
 from memory.writing import WritePolicy
 from tests.fakes.fake_ollama import FakeOllama
+from tests.in_process import run_main
 
 GOAL = "My goal is to run 5k in 25 minutes"
 NEW_GOAL = "My goal is to run 5k in 23 minutes"
@@ -93,16 +93,11 @@ def test_the_cli(
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "REDIS_"))}
     env.update(REDIS_URL=redis_url, MEMORY_NAMESPACE=namespace, PYTHONPATH=str(PROJECT_ROOT))
     outputs: list[dict] = []
+    from memory.cli import main
 
     def write(text: str) -> None:
-        proc = subprocess.run(
-            [sys.executable, "-m", "memory", "add", "--user", "cli-user", "--text", text, "--json"],
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        args = ["add", "--user", "cli-user", "--text", text, "--json"]
+        proc = run_main(main, args, env=env, cwd=tmp_path, prog="memory")
         assert proc.returncode == 0, proc.stderr
         outputs.append(json.loads(proc.stdout))
 
