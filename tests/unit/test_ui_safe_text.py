@@ -22,3 +22,23 @@ def test_a_name_is_literal_markdown():
     shown = md_text("**b** [l](http://h) :red[x]\nnext")
     assert "\n" not in shown
     assert "\\*\\*b\\*\\*" in shown and "\\[l\\]" in shown and "\\:red" in shown
+
+
+def test_a_memory_only_answer_never_shows_its_offline_notice_as_news():
+    from agent.prompt import MEMORY_ONLY_MARK
+    from ui.answers import OFFLINE_THEN, without_offline_notice
+
+    stored = (
+        f"The language model is offline, {MEMORY_ONLY_MARK}\n"
+        "Ollama is not reachable at http://127.0.0.1:11434: start it with `ollama serve`.\n"
+        "\nI saved your message."
+    )
+    # offline now: the banner says so, the answer does not repeat it
+    assert without_offline_notice(stored) == "I saved your message."
+    # the model is back: the answer says it was offline then, not what to run now
+    back = without_offline_notice(stored, OFFLINE_THEN)
+    assert back.startswith(OFFLINE_THEN) and "not reachable" not in back
+    assert back.endswith("I saved your message.")
+    # a server that failed keeps its notice: that is news
+    failed = f"The model server failed (HTTP 500), {MEMORY_ONLY_MARK}\nIt said: boom"
+    assert without_offline_notice(failed, OFFLINE_THEN) == failed
