@@ -200,8 +200,10 @@ def run_chat(
                     for w in store_words
                 ),
                 *(
+                    # the prompt's memory block: a health line rides in the profile, not
+                    # among the recalled hits
                     {"what": f"recall brought {w!r} into the prompt",
-                     "met": any(w in t.lower() for t in recalled)}
+                     "met": w in result.memory_block.lower()}
                     for w in recall_words
                 ),
                 {"what": "the reply does not repeat the prompt's memory lines",

@@ -78,7 +78,8 @@ def _left_out(where: str, left_out: list[ProfileLine]) -> None:
     with st.container(key=f"{where}_profile_left_out"):
         st.caption(
             f"{n} more {'memory does' if n == 1 else 'memories do'} not fit the room a question "
-            f"keeps for this list (about {PROFILE_TOKENS} tokens): "
+            f"keeps for this list (about {PROFILE_TOKENS} tokens for the lines that are "
+            "neither pinned nor about health and safety, which always go): "
             + ", ".join(f"“{no_images(md_text(snippet(p.text, 50)))}”" for p in left_out)
             + ". They go with a question only when its search finds them."
         )
