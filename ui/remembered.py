@@ -73,8 +73,7 @@ def remembered_line(ctx: PageContext, r: TurnResult, key: str) -> None:
             "",
             icon=":material/edit:",
             help="Edit what was remembered",
-            key=f"rem_pop_{key}",
-            on_change="rerun",  # tracked, so that a save can close it
+            key=state.popover_key(f"rem_pop_{key}"),
         ):
             for m, text in live:
                 st.text_area("Remembered", value=text, key=f"rem_edit_{key}_{m.id}")
@@ -128,7 +127,7 @@ def _on_save(
         "Saving the memory", coord.update_memory, user_id, "episodic", memory_id, text=text
     )
     if ok:
-        st.session_state[popover] = False  # saved: the popover closes
+        state.close_popover(popover)
         state.flash(f"Saved: {snippet(text, 60)}")
 
 

@@ -36,9 +36,8 @@ def row_controls(ctx: PageContext, mtype: str, row: dict[str, Any], key: str) ->
 
 
 def _edit(ctx: PageContext, mtype: str, row: dict[str, Any], key: str) -> None:
-    # tracked (on_change="rerun"), so that a save can close it
     with st.popover(
-        "", icon=":material/edit:", help="Edit this memory", key=f"{key}_edit", on_change="rerun"
+        "", icon=":material/edit:", help="Edit this memory", key=state.popover_key(f"{key}_edit")
     ):
         st.text_area("Memory", value=memory_text(row), key=f"{key}_text", height=90)
         kind = str(row.get("event_type") or "")
@@ -76,7 +75,7 @@ def _on_save(coord: MemoryService, user_id: str, mtype: str, row: dict[str, Any]
         "Saving the memory", coord.update_memory, user_id, mtype, str(row["id"]), **changes
     )
     if ok:
-        ss[f"{key}_edit"] = False  # saved: the popover closes
+        state.close_popover(f"{key}_edit")
         state.flash(saved_message(memory_text(rec), changes))
 
 

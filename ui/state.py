@@ -155,3 +155,16 @@ def remember_details(key: str, details: Any) -> None:
     store[key] = details
     while len(store) > 200:
         store.pop(next(iter(store)))
+
+
+def popover_key(base: str) -> str:
+    """The key of a popover that a save closes (`close_popover`).
+
+    Setting a tracked popover's state to False from a callback closes it, but under load the
+    browser sometimes kept it open; a new key makes a new popover, which opens closed.
+    """
+    return f"{base}_{st.session_state.get(f'{base}__gen', 0)}"
+
+
+def close_popover(base: str) -> None:
+    st.session_state[f"{base}__gen"] = st.session_state.get(f"{base}__gen", 0) + 1

@@ -101,8 +101,7 @@ def test_edit_pin_and_delete_from_the_sidebar(look: Page, app_server, seed) -> N
     expect(recent.get_by_text("health_event")).to_have_count(0)
 
     # edit: the text and the kind, in the row's ✏️
-    by_key(recent, f"sb_row_{mem.id}_edit").get_by_role("button").click()
-    wait_idle(page)  # opening it reruns the page (its state is tracked, so Save can close it)
+    by_key(recent, f"sb_row_{mem.id}_edit_0").get_by_role("button").click()
     popover = page.get_by_test_id("stPopoverBody")
     popover.get_by_label("Memory").fill("I run on Saturday mornings")
     popover.get_by_role("button", name="Save").click()
