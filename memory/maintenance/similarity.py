@@ -61,30 +61,17 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Annotated
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict
+from pydantic import BaseModel, ConfigDict
 
-from memory.data_files import load_data_file
-from memory.text import content_roots, numbers, root, words
-
-
-def _words(value: object) -> frozenset[str]:
-    if not isinstance(value, str) or not value.split():
-        raise ValueError("expected words separated by spaces")
-    if value != value.lower():
-        raise ValueError("words are written in lower case (texts are compared so)")
-    return frozenset(value.split())
-
-
-Words = Annotated[frozenset[str], BeforeValidator(_words)]
+from memory.data_files import Words, load_data_file
+from memory.text import FRAMING, content_roots, numbers, root, words
 
 
 class _FactWords(BaseModel):
     """`memory/data/fact_words.toml` (what each list is for: its comments)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    framing: Words
     negation: Words
     negative: Words
     negation_stems: Words
@@ -94,7 +81,6 @@ class _FactWords(BaseModel):
 
 
 _WORDS = load_data_file("fact_words.toml", _FactWords)
-_FRAMING = _WORDS.framing
 _NEGATION = _WORDS.negation
 _NEGATIVE = _NEGATION | _WORDS.negative
 _NEGATION_STEMS = _WORDS.negation_stems
@@ -115,7 +101,7 @@ def fact_signature(text: str) -> FactKey:
     plain = text.replace("\u2019", "'").replace("'", "")
     tokens = words(plain)
     negations = frozenset(t for t in tokens if t in _NEGATION)
-    roots = content_roots(plain, ignore=_FRAMING | _NEGATION)
+    roots = content_roots(plain, ignore=FRAMING | _NEGATION)
     roots |= frozenset(t for t in tokens if t in _VALUE_STOPWORDS)
     return roots, numbers(text), negations
 
@@ -147,7 +133,7 @@ class _Guarded:
         bare = words(text.replace("'", ""))  # "don't" -> "dont", a negation
         self.numbers = numbers(text)
         self.negations = sum(t in _NEGATIVE for t in bare)
-        ignore = _FRAMING | _NEGATIVE | _NEGATION_STEMS
+        ignore = FRAMING | _NEGATIVE | _NEGATION_STEMS
         self.content = content_roots(text, ignore=ignore)
         # Every word's root (stop words too: before/after), plus units stuck to numbers.
         units = {root(m.group(1)) for t in tokens if (m := _UNIT_SUFFIX.match(t))}

@@ -26,11 +26,11 @@ user's own words (`sources`) before it is kept. `check_grounded` applies, in ord
    negators cancel ("don't hate"). A word the sources hold with both polarities is fine.
    This check also blocks the similarity fallback: embeddings barely see negation (MiniLM:
    0.685 between "I don't like coffee" and "User likes coffee").
-5. Content words: lower-case word tokens, minus stop words (`memory.text.STOPWORDS`)
-   and minus `FRAMING` words: the third-person frame an extractor wraps a fact in (user,
-   said, mentioned, likes, prefers, wants, goal, plans, named, ...), which the user never
-   says about themself. Words meet by `memory.text.root` (recall's `stem` twice, plus what it
-   leaves: "runs"/"hiking"/"liked" strip for short words, a final "e", a doubled final
+5. Content words: lower-case word tokens, minus stop words (`memory.text.STOPWORDS`) and minus
+   framing words (`memory.text.FRAMING`): the third-person frame an extractor wraps a fact in
+   (user, said, mentioned, likes, prefers, wants, goal, plans, named, ...), which the user
+   never says about themself. Words meet by `memory.text.root` (recall's `stem` twice, plus
+   what it leaves: "runs"/"hiking"/"liked" strip for short words, a final "e", a doubled final
    consonant, a final "y" -> "i"), so run/runs/running, morning/mornings, hike/hiking,
    study/studies meet, or when the shorter root (>= 5 letters) begins the longer
    (physio/physiotherapist, weigh/weight, vegetarian/vegetarianism). Supported when at least
@@ -61,7 +61,10 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 
-from memory.text import STOPWORDS, root
+from pydantic import BaseModel, ConfigDict, StrictInt
+
+from memory.data_files import Words, load_data_file
+from memory.text import FRAMING, STOPWORDS, root
 from memory.writing.secrets import mask_text
 
 #: Default share of the claim's content words that must be found. On the examples in
@@ -86,46 +89,22 @@ MIN_SIMILARITY = 0.8
 #: coffee" reaches "coffee".
 NEGATION_SCOPE = 4
 
-#: The extractor's frame, not facts: its subject, its reporting verbs, the stances and aims it
-#: wraps facts in, and naming words (the name itself is checked). Exact forms, not roots:
-#: the root of "states" is that of "stats".
-FRAMING = frozenset(
-    """user users speaker person human assistant
-    said says say saying mention mentions mentioned mentioning state states stated tell tells
-    told share shares shared note notes noted report reports reported indicate indicates
-    indicated express expresses expressed explain explains explained ask asks asked asking
-    talk talks talked talking discuss discusses discussed describe describes described
-    confirm confirms confirmed reveal reveals revealed
-    like likes liked love loves loved enjoy enjoys enjoyed prefer prefers preferred preferring
-    preference preferences favorite favorites favourite favourites want wants wanted wish
-    wishes wished hope hopes hoped plan plans planned planning intend intends intended aim
-    aims aiming goal goals interested interest interests keen fond
-    named called known also currently years year old aged age pm""".split()
-)
 
-#: Words that negate what follows. Disliking verbs count: "User likes coffee" from "I hate
-#: coffee" is a flip like "I don't like coffee".
-_NEGATORS = frozenset(
-    """not no never nor neither none nothing nobody nowhere without cannot dont doesnt didnt
-    isnt arent wasnt werent cant wont wouldnt shouldnt couldnt havent hasnt hadnt
-    hate hates hated dislike dislikes disliked detest detests detested avoid avoids avoided
-    quit quits""".split()
-)
-#: Words that end a negator's scope (a new clause).
-_CLAUSE_WORDS = frozenset("but however although though whereas except".split())
+class _GroundingWords(BaseModel):
+    """`memory/data/grounding_words.toml` (what each table is for: its comments)."""
 
-_UNITS = {
-    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13,
-    "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,
-    "nineteen": 19, "dozen": 12,
-}  # fmt: skip
-_TENS = {
-    "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
-    "eighty": 80, "ninety": 90,
-}  # fmt: skip
-#: A number followed by one of these (or suffixed "5k") also means that many thousands.
-_MULTIPLIERS = {"k": 1000, "thousand": 1000, "hundred": 100, "million": 1_000_000}
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    negators: Words
+    clause_words: Words
+    units: dict[str, StrictInt]
+    tens: dict[str, StrictInt]
+    multipliers: dict[str, StrictInt]
+
+
+_WORDS = load_data_file("grounding_words.toml", _GroundingWords)
+_NEGATORS = _WORDS.negators
+_CLAUSE_WORDS = _WORDS.clause_words
+_UNITS, _TENS, _MULTIPLIERS = _WORDS.units, _WORDS.tens, _WORDS.multipliers
 _ORDINALS = frozenset(("st", "nd", "rd", "th"))
 
 _TOKEN = re.compile(

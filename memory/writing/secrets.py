@@ -42,6 +42,9 @@ import unicodedata
 from collections.abc import Callable, Iterable
 from typing import Any, Literal, NamedTuple
 
+from pydantic import BaseModel, ConfigDict
+
+from memory.data_files import Words, load_data_file
 from memory.errors import InvalidInputError
 from memory.models import use_secret_detector
 from memory.text import plain
@@ -93,12 +96,18 @@ def iban_valid(iban: str) -> bool:
     return int("".join(str(int(c, 36)) for c in moved)) % 97 == 1
 
 
-#: Countries with IBANs (SWIFT's registry); a code outside it is not an IBAN.
-IBAN_COUNTRIES = frozenset(
-    "AD AE AL AT AZ BA BE BG BH BI BR BY CH CR CY CZ DE DJ DK DO EE EG ES FI FK FO FR GB GE GI "
-    "GL GR GT HR HU IE IL IQ IS IT JO KW KZ LB LC LI LT LU LV LY MC MD ME MK MN MR MT MU NI NL "
-    "NO OM PK PL PS PT QA RO RS RU SA SC SD SE SI SK SM SO ST SV TL TN TR UA VA VG XK YE".split()
-)
+class SecretWords(BaseModel):
+    """`memory/data/secret_words.toml` (what each list is for: its comments)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    iban_countries: Words
+    secret_words: Words
+    copula: Words
+    qualifiers: Words
+
+
+SECRET_WORDS = load_data_file("secret_words.toml", SecretWords)
+IBAN_COUNTRIES = frozenset(c.upper() for c in SECRET_WORDS.iban_countries)
 
 # --- patterns ------------------------------------------------------------------------------
 
