@@ -16,14 +16,8 @@ and maintenance (same fact?), so "the same word" means one thing everywhere.
     content_roots(t)   the roots of a text's content words (no stop words, no numbers)
     numbers(t)         the numbers a text states, as written ("7.5", "10,000" -> "10000")
 
-A word is letters and digits of any script WITH their combining marks: Devanagari's vowel
-signs, Thai's tone marks and Arabic's harakat are no word characters to Python's `re`, and
-splitting at them cut "अमिताभ" to "अम" (which "अमेरिका" also starts with). Case is folded so that the
-Turkish dotted capital I meets its plain forms (İzmir, IZMIR, izmir: no dangling combining
-dot) and the dotless ı meets i. How people write a word differs from how they meant it: pasted
-text carries soft hyphens, zero-width spaces, direction marks and the combining grapheme
-joiner inside words, phones type fullwidth letters, "Gómez" arrives composed (NFC) or
-decomposed (NFD):
+A word is letters and digits of any script with their combining marks, case-folded (the
+Turkish I too), read in one spelling first (docs/privacy.md, "What matches"):
 
     plain(text)        NFKC (one spelling per character), format characters (Unicode Cf:
                        soft hyphen, zero-width space/joiners, direction marks, BOM), the

@@ -1,39 +1,11 @@
 """Secrets never stored: find them in a text and replace each by a label such as `[card number]`.
 
-Applied where every text is built before it is written (the stores' `build`, short-term
-messages, titles and turn details, the embedding cache), so no writer can skip it:
-
-- always masked: card numbers (13-19 digits, Luhn-valid; spaces or dashes anywhere, or groups
-  of four split by dots, slashes, dashes or line breaks), bank account numbers (IBAN,
-  mod-97-valid, with the same separators), government id numbers (US SSN `AAA-GG-SSSS`
-  outside the never-issued ranges, UK National Insurance numbers, and numbers stated as such:
-  "my passport number is ...", "BSN: ...") and secrets: values stated as a password, PIN, API
-  key or token ("the password for my bank is ...", a whole quoted passphrase), assigned to a
-  secret-named key (`DB_PASSWORD=...`, `"password": "..."`, `aws_secret_access_key = ...`,
-  `GITHUB_TOKEN: ...`, `pw: ...`), tokens with a well-known prefix (`sk-`, `ghp_`, `xoxb-`,
-  `AKIA`, ...), JWTs and `Bearer` tokens, PEM private key blocks;
-- emails and phone numbers follow `PII_POLICY`: `keep` (default), `mask`, or `refuse` (the
-  write fails with `InvalidInputError` saying what was found). `refuse` applies to what a
-  person writes (a memory's text, a user's message); text they did not type (a reply, a
-  memory's context, a turn's details, a search in the embedding cache) is masked instead
-  (`lenient`): a model quoting an email must not make the user's message unsaveable.
-
-A text is read in one spelling before matching (`memory.text.plain`: NFKC, so fullwidth digits
-and no-break spaces are plain ones; every invisible format character, Unicode's category Cf,
-removed: soft hyphens, zero-width characters, left-to-right and right-to-left marks, U+2063):
-a text that holds a secret is stored in that spelling, one that holds none exactly as written.
-A key's name is read as words: `PGPASSWORD`, `mypassword`, `dbPassword`, `clientSecret`.
-JSON (metadata, turn details) is masked key by key: a key that is a secret becomes its label,
-and every value under a secret-named key (`password`, `pin`, `*_TOKEN`, ...) becomes one. Ids
-and labels (session ids, message ids, tool names, a fact's category, type and source) cannot
-stand as a label: one that holds a secret is refused (`check_no_secret`).
-
-Conservative by design: a number is masked only when its form proves what it is (a checksum,
-a strict format) or the sentence says so. "10,000 steps", dates, times, weights, a race
-number and a 16-digit number that fails Luhn stay as they are.
-
-`mask_secrets` is idempotent: a masked text passes through unchanged, nothing found.
-"""
+Applied where every text is built before it is written (the stores' `build`, messages, titles,
+turn details, the embedding cache), so no writer can skip it. Card and bank account numbers
+(checksums), government ids, and passwords, PINs, API keys and tokens in the forms people write
+them are always masked; emails and phone numbers follow `PII_POLICY`. A number is masked only
+when its form proves what it is or the sentence says so; `mask_secrets` is idempotent
+(docs/privacy.md, "Secrets never stored")."""
 
 from __future__ import annotations
 
