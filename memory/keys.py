@@ -213,11 +213,6 @@ class Keys:
         """Hash of counters (embedding cache hits/misses, extraction outcomes...)."""
         return f"{self.ns}:metrics:{{metrics}}:counters"
 
-    @property
-    def metrics_counts_history(self) -> str:
-        """Stream of periodic memory-count snapshots (growth chart)."""
-        return f"{self.ns}:metrics:{{metrics}}:counts"
-
     # --- maintenance (consolidation, retention, decay) ----------------------------------
     @property
     def maintenance_lock(self) -> str:
