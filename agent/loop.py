@@ -308,7 +308,7 @@ class ChatAgent:
             with t.timed("triggers"):
                 yield from self._store_triggers(t)
         else:  # given, not recalled; nothing of it is stored
-            t.ctx, t.saved = private.context, False
+            t.ctx, t.saved = private.context.model_copy(update={"query": message}), False
             yield RecallEvent(
                 text=f"{private.kind}: {len(t.ctx.episodic)} about you", context=t.ctx
             )
@@ -461,7 +461,8 @@ class ChatAgent:
                 t.mode = "memory-only"
                 with self._status_lock:
                     self._status.pop(t.model, None)
-                yield StatusEvent(text=f"Memory-only mode: {e}", stage="answer", mode=t.mode)
+                said = "Model not available" if t.private is not None else "Memory-only mode"
+                yield StatusEvent(text=f"{said}: {e}", stage="answer", mode=t.mode)
             if t.answer.fit is not None:
                 t.block = t.answer.fit.block  # what the model saw last
             if t.answer.first_fit is not None:  # what the conversation showed this turn

@@ -218,6 +218,7 @@ def test_an_incognito_turn_recalls_nothing_and_stores_nothing(
     assert UNKNOWN_RULE in request.system_prompt  # so it says it does not know
     sent = [m["content"] for m in request.body["messages"] if m["role"] != "system"]
     assert sent[:2] == ["I'm planning a surprise party", "Fun! For whom?"]  # its own chat
+    assert "hunter2" not in json.dumps(request.body)  # masked at the turn's entry, as any turn
     assert not {"remember_information", "forget_memory"} & _tool_names(fake_ollama)
     # nothing at all was written: no trigger, message, episode, details or extraction
     agent.wait_for_background(5)
