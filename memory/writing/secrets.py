@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable, Iterable
-from typing import Any, Literal, NamedTuple
+from typing import Annotated, Any, Literal, NamedTuple
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, BeforeValidator, ConfigDict
 
 from memory.data_files import Words, load_data_file
 from memory.errors import InvalidInputError
@@ -68,6 +68,19 @@ def iban_valid(iban: str) -> bool:
     return int("".join(str(int(c, 36)) for c in moved)) % 97 == 1
 
 
+def _pattern(value: object) -> str:
+    if not isinstance(value, str) or not value:
+        raise ValueError("expected a regular expression")
+    try:
+        re.compile(value)
+    except re.error as e:
+        raise ValueError(f"not a regular expression ({e})") from e
+    return value
+
+
+Pattern = Annotated[str, BeforeValidator(_pattern)]
+
+
 class SecretWords(BaseModel):
     """`memory/data/secret_words.toml` (what each list is for: its comments)."""
 
@@ -76,6 +89,8 @@ class SecretWords(BaseModel):
     secret_words: Words
     copula: Words
     qualifiers: Words
+    id_names: list[Pattern]
+    token_patterns: dict[str, Pattern]
 
 
 SECRET_WORDS = load_data_file("secret_words.toml", SecretWords)
@@ -139,20 +154,11 @@ _PEM = re.compile(
 # Tokens whose prefix says what they are (OpenAI/Anthropic, GitHub, Slack, AWS, Google, GitLab,
 # Stripe, Hugging Face).
 _PREFIXED_TOKEN = re.compile(
-    r"(?<![\w-])(?:sk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{30,}"
-    r"|github_pat_[A-Za-z0-9_]{22,}|xox[abposr]-[A-Za-z0-9-]{10,}|(?:AKIA|ASIA)[0-9A-Z]{16}"
-    r"|AIza[0-9A-Za-z_-]{35}|glpat-[A-Za-z0-9_-]{20,}|[rs]k_live_[A-Za-z0-9]{16,}"
-    r"|hf_[A-Za-z0-9]{30,}"
-    # a JSON Web Token: header and payload are base64 JSON objects (`{"` -> `eyJ`)
-    r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})(?![\w-])"
+    r"(?<![\w-])(?:" + "|".join(SECRET_WORDS.token_patterns.values()) + r")(?![\w-])"
 )
 # A government id stated as such: the words, then a value holding a digit.
 _STATED_ID = re.compile(
-    r"\b(?P<key>social security (?:number|no\.?)|ssn|passport (?:number|no\.?|#)|bsn"
-    r"|burgerservicenummer|national insurance (?:number|no\.?)|ni number|nino"
-    r"|national id(?:entity)?(?: card)? (?:number|no\.?)|id card (?:number|no\.?)"
-    r"|(?:tax|taxpayer) (?:id|identification number|number)|steuer-?id|personnummer"
-    r"|driver'?s licen[cs]e (?:number|no\.?)|aadhaar(?: number)?)"
+    r"\b(?P<key>" + "|".join(SECRET_WORDS.id_names) + ")"
     r"(?:\s*(?:is|was|=|:|#)\s*|\s+)"
     # Groups holding a digit, separated by single spaces, and a final check letter
     # ("AB 12 34 56 C"); the next word ("123456789 is valid") is not part of it.

@@ -105,6 +105,7 @@ BREAKAGES = [
     ("words.toml", "suffixes = [", "sufixes = [", "suffixes"),
     ("grounding_words.toml", "twenty = 20", 'twenty = "20"', "tens.twenty"),
     ("secret_words.toml", 'copula = "is', 'copula = "Is', "copula"),
+    ("secret_words.toml", "gitlab = 'glpat-[", "gitlab = 'glpat-(", "token_patterns.gitlab"),
 ]
 
 
