@@ -3,21 +3,9 @@
     Answerer.message_fits(message, model)   None, or why the message cannot be sent at all
     Answerer.answer(...)                    TurnEvents; returns (reply, hit_cap)
 
-Before every request the prompt is planned again with `agent.budget` (this turn's tool results
-take room as they come), so Ollama never has to cut it. What differs between models is read
-from their profile, not assumed:
-
-- a model without the `tools` capability is offered no tools (and one that answers "does not
-  support tools" anyway is not offered them again); on a window too small for every tool
-  schema, a model is offered the tools this message may need (`Answerer.may_need`);
-- a thinking model thinks when AGENT_THINK allows; its thoughts stream as `thinking` events and
-  are kept apart from the reply (shown folded, never stored, replayed or summarised);
-- a tool call written as text (small models do that) is held back while it streams, and run
-  like a native call when it names an offered tool with valid arguments; otherwise it is shown
-  as the answer it then is;
-- a slow model (below 30 tokens/s, measured from its replies: agent.speed) gets a reply budget
-  it writes in about 15 s; an answer cut at its budget is named in `AnswerState.limits`.
-"""
+The prompt is planned again before every request (`agent.budget`); what differs between models
+(tools, thinking, calls written as text, speed) is read from their profile, not assumed
+(docs/agent.md, "Small, thinking and tool-less models")."""
 
 from __future__ import annotations
 
