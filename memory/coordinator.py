@@ -587,9 +587,6 @@ class MemoryCoordinator(SessionsAPI):
         """The embedding model and dimension each index was built with."""
         return admin.index_models(self.stores)
 
-    def vector_of(self, user_id: str, mtype: MemoryType, memory_id: str) -> np.ndarray | None:
-        return admin.stored_vector(self.stores, user_id, mtype, memory_id)
-
 
 def _ms(start: float) -> float:
     return round((time.perf_counter() - start) * 1000, 3)

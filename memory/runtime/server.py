@@ -205,11 +205,6 @@ class EmbeddedRedis:
         self.pidfile.unlink(missing_ok=True)
         return True
 
-    def is_running(self) -> bool:
-        """True if our daemon is alive and answers on our port."""
-        pid = self._live_pid()
-        return pid is not None and self._server_pid() == pid
-
     def status(self) -> dict[str, Any]:
         """running, pid, url, port, data_dir, modules (names of the loaded modules)."""
         pid = self._live_pid()

@@ -19,7 +19,6 @@ from memory.boundary import public_methods
 from memory.config import PROJECT_ROOT, Settings
 from memory.coordinator import MemoryCoordinator
 from memory.errors import StoreUnavailableError
-from memory.models import MemoryType
 from memory.runtime.server import EmbeddedRedis, free_port
 
 U, S = "boundary-user", "s1"
@@ -68,7 +67,6 @@ CALLS: dict[str, Callable[[MemoryCoordinator], Any]] = {
     "import_user": lambda c: c.import_user(json.dumps(EXPORT)),
     "load_knowledge": lambda c: c.load_knowledge(),
     "index_models": lambda c: c.index_models(),
-    "vector_of": lambda c: c.vector_of(U, MemoryType.EPISODIC, MID),
     "latency_samples": lambda c: c.latency_samples(),
     "metric_counters": lambda c: c.metric_counters(),
     "from_settings": lambda c: MemoryCoordinator.from_settings(c.settings),
