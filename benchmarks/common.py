@@ -241,13 +241,13 @@ def apply_recall_overrides(coord: MemoryCoordinator, overrides: list[str] | None
     import dataclasses
 
     changes: dict[str, Any] = {}
-    fields = {f.name: f.type for f in dataclasses.fields(coord.weights)}
+    fields = {f.name: f.type for f in dataclasses.fields(coord.recall.weights)}
     for item in overrides or []:
         name, sep, value = item.partition("=")
         name = name.strip()
         if not sep or name not in fields:
             raise SystemExit(f"--recall takes FIELD=VALUE with FIELD one of {sorted(fields)}")
-        current = getattr(coord.weights, name)
+        current = getattr(coord.recall.weights, name)
         try:
             changes[name] = type(current)(value)
         except ValueError:
@@ -255,8 +255,8 @@ def apply_recall_overrides(coord: MemoryCoordinator, overrides: list[str] | None
                 f"--recall {name}: {value!r} is not a {type(current).__name__}"
             ) from None
     if changes:
-        coord.weights = dataclasses.replace(coord.weights, **changes)
-    return dataclasses.asdict(coord.weights)
+        coord.recall.weights = dataclasses.replace(coord.recall.weights, **changes)
+    return dataclasses.asdict(coord.recall.weights)
 
 
 def int_list(text: str) -> list[int]:

@@ -343,7 +343,7 @@ def test_an_incognito_turn_and_a_reanswer_write_no_redis_key(
     may know) leave the number of keys and each key's content as they were."""
 
     def every_key() -> dict[bytes, bytes]:
-        coordinator.metrics_recorder.flush()  # counters and latency samples are buffered
+        coordinator.metrics.flush()  # counters and latency samples are buffered
         return {
             k: redis_client.dump(k) or b""
             for k in redis_client.scan_iter(match=f"{namespace}*", count=1000)
