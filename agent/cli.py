@@ -196,9 +196,7 @@ def cmd_reanswer(args: argparse.Namespace) -> int:
         return 0
     finally:
         agent.close()
-        close = getattr(coordinator, "close", None)
-        if close:
-            close()
+        coordinator.close()
 
 
 def cmd_chat(args: argparse.Namespace) -> int:
@@ -246,9 +244,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
     finally:
         agent.wait_for_background(args.wait or 0.01)
         agent.close()
-        close = getattr(coordinator, "close", None)
-        if close:
-            close()
+        coordinator.close()
 
 
 def _not_saved(result: TurnResult) -> int:
