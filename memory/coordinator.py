@@ -54,7 +54,7 @@ from memory.stores import Stores, usage
 from memory.stores.episodic import EpisodicStore, embedding_text
 from memory.stores.procedural import check_run
 from memory.stores.semantic import SemanticStore
-from memory.stores.short_term import Details, SessionsAPI, ShortTermStore
+from memory.stores.short_term import Details, ShortTermStore
 from memory.user_profile import read_profile
 
 log = logging.getLogger(__name__)
@@ -78,7 +78,7 @@ def _writes(
 
 
 @translate_store_errors
-class MemoryCoordinator(SessionsAPI):
+class MemoryCoordinator:
     """Built once per process with `MemoryCoordinator.from_settings(settings)`."""
 
     def __init__(
@@ -426,6 +426,41 @@ class MemoryCoordinator(SessionsAPI):
 
     def recent_messages(self, user_id: str, session_id: str, n: int = 50) -> list[ChatMessage]:
         return self.short_term.recent(user_id, session_id, n)
+
+    @_writes
+    def store_stopped_exchange(
+        self,
+        user_id: str,
+        session_id: str,
+        user_message: str,
+        partial_answer: str,
+        turn_id: str = "",
+    ) -> list[str]:
+        """A message and the answer the user stopped while it streamed, its metadata saying
+        `stopped` (and `turn_id`: where its details are kept): short-term only (no episode, no
+        tool lesson: the turn did not finish)."""
+        # both messages carry the turn id, as a finished turn's do: a re-answer's history and
+        # a forget find the pair by it
+        turn, pii = ({"turn_id": turn_id} if turn_id else None), self.stores.pii
+        msgs = [
+            ShortTermStore.build("user", user_message, turn, pii=pii),
+            ShortTermStore.build(
+                "assistant", partial_answer, {"stopped": True, **(turn or {})}, pii=pii
+            ),
+        ]
+        self.short_term.append(user_id, session_id, msgs)
+        return [m.id for m in msgs]
+
+    def session_titles(self, user_id: str) -> dict[str, str]:
+        return self.short_term.titles(user_id)
+
+    @_writes
+    def set_session_title(
+        self, user_id: str, session_id: str, title: str, *, only_if_missing: bool = False
+    ) -> bool:
+        return self.short_term.set_title(
+            user_id, session_id, title, only_if_missing=only_if_missing
+        )
 
     @_writes
     def save_turn_details(
