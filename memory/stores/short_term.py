@@ -1,17 +1,8 @@
-"""Short-term memory: the recent messages of one session, in a Redis list.
-
-`{ns}:session:{u<digest>}:{digest(user, session)}` (the user's hash tag: `memory.keys`) holds
-JSON messages oldest first (RPUSH), capped at `SHORT_TERM_MAX_MESSAGES` (LTRIM) and expiring
-`SHORT_TERM_TTL_S` after the last write. The prompt gets the newest messages that fit a token
-budget (default 80 % of the context window).
-
-`{ns}:turn_details:{u<digest>}:{digest(user, session)}` keeps each answer's execution details
-next to the messages (a hash: turn id -> JSON, opaque here: the agent defines and validates
-it), with the same TTL, capped like the list, and cleared with it.
-
-`{ns}:session_titles:{u<digest>}` names the user's sessions (a hash: session id -> title),
-a field removed when its session is cleared.
-"""
+"""Short-term memory: the recent messages of one session, in a Redis list (capped at
+`SHORT_TERM_MAX_MESSAGES`, expiring `SHORT_TERM_TTL_S` after the last write), beside each
+answer's execution details (opaque JSON: the agent defines them) and the user's session
+titles (a hash: session id -> title, a field removed when its session is cleared); the keys:
+docs/architecture.md. The prompt gets the newest messages that fit."""
 
 from __future__ import annotations
 
