@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
+from benchmarks.common import free_port
 from memory.config import PROJECT_ROOT
 from memory.coordinator import MemoryCoordinator
 from memory.queries import ListQuery
-from memory.runtime.server import free_port
 
 Run = Callable[..., subprocess.CompletedProcess]
 

@@ -15,11 +15,12 @@ from typing import Any
 import pytest
 import redis
 
+from benchmarks.common import free_port
 from memory.boundary import public_methods
 from memory.config import PROJECT_ROOT, Settings
 from memory.coordinator import MemoryCoordinator
 from memory.errors import StoreUnavailableError
-from memory.runtime.server import EmbeddedRedis, free_port
+from memory.runtime.server import EmbeddedRedis
 
 U, S = "boundary-user", "s1"
 MID = "01JCBOUNDARY00000000000000"

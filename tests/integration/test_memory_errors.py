@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import redis
 
+from benchmarks.common import free_port
 from memory.config import Settings
 from memory.coordinator import MemoryCoordinator
 from memory.embeddings import OnnxMiniLMEmbedder, l2_normalise
@@ -19,7 +20,6 @@ from memory.errors import (
     StoreUnavailableError,
 )
 from memory.models import MAX_TEXT_CHARS
-from memory.runtime.server import free_port
 
 U = "user-1"
 UNKNOWN = "01NOSUCHMEMORY0000000000000"

@@ -12,10 +12,10 @@ from agent.knowing import UNKNOWN_RULE
 from agent.loop import ChatAgent
 from agent.private import incognito_turn, reanswer
 from agent.types import TurnResult
+from benchmarks.common import free_port
 from memory.config import Settings
 from memory.coordinator import MemoryCoordinator
 from memory.models import ChatMessage, EventType
-from memory.runtime.server import free_port
 from tests.fakes.fake_ollama import FakeOllama, remembered_lines
 from tests.integration.test_agent_cli import _run  # the agent CLI in a real process
 

@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 import redis
 
+from benchmarks.common import free_port
 from memory.config import PROJECT_ROOT
 from memory.errors import StoreUnavailableError
-from memory.runtime.server import EmbeddedRedis, free_port, pid_alive
+from memory.runtime.server import EmbeddedRedis, pid_alive
 
 
 @pytest.fixture

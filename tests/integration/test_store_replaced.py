@@ -12,11 +12,12 @@ from typing import Any
 import pytest
 import redis
 
+from benchmarks.common import free_port
 from memory.cli import main
 from memory.config import PROJECT_ROOT, Settings
 from memory.coordinator import MemoryCoordinator
 from memory.errors import StoreReplacedError, StoreUnavailableError
-from memory.runtime.server import EmbeddedRedis, free_port
+from memory.runtime.server import EmbeddedRedis
 from tests.in_process import run_main
 from tests.integration.conftest import cli_env
 
