@@ -599,10 +599,6 @@ class MemoryCoordinator:
     def health(self) -> dict[str, Any]:
         return admin.check_health(self.stores, self.embedder)
 
-    def index_models(self) -> dict[str, dict[str, Any]]:
-        """The embedding model and dimension each index was built with."""
-        return admin.index_models(self.stores)
-
 
 def _ms(start: float) -> float:
     return round((time.perf_counter() - start) * 1000, 3)

@@ -11,18 +11,8 @@ from memory.boundary import START_HINT
 from memory.embeddings import CachedEmbedder
 from memory.replies import as_str
 from memory.stores import Stores
-from memory.stores.schema import index_model
 
 REQUIRED_MODULES = {"search", "ReJSON"}
-
-
-def index_models(stores: Stores) -> dict[str, dict[str, Any]]:
-    """The embedding model and dimension each index was built with."""
-    keys = stores.keys
-    return {
-        name: index_model(stores.client, keys, name)
-        for name in (keys.episodic_index, keys.semantic_index, keys.procedural_index)
-    }
 
 
 def check_health(stores: Stores, embedder: CachedEmbedder) -> dict[str, Any]:

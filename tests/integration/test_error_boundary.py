@@ -67,7 +67,6 @@ CALLS: dict[str, Callable[[MemoryCoordinator], Any]] = {
     "sweep_secrets": lambda c: c.sweep_secrets(U),
     "import_user": lambda c: c.import_user(json.dumps(EXPORT)),
     "load_knowledge": lambda c: c.load_knowledge(),
-    "index_models": lambda c: c.index_models(),
     "latency_samples": lambda c: c.latency_samples(),
     "metric_counters": lambda c: c.metric_counters(),
     "from_settings": lambda c: MemoryCoordinator.from_settings(c.settings),
