@@ -195,6 +195,6 @@ def _private_turn(
         held_back=knowing.held_back,
         private=kind,
         limits=list(state.limits),
-        tokens_per_s=agent.llm.speed(model) if status.ok else None,
+        tokens_per_s=agent.tokens_per_s(model) if status.ok else None,
     )
     yield DoneEvent(text=reply, result=result)
