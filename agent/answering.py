@@ -83,10 +83,15 @@ CUT_REPLY = (
     "text, on a tool call or thoughts too long to finish, so nothing was done. Ask for less at "
     "once, or raise AGENT_REPLY_TOKENS.)"
 )
-#: The reply copied the agent's instructions: it is not shown (a base model continues its prompt).
+#: The reply copied the agent's instructions: it is not shown (a base model continues its prompt);
+#: ECHO_AFTER when it began with words of its own, which stay.
 ECHO_REPLY = (
     "(No answer: {model} started repeating its instructions ({what}) instead of answering, so "
     "that text is not shown. A base model does that, not a chat model: {advice}.)"
+)
+ECHO_AFTER = (
+    "({model} went on to repeat its instructions ({what}), so that part is not shown. A base "
+    "model does that, not a chat model: {advice}.)"
 )
 NO_TOOLS_NOTE = (
     "This model cannot call tools, so no live data can be looked up in this conversation. "
@@ -367,9 +372,11 @@ class Answerer:
                 )
             self._note_report(model, report, plan, done, answer)
             if answer.echoed is not None:
-                note = ECHO_REPLY.format(model=model, what=answer.echoed, advice=USE_A_CHAT_MODEL)
-                shown = "".join(answer.parts)
-                answer.parts.append(f"\n\n{note}" if shown.strip() else note)
+                said = "".join(answer.parts).strip()
+                note = (ECHO_AFTER if said else ECHO_REPLY).format(
+                    model=model, what=answer.echoed, advice=USE_A_CHAT_MODEL
+                )
+                answer.parts.append(f"\n\n{note}" if said else note)
                 yield TokenEvent(text=answer.parts[-1])
                 break
             if not calls or final_round:
@@ -553,8 +560,6 @@ class Answerer:
                     content += chunk.content
                     yield from self._show(echo.feed(chunk.content), held, answer)
                     if echo.echoed is not None:
-                        answer.echoed = echo.echoed
-                        log.info("model %s repeated %s: stopped", model, echo.echoed)
                         break
                 if chunk.done:
                     calls, done = list(chunk.tool_calls), chunk
@@ -564,9 +569,12 @@ class Answerer:
             close = getattr(chunks, "close", None)
             if callable(close):
                 close()
-        if answer.echoed is not None:
+        if echo.echoed is None:
+            yield from self._show(echo.finish(), held, answer)
+        if echo.echoed is not None:
+            answer.echoed = echo.echoed
+            log.info("model %s repeated %s: its reply was stopped", model, echo.echoed)
             return content, [], done
-        yield from self._show(echo.finish(), held, answer)
         if held is not None:
             rest = held.finish()  # what was held back: a call written as text, or not
             offered = [tool_name(t) for t in tools or []]

@@ -260,7 +260,7 @@ def test_a_chat_reply_that_repeats_its_instructions_is_not_shown(
     """Gemma 3 270M's first reply in the chat was its whole system prompt and memory block."""
     agent = agent_factory(fake_coordinator, fake.url, ollama_model=GEMMA, llm_extraction="off")
     # the profile's echo, a word at a time as a slow model writes it
-    fake.queue_responder(lambda r: Scripted(content=r.seen_prompt, delay_s=0.005))
+    fake.queue_responder(lambda r: Scripted(content=r.seen_system_prompt, delay_s=0.005))
     events = list(agent.run_turn("alice", "s1", "Remember that I'm allergic to peanuts."))
     shown = "".join(e.text for e in events if isinstance(e, TokenEvent))
     result = events[-1].result  # type: ignore[union-attr]
@@ -279,17 +279,42 @@ def test_a_chat_reply_that_repeats_its_instructions_is_not_shown(
 def test_a_copy_of_the_rules_after_some_prose_is_cut_where_it_starts() -> None:
     system = _memory_prompt("My dog is called Biscuit")
     rules = system.split("<<<MEMORY")[0]
+    line = '- [semantic/safety] "Sudden chest pain needs care." (low, 28 Nov 2026)'
     # what was shown before the copy is recognised is never part of it (the last words wait)
-    for reply, shown, echoed in (
-        ("Sure thing! " + rules, "Sure thing! ", "the system prompt"),
-        ("Your dog is Biscuit.\n" + system[system.index("<<<MEMORY") :], "", "the memory fence"),
-        ("Your dog is called Biscuit, and you told me so yesterday.", None, None),
+    for reply, echoed in (
+        ("Sure thing! " + rules, "the system prompt"),
+        ("Your dog is Biscuit.\n" + system[system.index("<<<MEMORY") :], "the memory fence"),
+        ("You are allergic to peanuts, as you told me.\n" + line, "the memory lines"),
+        ("Your dog is called Biscuit, and you told me so yesterday.", None),
+        ("A list:\n- [ ] walk Biscuit\n- [the vet](https://example.org) at nine", None),
     ):
         guard = EchoGuard(system)
         out = "".join(guard.feed(ch) for ch in reply)  # however the stream splits it
         out += guard.finish()
         assert guard.echoed == echoed
-        assert out == (reply if echoed is None else shown)
+        assert reply.startswith(out)
+        if echoed is None:
+            assert out == reply
+        else:  # all that came before the copy, none of it
+            assert out.rstrip() in ("Sure thing!", "Your dog is Biscuit.", reply.split("\n-")[0])
+    guard = EchoGuard(system)
+    assert "".join(guard.feed(w + " ") for w in ("Sure thing! " + rules).split()) == "Sure thing! "
+
+
+def test_words_of_its_own_before_a_copy_stay_and_the_copy_is_named(
+    agent_factory: Factory, fake_coordinator: FakeCoordinator, fake: FakeOllama
+) -> None:
+    """Gemma's later replies answered, then copied the block's memory lines."""
+    agent = agent_factory(fake_coordinator, fake.url, ollama_model=FAST, llm_extraction="off")
+    fake.queue_reply(
+        "You are allergic to peanuts, as you told me before.\nWhat is the meaning of this?\n"
+        '- [semantic/safety] "Sudden chest pain needs care." (low, 28 Nov 2026)\n'
+    )
+    result = agent.chat("alice", "s1", "What am I allergic to?")
+    assert result.reply.startswith("You are allergic to peanuts, as you told me before.")
+    assert "[semantic" not in result.reply and "Sudden chest pain" not in result.reply
+    assert "went on to repeat its instructions (the memory lines)" in result.reply
+    assert "chat model" in result.reply
 
 
 # ---- 4. a slow model stays usable --------------------------------------------------------------
