@@ -3,24 +3,10 @@
     Answerer.message_fits(message, model)   None, or why the message cannot be sent at all
     Answerer.answer(...)                    TurnEvents; returns (reply, hit_cap)
 
-Before every request the prompt is planned again with `agent.budget` (this turn's tool results
-take room as they come), so Ollama never has to cut it. What differs between models is read
-from their profile, not assumed:
-
-- a model without the `tools` capability is offered no tools (and one that answers "does not
-  support tools" anyway is not offered them again); on a window too small for every tool
-  schema, a model is offered the tools this message may need (`Answerer.may_need`);
-- a thinking model thinks when AGENT_THINK allows; its thoughts stream as `thinking` events and
-  are kept apart from the reply (shown folded, never stored, replayed or summarised);
-- a tool call written as text (small models do that) is held back while it streams, and run
-  like a native call when it names an offered tool with valid arguments; otherwise it is shown
-  as the answer it then is;
-- a slow model gets the reply budget it reads its prompt and writes in about 15 s (measured
-  from its replies: agent.speed); one never measured is stopped after about 15 s; an answer
-  cut either way is named in `AnswerState.limits`;
-- a reply that copies the instructions (a base model's echo: agent.echo) is stopped and not
-  shown; the reply says what happened and what to do instead.
-"""
+The prompt is planned again before every request (`agent.budget`); what differs between models
+(tools, thinking, calls written as text, speed) is read from their profile, not assumed
+(docs/agent.md, "Small, thinking and tool-less models"). A reply that copies the instructions
+(a base model's echo: agent.echo) is stopped unseen and says what to do instead."""
 
 from __future__ import annotations
 

@@ -1,25 +1,9 @@
 """`python -m agent check`: can this model do what the agent asks of it? Short probes, measured.
 
-Each probe sends one small request to the chosen model, with the window the agent would send
-(num_ctx) and the agent's own prompts and tool schemas, and judges the answer the way the agent
-would use it. Nothing is stored: the probes call the model directly, never the memory.
-
-    context_length         what the model was trained for, and the window the agent will plan
-    chat_template          the model has one (/api/show `template`): else it is a base model
-    json_extraction        two facts from one sentence, as the background extraction asks
-    remember_tool_call     "please remember ..." -> a remember_information call (native or text)
-    no_tool_on_small_talk  "hello there" -> an answer, no tool call
-    uses_recalled_memory   a fenced memory is used in the answer
-    uses_earlier_answer    what it answered in a remembered exchange is used ("which name did
-                           you suggest?"), as the block shows it after the message
-    thinking               a thinking model thinks when asked and keeps its thoughts apart
-
-Every probe is bounded (`CHECK_REPLY_TOKENS`, `CHECK_TIME_LIMIT_S`). A reply that repeats the
-agent's instructions (the system prompt, the memory fence, the tool schemas) fails its probe,
-whatever words it holds: a base model copies its prompt, memory included. A reply to a short
-question that runs to its cap says the model never stops. Every finding comes with what the
-agent will do about it (`recommendations`).
-"""
+Each probe sends one small, bounded request with the agent's own window, prompts and tool
+schemas, and judges the answer as the agent would use it; nothing is stored. A reply that
+repeats the agent's instructions fails its probe (a base model copies its prompt). Every
+finding comes with what the agent will do about it (docs/agent.md, "Checking your model")."""
 
 from __future__ import annotations
 
