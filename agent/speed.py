@@ -66,6 +66,23 @@ class Sample:
             wall_s=max(0.0, wall_s - (load_ns or 0) / 1e9),
         )
 
+    @property
+    def write_s(self) -> float | None:
+        n, took = self.reply_tokens, self.reply_s
+        return took / n if n and took and n >= MIN_SAMPLE_TOKENS else None
+
+    @property
+    def read_s(self) -> float | None:
+        n, took = self.prompt_tokens, self.prompt_s
+        return took / n if n and took and n >= MIN_PROMPT_SAMPLE_TOKENS else None
+
+    @property
+    def overhead_s(self) -> float | None:
+        """What the client's clock adds to the server's durations."""
+        if self.wall_s is None:
+            return None
+        return max(0.0, self.wall_s - (self.prompt_s or 0.0) - (self.reply_s or 0.0))
+
 
 @dataclass(frozen=True)
 class Speed:
@@ -102,32 +119,19 @@ class Speed:
         def avg(old: float, new: float | None) -> float:
             return old if new is None else (old + new) / 2
 
-        write = read = over = None
-        if s.reply_tokens and s.reply_s and s.reply_tokens >= MIN_SAMPLE_TOKENS:
-            write = s.reply_s / s.reply_tokens
-        if s.prompt_tokens and s.prompt_s and s.prompt_tokens >= MIN_PROMPT_SAMPLE_TOKENS:
-            read = s.prompt_s / s.prompt_tokens
-        if s.wall_s is not None:
-            over = max(0.0, s.wall_s - (s.prompt_s or 0.0) - (s.reply_s or 0.0))
         return Speed(
-            write_s=avg(self.write_s, write),
-            read_s=avg(self.read_s, read),
-            overhead_s=avg(self.overhead_s, over),
-            prompt_tokens=s.prompt_tokens or self.prompt_tokens,
+            avg(self.write_s, s.write_s),
+            avg(self.read_s, s.read_s),
+            avg(self.overhead_s, s.overhead_s),
+            s.prompt_tokens or self.prompt_tokens,
         )
 
     @classmethod
     def first(cls, s: Sample) -> Speed | None:
         """The estimate from a model's first sample; None when it tells no writing speed."""
-        if not s.reply_tokens or not s.reply_s or s.reply_tokens < MIN_SAMPLE_TOKENS:
+        if s.write_s is None:
             return None
-        read = (
-            s.prompt_s / s.prompt_tokens
-            if s.prompt_tokens and s.prompt_s and s.prompt_tokens >= MIN_PROMPT_SAMPLE_TOKENS
-            else 0.0
-        )
-        over = 0.0 if s.wall_s is None else max(0.0, s.wall_s - (s.prompt_s or 0.0) - s.reply_s)
-        return cls(s.reply_s / s.reply_tokens, read, over, s.prompt_tokens or 0)
+        return cls(s.write_s, s.read_s or 0.0, s.overhead_s or 0.0, s.prompt_tokens or 0)
 
 
 class SpeedMeter:
