@@ -44,7 +44,6 @@ from agent.prompt import (
     render_memory_block,
 )
 from agent.replies import memory_only_reply, recall_status
-from agent.speed import is_slow
 from agent.summarising import LLMSummariser, SessionSummaries, SummaryWorker, dropped_before
 from agent.tools.memory_tools import MemoryToolkit
 from agent.tools.registry import ToolContext, Toolkit, ToolRegistry
@@ -132,7 +131,7 @@ class ChatAgent:
             grounding=self.stated,
             on_finished=self._extraction_finished,
             gate=self.replies,
-            slow=lambda model: is_slow(self.llm.speed(model)),
+            slow=self._slow,
         )
         self.summaries = SummaryWorker(summaries) if summaries is not None else None
         self._status: dict[str, LLMStatus] = {}
@@ -266,6 +265,18 @@ class ChatAgent:
     def window(self, model: str | None = None) -> int:
         """The num_ctx the agent sends and plans for (AGENT_NUM_CTX, capped by the model)."""
         return self.llm.window(model or self.default_model)
+
+    def tokens_per_s(self, model: str) -> float | None:
+        """How fast `model` writes, as measured (agent.speed); None before it is."""
+        speed = self.llm.speed(model)
+        return None if speed is None else speed.tokens_per_s
+
+    def _slow(self, model: str) -> bool:
+        """A full reply of `model` would take longer than AGENT_REPLY_SECONDS: its background
+        work waits for the replies streaming now."""
+        speed = self.llm.speed(model)
+        budget = self.answerer.budget(self.llm.profile(model))
+        return speed is not None and speed.slow(budget, self.config.reply_seconds)
 
     def check_model(self, model: str | None = None) -> CheckReport:
         """Short probes of the model (agent/check.py): what it can do and what the agent does
@@ -433,8 +444,7 @@ class ChatAgent:
     def _answer_step(self, t: TurnState) -> Iterator[TurnEvent]:
         """The model's answer with tools, or (offline, or failing) the memory-only reply."""
         if t.mode == "llm":
-            slow = self.answerer.speed_note(t.model)
-            yield StatusEvent(text=f"Thinking… ({slow})" if slow else "Thinking…", stage="answer")
+            yield StatusEvent(text="Thinking…", stage="answer")  # a slow model's note follows
             # A turn that stores nothing has no grounding: nothing it says can be remembered.
             grounding = [t.message, *(m.content for m in t.history if m.role == "user")]
             tctx = ToolContext(
@@ -548,7 +558,7 @@ class ChatAgent:
             held_back=t.knowing.held_back if t.knowing is not None else [],
             masked=masked_labels(t, self.settings.pii_policy),
             limits=list(t.answer.limits),
-            tokens_per_s=self.llm.speed(t.model) if t.mode == "llm" else None,
+            tokens_per_s=self.tokens_per_s(t.model) if t.mode == "llm" else None,
         )
 
     # ---- steps -------------------------------------------------------------------------
