@@ -4,6 +4,7 @@ that message, not a traceback."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import subprocess
@@ -16,7 +17,6 @@ import pytest
 import redis
 
 from benchmarks.common import free_port
-from memory.boundary import public_methods
 from memory.config import PROJECT_ROOT, Settings
 from memory.coordinator import MemoryCoordinator
 from memory.errors import StoreUnavailableError
@@ -71,6 +71,17 @@ CALLS: dict[str, Callable[[MemoryCoordinator], Any]] = {
     "metric_counters": lambda c: c.metric_counters(),
     "from_settings": lambda c: MemoryCoordinator.from_settings(c.settings),
 }
+
+
+def public_methods(obj: Any) -> list[str]:
+    """Names of the public methods the boundary covers."""
+    return [
+        n
+        for n, v in inspect.getmembers(type(obj))
+        if not n.startswith("_") and (inspect.isfunction(v) or inspect.ismethod(v))
+    ]
+
+
 #: Methods that must work without Redis: closing never fails.
 #: count_event: buffered, flushed later; text_similarity: the embedder alone (its Redis cache
 #: is skipped when Redis is down).
