@@ -1,9 +1,5 @@
 """The memory as an MCP server, so every agent a person uses shares one memory (docs/mcp.md).
 
-    python -m agent mcp --user U                                  stdio, for one user
-    python -m agent mcp --http --tokens-file F [--host H] [--port P]
-                                                                  streamable HTTP at /mcp
-
 In the agent package because what a client stores passes the rules of the app's
 `remember_information` tool, and memory/ never imports the agent; no language model runs here.
 Every call is scoped to one user (the --user, or the bearer token's user: agent/mcp_auth.py),

@@ -10,7 +10,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from memory.config import PROJECT_ROOT, Settings
 from memory.errors import InvalidInputError, MemorySystemError, NotFoundError
@@ -24,9 +24,6 @@ from memory.terminal import (
     print_result,
 )
 from memory.writing import WritePolicy, candidate_for, write_fact
-
-if TYPE_CHECKING:
-    pass
 
 
 # --- commands -------------------------------------------------------------------------
@@ -129,14 +126,10 @@ def cmd_add(args: argparse.Namespace, settings: Settings) -> int:
                        f"already known: {dup}")  # fmt: skip
             else:
                 print_result(args, {"id": fact.id, "type": "semantic"}, fact.id)
-        elif mtype is MemoryType.SHORT_TERM:
-            if not args.user or not args.session:
-                raise SystemExit("--user and --session are required for short-term messages")
-            msg = coord.add_message(args.user, args.session, args.role, args.text)
-            print_result(args, {"id": msg.id, "type": "short_term"}, msg.id)
         else:
             raise SystemExit(
-                "Procedural patterns are learned from tool use; they cannot be added by hand."
+                "Only episodic memories and semantic facts are added by hand: messages come "
+                "from the chat, procedures are learned from tool use."
             )
     finally:
         coord.close()
@@ -448,7 +441,6 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--importance", type=float, default=0.5)
     sp.add_argument("--metadata", help="JSON object")
     sp.add_argument("--session")
-    sp.add_argument("--role", default="user")
 
     sp = cmd("recall", cmd_recall, "recall everything relevant to a query")
     sp.add_argument("--user", required=True)

@@ -84,14 +84,6 @@ class StoreIdentity:
         if self.token is not None:
             self.trusted.add(self.token)  # confirmed, maybe by another process
 
-    def confirm(self) -> bool:
-        """The operator's word that the Redis answering now is the one to use: writes resume.
-        True when there was something to confirm."""
-        done = bool(self._r.delete(self.unconfirmed_key))
-        if self.token is not None:
-            self.trusted.add(self.token)
-        return done
-
     def explain(self, error: BaseException) -> MemorySystemError | None:
         """For the error boundary: the better error when `error` comes from another store."""
         cause = error.__cause__ if isinstance(error, RedisVLError) and error.__cause__ else error

@@ -124,9 +124,3 @@ class MetricsRecorder:
         self.flush()
         raw = self._r.hgetall(self._keys.metrics_counters)
         return {as_str(k): int(v) for k, v in raw.items()}
-
-    def reset(self) -> None:
-        with self._lock:
-            self._samples.clear()
-            self._counts.clear()
-        self._r.delete(self._keys.metrics_latency, self._keys.metrics_counters)

@@ -61,7 +61,7 @@ class Tee(io.TextIOBase):
 def llama_server(binary: Path, model: Model, ctx: int, log: Path) -> Iterator[str]:
     """llama-server for `model` on 127.0.0.1 (one thread: the machine is shared); its URL.
     Stopped by its PID."""
-    from memory.runtime.server import free_port
+    from benchmarks.common import free_port
 
     port = free_port()
     cmd = [str(binary), "-m", str(model.gguf), "--host", "127.0.0.1", "--port", str(port),
@@ -96,8 +96,9 @@ def llama_server(binary: Path, model: Model, ctx: int, log: Path) -> Iterator[st
 
 @contextmanager
 def embedded_redis() -> Iterator[str]:
+    from benchmarks.common import free_port
     from memory.config import PROJECT_ROOT
-    from memory.runtime.server import EmbeddedRedis, free_port
+    from memory.runtime.server import EmbeddedRedis
 
     with tempfile.TemporaryDirectory(prefix="real-model-redis-") as tmp:
         server = EmbeddedRedis(Path(tmp), free_port(), PROJECT_ROOT)

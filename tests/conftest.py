@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 import redis
 
+from benchmarks.common import drop_namespace, free_port
 from memory.config import PROJECT_ROOT, Settings
-from memory.runtime.connection import drop_namespace
-from memory.runtime.server import EmbeddedRedis, free_port, pid_alive
+from memory.runtime.server import EmbeddedRedis, pid_alive
 
 pytest_plugins = ["tests.fakes.fixtures"]
 

@@ -192,9 +192,8 @@ def _log_items(conv: Conversation, session_id: str, ids: list[str], times: list[
 
 
 def _messages(
-    coord: MemoryCoordinator, user_id: str, session_id: str, conv: Conversation
+    coord: MemoryCoordinator, user_id: str, session_id: str, times: list[int], conv: Conversation
 ) -> list[str]:
-    times = conv.times_ms()
     ids = []
     for i, ex in enumerate(conv.exchanges):
         for j, (role, text) in enumerate((("user", ex.user), ("assistant", ex.assistant))):
@@ -219,7 +218,8 @@ def load_demo(
 
     say = progress or (lambda _line: None)
     check_id(user_id)
-    persona: Persona = build_persona(today or date.today())
+    today = today or date.today()
+    persona: Persona = build_persona(today)
     before = demo_contents(coord, user_id)
     if before.has_own and not replace:
         raise OwnMemoriesError(user_id, before)
@@ -236,10 +236,10 @@ def load_demo(
     stated: list[tuple[int, str, Any]] = []
     recent: list[tuple[str, Conversation]] = []
     for conv in persona.conversations:
-        sid = demo_session_id(conv.start_ms)
-        times = conv.times_ms()
+        sid = demo_session_id(conv.ms(today))
+        times = conv.times_ms(today)
         if conv.keeps_messages:
-            ids = _messages(coord, user_id, sid, conv)
+            ids = _messages(coord, user_id, sid, times, conv)
             recent.append((sid, conv))
             report.sessions += 1
             report.messages += len(ids)
@@ -248,7 +248,7 @@ def load_demo(
             logs.append(_summary_item(conv, sid, ids, times))
         logs += _log_items(conv, sid, ids, times)
         for m in conv.memories:
-            stated.append((m.when_ms or times[2 * m.exchange], sid, m))
+            stated.append((m.when.ms(today) if m.when else times[2 * m.exchange], sid, m))
     coord.add_episodic_many(user_id, logs)
 
     say("Summarising the recent sessions…")
@@ -260,7 +260,7 @@ def load_demo(
             coord.update_memory(user_id, "episodic", mid, tags=["summary", DEMO_TAG])
         if out.status != "done":  # e.g. SUMMARY_MIN_MESSAGES above the session's length
             report.notes.append(f"summary of {sid} written without its mark ({out.status})")
-            times = conv.times_ms()
+            times = conv.times_ms(today)
             ids = [m.id for m in coord.recent_messages(user_id, sid, len(times))]
             coord.add_episodic_many(user_id, [_summary_item(conv, sid, ids, times)])
 
@@ -275,12 +275,12 @@ def load_demo(
                 fact_type=f.fact_type,
                 context="Added in the sidebar memory editor",
                 source=DEMO_SOURCE,
-                timestamp_ms=conv.start_ms,  # learned in that conversation, not today
+                timestamp_ms=conv.ms(today),  # learned in that conversation, not today
             )
     # Her procedures were learned over her months of questions: first used in her first
     # conversation, last in her newest one (not at the load).
-    first, last = persona.conversations[0].start_ms, persona.conversations[-1].start_ms
-    for question, runs in persona.procedures:
+    first, last = persona.conversations[0].ms(today), persona.conversations[-1].ms(today)
+    for question, runs in PROCEDURES:
         for tools, score, ms in runs:
             pattern = coord.record_procedure(
                 user_id, question, list(tools), success_score=score, execution_time_ms=ms
@@ -294,12 +294,11 @@ def load_demo(
         pii_policy=coord.settings.pii_policy,
     )
     for when, sid, m in sorted(stated, key=lambda s: s[0]):
-        kind = EventType(m.kind)
         cand = MemoryCandidate(
             text=m.text,
-            event_type=kind,
+            event_type=m.kind,
             tags=[*m.tags, DEMO_TAG],
-            slot=detect_slot(m.text, kind),
+            slot=detect_slot(m.text, m.kind),
             importance=m.importance,
             how=m.how,
         )

@@ -1,14 +1,8 @@
-"""When are two memories the same fact? Two rules: one without a model, one with it.
-
-Without a model (`mergeable`): cosine >= `min_similarity` AND, once stop and framing words are
-dropped, the same content words, numbers and negations (the cosine alone calls "morning" and
-"evening" workouts closer than a paraphrase). With a model (a `SameFactJudge`): a pair is a
-candidate (`linked`) at cosine >= `proposal_similarity` when the lexical guard (`veto`: other
-numbers, a negation on one side, a changed value of `memory/data/fact_words.toml`'s classes, a
-name or an added detail on one side) finds nothing; the model's "yes" never overrides the
-guard. Conservative by design: a missed merge leaves a near-duplicate, a wrong one hides a fact
-(docs/maintenance.md; the examples the thresholds were chosen on:
-tests/unit/test_maintenance_similarity.py)."""
+"""When are two memories the same fact? Without a model (`mergeable`): cosine >=
+`min_similarity` AND the same content words, numbers and negations. With a model (a
+`SameFactJudge`): a pair is a candidate (`linked`) at cosine >= `proposal_similarity` when the
+lexical guard (`veto`) finds nothing; the model's "yes" never overrides the guard
+(docs/maintenance.md; the thresholds' examples: tests/unit/test_maintenance_similarity.py)."""
 
 from __future__ import annotations
 

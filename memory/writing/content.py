@@ -1,16 +1,9 @@
-"""Does a memory still say anything once its secrets are masked?
+"""Does a memory still say anything once its secrets are masked (docs/privacy.md)?
 
-"My card number for the bike shop is 4111 1111 1111 1111" is stored as "… is [card number]":
-the only thing it stated was the secret, so what is left names the secret and says nothing
-about the user. Such a memory is not stored (the exchange itself is still logged, masked).
-
-The test is on the words, no model: the text is contentless when it names a secret (a label
-such as `[card number]`, or a word such as card, password, PIN) and every content word is
-either part of that name or of a qualifier after it ("for the bike shop", "at work"), with
-nothing but framing before it ("Remember that my …"). A claim about the secret keeps the
-memory: "My card was stolen", "I paid with my card [card number]". Known limit: a verb after
-a qualifier is read as part of it ("My card for the bike shop expired" is dropped).
-"""
+On the words, no model: contentless when it names a secret (a label such as `[card number]`,
+or card, password, PIN) and every content word is part of that name or of a qualifier after it
+("for the bike shop"), with only framing before it. A claim about the secret keeps the memory
+("My card was stolen"). Known limit: "My card for the bike shop expired" is dropped."""
 
 from __future__ import annotations
 

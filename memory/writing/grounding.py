@@ -1,16 +1,11 @@
-"""Is a model-made memory supported by what the user said? A lexical check, no model call.
+"""Is a model-made memory supported by what the user said? A lexical check, no model call
+(what it demands and of which writers: docs/agent.md, "Grounded memories").
 
-A weak model asked to extract facts from "hello there" returns one anyway, so every memory a
-model wrote (extraction, its remember calls, merges, summaries) is checked against the user's
-own words before it is kept (docs/agent.md, "Grounded memories"). `check_grounded`, in order:
-nothing to check (no content word, no number) -> unsupported; every number must be one the
-user said, compared as values ("10,000" = "10000", "two" = "2", "5k" = 5000 or 5 km); every
-name in mid-sentence must be found; a word found only with the opposite polarity (a negator,
-disliking verbs included, within `NEGATION_SCOPE` words of its clause) vetoes; then at least
-`min_word_share` of the claim's content words (no stop or framing words, met by
-`memory.text.root`); `statements_only` leaves questions out of the sources; last, an embedding
-similarity >= `min_similarity` as a second chance for paraphrases. Known limits (word order,
-a negator after its word, short compounds): tests/unit/test_writing_grounding.py pins them."""
+`check_grounded`, in order: no content word nor number -> unsupported; numbers compared as
+values ("10,000" = "10000", "two" = "2", "5k" = 5000 or 5 km); names in mid-sentence found; a
+word found only with the opposite polarity (a negator within `NEGATION_SCOPE` words) vetoes;
+then `min_word_share` of the content words (`memory.text.root`); last, an embedding similarity
+>= `min_similarity` for paraphrases. Known limits: tests/unit/test_writing_grounding.py."""
 
 from __future__ import annotations
 

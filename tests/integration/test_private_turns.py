@@ -12,10 +12,10 @@ from agent.knowing import UNKNOWN_RULE
 from agent.loop import ChatAgent
 from agent.private import incognito_turn, reanswer
 from agent.types import TurnResult
+from benchmarks.common import free_port
 from memory.config import Settings
 from memory.coordinator import MemoryCoordinator
 from memory.models import ChatMessage, EventType
-from memory.runtime.server import free_port
 from tests.fakes.fake_ollama import FakeOllama, remembered_lines
 from tests.integration.test_agent_cli import _run  # the agent CLI in a real process
 
@@ -343,7 +343,7 @@ def test_an_incognito_turn_and_a_reanswer_write_no_redis_key(
     may know) leave the number of keys and each key's content as they were."""
 
     def every_key() -> dict[bytes, bytes]:
-        coordinator.metrics_recorder.flush()  # counters and latency samples are buffered
+        coordinator.metrics.flush()  # counters and latency samples are buffered
         return {
             k: redis_client.dump(k) or b""
             for k in redis_client.scan_iter(match=f"{namespace}*", count=1000)

@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from memory.data_files import DATA_DIR, load_data_file
 from memory.demo import DEMO_QUESTIONS, build_persona
-from memory.demo.persona import PLACEHOLDERS, PROCEDURES, _PersonaFile, _values
+from memory.demo.persona import PLACEHOLDERS, PROCEDURES, Persona, _values
 from memory.errors import DataFileError
 from memory.maintenance.similarity import _FactWords
 from memory.models import EventType
@@ -76,7 +76,7 @@ def _broken(tmp_path: Path, name: str, old: str, new: str) -> Path:
 
 
 MODELS: dict[str, type[BaseModel]] = {
-    "demo_persona.toml": _PersonaFile,
+    "demo_persona.toml": Persona,
     "event_keywords.toml": _Keywords,
     "trigger_phrases.toml": _Triggers,
     "fact_words.toml": _FactWords,
@@ -133,6 +133,6 @@ def test_a_malformed_file_names_the_file_and_the_field(
 def test_a_file_that_is_not_toml_or_missing_says_so(tmp_path: Path) -> None:
     folder = _broken(tmp_path, "demo_persona.toml", 'name = "Maya"', 'name = "Maya')
     with pytest.raises(DataFileError, match="demo_persona.toml is not valid TOML"):
-        load_data_file("demo_persona.toml", _PersonaFile, folder)
+        load_data_file("demo_persona.toml", Persona, folder)
     with pytest.raises(DataFileError, match="absent.toml cannot be read"):
-        load_data_file("absent.toml", _PersonaFile, folder)
+        load_data_file("absent.toml", Persona, folder)

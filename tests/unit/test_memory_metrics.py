@@ -147,15 +147,3 @@ def test_an_unreachable_redis_never_breaks_the_caller() -> None:
     m.flush()  # logged, not raised
     m.close()
     assert fake.streams == {}
-
-
-def test_reset_forgets_buffered_and_stored_metrics() -> None:
-    fake = FakeRedis()
-    m = recorder(fake)
-    m.record("episodic", "recall", 1.0)
-    m.flush()
-    m.record("episodic", "recall", 2.0)
-    m.count("embed_cache_miss")
-    m.reset()
-    assert m.latency_samples() == []
-    assert m.counters() == {}
