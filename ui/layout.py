@@ -15,6 +15,7 @@ from typing import Any
 
 import streamlit as st
 from pydantic import ValidationError
+from streamlit import delta_generator
 
 from memory.errors import MemorySystemError, StoreFormatError
 from ui import resources, state, stopping, undo
@@ -26,6 +27,13 @@ from ui.format import no_images
 from ui.sidebar import render_nav, render_sidebar
 
 log = logging.getLogger(__name__)
+
+# Streamlit asks once per process, at the first element drawn, whether it runs in a REPL, by
+# reading the source file of every frame on the stack: 0.26 s of CPU with the app's modules
+# loaded, over a second of the cold open on a busy machine (docs/performance.md). Under
+# `streamlit run` the answer is no, so the question is skipped (a private flag: were it gone
+# from Streamlit, this would only set an unused name).
+delta_generator._use_warning_has_been_displayed = True
 
 APP_NAME = "Memory Chat"
 
