@@ -61,12 +61,29 @@ def bench_state(
             coord.close()
 
 
+def profile_cost(coord: Any, base: list[str], n: int = 200) -> None:
+    """The user profile's reads (three aggregations in the first round trip): recalls with and
+    without it, alternating on the same queries, so both see the same load."""
+    ms: dict[bool, list[float]] = {True: [], False: []}
+    for i in range(n):
+        for flag in (True, False) if i % 2 else (False, True):
+            coord.bookkeeping.drain()
+            t = time.perf_counter()
+            query = base[i % 20]
+            coord.retrieve_all_context(L.MEASURED_USER, L.SESSION, query, include_profile=flag)
+            ms[flag].append((time.perf_counter() - t) * 1000)
+    for flag, label in ((True, "with the profile"), (False, "without it")):
+        p50, p95 = np.percentile(ms[flag], [50, 95])
+        print(f"recall {label:17s} p50 {p50:6.2f} ms  p95 {p95:6.2f} ms  ({n} alternating runs)")
+
+
 def main() -> None:
     fresh = len(sys.argv) > 1 and sys.argv[1] == "fresh"
     size = int(sys.argv[2]) if len(sys.argv) > 2 else 100000
     with bench_state(fresh, size) as (client, coord, emb, rng, base):
         res = L._retrieve(coord, emb, [base[i % 20] for i in range(200)], rng)
         print("warm ms", {k: res[k] for k in ("p50", "p95")}, "stages", res["stages"])
+        profile_cost(coord, base)
         client.config_set("slowlog-log-slower-than", 0)
         client.config_set("slowlog-max-len", 100000)
         client.slowlog_reset()
