@@ -59,10 +59,13 @@ class Bookkeeper:
         it; a failure is logged, and the task runs again when recall needs it."""
         self._pool.submit(self._prepare, task)
 
-    def touch(self, user_id: str, memory_ids: list[str]) -> None:
-        """Count an access of each recalled memory."""
-        if memory_ids:
-            self._pool.submit(self._touch, user_id, memory_ids)
+    def after_recall(self, user_id: str, query: str | None, memory_ids: list[str]) -> None:
+        """What a finished recall leaves: its query noted (None: it embedded nothing) and an
+        access counted for each recalled memory. One task, queued when the recall is done: a
+        task queued mid-recall woke the worker, whose Python then took turns with the
+        recall's for the interpreter (lab/profile_recall.py)."""
+        if query is not None or memory_ids:
+            self._pool.submit(self._after_recall, user_id, query, memory_ids)
 
     def drain(self) -> None:
         """Wait for queued bookkeeping (before a purge or import reads the user's keys)."""
@@ -96,7 +99,11 @@ class Bookkeeper:
         except Exception as e:  # noqa: BLE001 - recall retries the task when it needs it
             log.warning("A warm-up task failed: %s", e)
 
-    def _touch(self, user_id: str, memory_ids: list[str]) -> None:
+    def _after_recall(self, user_id: str, query: str | None, memory_ids: list[str]) -> None:
+        if query is not None:
+            self._note(user_id, query)
+        if not memory_ids:
+            return
         try:
             self._episodic.touch(user_id, memory_ids)
         except redis.RedisError as e:
