@@ -17,7 +17,8 @@ load), the shares of named parts (cumulative time of the functions that build th
 parts overlap) and the top functions by cumulative time; `--out` keeps the `.prof` files
 (`python -m pstats FILE`). cProfile slows many small calls more than a few large ones: read
 the shares, and take the seconds from `--plain` (the same steps, timed without the profiler).
-`--app-dir` runs another checkout's product code to compare two versions on one machine.
+`--app-dir` runs another checkout's product code to compare two versions on one machine;
+`--imports N --app-dir DIR` times only app.py's imports, N fresh interpreters of each, alternating.
 AppTest runs the script without a browser or websocket: Streamlit's server start and the
 browser's drawing are not in these figures (`lab.page_times browser` has them). Say the load
 with every figure.
@@ -30,6 +31,7 @@ import cProfile
 import json
 import os
 import pstats
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -138,6 +140,44 @@ def child(out_dir: Path, user: str, top: int, root: Path, plain: bool) -> None:
         stats.sort_stats("cumulative").print_stats(top)
 
 
+# --- the imports alone ------------------------------------------------------------------------
+
+#: what app.py imports before it draws anything (its own module-level imports)
+APP_IMPORTS = (
+    "import streamlit, agent.types, memory.errors, memory.models, ui.answers, ui.details, "
+    "ui.errors, ui.format, ui.layout, ui.remembered, ui.stopping; "
+    "from ui import demo, private, resources, sessions, state"
+)
+
+
+def import_cpu(root: Path) -> tuple[float, bool]:
+    """(CPU seconds a fresh interpreter spends importing what app.py imports from `root`,
+    whether pandas came with them)."""
+    code = (
+        f"import sys, time; sys.path.insert(0, {str(root)!r}); c = time.process_time(); "
+        f"{APP_IMPORTS}; print(time.process_time() - c, 'pandas' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True
+    ).stdout.split()
+    return float(out[0]), out[1] == "True"
+
+
+def compare_imports(runs: int, here: Path, other: Path) -> None:
+    """`runs` alternating fresh imports of both checkouts (the load falls on both alike)."""
+    cpu: dict[Path, list[float]] = {here: [], other: []}
+    pandas = {}
+    for _ in range(runs):
+        for root in (other, here):
+            secs, pandas[root] = import_cpu(root)
+            cpu[root].append(secs)
+    for root, secs in cpu.items():
+        print(
+            f"{root}: imports {statistics.median(secs):.2f} s CPU (median of {runs}; "
+            f"{', '.join(f'{s:.2f}' for s in secs)}), pandas imported: {pandas[root]}"
+        )
+
+
 # --- the parent: the store, then the child ---------------------------------------------------
 
 
@@ -153,9 +193,20 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--top", type=int, default=25, help="functions listed per step")
     p.add_argument("--out", type=Path, help="keep the .prof files here")
     p.add_argument("--plain", action="store_true", help="times only, without cProfile")
+    p.add_argument(
+        "--imports",
+        type=int,
+        metavar="N",
+        help="only app.py's imports: N alternating fresh imports of this checkout and --app-dir",
+    )
     p.add_argument("--app-dir", type=Path, default=Path(__file__).resolve().parent.parent)
     p.add_argument("--child-user", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
+    if args.imports:
+        print(f"load average at start {os.getloadavg()}")
+        compare_imports(args.imports, Path(__file__).resolve().parent.parent, args.app_dir)
+        print(f"load average at end {os.getloadavg()}")
+        return 0
     out_dir = args.out or Path(tempfile.mkdtemp(prefix="profile-pages-"))
     out_dir.mkdir(parents=True, exist_ok=True)
     if args.child_user:
