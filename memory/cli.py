@@ -1,24 +1,8 @@
-"""`python -m memory`: the memory system from the command line (`--json` for scripts).
+"""`python -m memory`: the memory system from the command line (`--json` for scripts): the Redis
+server, add, recall, search, list, delete, forget, export, import, stats, health, reembed,
+maintain and the demo (each command's options: docs/cli.md, or `--help`).
 
-    python -m memory redis start|stop|status
-    python -m memory add --user U --type episodic --text T [--kind preference] [--json]
-    python -m memory add --type semantic --text T [--category C] [--json]
-    python -m memory recall --user U --query Q [--session S] [--k N] [--json]
-    python -m memory search --user U --query Q [--type episodic] [--json]
-    python -m memory list --user U --type T [--json]
-    python -m memory delete --user U --id ID [--type T]
-    python -m memory forget --user U --query Q [--yes] [--json]
-    python -m memory export --user U -o FILE
-    python -m memory import FILE [--user U] [--replace]
-    python -m memory stats [--user U] [--json]
-    python -m memory health [--json]
-    python -m memory reembed
-    python -m memory maintain [--user U] [--dry-run] [--json]
-    python -m memory demo load [--user U] [--replace] [--json]
-    python -m memory demo reset [--user U] [--json]
-
-Exit codes: 0 ok, 1 memory error (message on stderr), 2 usage error.
-"""
+Exit codes: 0 ok, 1 memory error (message on stderr), 2 usage error."""
 
 from __future__ import annotations
 

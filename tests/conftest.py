@@ -38,6 +38,20 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(folder)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def no_speed_file() -> Iterator[None]:
+    """Model speeds stay in each test's process (AGENT_SPEED_FILE empty), also in the apps and
+    CLIs tests start: a speed learned by one test never caps another's replies. Tests of the
+    file pass their own."""
+    before = os.environ.get("AGENT_SPEED_FILE")
+    os.environ["AGENT_SPEED_FILE"] = ""
+    yield
+    if before is None:
+        os.environ.pop("AGENT_SPEED_FILE", None)
+    else:
+        os.environ["AGENT_SPEED_FILE"] = before
+
+
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedRedis]:
     """A Redis Stack for the whole session. Fails (never skips) when it cannot start."""

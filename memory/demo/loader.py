@@ -1,34 +1,11 @@
 """Load the demo persona into a user, or take it out again (`python -m memory demo load|reset`).
 
-What marks demo data (what a load finds of an earlier load; a reset removes the user whole,
-since all a user holds beside a loaded demo was made with it):
-
-    episodic     the tag `demo` (DEMO_TAG) on every memory: stated, logged exchanges, summaries
-    semantic     the source `demo` (DEMO_SOURCE) on the facts the persona added
-    procedural   the persona's questions (`PROCEDURES`), matched as normalised questions
-    short-term   sessions named `s-YYYYMMDD-HHMM-demo`
-
-Everything is written through public methods, dated (`timestamp`) as it happened and stored
-(`created_at`) at the load; what she stated goes last, so lists of what was stored last (the
-sidebar's *Recent*) show her latest news:
-
-- the three recent sessions' messages: `add_message` with their times;
-- the logged exchanges of all eight conversations, and the summaries of the five older ones
-  (whose messages have expired, as they would have): the bulk path `add_episodic_many`, in the
-  shape `store_interaction` and the session summaries (`memory.maintenance.summaries`) write;
-- the recent sessions' summaries: `Maintenance.summarise_session` with the persona's text as
-  the summariser: the same record, and the session is marked summarised (a maintenance run
-  does not summarise it again);
-- the facts she added: `write_fact`; the procedures: `record_procedure`, run by run;
-- what she stated (preferences, goals, health events, milestones): the write policy
-  (`memory.writing`), oldest first, so the changed goal replaces the old one by its slot, as
-  in a chat (the old one stays as history).
-
-Loading into a user with memories of their own is refused (`OwnMemoriesError`) unless
-`replace`, which purges that user first (`clear_user_memories`). Loading into a user who holds
-only the demo is idempotent: that demo is purged and the persona written afresh, dated from
-this week (the wellness data moves with the calendar; see `memory.demo.training`).
-"""
+Demo data is marked: episodic memories by the tag `demo` (DEMO_TAG), facts by the source
+`demo` (DEMO_SOURCE), procedures by the persona's questions (`PROCEDURES`), sessions by their
+names (`s-YYYYMMDD-HHMM-demo`). Everything is written through public methods (the write policy
+for what she stated, oldest first, so the changed goal replaces the old one by its slot),
+dated as it happened. A user with memories of their own is refused (`OwnMemoriesError`) unless
+`replace`; a user holding only the demo gets it afresh, dated from this week (docs/demo.md)."""
 
 from __future__ import annotations
 

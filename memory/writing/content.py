@@ -16,21 +16,15 @@ from __future__ import annotations
 
 import re
 
-from memory.text import STOPWORDS, words
+from memory.text import FRAMING, STOPWORDS, words
+from memory.writing.secrets import SECRET_WORDS as _LISTS
 
 _LABEL = re.compile(r"\[[a-z ]+\]")
-#: Words that name a secret (those of the labels in `secrets`, and the everyday ones).
-SECRET_WORDS = frozenset(
-    """card cards number numbers credit debit visa mastercard amex password passwords passcode
-    pin pins code codes iban account bank sort routing ssn social security cvv cvc key keys
-    token tokens api login government id passport""".split()
-)
-#: Words that only frame a statement ("Remember that my …", "note: …").
-_FRAMING = frozenset("remember note please save keep store that my our the a an".split())
-#: A copula between the secret's name and its (masked) value.
-_COPULA = frozenset("is are was were be".split())
-#: Words that start a qualifier of the secret's name: "for the bike shop", "at work".
-_QUALIFIERS = frozenset("for at of to on with in from".split())
+
+
+#: Words that name a secret; a copula; words that start a qualifier of the secret's name.
+SECRET_WORDS = _LISTS.secret_words
+_COPULA, _QUALIFIERS = _LISTS.copula, _LISTS.qualifiers
 
 
 def says_nothing_after_masking(text: str) -> bool:
@@ -38,7 +32,7 @@ def says_nothing_after_masking(text: str) -> bool:
     had_label = bool(_LABEL.search(text))
     tokens = words(_LABEL.sub(" ", text))
     i = 0
-    while i < len(tokens) and tokens[i] in _FRAMING:
+    while i < len(tokens) and tokens[i] in FRAMING:
         i += 1
     named = 0
     while i < len(tokens) and tokens[i] in SECRET_WORDS:

@@ -132,15 +132,6 @@ def test_counters_add_up_across_flushes() -> None:
     assert m.counters()["embed_cache_miss"] == 2
 
 
-def test_timer_records_the_block_with_its_hit_flag() -> None:
-    m = recorder(FakeRedis())
-    with m.timer("semantic", "search") as t:
-        t["hit"] = True
-    (sample,) = m.latency_samples()
-    assert (sample["type"], sample["op"], sample["hit"]) == ("semantic", "search", True)
-    assert sample["ms"] >= 0
-
-
 def test_since_filters_older_samples() -> None:
     m = recorder(FakeRedis())
     m.record("episodic", "add", 1.0)
