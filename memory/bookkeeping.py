@@ -60,10 +60,9 @@ class Bookkeeper:
         self._pool.submit(self._prepare, task)
 
     def after_recall(self, user_id: str, query: str | None, memory_ids: list[str]) -> None:
-        """What a finished recall leaves: its query noted (None: it embedded nothing) and an
-        access counted for each recalled memory. One task, queued when the recall is done: a
-        task queued mid-recall woke the worker, whose Python then took turns with the
-        recall's for the interpreter (lab/profile_recall.py)."""
+        """A finished recall's query noted (None: nothing embedded) and its hits' access
+        counted: one task, queued once the recall is done (mid-recall, the woken worker took
+        turns with it for the interpreter)."""
         if query is not None or memory_ids:
             self._pool.submit(self._after_recall, user_id, query, memory_ids)
 

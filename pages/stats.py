@@ -158,8 +158,7 @@ if store_wide:
         )
 
 remembered = {t: rows_by_type.get(t, []) for t in ("episodic", "semantic")}
-# carried on to this minute, not this millisecond: the frame (and its figure, shared across
-# sessions by its content) stays the same until a memory changes or the minute turns
+# carried on to this minute, not millisecond: the frame (and its shared figure) can repeat
 gf = charts.growth_frame(remembered, now_ms=int(time.time() // 60) * 60_000)
 days = {charts.own_date_ms(r) // 86_400_000 for rows in remembered.values() for r in rows}
 if gf.empty:

@@ -28,11 +28,9 @@ from ui.sidebar import render_nav, render_sidebar
 
 log = logging.getLogger(__name__)
 
-# Streamlit asks once per process, at the first element drawn, whether it runs in a REPL, by
-# reading the source file of every frame on the stack: 0.26 s of CPU with the app's modules
-# loaded, over a second of the cold open on a busy machine (docs/performance.md). Under
-# `streamlit run` the answer is no, so the question is skipped (a private flag: were it gone
-# from Streamlit, this would only set an unused name).
+# Streamlit's once-per-process check for a REPL reads the source of every frame on the stack
+# (0.26 s of CPU on the first paint: docs/performance.md); under `streamlit run` the answer is
+# no. A private flag: were it gone from Streamlit, this would only set an unused name.
 delta_generator._use_warning_has_been_displayed = True
 
 APP_NAME = "Memory Chat"

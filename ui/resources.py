@@ -81,10 +81,9 @@ def get_maintenance(agent: ChatAgent | None = None) -> Maintenance:
 
 
 def shared_figure(build: Callable[[pd.DataFrame], Any], frame: pd.DataFrame) -> Any:
-    """`build(frame)`, built once per process while the frame's content is the same and
-    shared by every session (Streamlit only serializes a figure it draws): plotly building
-    the Stats page's figures was most of a visit and of each rerun a section's opening
-    causes (docs/performance.md). A write changes the frame, so the figure is built again."""
+    """`build(frame)`, once per process while the frame's content is the same, shared by every
+    session and rerun (Streamlit only serializes a figure it draws); a write changes the frame,
+    so the figure is built again (docs/performance.md)."""
     content = frame.to_json(orient="split", date_format="iso", default_handler=str)
     digest = hashlib.sha256(content.encode()).hexdigest()
     return _figure(f"{build.__module__}.{build.__qualname__}", digest, build, frame)
