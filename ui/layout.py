@@ -29,7 +29,7 @@ from ui.sidebar import render_nav, render_sidebar
 log = logging.getLogger(__name__)
 
 # Streamlit's once-per-process check for a REPL reads the source of every frame on the stack
-# (0.26 s of CPU on the first paint: docs/performance.md); under `streamlit run` the answer is
+# (7.6 % of the cold open: docs/performance.md); under `streamlit run` the answer is
 # no. A private flag: were it gone from Streamlit, this would only set an unused name.
 delta_generator._use_warning_has_been_displayed = True
 
