@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import redis
 
+from benchmarks import results  # imported as the process starts: the run's start load
 from memory.config import PROJECT_ROOT, Settings
 from memory.coordinator import MemoryCoordinator
 from memory.embeddings.base import Embedder
@@ -107,9 +108,8 @@ def run_bench(
     the command takes them), printed as JSON (`--json`) or with `render`; with `--record`, the
     result's `figures` are recorded under `bench` (`measure` puts `stamp()` in its result, so
     the record names the commit that ran). The exit code 0."""
-    from benchmarks import results
-
     overrides = "recall" in vars(args)
+    results.note_start()
     with bench_coordinator(args.redis_url, embedder, **coordinator_kwargs) as coord:
         weights = apply_recall_overrides(coord, args.recall) if overrides else None
         result = measure(coord)
