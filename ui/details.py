@@ -21,12 +21,10 @@ or in `st.code`, never as markup.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+import pandas as pd
 import streamlit as st
-
-if TYPE_CHECKING:  # imported where a frame is built: pandas is off the chat's first paint
-    import pandas as pd
 
 from agent.prompt import BlockLine, read_block, unfenced
 from agent.speed import speed_text
@@ -225,8 +223,6 @@ BUDGET_PARTS = (
 
 def budget_frame(split: BudgetSplit) -> pd.DataFrame:
     """The window of the last request, part by part (estimated tokens)."""
-    import pandas as pd
-
     num_ctx = split.num_ctx
     parts = [(label, int(getattr(split, k))) for k, label in BUDGET_PARTS]
     parts = [(label, n) for label, n in parts if n]
@@ -271,8 +267,6 @@ def _window(w: WindowReport, key: str) -> None:
 
 
 def hits_frame(hits: list[dict[str, Any]]) -> pd.DataFrame:
-    import pandas as pd
-
     rows = []
     for h in hits:
         parts = h.get("parts") or {}
@@ -540,8 +534,6 @@ def stage_label(stage: str) -> str:
 
 
 def timings_frame(r: TurnResult) -> pd.DataFrame:
-    import pandas as pd
-
     timings: dict[str, float] = {}
     for k, v in r.recalled.timings_ms.items():
         timings[f"recall: {k}"] = float(v)

@@ -15,14 +15,12 @@ and then the other columns as "name: value", shown only below NARROW_PX by a CSS
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+import pandas as pd
 import streamlit as st
 
 from ui.format import md_text
-
-if TYPE_CHECKING:  # a frame's rows arrive with pandas imported: it stays off the first paint
-    import pandas as pd
 
 #: Streamlit lays the sidebar over the page (instead of beside it) below this width
 NARROW_PX = 768
@@ -55,8 +53,6 @@ _NOT_SHOWN = {"id", "📌"}
 
 def _value(v: Any) -> str:
     """A cell as text ("" for an empty one)."""
-    import pandas as pd
-
     if isinstance(v, pd.Timestamp):
         return "" if pd.isna(v) else v.strftime("%Y-%m-%d %H:%M")
     if isinstance(v, list | tuple):
