@@ -16,6 +16,9 @@ from ui.errors import guard, run_action
 from ui.format import event_label, md_text, no_images, snippet
 
 TITLE = "What I know about you"
+#: Lines the sidebar shows before "Show all": the rest of the profile would push the memory
+#: editor below two phone screens.
+FOLDED_LINES = 3
 
 
 def user_profile_panel(ctx: PageContext, where: str) -> None:
@@ -43,14 +46,22 @@ def _lines(ctx: PageContext, where: str) -> None:
         "(paused memories are left out)."
     )
     editing = f"{where}_profile_editing"
-    for p, _ in fit.sent:
+    sent = [p for p, _ in fit.sent]
+    folded = where == "sb" and not st.session_state.get(f"{where}_profile_all", False)
+    for p in sent[:FOLDED_LINES] if folded else sent:
         if st.session_state.get(editing) == p.id:
             _edit_form(ctx, where, p, editing)
             continue
-        c1, c2, c3 = st.columns([6, 1, 1], vertical_alignment="center")
+        # a row at every width (columns stack on a phone: a line, then ✏️, then ✖️)
+        row = st.container(
+            horizontal=True, wrap=False, vertical_alignment="center", key=f"{where}_line_{p.id}"
+        )
         pin = "📌 " if p.pinned else ""
-        c1.markdown(f"{pin}{no_images(md_text(p.text))}  \n:gray[{event_label(p.kind.value)}]")
-        c2.button(
+        row.container(width="stretch").markdown(
+            f"{pin}{no_images(md_text(p.text))}  \n:gray[{event_label(p.kind.value)}]"
+        )
+        buttons = row.container(horizontal=True, wrap=False, width="content", gap="small")
+        buttons.button(
             "",
             key=f"{where}_profile_edit_{p.id}",
             icon="✏️",
@@ -58,7 +69,7 @@ def _lines(ctx: PageContext, where: str) -> None:
             on_click=st.session_state.__setitem__,
             args=(editing, p.id),
         )
-        c3.button(
+        buttons.button(
             "",
             key=f"{where}_profile_remove_{p.id}",
             icon="✖️",
@@ -67,7 +78,29 @@ def _lines(ctx: PageContext, where: str) -> None:
             on_click=undo.request_delete,
             args=(ctx.coordinator, ctx.user_id, [("episodic", p.id, p.text)], f"profile_{where}"),
         )
+    hidden = len(sent) - FOLDED_LINES
+    if folded and (hidden > 0 or fit.left_out):
+        more = f"{hidden} more sent" if hidden > 0 else ""
+        unsent = f"{len(fit.left_out)} not sent" if fit.left_out else ""
+        st.button(
+            f"Show all ({', '.join(w for w in (more, unsent) if w)})",
+            key=f"{where}_profile_more",
+            icon=":material/expand_more:",
+            type="tertiary",
+            on_click=st.session_state.__setitem__,
+            args=(f"{where}_profile_all", True),
+        )
+        return
     _left_out(where, fit.left_out)
+    if where == "sb" and len(sent) > FOLDED_LINES:
+        st.button(
+            "Show fewer",
+            key=f"{where}_profile_fewer",
+            icon=":material/expand_less:",
+            type="tertiary",
+            on_click=st.session_state.__setitem__,
+            args=(f"{where}_profile_all", False),
+        )
 
 
 def _left_out(where: str, left_out: list[ProfileLine]) -> None:
