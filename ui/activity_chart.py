@@ -45,7 +45,7 @@ def activity_figure(af: pd.DataFrame) -> go.Figure:
         x="day",
         y="count",
         color="What",
-        colors=ACTIVITY_COLORS,
+        color_discrete_map=ACTIVITY_COLORS,
         labels={"day": "", "count": "memories", "What": ""},
         title="What happened to your memories, per day",
         daily=True,  # months apart: the bars keep their place in time

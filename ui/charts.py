@@ -8,7 +8,6 @@ format (`date_axis`), so labels never overlap at a phone's width.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
 from typing import Any, Literal
 
 import pandas as pd
@@ -37,13 +36,73 @@ HEIGHT = 320
 TOOLBAR_PX = 34
 
 
-def style_figure(fig: go.Figure, *, height: int = HEIGHT, legend: bool = True) -> go.Figure:
-    """Shared look: title top-left under the toolbar, legend in one row under it, small
-    margins."""
+DAY_MS = 86_400_000
+#: Most date ticks on an axis: five labels such as "Nov 2026" fit a phone's 320 px of plot.
+MAX_DATE_TICKS = 5
+#: Steps of a daily axis, smallest first, so a tick falls on a whole day, week or month.
+DAY_STEPS, MONTH_STEPS = (1, 2, 7, 14), (1, 2, 3, 6, 12)
+#: The label follows the step: times within a day, days within a month, then months.
+DATE_FORMATS = [  # plotly takes the first range holding the step, ends included
+    {"dtickrange": [None, DAY_MS - 1], "value": CHART_TIME},
+    {"dtickrange": [DAY_MS, 14 * DAY_MS], "value": CHART_DAY},
+    {"dtickrange": ["M1", None], "value": CHART_MONTH},
+]
+TYPE_LINE_COLORS = {TYPE_LABELS[t]: c for t, c in TYPE_COLORS.items() if t in TYPE_LABELS}
+
+
+def figure(
+    kind: Literal["bar", "hbar", "line", "donut"],
+    df: pd.DataFrame,
+    *,
+    x: str,
+    y: str,
+    title: str,
+    daily: bool = False,
+    height: int = HEIGHT,
+    legend: bool = True,
+    **px_args: Any,
+) -> go.Figure:
+    """One Stats chart from a frame: bars (`bar`, horizontal `hbar`), lines or a donut (x
+    names the slices, y sizes them), with plotly express's own arguments; an x column of
+    dates gets the shared date axis (`daily`: one bar per day)."""
+    if kind == "donut":
+        fig = px.pie(df, names=x, values=y, hole=0.55, **px_args)
+        return style_figure(fig, title=title, height=height, legend=legend, from_zero=None)
+    if kind == "line":
+        fig = px.line(df, x=x, y=y, **px_args)
+    else:
+        fig = px.bar(df, x=x, y=y, orientation="h" if kind == "hbar" else "v", **px_args)
+    if px_args.get("text") is not None:
+        fig.update_traces(textposition="outside", cliponaxis=False)
+    dates = df[x] if kind != "hbar" and pd.api.types.is_datetime64_any_dtype(df[x]) else None
+    return style_figure(
+        fig,
+        title=title,
+        when=dates,
+        daily=daily,
+        height=height,
+        legend=legend,
+        from_zero="x" if kind == "hbar" else "y",
+    )
+
+
+def style_figure(
+    fig: go.Figure,
+    *,
+    title: str,
+    when: pd.Series | None = None,
+    daily: bool = False,
+    height: int = HEIGHT,
+    legend: bool = True,
+    from_zero: Literal["x", "y", None] = "y",
+) -> go.Figure:
+    """What every figure shares: its title top-left under the toolbar, the legend in one row
+    under it, small margins, a value axis from zero, and the date axis when `when` is its x."""
     fig.update_layout(
         height=height,
         margin={"l": 8, "r": 8, "t": (84 if legend else 48) + TOOLBAR_PX, "b": 8},
         title={
+            "text": title,
             "x": 0,
             "xanchor": "left",
             "y": 1,
@@ -56,40 +115,24 @@ def style_figure(fig: go.Figure, *, height: int = HEIGHT, legend: bool = True) -
         showlegend=legend,
         hoverlabel={"namelength": -1},
     )
+    if when is not None:
+        date_axis(fig, when, daily=daily)
+    if from_zero:
+        fig.update_layout({f"{from_zero}axis": {"rangemode": "tozero"}})
     return fig
-
-
-DAY_MS = 86_400_000
-#: Most date ticks on an axis: five labels such as "Nov 2026" fit a phone's 320 px of plot.
-MAX_DATE_TICKS = 5
-#: Steps of a daily axis, smallest first: a tick always falls on a whole day, week or month.
-DAY_STEPS: tuple[tuple[float, int | str], ...] = (
-    (1, DAY_MS),
-    (2, 2 * DAY_MS),
-    (7, 7 * DAY_MS),
-    (14, 14 * DAY_MS),
-    (30.4, "M1"),
-    (61, "M2"),
-    (91, "M3"),
-    (182, "M6"),
-    (365, "M12"),
-)
-#: The label follows the step: times within a day, days within a month, then months.
-DATE_FORMATS = [
-    {"dtickrange": [None, DAY_MS], "value": CHART_TIME},
-    {"dtickrange": [DAY_MS, "M1"], "value": CHART_DAY},
-    {"dtickrange": ["M1", None], "value": CHART_MONTH},
-]
-TYPE_LINE_COLORS = {TYPE_LABELS[t]: c for t, c in TYPE_COLORS.items() if t in TYPE_LABELS}
 
 
 def day_step(first: pd.Timestamp, last: pd.Timestamp) -> int | str:
     """The smallest whole step that keeps a daily axis at `MAX_DATE_TICKS` labels or fewer."""
     days = max((last - first).total_seconds() / 86_400, 0)
-    for step_days, dtick in DAY_STEPS:
-        if days / step_days < MAX_DATE_TICKS:
-            return dtick
-    return f"M{12 * (int(days / 365 / MAX_DATE_TICKS) + 1)}"  # whole years
+    for step in DAY_STEPS:
+        if days / step < MAX_DATE_TICKS:
+            return step * DAY_MS
+    months = days / 30.44
+    for step in MONTH_STEPS:
+        if months / step < MAX_DATE_TICKS:
+            return f"M{step}"
+    return f"M{12 * (int(months / 12 / MAX_DATE_TICKS) + 1)}"  # whole years
 
 
 def date_axis(fig: go.Figure, when: pd.Series, *, daily: bool) -> None:
@@ -98,78 +141,13 @@ def date_axis(fig: go.Figure, when: pd.Series, *, daily: bool) -> None:
     `MAX_DATE_TICKS`."""
     ticks: dict[str, Any] = {"nticks": MAX_DATE_TICKS}
     if daily and not when.empty:
-        ticks = {"dtick": day_step(when.min(), when.max()), "tick0": when.min().floor("D")}
+        first = pd.Timestamp(when.min()).floor("D")
+        step = day_step(first, pd.Timestamp(when.max()))
+        if isinstance(step, str):  # months: tick on the first of each
+            first = first.replace(day=1)
+        ticks = {"dtick": step, "tick0": first}
     fig.update_xaxes(
         type="date", tickformatstops=DATE_FORMATS, tickangle=0, hoverformat="%-d %b %Y", **ticks
-    )
-
-
-def finish(
-    fig: go.Figure,
-    *,
-    title: str,
-    when: pd.Series | None = None,
-    daily: bool = False,
-    height: int = HEIGHT,
-    legend: bool = True,
-    from_zero: Literal["x", "y", None] = "y",
-) -> go.Figure:
-    """What every figure shares: its title, a date axis when `when` is its x, a value axis
-    from zero, and `style_figure`'s look."""
-    fig.update_layout(title=title)
-    if when is not None:
-        date_axis(fig, when, daily=daily)
-    if from_zero == "y":
-        fig.update_yaxes(rangemode="tozero")
-    elif from_zero == "x":
-        fig.update_xaxes(rangemode="tozero")
-    return style_figure(fig, height=height, legend=legend)
-
-
-def figure(
-    kind: Literal["bar", "hbar", "line", "donut"],
-    df: pd.DataFrame,
-    *,
-    x: str,
-    y: str,
-    title: str,
-    color: str | None = None,
-    colors: Mapping[str, str] | None = None,
-    labels: Mapping[str, str] | None = None,
-    text: Any = None,
-    hover: Mapping[str, bool] | None = None,
-    daily: bool = False,
-    height: int = HEIGHT,
-    legend: bool = True,
-    **more: Any,
-) -> go.Figure:
-    """One Stats chart from a frame: bars (`bar`, horizontal `hbar`), lines or a donut;
-    an x column of dates gets the shared date axis (`daily` for one bar per day)."""
-    common: dict[str, Any] = {
-        "color": color,
-        "color_discrete_map": dict(colors or {}),
-        "labels": dict(labels or {}),
-        "hover_data": dict(hover) if hover else None,
-        **more,
-    }
-    if kind == "donut":
-        fig = px.pie(df, names=x, values=y, hole=0.55, **common)
-        return finish(fig, title=title, height=height, legend=legend, from_zero=None)
-    if kind == "line":
-        fig = px.line(df, x=x, y=y, **common)
-    else:
-        fig = px.bar(df, x=x, y=y, text=text, orientation="h" if kind == "hbar" else "v", **common)
-    if text is not None:
-        fig.update_traces(textposition="outside", cliponaxis=False)
-    dates = df[x] if kind != "hbar" and pd.api.types.is_datetime64_any_dtype(df[x]) else None
-    return finish(
-        fig,
-        title=title,
-        when=dates,
-        daily=daily,
-        height=height,
-        legend=legend,
-        from_zero="x" if kind == "hbar" else "y",
     )
 
 
@@ -239,7 +217,7 @@ def recall_time_figure(recall: pd.DataFrame) -> go.Figure:
             )
         )
     fig.update_layout(yaxis_title="ms")
-    return finish(fig, title="Recall time before an answer", when=pd.Series(pts.index))
+    return style_figure(fig, title="Recall time before an answer", when=pd.Series(pts.index))
 
 
 def bucket_for(df: pd.DataFrame) -> str:
@@ -316,7 +294,7 @@ def latency_over_time(df: pd.DataFrame) -> go.Figure:
                 )
             )
     fig.update_layout(yaxis_title="ms")
-    finish(
+    style_figure(
         fig,
         title=f"Latency over time: p50 (solid) and p95 (dotted), {rule} buckets",
         when=pts["when"],
@@ -355,7 +333,7 @@ def latency_bars(table: pd.DataFrame) -> go.Figure:
         x="ms",
         y="series",
         color="percentile",
-        colors={"p50 (ms)": "#4C78A8", "p95 (ms)": "#F28E2B"},
+        color_discrete_map={"p50 (ms)": "#4C78A8", "p95 (ms)": "#F28E2B"},
         labels={"series": "", "ms": "ms", "percentile": ""},
         title="p50 and p95 per memory type and operation",
         text=long["ms"],
@@ -391,9 +369,9 @@ def hit_rate_figure(hr: pd.DataFrame) -> go.Figure:
         x="Type",
         y="rate",
         color="type",
-        colors=TYPE_COLORS,
+        color_discrete_map=TYPE_COLORS,
         text=hr["rate"].map(lambda r: f"{r:.0%}"),
-        hover={"hits": True, "misses": True, "type": False},
+        hover_data={"hits": True, "misses": True, "type": False},
         labels={"rate": "hit rate", "Type": ""},
         title="Recall hit rate per memory type (found ≥ 1 memory)",
         legend=False,
@@ -425,7 +403,7 @@ def cache_figure(counters: dict[str, int]) -> go.Figure:
         x="outcome",
         y="count",
         color="outcome",
-        colors=CACHE_COLORS,
+        color_discrete_map=CACHE_COLORS,
         title="Embedding cache",
     )
     rate = cache_hit_rate(counters)
@@ -449,7 +427,7 @@ def counts_figure(counts: dict[str, int]) -> go.Figure:
         x="Type",
         y="count",
         color="type",
-        colors=TYPE_COLORS,
+        color_discrete_map=TYPE_COLORS,
         text="count",
         labels={"Type": "", "count": "memories"},
         title="Memories per type",
@@ -492,7 +470,7 @@ def growth_figure(gf: pd.DataFrame) -> go.Figure:
         x="when",
         y="count",
         color="Type",
-        colors=TYPE_LINE_COLORS,
+        color_discrete_map=TYPE_LINE_COLORS,
         labels={"when": "", "count": "memories", "Type": ""},
         title="Growth over time",
         line_shape="hv",
@@ -537,7 +515,7 @@ def extraction_figure(ef: pd.DataFrame) -> go.Figure:
         x="count",
         y="outcome",
         color="outcome",
-        colors={o: color(o) for o in ef["outcome"]},
+        color_discrete_map={o: color(o) for o in ef["outcome"]},
         text="count",
         labels={"outcome": "", "count": "jobs / memories"},
         title="Memory extraction outcomes",
@@ -583,8 +561,8 @@ def maintenance_figure(mf: pd.DataFrame) -> go.Figure:
         x="day",
         y="count",
         color="series",
-        colors=MAINTENANCE_COLORS,
-        hover={"runs": True},
+        color_discrete_map=MAINTENANCE_COLORS,
+        hover_data={"runs": True},
         labels={"day": "", "count": "memories", "series": "", "runs": "runs that day"},
         title="Maintenance: memories consolidated and expired per day",
         daily=True,
@@ -623,7 +601,7 @@ def savings_figure(sf: pd.DataFrame) -> go.Figure:
         x="day",
         y="saved",
         text=text,
-        hover={"active_before": True, "runs": True},
+        hover_data={"active_before": True, "runs": True},
         labels={"day": "", "saved": "memories out of recall", "active_before": "active before"},
         title="Storage saved by maintenance per day (share of active memories)",
         daily=True,
@@ -658,7 +636,7 @@ def growth_per_day_figure(gd: pd.DataFrame) -> go.Figure:
         x="day",
         y="new",
         color="Type",
-        colors=TYPE_LINE_COLORS,
+        color_discrete_map=TYPE_LINE_COLORS,
         labels={"day": "", "new": "new memories", "Type": ""},
         title="Growth per day",
         daily=True,

@@ -1,5 +1,6 @@
 """The Stats page's frames: p95 only where it is measured, activity said in words for a
-single day, each memory by its own date."""
+single day, each memory by its own date; every date chart on the one date axis (few whole-unit
+ticks in the app's date format; the browser test checks they never overlap)."""
 
 from __future__ import annotations
 
