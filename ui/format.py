@@ -104,8 +104,7 @@ def type_label(memory_type: str, with_icon: bool = True) -> str:
 
 
 #: The app's one way to write a date: "26 Nov 2026", with a time "26 Nov 2026, 22:54".
-#: Text (strftime), grid columns (Streamlit's moment.js tokens) and chart ticks (d3) agree.
-DAY_FORMAT, TIME_FORMAT = "%-d %b %Y", "%-d %b %Y, %H:%M"
+#: Text (`fmt_day`), grid columns (Streamlit's moment.js tokens) and chart ticks (d3) agree.
 GRID_DAY, GRID_TIME, GRID_SECONDS = "D MMM YYYY", "D MMM YYYY, HH:mm", "D MMM YYYY, HH:mm:ss"
 #: Chart ticks by their step: within a day, days within a month (the year is in the hover),
 #: then months.
@@ -115,13 +114,13 @@ CHART_TIME, CHART_DAY, CHART_MONTH = "%H:%M", "%-d %b", "%b %Y"
 def fmt_ms_time(ms: Any) -> str:
     """`21 Nov 2026, 22:54` from ms since epoch or a datetime (local time); '' for empty."""
     when = ms if isinstance(ms, datetime) else to_datetime(ms)
-    return when.strftime(TIME_FORMAT) if when else ""
+    return f"{fmt_day(when)}, {when:%H:%M}" if when else ""
 
 
 def fmt_day(ms: Any) -> str:
     """`26 Nov 2026` from ms since epoch or a datetime (local time); '' for empty."""
     when = ms if isinstance(ms, datetime) else to_datetime(ms)
-    return when.strftime(DAY_FORMAT) if when else ""
+    return f"{when.day} {when:%b %Y}" if when else ""  # %-d is not portable
 
 
 def to_datetime(ms: Any) -> datetime | None:

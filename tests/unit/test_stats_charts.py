@@ -112,3 +112,19 @@ def test_every_date_chart_of_stats_uses_the_one_date_axis() -> None:
         stops = [s.value for s in fig.layout.xaxis.tickformatstops]
         assert stops == [s["value"] for s in charts.DATE_FORMATS], fig.layout.title.text
         assert fig.layout.xaxis.tickangle == 0
+
+
+def test_dates_read_one_way_in_text_grids_and_charts() -> None:
+    from datetime import datetime
+
+    from ui import format as fmt
+    from ui.sessions import fallback_label
+
+    when = datetime(2026, 11, 5, 9, 7)
+    ms = int(when.timestamp() * 1000)
+    assert (fmt.fmt_day(ms), fmt.fmt_ms_time(ms)) == ("5 Nov 2026", "5 Nov 2026, 09:07")
+    assert fmt.fmt_day(when) == "5 Nov 2026" and fmt.fmt_day(None) == ""
+    assert fallback_label("s-20261105-0907-ab12") == "Chat of 5 Nov 2026, 09:07"
+    # the grids' moment.js tokens and the charts' d3 ones spell the same order
+    assert (fmt.GRID_DAY, fmt.GRID_TIME) == ("D MMM YYYY", "D MMM YYYY, HH:mm")
+    assert fmt.CHART_DAY == "%-d %b"
