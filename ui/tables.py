@@ -73,14 +73,14 @@ PIN_COLUMN = st.column_config.TextColumn(
 EPISODIC_COLUMNS = {
     "📌": PIN_COLUMN,
     "Memory": st.column_config.TextColumn(width=TEXT_WIDTH),
-    "Kind": st.column_config.TextColumn(width=120),
+    "Kind": st.column_config.TextColumn(width=100),
     "When": st.column_config.DatetimeColumn(format=GRID_TIME, width=130),
     "Expires": st.column_config.DatetimeColumn(format=GRID_DAY, width=100, help="Empty: never"),
     "Status": st.column_config.TextColumn(
         width="small",
         help="Replaced memories are kept as history and hidden from recall",
     ),
-    "Tags": st.column_config.TextColumn(width=90, help="The tags given when it was saved"),
+    "Tags": st.column_config.TextColumn(width=80, help="The tags given when it was saved"),
     "Importance": st.column_config.ProgressColumn(min_value=0.0, max_value=1.0, format="%.2f"),
     "Recalled": st.column_config.NumberColumn(help="How often recall returned it"),
     "Replaced by": st.column_config.TextColumn(

@@ -5,12 +5,12 @@ sidebar's Recent list newest first with its tags."""
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import Browser, Locator, Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from tests.e2e.st import (
     TIMEOUT_MS,
@@ -30,7 +30,6 @@ BOTH_WIDTHS = pytest.mark.parametrize(
 )
 CHAT = "💬 Chat with memory"
 DAY_MS = 86_400_000
-MONTH = re.compile(r"\b(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\b")
 
 
 @pytest.fixture
@@ -67,6 +66,24 @@ def persona(seed) -> str:  # type: ignore[no-untyped-def]
     return user
 
 
+#: Per chart: its x tick labels' texts and boxes, whether they are dates, and whether they
+#: stay apart (the same test as `overlapping`)
+DATE_AXES_JS = r"""() => [...document.querySelectorAll('.js-plotly-plot')].map(plot => {
+  const labels = [...plot.querySelectorAll('.xaxislayer-above .xtick text')];
+  const texts = labels.map(t => t.textContent);
+  const boxes = labels.map(t => t.getBoundingClientRect())
+    .map(b => ({x: b.x, y: b.y, width: b.width, height: b.height}));
+  const hit = (a, b) => a.x < b.x + b.width && b.x < a.x + a.width
+    && a.y < b.y + b.height && b.y < a.y + a.height;
+  const apart = boxes.every((a, i) => boxes.slice(i + 1).every(b => !hit(a, b)));
+  const r = plot.getBoundingClientRect();
+  return {
+    texts, boxes, apart, chart: {x: r.x, width: r.width},
+    dated: texts.some(t => /\b(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\b/.test(t)),
+  };
+})"""
+
+
 def overlapping(boxes: list[dict[str, float]]) -> list[tuple[int, int]]:
     """Pairs of boxes that intersect (touching edges do not count)."""
     return [
@@ -91,26 +108,23 @@ def test_date_labels_of_every_stats_chart_stay_apart(
     wait_idle(page)
     expect(by_key(page, "chart_growth_day")).to_be_visible(timeout=TIMEOUT_MS)
     settled(page)
-    charts = page.locator(".js-plotly-plot")
-    dated = 0
-    tick_texts: list[list[str]] = []
-    for i in range(charts.count()):
-        chart = charts.nth(i)
-        chart.scroll_into_view_if_needed()
-        labels = chart.locator(".xaxislayer-above .xtick text")
-        texts = labels.all_text_contents()  # SVG text: no inner text
-        if not any(MONTH.search(t) for t in texts):
-            continue  # not a date axis (memory types)
-        dated += 1
-        tick_texts.append(texts)
-        boxes = [b for b in (label.bounding_box() for label in labels.all()) if b]
-        assert len(boxes) >= 2, texts
-        assert not overlapping(boxes), (i, texts, boxes)
-        chart_box = chart.bounding_box()
-        assert chart_box is not None
-        assert all(chart_box["x"] <= b["x"] <= chart_box["x"] + chart_box["width"] for b in boxes)
-    assert dated >= 3, "growth, activity and growth per day have date axes"
-    print(width_of(page), "date ticks:", tick_texts)
+    # one snapshot of every chart's x tick labels, taken in the page at once (a chart that
+    # redraws between two calls from here would mix two layouts); awaited until the date
+    # axes are drawn, and a redraw under way has ended
+    page.wait_for_function(f"() => ({DATE_AXES_JS})().filter(a => a.dated).length >= 3")
+    try:
+        page.wait_for_function(f"() => ({DATE_AXES_JS})().every(a => !a.dated || a.apart)")
+    except PlaywrightTimeoutError:
+        pass  # the assertions below say which labels overlap
+    axes = [a for a in page.evaluate(DATE_AXES_JS) if a["dated"]]
+    assert len(axes) >= 3, "growth, activity and growth per day have date axes"
+    for axis in axes:
+        boxes = axis["boxes"]
+        assert len(boxes) >= 2, axis["texts"]
+        assert not overlapping(boxes), axis
+        chart = axis["chart"]
+        assert all(chart["x"] <= b["x"] <= chart["x"] + chart["width"] for b in boxes), axis
+    print(width_of(page), "date ticks:", [a["texts"] for a in axes])
     no_exceptions(page)
     screenshot(page, screenshots_dir / f"layout-stats-{width_of(page)}.png", height=3200)
 
