@@ -78,28 +78,18 @@ def _lines(ctx: PageContext, where: str) -> None:
             on_click=undo.request_delete,
             args=(ctx.coordinator, ctx.user_id, [("episodic", p.id, p.text)], f"profile_{where}"),
         )
-    hidden = len(sent) - FOLDED_LINES
-    if folded and (hidden > 0 or fit.left_out):
-        more = f"{hidden} more sent" if hidden > 0 else ""
-        unsent = f"{len(fit.left_out)} not sent" if fit.left_out else ""
+    if not folded:
+        _left_out(where, fit.left_out)
+    hidden, unsent = len(sent) - FOLDED_LINES, len(fit.left_out)
+    if where == "sb" and (hidden > 0 or unsent):
+        counts = [f"{hidden} more sent"] * (hidden > 0) + [f"{unsent} not sent"] * (unsent > 0)
         st.button(
-            f"Show all ({', '.join(w for w in (more, unsent) if w)})",
-            key=f"{where}_profile_more",
-            icon=":material/expand_more:",
+            f"Show all ({', '.join(counts)})" if folded else "Show fewer",
+            key=f"{where}_profile_{'more' if folded else 'fewer'}",
+            icon=f":material/expand_{'more' if folded else 'less'}:",
             type="tertiary",
             on_click=st.session_state.__setitem__,
-            args=(f"{where}_profile_all", True),
-        )
-        return
-    _left_out(where, fit.left_out)
-    if where == "sb" and len(sent) > FOLDED_LINES:
-        st.button(
-            "Show fewer",
-            key=f"{where}_profile_fewer",
-            icon=":material/expand_less:",
-            type="tertiary",
-            on_click=st.session_state.__setitem__,
-            args=(f"{where}_profile_all", False),
+            args=(f"{where}_profile_all", folded),
         )
 
 
