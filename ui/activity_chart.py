@@ -7,10 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 import pandas as pd
-import plotly.express as px
 import plotly.graph_objects as go
 
-from ui.charts import style_figure
+from ui.charts import figure
+from ui.format import fmt_day
 
 ACTIVITY_LABELS = {
     "created": "Remembered",
@@ -39,33 +39,24 @@ def activity_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
 
 
 def activity_figure(af: pd.DataFrame) -> go.Figure:
-    fig = px.bar(
+    return figure(
+        "bar",
         af,
         x="day",
         y="count",
         color="What",
         color_discrete_map=ACTIVITY_COLORS,
-        category_orders={"What": list(ACTIVITY_LABELS.values())},
         labels={"day": "", "count": "memories", "What": ""},
         title="What happened to your memories, per day",
+        daily=True,  # months apart: the bars keep their place in time
+        category_orders={"What": list(ACTIVITY_LABELS.values())},
     )
-    # a date axis (months apart, the bars keep their place in time): a tick per day while
-    # they fit, else per week, else per month
-    span_days = (af["day"].max() - af["day"].min()).days
-    if span_days < 15:
-        ticks: dict[str, Any] = {"dtick": 86_400_000, "tickformat": "%b %d"}
-    elif span_days < 90:
-        ticks = {"dtick": 7 * 86_400_000, "tickformat": "%b %d"}
-    else:
-        ticks = {"dtick": "M1", "tickformat": "%b %Y"}
-    fig.update_xaxes(type="date", **ticks)
-    return style_figure(fig)
 
 
 def activity_sentence(af: pd.DataFrame) -> str:
     """A single day of activity, said in words (one bar is not a chart)."""
-    day = pd.Timestamp(af["day"].iloc[0])
+    day = pd.Timestamp(af["day"].iloc[0]).to_pydatetime()
     parts = [
         f"{int(n)} {w.lower()}" for w, n in af.groupby("What", sort=False)["count"].sum().items()
     ]
-    return f"On {day:%d %b %Y}: " + ", ".join(parts) + "."
+    return f"On {fmt_day(day)}: " + ", ".join(parts) + "."

@@ -1,19 +1,28 @@
 """Stats page data shaping (pandas) and plotly figures. No Streamlit calls here.
 
-Inputs are what the memory core records: latency samples `{ts, type, op, ms, hit}` from
-`metrics.latency_samples()`, counters from `metrics.counters()`, and memory rows.
+Every figure is drawn by one builder (`figure`, then `finish`): the same title, legend,
+margins, value axis from zero, and a date axis with few, whole-unit ticks in the app's date
+format (`date_axis`), so labels never overlap at a phone's width.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Literal
 
 import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 
-from ui.format import SERIES_LABELS, TYPE_COLORS, TYPE_LABELS
+from ui.format import (
+    CHART_DAY,
+    CHART_MONTH,
+    CHART_TIME,
+    SERIES_LABELS,
+    TYPE_COLORS,
+    TYPE_LABELS,
+    own_date_ms,
+)
 
 CACHE_COUNTERS = {
     "embed_cache_local_hit": "In-process hit",
@@ -27,13 +36,73 @@ HEIGHT = 320
 TOOLBAR_PX = 34
 
 
-def style_figure(fig: go.Figure, *, height: int = HEIGHT, legend: bool = True) -> go.Figure:
-    """Shared look: title top-left under the toolbar, legend in one row under it, small
-    margins."""
+DAY_MS = 86_400_000
+#: Most date ticks on an axis: five labels such as "Nov 2026" fit a phone's 320 px of plot.
+MAX_DATE_TICKS = 5
+#: Steps of a daily axis, smallest first, so a tick falls on a whole day, week or month.
+DAY_STEPS, MONTH_STEPS = (1, 2, 7, 14), (1, 2, 3, 6, 12)
+#: The label follows the step: times within a day, days within a month, then months.
+DATE_FORMATS = [  # plotly takes the first range holding the step, ends included
+    {"dtickrange": [None, DAY_MS - 1], "value": CHART_TIME},
+    {"dtickrange": [DAY_MS, 14 * DAY_MS], "value": CHART_DAY},
+    {"dtickrange": ["M1", None], "value": CHART_MONTH},
+]
+TYPE_LINE_COLORS = {TYPE_LABELS[t]: c for t, c in TYPE_COLORS.items() if t in TYPE_LABELS}
+
+
+def figure(
+    kind: Literal["bar", "hbar", "line", "donut"],
+    df: pd.DataFrame,
+    *,
+    x: str,
+    y: str,
+    title: str,
+    daily: bool = False,
+    height: int = HEIGHT,
+    legend: bool = True,
+    **px_args: Any,
+) -> go.Figure:
+    """One Stats chart from a frame: bars (`bar`, horizontal `hbar`), lines or a donut (x
+    names the slices, y sizes them), with plotly express's own arguments; an x column of
+    dates gets the shared date axis (`daily`: one bar per day)."""
+    if kind == "donut":
+        fig = px.pie(df, names=x, values=y, hole=0.55, **px_args)
+        return style_figure(fig, title=title, height=height, legend=legend, from_zero=None)
+    if kind == "line":
+        fig = px.line(df, x=x, y=y, **px_args)
+    else:
+        fig = px.bar(df, x=x, y=y, orientation="h" if kind == "hbar" else "v", **px_args)
+    if px_args.get("text") is not None:
+        fig.update_traces(textposition="outside", cliponaxis=False)
+    dates = df[x] if kind != "hbar" and pd.api.types.is_datetime64_any_dtype(df[x]) else None
+    return style_figure(
+        fig,
+        title=title,
+        when=dates,
+        daily=daily,
+        height=height,
+        legend=legend,
+        from_zero="x" if kind == "hbar" else "y",
+    )
+
+
+def style_figure(
+    fig: go.Figure,
+    *,
+    title: str,
+    when: pd.Series | None = None,
+    daily: bool = False,
+    height: int = HEIGHT,
+    legend: bool = True,
+    from_zero: Literal["x", "y", None] = "y",
+) -> go.Figure:
+    """What every figure shares: its title top-left under the toolbar, the legend in one row
+    under it, small margins, a value axis from zero, and the date axis when `when` is its x."""
     fig.update_layout(
         height=height,
         margin={"l": 8, "r": 8, "t": (84 if legend else 48) + TOOLBAR_PX, "b": 8},
         title={
+            "text": title,
             "x": 0,
             "xanchor": "left",
             "y": 1,
@@ -46,7 +115,40 @@ def style_figure(fig: go.Figure, *, height: int = HEIGHT, legend: bool = True) -
         showlegend=legend,
         hoverlabel={"namelength": -1},
     )
+    if when is not None:
+        date_axis(fig, when, daily=daily)
+    if from_zero:
+        fig.update_layout({f"{from_zero}axis": {"rangemode": "tozero"}})
     return fig
+
+
+def day_step(first: pd.Timestamp, last: pd.Timestamp) -> int | str:
+    """The smallest whole step that keeps a daily axis at `MAX_DATE_TICKS` labels or fewer."""
+    days = max((last - first).total_seconds() / 86_400, 0)
+    for step in DAY_STEPS:
+        if days / step < MAX_DATE_TICKS:
+            return step * DAY_MS
+    months = days / 30.44
+    for step in MONTH_STEPS:
+        if months / step < MAX_DATE_TICKS:
+            return f"M{step}"
+    return f"M{12 * (int(months / 12 / MAX_DATE_TICKS) + 1)}"  # whole years
+
+
+def date_axis(fig: go.Figure, when: pd.Series, *, daily: bool) -> None:
+    """Few, unrotated date ticks in the app's format. A daily axis (bars per day) ticks on
+    whole days, weeks or months at the bars' midnights; a time axis lets plotly pick within
+    `MAX_DATE_TICKS`."""
+    ticks: dict[str, Any] = {"nticks": MAX_DATE_TICKS}
+    if daily and not when.empty:
+        first = pd.Timestamp(when.min()).floor("D")
+        step = day_step(first, pd.Timestamp(when.max()))
+        if isinstance(step, str):  # months: tick on the first of each
+            first = first.replace(day=1)
+        ticks = {"dtick": step, "tick0": first}
+    fig.update_xaxes(
+        type="date", tickformatstops=DATE_FORMATS, tickangle=0, hoverformat="%-d %b %Y", **ticks
+    )
 
 
 def _color_for(label: str) -> str:
@@ -114,9 +216,8 @@ def recall_time_figure(recall: pd.DataFrame) -> go.Figure:
                 hovertemplate=f"{name}: %{{y:.1f}} ms<extra></extra>",
             )
         )
-    fig.update_layout(title="Recall time before an answer", yaxis_title="ms")
-    fig.update_yaxes(rangemode="tozero")
-    return style_figure(fig)
+    fig.update_layout(yaxis_title="ms")
+    return style_figure(fig, title="Recall time before an answer", when=pd.Series(pts.index))
 
 
 def bucket_for(df: pd.DataFrame) -> str:
@@ -192,13 +293,13 @@ def latency_over_time(df: pd.DataFrame) -> go.Figure:
                     hovertemplate=f"{series} {pct}: %{{y:.1f}} ms<extra></extra>",
                 )
             )
-    fig.update_layout(
+    fig.update_layout(yaxis_title="ms")
+    style_figure(
+        fig,
         title=f"Latency over time: p50 (solid) and p95 (dotted), {rule} buckets",
-        yaxis_title="ms",
+        when=pts["when"],
+        height=400,
     )
-    fig.update_yaxes(rangemode="tozero")
-    fig.update_xaxes(tickformat="%H:%M:%S\n%b %d")
-    style_figure(fig, height=400)
     fig.update_layout(
         legend={"orientation": "v", "x": 1.01, "xanchor": "left", "y": 1, "yanchor": "top"},
         margin={"t": 48 + TOOLBAR_PX, "r": 8},
@@ -226,23 +327,22 @@ def latency_bars(table: pd.DataFrame) -> go.Figure:
         var_name="percentile",
         value_name="ms",
     )
-    fig = px.bar(
+    fig = figure(
+        "hbar",
         long,
         x="ms",
         y="series",
         color="percentile",
-        barmode="group",
-        orientation="h",
         color_discrete_map={"p50 (ms)": "#4C78A8", "p95 (ms)": "#F28E2B"},
         labels={"series": "", "ms": "ms", "percentile": ""},
         title="p50 and p95 per memory type and operation",
+        text=long["ms"],
+        barmode="group",
+        height=max(HEIGHT, 110 + 46 * long["series"].nunique()),
     )
-    fig.update_traces(
-        texttemplate="%{x:.1f}", textposition="outside", cliponaxis=False, textfont_size=11
-    )
+    fig.update_traces(texttemplate="%{x:.1f}", textfont_size=11)
     fig.update_yaxes(categoryorder="category descending")
-    fig.update_xaxes(rangemode="tozero")
-    return style_figure(fig, height=max(HEIGHT, 110 + 46 * long["series"].nunique()))
+    return fig
 
 
 # --- hit rates ---------------------------------------------------------------------------
@@ -263,20 +363,21 @@ def hit_rate_frame(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def hit_rate_figure(hr: pd.DataFrame) -> go.Figure:
-    fig = px.bar(
+    fig = figure(
+        "bar",
         hr,
         x="Type",
         y="rate",
         color="type",
+        color_discrete_map=TYPE_COLORS,
         text=hr["rate"].map(lambda r: f"{r:.0%}"),
         hover_data={"hits": True, "misses": True, "type": False},
-        color_discrete_map=TYPE_COLORS,
         labels={"rate": "hit rate", "Type": ""},
         title="Recall hit rate per memory type (found ≥ 1 memory)",
+        legend=False,
     )
-    fig.update_traces(textposition="outside", cliponaxis=False)
     fig.update_yaxes(range=[0, 1.1], tickformat=".0%")
-    return style_figure(fig, legend=False)
+    return fig
 
 
 def cache_frame(counters: dict[str, int]) -> pd.DataFrame:
@@ -296,11 +397,11 @@ def cache_hit_rate(counters: dict[str, int]) -> float | None:
 
 def cache_figure(counters: dict[str, int]) -> go.Figure:
     cf = cache_frame(counters)
-    fig = px.pie(
+    fig = figure(
+        "donut",
         cf,
-        names="outcome",
-        values="count",
-        hole=0.55,
+        x="outcome",
+        y="count",
         color="outcome",
         color_discrete_map=CACHE_COLORS,
         title="Embedding cache",
@@ -310,7 +411,7 @@ def cache_figure(counters: dict[str, int]) -> go.Figure:
     fig.add_annotation(
         text=f"{rate:.0%}<br>hits" if rate is not None else "–", showarrow=False, font_size=18
     )
-    return style_figure(fig)
+    return fig
 
 
 # --- memory counts -----------------------------------------------------------------------
@@ -320,18 +421,18 @@ def counts_figure(counts: dict[str, int]) -> go.Figure:
     df = pd.DataFrame(
         [{"type": t, "Type": SERIES_LABELS.get(t, t), "count": n} for t, n in counts.items()]
     )
-    fig = px.bar(
+    return figure(
+        "bar",
         df,
         x="Type",
         y="count",
         color="type",
-        text="count",
         color_discrete_map=TYPE_COLORS,
+        text="count",
         labels={"Type": "", "count": "memories"},
         title="Memories per type",
+        legend=False,
     )
-    fig.update_traces(textposition="outside", cliponaxis=False)
-    return style_figure(fig, legend=False)
 
 
 def growth_frame(
@@ -363,18 +464,17 @@ def growth_frame(
 
 
 def growth_figure(gf: pd.DataFrame) -> go.Figure:
-    fig = px.line(
+    return figure(
+        "line",
         gf,
         x="when",
         y="count",
         color="Type",
-        line_shape="hv",
-        color_discrete_map={TYPE_LABELS[t]: c for t, c in TYPE_COLORS.items() if t in TYPE_LABELS},
+        color_discrete_map=TYPE_LINE_COLORS,
         labels={"when": "", "count": "memories", "Type": ""},
         title="Growth over time",
+        line_shape="hv",
     )
-    fig.update_yaxes(rangemode="tozero")
-    return style_figure(fig)
 
 
 # --- extraction --------------------------------------------------------------------------
@@ -409,20 +509,21 @@ def extraction_figure(ef: pd.DataFrame) -> go.Figure:
             return "#F28E2B"
         return "#59A14F"
 
-    fig = px.bar(
+    fig = figure(
+        "hbar",
         ef,
         x="count",
         y="outcome",
-        orientation="h",
-        text="count",
         color="outcome",
         color_discrete_map={o: color(o) for o in ef["outcome"]},
+        text="count",
         labels={"outcome": "", "count": "jobs / memories"},
         title="Memory extraction outcomes",
+        legend=False,
+        height=max(HEIGHT, 60 + 36 * len(ef)),
     )
-    fig.update_traces(textposition="outside", cliponaxis=False)
     fig.update_yaxes(categoryorder="total ascending")
-    return style_figure(fig, legend=False, height=max(HEIGHT, 60 + 36 * len(ef)))
+    return fig
 
 
 # --- maintenance -------------------------------------------------------------------------
@@ -454,21 +555,19 @@ def maintenance_frame(history: list[dict[str, Any]]) -> pd.DataFrame:
 
 
 def maintenance_figure(mf: pd.DataFrame) -> go.Figure:
-    fig = px.bar(
+    return figure(
+        "bar",
         mf,
         x="day",
         y="count",
         color="series",
-        barmode="group",
         color_discrete_map=MAINTENANCE_COLORS,
         hover_data={"runs": True},
         labels={"day": "", "count": "memories", "series": "", "runs": "runs that day"},
         title="Maintenance: memories consolidated and expired per day",
+        daily=True,
+        barmode="group",
     )
-    # One tick per day while they fit: the default ticks of a date axis fall between days.
-    fig.update_xaxes(tickformat="%b %d", dtick=86_400_000 if mf["day"].nunique() < 15 else None)
-    fig.update_yaxes(rangemode="tozero")
-    return style_figure(fig)
 
 
 # --- storage saved and growth per day -------------------------------------------------------
@@ -496,7 +595,8 @@ def savings_frame(history: list[dict[str, Any]]) -> pd.DataFrame:
 
 def savings_figure(sf: pd.DataFrame) -> go.Figure:
     text = [f"{s:.0%}" if pd.notna(s) else "" for s in sf["share"]]
-    fig = px.bar(
+    fig = figure(
+        "bar",
         sf,
         x="day",
         y="saved",
@@ -504,16 +604,11 @@ def savings_figure(sf: pd.DataFrame) -> go.Figure:
         hover_data={"active_before": True, "runs": True},
         labels={"day": "", "saved": "memories out of recall", "active_before": "active before"},
         title="Storage saved by maintenance per day (share of active memories)",
+        daily=True,
+        legend=False,
     )
-    fig.update_traces(marker_color=MAINTENANCE_COLORS["Consolidated"], textposition="outside")
-    fig.update_xaxes(tickformat="%b %d", dtick=86_400_000 if len(sf) < 15 else None)
-    fig.update_yaxes(rangemode="tozero")
-    return style_figure(fig, legend=False)
-
-
-def own_date_ms(record: dict[str, Any]) -> int:
-    """A memory's own date: when it happened or was said (`timestamp`), else when stored."""
-    return int(record.get("timestamp") or record.get("created_at") or record.get("last_used") or 0)
+    fig.update_traces(marker_color=MAINTENANCE_COLORS["Consolidated"])
+    return fig
 
 
 def growth_per_day_frame(rows_by_type: dict[str, list[dict[str, Any]]]) -> pd.DataFrame:
@@ -535,14 +630,14 @@ def growth_per_day_frame(rows_by_type: dict[str, list[dict[str, Any]]]) -> pd.Da
 
 
 def growth_per_day_figure(gd: pd.DataFrame) -> go.Figure:
-    fig = px.bar(
+    return figure(
+        "bar",
         gd,
         x="day",
         y="new",
         color="Type",
-        color_discrete_map={TYPE_LABELS[t]: c for t, c in TYPE_COLORS.items() if t in TYPE_LABELS},
+        color_discrete_map=TYPE_LINE_COLORS,
         labels={"day": "", "new": "new memories", "Type": ""},
         title="Growth per day",
+        daily=True,
     )
-    fig.update_xaxes(tickformat="%b %d", dtick=86_400_000 if gd["day"].nunique() < 15 else None)
-    return style_figure(fig)

@@ -33,8 +33,8 @@ from memory.models import BAND_HIGH, BAND_MODERATE, MemoryContext, RecallHit
 from ui.format import (
     BAND_BADGES,
     event_label,
+    fmt_day,
     fmt_duration,
-    fmt_ms_time,
     md_text,
     no_images,
     type_label,
@@ -340,7 +340,7 @@ def _hit_meta(h: RecallHit) -> str:
     """What kind of memory, and when (one caption line)."""
     rec = h.record
     kind = rec.get("event_type") or rec.get("category") or ""
-    when = fmt_ms_time(rec.get("timestamp"))[:10]
+    when = fmt_day(rec.get("timestamp"))
     if h.memory_type == "semantic" and "added_by" in rec and not rec["added_by"]:
         when = ""  # built-in knowledge: its date is the day it was loaded, not a fact's
     parts = [event_label(str(kind)) if kind else "", f"from {when}" if when else ""]

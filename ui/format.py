@@ -103,20 +103,24 @@ def type_label(memory_type: str, with_icon: bool = True) -> str:
     return f"{TYPE_ICONS.get(memory_type, '•')} {label}" if with_icon else label
 
 
+#: The app's one way to write a date: "26 Nov 2026", with a time "26 Nov 2026, 22:54".
+#: Text (`fmt_day`), grid columns (Streamlit's moment.js tokens) and chart ticks (d3) agree.
+GRID_DAY, GRID_TIME, GRID_SECONDS = "D MMM YYYY", "D MMM YYYY, HH:mm", "D MMM YYYY, HH:mm:ss"
+#: Chart ticks by their step: within a day, days within a month (the year is in the hover),
+#: then months.
+CHART_TIME, CHART_DAY, CHART_MONTH = "%H:%M", "%-d %b", "%b %Y"
+
+
 def fmt_ms_time(ms: Any) -> str:
-    """`2026-11-21 22:54` from ms since epoch (local time); '' for empty."""
-    if not ms:
-        return ""
-    try:
-        return datetime.fromtimestamp(int(ms) / 1000).strftime("%Y-%m-%d %H:%M")
-    except (TypeError, ValueError, OSError):
-        return ""
+    """`21 Nov 2026, 22:54` from ms since epoch or a datetime (local time); '' for empty."""
+    when = ms if isinstance(ms, datetime) else to_datetime(ms)
+    return f"{fmt_day(when)}, {when:%H:%M}" if when else ""
 
 
 def fmt_day(ms: Any) -> str:
-    """`26 Nov 2026` from ms since epoch (local time); '' for empty."""
-    when = to_datetime(ms)
-    return f"{when:%d %b %Y}".lstrip("0") if when else ""
+    """`26 Nov 2026` from ms since epoch or a datetime (local time); '' for empty."""
+    when = ms if isinstance(ms, datetime) else to_datetime(ms)
+    return f"{when.day} {when:%b %Y}" if when else ""  # %-d is not portable
 
 
 def to_datetime(ms: Any) -> datetime | None:
@@ -126,6 +130,26 @@ def to_datetime(ms: Any) -> datetime | None:
         return datetime.fromtimestamp(int(ms) / 1000)
     except (TypeError, ValueError, OSError):
         return None
+
+
+def own_date_ms(record: dict[str, Any]) -> int:
+    """A memory's own date: when it happened or was said (`timestamp`), else when stored."""
+    return int(record.get("timestamp") or record.get("created_at") or record.get("last_used") or 0)
+
+
+def tag_list(value: Any) -> list[str]:
+    """A record's tags, stored as a list or as text ("a,b" or "a|b")."""
+    if isinstance(value, list | tuple):
+        return [str(t) for t in value if str(t)]
+    if isinstance(value, str):
+        return [t for t in value.replace("|", ",").split(",") if t]
+    return []
+
+
+def tags_text(value: Any) -> str:
+    """`tags: food, running` for a row's line; '' without tags."""
+    tags = tag_list(value)
+    return "tags: " + ", ".join(tags) if tags else ""
 
 
 def day_start_ms(d: date) -> int:

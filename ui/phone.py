@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from ui.format import md_text
+from ui.format import fmt_ms_time, md_text
 
 #: Streamlit lays the sidebar over the page (instead of beside it) below this width
 NARROW_PX = 768
@@ -54,7 +54,7 @@ _NOT_SHOWN = {"id", "📌"}
 def _value(v: Any) -> str:
     """A cell as text ("" for an empty one)."""
     if isinstance(v, pd.Timestamp):
-        return "" if pd.isna(v) else v.strftime("%Y-%m-%d %H:%M")
+        return "" if pd.isna(v) else fmt_ms_time(v)
     if isinstance(v, list | tuple):
         return ", ".join(map(str, v))
     if isinstance(v, float):

@@ -12,6 +12,7 @@ from datetime import datetime
 
 from memory.service import MemoryService
 from ui.errors import guard
+from ui.format import fmt_ms_time
 
 #: How long a title made from a message may be (the sidebar is narrow).
 TITLE_CHARS = 48
@@ -39,7 +40,7 @@ def fallback_label(session_id: str) -> str:
             when = datetime.strptime(m.group(1), "%Y%m%d-%H%M")
         except ValueError:
             return session_id
-        return f"Chat of {when:%d %b %Y, %H:%M}"
+        return f"Chat of {fmt_ms_time(when)}"
     return session_id
 
 

@@ -35,8 +35,10 @@ from ui.format import (
     fmt_ms_time,
     md_text,
     no_images,
+    own_date_ms,
     parse_tags,
     snippet,
+    tags_text,
     type_label,
 )
 from ui.row_actions import KINDS, row_controls
@@ -128,8 +130,12 @@ def _who(ctx: PageContext) -> None:
             + " Type a new name to add a user.",
         )
     ss["sb_session"] = ss.session_id
-    c1, c2, c3 = st.columns([5, 1, 1], vertical_alignment="bottom", gap="small")
-    c1.selectbox(
+    # One row at every width: columns stack below 640 px, which put ✏️ and ➕ on lines of
+    # their own under the session box on a phone.
+    row = st.container(
+        horizontal=True, wrap=False, vertical_alignment="bottom", gap="small", key="sb_session_row"
+    )
+    row.selectbox(
         "Session",
         session_options,
         key="sb_session",
@@ -140,7 +146,7 @@ def _who(ctx: PageContext) -> None:
         "memories are shared by all sessions of the user. A chat is named after its first "
         "message: ✏️ renames it.",
     )
-    with c2.popover("", icon=":material/edit:", help="Rename this chat", key="sb_rename"):
+    with row.popover("", icon=":material/edit:", help="Rename this chat", key="sb_rename"):
         ss["sb_title"] = titles.get(ss.session_id, "")
         st.text_input(
             "Title of this chat",
@@ -151,7 +157,7 @@ def _who(ctx: PageContext) -> None:
             args=(coord,),
         )
         st.caption("Press Enter to save.")
-    c3.button(
+    row.button(
         "",
         key="sb_new_session",
         icon=":material/add_comment:",
@@ -403,7 +409,8 @@ def _search(ctx: PageContext) -> None:
 
 
 def recent_memories(coord: MemoryService, user_id: str, n: int = RECENT_N) -> list[dict[str, Any]]:
-    """The user's newest episodic memories and the facts they added, newest first."""
+    """The user's newest episodic memories and the facts they added, newest first by each
+    one's own date (the date the list shows: when it happened or was said)."""
     rows: list[dict[str, Any]] = []
     # Logged exchanges ("interaction" episodes) are the chat itself: not listed here.
     kept = [e.value for e in EventType if e is not EventType.INTERACTION]
@@ -413,7 +420,7 @@ def recent_memories(coord: MemoryService, user_id: str, n: int = RECENT_N) -> li
     rows.extend({**r, "_type": "episodic"} for r in ep)
     sem, _ = coord.list_memories(user_id, "semantic", ListQuery(page_size=n, added_by=user_id))
     rows.extend({**r, "_type": "semantic"} for r in sem)
-    rows.sort(key=lambda r: int(r.get("created_at") or r.get("timestamp") or 0), reverse=True)
+    rows.sort(key=own_date_ms, reverse=True)
     return rows[:n]
 
 
@@ -430,12 +437,13 @@ def _recent(ctx: PageContext) -> None:
         return
     for r in rows:
         # the memory's own date (a loaded persona's are stored at once, dated as it happened)
-        when = fmt_ms_time(r.get("timestamp") or r.get("created_at"))
+        when = fmt_ms_time(own_date_ms(r))
         kind = event_label(r["event_type"]) if r.get("event_type") else r.get("category") or ""
         pin = "📌 " if r.get("pinned") else ""
-        st.markdown(
-            f"{pin}{no_images(snippet(r.get('text'), 70))}  \n"
-            f":gray[{type_label(r['_type'])} · {md_text(kind)} · {when}"
-            + (" · ⏸ paused]" if r.get("paused") else "]")
-        )
+        about = [type_label(r["_type"]), md_text(kind), when]
+        if tags := tags_text(r.get("tags")):
+            about.append(md_text(tags))
+        if r.get("paused"):
+            about.append("⏸ paused")
+        st.markdown(f"{pin}{no_images(snippet(r.get('text'), 70))}  \n:gray[{' · '.join(about)}]")
         row_controls(ctx, r["_type"], r, f"sb_row_{r['id']}")

@@ -11,6 +11,7 @@ opens the same user and chat.
 
 from __future__ import annotations
 
+import re
 import secrets
 from datetime import datetime
 from typing import Any
@@ -38,12 +39,16 @@ def new_session_id() -> str:
     return f"s-{datetime.now():%Y%m%d-%H%M}-{secrets.token_hex(2)}"
 
 
+NEW_SESSION_ID = re.compile(r"s-\d{8}-\d{4}-[0-9a-f]{4}")  # what new_session_id makes
+
+
 def init_state(sessions_of: Any = None, signed_in_as: str | None = None) -> None:
     """Set every key this app uses, once per browser session.
 
     `sessions_of(user_id) -> list[str]` (the coordinator's `list_sessions`, most recent
     first) lets the address's `?chat=` reopen one of the user's sessions, else a returning
-    user continue their newest one; a `chat` that is not one of theirs opens a new chat.
+    user continue their newest one; a new chat's id stays (a reload before its first
+    message), any other `chat` not one of theirs opens a new chat.
     A signed-in user starts as themselves (`?user=` picks a user only when nobody signs in).
     """
     ss = st.session_state
@@ -53,7 +58,8 @@ def init_state(sessions_of: Any = None, signed_in_as: str | None = None) -> None
         sessions = _sessions(sessions_of, ss.user_id)
         if st.query_params.get(URL_CHAT):  # a chat named in the address: that one, or a new one
             asked = _from_url(URL_CHAT, "session id")
-            ss.session_id = asked if asked in sessions else new_session_id()
+            kept = asked in sessions or NEW_SESSION_ID.fullmatch(asked or "")
+            ss.session_id = asked if asked and kept else new_session_id()
         else:
             ss.session_id = sessions[0] if sessions else new_session_id()
     ss.setdefault("model", None)  # None: the agent's configured default model

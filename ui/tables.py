@@ -8,15 +8,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from ui.format import event_label, to_datetime
-
-
-def _tags(value: Any) -> list[str]:
-    if isinstance(value, list):
-        return [str(t) for t in value]
-    if isinstance(value, str) and value:
-        return [t for t in value.replace("|", ",").split(",") if t]
-    return []
+from ui.format import GRID_DAY, GRID_SECONDS, GRID_TIME, event_label, tag_list, to_datetime
 
 
 def _pin(value: Any) -> str:
@@ -29,16 +21,16 @@ def _bool(value: Any) -> bool:
     return bool(value)
 
 
-#: Memory first and wrapped, then what a reader scans (kind, dates, status); bookkeeping
+#: Memory first and wrapped, then what a reader scans (kind, tags, dates, status); bookkeeping
 #: (replaced by, session, id) last. At 1280 px wide (sidebar open) Expires stays on screen.
 EPISODIC_ORDER = [
     "📌",
     "Memory",
     "Kind",
+    "Tags",
     "When",
     "Expires",
     "Status",
-    "Tags",
     "Importance",
     "Recalled",
     "Replaced by",
@@ -59,7 +51,7 @@ def episodic_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
                 "Status": "↪ replaced"
                 if r.get("superseded_by")
                 else ("⏸ paused" if _bool(r.get("paused")) else "active"),
-                "Tags": _tags(r.get("tags")),
+                "Tags": ", ".join(tag_list(r.get("tags"))),
                 "Importance": float(r.get("importance") or 0.0),
                 "Recalled": int(r.get("access_count") or 0),
                 "Replaced by": r.get("superseded_by") or "",
@@ -81,14 +73,14 @@ PIN_COLUMN = st.column_config.TextColumn(
 EPISODIC_COLUMNS = {
     "📌": PIN_COLUMN,
     "Memory": st.column_config.TextColumn(width=TEXT_WIDTH),
-    "Kind": st.column_config.TextColumn(width=120),
-    "When": st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm", width=130),
-    "Expires": st.column_config.DatetimeColumn(format="YYYY-MM-DD", width=100, help="Empty: never"),
+    "Kind": st.column_config.TextColumn(width=100),
+    "When": st.column_config.DatetimeColumn(format=GRID_TIME, width=130),
+    "Expires": st.column_config.DatetimeColumn(format=GRID_DAY, width=100, help="Empty: never"),
     "Status": st.column_config.TextColumn(
         width="small",
         help="Replaced memories are kept as history and hidden from recall",
     ),
-    "Tags": st.column_config.ListColumn(),
+    "Tags": st.column_config.TextColumn(width=80, help="The tags given when it was saved"),
     "Importance": st.column_config.ProgressColumn(min_value=0.0, max_value=1.0, format="%.2f"),
     "Recalled": st.column_config.NumberColumn(help="How often recall returned it"),
     "Replaced by": st.column_config.TextColumn(
@@ -131,7 +123,7 @@ def semantic_frame(rows: list[dict[str, Any]], viewer: str | None = None) -> pd.
 SEMANTIC_COLUMNS = {
     "📌": PIN_COLUMN,
     "Fact": st.column_config.TextColumn(width=TEXT_WIDTH),
-    "When": st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm"),
+    "When": st.column_config.DatetimeColumn(format=GRID_TIME),
     "id": st.column_config.TextColumn(width="small"),
 }
 
@@ -188,7 +180,7 @@ PROCEDURAL_COLUMNS = {
     ),
     "Avg score": st.column_config.NumberColumn(format="%.2f"),
     "Avg time (ms)": st.column_config.NumberColumn(format="%.0f"),
-    "Last used": st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm"),
+    "Last used": st.column_config.DatetimeColumn(format=GRID_TIME),
     "id": st.column_config.TextColumn(width="small"),
 }
 
@@ -218,7 +210,7 @@ SEQUENCE_COLUMNS = {
     "Success rate": st.column_config.ProgressColumn(min_value=0, max_value=100, format="%d%%"),
     "Avg score": st.column_config.NumberColumn(format="%.2f"),
     "Avg time (ms)": st.column_config.NumberColumn(format="%.0f"),
-    "Last used": st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm"),
+    "Last used": st.column_config.DatetimeColumn(format=GRID_TIME),
 }
 
 
@@ -237,7 +229,7 @@ def messages_frame(messages: list[Any]) -> pd.DataFrame:
 
 
 MESSAGE_COLUMNS = {
-    "When": st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm:ss"),
+    "When": st.column_config.DatetimeColumn(format=GRID_SECONDS),
     "Message": st.column_config.TextColumn(width=TEXT_WIDTH + 200),
 }
 

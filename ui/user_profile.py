@@ -16,6 +16,9 @@ from ui.errors import guard, run_action
 from ui.format import event_label, md_text, no_images, snippet
 
 TITLE = "What I know about you"
+#: Lines the sidebar shows before "Show all": the rest of the profile would push the memory
+#: editor below two phone screens.
+FOLDED_LINES = 3
 
 
 def user_profile_panel(ctx: PageContext, where: str) -> None:
@@ -43,14 +46,22 @@ def _lines(ctx: PageContext, where: str) -> None:
         "(paused memories are left out)."
     )
     editing = f"{where}_profile_editing"
-    for p, _ in fit.sent:
+    sent = [p for p, _ in fit.sent]
+    folded = where == "sb" and not st.session_state.get(f"{where}_profile_all", False)
+    for p in sent[:FOLDED_LINES] if folded else sent:
         if st.session_state.get(editing) == p.id:
             _edit_form(ctx, where, p, editing)
             continue
-        c1, c2, c3 = st.columns([6, 1, 1], vertical_alignment="center")
+        # a row at every width (columns stack on a phone: a line, then ✏️, then ✖️)
+        row = st.container(
+            horizontal=True, wrap=False, vertical_alignment="center", key=f"{where}_line_{p.id}"
+        )
         pin = "📌 " if p.pinned else ""
-        c1.markdown(f"{pin}{no_images(md_text(p.text))}  \n:gray[{event_label(p.kind.value)}]")
-        c2.button(
+        row.container(width="stretch").markdown(
+            f"{pin}{no_images(md_text(p.text))}  \n:gray[{event_label(p.kind.value)}]"
+        )
+        buttons = row.container(horizontal=True, wrap=False, width="content", gap="small")
+        buttons.button(
             "",
             key=f"{where}_profile_edit_{p.id}",
             icon="✏️",
@@ -58,7 +69,7 @@ def _lines(ctx: PageContext, where: str) -> None:
             on_click=st.session_state.__setitem__,
             args=(editing, p.id),
         )
-        c3.button(
+        buttons.button(
             "",
             key=f"{where}_profile_remove_{p.id}",
             icon="✖️",
@@ -67,7 +78,19 @@ def _lines(ctx: PageContext, where: str) -> None:
             on_click=undo.request_delete,
             args=(ctx.coordinator, ctx.user_id, [("episodic", p.id, p.text)], f"profile_{where}"),
         )
-    _left_out(where, fit.left_out)
+    if not folded:
+        _left_out(where, fit.left_out)
+    hidden, unsent = len(sent) - FOLDED_LINES, len(fit.left_out)
+    if where == "sb" and (hidden > 0 or unsent):
+        counts = [f"{hidden} more sent"] * (hidden > 0) + [f"{unsent} not sent"] * (unsent > 0)
+        st.button(
+            f"Show all ({', '.join(counts)})" if folded else "Show fewer",
+            key=f"{where}_profile_{'more' if folded else 'fewer'}",
+            icon=f":material/expand_{'more' if folded else 'less'}:",
+            type="tertiary",
+            on_click=st.session_state.__setitem__,
+            args=(f"{where}_profile_all", folded),
+        )
 
 
 def _left_out(where: str, left_out: list[ProfileLine]) -> None:

@@ -340,11 +340,19 @@ class ProceduralStore:
         self._r.hset(self._keys.procedure(user_id, pattern_id), "pinned", "1" if pinned else "0")
 
     def set_dates(self, user_id: str, pattern_id: str, created_at: int, last_used: int) -> None:
-        """Date a pattern as its story says (the demo persona learned hers over months)."""
-        self.get(user_id, pattern_id)
+        """Date a pattern as its story says (the demo persona learned hers over months): its
+        sequences too, in the order they were first tried, the last one at `last_used`, so no
+        "Last used" shows the day the story was loaded."""
+        pattern = self.get(user_id, pattern_id)
+        n = len(pattern.sequences)
+        for i, seq in enumerate(pattern.sequences.values(), start=1):
+            seq.last_used = created_at + (last_used - created_at) * i // n
+        sequences = {k: v.model_dump() for k, v in pattern.sequences.items()}
         self._r.hset(
             self._keys.procedure(user_id, pattern_id),
-            mapping={"created_at": str(created_at), "last_used": str(last_used)},
+            mapping=encode(
+                {"created_at": created_at, "last_used": last_used, "sequences": sequences}
+            ),
         )
 
     def write_raw(

@@ -79,6 +79,8 @@ def test_filters_by_kind_tags_date_and_pinned(alice, make_app) -> None:
 
     at.text_input(key="f_ep_tags").input("food").run()
     assert episodic_texts(at) == ["I am vegetarian"]
+    table = at.dataframe(key="tbl_episodic").value  # tags read as text, next to the kind
+    assert list(table["Tags"]) == ["food"] and list(table.columns).index("Tags") == 3
     at.text_input(key="f_ep_tags").input("").run()
 
     start = date.today() - timedelta(days=20)

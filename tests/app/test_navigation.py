@@ -103,3 +103,23 @@ def test_a_chat_that_is_not_the_users_opens_a_new_chat(chat: str, app_env, coord
     assert at.session_state["session_id"] not in ("s-mine", "s-of-dave", chat)
     assert not [m for m in at.chat_message if m.name == "user"], "a new chat is empty"
     assert at.query_params["chat"] == at.session_state["session_id"]
+
+
+def test_a_reload_of_a_new_chat_before_its_first_message_keeps_that_chat(
+    app_env, coordinator
+) -> None:
+    coordinator.add_message("carol", "s-mine", "user", "About my knee")
+    first = _opened({"user": "carol", "chat": "s-mine"})
+    first.button(key="sb_new_session").click().run()
+    new = first.session_state["session_id"]
+    assert new != "s-mine" and first.query_params["chat"] == new
+    again = _opened({"user": "carol", "chat": new})  # F5: a fresh run at that address
+    no_errors(again)
+    assert again.session_state["session_id"] == new
+    assert not [m for m in again.chat_message if m.name == "user"], "still empty"
+    # another user's chat of that form opens as an empty chat of hers: nothing of his shows
+    coordinator.add_message("dave", "s-20261121-2254-3fa1", "user", "Dave's private chat")
+    theirs = _opened({"user": "carol", "chat": "s-20261121-2254-3fa1"})
+    assert theirs.session_state["session_id"] == "s-20261121-2254-3fa1"
+    assert "Dave's private chat" not in str([m.markdown for m in theirs.chat_message])
+    assert not [m for m in theirs.chat_message if m.name == "user"]

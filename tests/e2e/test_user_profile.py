@@ -141,8 +141,10 @@ def test_the_sidebar_lists_the_profile_the_prompt_carries_in_its_order(
     assert sent[:2] == ["Ran the Lyon 10k in 52 minutes", "I'm allergic to peanuts and tree nuts"]
 
     panel = sidebar_profile(page)
-    rows = panel.get_by_test_id("stHorizontalBlock").all()  # a line, ✏️, ✖️ per row
-    texts = [row.get_by_test_id("stColumn").first.inner_text() for row in rows]
+    by_key(panel, "sb_profile_more").get_by_role("button").click()  # folded to its first lines
+    wait_idle(page)
+    rows = panel.locator("[class*='st-key-sb_line_']").all()  # a line, ✏️, ✖️ per row
+    texts = [row.get_by_test_id("stMarkdownContainer").inner_text() for row in rows]
     shown = [t.strip().split("\n")[0].removeprefix("📌 ").strip() for t in texts]
     assert shown == sent  # exactly the lines sent, in the order sent
     left_out = 14 - len(sent)

@@ -237,7 +237,7 @@ def test_dated_sessions_summaries_and_maintenance(coordinator: MemoryCoordinator
     assert all(v == 0 for v in report.totals().values()), report.totals()
 
 
-def test_her_facts_and_procedures_carry_her_dates_not_the_load_day(
+def test_her_facts_and_procedures_and_their_sequences_carry_her_dates_not_the_load_day(
     coordinator: MemoryCoordinator,
 ):
     load_demo(coordinator, DEMO_USER)
@@ -248,3 +248,8 @@ def test_her_facts_and_procedures_carry_her_dates_not_the_load_day(
     assert all(int(f["timestamp"]) < today for f in facts)
     assert all(int(p["last_used"]) < today for p in procedures)
     assert all(int(p["created_at"]) <= int(p["last_used"]) for p in procedures)
+    # each tool sequence's "Last used" (the Memories page's column) too, the last tried last
+    for p in procedures:
+        used = [int(s["last_used"]) for s in p["sequences"].values()]
+        assert used and all(int(p["created_at"]) < u < today for u in used), p["query_pattern"]
+        assert used == sorted(used) and used[-1] == int(p["last_used"])

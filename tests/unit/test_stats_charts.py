@@ -1,5 +1,6 @@
 """The Stats page's frames: p95 only where it is measured, activity said in words for a
-single day, each memory by its own date."""
+single day, each memory by its own date; every date chart on the one date axis (few whole-unit
+ticks in the app's date format; the browser test checks they never overlap)."""
 
 from __future__ import annotations
 
@@ -63,3 +64,67 @@ def charts_day(ms: int) -> str:
     from memory.activity import day_of
 
     return day_of(ms)
+
+
+def _labels_on_axis(fig) -> int:  # type: ignore[no-untyped-def]
+    """How many ticks a daily axis draws over the data's days (its step in days or months)."""
+    axis = fig.layout.xaxis
+    days = pd.Series(fig.data[0].x).pipe(pd.to_datetime)
+    span = (days.max() - days.min()).days
+    step = axis.dtick
+    step_days = int(step) / DAY if not str(step).startswith("M") else 30.4 * int(str(step)[1:])
+    return int(span // step_days) + 1
+
+
+def test_a_daily_axis_keeps_to_a_few_whole_day_ticks_in_the_app_s_date_format() -> None:
+    for days in (2, 5, 14, 40, 120, 400, 4000):
+        rows = {"episodic": [{"timestamp": 1_780_000_000_000 + d * DAY} for d in range(days)]}
+        fig = charts.growth_per_day_figure(charts.growth_per_day_frame(rows))
+        assert _labels_on_axis(fig) <= charts.MAX_DATE_TICKS, (days, fig.layout.xaxis.dtick)
+        assert fig.layout.xaxis.tickangle == 0
+        formats = {s.value for s in fig.layout.xaxis.tickformatstops}
+        assert formats == {"%H:%M", "%-d %b", "%b %Y"}
+    assert charts.day_step(pd.Timestamp("2026-11-01"), pd.Timestamp("2026-11-03")) == DAY
+    assert charts.day_step(pd.Timestamp("2026-01-01"), pd.Timestamp("2026-11-03")) == "M3"
+
+
+def test_every_date_chart_of_stats_uses_the_one_date_axis() -> None:
+    t0 = pd.Timestamp("2026-11-20")
+    recall = pd.DataFrame({"when": [t0 + pd.Timedelta(minutes=i) for i in range(60)], "ms": 5.0})
+    samples = recall.assign(series="Episodic · search", type="episodic", op="search")
+    history = [{"at_ms": 1_780_000_000_000 + d * DAY, "consolidated": 1, "expired": 1,
+                "active_before": 10} for d in range(9)]  # fmt: skip
+    activity = activity_chart.activity_frame(
+        [{"day": f"2026-11-{d:02d}", "event": "created", "count": 1} for d in range(1, 20)]
+    )
+    figures = [
+        charts.recall_time_figure(recall),
+        charts.latency_over_time(samples),
+        charts.growth_figure(
+            charts.growth_frame({"episodic": [{"timestamp": 1}, {"timestamp": 2}]})
+        ),
+        charts.maintenance_figure(charts.maintenance_frame(history)),
+        charts.savings_figure(charts.savings_frame(history)),
+        activity_chart.activity_figure(activity),
+    ]
+    for fig in figures:
+        assert fig.layout.xaxis.type == "date", fig.layout.title.text
+        stops = [s.value for s in fig.layout.xaxis.tickformatstops]
+        assert stops == [s["value"] for s in charts.DATE_FORMATS], fig.layout.title.text
+        assert fig.layout.xaxis.tickangle == 0
+
+
+def test_dates_read_one_way_in_text_grids_and_charts() -> None:
+    from datetime import datetime
+
+    from ui import format as fmt
+    from ui.sessions import fallback_label
+
+    when = datetime(2026, 11, 5, 9, 7)
+    ms = int(when.timestamp() * 1000)
+    assert (fmt.fmt_day(ms), fmt.fmt_ms_time(ms)) == ("5 Nov 2026", "5 Nov 2026, 09:07")
+    assert fmt.fmt_day(when) == "5 Nov 2026" and fmt.fmt_day(None) == ""
+    assert fallback_label("s-20261105-0907-ab12") == "Chat of 5 Nov 2026, 09:07"
+    # the grids' moment.js tokens and the charts' d3 ones spell the same order
+    assert (fmt.GRID_DAY, fmt.GRID_TIME) == ("D MMM YYYY", "D MMM YYYY, HH:mm")
+    assert fmt.CHART_DAY == "%-d %b"
