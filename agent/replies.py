@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from agent.prompt import MEMORY_ONLY_MARK, without_replaced
 from agent.types import StoredMemory
 from memory.block import shown_reply
-from memory.models import MemoryContext, ProceduralSuggestion, RecallHit, shown_hits
+from memory.models import MemoryContext, RecallHit, shown_hits
 
 #: At most this many memories answer a message without a model: the few that answer it.
 ANSWER_MEMORIES = 5
@@ -73,11 +73,7 @@ def memory_only_reply(
         if state == "failed"
         else f"The language model is {state}"
     )
-    lines = [
-        f"{what}, {MEMORY_ONLY_MARK}",
-        reason,
-    ]
-    lines.append("")
+    lines = [f"{what}, {MEMORY_ONLY_MARK}", reason, ""]
     if saved is False:
         lines.append("I could NOT save your message: it will not be in this chat's history.")
     # What was remembered is not copied into the reply: the line under the answer names it
@@ -93,13 +89,14 @@ def memory_only_reply(
     if hits:
         lines.append("What I remember about this:")
         for group, mine in grouped(hits):
-            lines += ["", f"**{group}**"]
-            lines += [_answer_line(h, ctx.query) for h in mine]
+            lines += ["", f"**{group}**", *(_answer_line(h, ctx.query) for h in mine)]
     else:
         lines.append(NOTHING_YET)
-    if ctx.procedural is not None:
+    if (proc := ctx.procedural) is not None:
         # its own paragraph: a line right under the list would join its last bullet
-        lines += ["", suggestion_line(ctx.procedural)]
+        tools = " -> ".join(proc.tool_sequence)
+        lines += ["", f"For questions like this I would normally use: {tools}"]
+        lines[-1] += f" (confidence {proc.confidence:.2f})."
     return "\n".join(lines).strip()
 
 
@@ -112,9 +109,8 @@ def answer_hits(ctx: MemoryContext, stored: list[StoredMemory]) -> list[RecallHi
 
 def kind_of(hit: RecallHit) -> str:
     """An episodic memory's kind, or "semantic" for a fact."""
-    if hit.memory_type == "episodic":
-        return str(hit.record.get("event_type") or "fact")
-    return "semantic"
+    episodic = hit.memory_type == "episodic"
+    return str(hit.record.get("event_type") or "fact") if episodic else "semantic"
 
 
 def is_conversation(hit: RecallHit) -> bool:
@@ -134,16 +130,5 @@ def _answer_line(h: RecallHit, query: str) -> str:
     answered = shown_reply(h, query)  # "" but for a remembered exchange
     # dated: "you ran 27 km" from two months ago must not read as this week
     day = _day(h.record.get("timestamp")) if h.memory_type == "episodic" else ""
-    return (
-        f"- {h.text}"
-        + (f" ({day})" if day else "")
-        + (f"; I answered then: {answered}" if answered else "")
-    )
-
-
-def suggestion_line(proc: ProceduralSuggestion) -> str:
-    return (
-        "For questions like this I would normally use: "
-        + " -> ".join(proc.tool_sequence)
-        + f" (confidence {proc.confidence:.2f})."
-    )
+    then = f"; I answered then: {answered}" if answered else ""
+    return f"- {h.text}" + (f" ({day})" if day else "") + then
