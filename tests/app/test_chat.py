@@ -227,6 +227,11 @@ def test_memory_only_answers_date_what_they_recall(offline_env, make_app) -> Non
     assert "Ran 27 km along the river (14 Sep 2026)" in chat_texts(at)[1][1]
 
 
+def answer(at, i: int) -> str:  # type: ignore[no-untyped-def]
+    """The text of the i-th chat message's answer alone (not its status or details)."""
+    return next(m.value for m in at.chat_message[i].markdown if "I saved your" in m.value)
+
+
 def test_a_memory_only_answer_gives_the_few_memories_that_answer_grouped(
     offline_env, make_app, coordinator
 ) -> None:
@@ -240,8 +245,8 @@ def test_a_memory_only_answer_gives_the_few_memories_that_answer_grouped(
     at = make_app("app.py", user=DEMO_USER, session="s-offline")
     at.chat_input(key="chat_input").set_value(DEMO_QUESTIONS[0]).run()
     no_errors(at)
-    reply = chat_texts(at)[1][1]
-    lines = reply.splitlines()
+    reply = answer(at, 1)
+    lines = [line.rstrip() for line in reply.splitlines()]  # shown with hard breaks
     memories = [line for line in lines if line.startswith("- ")]
     assert 1 <= len(memories) <= 5, reply
     assert any("Running plan after her sprained left ankle" in m for m in memories)
@@ -259,6 +264,6 @@ def test_a_memory_only_answer_gives_the_few_memories_that_answer_grouped(
 
     at.chat_input(key="chat_input").set_value("swimming pool opening hours").run()
     no_errors(at)
-    reply = chat_texts(at)[3][1]
+    reply = answer(at, 3)
     assert "I have nothing about that yet." in reply
     assert not [line for line in reply.splitlines() if line.startswith("- ")], reply
