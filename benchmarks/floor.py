@@ -48,12 +48,13 @@ USER_PREFIX = "floor-"
 
 
 def band_of(score: float, floor: float) -> str:
-    """The band a hit shows in, or "below floor" when search would not show it."""
+    """The band a hit shows in, or "below floor" when search would not show it (a floor above
+    BAND_MODERATE leaves no low hit shown, and only the moderate ones at or above it)."""
+    if score < floor:
+        return "below floor"
     if score >= BAND_HIGH:
         return "high"
-    if score >= BAND_MODERATE:
-        return "moderate"
-    return "low" if score >= floor else "below floor"
+    return "moderate" if score >= BAND_MODERATE else "low"
 
 
 def band_table(scored: list[tuple[float, bool]], floor: float) -> dict[str, dict[str, Any]]:
@@ -222,7 +223,8 @@ def figures(result: dict[str, Any], name: str) -> dict[str, Any]:
         "unanswerable_asked": f["n_unanswerable"],
     }
     for band, b in f["bands"].items():
-        out[f"{band.replace(' ', '_')}_precision"] = b["precision"]
+        if b["hits"]:  # a band the floor leaves empty has no precision
+            out[f"{band.replace(' ', '_')}_precision"] = b["precision"]
     return out
 
 

@@ -130,8 +130,9 @@ RESULT_ROWS = (
     ("LoCoMo: evidence found in the top 5 that stays shown", FLOOR_LOCOMO, "evidence_kept", _r),
     ("Personal: a high hit is evidence (precision, search top 5)", FLOOR_PERSONAL,
      "high_precision", _r),
-    ("Personal: a moderate hit is evidence", FLOOR_PERSONAL, "moderate_precision", _r),
-    ("Personal: a low hit is evidence", FLOOR_PERSONAL, "low_precision", _r),
+    ("Personal: a moderate hit shown is evidence", FLOOR_PERSONAL, "moderate_precision", _r),
+    ("Personal: a hit below the floor (not shown) is evidence", FLOOR_PERSONAL,
+     "below_floor_precision", _r),
 )  # fmt: skip
 
 #: the README's few rows: (label, [(run, figure), ...] joined by " / ", format)

@@ -54,6 +54,8 @@ def test_band_table_counts_precision_per_band() -> None:
     assert table["low"] == {"hits": 1, "evidence": 0, "precision": 0.0}
     assert table["below floor"] == {"hits": 2, "evidence": 1, "precision": 0.5}
     assert band_of(0.3, 0.04) == "high" and band_of(0.039, 0.04) == "below floor"
+    # a floor above the moderate band's edge: a weaker moderate hit is not shown
+    assert band_of(0.11, 0.12) == "below floor" and band_of(0.12, 0.12) == "moderate"
 
 
 def test_the_kept_unanswerable_set_has_50_questions_for_the_development_users() -> None:

@@ -154,7 +154,7 @@ def test_the_demo_script_survives_a_presenter(  # noqa: PLR0915 - one script, st
         expect(reply).to_contain_text(re.compile(r"\(\d{1,2} \w{3} 2026\)"))
         # on its own line, not glued to the last memory
         expect(reply.locator("li").last).not_to_contain_text("For questions like this")
-        expect(reply).to_contain_text("search_workouts -> compare_periods")
+        expect(reply).to_contain_text(re.compile(r"search_workouts (->|→) compare_periods"))
         expect(answer).not_to_contain_text("memory-only reply")  # the banner said it once
     else:  # the fake model repeats the memories it was given
         expect(answer).to_contain_text("sprained left ankle")
