@@ -167,7 +167,7 @@ python -m benchmarks locomo --data $DEV/personal/personal-dev.json --prompt-budg
 python -m benchmarks locomo --data $DEV/locomo/locomo-dev.json --prompt-budget 800 --record
 python -m benchmarks latency --record         # sizes 1k, 10k, 100k; 200 timed runs each
 python -m lab.page_times browser --record       # a real browser: cold first open, Stats
-python -m benchmarks floor --data $DEV/personal/personal-dev.json $DEV/locomo/locomo-dev.json \
+python -m benchmarks floor --data $DEV/personal/personal-dev.json $DEV/locomo/locomo-dev.json \\
     --unanswerable tests/data/unanswerable.json --record   # the search floor, fitted
 python -m lab.fit_recall --data $DEV/personal/personal-dev.json $DEV/locomo/locomo-dev.json --record
 python -m benchmarks qa --data FILE --mode memory|none|oracle --record   # needs Ollama
