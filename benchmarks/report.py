@@ -3,10 +3,12 @@
 The page is generated, never edited: a bench run with `--record` adds a record to
 `benchmarks/results/` (`benchmarks.results`), and this command prints the page from the
 records (the current ones: for each bench and data file, the newest run's commit, machine and
-embedder, its runs pooled by their median), the goals (each checked here against the figures,
-so "met" cannot drift from the numbers) and the decisions (`benchmarks/decisions.json`: what
-was measured, what it did, whether it shipped). `tests/unit/test_bench_report.py` checks that
-the committed BENCHMARKS.md is this command's output byte for byte.
+embedder, its runs pooled by their median), the speed figures per kind of CPU (the newest
+timed runs on each: the embedder's speed and graph depend on the CPU's flags), the goals
+(each checked here against the figures, so "met" cannot drift from the numbers) and the
+decisions (`benchmarks/decisions.json`: what was measured, what it did, whether it shipped).
+`tests/unit/test_bench_report.py` checks that the committed BENCHMARKS.md is this command's
+output byte for byte.
 """
 
 from __future__ import annotations
@@ -21,7 +23,14 @@ from typing import Any
 
 from benchmarks.results import HELD_OUT, RESULTS_DIR, figure, load_records, results_dir
 
-__all__ = ["DECISIONS_FILE", "add_parser", "current_runs", "render_headline", "render_report"]
+__all__ = [
+    "DECISIONS_FILE",
+    "add_parser",
+    "current_runs",
+    "render_headline",
+    "render_report",
+    "runs_per_cpu",
+]
 
 DECISIONS_FILE = RESULTS_DIR.parent / "decisions.json"
 
@@ -48,6 +57,20 @@ def current_runs(records: list[dict[str, Any]]) -> dict[Run, list[dict[str, Any]
         same = ("commit", "machine", "embedder", "command")
         out[key] = [r for r in mine if all(r[f] == newest[f] for f in same)]
     return out
+
+
+def cpu_kind_of(record: dict[str, Any]) -> str:
+    """The record's kind of CPU (`benchmarks.results.cpu_kind`); older records lack it."""
+    return str(record.get("cpu", {}).get("kind") or "CPU flags not recorded")
+
+
+def runs_per_cpu(records: list[dict[str, Any]], run: Run) -> dict[str, list[dict[str, Any]]]:
+    """For each kind of CPU that ran `run`: its current runs there (as `current_runs`)."""
+    mine = [r for r in records if (r["bench"], r["data"]) == run]
+    return {
+        kind: current_runs([r for r in mine if cpu_kind_of(r) == kind])[run]
+        for kind in dict.fromkeys(cpu_kind_of(r) for r in mine)
+    }
 
 
 @dataclass(frozen=True)
@@ -134,6 +157,9 @@ RESULT_ROWS = (
     ("Personal: a hit below the floor (not shown) is evidence", FLOOR_PERSONAL,
      "below_floor_precision", _r),
 )  # fmt: skip
+
+#: the runs whose figures are timings: shown per kind of CPU
+SPEED_RUNS = (LATENCY, PAGES)
 
 #: the README's few rows: (label, [(run, figure), ...] joined by " / ", format)
 HEADLINE_ROWS = (
@@ -255,6 +281,7 @@ def render_report(records: list[dict[str, Any]], decisions: list[dict[str, Any]]
             out.append(f"  - [{n}] `{src[1]}`: {src[2]}, {runs_text}, embedder `{src[3]}`")
     if any(key[0] == "real-model" for key in runs):
         out += _real_models(runs)
+    out += _speed_per_cpu(records)
     out += ["", "## Goals", "", "| goal | result | met? |", "|---|---|---|"]
     for goal in GOALS:
         text, met = _fmt_goal(goal, runs)
@@ -275,19 +302,73 @@ def _real_models(runs: dict[Run, list[dict[str, Any]]]) -> list[str]:
             f"| {group[-1].get('model', key[1])} | {n.get('checks_passed')} of "
             f"{n.get('checks_total')} | {n.get('chat_expectations_met')} of "
             f"{n.get('chat_expectations_total')} | {n.get('generated_per_s', '-')} | "
-            f"{n.get('reply_s', '-')} s | `{group[-1]['file']}` |"
+            f"{n.get('reply_s', '-')} s"
+            + (f", at most {n['reply_s_max']} s" if "reply_s_max" in n else "")
+            + f" | {_load(group[-1])} | `{group[-1]['file']}` |"
         )
     return [
         "",
         "## Real models on this machine",
         "",
         "Each small model behind llama.cpp's server: `python -m agent check` and a scripted",
-        "chat of five turns (`make real-model`); its record holds every check and turn.",
+        "chat of five turns (`make real-model`); its record holds every check and turn. Speeds",
+        "follow the load of the shared machine (its 1-minute load average, start–end).",
         "",
-        "| model | checks passed | chat expectations met | generated tokens/s | reply | source |",
-        "|---|---|---|---|---|---|",
+        "| model | checks passed | chat expectations met | generated tokens/s | reply (median) "
+        "| load (2 cores) | source |",
+        "|---|---|---|---|---|---|---|",
         *out,
     ]
+
+
+def _speed_per_cpu(records: list[dict[str, Any]]) -> list[str]:
+    """The timed figures side by side for each kind of CPU, with each run's CPU and load."""
+    per_run = {run: runs_per_cpu(records, run) for run in SPEED_RUNS}
+    kinds = list(dict.fromkeys(kind for groups in per_run.values() for kind in groups))
+    if not kinds:
+        return []
+    out = [
+        "",
+        "## Speed per kind of CPU",
+        "",
+        "The newest timed runs on each kind of CPU (the embedder runs its int8 graph only with",
+        "VNNI). The load average (1 minute) at the run's start and end says how busy the machine",
+        "was: a busy machine is slower.",
+        "",
+        "| figure | " + " | ".join(kinds) + " |",
+        "|---|" + "---|" * len(kinds),
+    ]
+    for label, run, name, show in RESULT_ROWS:
+        if run not in SPEED_RUNS:
+            continue
+        cells = []
+        for kind in kinds:
+            value = figure(per_run[run].get(kind, []), name)
+            cells.append("-" if value is None else show(value))
+        out.append(f"| {label} | " + " | ".join(cells) + " |")
+    out.append("")
+    for kind in kinds:
+        for run in SPEED_RUNS:
+            group = per_run[run].get(kind)
+            if group:
+                out.append(f"- {kind}, `{group[-1]['command']}`: {_cpu_and_load(group[-1])}")
+    return out
+
+
+def _cpu_and_load(record: dict[str, Any]) -> str:
+    cpu = record.get("cpu")
+    text = f"{cpu['model']} ({', '.join(cpu['flags']) or 'no AVX2'})" if cpu else record["machine"]
+    loaded = record.get("load_average")
+    text += f", load {_load(record)} (start–end)" if loaded else ", load not recorded"
+    return f"{text}; {record['date']}"
+
+
+def _load(record: dict[str, Any]) -> str:
+    """The 1-minute load average at the run's start and end: the machine is shared, and a
+    model's speed follows it."""
+    load = record.get("load_average") or {}
+    ends = [f"{load[k][0]:g}" for k in ("start", "end") if load.get(k)]
+    return "–".join(ends) or "-"
 
 
 def _source(group: list[dict[str, Any]]) -> tuple[str, str, str, str]:

@@ -9,13 +9,18 @@ small record of what it measured and where:
      "command": "python -m benchmarks ...",  # as typed, without --record
      "commit": "d1626e9", "date": "2026-11-25 17:43",
      "machine": "2 vCPU (...), 24 GB RAM, ...",
+     "cpu": {"model": "...", "flags": ["avx2", ...], "kind": "AVX2, no VNNI"},
+     "load_average": {"start": [1.2, 0.9, 0.7], "end": [...]},  # 1, 5, 15 min
      "embedder": "all-MiniLM-L6-v2-int8-onnx-tok8v2",   # the model id that embedded
      "figures": {"warm_p95_ms_1k": 3.78, ...},          # a number, or one number per run
      "note": "..."}                                     # optional
 
 The headline figures are flat, named keys (each `*_figures` function says what they mean);
-the full result stays what `--json` prints. A figure given as a list is one value per run of
-the same command; `python -m benchmarks report` (`benchmarks.report`) shows their median.
+the full result stays what `--json` prints. The CPU's flags that decide how the embedder runs
+(AVX2, AVX-512, VNNI: `memory.embeddings.token_int8`) and the load average when the process
+started and when it recorded say which machine and how busy: timings are compared per kind.
+A figure given as a list is one value per run of the same command; `python -m benchmarks
+report` (`benchmarks.report`) shows their median.
 One file per record, so runs recorded on two branches never conflict.
 """
 
@@ -24,6 +29,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import shlex
 import statistics
 import sys
@@ -37,6 +43,8 @@ __all__ = [
     "BENCHES",
     "HELD_OUT",
     "RESULTS_DIR",
+    "cpu_description",
+    "cpu_kind",
     "results_dir",
     "figure",
     "latency_figures",
@@ -57,6 +65,21 @@ REQUIRED = ("bench", "data", "command", "commit", "date", "machine", "embedder",
 #: Conversations and users of the dev files that the recall model was not fitted on (the
 #: fixed split of the fit); a locomo run reports its recall on them apart.
 HELD_OUT = ("conv-30", "conv-42", "pref-d03", "pref-d04")
+#: the CPU flags that decide how fast, and on which graph, the embedder runs
+EMBEDDER_FLAGS = re.compile(r"avx2|avx512\w*|avx_vnni\w*|amx\w*")
+#: the load average when this module was first imported: a bench's process imports it at its
+#: start (`benchmarks.common`); `note_start` sets it again before a measurement
+_load_at_start: list[float] = [round(x, 2) for x in os.getloadavg()]
+
+
+def note_start() -> None:
+    """Take the load average now as the run's start (before its measurement)."""
+    _load_at_start[:] = [round(x, 2) for x in os.getloadavg()]
+
+
+def load_average() -> dict[str, list[float]]:
+    """The 1, 5 and 15 minute load averages at the run's start and now."""
+    return {"start": list(_load_at_start), "end": [round(x, 2) for x in os.getloadavg()]}
 
 
 def results_dir() -> Path:
@@ -77,6 +100,25 @@ def machine_description() -> str:
     os_name = _os_release() or platform.system()
     py = ".".join(platform.python_version_tuple()[:2])
     return f"{cpus} vCPU ({model}), {ram}, {os_name}, Python {py}"
+
+
+def cpu_description(cpuinfo: Path = Path("/proc/cpuinfo")) -> dict[str, Any]:
+    """The CPU's model, its flags that matter to the embedder, and their kind (`cpu_kind`)."""
+    model = _proc_field(str(cpuinfo), "model name") or platform.processor() or "?"
+    flags = sorted(set(EMBEDDER_FLAGS.findall(_proc_field(str(cpuinfo), "flags"))))
+    return {"model": model, "flags": flags, "kind": cpu_kind(flags)}
+
+
+def cpu_kind(flags: list[str]) -> str:
+    """What the embedder gets from the CPU: VNNI (its int8 graph, exact) or not; AVX-512 or
+    AVX2 for the rest."""
+    have = set(flags)
+    wide = "AVX-512" if "avx512f" in have else "AVX2" if "avx2" in have else "no AVX2"
+    if "avx512_vnni" in have:
+        return "AVX-512 VNNI"
+    if "avx_vnni" in have:
+        return f"{wide}, AVX-VNNI"
+    return f"{wide}, no VNNI"
 
 
 def _proc_field(path: str, name: str) -> str:
@@ -116,7 +158,10 @@ def make_record(
     note: str | None = None,
     date: str | None = None,
     machine: str | None = None,
+    cpu: dict[str, Any] | None = None,
+    load: dict[str, list[float]] | None = None,
 ) -> dict[str, Any]:
+    """A record of this run (the machine, its CPU and the load measured here unless given)."""
     if bench not in BENCHES:
         raise ValueError(f"bench must be one of {BENCHES}, got {bench!r}")
     record: dict[str, Any] = {
@@ -126,6 +171,8 @@ def make_record(
         "commit": commit,
         "date": date or datetime.now(UTC).strftime("%Y-%m-%d %H:%M"),
         "machine": machine or machine_description(),
+        "cpu": cpu or cpu_description(),
+        "load_average": load or load_average(),
         "embedder": embedder,
         "figures": figures,
     }

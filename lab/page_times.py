@@ -286,10 +286,11 @@ def browser_main(args: argparse.Namespace) -> int:
 # --- the Stats page's own run (AppTest) ------------------------------------------------------
 
 
-def run_stats_page(user: str) -> tuple[float, float]:
+def run_stats_page(user: str) -> tuple[float, float, float, float]:
     """(a first visit, a rerun of the same session: what opening a section or changing a
-    filter costs). `st.cache_data` is emptied first, so a visit never finds the previous
-    visit's data."""
+    filter costs), in wall seconds then CPU seconds of this process (which the machine's load
+    moves less). `st.cache_data` is emptied first, so a visit never finds the previous visit's
+    data."""
     import streamlit as st
     from streamlit.testing.v1 import AppTest
 
@@ -297,14 +298,15 @@ def run_stats_page(user: str) -> tuple[float, float]:
     at = AppTest.from_file(str(PROJECT_ROOT / "pages" / "stats.py"), default_timeout=120)
     at.session_state["user_id"] = user
     at.session_state["session_id"] = "s-load"
-    times = []
+    times, cpu = [], []
     for _ in range(2):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         at.run()
         times.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
         if at.exception:
             raise SystemExit(f"The page failed: {at.exception[0].value}")
-    return times[0], times[1]
+    return times[0], times[1], cpu[0], cpu[1]
 
 
 def profile_stats_page(user: str) -> None:
@@ -347,7 +349,9 @@ def stats_main(args: argparse.Namespace) -> int:
                 f"latency samples when busy), {args.runs} runs: a visit median "
                 f"{statistics.median(visits):.2f} s (min {min(visits):.2f}, max "
                 f"{max(visits):.2f}), a rerun (a click) median {statistics.median(reruns):.2f} s;"
-                f" first visit with resources {cold:.2f} s"
+                f" first visit with resources {cold:.2f} s; CPU: a visit median "
+                f"{statistics.median(r[2] for r in runs):.2f} s, a rerun "
+                f"{statistics.median(r[3] for r in runs):.2f} s; load average {os.getloadavg()}"
             )
             if args.profile:
                 profile_stats_page(user)

@@ -59,10 +59,12 @@ class Bookkeeper:
         it; a failure is logged, and the task runs again when recall needs it."""
         self._pool.submit(self._prepare, task)
 
-    def touch(self, user_id: str, memory_ids: list[str]) -> None:
-        """Count an access of each recalled memory."""
-        if memory_ids:
-            self._pool.submit(self._touch, user_id, memory_ids)
+    def after_recall(self, user_id: str, query: str | None, memory_ids: list[str]) -> None:
+        """A finished recall's query noted (None: nothing embedded) and its hits' access
+        counted: one task, queued once the recall is done (mid-recall, the woken worker took
+        turns with it for the interpreter)."""
+        if query is not None or memory_ids:
+            self._pool.submit(self._after_recall, user_id, query, memory_ids)
 
     def drain(self) -> None:
         """Wait for queued bookkeeping (before a purge or import reads the user's keys)."""
@@ -96,7 +98,11 @@ class Bookkeeper:
         except Exception as e:  # noqa: BLE001 - recall retries the task when it needs it
             log.warning("A warm-up task failed: %s", e)
 
-    def _touch(self, user_id: str, memory_ids: list[str]) -> None:
+    def _after_recall(self, user_id: str, query: str | None, memory_ids: list[str]) -> None:
+        if query is not None:
+            self._note(user_id, query)
+        if not memory_ids:
+            return
         try:
             self._episodic.touch(user_id, memory_ids)
         except redis.RedisError as e:

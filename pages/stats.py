@@ -5,6 +5,7 @@ maintenance) sits in expanders that run only when opened."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import streamlit as st
@@ -152,10 +153,13 @@ if store_wide:
             "than one moment."
         )
     else:
-        st.plotly_chart(charts.recall_time_figure(recall), key="chart_recall_time")
+        st.plotly_chart(
+            resources.shared_figure(charts.recall_time_figure, recall), key="chart_recall_time"
+        )
 
 remembered = {t: rows_by_type.get(t, []) for t in ("episodic", "semantic")}
-gf = charts.growth_frame(remembered)
+# carried on to this minute, not millisecond: the frame (and its shared figure) can repeat
+gf = charts.growth_frame(remembered, now_ms=int(time.time() // 60) * 60_000)
 days = {charts.own_date_ms(r) // 86_400_000 for rows in remembered.values() for r in rows}
 if gf.empty:
     st.caption(f"🗂️ No memories of {md_text(ctx.user_id)} yet: growth appears once they exist.")
@@ -167,7 +171,7 @@ elif len(days) < 2:
         "growth over time appears once they span more than one day."
     )
 else:
-    st.plotly_chart(charts.growth_figure(gf), key="chart_growth")
+    st.plotly_chart(resources.shared_figure(charts.growth_figure, gf), key="chart_growth")
 
 af = activity_chart.activity_frame(activity)
 if af.empty:
@@ -175,7 +179,9 @@ if af.empty:
 elif af["day"].nunique() < 2:
     st.caption("🗓️ " + md_text(activity_chart.activity_sentence(af)))
 else:
-    st.plotly_chart(activity_chart.activity_figure(af), key="chart_activity")
+    st.plotly_chart(
+        resources.shared_figure(activity_chart.activity_figure, af), key="chart_activity"
+    )
 st.caption(
     "Each memory is counted on its own date (when it happened or was said). Forgotten and "
     "expired memories are only counted: nothing of what they said is kept."

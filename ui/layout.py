@@ -15,6 +15,7 @@ from typing import Any
 
 import streamlit as st
 from pydantic import ValidationError
+from streamlit import delta_generator
 
 from memory.errors import MemorySystemError, StoreFormatError
 from ui import resources, state, stopping, undo
@@ -26,6 +27,11 @@ from ui.format import no_images
 from ui.sidebar import render_nav, render_sidebar
 
 log = logging.getLogger(__name__)
+
+# Streamlit's once-per-process check for a REPL reads the source of every frame on the stack
+# (7.6 % of the cold open: docs/performance.md); under `streamlit run` the answer is
+# no. A private flag: were it gone from Streamlit, this would only set an unused name.
+delta_generator._use_warning_has_been_displayed = True
 
 APP_NAME = "Memory Chat"
 

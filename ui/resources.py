@@ -11,9 +11,11 @@ app shows "cannot reach Redis" and pressing *Retry* is enough.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
@@ -23,6 +25,8 @@ from memory.service import MemoryService
 from memory.writing import WritePolicy
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from agent import ChatAgent
     from memory import Maintenance, MaintenanceScheduler
 
@@ -74,6 +78,15 @@ def get_maintenance(agent: ChatAgent | None = None) -> Maintenance:
         AgentSettings().model_dump_json() if agent is not None else ""
     )
     return _maintenance(key, get_coordinator(), agent)
+
+
+def shared_figure(build: Callable[[pd.DataFrame], Any], frame: pd.DataFrame) -> Any:
+    """`build(frame)`, once per process while the frame's content is the same, shared by every
+    session and rerun (Streamlit only serializes a figure it draws); a write changes the frame,
+    so the figure is built again (docs/performance.md)."""
+    content = frame.to_json(orient="split", date_format="iso", default_handler=str)
+    digest = hashlib.sha256(content.encode()).hexdigest()
+    return _figure(f"{build.__module__}.{build.__qualname__}", digest, build, frame)
 
 
 def release_all() -> None:
@@ -175,6 +188,11 @@ def _scheduler(key: str, _maint: Maintenance) -> MaintenanceScheduler:
 
     interval = _maint.settings.maintenance_interval_s
     return MaintenanceScheduler(_maint, interval).start()
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def _figure(name: str, digest: str, _build: Callable[[Any], Any], _frame: Any) -> Any:
+    return _build(_frame)  # name and digest: the key (arguments with a leading _ are not)
 
 
 @st.cache_resource(show_spinner=False)

@@ -147,7 +147,6 @@ class RecallPipeline:
             raw = _execute(pipe, cache_writes)
             timings["fetch"] = round(timings["fetch"] + _ms(t), 3)
         if qvec is not None:
-            self._bookkeeping.note_query(user_id, query)
             self._metrics.record(
                 "embedding", "embed_query", timings["embed"], hit=source != "model"
             )
@@ -168,7 +167,7 @@ class RecallPipeline:
             self._metrics.record(
                 "procedural", "recall", timings["procedural"], hit=ctx.procedural is not None
             )
-        return self._finish(ctx, timings, t0)
+        return self._finish(ctx, timings, t0, noted=query if qvec is not None else None)
 
     def _first_round_trip(
         self,
@@ -276,8 +275,11 @@ class RecallPipeline:
             ctx.session_summary = None  # deleted since
         return similar_rows
 
-    def _finish(self, ctx: MemoryContext, timings: dict[str, float], t0: float) -> MemoryContext:
-        """The context's counts and timings, recorded; the episodic hits' access noted."""
+    def _finish(
+        self, ctx: MemoryContext, timings: dict[str, float], t0: float, *, noted: str | None
+    ) -> MemoryContext:
+        """The context's counts and timings, recorded; the query embedded (`noted`) and the
+        episodic hits' access left to the bookkeeping, once the recall is done."""
         ctx.hits = {
             "episodic": len(ctx.episodic),
             "semantic": len(ctx.semantic),
@@ -289,7 +291,7 @@ class RecallPipeline:
         self._metrics.record(
             "all", "retrieve_all_context", timings["total"], hit=any(ctx.hits.values())
         )
-        self._bookkeeping.touch(ctx.user_id, [h.id for h in ctx.episodic])
+        self._bookkeeping.after_recall(ctx.user_id, noted, [h.id for h in ctx.episodic])
         return ctx
 
     def _read_ahead(

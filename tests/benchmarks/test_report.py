@@ -191,10 +191,71 @@ def test_the_decisions_file_is_complete() -> None:
 
 def test_a_real_model_run_is_shown_one_row_per_model() -> None:
     figures = {"checks_passed": 3, "checks_total": 6, "chat_expectations_met": 4,
-               "chat_expectations_total": 10, "generated_per_s": 21.5, "reply_s": 38.2}  # fmt: skip
+               "chat_expectations_total": 10, "generated_per_s": 21.5, "reply_s": 38.2,
+               "reply_s_max": 47.1}  # fmt: skip
     rec = _record("real-model", "gemma.gguf", figures=figures, command="make real-model")
     rec["model"], rec["file"] = "gemma3:270m", "r.json"
+    rec["load_average"] = {"start": [4.2, 7.1, 12.8], "end": [6.7, 6.6, 11.3]}
     text = report.render_report([rec], [])
-    assert "| gemma3:270m | 3 of 6 | 4 of 10 | 21.5 | 38.2 s | `r.json` |" in text
-    assert "|---|---|---|---|---|---|\n| gemma3:270m" in text
+    row = "| gemma3:270m | 3 of 6 | 4 of 10 | 21.5 | 38.2 s, at most 47.1 s | 4.2–6.7 | `r.json` |"
+    assert row in text
+    assert "|---|---|---|---|---|---|---|\n| gemma3:270m" in text
     assert "## Real models on this machine" not in report.render_report([], [])
+
+
+@pytest.mark.parametrize(
+    ("flags", "kind"),
+    [
+        (["avx2", "avx512_vnni", "avx512bw", "avx512f"], "AVX-512 VNNI"),
+        (["avx2", "avx_vnni"], "AVX2, AVX-VNNI"),
+        (["avx2", "avx512bw", "avx512f"], "AVX-512, no VNNI"),
+        (["avx2"], "AVX2, no VNNI"),
+        ([], "no AVX2, no VNNI"),
+    ],
+)
+def test_the_kind_of_cpu_says_whether_the_embedder_gets_vnni(flags: list[str], kind: str) -> None:
+    assert results.cpu_kind(flags) == kind
+
+
+def test_the_cpu_is_described_by_its_model_and_the_flags_the_embedder_uses(tmp_path: Path) -> None:
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text(
+        "processor\t: 0\nmodel name\t: Intel(R) Xeon(R) Platinum 8375C\n"
+        "flags\t\t: fpu sse2 avx2 fma avx512f avx512bw avx512_vnni amx_tile\n"
+    )
+    assert results.cpu_description(cpuinfo) == {
+        "model": "Intel(R) Xeon(R) Platinum 8375C",
+        "flags": ["amx_tile", "avx2", "avx512_vnni", "avx512bw", "avx512f"],
+        "kind": "AVX-512 VNNI",
+    }
+
+
+def test_a_record_holds_the_cpu_and_the_load_at_the_runs_start_and_end() -> None:
+    results.note_start()
+    record = _record()
+    assert record["cpu"]["kind"] == results.cpu_kind(record["cpu"]["flags"])
+    start, end = record["load_average"]["start"], record["load_average"]["end"]
+    assert len(start) == len(end) == 3 and all(x >= 0 for x in start + end)
+
+
+def test_the_report_shows_speed_figures_per_kind_of_cpu_with_their_load() -> None:
+    def cpu(kind: str) -> dict[str, Any]:
+        return {"model": f"model {kind}", "flags": ["avx2"], "kind": kind}
+
+    load = {"start": [1.5, 1.0, 1.0], "end": [2.0, 1.0, 1.0]}
+    records = [
+        _record(figures={"warm_p95_ms_1k": 9.0}, cpu=cpu("AVX2, no VNNI"), load=load),
+        _record(
+            figures={"warm_p95_ms_1k": 3.0},
+            cpu=cpu("AVX-512 VNNI"),
+            load=load,
+            date="2026-11-21 10:00",
+        ),
+        _record(figures={"warm_p95_ms_1k": 8.0}, cpu=cpu("AVX2, no VNNI"), commit="bbb2222",
+                date="2026-11-22 10:00", load=load),
+    ]  # fmt: skip
+    text = report.render_report(records, [])
+    section = text[text.index("## Speed per kind of CPU") : text.index("## Goals")]
+    assert "| figure | AVX2, no VNNI | AVX-512 VNNI |" in section
+    assert "| Recall p95, warm, 1k memories | 8.0 ms | 3.0 ms |" in section  # each kind's newest
+    assert "model AVX-512 VNNI (avx2), load 1.5–2 (start–end)" in section

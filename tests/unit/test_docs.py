@@ -23,6 +23,7 @@ PAGES = (
     "configuration",
     "architecture",
     "recall",
+    "performance",
     "maintenance",
     "agent",
     "testing",
