@@ -72,12 +72,11 @@ def used(r: TurnResult) -> tuple[list[RecallHit], list[RecallHit]]:
     """The episodic and semantic memories the answer used: those that reached the model, or
     those a memory-only answer listed (agent.replies.answer_hits)."""
     rec = r.recalled
-    if r.mode == "memory-only":
-        listed = answer_hits(rec, r.stored)
-        return [h for h in listed if h.memory_type == "episodic"], [
-            h for h in listed if h.memory_type == "semantic"
-        ]
-    return in_prompt(r, rec.episodic), in_prompt(r, rec.semantic)
+    if r.mode != "memory-only":
+        return in_prompt(r, rec.episodic), in_prompt(r, rec.semantic)
+    listed = answer_hits(rec, r.stored)
+    episodic = [h for h in listed if h.memory_type == "episodic"]
+    return episodic, [h for h in listed if h.memory_type != "episodic"]
 
 
 def lead_line(r: TurnResult) -> str:
