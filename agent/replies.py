@@ -1,7 +1,7 @@
 """What the agent says without a model: the status line of a recall, and the memory-only
-reply (labelled; it lists what was stored and recalled, as data for the person to read).
-A memory-only reply carries `MEMORY_ONLY_MARK`, so the history sent to a model later leaves
-it out (agent/prompt.py)."""
+reply (labelled; what was stored, and the few memories that answer the message, grouped by
+what they are, as data for the person to read). A memory-only reply carries
+`MEMORY_ONLY_MARK`, so the history sent to a model later leaves it out (agent/prompt.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,26 @@ from datetime import UTC, datetime
 from agent.prompt import MEMORY_ONLY_MARK, without_replaced
 from agent.types import StoredMemory
 from memory.block import shown_reply
-from memory.models import MemoryContext
+from memory.models import MemoryContext, RecallHit, shown_hits
+
+#: At most this many memories answer a message without a model: the few that answer it.
+ANSWER_MEMORIES = 5
+#: The groups a memory-only answer lists its memories under, by kind (a fact: "semantic").
+GROUPS = {
+    "health_event": "Health",
+    "goal": "Goals",
+    "preference": "Preferences",
+    "fact": "About you",
+    "milestone": "Milestones",
+    "correction": "Corrections",
+    "feedback": "Feedback",
+    "interaction": "Earlier conversations",
+    "summary": "Earlier conversations",
+    "semantic": "General knowledge",
+}
+#: Kinds that log the chat itself (the user's own questions), not something known about them
+CONVERSATION_KINDS = frozenset({"interaction", "summary"})
+NOTHING_YET = "I have nothing about that yet."
 
 
 def _day(ms: object) -> str:
@@ -54,11 +73,7 @@ def memory_only_reply(
         if state == "failed"
         else f"The language model is {state}"
     )
-    lines = [
-        f"{what}, {MEMORY_ONLY_MARK}",
-        reason,
-    ]
-    lines.append("")
+    lines = [f"{what}, {MEMORY_ONLY_MARK}", reason, ""]
     if saved is False:
         lines.append("I could NOT save your message: it will not be in this chat's history.")
     # What was remembered is not copied into the reply: the line under the answer names it
@@ -70,24 +85,50 @@ def memory_only_reply(
     elif stored:
         lines.append("What it told me is remembered all the same.")
     lines.append("")
-    hits = [*without_replaced(ctx.episodic, stored), *ctx.semantic]
+    hits = answer_hits(ctx, stored)
     if hits:
-        lines.append("What I remember that may be relevant:")
-        for h in hits:
-            et = str(h.record.get("event_type") or h.record.get("category") or h.memory_type)
-            answered = shown_reply(h, ctx.query)  # "" but for a remembered exchange
-            # dated: "you ran 27 km" from two months ago must not read as this week
-            day = _day(h.record.get("timestamp")) if h.memory_type == "episodic" else ""
-            lines.append(
-                f"- [{et}] {h.text} ({f'{day}; ' if day else ''}relevance: {h.band})"
-                + (f"; I answered then: {answered}" if answered else "")
-            )
+        lines.append("What I remember about this:")
+        for group, mine in grouped(hits):
+            lines += ["", f"**{group}**", *(_answer_line(h, ctx.query) for h in mine)]
     else:
-        lines.append("I have no memories relevant to this message yet.")
-    if ctx.procedural is not None:
-        lines.append(
-            "For questions like this I would normally use: "
-            + " -> ".join(ctx.procedural.tool_sequence)
-            + f" (confidence {ctx.procedural.confidence:.2f})."
-        )
+        lines.append(NOTHING_YET)
+    if (proc := ctx.procedural) is not None:
+        # its own paragraph: a line right under the list would join its last bullet
+        tools = " -> ".join(proc.tool_sequence)
+        lines += ["", f"For questions like this I would normally use: {tools}"]
+        lines[-1] += f" (confidence {proc.confidence:.2f})."
     return "\n".join(lines).strip()
+
+
+def answer_hits(ctx: MemoryContext, stored: list[StoredMemory]) -> list[RecallHit]:
+    """The memories a memory-only answer gives, best first: those search would show people
+    (at or above `SHOWN_FLOOR`), at most `ANSWER_MEMORIES`; not one this turn just replaced."""
+    kept, _ = shown_hits([*without_replaced(ctx.episodic, stored), *ctx.semantic])
+    return kept[:ANSWER_MEMORIES]
+
+
+def kind_of(hit: RecallHit) -> str:
+    """An episodic memory's kind, or "semantic" for a fact."""
+    episodic = hit.memory_type == "episodic"
+    return str(hit.record.get("event_type") or "fact") if episodic else "semantic"
+
+
+def is_conversation(hit: RecallHit) -> bool:
+    """Is the hit a logged exchange or a summary of one (the chat, not a memory of the user)?"""
+    return kind_of(hit) in CONVERSATION_KINDS
+
+
+def grouped(hits: list[RecallHit]) -> list[tuple[str, list[RecallHit]]]:
+    """The hits under their group's words, the group of the best hit first, best first inside."""
+    groups: dict[str, list[RecallHit]] = {}
+    for h in hits:
+        groups.setdefault(GROUPS.get(kind_of(h), "Other"), []).append(h)
+    return list(groups.items())
+
+
+def _answer_line(h: RecallHit, query: str) -> str:
+    answered = shown_reply(h, query)  # "" but for a remembered exchange
+    # dated: "you ran 27 km" from two months ago must not read as this week
+    day = _day(h.record.get("timestamp")) if h.memory_type == "episodic" else ""
+    then = f"; I answered then: {answered}" if answered else ""
+    return f"- {h.text}" + (f" ({day})" if day else "") + then

@@ -1,7 +1,8 @@
-"""The benchmarks, beside the product: `python -m benchmarks latency|locomo|qa|report`.
+"""The benchmarks, beside the product: `python -m benchmarks latency|locomo|floor|qa|report`.
 
     latency   recall/store latency, ingest rate, cache-hit latency and Redis memory per memory
     locomo    LoCoMo turn-level evidence recall through the app's recall path
+    floor     where search stops: unanswerable questions that show nothing, evidence kept
     qa        answer accuracy on LoCoMo-style questions through the agent (needs Ollama)
     report    BENCHMARKS.md, printed from the recorded results (`benchmarks.report`)
 
@@ -24,7 +25,7 @@ __all__ = ["main"]
 
 
 def main(argv: list[str] | None = None) -> int:
-    from benchmarks import latency, locomo, qa, report
+    from benchmarks import floor, latency, locomo, qa, report
 
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks",
@@ -32,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="bench", required=True)
-    for bench in (latency, locomo, qa, report):
+    for bench in (latency, locomo, floor, qa, report):
         bench.add_parser(sub)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")

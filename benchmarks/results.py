@@ -1,10 +1,10 @@
 """Benchmark results as data: one JSON record per run, committed under `benchmarks/results/`.
 
 A bench command run with `--record` (the product's, or a measurement of the lab's:
-`lab.fit_recall`, `lab.search_floor`, `lab.page_times`) writes, besides its usual output, a
+`lab.fit_recall`, `lab.page_times`) writes, besides its usual output, a
 small record of what it measured and where:
 
-    {"bench": "latency" | "locomo" | "qa" | "cross-validation" | "pages" | "bands" | "real-model",
+    {"bench": "latency" | "locomo" | "qa" | "cross-validation" | "pages" | "floor" | "real-model",
      "data": "locomo-dev.json" or null,        # the data file's name, when the bench reads one
      "command": "python -m benchmarks ...",  # as typed, without --record
      "commit": "d1626e9", "date": "2026-11-25 17:43",
@@ -60,7 +60,7 @@ __all__ = [
 RESULTS_DIR = PROJECT_ROOT / "benchmarks" / "results"
 #: where `--record` writes and `bench report` reads instead (tests: a temporary folder)
 RESULTS_DIR_ENV = "BENCH_RESULTS_DIR"
-BENCHES = ("latency", "locomo", "qa", "cross-validation", "pages", "bands", "real-model")
+BENCHES = ("latency", "locomo", "qa", "cross-validation", "pages", "bands", "floor", "real-model")
 REQUIRED = ("bench", "data", "command", "commit", "date", "machine", "embedder", "figures")
 #: Conversations and users of the dev files that the recall model was not fitted on (the
 #: fixed split of the fit); a locomo run reports its recall on them apart.

@@ -187,7 +187,8 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
         coord.close()
     lines = [f"{h.score:.3f} {h.band:8} {h.id} {for_terminal(h.text)}" for h in hits]
     if weaker:
-        lines.append(f"no more relevant memories ({weaker} below {SHOWN_FLOOR} not shown)")
+        some = "no more" if hits else "no"  # a question about nothing stored says so
+        lines.append(f"{some} relevant memories ({weaker} below {SHOWN_FLOOR} not shown)")
     print_result(args, [h.model_dump(mode="json") for h in hits], "\n".join(lines) or "no hits")
     return 0
 

@@ -27,6 +27,7 @@ import pandas as pd
 import streamlit as st
 
 from agent.prompt import BlockLine, read_block, unfenced
+from agent.replies import answer_hits, is_conversation
 from agent.speed import speed_text
 from agent.types import BudgetSplit, StoredMemory, ToolCallRecord, TurnResult, WindowReport
 from memory.models import BAND_HIGH, BAND_MODERATE, MemoryContext, RecallHit
@@ -67,24 +68,40 @@ def in_prompt(r: TurnResult, hits: list[RecallHit]) -> list[RecallHit]:
     return [h for h in hits if unfenced(h.text) in texts]
 
 
-def lead_line(r: TurnResult) -> str:
-    """One plain sentence: which of the user's memories the answer used (markdown, escaped)."""
+def used(r: TurnResult) -> tuple[list[RecallHit], list[RecallHit]]:
+    """The episodic and semantic memories the answer used: those that reached the model, or
+    those a memory-only answer listed (agent.replies.answer_hits)."""
     rec = r.recalled
-    about = in_prompt(r, rec.episodic)
-    facts = in_prompt(r, rec.semantic)
+    if r.mode != "memory-only":
+        return in_prompt(r, rec.episodic), in_prompt(r, rec.semantic)
+    listed = answer_hits(rec, r.stored)
+    episodic = [h for h in listed if h.memory_type == "episodic"]
+    return episodic, [h for h in listed if h.memory_type != "episodic"]
+
+
+def lead_line(r: TurnResult) -> str:
+    """One plain sentence: which of the user's memories the answer used (markdown, escaped).
+    The user's earlier questions it recalled are counted apart: they are no memory of them."""
+    rec = r.recalled
+    episodic, facts = used(r)
+    about = [h for h in episodic if not is_conversation(h)]
+    talks = len(episodic) - len(about)
+    recalled_about = [h for h in rec.episodic if not is_conversation(h)]
     if about:
         n = len(about)
         named = ", ".join(f"“{md_text(short(h.text))}”" for h in about[:LEAD_NAMED])
         more = f" and {n - LEAD_NAMED} more" if n > LEAD_NAMED else ""
         line = f"Used {n} thing{'' if n == 1 else 's'} I know about you: {named}{more}"
-    elif rec.episodic:
-        line = (
-            f"Recalled {len(rec.episodic)} thing{'' if len(rec.episodic) == 1 else 's'} about "
-            "you, but none fitted into the prompt"
-        )
-    else:
+    elif talks or r.mode == "memory-only" or not recalled_about:
         line = "Used nothing I know about you"
+    else:
+        n = len(recalled_about)
+        line = (
+            f"Recalled {n} thing{'' if n == 1 else 's'} about you, but none fitted into the prompt"
+        )
     extra = []
+    if talks:
+        extra.append(f"{talks} earlier conversation{'' if talks == 1 else 's'}")
     if facts:
         extra.append(f"{len(facts)} general fact{'' if len(facts) == 1 else 's'}")
     proc = rec.procedural

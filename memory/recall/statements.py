@@ -73,12 +73,14 @@ _ASKS_A_PLAN = re.compile(
     r"|build|write|set up|map out|work out)\b",
     re.IGNORECASE,
 )
-#: TASTES: questions about the user's own tastes ("when do I like to exercise?"), which ask for
-#: one thing the user said.
+#: TASTES: questions about the user's own tastes or constraints ("when do I like to exercise?",
+#: "what can't I eat?"), which ask for one thing the user said.
 _ASKS_TASTES = re.compile(
     r"\b((do|did|would) i (usually |normally |really )?"
     r"(like|prefer|enjoy|love|hate|dislike|want|avoid|eat|drink)"
     r"|am i (allergic|intolerant|sensitive)"
+    r"|(can['’]?t|cannot|can|could|may) i (eat|drink|have)"
+    r"|i (can['’]?t|cannot|shouldn['’]?t|should not|mustn['’]?t|must not) (eat|drink|have)"
     r"|my (favou?rite|preferences?|tastes?))\b",
     re.IGNORECASE,
 )

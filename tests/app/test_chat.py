@@ -224,4 +224,46 @@ def test_memory_only_answers_date_what_they_recall(offline_env, make_app) -> Non
     at = make_app("app.py", user="alice")
     at.chat_input(key="chat_input").set_value("How far did I run along the river?").run()
     no_errors(at)
-    assert "Ran 27 km along the river (14 Sep 2026; relevance:" in chat_texts(at)[1][1]
+    assert "Ran 27 km along the river (14 Sep 2026)" in chat_texts(at)[1][1]
+
+
+def answer(at, i: int) -> str:  # type: ignore[no-untyped-def]
+    """The text of the i-th chat message's answer alone (not its status or details)."""
+    return next(m.value for m in at.chat_message[i].markdown if "I saved your" in m.value)
+
+
+def test_a_memory_only_answer_gives_the_few_memories_that_answer_grouped(
+    offline_env, make_app, coordinator
+) -> None:
+    """The demo persona without a model: "Plan my running this week" answers with at most 5
+    memories under their kinds in words, the learned tools on a line of their own, and the
+    details count memories, not her earlier questions; a question about nothing she told
+    says so."""
+    from memory import DEMO_QUESTIONS, DEMO_USER, load_demo
+
+    load_demo(coordinator)
+    at = make_app("app.py", user=DEMO_USER, session="s-offline")
+    at.chat_input(key="chat_input").set_value(DEMO_QUESTIONS[0]).run()
+    no_errors(at)
+    reply = answer(at, 1)
+    lines = [line.rstrip() for line in reply.splitlines()]  # shown with hard breaks
+    memories = [line for line in lines if line.startswith("- ")]
+    assert 1 <= len(memories) <= 5, reply
+    assert any("Running plan after her sprained left ankle" in m for m in memories)
+    assert "Running cadence" not in reply and "[health_event]" not in reply
+    assert "**Health**" in lines and "**Goals**" in lines
+    tools = next(i for i, line in enumerate(lines) if line.startswith("For questions like this"))
+    assert lines[tools - 1] == ""  # its own paragraph, not the last bullet's continuation
+    lead = next(t for t in texts(at).splitlines() if t.startswith("Used "))
+    group, mine = "", 0  # the bullets under her memories' groups: not her questions, facts
+    for line in lines:
+        group = line if line.startswith("**") else group
+        not_hers = ("**Earlier conversations**", "**General knowledge**")
+        mine += line.startswith("- ") and group not in not_hers
+    assert lead.startswith(f"Used {mine} thing"), (lead, reply)
+
+    at.chat_input(key="chat_input").set_value("swimming pool opening hours").run()
+    no_errors(at)
+    reply = answer(at, 3)
+    assert "I have nothing about that yet." in reply
+    assert not [line for line in reply.splitlines() if line.startswith("- ")], reply

@@ -36,6 +36,7 @@ def test_a_hostile_query_and_import_file_keys_are_text(app_env, coordinator, mak
     coordinator.add_episodic("alice", "I prefer morning workouts")
     at = make_app("pages/memories.py")
     at.text_input(key="s_query").set_value(f"workouts {IMAGE}")
+    at.slider(key="s_min").set_value(0.0)  # whatever the floor: the result and its caption
     at.button(key="s_go").click().run()
     no_errors(at)
     assert "result" in rendered(at)  # the search ran and its caption is shown

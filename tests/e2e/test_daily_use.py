@@ -6,6 +6,7 @@ table read as rows, chart titles clear of the toolbar. The OS's dark theme chang
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -150,6 +151,14 @@ def test_the_memories_page_search_stops_at_what_is_relevant(
     wait_idle(page)
     expect(page.get_by_text("1 result for “nut allergy”")).to_be_visible(timeout=TIMEOUT_MS)
     expect(page.get_by_text("No more relevant memories")).to_be_visible()
+    # a question about nothing she told shows nothing, and says so
+    by_key(page, "s_query").get_by_role("textbox").fill("swimming pool opening hours")
+    by_key(page, "s_go").get_by_role("button").click()
+    wait_idle(page)
+    expect(page.get_by_text("No relevant memories above the minimum score")).to_be_visible(
+        timeout=TIMEOUT_MS
+    )
+    expect(page.get_by_text(re.compile(r"results? for “swimming"))).to_have_count(0)
     no_exceptions(page)
 
 

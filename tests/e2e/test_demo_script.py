@@ -144,10 +144,16 @@ def test_the_demo_script_survives_a_presenter(  # noqa: PLR0915 - one script, st
     expect(page.get_by_test_id("stChatMessage")).to_have_count(2, timeout=TIMEOUT_MS)
     wait_idle(page)
     answer = page.get_by_test_id("stChatMessage").last
-    if offline:  # the answer lists what it recalled, dated, and the learned tools
-        expect(answer).to_contain_text("What I remember that may be relevant")
-        expect(answer).to_contain_text("search_workouts -> compare_periods")
-        expect(answer).to_contain_text(re.compile(r"\(\d{1,2} \w{3} 2026; relevance"))
+    if offline:  # the few memories that answer it, grouped and dated, and the learned tools
+        reply = answer.get_by_test_id("stMarkdownContainer").filter(
+            has_text="What I remember about this"
+        )
+        expect(reply.locator("strong").filter(has_text=re.compile(r"^Health$"))).to_be_visible()
+        expect(reply.locator("li")).to_have_count(5)
+        expect(reply).to_contain_text(re.compile(r"\(\d{1,2} \w{3} 2026\)"))
+        # on its own line, not glued to the last memory
+        expect(reply.locator("li").last).not_to_contain_text("For questions like this")
+        expect(reply).to_contain_text(re.compile(r"search_workouts (->|→) compare_periods"))
         expect(answer).not_to_contain_text("memory-only reply")  # the banner said it once
     else:  # the fake model repeats the memories it was given
         expect(answer).to_contain_text("sprained left ankle")

@@ -1,5 +1,6 @@
-"""Search shown to people on the demo persona: a clear match is at least moderate and the
-search stops at what is relevant; the prompt's recall keeps its weaker candidates."""
+"""Search shown to people on the demo persona: a clear match is at least moderate, the
+search stops at what is relevant, and a question about nothing stored shows nothing; the
+prompt's recall keeps its weaker candidates."""
 
 from __future__ import annotations
 
@@ -45,6 +46,26 @@ def test_a_clear_match_is_shown_alone_and_at_least_moderate(
     assert weaker > 0  # there was noise below the floor, and it is not shown
 
 
+def test_what_she_cannot_eat_shows_her_allergy_at_least_moderate(
+    persona: MemoryCoordinator,
+) -> None:
+    """No shared word: it is found as one of her stated constraints (memory.recall.statements)."""
+    kept, _ = searched(persona, "what can't I eat")
+    allergy = [h for h in kept if h.text == ALLERGY]
+    assert allergy and allergy[0].band in ("moderate", "high"), [(h.text, h.score) for h in kept]
+
+
+@pytest.mark.parametrize(
+    "query", ["swimming pool opening hours", "What is my blood type?", "Who cuts my hair?"]
+)
+def test_a_question_about_nothing_she_told_shows_nothing(
+    persona: MemoryCoordinator, query: str
+) -> None:
+    kept, weaker = searched(persona, query)
+    assert kept == [], [(h.text, h.score) for h in kept]
+    assert weaker > 0  # there were candidates, none relevant enough to show
+
+
 def test_the_prompt_recall_is_not_floored(persona: MemoryCoordinator) -> None:
     ctx = persona.retrieve_all_context(U, "s-check", "nut allergy")
     assert ALLERGY in [h.text for h in ctx.episodic]
@@ -56,9 +77,10 @@ def test_cli_search_stops_at_what_is_relevant(
     cli: Callable[..., Any], persona: MemoryCoordinator
 ) -> None:
     out = cli("search", "--user", U, "--query", "nut allergy", "--type", "semantic").stdout
-    assert "no more relevant memories" in out
-    assert " low " not in out  # only the hint: every fact is below the floor
+    assert out.startswith("no relevant memories (")  # only the hint: every fact is below
     found = cli("search", "--user", U, "--query", "nut allergy").stdout.splitlines()
     assert len(found) in (1, 2) and ALLERGY in found[0], found
     assert " moderate " in found[0] or " high " in found[0]
     assert all(line.startswith("no more relevant memories") for line in found[1:]), found
+    nothing = cli("search", "--user", U, "--query", "swimming pool opening hours").stdout
+    assert nothing.startswith("no relevant memories ("), nothing

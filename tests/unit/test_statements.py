@@ -91,7 +91,15 @@ def test_requests_for_a_plan_or_advice_are_advice(text: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["When do I like to exercise?", "What foods am I allergic to?", "my favourite film?"]
+    "text",
+    [
+        "When do I like to exercise?",
+        "What foods am I allergic to?",
+        "my favourite film?",
+        "what can't I eat",  # a constraint of the user: their allergy or diet answers it
+        "Can I drink coffee?",
+        "Is there anything I shouldn't eat?",
+    ],
 )
 def test_questions_about_one_taste_are_tastes(text: str) -> None:
     # one thing the user said: the user's own facts keep competing with each other there
