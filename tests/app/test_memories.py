@@ -237,7 +237,7 @@ def test_export_then_import_into_a_purged_user(alice, make_app) -> None:
     table = at.dataframe(key="tbl_episodic").value
     used = dict(zip(table["Memory"], table["Used in"], strict=True))
     assert used["I am vegetarian"].startswith("1 answer, last on ")  # the usage came back
-    assert used["Ran my first 10k"] == "never used"
+    assert used["Ran my first 10k"] == "no answer yet"
 
 
 def test_invalid_import_shows_why_and_writes_nothing(alice, make_app) -> None:
@@ -383,7 +383,7 @@ def test_usage_per_memory_and_the_never_used_filter(alice, make_app) -> None:  #
     table = at.dataframe(key="tbl_episodic").value
     used = dict(zip(table["Memory"], table["Used in"], strict=True))
     assert used["I am vegetarian"].startswith("1 answer, last on ")
-    assert used["Ran my first 10k"] == "never used"
+    assert used["Ran my first 10k"] == "no answer yet"
 
     at.toggle(key="f_ep_never").set_value(True).run()
     assert sorted(episodic_texts(at)) == ["Ran my first 10k", "Train for a half marathon"]
