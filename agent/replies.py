@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 
 from agent.prompt import MEMORY_ONLY_MARK, without_replaced
 from agent.types import StoredMemory
+from memory import words
 from memory.block import shown_reply
 from memory.models import MemoryContext
 
@@ -32,7 +33,7 @@ def recall_status(ctx: MemoryContext) -> str:
     if ctx.semantic:
         parts.append(f"{len(ctx.semantic)} general facts")
     if ctx.procedural is not None:
-        parts.append(f"a learned tool pattern ({ctx.procedural.confidence:.2f})")
+        parts.append(f"a tool habit ({words.tools_words(ctx.procedural.tool_sequence)})")
     if ctx.short_term:
         parts.append(f"{len(ctx.short_term)} recent messages")
     return "Recalled " + ", ".join(parts) if parts else "Nothing recalled"
@@ -74,20 +75,21 @@ def memory_only_reply(
     if hits:
         lines.append("What I remember that may be relevant:")
         for h in hits:
-            et = str(h.record.get("event_type") or h.record.get("category") or h.memory_type)
+            kind = h.record.get("event_type")
+            et = words.kind_word(kind) if kind else str(h.record.get("category") or "Fact")
             answered = shown_reply(h, ctx.query)  # "" but for a remembered exchange
             # dated: "you ran 27 km" from two months ago must not read as this week
             day = _day(h.record.get("timestamp")) if h.memory_type == "episodic" else ""
             lines.append(
-                f"- [{et}] {h.text} ({f'{day}; ' if day else ''}relevance: {h.band})"
+                f"- {et}: {h.text} ({f'{day}; ' if day else ''}{words.band_word(h.band)})"
                 + (f"; I answered then: {answered}" if answered else "")
             )
     else:
         lines.append("I have no memories relevant to this message yet.")
     if ctx.procedural is not None:
         lines.append(
-            "For questions like this I would normally use: "
-            + " -> ".join(ctx.procedural.tool_sequence)
-            + f" (confidence {ctx.procedural.confidence:.2f})."
+            "For questions like this I would normally have "
+            + words.tools_words(ctx.procedural.tool_sequence)
+            + f" ({ctx.procedural.confidence:.0%} sure)."
         )
     return "\n".join(lines).strip()
