@@ -3,26 +3,15 @@
     Answerer.message_fits(message, model)   None, or why the message cannot be sent at all
     Answerer.answer(...)                    TurnEvents; returns (reply, hit_cap)
 
-Before every request the prompt is planned again with `agent.budget` (this turn's tool results
-take room as they come), so Ollama never has to cut it. What differs between models is read
-from their profile, not assumed:
-
-- a model without the `tools` capability is offered no tools (and one that answers "does not
-  support tools" anyway is not offered them again); on a window too small for every tool
-  schema, a model is offered the tools this message may need (`Answerer.may_need`);
-- a thinking model thinks when AGENT_THINK allows; its thoughts stream as `thinking` events and
-  are kept apart from the reply (shown folded, never stored, replayed or summarised);
-- a tool call written as text (small models do that) is held back while it streams, and run
-  like a native call when it names an offered tool with valid arguments; otherwise it is shown
-  as the answer it then is;
-- a slow model (below 30 tokens/s, measured from its replies: agent.speed) gets a reply budget
-  it writes in about 15 s; an answer cut at its budget is named in `AnswerState.limits`.
-"""
+The prompt is planned again before every request (`agent.budget`); what differs between models
+(tools, thinking, calls written as text, speed) is read from their profile, not assumed
+(docs/agent.md, "Small, thinking and tool-less models"). A reply that copies the instructions
+(a base model's echo: agent.echo) is stopped unseen and says what to do instead."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Generator, Iterable, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -37,12 +26,13 @@ from agent.budget import (
     tool_name,
 )
 from agent.config import AgentSettings
+from agent.echo import USE_A_CHAT_MODEL, EchoGuard
 from agent.errors import ToolsNotSupportedError
 from agent.knowing import UNKNOWN_RULE
 from agent.llm import LLM, LLMChunk, ToolCall
 from agent.profile import ModelProfile
 from agent.prompt import profile_tokens, render_memory_block, system_rules
-from agent.speed import REPLY_SECONDS, reply_cap, speed_text
+from agent.speed import Speed, speed_text
 from agent.tools.memory_tools import MemoryToolkit
 from agent.tools.registry import ToolContext, ToolRegistry, result_for_model
 from agent.tools.text_calls import TextCallFilter, parse_text_tool_calls
@@ -79,6 +69,16 @@ CUT_REPLY = (
     "text, on a tool call or thoughts too long to finish, so nothing was done. Ask for less at "
     "once, or raise AGENT_REPLY_TOKENS.)"
 )
+#: The reply copied the agent's instructions: it is not shown (a base model continues its prompt);
+#: ECHO_AFTER when it began with words of its own, which stay.
+ECHO_REPLY = (
+    "(No answer: {model} started repeating its instructions ({what}) instead of answering, so "
+    "that text is not shown. A base model does that, not a chat model: {advice}.)"
+)
+ECHO_AFTER = (
+    "({model} went on to repeat its instructions ({what}), so that part is not shown. A base "
+    "model does that, not a chat model: {advice}.)"
+)
 NO_TOOLS_NOTE = (
     "This model cannot call tools, so no live data can be looked up in this conversation. "
     "Answer from the remembered data; for numbers about workouts, heart rate, sleep or weight, "
@@ -103,6 +103,8 @@ class AnswerState:
     limits: list[str] = field(default_factory=list)
     #: the slow model's note when its replies were capped this turn (Answerer.speed_note)
     slow: str | None = None
+    #: what of the instructions the reply repeated (agent.echo); the reply was stopped
+    echoed: str | None = None
 
 
 def _shrink_exchange(exchange: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -145,28 +147,46 @@ class Answerer:
         known_without = profile is not None and not profile.tools
         return len(self.registry) > 0 and model not in self._no_tools and not known_without
 
-    def reply_reserve(self, model: str, profile: ModelProfile | None) -> int:
-        """The reply's budget (num_predict): AGENT_REPLY_TOKENS (+ thoughts), or for a slow
-        model what it writes in about REPLY_SECONDS."""
-        budget = self.config.reply_tokens + (
-            self.config.think_tokens if self.thinks(profile) else 0
-        )
-        return reply_cap(self.llm.speed(model), budget)
+    def budget(self, profile: ModelProfile | None) -> int:
+        """The configured reply budget: AGENT_REPLY_TOKENS (+ thoughts)."""
+        return self.config.reply_tokens + (self.config.think_tokens if self.thinks(profile) else 0)
 
-    def speed_note(self, model: str) -> str | None:
+    def reply_reserve(self, model: str, profile: ModelProfile | None) -> int:
+        """The reply's room in the window: the budget, or for a slow model what it writes in
+        about AGENT_REPLY_SECONDS after reading a prompt like its last one (each request's own
+        prompt then sets its num_predict: `time_cap`)."""
+        speed = self.llm.speed(model)
+        budget = self.budget(profile)
+        if speed is None:
+            return budget
+        return speed.reply_cap(speed.prompt_tokens, budget, self.config.reply_seconds)
+
+    def speed_note(self, model: str, speed: Speed, prompt_tokens: int, cap: int) -> str:
         """For the status box: the slow model's speed and what it does to the answer."""
-        tps = self.llm.speed(model)
-        profile = self.llm.profile(model)
-        budget = self.config.reply_tokens + (
-            self.config.think_tokens if self.thinks(profile) else 0
-        )
-        cap = reply_cap(tps, budget)
-        if tps is None or cap >= budget:
-            return None
+        read_s = speed.reply_seconds(prompt_tokens, 0)
         return (
-            f"{model} writes {speed_text(tps)}, so answers are kept to {cap:,} tokens "
-            f"(about {REPLY_SECONDS:g} s)"
+            f"{model} writes {speed_text(speed.tokens_per_s)}"
+            + (f" and takes about {read_s:.0f} s to read its prompt" if read_s >= 1 else "")
+            + f", so answers are kept to {cap:,} tokens (about {self.config.reply_seconds:g} s "
+            "in all)"
         )
+
+    def time_cap(
+        self, model: str, profile: ModelProfile | None, plan: Fit, answer: AnswerState
+    ) -> Generator[TurnEvent, None, float | None]:
+        """Fit the request's reply (plan.split.reply, sent as num_predict) to
+        AGENT_REPLY_SECONDS with this prompt, and say so once a turn. Returns the time limit of
+        a model never measured (stopped after about that long), else None."""
+        speed = self.llm.speed(model)
+        if speed is None:
+            return self.config.reply_seconds
+        prompt = round(plan.split.prompt * plan.split.scale)
+        cap = speed.reply_cap(prompt, self.budget(profile), self.config.reply_seconds)
+        plan.split.reply = min(plan.split.reply, cap)
+        if cap < self.budget(profile) and answer.slow is None:
+            answer.slow = self.speed_note(model, speed, prompt, cap)
+            yield StatusEvent(text=f"Thinking… ({answer.slow})", stage="answer")
+        return None
 
     def scale(self, model: str) -> float:
         return self._scale.get(model, 1.0)
@@ -284,7 +304,6 @@ class Answerer:
         (reply, hit_cap) via StopIteration; thoughts, the fit and the report land in `answer`."""
         profile = self.llm.profile(model)
         report = answer.report
-        answer.slow = self.speed_note(model)  # as planned, before this turn's replies
 
         def fit(tools: bool, send: bool, exch: list[dict[str, Any]]) -> Fit:
             return self._fit(
@@ -316,6 +335,7 @@ class Answerer:
             if answer.first_fit is None:
                 answer.first_fit = plan
             answer.fit = plan
+            time_limit = yield from self.time_cap(model, profile, plan, answer)
             yield PromptEvent(memory_block=plan.block.text, memory_block_tokens=plan.block.tokens)
             report.split = plan.split
             report.rounds = round_no + 1
@@ -327,21 +347,24 @@ class Answerer:
             }
             try:
                 content, calls, done = yield from self._stream_round(
-                    model,
-                    messages,
-                    plan.tools or None,
-                    options,
-                    think,
-                    answer,
+                    model, messages, plan.tools or None, options, think, answer, time_limit
                 )
             except ToolsNotSupportedError:
                 if not use_tools or "".join(answer.parts):
                     raise
                 use_tools = False
                 plan, content, calls, done = yield from self._answer_without_tools(
-                    model, message, fit, exchange, options, think, answer
+                    model, message, fit, exchange, options, think, answer, time_limit
                 )
             self._note_report(model, report, plan, done, answer)
+            if answer.echoed is not None:
+                said = "".join(answer.parts).strip()
+                note = (ECHO_AFTER if said else ECHO_REPLY).format(
+                    model=model, what=answer.echoed, advice=USE_A_CHAT_MODEL
+                )
+                answer.parts.append(f"\n\n{note}" if said else note)
+                yield TokenEvent(text=answer.parts[-1])
+                break
             if not calls or final_round:
                 break
             yield from self._run_tools(content, calls, exchange, records, tctx)
@@ -360,6 +383,7 @@ class Answerer:
         options: dict[str, Any],
         think: bool,
         answer: AnswerState,
+        time_limit: float | None,
     ) -> Generator[TurnEvent, None, tuple[Fit, str, list[ToolCall], LLMChunk]]:
         """The round again without tools, for a model that turned out not to support them
         (e.g. gemma): it answers from memory alone, and is not offered tools again."""
@@ -369,11 +393,12 @@ class Answerer:
             text=f"{model} cannot call tools: answering from memory only", stage="answer"
         )
         plan = fit(False, False, exchange)
+        plan.split.reply = min(plan.split.reply, options["num_predict"])
         answer.fit = answer.first_fit = plan
         answer.report.split = plan.split
         messages = self._request_messages(plan, message, exchange)
         content, calls, done = yield from self._stream_round(
-            model, messages, None, options, think, answer
+            model, messages, None, options, think, answer, time_limit
         )
         return plan, content, calls, done
 
@@ -496,15 +521,22 @@ class Answerer:
         options: dict[str, Any],
         think: bool,
         answer: AnswerState,
+        time_limit: float | None = None,
     ) -> Generator[TurnEvent, None, tuple[str, list[ToolCall], LLMChunk]]:
         """One model request. Content streams as tokens, except what may be a tool call
         written as text (small models do that): it is held until the answer ends, then run as a
-        call when it names an offered tool with valid arguments, or shown as it was."""
+        call when it names an offered tool with valid arguments, or shown as it was. The last
+        words are held back until they cannot be the start of a copy of the instructions;
+        a reply that turns into one is stopped (`answer.echoed`)."""
         content = ""
         calls: list[ToolCall] = []
         done = LLMChunk(done=True)
         held = TextCallFilter() if tools else None
-        chunks = self.llm.stream_chat(model, messages, tools=tools, options=options, think=think)
+        system = "\n".join(str(m["content"]) for m in messages if m.get("role") == "system")
+        echo = EchoGuard(system, tools)
+        chunks = self.llm.stream_chat(
+            model, messages, tools=tools, options=options, think=think, time_limit_s=time_limit
+        )
         try:
             for chunk in chunks:
                 if chunk.thinking:
@@ -512,10 +544,9 @@ class Answerer:
                     yield ThinkingEvent(text=chunk.thinking)
                 if chunk.content:
                     content += chunk.content
-                    shown = held.feed(chunk.content) if held is not None else chunk.content
-                    if shown:
-                        answer.parts.append(shown)
-                        yield TokenEvent(text=shown)
+                    yield from self._show(echo.feed(chunk.content), held, answer)
+                    if echo.echoed is not None:
+                        break
                 if chunk.done:
                     calls, done = list(chunk.tool_calls), chunk
         finally:
@@ -524,6 +555,12 @@ class Answerer:
             close = getattr(chunks, "close", None)
             if callable(close):
                 close()
+        if echo.echoed is None:
+            yield from self._show(echo.finish(), held, answer)
+        if echo.echoed is not None:
+            answer.echoed = echo.echoed
+            log.info("model %s repeated %s: its reply was stopped", model, echo.echoed)
+            return content, [], done
         if held is not None:
             rest = held.finish()  # what was held back: a call written as text, or not
             offered = [tool_name(t) for t in tools or []]
@@ -549,6 +586,15 @@ class Answerer:
                 yield TokenEvent(text=rest)
         return content, calls, done
 
+    @staticmethod
+    def _show(text: str, held: TextCallFilter | None, answer: AnswerState) -> Iterator[TurnEvent]:
+        """Text that passed the echo guard, shown unless it may be a tool call written as text
+        (then `held` keeps it until the answer ends)."""
+        shown = held.feed(text) if held is not None and text else text
+        if shown:
+            answer.parts.append(shown)
+            yield TokenEvent(text=shown)
+
     def _validators(self, names: Sequence[str]) -> dict[str, Callable[[Any], Any]]:
         return {name: partial(self.registry.validate, name) for name in names}
 
@@ -570,6 +616,14 @@ class Answerer:
                 f"{answer.slow}. Ask for less at once, or use a faster model."
                 if answer.slow
                 else "ask for less at once, or raise AGENT_REPLY_TOKENS."
+            )
+            if limit not in answer.limits:
+                answer.limits.append(limit)
+        if done.done_reason == "time":
+            limit = (
+                f"The answer was stopped after about {self.config.reply_seconds:g} s: {model}'s "
+                "speed was not measured yet. Later answers are kept to what it reads and writes "
+                "in that time; ask for less at once, or use a faster model."
             )
             if limit not in answer.limits:
                 answer.limits.append(limit)

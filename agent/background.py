@@ -62,7 +62,36 @@ class ReplyGate:
             return self._cond.wait_for(lambda: self._active == 0, timeout)
 
 
-class BackgroundExtractor:
+class SerialWorker:
+    """One thread running jobs in submission order; `wait` for those queued."""
+
+    def __init__(self, name: str) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
+        self._futures: set[Future[Any]] = set()
+        self._futures_lock = threading.Lock()
+
+    def _queue(self, job: Callable[..., Any], *args: Any) -> None:
+        with self._futures_lock:
+            fut = self._pool.submit(job, *args)
+            self._futures.add(fut)
+        fut.add_done_callback(self._forget)
+
+    def _forget(self, fut: Future[Any]) -> None:
+        with self._futures_lock:
+            self._futures.discard(fut)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for every queued job; True when none is left."""
+        with self._futures_lock:
+            pending = set(self._futures)
+        _, not_done = wait(pending, timeout=timeout)
+        return not not_done
+
+    def shutdown(self, wait_for_jobs: bool = True) -> None:
+        self._pool.shutdown(wait=wait_for_jobs, cancel_futures=not wait_for_jobs)
+
+
+class BackgroundExtractor(SerialWorker):
     def __init__(
         self,
         extractor: LLMExtractor,
@@ -88,10 +117,9 @@ class BackgroundExtractor:
         self._grounding = grounding
         self._extractor = extractor
         self._writer = writer
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory-extraction")
         self._log: deque[ExtractionOutcome] = deque(maxlen=log_size)
-        self._futures: set[Future[Any]] = set()
         self._lock = threading.Lock()
+        super().__init__("memory-extraction")
 
     def submit(
         self,
@@ -112,9 +140,7 @@ class BackgroundExtractor:
         )
         with self._lock:
             self._log.append(outcome)
-            fut = self._pool.submit(self._run, outcome, model, message, list(already_stored or []))
-            self._futures.add(fut)
-        fut.add_done_callback(self._forget)
+        self._queue(self._run, outcome, model, message, list(already_stored or []))
         return outcome.model_copy()
 
     def record(self, outcome: ExtractionOutcome) -> None:
@@ -129,10 +155,6 @@ class BackgroundExtractor:
                 self._on_outcome(status)
             except Exception:  # metrics never break extraction
                 log.warning("could not count an extraction outcome", exc_info=True)
-
-    def _forget(self, fut: Future[Any]) -> None:
-        with self._lock:
-            self._futures.discard(fut)
 
     def _run(
         self,
@@ -211,15 +233,6 @@ class BackgroundExtractor:
             except Exception:  # keeping it is a nicety: the worker carries on
                 log.warning("could not keep an extraction outcome", exc_info=True)
 
-    def wait(self, timeout: float | None = None) -> bool:
-        """Wait for every queued job; True when none is left."""
-        with self._lock:
-            pending = set(self._futures)
-        if not pending:
-            return True
-        _, not_done = wait(pending, timeout=timeout)
-        return not not_done
-
     def outcomes(
         self, user_id: str | None = None, limit: int | None = None
     ) -> list[ExtractionOutcome]:
@@ -238,6 +251,3 @@ class BackgroundExtractor:
                 if o.turn_id == turn_id:
                     return o.model_copy(deep=True)
         return None
-
-    def shutdown(self, wait_for_jobs: bool = True) -> None:
-        self._pool.shutdown(wait=wait_for_jobs, cancel_futures=not wait_for_jobs)

@@ -1,26 +1,10 @@
 """One context budget per request: everything the model must read fits the window it is sent.
 
-Ollama never says when a prompt did not fit: it drops the oldest messages, then cuts the start
-of the prompt (where the memory block is), and the reply shares the same window. So the agent
-plans each chat request itself, before every model round of a turn:
-
-    window (num_ctx)  =  rules + tool schemas + memory block + history + the user's message
-                         + this turn's tool calls and results + a reserve for the reply
-
-counted with `memory.tokens` (an estimate built to err high) plus what the chat template adds.
-The parts claim the window in order of priority: the reply reserve, the rules, the message and
-this turn's tool exchange must fit whole; the tool schemas come next, offered in proportion to
-the window (`offered_tools`); the memory block takes at most `MEMORY_SHARE` of the room left
-(and never more than MEMORY_PROMPT_TOKENS), the history the rest. What does not fit is trimmed
-here, never by the server: a long message eats the history first (oldest messages first), then
-the least valuable memories (whole lines, `memory.block`). A message that cannot fit even alone
-is refused before anything is sent.
-
-The user profile (the first section of the memory block: `memory.block.PROFILE_TOKENS`, more
-only for pinned lines and those about health, which are never left out) comes before history
-and searched memories: its tokens are added to the block's share, so they share what is left
-after it.
-"""
+Ollama never says when a prompt did not fit (it drops old messages, then cuts the prompt's
+start), so the agent plans each request itself: the reply reserve, rules, message and this
+turn's tool exchange whole, then tool schemas, the memory block (profile first, at most
+`MEMORY_SHARE`), the history; what does not fit is trimmed here, and a message that cannot fit
+alone is refused (docs/agent.md, "Small, thinking and tool-less models")."""
 
 from __future__ import annotations
 

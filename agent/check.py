@@ -1,38 +1,21 @@
 """`python -m agent check`: can this model do what the agent asks of it? Short probes, measured.
 
-Each probe sends one small request to the chosen model, with the window the agent would send
-(num_ctx) and the agent's own prompts and tool schemas, and judges the answer the way the agent
-would use it. Nothing is stored: the probes call the model directly, never the memory.
-
-    context_length         what the model was trained for, and the window the agent will plan
-    chat_template          the model has one (/api/show `template`): else it is a base model
-    json_extraction        two facts from one sentence, as the background extraction asks
-    remember_tool_call     "please remember ..." -> a remember_information call (native or text)
-    no_tool_on_small_talk  "hello there" -> an answer, no tool call
-    uses_recalled_memory   a fenced memory is used in the answer
-    uses_earlier_answer    what it answered in a remembered exchange is used ("which name did
-                           you suggest?"), as the block shows it after the message
-    thinking               a thinking model thinks when asked and keeps its thoughts apart
-
-Every probe is bounded (`CHECK_REPLY_TOKENS`, `CHECK_TIME_LIMIT_S`). A reply that repeats the
-agent's instructions (the system prompt, the memory fence, the tool schemas) fails its probe,
-whatever words it holds: a base model copies its prompt, memory included. A reply to a short
-question that runs to its cap says the model never stops. Every finding comes with what the
-agent will do about it (`recommendations`).
-"""
+Each probe sends one small, bounded request with the agent's own window, prompts and tool
+schemas, and judges the answer as the agent would use it; nothing is stored. A reply that
+repeats the agent's instructions fails its probe (a base model copies its prompt). Every
+finding comes with what the agent will do about it (docs/agent.md, "Checking your model")."""
 
 from __future__ import annotations
 
-import json
-import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from agent.config import AgentSettings
+from agent.echo import USE_A_CHAT_MODEL, repeated_instructions
 from agent.errors import ExtractionError, LLMError, ToolsNotSupportedError
 from agent.extraction import LLMExtractor
 from agent.llm import LLM, ToolCall
@@ -42,6 +25,7 @@ from agent.tools.registry import ToolRegistry
 from agent.tools.text_calls import parse_text_tool_calls
 from memory.models import MemoryContext, MemoryType, RecallHit, ScoreParts
 from memory.stores.episodic import interaction_context
+from memory.text import words
 from memory.writing import check_grounded
 
 EXTRACTION_PROBE = "I'm vegetarian and I run 5k every Saturday morning."
@@ -62,12 +46,6 @@ THINK_PROBE = "What is 17 + 25? Answer with the number."
 CHECK_REPLY_TOKENS = 256
 #: The longest one probe request may run.
 CHECK_TIME_LIMIT_S = 60.0
-#: Words in a row that, copied from the instructions, make a reply an echo of them.
-ECHO_WORDS = 8
-_FENCE = re.compile(r"<<<(?:END )?MEMORY\b")
-_FENCED = re.compile(r"<<<MEMORY (\w+)>>>.*?<<<END MEMORY \1>>>", re.DOTALL)
-_WORD = re.compile(r"[a-z0-9']+")
-USE_A_CHAT_MODEL = "use an instruction-tuned chat model (for example qwen2.5:7b or llama3.2:3b)"
 
 
 class InstructionEcho(Exception):
@@ -76,28 +54,6 @@ class InstructionEcho(Exception):
 
 class NeverStops(Exception):
     """The reply to a short question ran to its cap."""
-
-
-def _shingles(text: str) -> set[tuple[str, ...]]:
-    words = _WORD.findall(text.lower())
-    return {tuple(words[i : i + ECHO_WORDS]) for i in range(len(words) - ECHO_WORDS + 1)}
-
-
-def repeated_instructions(
-    reply: str, system: str, tools: Sequence[dict[str, Any]] | None = None
-) -> str | None:
-    """What of the agent's instructions `reply` repeats ("the memory fence", "the system
-    prompt", "the tool schemas"), or None. The memories inside the fence may be quoted (that
-    is using them); the fence itself, ECHO_WORDS words in a row of the rules, or of the tool
-    schemas, may not."""
-    if _FENCE.search(reply):
-        return "the memory fence"
-    said = _shingles(reply)
-    if said & _shingles(_FENCED.sub(" ", system)):
-        return "the system prompt"
-    if tools and said & _shingles(json.dumps(list(tools))):
-        return "the tool schemas"
-    return None
 
 
 class Probe(BaseModel):
@@ -185,13 +141,23 @@ class ModelCheck:
 
     def _extraction(self, model: str) -> tuple[bool, str]:
         candidates, attempts = LLMExtractor(self.llm).extract(model, EXTRACTION_PROBE)
-        texts = [c.text for c in candidates]
+        # one fact said five times is one fact (SmolLM2 135M repeated the whole sentence)
+        seen: set[tuple[str, ...]] = set()
+        texts = []
+        for c in candidates:
+            key = tuple(words(c.text))
+            if key not in seen:
+                seen.add(key)
+                texts.append(c.text)
+        copies = len(candidates) - len(texts)
         invented = [t for t in texts if not check_grounded(t, [EXTRACTION_PROBE]).supported]
         self.findings["invented"] = invented
         grounded = len(texts) - len(invented)
         detail = f"{grounded} supported fact(s) of 2 expected: {texts}" + (
             f"; {len(invented)} not said by the user: {invented}" if invented else ""
         )
+        if copies:
+            detail += f" ({copies} repeated cop{'y' if copies == 1 else 'ies'} not counted)"
         if attempts > 1:
             detail += f" (valid JSON on attempt {attempts})"
         return grounded >= 2, detail

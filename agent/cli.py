@@ -1,19 +1,7 @@
-"""Terminal chat for scripting and checks.
+"""The agent from a terminal: chat, reanswer, status, check, mcp and maintain.
 
-    python -m agent chat --user U --session S [--model M] [--json] [--incognito] "message"
-    python -m agent reanswer --user U --session S --turn T --without ID[,ID...] [--json]
-    python -m agent status [--model M] [--json]
-    python -m agent check [--model M] [--json]
-    python -m agent mcp --user U | --http --tokens-file F [--host H] [--port P]
-    python -m agent maintain [--user U] [--dry-run] [--json] [--model M]
-
-`chat --json` prints {"reply", "recalled": {...}, "tools": [...], "stored": [...], "mode", ...};
-without --json, a readable transcript. Exit code 0 when the turn completed and was stored (also in
-memory-only mode), 1 when the answer was given but the exchange could not be stored (said on
-stderr), 2 for bad input, 3 when the memory store is unavailable. `--incognito` recalls no
-long-term memory and stores nothing (agent/private.py); `reanswer` gives a stored answer again
-without the memories named (their ids, as `chat --json` lists them under "recalled"), stores
-nothing, and prints both answers.
+The commands and their options: docs/cli.md; `chat --json`'s fields and the exit codes:
+docs/agent.md; incognito turns and `reanswer` (they store nothing): docs/privacy.md.
 """
 
 from __future__ import annotations
@@ -196,9 +184,7 @@ def cmd_reanswer(args: argparse.Namespace) -> int:
         return 0
     finally:
         agent.close()
-        close = getattr(coordinator, "close", None)
-        if close:
-            close()
+        coordinator.close()
 
 
 def cmd_chat(args: argparse.Namespace) -> int:
@@ -246,9 +232,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
     finally:
         agent.wait_for_background(args.wait or 0.01)
         agent.close()
-        close = getattr(coordinator, "close", None)
-        if close:
-            close()
+        coordinator.close()
 
 
 def _not_saved(result: TurnResult) -> int:

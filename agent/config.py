@@ -7,10 +7,13 @@ chat model's own `OLLAMA_MODEL` and `OLLAMA_TIMEOUT_S`, kept under Ollama's name
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from memory.config import PROJECT_ROOT
 
 
 class AgentSettings(BaseSettings):
@@ -58,6 +61,19 @@ class AgentSettings(BaseSettings):
         ge=64,
         description="Tokens kept free in the window for the answer (sent as num_predict)",
     )
+    reply_seconds: float = Field(
+        default=15.0,
+        gt=0,
+        description="The longest a reply should take, reading the prompt included: a model "
+        "measured slower gets fewer reply tokens (AGENT_REPLY_TOKENS stays the most), and one "
+        "never measured is stopped after this long",
+    )
+    speed_file: Path | None = Field(
+        default=PROJECT_ROOT / "data" / "model-speeds.json",
+        description="Where each model's measured speed is kept (reading, writing, overhead), so "
+        "a restart does not forget it: slow models' replies fit AGENT_REPLY_SECONDS from the "
+        "first one. Empty: measured anew in each process.",
+    )
     think: bool = Field(
         default=True,
         description="Let thinking models (qwen3, deepseek-r1, gpt-oss...) think before a chat "
@@ -86,3 +102,9 @@ class AgentSettings(BaseSettings):
     extraction_log_size: int = Field(
         default=200, gt=0, description="Background extraction outcomes kept in the process"
     )
+
+    @field_validator("speed_file", mode="before")
+    @classmethod
+    def _empty_is_none(cls, value: object) -> object:
+        """AGENT_SPEED_FILE= (empty): keep the speeds in the process only."""
+        return None if value == "" else value

@@ -13,7 +13,7 @@ through while streaming) into `agent.errors`, with messages that say what to run
                          (done_reason "time")
     chat_json(...)       one answer constrained by a JSON schema (`format=`), with thinking
                          off; raises LLMLimitError at its token cap or time limit
-    speed(model)         tokens/s measured from the model's replies (agent.speed)
+    speed(model)         how fast the model reads and writes, from its replies (agent.speed)
 
 Every request carries `options.num_ctx` = `window(model)`: without it Ollama picks a window from
 the machine (4,096 tokens on a CPU) and cuts what does not fit without telling the client.
@@ -27,6 +27,7 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 import httpx
@@ -43,7 +44,7 @@ from agent.errors import (
     ToolsNotSupportedError,
 )
 from agent.profile import ModelProfile, planned_window
-from agent.speed import SpeedMeter
+from agent.speed import Sample, Speed, SpeedMeter
 from agent.types import LLMStatus
 
 log = logging.getLogger(__name__)
@@ -51,6 +52,9 @@ log = logging.getLogger(__name__)
 #: The longest a JSON request (extraction, summary, merge) may run, loading included; a
 #: runaway answer is also stopped by its token cap, whichever comes first.
 JSON_TIME_LIMIT_S = 90.0
+#: A model that starts writing only as its time limit passes (it was loading) still gets this
+#: long (or its whole time limit, if shorter) to write something.
+MIN_WRITE_S = 5.0
 
 
 @dataclass
@@ -143,7 +147,7 @@ class LLM(Protocol):
 
     def window(self, model: str) -> int: ...
 
-    def speed(self, model: str) -> float | None: ...
+    def speed(self, model: str) -> Speed | None: ...
 
     def stream_chat(
         self,
@@ -201,6 +205,7 @@ class OllamaLLM:
         timeout_s: float = 120.0,
         status_timeout_s: float = 2.0,
         num_ctx: int = 8192,
+        speed_file: Path | None = None,
     ) -> None:
         self._host = host
         self._timeout_s = timeout_s
@@ -209,7 +214,7 @@ class OllamaLLM:
         self._probe = ollama.Client(host=host, timeout=status_timeout_s)
         self._profiles: dict[str, ModelProfile] = {}
         self._profiles_lock = threading.Lock()
-        self._speeds = SpeedMeter()
+        self._speeds = SpeedMeter(host, speed_file)
 
     @classmethod
     def from_settings(cls, settings: Any, config: Any) -> OllamaLLM:
@@ -219,6 +224,7 @@ class OllamaLLM:
             timeout_s=float(config.ollama_timeout_s),
             status_timeout_s=float(config.status_timeout_s),
             num_ctx=int(config.num_ctx),
+            speed_file=config.speed_file,
         )
 
     @property
@@ -286,9 +292,10 @@ class OllamaLLM:
     def window(self, model: str) -> int:
         return planned_window(self._num_ctx, self.profile(model))
 
-    def speed(self, model: str) -> float | None:
-        """Tokens per second `model` wrote in its replies so far; None before the first."""
-        return self._speeds.tokens_per_s(model)
+    def speed(self, model: str) -> Speed | None:
+        """How fast `model` read and wrote in its replies so far (or as the speed file
+        remembers it); None before the first reply long enough to tell."""
+        return self._speeds.speed(model)
 
     def _options(self, model: str, options: dict[str, Any] | None) -> dict[str, Any]:
         out = dict(options or {})
@@ -308,10 +315,16 @@ class OllamaLLM:
         """Stream an answer. Thinking and content pieces come as they arrive; tool calls and
         the server's report (done_reason, prompt_eval_count) come in the final chunk.
         `think` is sent only to models that can think (others answer 400 to `think: true`).
-        After `time_limit_s` the stream is closed and the final chunk says "time"."""
+        After `time_limit_s` (or MIN_WRITE_S after the first piece, if that is later: the model
+        was loading; the time limit if shorter) the stream is closed and the final chunk says
+        "time"; the pieces and the clock then measure the model's speed, as the server's
+        durations do otherwise."""
         calls: list[ToolCall] = []
         final = LLMChunk(done=True)
-        deadline = None if time_limit_s is None else time.monotonic() + time_limit_s
+        started = time.monotonic()
+        deadline = None if time_limit_s is None else started + time_limit_s
+        first_at = last_at = started
+        pieces = 0
         prof = self.profile(model)
         with self._translate(model):
             stream = self._client.chat(
@@ -330,6 +343,13 @@ class OllamaLLM:
                         calls.append(
                             ToolCall(name=tc.function.name, arguments=tc.function.arguments)
                         )
+                    if msg.content or msg.thinking:
+                        last_at, pieces = time.monotonic(), pieces + 1
+                        if pieces == 1:
+                            first_at = last_at
+                            if deadline is not None and time_limit_s is not None:
+                                grace = min(MIN_WRITE_S, time_limit_s)
+                                deadline = max(deadline, first_at + grace)
                     tagged, content = tags.feed(msg.content or "")
                     thinking = (msg.thinking or "") + tagged
                     if thinking or content:
@@ -339,9 +359,14 @@ class OllamaLLM:
                         final.prompt_eval_count = part.prompt_eval_count
                         final.eval_count = part.eval_count
                         final.eval_duration_ns = part.eval_duration
-                        self._speeds.observe(model, part.eval_count, part.eval_duration)
+                        self._observe(model, part, started)
                     elif deadline is not None and time.monotonic() > deadline:
                         final.done_reason = "time"
+                        # no final chunk to measure by: a piece is about a token
+                        if pieces > 1:
+                            took = last_at - first_at
+                            sample = Sample(pieces - 1, took, wall_s=last_at - started)
+                            self._speeds.observe(model, sample)
                         break
             finally:
                 # A stopped answer (the caller closed this generator): close the client's
@@ -353,6 +378,18 @@ class OllamaLLM:
                 yield LLMChunk(content=content, thinking=tagged)
         final.tool_calls = calls
         yield final
+
+    def _observe(self, model: str, part: Any, started: float) -> None:
+        """A final chunk's counts and durations, with the client's clock, as a speed sample."""
+        sample = Sample.from_server(
+            part.prompt_eval_count,
+            part.prompt_eval_duration,
+            part.eval_count,
+            part.eval_duration,
+            part.load_duration,
+            time.monotonic() - started,
+        )
+        self._speeds.observe(model, sample)
 
     def chat_json(
         self,
@@ -403,7 +440,8 @@ class OllamaLLM:
         time_limit_s: float,
     ) -> Iterator[LLMChunk]:
         prof = self.profile(model)
-        deadline = time.monotonic() + time_limit_s
+        started = time.monotonic()
+        deadline = started + time_limit_s
         tags = ThinkTags()
         with self._translate(model):
             stream = self._client.chat(
@@ -419,7 +457,7 @@ class OllamaLLM:
                     tagged, content = tags.feed(part.message.content or "")
                     yield LLMChunk(content=content, thinking=(part.message.thinking or "") + tagged)
                     if part.done:
-                        self._speeds.observe(model, part.eval_count, part.eval_duration)
+                        self._observe(model, part, started)
                         tagged, content = tags.finish()
                         yield LLMChunk(content=content, thinking=tagged)
                         yield LLMChunk(done=True, done_reason=part.done_reason)

@@ -15,6 +15,8 @@
                      thoughts) so its details survive reloads; the extraction's outcome is
                      kept beside it when it finishes (`turn_details` reads both)
 
+An incognito turn and a re-answer (agent.private) are this turn given a `Private`: no
+learning, recall, triggers, storing, extraction or summary; the memory tools are not offered.
 The agent never talks to Redis itself: everything goes through the `MemoryCoordinator`.
 """
 
@@ -42,12 +44,11 @@ from agent.prompt import (
     render_memory_block,
 )
 from agent.replies import memory_only_reply, recall_status
-from agent.speed import is_slow
 from agent.summarising import LLMSummariser, SessionSummaries, SummaryWorker, dropped_before
 from agent.tools.memory_tools import MemoryToolkit
 from agent.tools.registry import ToolContext, Toolkit, ToolRegistry
 from agent.tools.wellness import WellnessToolkit
-from agent.turn_state import TurnState, masked_labels, ms_since
+from agent.turn_state import Private, TurnState, masked_labels, ms_since
 from agent.types import (
     DoneEvent,
     ExtractionOutcome,
@@ -75,6 +76,11 @@ from memory.writing import (
 log = logging.getLogger(__name__)
 
 RECALL_TYPES = ("episodic", "semantic", "procedural", "short_term")
+#: A turn that stores nothing, without its model: the reason says what to do (start Ollama,
+#: pull the model, wait for it to load).
+OFFLINE_REPLY = (
+    "The language model is not available: {reason} {what} needs the model; nothing was stored."
+)
 __all__ = ["CAP_NOTE", "EMPTY_REPLY", "NO_TOOLS_NOTE", "RECALL_TYPES", "ChatAgent"]
 
 
@@ -125,7 +131,7 @@ class ChatAgent:
             grounding=self.stated,
             on_finished=self._extraction_finished,
             gate=self.replies,
-            slow=lambda model: is_slow(self.llm.speed(model)),
+            slow=self._slow,
         )
         self.summaries = SummaryWorker(summaries) if summaries is not None else None
         self._status: dict[str, LLMStatus] = {}
@@ -233,8 +239,10 @@ class ChatAgent:
         *,
         model: str | None = None,
         recall_types: Iterable[str] | None = None,
+        private: Private | None = None,
     ) -> Iterator[TurnEvent]:
-        """Run one turn, yielding events as they happen; the last is `done` with the result."""
+        """Run one turn, yielding events as they happen; the last is `done` with the result.
+        `private`: a turn that stores nothing, given its memories (agent.private)."""
         # Validated once, here at the edge: the layers below take the checked ids as they are.
         user_id = check_id(user_id)
         session_id = check_id(session_id, "session id")
@@ -247,7 +255,7 @@ class ChatAgent:
         refusal = self.message_fits(message, model)
         if refusal is not None:
             raise MessageTooLongError(refusal)
-        return self._turn(user_id, session_id, message, model, types)
+        return self._turn(user_id, session_id, message, model, types, private)
 
     # ---- the model ---------------------------------------------------------------------
     def profile(self, model: str | None = None, refresh: bool = False) -> ModelProfile | None:
@@ -257,6 +265,18 @@ class ChatAgent:
     def window(self, model: str | None = None) -> int:
         """The num_ctx the agent sends and plans for (AGENT_NUM_CTX, capped by the model)."""
         return self.llm.window(model or self.default_model)
+
+    def tokens_per_s(self, model: str) -> float | None:
+        """How fast `model` writes, as measured (agent.speed); None before it is."""
+        speed = self.llm.speed(model)
+        return None if speed is None else speed.tokens_per_s
+
+    def _slow(self, model: str) -> bool:
+        """A full reply of `model` would take longer than AGENT_REPLY_SECONDS: its background
+        work waits for the replies streaming now."""
+        speed = self.llm.speed(model)
+        budget = self.answerer.budget(self.llm.profile(model))
+        return speed is not None and speed.slow(budget, self.config.reply_seconds)
 
     def check_model(self, model: str | None = None) -> CheckReport:
         """Short probes of the model (agent/check.py): what it can do and what the agent does
@@ -273,39 +293,58 @@ class ChatAgent:
         return self.answerer.message_fits(message, model)
 
     def _turn(
-        self, user_id: str, session_id: str, message: str, model: str, types: set[str]
+        self,
+        user_id: str,
+        session_id: str,
+        message: str,
+        model: str,
+        types: set[str],
+        private: Private | None,
     ) -> Iterator[TurnEvent]:
         """The steps of one turn, in order (module docstring); `t` carries what they share."""
         # Secrets only (emails and phone numbers follow PII_POLICY where they are stored).
         masked = mask_secrets(message)
         message = masked.text
-        t = TurnState(user_id, session_id, message, model, masked_at_entry=masked.found)
+        t = TurnState(
+            user_id, session_id, message, model, masked_at_entry=masked.found, private=private
+        )
         yield from self._check_model(t)
-        note = self.learning.observe_message(user_id, session_id, message)
-        if note:  # this message corrects the previous answer: its tool pattern was scored down
-            yield StatusEvent(text=note, stage="learning")
-        with t.timed("recall"):  # before the model sees anything
-            t.ctx = self._recall(user_id, session_id, message, types, t.errors)
-        yield RecallEvent(text=recall_status(t.ctx), context=t.ctx)
-        with t.timed("triggers"):
-            yield from self._store_triggers(t)
+        if private is None:
+            note = self.learning.observe_message(user_id, session_id, message)
+            if note:  # this message corrects the previous answer: its tool pattern was scored down
+                yield StatusEvent(text=note, stage="learning")
+            with t.timed("recall"):  # before the model sees anything
+                t.ctx = self._recall(user_id, session_id, message, types, t.errors)
+            yield RecallEvent(text=recall_status(t.ctx), context=t.ctx)
+            with t.timed("triggers"):
+                yield from self._store_triggers(t)
+        else:  # given, not recalled; nothing of it is stored
+            t.ctx, t.saved = private.context.model_copy(update={"query": message}), False
+            yield RecallEvent(
+                text=f"{private.kind}: {len(t.ctx.episodic)} about you", context=t.ctx
+            )
+        self._plan_prompt(t)
         with t.timed("answer"), self.replies.replying():
             yield from self._answer_step(t)
-        with t.timed("store"):
-            self._store_exchange(t)
+        if private is None:
+            with t.timed("store"):
+                self._store_exchange(t)
         if t.mode == "memory-only":
-            if not t.saved:
+            if not t.saved and private is None:
                 t.reply = t.after_lead(
                     memory_only_reply(t.reason, t.ctx, t.stored, state=t.offline_state, saved=False)
                 )
             # The reply is exactly what was streamed: any partial answer, then the notice.
             yield TokenEvent(text=t.reply[len(t.lead) :])
-        extraction = self._queue_extraction(
-            t.turn_id, user_id, session_id, model, message, t.mode, t.stored
-        )
-        summary = self._queue_summary(
-            user_id, session_id, model, t.mode, t.ctx, t.window, t.stored_ids
-        )
+        if private is None:
+            extraction = self._queue_extraction(
+                t.turn_id, user_id, session_id, model, message, t.mode, t.stored
+            )
+            summary = self._queue_summary(
+                user_id, session_id, model, t.mode, t.ctx, t.window, t.stored_ids
+            )
+        else:
+            extraction, summary = "skipped (nothing is stored)", "not needed"
         t.timings["total"] = ms_since(t.started)
         result = self._result(t, extraction, summary)
         if t.saved:
@@ -348,10 +387,13 @@ class ChatAgent:
         with t.timed("llm_status"):
             t.status = self.status(refresh=True, model=t.model)
         t.mode = "llm" if t.status.ok else "memory-only"
+        if t.private is not None:
+            ready = f"Model {t.model} ready ({t.private.kind}: nothing is stored)"
+            offline = f"Model not available: {t.status.message}"
+        else:
+            ready, offline = f"Model {t.model} ready", f"Memory-only mode: {t.status.message}"
         yield StatusEvent(
-            text=f"Model {t.model} ready"
-            if t.status.ok
-            else f"Memory-only mode: {t.status.message}",
+            text=ready if t.status.ok else offline,
             stage="llm_status",
             mode=t.mode,
             llm=t.status,
@@ -378,6 +420,9 @@ class ChatAgent:
                     stage="dedup",
                     duplicate_of=res.duplicate_of,
                 )
+
+    def _plan_prompt(self, t: TurnState) -> None:
+        """What the prompt may say about the user, the memory block and the history."""
         # A question about the user that nothing clears the moderate band for: weak hits are
         # held back and the model is told it does not know (agent.knowing).
         t.knowing = judge(t.message, t.ctx, t.stored)
@@ -388,21 +433,28 @@ class ChatAgent:
         t.block = render_memory_block(
             t.ctx, stored_now=t.stored, budget_tokens=int(self.settings.memory_prompt_tokens)
         )
-        t.history = history_window(t.ctx.short_term, budget_tokens=1 << 30, exclude_text=t.message)
+        if t.private is not None:
+            t.history = t.private.history
+        else:
+            t.history = history_window(
+                t.ctx.short_term, budget_tokens=1 << 30, exclude_text=t.message
+            )
         t.window = t.history
 
     def _answer_step(self, t: TurnState) -> Iterator[TurnEvent]:
         """The model's answer with tools, or (offline, or failing) the memory-only reply."""
         if t.mode == "llm":
-            slow = self.answerer.speed_note(t.model)
-            yield StatusEvent(text=f"Thinking… ({slow})" if slow else "Thinking…", stage="answer")
+            yield StatusEvent(text="Thinking…", stage="answer")  # a slow model's note follows
+            # A turn that stores nothing has no grounding: nothing it says can be remembered.
+            grounding = [t.message, *(m.content for m in t.history if m.role == "user")]
             tctx = ToolContext(
                 user_id=t.user_id,
                 session_id=t.session_id,
-                grounding_texts=[t.message, *(m.content for m in t.history if m.role == "user")],
+                grounding_texts=grounding if t.private is None else None,
             )
+            answerer = self.answerer if t.private is None else self.private_answerer
             try:
-                t.reply, t.hit_cap = yield from self.answerer.answer(
+                t.reply, t.hit_cap = yield from answerer.answer(
                     t.model,
                     t.message,
                     t.history,
@@ -419,7 +471,8 @@ class ChatAgent:
                 t.mode = "memory-only"
                 with self._status_lock:
                     self._status.pop(t.model, None)
-                yield StatusEvent(text=f"Memory-only mode: {e}", stage="answer", mode=t.mode)
+                said = "Model not available" if t.private is not None else "Memory-only mode"
+                yield StatusEvent(text=f"{said}: {e}", stage="answer", mode=t.mode)
             if t.answer.fit is not None:
                 t.block = t.answer.fit.block  # what the model saw last
             if t.answer.first_fit is not None:  # what the conversation showed this turn
@@ -435,11 +488,21 @@ class ChatAgent:
                 t.offline_state = "failed"
             partial = "".join(t.answer.parts)
             t.lead = partial if partial.strip() else ""
-            # The notice says "I saved your message": it is stored as it will be shown, and
-            # shown only once storing has succeeded (else reworded).
-            t.reply = t.after_lead(
-                memory_only_reply(t.reason, t.ctx, t.stored, state=t.offline_state)
-            )
+            t.reply = t.after_lead(self._offline_notice(t))
+
+    def _offline_notice(self, t: TurnState) -> str:
+        """What a turn says without its model. An incognito turn has nothing to show without
+        one, nor a re-answer whose model failed; a re-answer offline is the memory-only reply
+        of its recall."""
+        if t.private is not None and (t.private.kind == "incognito" or t.llm_error is not None):
+            what = "An incognito chat" if t.private.kind == "incognito" else "Answering again"
+            reason = t.reason.strip()
+            reason += "" if reason.endswith((".", "!", "?")) else "."  # quoted in a sentence
+            return OFFLINE_REPLY.format(reason=reason, what=what)
+        # The notice says "I saved your message": it is stored as it will be shown, and
+        # shown only once storing has succeeded (else reworded); None: stores nothing.
+        saved = None if t.private is not None else True
+        return memory_only_reply(t.reason, t.ctx, t.stored, state=t.offline_state, saved=saved)
 
     def _store_exchange(self, t: TurnState) -> None:
         """Both messages to short-term memory, the tool sequence learned with its score."""
@@ -490,11 +553,12 @@ class ChatAgent:
             summary=summary,
             error="; ".join(t.errors) or None,
             saved=t.saved,
+            private=t.private.kind if t.private is not None else "",
             unknown_about_user=t.knowing is not None and t.knowing.unknown,
             held_back=t.knowing.held_back if t.knowing is not None else [],
             masked=masked_labels(t, self.settings.pii_policy),
             limits=list(t.answer.limits),
-            tokens_per_s=self.llm.speed(t.model) if t.mode == "llm" else None,
+            tokens_per_s=self.tokens_per_s(t.model) if t.mode == "llm" else None,
         )
 
     # ---- steps -------------------------------------------------------------------------

@@ -1,23 +1,9 @@
-"""The memory as an MCP server, so every agent a person uses shares one memory.
+"""The memory as an MCP server, so every agent a person uses shares one memory (docs/mcp.md).
 
-    python -m agent mcp --user U                                  stdio, for one user
-    python -m agent mcp --http --tokens-file F [--host H] [--port P]
-                                                                  streamable HTTP at /mcp
-
-Tools: remember_information, recall_information, get_memory_stats, forget_memory; resources:
-the user's memories per type (memory://episodic, memory://semantic, memory://procedural).
-
-It lives in the agent package, not in memory/, because what a client stores must pass the same
-rules as the app's `remember_information` tool (validation, duplicate suppression, supersession,
-classification: memory.writing), and memory/ never imports the agent. No
-language model runs here: the server works without Ollama (no background LLM extraction).
-
-Every call is scoped to one user: the --user of a stdio server, or in HTTP mode the user the
-bearer token maps to in the tokens file (a JSON object {"<token>": "<user id>"}). Texts from
-clients are that user's data: they go to the user's episodic memory, never to the semantic
-memory shared by all users. Memory errors come back as tool errors with the memory package's
-message; the server keeps running. The HTTP tokens file and its verifier: agent/mcp_auth.py.
-"""
+In the agent package because what a client stores passes the rules of the app's
+`remember_information` tool, and memory/ never imports the agent; no language model runs here.
+Every call is scoped to one user (the --user, or the bearer token's user: agent/mcp_auth.py),
+and its texts go to that user's episodic memory only."""
 
 from __future__ import annotations
 

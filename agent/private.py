@@ -1,63 +1,21 @@
-"""Turns that leave no trace: an incognito chat, and an answer given again without some memories.
-
-Both run the model the way a normal turn does (the same context budget, rules, thinking and
-tool loop: `agent.answering.Answerer`), with three differences:
-
-- nothing is written: no short-term message, episode, trigger, extraction, summary, tool lesson
-  or stored details; the model is offered only tools that read (the domain toolkits, not the
-  memory tools, which remember and forget);
-- what the model may know is given, not recalled: nothing of the user's long-term memory in an
-  incognito chat (its own conversation so far comes from the caller, which keeps it on screen);
-  the original turn's recall minus the memories picked for a re-answer;
-- the question-about-the-user rule of `agent.knowing` applies as in a normal turn, so an
-  incognito "what's my goal?" gets "I don't know that about you" instead of a guess.
-
-A re-answer reads the original turn from its stored details (the recall it used) and its
-session (the messages before it); a person compares the two answers to see what a memory
-changed.
+"""Turns that leave no trace: an incognito chat, and an answer given again without some
+memories. Both are the one turn (`ChatAgent.run_turn`) given a `Private`: what the model may
+know is given, not recalled, and nothing is written (docs/privacy.md).
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
-from ulid import ULID
-
-from agent.answering import AnswerState
-from agent.errors import LLMError
-from agent.knowing import judge
-from agent.prompt import history_window, render_memory_block
-from agent.replies import memory_only_reply
-from agent.tools.registry import ToolContext
-from agent.types import (
-    DoneEvent,
-    RecallEvent,
-    StatusEvent,
-    TokenEvent,
-    ToolCallRecord,
-    TurnEvent,
-    TurnResult,
-)
+from agent.prompt import history_window
+from agent.turn_state import Private
+from agent.types import TurnEvent
 from memory.errors import InvalidInputError
-from memory.models import ChatMessage, MemoryContext, check_id, check_text
+from memory.models import ChatMessage, MemoryContext, check_id
 
 if TYPE_CHECKING:
     from agent.loop import ChatAgent
-
-PrivateKind = Literal["incognito", "re-answer"]
-
-#: The reason says what to do (start Ollama, pull the model, wait for it to load).
-OFFLINE_REPLY = (
-    "The language model is not available: {reason} {what} needs the model; nothing was stored."
-)
-
-
-def _sentence(text: str) -> str:
-    """`text` ending in one full stop: a reason is quoted inside a longer reply."""
-    text = text.strip()
-    return text if text.endswith((".", "!", "?")) else text + "."
 
 
 def incognito_turn(
@@ -72,9 +30,9 @@ def incognito_turn(
     """One incognito turn: no long-term memory recalled, nothing stored. `history`: this
     incognito chat so far (the caller keeps it; the store never sees it)."""
     user_id, session_id = check_id(user_id), check_id(session_id, "session id")
-    message = check_text(message, "Message")
     ctx = MemoryContext(user_id=user_id, session_id=session_id, query=message)
-    return _private_turn(agent, "incognito", message, ctx, list(history), model)
+    private = Private("incognito", ctx, list(history))
+    return agent.run_turn(user_id, session_id, message, model=model, private=private)
 
 
 def reanswer(
@@ -121,80 +79,5 @@ def reanswer(
             break
         before.append(m)
     history = history_window(before, budget_tokens=1 << 30)
-    return _private_turn(agent, "re-answer", ctx.query, ctx, history, model)
-
-
-def _private_turn(
-    agent: ChatAgent,
-    kind: PrivateKind,
-    message: str,
-    ctx: MemoryContext,
-    history: list[ChatMessage],
-    model: str | None,
-) -> Iterator[TurnEvent]:
-    started = time.perf_counter()
-    model = model or agent.default_model
-    status = agent.status(refresh=True, model=model)
-    yield StatusEvent(
-        text=f"Model {model} ready ({kind}: nothing is stored)"
-        if status.ok
-        else f"Model not available: {status.message}",
-        stage="llm_status",
-        mode="llm" if status.ok else "memory-only",
-        llm=status,
-    )
-    knowing = judge(message, ctx)
-    yield RecallEvent(text=f"{kind}: {len(knowing.context.episodic)} about you", context=ctx)
-    block = render_memory_block(
-        knowing.context, budget_tokens=int(agent.settings.memory_prompt_tokens)
-    )
-    state = AnswerState(rules=knowing.rules)
-    records: list[ToolCallRecord] = []
-    error: str | None = None
-    what = "An incognito chat" if kind == "incognito" else "Answering again"
-    if not status.ok and kind == "re-answer":
-        # what a memory-only turn answers, from the recall without the picked memories
-        state_word = "offline" if not status.reachable else "not available"
-        reply = memory_only_reply(status.message, knowing.context, [], state=state_word, saved=None)
-        yield TokenEvent(text=reply)
-    elif not status.ok:
-        reply = OFFLINE_REPLY.format(reason=_sentence(status.message), what=what)
-        yield TokenEvent(text=reply)
-    else:
-        # grounding_texts None: nothing this turn says can be remembered
-        tctx = ToolContext(user_id=ctx.user_id, session_id=ctx.session_id)
-        try:
-            with agent.replies.replying():  # a slow model's background work waits for it
-                reply, _ = yield from agent.private_answerer.answer(
-                    model, message, history, knowing.context, [], records, state, tctx, block.nonce
-                )
-        except LLMError as e:
-            error = str(e)
-            partial = "".join(state.parts)
-            reply = (partial + "\n\n" if partial.strip() else "") + OFFLINE_REPLY.format(
-                reason=_sentence(str(e)), what=what
-            )
-            yield TokenEvent(text=reply[len(partial) :])
-    fit = state.fit
-    result = TurnResult(
-        turn_id=str(ULID()),
-        reply=reply,
-        mode="llm" if status.ok and error is None else "memory-only",
-        recalled=knowing.context,
-        memory_block=fit.block.text if fit is not None else block.text,
-        memory_block_tokens=fit.block.tokens if fit is not None else block.tokens,
-        thinking="".join(state.thinking),
-        window=state.report,
-        tools=records,
-        timings_ms={"total": round((time.perf_counter() - started) * 1000, 1)},
-        model=model,
-        extraction="skipped (nothing is stored)",
-        error=error,
-        saved=False,
-        unknown_about_user=knowing.unknown,
-        held_back=knowing.held_back,
-        private=kind,
-        limits=list(state.limits),
-        tokens_per_s=agent.llm.speed(model) if status.ok else None,
-    )
-    yield DoneEvent(text=reply, result=result)
+    private = Private("re-answer", ctx, history)
+    return agent.run_turn(user_id, session_id, ctx.query, model=model, private=private)

@@ -60,10 +60,6 @@ class ModelProfile(BaseModel):
     def thinking(self) -> bool:
         return "thinking" in self.capabilities
 
-    @property
-    def vision(self) -> bool:
-        return "vision" in self.capabilities
-
     @classmethod
     def from_show(cls, model: str, show: Mapping[str, Any]) -> ModelProfile:
         """From the JSON of `/api/show` (keys as Ollama sends them)."""

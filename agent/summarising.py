@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor, wait
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel, Field, ValidationError
 
+from agent.background import SerialWorker
 from agent.errors import LLMError
 from agent.llm import LLM
 from memory.errors import MemorySystemError
@@ -124,14 +123,12 @@ class SessionSummaries(Protocol):
     ) -> SummaryOutcome: ...
 
 
-class SummaryWorker:
+class SummaryWorker(SerialWorker):
     """One thread, jobs in submission order (two turns of one session never race)."""
 
     def __init__(self, summaries: SessionSummaries) -> None:
+        super().__init__("session-summary")
         self._summaries = summaries
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="session-summary")
-        self._futures: set[Future[Any]] = set()
-        self._lock = threading.Lock()
 
     def submit(
         self,
@@ -140,10 +137,7 @@ class SummaryWorker:
         summariser: Summariser | None,
         before_id: str | None,
     ) -> None:
-        with self._lock:
-            fut = self._pool.submit(self._run, user_id, session_id, summariser, before_id)
-            self._futures.add(fut)
-        fut.add_done_callback(self._forget)
+        self._queue(self._run, user_id, session_id, summariser, before_id)
 
     def _run(
         self, user_id: str, session_id: str, summariser: Summariser | None, before_id: str | None
@@ -161,18 +155,3 @@ class SummaryWorker:
         if out.status != "nothing":
             log.info("session summary: %s (%d messages)", out.status, out.messages)
         return out
-
-    def _forget(self, fut: Future[Any]) -> None:
-        with self._lock:
-            self._futures.discard(fut)
-
-    def wait(self, timeout: float | None = None) -> bool:
-        with self._lock:
-            pending = set(self._futures)
-        if not pending:
-            return True
-        _, not_done = wait(pending, timeout=timeout)
-        return not not_done
-
-    def shutdown(self, wait_for_jobs: bool = True) -> None:
-        self._pool.shutdown(wait=wait_for_jobs, cancel_futures=not wait_for_jobs)

@@ -19,6 +19,18 @@ from agent.types import LLMStatus, StoredMemory, ToolCallRecord
 from memory.models import ChatMessage, MemoryContext
 from memory.writing import PiiPolicy, found_in
 
+PrivateKind = Literal["incognito", "re-answer"]
+
+
+@dataclass(frozen=True)
+class Private:
+    """A turn that stores nothing (agent.private): what it is given instead of recalling, and
+    the conversation before it."""
+
+    kind: PrivateKind
+    context: MemoryContext
+    history: list[ChatMessage]
+
 
 def masked_labels(t: TurnState, pii: PiiPolicy) -> list[str]:
     """What this turn stored as a label instead of as typed: in the exchange (when it was
@@ -69,6 +81,7 @@ class TurnState:
     saved: bool = True
     stored_ids: list[str] = field(default_factory=list)
     knowing: Knowing | None = None  # what the prompt may say about the user (agent.knowing)
+    private: Private | None = None  # an incognito turn or a re-answer: nothing is stored
 
     def after_lead(self, notice: str) -> str:
         """The reply: the partial answer (if any), then the notice."""

@@ -94,10 +94,6 @@ class BudgetSplit(BaseModel):
             + TEMPLATE_TOKENS
         )
 
-    @property
-    def free(self) -> int:
-        return self.num_ctx - self.prompt - self.reply
-
 
 class WindowReport(BaseModel):
     """What the agent planned for one turn's model requests, and what the server reported."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -29,7 +30,7 @@ import redis
 from memory.config import PROJECT_ROOT, Settings
 from memory.coordinator import MemoryCoordinator
 from memory.embeddings.base import Embedder
-from memory.runtime.connection import drop_namespace
+from memory.replies import as_str
 
 
 def percentiles(samples_ms: list[float], ps: tuple[int, ...] = (50, 95, 99)) -> dict[str, float]:
@@ -136,6 +137,43 @@ def redis_version(client: redis.Redis) -> str:
     return str(info.get("redis_version", "?"))
 
 
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on, kept from other takers for a while.
+
+    Picked by the kernel (bind to port 0), then left in TIME_WAIT by a connection closed from
+    its side: for about a minute the kernel hands that port to no other `bind(0)` and no
+    outgoing connection (two test workers asking at once get different ports), while a server
+    that binds with SO_REUSEADDR (Redis, Streamlit, uvicorn, http.server) can take it at once.
+    A connection to it meanwhile is refused, as to any closed port.
+    """
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as listener:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        port = int(listener.getsockname()[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as client:
+            accepted, _ = listener.accept()
+            accepted.close()  # the port's side closes first: it is the one in TIME_WAIT
+            client.recv(1)  # the close reached the client before it closes too
+    return port
+
+
+def drop_namespace(client: redis.Redis, ns: str) -> None:
+    """Drop every index and key of one MEMORY_NAMESPACE (tests, benchmarks)."""
+    for name in client.execute_command("FT._LIST"):
+        name = as_str(name)
+        if name.startswith(ns + "_"):
+            client.execute_command("FT.DROPINDEX", name)
+    batch: list[bytes] = []
+    for key in client.scan_iter(match=f"{ns}[:_]*", count=1000):
+        batch.append(key)
+        if len(batch) >= 1000:
+            client.unlink(*batch)
+            batch.clear()
+    if batch:
+        client.unlink(*batch)
+
+
 @contextmanager
 def bench_redis(redis_url: str | None) -> Iterator[tuple[redis.Redis, str]]:
     """(client, namespace): a private embedded server, or a fresh namespace on `redis_url`."""
@@ -148,7 +186,7 @@ def bench_redis(redis_url: str | None) -> Iterator[tuple[redis.Redis, str]]:
             drop_namespace(client, ns)
             client.close()
         return
-    from memory.runtime.server import EmbeddedRedis, free_port
+    from memory.runtime.server import EmbeddedRedis
 
     data_dir = Path(tempfile.mkdtemp(prefix="memory-bench-"))
     server = EmbeddedRedis(data_dir, free_port(), PROJECT_ROOT)
@@ -241,13 +279,13 @@ def apply_recall_overrides(coord: MemoryCoordinator, overrides: list[str] | None
     import dataclasses
 
     changes: dict[str, Any] = {}
-    fields = {f.name: f.type for f in dataclasses.fields(coord.weights)}
+    fields = {f.name: f.type for f in dataclasses.fields(coord.recall.weights)}
     for item in overrides or []:
         name, sep, value = item.partition("=")
         name = name.strip()
         if not sep or name not in fields:
             raise SystemExit(f"--recall takes FIELD=VALUE with FIELD one of {sorted(fields)}")
-        current = getattr(coord.weights, name)
+        current = getattr(coord.recall.weights, name)
         try:
             changes[name] = type(current)(value)
         except ValueError:
@@ -255,8 +293,8 @@ def apply_recall_overrides(coord: MemoryCoordinator, overrides: list[str] | None
                 f"--recall {name}: {value!r} is not a {type(current).__name__}"
             ) from None
     if changes:
-        coord.weights = dataclasses.replace(coord.weights, **changes)
-    return dataclasses.asdict(coord.weights)
+        coord.recall.weights = dataclasses.replace(coord.recall.weights, **changes)
+    return dataclasses.asdict(coord.recall.weights)
 
 
 def int_list(text: str) -> list[int]:

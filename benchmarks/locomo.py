@@ -286,7 +286,7 @@ def run(
             "latency_ms": percentiles(latencies, (50, 95)),
             "ingest_s": round(ingest_s, 2),
             "n_turns": n_turns,
-            "min_score": coord.weights.min_score if min_score is None else min_score,
+            "min_score": coord.recall.weights.min_score if min_score is None else min_score,
             **stamped,
         }
     )

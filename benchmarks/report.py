@@ -264,19 +264,31 @@ def _real_models(runs: dict[Run, list[dict[str, Any]]]) -> list[str]:
             f"| {group[-1].get('model', key[1])} | {n.get('checks_passed')} of "
             f"{n.get('checks_total')} | {n.get('chat_expectations_met')} of "
             f"{n.get('chat_expectations_total')} | {n.get('generated_per_s', '-')} | "
-            f"{n.get('reply_s', '-')} s | `{group[-1]['file']}` |"
+            f"{n.get('reply_s', '-')} s"
+            + (f", at most {n['reply_s_max']} s" if "reply_s_max" in n else "")
+            + f" | {_load(group[-1])} | `{group[-1]['file']}` |"
         )
     return [
         "",
         "## Real models on this machine",
         "",
         "Each small model behind llama.cpp's server: `python -m agent check` and a scripted",
-        "chat of five turns (`make real-model`); its record holds every check and turn.",
+        "chat of five turns (`make real-model`); its record holds every check and turn. Speeds",
+        "follow the load of the shared machine (its 1-minute load average, start–end).",
         "",
-        "| model | checks passed | chat expectations met | generated tokens/s | reply | source |",
-        "|---|---|---|---|---|---|",
+        "| model | checks passed | chat expectations met | generated tokens/s | reply (median) "
+        "| load (2 cores) | source |",
+        "|---|---|---|---|---|---|---|",
         *out,
     ]
+
+
+def _load(record: dict[str, Any]) -> str:
+    """The 1-minute load average at the run's start and end: the machine is shared, and a
+    model's speed follows it."""
+    load = record.get("load_average") or {}
+    ends = [f"{load[k][0]:g}" for k in ("start", "end") if load.get(k)]
+    return "–".join(ends) or "-"
 
 
 def _source(group: list[dict[str, Any]]) -> tuple[str, str, str, str]:

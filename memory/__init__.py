@@ -1,24 +1,9 @@
 """The memory system: the four CoALA memory types on Redis Stack + RedisVL.
 
 No Streamlit and no LLM chat in here; the agent and the UI use a `MemoryCoordinator` through
-the `AgentMemory` / `MemoryService` protocols (`memory.service`).
-
-Layout:
-    coordinator.py   the one entry point: recall, writes, and the editor's operations
-    service.py       the typed contract the agent and the UI hold (light: models only)
-    queries.py       its parameter objects: a page of the list, a search's filters
-    boundary.py      the one error boundary (driver errors -> StoreUnavailableError)
-    identity.py      which Redis the memories are on (another one at the address: recover)
-    stores/          the four stores, index schemas, record encoding
-    recall/          hybrid queries, fusion and scoring, time and neighbour boosts
-    admin/           editor, purges, export/import, counts, health, re-embedding
-    runtime/         the connection and the embedded Redis Stack server
-    embeddings/      ONNX MiniLM or Ollama embedders, with the query cache
-    demo/            the demo persona (`python -m memory demo load|reset`)
-
-`MemoryCoordinator` is imported lazily, so `from memory import MemoryType` (or importing
-`memory.service`) does not load redis-py and RedisVL.
-"""
+the `AgentMemory` / `MemoryService` protocols (`memory.service`); the layout is drawn in
+docs/architecture.md. `MemoryCoordinator` is imported lazily, so `from memory import
+MemoryType` (or importing `memory.service`) does not load redis-py and RedisVL."""
 
 from __future__ import annotations
 

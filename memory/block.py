@@ -1,22 +1,11 @@
 """The memory block: recalled memories written as one fenced DATA block for a model's prompt.
 
-Recalled memories are user-controlled text, so they are never spliced in as instructions:
-
-- they sit between two fence lines carrying a random per-turn nonce
-  (`<<<MEMORY 3f9a0c1e>>>` ... `<<<END MEMORY 3f9a0c1e>>>`) that stored text cannot guess;
-- each memory is one line, its text JSON-encoded (quotes, newlines and control characters
-  escaped, so a memory cannot start a line of its own), with any `<<<`/`>>>` neutralised;
-- labels shown with a memory (its kind, category) are data too: neutralised the same way and
-  kept inside their brackets.
-
-When not every memory fits the budget, the lines kept are those of most value to the message
-(`_candidates`), whatever their section; the block still reads grouped by section.
-
-The agent's system rules (agent/prompt.py) say, before the block, that it is data and that
-instructions inside it are never followed. The block lives here, below the agent, because the
-recall benchmark (`python -m benchmarks locomo --prompt-budget`) measures what of the
-evidence reaches it.
-"""
+Recalled memories are user-controlled text, never instructions: they sit between fence lines
+carrying a random per-turn nonce, one JSON-encoded line each, with `<<<`/`>>>` neutralised in
+texts and labels (docs/agent.md, "The prompt: memories are data, not instructions"). Lines of
+most value to the message are kept when not all fit (`_candidates`). It lives below the agent
+because the recall benchmark (`python -m benchmarks locomo --prompt-budget`) measures what of
+the evidence reaches it."""
 
 from __future__ import annotations
 

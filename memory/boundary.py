@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
-from typing import Any, ParamSpec, TypeVar
+from typing import ParamSpec, TypeVar
 
 import redis
 from redisvl.exceptions import RedisVLError
@@ -86,12 +86,3 @@ def translate_store_errors(cls: C) -> C:
             # (not while `__init__` runs: there is no store yet to compare with)
             setattr(cls, name, translate(attr, explain=name != "__init__"))
     return cls
-
-
-def public_methods(obj: Any) -> list[str]:
-    """Names of the public methods a boundary covers (tests list them with this)."""
-    return [
-        n
-        for n, v in inspect.getmembers(type(obj))
-        if not n.startswith("_") and (inspect.isfunction(v) or inspect.ismethod(v))
-    ]

@@ -1,24 +1,8 @@
-"""`python -m memory`: the memory system from the command line (`--json` for scripts).
+"""`python -m memory`: the memory system from the command line (`--json` for scripts): the Redis
+server, add, recall, search, list, delete, forget, export, import, stats, health, reembed,
+maintain and the demo (each command's options: docs/cli.md, or `--help`).
 
-    python -m memory redis start|stop|status
-    python -m memory add --user U --type episodic --text T [--kind preference] [--json]
-    python -m memory add --type semantic --text T [--category C] [--json]
-    python -m memory recall --user U --query Q [--session S] [--k N] [--json]
-    python -m memory search --user U --query Q [--type episodic] [--json]
-    python -m memory list --user U --type T [--json]
-    python -m memory delete --user U --id ID [--type T]
-    python -m memory forget --user U --query Q [--yes] [--json]
-    python -m memory export --user U -o FILE
-    python -m memory import FILE [--user U] [--replace]
-    python -m memory stats [--user U] [--json]
-    python -m memory health [--json]
-    python -m memory reembed
-    python -m memory maintain [--user U] [--dry-run] [--json]
-    python -m memory demo load [--user U] [--replace] [--json]
-    python -m memory demo reset [--user U] [--json]
-
-Exit codes: 0 ok, 1 memory error (message on stderr), 2 usage error.
-"""
+Exit codes: 0 ok, 1 memory error (message on stderr), 2 usage error."""
 
 from __future__ import annotations
 
@@ -26,7 +10,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from memory.config import PROJECT_ROOT, Settings
 from memory.errors import InvalidInputError, MemorySystemError, NotFoundError
@@ -40,9 +24,6 @@ from memory.terminal import (
     print_result,
 )
 from memory.writing import WritePolicy, candidate_for, write_fact
-
-if TYPE_CHECKING:
-    pass
 
 
 # --- commands -------------------------------------------------------------------------
@@ -145,14 +126,10 @@ def cmd_add(args: argparse.Namespace, settings: Settings) -> int:
                        f"already known: {dup}")  # fmt: skip
             else:
                 print_result(args, {"id": fact.id, "type": "semantic"}, fact.id)
-        elif mtype is MemoryType.SHORT_TERM:
-            if not args.user or not args.session:
-                raise SystemExit("--user and --session are required for short-term messages")
-            msg = coord.add_message(args.user, args.session, args.role, args.text)
-            print_result(args, {"id": msg.id, "type": "short_term"}, msg.id)
         else:
             raise SystemExit(
-                "Procedural patterns are learned from tool use; they cannot be added by hand."
+                "Only episodic memories and semantic facts are added by hand: messages come "
+                "from the chat, procedures are learned from tool use."
             )
     finally:
         coord.close()
@@ -464,7 +441,6 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--importance", type=float, default=0.5)
     sp.add_argument("--metadata", help="JSON object")
     sp.add_argument("--session")
-    sp.add_argument("--role", default="user")
 
     sp = cmd("recall", cmd_recall, "recall everything relevant to a query")
     sp.add_argument("--user", required=True)

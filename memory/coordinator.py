@@ -54,7 +54,7 @@ from memory.stores import Stores, usage
 from memory.stores.episodic import EpisodicStore, embedding_text
 from memory.stores.procedural import check_run
 from memory.stores.semantic import SemanticStore
-from memory.stores.short_term import Details, SessionsAPI, ShortTermStore
+from memory.stores.short_term import Details, ShortTermStore
 from memory.user_profile import read_profile
 
 log = logging.getLogger(__name__)
@@ -78,7 +78,7 @@ def _writes(
 
 
 @translate_store_errors
-class MemoryCoordinator(SessionsAPI):
+class MemoryCoordinator:
     """Built once per process with `MemoryCoordinator.from_settings(settings)`."""
 
     def __init__(
@@ -91,16 +91,14 @@ class MemoryCoordinator(SessionsAPI):
     ) -> None:
         self.settings = settings
         self.keys = Keys(settings.memory_namespace)
-        self._r = client
-        self.metrics_recorder = metrics or MetricsRecorder(
-            client, self.keys, settings.metrics_max_entries
-        )
+        self.redis = client
+        self.metrics = metrics or MetricsRecorder(client, self.keys, settings.metrics_max_entries)
         self.embedder = CachedEmbedder(
             embedder,
             client,
             self.keys.embedding_cache_name,
             settings.embedding_cache_ttl_s,
-            self.metrics_recorder,
+            self.metrics,
             pii=settings.pii_policy,
         )
         self.identity = StoreIdentity(
@@ -130,7 +128,7 @@ class MemoryCoordinator(SessionsAPI):
         self.semantic = self.stores.semantic
         self.procedural = self.stores.procedural
         self.short_term = self.stores.short_term
-        self.usage = usage.UsageRecords(self._r, self.keys)
+        self.usage = usage.UsageRecords(self.redis, self.keys)
         self.history = MemoryHistory(self.stores, self.embedder)  # per-day activity, undo
         self.bookkeeping = Bookkeeper(
             client, self.keys, self.episodic, settings.embedding_cache_ttl_s, self.embedder.masked
@@ -144,7 +142,7 @@ class MemoryCoordinator(SessionsAPI):
                 half_life_days=settings.recency_half_life_days,
                 min_score=settings.recall_min_score,
             ),
-            self.metrics_recorder,
+            self.metrics,
             self.bookkeeping,
             int(settings.short_term_recall_tokens),
             self.identity,
@@ -165,22 +163,9 @@ class MemoryCoordinator(SessionsAPI):
         settings = settings or Settings()
         return cls(connect(settings), build_embedder(settings), settings)
 
-    @property
-    def weights(self) -> RecallWeights:
-        """The recall weights in use (benchmarks replace them for ablation runs)."""
-        return self.recall.weights
-
-    @weights.setter
-    def weights(self, value: RecallWeights) -> None:
-        self.recall.weights = value
-
-    @property
-    def metrics(self) -> MetricsRecorder:
-        return self.metrics_recorder
-
     def count_event(self, name: str) -> None:
         """Count an event (e.g. an extraction outcome) for the Stats page; buffered."""
-        self.metrics_recorder.count(name)
+        self.metrics.count(name)
 
     def text_similarity(self, a: str, b: str) -> float:
         """Cosine of two texts' embeddings (unit vectors, so the dot product)."""
@@ -190,19 +175,15 @@ class MemoryCoordinator(SessionsAPI):
 
     def latency_samples(self, since_ms: int = 0, limit: int | None = None) -> list[dict[str, Any]]:
         """Latency samples of memory operations (Stats page), oldest first."""
-        return self.metrics_recorder.latency_samples(since_ms=since_ms, limit=limit)
+        return self.metrics.latency_samples(since_ms=since_ms, limit=limit)
 
     def metric_counters(self) -> dict[str, int]:
         """Embedding-cache and extraction counters (Stats page, CLI)."""
-        return self.metrics_recorder.counters()
-
-    @property
-    def redis(self) -> redis.Redis:
-        return self._r
+        return self.metrics.counters()
 
     def close(self) -> None:
         self.bookkeeping.close()
-        self.metrics_recorder.close()
+        self.metrics.close()
         self.embedder.close()
 
     def _reopen(self) -> list[str]:
@@ -283,7 +264,7 @@ class MemoryCoordinator(SessionsAPI):
         if supersedes:
             self.episodic.supersede(pipe, user_id, supersedes, mem.id)
         pipe.execute()
-        self.metrics_recorder.record("episodic", "add", _ms(t))
+        self.metrics.record("episodic", "add", _ms(t))
         return mem
 
     @_writes
@@ -304,7 +285,7 @@ class MemoryCoordinator(SessionsAPI):
                 self.episodic.write(pipe, m, v)
             pipe.execute()
             ids.extend(m.id for m in chunk)
-            self.metrics_recorder.record("episodic", "add_many", _ms(t))
+            self.metrics.record("episodic", "add_many", _ms(t))
         return ids
 
     @_writes
@@ -314,10 +295,10 @@ class MemoryCoordinator(SessionsAPI):
         vec = self.embedder.embed(fact.fact)
         if fact.added_by:  # the user list is another slot than the fact: not in its MULTI
             self.stores.note_user(fact.added_by)
-        pipe = self._r.pipeline(transaction=True)
+        pipe = self.redis.pipeline(transaction=True)
         self.semantic.write(pipe, fact, vec)
         pipe.execute()
-        self.metrics_recorder.record("semantic", "add", _ms(t))
+        self.metrics.record("semantic", "add", _ms(t))
         return fact
 
     @_writes
@@ -327,7 +308,7 @@ class MemoryCoordinator(SessionsAPI):
             raise InvalidInputError("A memory cannot supersede itself.")
         self.episodic.get(user_id, old_id)
         self.episodic.get(user_id, new_id)
-        pipe = self._r.pipeline(transaction=True)
+        pipe = self.redis.pipeline(transaction=True)
         self.episodic.supersede(pipe, user_id, old_id, new_id)
         pipe.execute()
 
@@ -346,7 +327,7 @@ class MemoryCoordinator(SessionsAPI):
         pattern = self.procedural.record(
             user_id, query, tools, success_score, execution_time_ms, qvec, self.stores.pii
         )
-        self.metrics_recorder.record("procedural", "record", _ms(t))
+        self.metrics.record("procedural", "record", _ms(t))
         return pattern
 
     @_writes
@@ -418,7 +399,7 @@ class MemoryCoordinator(SessionsAPI):
             else:
                 result["procedural"] = pattern.id
                 result["procedural_confidence"] = pattern.confidence
-        self.metrics_recorder.record("all", "store_interaction", _ms(t0))
+        self.metrics.record("all", "store_interaction", _ms(t0))
         if store_episode:
             # Written at once with the question's cached vector (no model call before the
             # next answer); the vector of record, `description (context)`, follows off-path,
@@ -445,6 +426,41 @@ class MemoryCoordinator(SessionsAPI):
 
     def recent_messages(self, user_id: str, session_id: str, n: int = 50) -> list[ChatMessage]:
         return self.short_term.recent(user_id, session_id, n)
+
+    @_writes
+    def store_stopped_exchange(
+        self,
+        user_id: str,
+        session_id: str,
+        user_message: str,
+        partial_answer: str,
+        turn_id: str = "",
+    ) -> list[str]:
+        """A message and the answer the user stopped while it streamed, its metadata saying
+        `stopped` (and `turn_id`: where its details are kept): short-term only (no episode, no
+        tool lesson: the turn did not finish)."""
+        # both messages carry the turn id, as a finished turn's do: a re-answer's history and
+        # a forget find the pair by it
+        turn, pii = ({"turn_id": turn_id} if turn_id else None), self.stores.pii
+        msgs = [
+            ShortTermStore.build("user", user_message, turn, pii=pii),
+            ShortTermStore.build(
+                "assistant", partial_answer, {"stopped": True, **(turn or {})}, pii=pii
+            ),
+        ]
+        self.short_term.append(user_id, session_id, msgs)
+        return [m.id for m in msgs]
+
+    def session_titles(self, user_id: str) -> dict[str, str]:
+        return self.short_term.titles(user_id)
+
+    @_writes
+    def set_session_title(
+        self, user_id: str, session_id: str, title: str, *, only_if_missing: bool = False
+    ) -> bool:
+        return self.short_term.set_title(
+            user_id, session_id, title, only_if_missing=only_if_missing
+        )
 
     @_writes
     def save_turn_details(
@@ -503,7 +519,7 @@ class MemoryCoordinator(SessionsAPI):
         t = time.perf_counter()
         admin.delete_memory(self.stores, self.embedder, user_id, mtype, memory_id, as_admin)
         if mtype is not MemoryType.SHORT_TERM:
-            self.metrics_recorder.record(mtype.value, "delete", _ms(t))
+            self.metrics.record(mtype.value, "delete", _ms(t))
 
     def pin(
         self,
@@ -525,7 +541,7 @@ class MemoryCoordinator(SessionsAPI):
         return read_profile(self.stores.episodic, check_id(user_id))
 
     def list_users(self) -> list[str]:
-        return sorted(as_str(u) for u in self._r.smembers(self.keys.users))
+        return sorted(as_str(u) for u in self.redis.smembers(self.keys.users))
 
     def list_sessions(self, user_id: str) -> list[str]:
         return self.short_term.sessions(user_id)
@@ -582,13 +598,6 @@ class MemoryCoordinator(SessionsAPI):
 
     def health(self) -> dict[str, Any]:
         return admin.check_health(self.stores, self.embedder)
-
-    def index_models(self) -> dict[str, dict[str, Any]]:
-        """The embedding model and dimension each index was built with."""
-        return admin.index_models(self.stores)
-
-    def vector_of(self, user_id: str, mtype: MemoryType, memory_id: str) -> np.ndarray | None:
-        return admin.stored_vector(self.stores, user_id, mtype, memory_id)
 
 
 def _ms(start: float) -> float:

@@ -7,15 +7,27 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import TypeVar
+from typing import Annotated, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, BeforeValidator, ValidationError
 
 from memory.errors import DataFileError
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 
 M = TypeVar("M", bound=BaseModel)
+
+
+def _words(value: object) -> frozenset[str]:
+    if not isinstance(value, str) or not value.split():
+        raise ValueError("expected words separated by spaces")
+    if value != value.lower():
+        raise ValueError("words are written in lower case (texts are compared so)")
+    return frozenset(value.split())
+
+
+#: A list of words in a data file: one string, words separated by spaces, lower case.
+Words = Annotated[frozenset[str], BeforeValidator(_words)]
 
 
 def load_data_file(name: str, model: type[M], folder: Path = DATA_DIR) -> M:

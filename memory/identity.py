@@ -1,30 +1,7 @@
-"""Which Redis the memories are on, and what happens when another one answers at its address.
-
-A Redis restarted on another data folder (or emptied, or another server behind REDIS_URL)
-answers on the same host and port: redis-py reconnects without a word, every search then fails
-with "no such index" and writes go to a server the user's memories are not on. So at open the
-coordinator claims a marker (`Keys.store_id`: a random token, SET NX) and remembers its value;
-a missing or different value later means another store. It is read:
-
-- by recall, inside the short-term + procedural pipeline it runs anyway: no extra round trip
-  on the path every answer waits for;
-- before a write (one GET): writes have no read of their own to ride on, and a GET inside
-  their MULTI would only tell after the data had landed on the wrong server;
-- after any other driver error ("no such index"...): one GET, on the error path only.
-
-On a mismatch the coordinator claims the new server (new token), recreates what is missing
-there (indexes with their meta, the knowledge file's facts) and the call raises
-`StoreReplacedError` saying so; nothing of that call was written. Reads work from then on;
-writes are refused, in every process, until an operator confirms that this Redis is the one
-to use (`Keys.store_unconfirmed`, cleared by `python -m memory redis confirm`): a store that
-came back empty by mistake must not fill with new memories while the old ones wait elsewhere.
-
-Swapping back is not a swap: the tokens of stores known to hold the memories (the one opened
-unflagged, one confirmed since, and those a flag names) are remembered, and a flag written on
-a stand-in names them too, so a process that opened on the stand-in knows them as well. When
-such a store answers again, the process returns to it without a word of alarm and without
-flagging it: it is where the memories are.
-"""
+"""Which Redis the memories are on, and what happens when another one answers at its address:
+a marker claimed at open (`Keys.store_id`), read where it costs least, `StoreReplacedError`
+on a mismatch, writes refused until `python -m memory redis confirm`, and a return without
+alarm to a store known to hold the memories (docs/architecture.md, "Limits and errors")."""
 
 from __future__ import annotations
 
@@ -106,14 +83,6 @@ class StoreIdentity:
             raise StoreReplacedError(self._refusal())
         if self.token is not None:
             self.trusted.add(self.token)  # confirmed, maybe by another process
-
-    def confirm(self) -> bool:
-        """The operator's word that the Redis answering now is the one to use: writes resume.
-        True when there was something to confirm."""
-        done = bool(self._r.delete(self.unconfirmed_key))
-        if self.token is not None:
-            self.trusted.add(self.token)
-        return done
 
     def explain(self, error: BaseException) -> MemorySystemError | None:
         """For the error boundary: the better error when `error` comes from another store."""

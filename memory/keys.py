@@ -1,19 +1,10 @@
-"""Every Redis key and index name of the project, built in one place.
+"""Every Redis key and index name of the project, built in one place (docs/architecture.md).
 
-User ids and session ids are free text chosen by people, so they never appear raw inside a key:
-`a:b` + `c` and `a` + `b:c` would collide. Keys that depend on them use a digest instead.
-
-Hash slots (a Redis database sharded over several processes refuses a transaction, a script or
-a multi-key command whose keys lie in two slots: CROSSSLOT). Every key of one user's data
-carries that user's hash tag `{u<digest>}` (`Keys.user_tag`), after the type prefix so the
-RedisVL index prefixes (`{ns}:episodic` ...) still match: `{ns}:episodic:{u<digest>}:<ulid>`.
-A memory's key is therefore found from (user, id); ids shown to people stay the bare ULID.
-Shared data (semantic facts, the user list, metrics, the store marker, the knowledge-file
-record, pending summaries) has no user tag and is never in one transaction with a user's keys;
-the two maintenance lock keys share the tag `{lock}` (one script frees both), the metrics the
-tag `{metrics}` (one DEL resets them). The store's format is checked at open
-(`memory.stores.store_format`).
-"""
+User and session ids are free text, so keys hold a digest of them, never the raw id (`a:b` + `c`
+and `a` + `b:c` would collide). Every key of one user's data carries the user's hash tag
+`{u<digest>}` after its type prefix, so a sharded Redis never splits a user's transaction
+(CROSSSLOT) and the RedisVL index prefixes still match; shared data has no user tag ("Scaling
+out" there)."""
 
 from __future__ import annotations
 
@@ -212,11 +203,6 @@ class Keys:
     def metrics_counters(self) -> str:
         """Hash of counters (embedding cache hits/misses, extraction outcomes...)."""
         return f"{self.ns}:metrics:{{metrics}}:counters"
-
-    @property
-    def metrics_counts_history(self) -> str:
-        """Stream of periodic memory-count snapshots (growth chart)."""
-        return f"{self.ns}:metrics:{{metrics}}:counts"
 
     # --- maintenance (consolidation, retention, decay) ----------------------------------
     @property

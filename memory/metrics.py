@@ -11,8 +11,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any, cast
 
 import redis
@@ -61,17 +59,6 @@ class MetricsRecorder:
         if n:
             with self._lock:
                 self._counts[name] = self._counts.get(name, 0) + n
-
-    @contextmanager
-    def timer(self, memory_type: str, operation: str) -> Iterator[dict[str, Any]]:
-        """Times the block; set `t["hit"] = True/False` inside it to record a hit or miss."""
-        t: dict[str, Any] = {"hit": None}
-        start = time.perf_counter()
-        try:
-            yield t
-        finally:
-            t["ms"] = (time.perf_counter() - start) * 1000
-            self.record(memory_type, operation, t["ms"], t["hit"])
 
     # --- flushing ----------------------------------------------------------------------
     def flush(self) -> None:
@@ -137,9 +124,3 @@ class MetricsRecorder:
         self.flush()
         raw = self._r.hgetall(self._keys.metrics_counters)
         return {as_str(k): int(v) for k, v in raw.items()}
-
-    def reset(self) -> None:
-        with self._lock:
-            self._samples.clear()
-            self._counts.clear()
-        self._r.delete(self._keys.metrics_latency, self._keys.metrics_counters)

@@ -1,15 +1,8 @@
-"""The memory system as the agent and the UI see it: two typed Protocols.
-
-`AgentMemory` is what the answer loop, the memory writer and the model's memory tools call;
-`MemoryService` adds what the editor pages and the stats page call; each method is declared
-once. The real `MemoryCoordinator` satisfies both, the agent tests' in-memory fake satisfies
-`AgentMemory`: mypy checks the types, tests/unit/test_memory_protocol.py the parameters and
-their defaults (which mypy does not compare). This module imports only the models: the agent
-can depend on it without loading the Redis stack.
-
-Every method raises only the errors of `memory.errors` (`StoreUnavailableError` when Redis is
-down, `InvalidInputError`, `NotFoundError`...), never a driver exception.
-"""
+"""The memory system as the agent and the UI see it: two typed Protocols, each method declared
+once. `AgentMemory` is what the turn and the memory tools call; `MemoryService` adds the
+editor's, the pages' and the stats' part. The coordinator and the agent tests' fake implement
+them (checked: docs/architecture.md). Only the models are imported here, and every method
+raises only `memory.errors` (`StoreUnavailableError` when Redis is down), never a driver's."""
 
 from __future__ import annotations
 

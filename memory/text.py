@@ -8,21 +8,16 @@ and maintenance (same fact?), so "the same word" means one thing everywhere.
     script(word)       the Unicode script of a word's first letter: "LATIN", "DEVANAGARI"...
     names_word(w, r)   does the text's word w name the word r (the rules of each script)
     embedder_knows(t)  whether the embedder's cosine means anything for a text (its script)
-    STOPWORDS          function words that carry no fact (also dropped from BM25 queries)
+    STOPWORDS          function words that carry no fact (also dropped from BM25 queries);
+    FRAMING            words that frame a fact without being it (memory/data/words.toml)
     stem(word)         recall's light suffix strip: "workouts" -> "workout" (never "es")
     root(word)         the form two words of one stem share, for judging "the same word":
                        run/runs/running, morning/mornings, hike/hiking, study/studies
     content_roots(t)   the roots of a text's content words (no stop words, no numbers)
     numbers(t)         the numbers a text states, as written ("7.5", "10,000" -> "10000")
 
-A word is letters and digits of any script WITH their combining marks: Devanagari's vowel
-signs, Thai's tone marks and Arabic's harakat are no word characters to Python's `re`, and
-splitting at them cut "अमिताभ" to "अम" (which "अमेरिका" also starts with). Case is folded so that the
-Turkish dotted capital I meets its plain forms (İzmir, IZMIR, izmir: no dangling combining
-dot) and the dotless ı meets i. How people write a word differs from how they meant it: pasted
-text carries soft hyphens, zero-width spaces, direction marks and the combining grapheme
-joiner inside words, phones type fullwidth letters, "Gómez" arrives composed (NFC) or
-decomposed (NFD):
+A word is letters and digits of any script with their combining marks, case-folded (the
+Turkish I too), read in one spelling first (docs/privacy.md, "What matches"):
 
     plain(text)        NFKC (one spelling per character), format characters (Unicode Cf:
                        soft hyphen, zero-width space/joiners, direction marks, BOM), the
@@ -37,6 +32,10 @@ import functools
 import re
 import unicodedata
 
+from pydantic import BaseModel, ConfigDict
+
+from memory.data_files import Words, load_data_file
+
 _ASCII_WORD = re.compile(r"[A-Za-z0-9_]+")
 _UNICODE_WORD = re.compile(r"\w+")
 _NOT_WORD = re.compile(r"[^\w\s]")
@@ -44,18 +43,22 @@ _NOT_WORD = re.compile(r"[^\w\s]")
 #: capital, a run of capitals before a lower-case letter, letters and digits side by side
 _ASCII_COMPOUND = re.compile(r"_|[a-z][A-Z]|[A-Z]{2}[a-z]|[A-Za-z]\d|\d[A-Za-z]")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-_SUFFIXES = ("ing", "ed", "s")
 
-STOPWORDS = frozenset(
-    """a about above after again against all am an and any are as at be because been before
-    being below between both but by can could did do does doing down during each few for from
-    further had has have having he her here hers herself him himself his how i if in into is it
-    its itself just me more most my myself no nor not now of off on once only or other our ours
-    ourselves out over own same she should so some such than that the their theirs them
-    themselves then there these they this those through to too under until up very was we were
-    what when where which while who whom why will with would you your yours yourself yourselves
-    s t don ll re ve d m o y ain""".split()
-)
+
+class _TextWords(BaseModel):
+    """`memory/data/words.toml` (what each list is for: its comments)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    stopwords: Words
+    suffixes: tuple[str, ...]
+    framing: Words
+
+
+_WORDS = load_data_file("words.toml", _TextWords)
+STOPWORDS = _WORDS.stopwords
+#: `stem`'s suffixes; recall's `forms_of` builds a term's forms from them.
+SUFFIXES = _WORDS.suffixes
+FRAMING = _WORDS.framing
 
 #: Invisible characters: every format character (Unicode Cf: soft hyphen, zero-width space and
 #: joiners, direction marks, BOM...; tests/unit/test_words.py checks the list against
@@ -194,7 +197,7 @@ def latin_share(text: str) -> float:
 def stem(word: str) -> str:
     """A light suffix strip so "workouts"/"workout" and "traveling"/"travel" meet (never
     "es": "coffees" must stay "coffee")."""
-    for suffix in _SUFFIXES:
+    for suffix in SUFFIXES:
         if len(word) > len(suffix) + 3 and word.endswith(suffix) and not word.endswith("ss"):
             return word[: -len(suffix)]
     return word

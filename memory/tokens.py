@@ -1,31 +1,7 @@
-"""Token counting for context budgets.
-
-The chat models (Qwen, Llama, Gemma...) ship their tokenizers inside Ollama, not here, so counts
-are an estimate, built to err high on English prose and on the text a characters/4 rule
-undercounts (JSON, numbers, emoji, CJK), because a budget that undercounts makes Ollama cut the
-prompt silently (docs/agent.md, "Small, thinking and tool-less models"):
-
-- an English word (ASCII letters) costs 1 per 6 letters begun (~1 token each in the 100k-150k
-  vocabularies; a long or rare word a few), a very long one (> 12 letters) 1 per 3;
-- every digit costs 1 (Qwen splits numbers into single digits; Llama groups up to three);
-- ids, hashes, URL paths and base64 (letters mixed with digits or changing case inside a word)
-  cost 1 per character: tokenizers have few merges for random strings;
-- every other ASCII character (punctuation, JSON syntax, a line break) costs 1, though BPE often
-  merges `":` or `},` into one;
-- a non-ASCII character costs its UTF-8 length in bytes (2-4): byte-level BPE never spends more
-  than one token per byte, so accents, CJK and emoji are bounded even where a
-  characters/4 rule would count a tenth of them;
-- spaces are free (they ride on the next word's token);
-
-then `SAFETY` on top, and `MESSAGE_OVERHEAD` per chat message for the template's role markers
-(`<|im_start|>user\\n ... <|im_end|>\\n` is 5 tokens in ChatML). `tests/unit/test_memory_text.py`
-checks the estimate against a real (WordPiece) tokenizer on prose, JSON, numbers, ids and code.
-
-Where it falls short: other Latin-script languages (Dutch, Swahili, Indonesian: 0.6-0.9 of a
-real count) and rare words or ids a tokenizer made for English splits finely. The agent then
-learns a factor per model from the server's `prompt_eval_count` (agent/answering.py) and plans
-that much smaller from then on; the details say when it happened.
-"""
+"""Token counting for context budgets: an estimate (the chat models' tokenizers live in Ollama)
+built to err high on English, JSON, numbers, ids, emoji and CJK, since a budget that
+undercounts makes Ollama cut the prompt silently (docs/agent.md, "Small, thinking and
+tool-less models"). `tests/unit/test_memory_text.py` checks it against a real tokenizer."""
 
 from __future__ import annotations
 
@@ -43,6 +19,10 @@ _PIECES = re.compile(r"[A-Za-z0-9]+|[ \t]+|.", re.DOTALL)
 _CASE_CHANGE = re.compile(r"[a-z][A-Z]")
 
 
+# An English word costs 1 per 6 letters begun (~1 token in 100k-150k vocabularies), a very long
+# one 1 per 3; every digit 1 (Qwen splits numbers into digits); letters mixed with digits or
+# changing case (ids, hashes, base64) 1 per character. Other ASCII costs 1, a non-ASCII
+# character its UTF-8 bytes (byte-level BPE never spends more), spaces nothing.
 def _word_tokens(word: str) -> int:
     digits = sum(c.isdigit() for c in word)
     letters = len(word) - digits

@@ -1,6 +1,6 @@
-"""Internal names in people's words: the one table (`memory/data/words.toml`) that screens and
-the replies without a model read, so no kind, tool, band, step or field reaches a person as
-the code spells it. Data beside the other word lists: the agent and the UI both read it."""
+"""Internal names in people's words: the one table (`memory/data/screen_words.toml`) that
+screens and the replies without a model read, so no kind, tool, band, step or field reaches a
+person as the code spells it. Data beside the other word lists: agent and UI both read it."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ class Words(BaseModel):
 
 @cache
 def table() -> Words:
-    return load_data_file("words.toml", Words)
+    return load_data_file("screen_words.toml", Words)
 
 
 def _say(section: dict[str, str], name: object, capital: bool = False) -> str:

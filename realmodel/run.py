@@ -6,6 +6,8 @@ record per model in benchmarks/results/.
 
 The server's window is fixed at its start (`--ctx`, REAL_MODEL_CTX; 4,096 as Ollama picks on a
 CPU): a request's num_ctx cannot change it, and the adapter reports it as the model's context.
+The check and the chat share a speed file of their own (AGENT_SPEED_FILE), as the CLI and the
+app share the project's: the chat's first reply is fitted to the speed the check measured.
 """
 
 from __future__ import annotations
@@ -59,7 +61,7 @@ class Tee(io.TextIOBase):
 def llama_server(binary: Path, model: Model, ctx: int, log: Path) -> Iterator[str]:
     """llama-server for `model` on 127.0.0.1 (one thread: the machine is shared); its URL.
     Stopped by its PID."""
-    from memory.runtime.server import free_port
+    from benchmarks.common import free_port
 
     port = free_port()
     cmd = [str(binary), "-m", str(model.gguf), "--host", "127.0.0.1", "--port", str(port),
@@ -94,8 +96,9 @@ def llama_server(binary: Path, model: Model, ctx: int, log: Path) -> Iterator[st
 
 @contextmanager
 def embedded_redis() -> Iterator[str]:
+    from benchmarks.common import free_port
     from memory.config import PROJECT_ROOT
-    from memory.runtime.server import EmbeddedRedis, free_port
+    from memory.runtime.server import EmbeddedRedis
 
     with tempfile.TemporaryDirectory(prefix="real-model-redis-") as tmp:
         server = EmbeddedRedis(Path(tmp), free_port(), PROJECT_ROOT)
@@ -106,10 +109,16 @@ def embedded_redis() -> Iterator[str]:
             server.stop()
 
 
-def run_check(adapter: LlamaAdapter, model: Model, out: Tee) -> tuple[str, list[dict[str, Any]]]:
+def run_check(
+    adapter: LlamaAdapter, model: Model, out: Tee, speeds: Path
+) -> tuple[str, list[dict[str, Any]]]:
     """`python -m agent check` against the adapter: its output verbatim and each probe's
     verdict (read from its PASS/FAIL lines)."""
-    env = os.environ | {"OLLAMA_HOST": adapter.url, "OLLAMA_MODEL": model.name}
+    env = os.environ | {
+        "OLLAMA_HOST": adapter.url,
+        "OLLAMA_MODEL": model.name,
+        "AGENT_SPEED_FILE": str(speeds),
+    }
     cmd = [sys.executable, "-m", "agent", "check", "--model", model.name]
     out.write(f"$ OLLAMA_HOST={adapter.url} python -m agent check --model {model.name}\n")
     started = time.monotonic()
@@ -135,6 +144,7 @@ def _requests(log: list[Exchange]) -> list[dict[str, Any]]:
             "generated_tokens": x.eval_tokens,
             "generated_per_s": r(x.eval_per_s),
             "prompt_per_s": r(x.prompt_per_s),
+            "cap": x.max_tokens,
             "finish": x.finish_reason,
             "seconds": r(x.seconds),
             "dropped_messages": x.dropped_messages,
@@ -146,7 +156,12 @@ def _requests(log: list[Exchange]) -> list[dict[str, Any]]:
 
 
 def run_chat(
-    adapter: LlamaAdapter, model: Model, redis_url: str, out: Tee, namespace: str = "realmodel"
+    adapter: LlamaAdapter,
+    model: Model,
+    redis_url: str,
+    out: Tee,
+    namespace: str = "realmodel",
+    speeds: Path | None = None,
 ) -> tuple[list[dict], str]:
     """The scripted chat through the real agent (its turns as `python -m agent chat` prints
     them), each turn's background extraction waited for; the turns and the embedder's id."""
@@ -163,7 +178,7 @@ def run_chat(
         memory_namespace=namespace,
         ollama_host=adapter.url,
     )
-    config = AgentSettings(_env_file=None, ollama_model=model.name)
+    config = AgentSettings(_env_file=None, ollama_model=model.name, speed_file=speeds)
     coordinator = MemoryCoordinator.from_settings(settings)
     agent = ChatAgent(
         settings, coordinator, agent_settings=config, summaries=Maintenance.of(coordinator)
@@ -253,6 +268,7 @@ def figures(probes: list[dict], turns: list[dict], log: list[Exchange]) -> dict[
         "generated_per_s": _median([x.eval_per_s for x in log if x.eval_per_s]),
         "prompt_per_s": _median([x.prompt_per_s for x in log if x.prompt_per_s]),
         "reply_s": _median([t["reply_s"] for t in turns]),
+        "reply_s_max": max((t["reply_s"] for t in turns), default=None),
         "turn_with_extraction_s": _median([t["total_s"] for t in turns]),
         "requests_at_length": sum(x.finish_reason == "length" for x in log),
         "requests_failed": sum(x.error is not None for x in log),
@@ -276,9 +292,11 @@ def run_model(binary: Path, model: Model, ctx: int, record: bool) -> dict[str, A
         facts = ad.facts()
         out.write(f"llama-server {facts.build}, window {facts.window} tokens, tools in its "
                   f"template: {'yes' if facts.tools else 'no'}; log {server_log}\n")  # fmt: skip
-        check_text, probes = run_check(ad, model, out)
-        with embedded_redis() as redis_url:
-            turns, embedder = run_chat(ad, model, redis_url, out)
+        with tempfile.TemporaryDirectory(prefix="real-model-speeds-") as tmp:
+            speeds = Path(tmp) / "model-speeds.json"
+            check_text, probes = run_check(ad, model, out, speeds)
+            with embedded_redis() as redis_url:
+                turns, embedder = run_chat(ad, model, redis_url, out, speeds=speeds)
         log = list(ad.requests)
     seconds = time.monotonic() - started
     figs = figures(probes, turns, log) | {"seconds": round(seconds)}

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 import redis
 
+from benchmarks.common import drop_namespace, free_port
 from memory.config import PROJECT_ROOT, Settings
-from memory.runtime.connection import drop_namespace
-from memory.runtime.server import EmbeddedRedis, free_port, pid_alive
+from memory.runtime.server import EmbeddedRedis, pid_alive
 
 pytest_plugins = ["tests.fakes.fixtures"]
 
@@ -36,6 +36,20 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             continue
         if folder in FOLDER_MARKERS:
             item.add_marker(folder)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_speed_file() -> Iterator[None]:
+    """Model speeds stay in each test's process (AGENT_SPEED_FILE empty), also in the apps and
+    CLIs tests start: a speed learned by one test never caps another's replies. Tests of the
+    file pass their own."""
+    before = os.environ.get("AGENT_SPEED_FILE")
+    os.environ["AGENT_SPEED_FILE"] = ""
+    yield
+    if before is None:
+        os.environ.pop("AGENT_SPEED_FILE", None)
+    else:
+        os.environ["AGENT_SPEED_FILE"] = before
 
 
 @pytest.fixture(scope="session")

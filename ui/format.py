@@ -17,7 +17,7 @@ from typing import Any
 from memory import words
 from memory.models import EventType
 
-#: The memory types' names (memory/data/words.toml, the one table of names in words).
+#: The memory types' names (memory/data/screen_words.toml, the one table of names in words).
 TYPE_LABELS = dict(words.table().memory_types)
 #: Names of the other series the metrics recorder uses (charts only).
 SERIES_LABELS = {**TYPE_LABELS, "embedding": "Embedding", "all": "All types"}
@@ -63,7 +63,7 @@ def saved_message(text: Any, changes: Iterable[str]) -> str:
     return f"Saved “{md_text(snippet(text, 60))}”: {listed}."
 
 
-#: Display name of an event type (memory/data/words.toml).
+#: Display name of an event type (memory/data/screen_words.toml).
 event_label = words.kind_word
 
 

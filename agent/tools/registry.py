@@ -1,23 +1,10 @@
 """A registry of typed Python functions exposed to the model as tools.
 
-A tool is a plain function with type hints and a Google-style docstring:
-
-    def aggregate_metrics(ctx: ToolContext, metric: Metric, days: int = 7) -> dict:
-        '''Average, min, max or sum of one daily metric over the last N days.
-
-        Args:
-            metric: which metric
-            days: how many days back from today
-        '''
-
-The registry derives a pydantic model from the signature (to validate the model's arguments)
-and a JSON schema (to send to Ollama). A parameter annotated `ToolContext` is not shown to
-the model: the registry passes the caller's user/session. A toolkit is any object with a
-`name` and a `tools()` method returning such functions; toolkits are pluggable.
-
-`execute()` never raises: unknown tools, malformed arguments and failing tools come back as a
-`ToolCallRecord` with `error` set, which the loop returns to the model.
-"""
+A tool is a plain function with type hints and a Google-style docstring; the registry derives
+a pydantic model (to validate the model's arguments) and a JSON schema (for Ollama) from it. A
+parameter annotated `ToolContext` is filled with the caller's user and session, never shown to
+the model. A toolkit is any object with a `name` and a `tools()` method. `execute()` never
+raises: errors come back in the `ToolCallRecord`, which the loop returns to the model."""
 
 from __future__ import annotations
 

@@ -1,22 +1,10 @@
-"""Tool calls that a model wrote as text instead of in Ollama's `tool_calls` field.
+"""Tool calls that a model wrote as text (a JSON object, a fenced one, `<tool_call>…</tool_call>`)
+instead of in Ollama's `tool_calls` field: small local models often do.
 
-Small local models often answer a tool-capable request with the call in the answer's text:
-
-    {"name": "search_workouts", "arguments": {"days": 7}}        (or "parameters", a list
-    ```json {"name": ...} ```                                     of such objects, a fence)
-    I'll look that up. <tool_call>{"name": ...}</tool_call>       (qwen / hermes templates)
-
-Shown as is, the user sees JSON and nothing runs. `parse_text_tool_calls` turns such text
-into `ToolCall`s, but only when every call names an offered tool and its arguments validate:
-anything else (an unknown name, bad arguments, JSON that a user asked for, JSON in the middle
-of prose) stays an ordinary answer. It is all or nothing, so a half-understood answer never
-runs half of its calls. Only `json.loads` reads the text, and long text is refused unread.
-
-`TextCallFilter` sits between the stream and the screen: prose passes at once, while text
-that could still become a call is held back, so a call never flashes on the screen.
-`finish()` returns what it held; the caller parses that (its `prose` is what is left to show)
-or shows it as is.
-"""
+`parse_text_tool_calls` turns such text into `ToolCall`s only when every call names an offered
+tool and its arguments validate (all or nothing; only `json.loads` reads it, long text is
+refused unread); anything else stays an ordinary answer. `TextCallFilter` holds back streamed
+text that could still become a call, so a call never flashes on the screen."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from memory.admin.editing import (
 )
 from memory.admin.followups import finish_pending
 from memory.admin.forget import ForgetReport, TopicForget, TopicMatch, TopicPreview
-from memory.admin.health import check_health, index_models, stored_vector
+from memory.admin.health import check_health
 from memory.admin.knowledge import load_knowledge
 from memory.admin.purge import UserPurge, clear_session, plan_user_purge, purge_user
 from memory.admin.stats import memory_stats
@@ -32,7 +32,6 @@ __all__ = [
     "finish_pending",
     "import_user",
     "interrupted_imports",
-    "index_models",
     "load_knowledge",
     "list_memories",
     "memory_stats",
@@ -41,5 +40,4 @@ __all__ = [
     "purge_user",
     "queue_episodic_write",
     "read_memory",
-    "stored_vector",
 ]

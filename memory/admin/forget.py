@@ -1,51 +1,14 @@
-"""Forget a topic: every memory that mentions it, and what carries its text
-or was derived from it, deleted for real.
+"""Forget a topic: every memory that mentions it, and what carries its text or was derived
+from it, deleted for real (what matches, what goes with it and what stays: docs/privacy.md).
 
     preview(user, query)             read only: the matching memories, facts, procedures and
                                      messages (text, kind, date, score), for people to review
     forget(user, query, keep=refs)   deletes what a preview finds now, minus the refs people
                                      unticked, and every trace of it; a count per kind
 
-Matching: the topic's content words (`memory.text.content_roots`: no stop words, one root per
-word, so "lawyers" meets "lawyer"), cut by the one splitter on both sides (`memory.text.words`:
-NFKC, case-folded with the Turkish I, format characters removed, letters kept with their
-combining marks), a text's words with the parts of words written as several, so
-`okafor_law@example.com`, `#OkaforLaw`, `okafor2024`, `Oka\u00adfor`, fullwidth letters and
-an NFD "Gómez" all mention the word; per script rules for words glued to particles and for
-scripts written without spaces (`memory.admin.topic_match.mentions`). Looked for in
-everything that carries a user's words: a memory's text, context, tags, metadata, id and
-session id; a fact's text, context, labels and metadata; a procedure's question and tool
-names; a message's text, id, session id and metadata. Plus the product's hybrid search
-(episodic, and the user's own facts) at `min_score` or above, for mentions in other words:
-only where the embedder knows the language of the topic and of the text
-(`memory.text.embedder_knows`); elsewhere a forget decides by words alone.
-
-What goes with a forgotten memory or message (followed until nothing new is found; never what
-people unticked):
- - older versions of it (`superseded_by` chains: merges and supersessions keep them);
- - the whole turn of a message (the question, the answer, the turn's details and its
-   extraction log entry) and the memories that turn wrote (the `stored` lists);
- - the logged exchange (interaction memory) of a message, and the messages of a logged exchange;
- - summaries that cite a forgotten message.
-Traces go by the topic's words alone, whatever was unticked (they are copies, not memories):
-answer details and extraction entries, summaries, merge records (and records naming a forgotten
-memory), session titles, a session whose id mentions it once its messages are gone, the noted
-recall queries, the last maintenance report, and the embedding-cache entries of this user's
-texts. Facts an admin shared are everyone's: they stay, counted in the preview.
-
-Nothing of another user is touched or counted. The embedding cache is shared by every user
-(keyed by text), so a forget never scans it: it drops the entries of texts found in the
-user's own records (their noted searches that mention the topic, and the forgotten texts), and
-`cached_embeddings` counts those texts the product caches for them (their searches, their
-chat questions and procedure questions), from their records, never from what the cache holds:
-whether anyone else typed the word changes no count.
-
-What matches and what follows from it is worked out by `memory.admin.topic_match`; this
-module reads the user's data, asks it, and deletes.
-
-Slots: the user's keys change in one MULTI/EXEC (one hash slot); the facts (a slot each) and
-the cache entries (keys of their own) follow it, one key per command.
-"""
+`memory.admin.topic_match` works out what matches and what follows from it; this module reads
+the user's data, asks it, and deletes. The user's keys change in one MULTI/EXEC (one hash
+slot); the facts (a slot each) and the cache entries follow it, one key per command."""
 
 from __future__ import annotations
 

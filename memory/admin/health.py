@@ -5,42 +5,14 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import numpy as np
 import redis
 
 from memory.boundary import START_HINT
 from memory.embeddings import CachedEmbedder
-from memory.models import MemoryType
 from memory.replies import as_str
 from memory.stores import Stores
-from memory.stores.records import bytes_vector
-from memory.stores.schema import VECTOR_FIELD, index_model
 
 REQUIRED_MODULES = {"search", "ReJSON"}
-
-
-def index_models(stores: Stores) -> dict[str, dict[str, Any]]:
-    """The embedding model and dimension each index was built with."""
-    keys = stores.keys
-    return {
-        name: index_model(stores.client, keys, name)
-        for name in (keys.episodic_index, keys.semantic_index, keys.procedural_index)
-    }
-
-
-def stored_vector(
-    stores: Stores, user_id: str, memory_type: MemoryType, memory_id: str
-) -> np.ndarray | None:
-    """The stored vector of a user's episodic memory or of a semantic fact (None when
-    missing)."""
-    keys = stores.keys
-    key = (
-        keys.episodic(user_id, memory_id)
-        if memory_type is MemoryType.EPISODIC
-        else keys.semantic(memory_id)
-    )
-    raw = stores.client.hget(key, VECTOR_FIELD)
-    return bytes_vector(raw) if isinstance(raw, bytes) else None
 
 
 def check_health(stores: Stores, embedder: CachedEmbedder) -> dict[str, Any]:

@@ -1,24 +1,11 @@
 """Export of one user's memories (all four types) to JSON, and import back.
 
-Import is validated in full before anything is written (size and nesting depth before parsing,
-then pydantic models, the same text and id rules as new memories, embeddings computed up
-front): a bad file changes nothing. The user's records are then written in MULTI/EXEC
-transactions of CHUNK_RECORDS records (all their keys share one hash slot), so no single
-command outlasts the connection's timeout however large the file. A process stopped mid-way
-leaves whole chunks and a progress marker (`Keys.import_progress`: written before the first
-chunk, advanced in each chunk's transaction, deleted by the last): the next command says the
-import was cut off and how far it got, and running the same import again finishes it, as
-every record keeps its id (an id given a new one is given the same new one again), so nothing
-is duplicated. A replace deletes
-the user's old records only in the last transaction, minus what the file rewrote: the user is
-never left half-empty. The facts the user added are shared data (a slot per fact) and follow
-the last transaction as a note (`memory.admin.followups`), with the user-list entry.
-Vectors are not exported: they are recomputed with the configured embedder on import, so a
-file moves between embedding models too. The usage records (which answers used which memory,
-`memory.stores.usage`) travel with the memories: on import they follow each memory's id, the
-records of memories not imported are dropped, and they are written in the last transaction
-(a file of version 1 has none).
-"""
+An import is validated whole before anything is written (a bad file changes nothing), then
+written in MULTI/EXEC transactions of CHUNK_RECORDS records behind a progress marker
+(`Keys.import_progress`), so a cut-off import is reported and finishes when run again, with no
+duplicate (records keep their ids); a replace deletes the old records only in the last
+transaction. Vectors are recomputed on import (a file moves between embedders); usage records
+follow their memories (docs/cli.md)."""
 
 from __future__ import annotations
 

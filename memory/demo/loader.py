@@ -1,34 +1,11 @@
 """Load the demo persona into a user, or take it out again (`python -m memory demo load|reset`).
 
-What marks demo data (what a load finds of an earlier load; a reset removes the user whole,
-since all a user holds beside a loaded demo was made with it):
-
-    episodic     the tag `demo` (DEMO_TAG) on every memory: stated, logged exchanges, summaries
-    semantic     the source `demo` (DEMO_SOURCE) on the facts the persona added
-    procedural   the persona's questions (`PROCEDURES`), matched as normalised questions
-    short-term   sessions named `s-YYYYMMDD-HHMM-demo`
-
-Everything is written through public methods, dated (`timestamp`) as it happened and stored
-(`created_at`) at the load; what she stated goes last, so lists of what was stored last (the
-sidebar's *Recent*) show her latest news:
-
-- the three recent sessions' messages: `add_message` with their times;
-- the logged exchanges of all eight conversations, and the summaries of the five older ones
-  (whose messages have expired, as they would have): the bulk path `add_episodic_many`, in the
-  shape `store_interaction` and the session summaries (`memory.maintenance.summaries`) write;
-- the recent sessions' summaries: `Maintenance.summarise_session` with the persona's text as
-  the summariser: the same record, and the session is marked summarised (a maintenance run
-  does not summarise it again);
-- the facts she added: `write_fact`; the procedures: `record_procedure`, run by run;
-- what she stated (preferences, goals, health events, milestones): the write policy
-  (`memory.writing`), oldest first, so the changed goal replaces the old one by its slot, as
-  in a chat (the old one stays as history).
-
-Loading into a user with memories of their own is refused (`OwnMemoriesError`) unless
-`replace`, which purges that user first (`clear_user_memories`). Loading into a user who holds
-only the demo is idempotent: that demo is purged and the persona written afresh, dated from
-this week (the wellness data moves with the calendar; see `memory.demo.training`).
-"""
+Demo data is marked: episodic memories by the tag `demo` (DEMO_TAG), facts by the source
+`demo` (DEMO_SOURCE), procedures by the persona's questions (`PROCEDURES`), sessions by their
+names (`s-YYYYMMDD-HHMM-demo`). Everything is written through public methods (the write policy
+for what she stated, oldest first, so the changed goal replaces the old one by its slot),
+dated as it happened. A user with memories of their own is refused (`OwnMemoriesError`) unless
+`replace`; a user holding only the demo gets it afresh, dated from this week (docs/demo.md)."""
 
 from __future__ import annotations
 
@@ -215,9 +192,8 @@ def _log_items(conv: Conversation, session_id: str, ids: list[str], times: list[
 
 
 def _messages(
-    coord: MemoryCoordinator, user_id: str, session_id: str, conv: Conversation
+    coord: MemoryCoordinator, user_id: str, session_id: str, times: list[int], conv: Conversation
 ) -> list[str]:
-    times = conv.times_ms()
     ids = []
     for i, ex in enumerate(conv.exchanges):
         for j, (role, text) in enumerate((("user", ex.user), ("assistant", ex.assistant))):
@@ -242,7 +218,8 @@ def load_demo(
 
     say = progress or (lambda _line: None)
     check_id(user_id)
-    persona: Persona = build_persona(today or date.today())
+    today = today or date.today()
+    persona: Persona = build_persona(today)
     before = demo_contents(coord, user_id)
     if before.has_own and not replace:
         raise OwnMemoriesError(user_id, before)
@@ -259,10 +236,10 @@ def load_demo(
     stated: list[tuple[int, str, Any]] = []
     recent: list[tuple[str, Conversation]] = []
     for conv in persona.conversations:
-        sid = demo_session_id(conv.start_ms)
-        times = conv.times_ms()
+        sid = demo_session_id(conv.ms(today))
+        times = conv.times_ms(today)
         if conv.keeps_messages:
-            ids = _messages(coord, user_id, sid, conv)
+            ids = _messages(coord, user_id, sid, times, conv)
             recent.append((sid, conv))
             report.sessions += 1
             report.messages += len(ids)
@@ -271,7 +248,7 @@ def load_demo(
             logs.append(_summary_item(conv, sid, ids, times))
         logs += _log_items(conv, sid, ids, times)
         for m in conv.memories:
-            stated.append((m.when_ms or times[2 * m.exchange], sid, m))
+            stated.append((m.when.ms(today) if m.when else times[2 * m.exchange], sid, m))
     coord.add_episodic_many(user_id, logs)
 
     say("Summarising the recent sessions…")
@@ -283,7 +260,7 @@ def load_demo(
             coord.update_memory(user_id, "episodic", mid, tags=["summary", DEMO_TAG])
         if out.status != "done":  # e.g. SUMMARY_MIN_MESSAGES above the session's length
             report.notes.append(f"summary of {sid} written without its mark ({out.status})")
-            times = conv.times_ms()
+            times = conv.times_ms(today)
             ids = [m.id for m in coord.recent_messages(user_id, sid, len(times))]
             coord.add_episodic_many(user_id, [_summary_item(conv, sid, ids, times)])
 
@@ -298,12 +275,12 @@ def load_demo(
                 fact_type=f.fact_type,
                 context="Added in the sidebar memory editor",
                 source=DEMO_SOURCE,
-                timestamp_ms=conv.start_ms,  # learned in that conversation, not today
+                timestamp_ms=conv.ms(today),  # learned in that conversation, not today
             )
     # Her procedures were learned over her months of questions: first used in her first
     # conversation, last in her newest one (not at the load).
-    first, last = persona.conversations[0].start_ms, persona.conversations[-1].start_ms
-    for question, runs in persona.procedures:
+    first, last = persona.conversations[0].ms(today), persona.conversations[-1].ms(today)
+    for question, runs in PROCEDURES:
         for tools, score, ms in runs:
             pattern = coord.record_procedure(
                 user_id, question, list(tools), success_score=score, execution_time_ms=ms
@@ -317,12 +294,11 @@ def load_demo(
         pii_policy=coord.settings.pii_policy,
     )
     for when, sid, m in sorted(stated, key=lambda s: s[0]):
-        kind = EventType(m.kind)
         cand = MemoryCandidate(
             text=m.text,
-            event_type=kind,
+            event_type=m.kind,
             tags=[*m.tags, DEMO_TAG],
-            slot=detect_slot(m.text, kind),
+            slot=detect_slot(m.text, m.kind),
             importance=m.importance,
             how=m.how,
         )

@@ -2,18 +2,17 @@
 
 Her eight dated conversations, learned procedures and demo questions are data,
 `memory/data/demo_persona.toml`, read and validated once at import. `build_persona(today)`
-dates them from `today`'s week and fills in the dates and distances from
-`memory.demo.training`, the plan the wellness tools' data follows for demo users, so what she
-said matches what the tools return.
+fills in the dates and distances of `today`'s week from `memory.demo.training`, the plan the
+wellness tools' data follows for demo users, so what she said matches what the tools return;
+`ms(today)` dates a conversation or a memory.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from datetime import date, timedelta
 from string import Template
-from typing import Annotated, Literal
+from typing import Annotated, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -21,63 +20,8 @@ from memory.data_files import load_data_file
 from memory.demo.training import RACE, RACE_NAME, at_ms, long_date, on, runs_between
 from memory.models import EventType
 
-
-@dataclass(frozen=True)
-class Exchange:
-    user: str
-    assistant: str
-    tools: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Remembered:
-    """An episodic memory a conversation left. `when_ms` None: dated at its exchange."""
-
-    text: str
-    kind: str
-    tags: tuple[str, ...]
-    importance: float
-    exchange: int = 0
-    when_ms: int | None = None
-    key: str = ""  # names it, for supersession
-    how: str = "llm"  # what wrote it in the chat: LLM extraction, or a trigger phrase
-
-
-@dataclass(frozen=True)
-class Fact:
-    text: str
-    category: str
-    fact_type: str = "guideline"
-
-
-@dataclass(frozen=True)
-class Conversation:
-    start_ms: int
-    exchanges: tuple[Exchange, ...]
-    summary: str
-    memories: tuple[Remembered, ...] = ()
-    facts: tuple[Fact, ...] = ()
-    #: the short-term messages are still there (a recent session)
-    keeps_messages: bool = False
-
-    def times_ms(self) -> list[int]:
-        """The time of each message: a user message, its answer a minute later, the next
-        exchange three minutes after that."""
-        n = len(self.exchanges)
-        return [self.start_ms + (4 * i + j) * 60_000 for i in range(n) for j in (0, 1)]
-
-
 #: A learned procedure: the question, then each run as (tool sequence, success score, ms).
 Procedure = tuple[str, tuple[tuple[tuple[str, ...], float, float], ...]]
-
-
-@dataclass(frozen=True)
-class Persona:
-    name: str
-    conversations: tuple[Conversation, ...]
-    #: (old key, new key): the memory named `new` replaced the one named `old`
-    superseded: tuple[tuple[str, str], ...] = ()
-    procedures: tuple[Procedure, ...] = ()
 
 
 # --- the data file's shape ---------------------------------------------------------------
@@ -125,65 +69,73 @@ class _Moment(_Strict):
         return at_ms(on(today, *self.day), int(hour), int(minute))
 
 
-class _ExchangeFile(_Text):
+class Exchange(_Text):
     user: str
     assistant: str
     tools: tuple[str, ...] = ()
 
 
-class _MemoryFile(_Text):
+class Remembered(_Text):
     text: str
     kind: EventType
     tags: tuple[str, ...]
     importance: float = Field(ge=0.0, le=1.0)
     exchange: int = Field(0, ge=0)
     when: _Moment | None = None
-    key: str = ""
-    how: Literal["llm", "trigger"] = "llm"
+    key: str = ""  # names it, for supersession
+    how: Literal["llm", "trigger"] = "llm"  # what wrote it in the chat
 
 
-class _FactFile(_Text):
+class Fact(_Text):
     text: str
     category: str
     fact_type: str = "guideline"
 
 
-class _ConversationFile(_Moment, _Text):
+class Conversation(_Moment, _Text):
     summary: str
-    exchanges: tuple[_ExchangeFile, ...] = Field(min_length=1)
-    memories: tuple[_MemoryFile, ...] = ()
-    facts: tuple[_FactFile, ...] = ()
+    exchanges: tuple[Exchange, ...] = Field(min_length=1)
+    memories: tuple[Remembered, ...] = ()
+    facts: tuple[Fact, ...] = ()
+    #: the short-term messages are still there (a recent session)
     keeps_messages: bool = False
 
+    def times_ms(self, today: date) -> list[int]:
+        """The time of each message: a user message, its answer a minute later, the next
+        exchange three minutes after that."""
+        start, n = self.ms(today), len(self.exchanges)
+        return [start + (4 * i + j) * 60_000 for i in range(n) for j in (0, 1)]
+
     @model_validator(mode="after")
-    def _exchanges_exist(self) -> _ConversationFile:
+    def _exchanges_exist(self) -> Conversation:
         for m in self.memories:
             if m.exchange >= len(self.exchanges):
                 raise ValueError(f"memory {m.text[:40]!r} names exchange {m.exchange}")
         return self
 
 
-class _RunFile(_Strict):
+class _Run(_Strict):
     tools: tuple[str, ...] = Field(min_length=1)
     score: float = Field(ge=0.0, le=1.0)
     ms: float = Field(gt=0)
     times: int = Field(1, ge=1)
 
 
-class _ProcedureFile(_Strict):
+class _Procedure(_Strict):
     question: str
-    runs: tuple[_RunFile, ...] = Field(min_length=1)
+    runs: tuple[_Run, ...] = Field(min_length=1)
 
 
-class _PersonaFile(_Strict):
+class Persona(_Strict):
     name: str
     questions: tuple[str, ...] = Field(min_length=1)
+    #: (old key, new key): the memory named `new` replaced the one named `old`
     superseded: tuple[tuple[str, str], ...] = ()
-    procedures: tuple[_ProcedureFile, ...] = ()
-    conversations: tuple[_ConversationFile, ...] = Field(min_length=1)
+    procedures: tuple[_Procedure, ...] = ()
+    conversations: tuple[Conversation, ...] = Field(min_length=1)
 
     @model_validator(mode="after")
-    def _superseded_keys_exist(self) -> _PersonaFile:
+    def _superseded_keys_exist(self) -> Persona:
         keys = {m.key for c in self.conversations for m in c.memories if m.key}
         for pair in self.superseded:
             if missing := set(pair) - keys:
@@ -191,7 +143,7 @@ class _PersonaFile(_Strict):
         return self
 
 
-_FILE = load_data_file("demo_persona.toml", _PersonaFile)
+_FILE = load_data_file("demo_persona.toml", Persona)
 
 #: Questions that show what the persona's memory gives (docs/demo.md's script, and the chat
 #: page's first screen once the persona is loaded).
@@ -244,39 +196,26 @@ def _values(today: date, day: date) -> dict[str, str]:
     }
 
 
-def _conversation(c: _ConversationFile, today: date) -> Conversation:
-    values = _values(today, on(today, *c.day))
+T = TypeVar("T", bound=_Strict)
 
-    def fill(text: str) -> str:
-        return Template(text).substitute(values)
 
-    return Conversation(
-        start_ms=c.ms(today),
-        exchanges=tuple(Exchange(fill(e.user), fill(e.assistant), e.tools) for e in c.exchanges),
-        summary=fill(c.summary),
-        memories=tuple(
-            Remembered(
-                fill(m.text),
-                m.kind.value,
-                m.tags,
-                m.importance,
-                m.exchange,
-                m.when.ms(today) if m.when else None,
-                m.key,
-                m.how,
-            )
-            for m in c.memories
-        ),
-        facts=tuple(Fact(fill(f.text), f.category, f.fact_type) for f in c.facts),
-        keeps_messages=c.keeps_messages,
-    )
+def _filled(part: T, values: dict[str, str]) -> T:
+    """`part` with the placeholders of its texts, and of its parts' texts, filled in."""
+    update: dict[str, object] = {}
+    for name, value in part:
+        if type(value) is str and isinstance(part, _Text):  # not an EventType
+            update[name] = Template(value).substitute(values)
+        elif isinstance(value, tuple) and value and isinstance(value[0], _Text):
+            update[name] = tuple(_filled(v, values) for v in value)
+    return part.model_copy(update=update)
 
 
 def build_persona(today: date) -> Persona:
-    """The persona dated from `today`'s week (see `memory.demo.training`)."""
-    return Persona(
-        name=_FILE.name,
-        conversations=tuple(_conversation(c, today) for c in _FILE.conversations),
-        superseded=_FILE.superseded,
-        procedures=PROCEDURES,
+    """The persona's texts as said in `today`'s week (see `memory.demo.training`)."""
+    return _FILE.model_copy(
+        update={
+            "conversations": tuple(
+                _filled(c, _values(today, on(today, *c.day))) for c in _FILE.conversations
+            )
+        }
     )

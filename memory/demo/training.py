@@ -1,29 +1,11 @@
 """The demo persona's training, as data: what she did on each day, dated from the week loaded.
 
-Both sides read this one plan, so they agree: the persona's memories (`memory.demo.persona`:
-"ran 16 km on Saturday", "sprained her ankle ... no running for three weeks") and the
-synthetic wellness data the agent's tools return for a demo user (`agent/tools/wellness.py`
-follows `planned_workout` for user ids starting with `DEMO_PREFIX`).
-
-Dates are counted in weeks from the Monday of the week "today" falls in (`on(today, week,
-weekday)`), so the runs fall on the weekdays the memories name. Loaded and used in the same
-week, memories and data match to the day; a week later they are a week apart (load the
-persona again to re-anchor it: loading is idempotent).
-
-The plan, weeks before this one (W-25 is about when the wellness data starts):
-
-    W-25 .. W-9  base: Mon strength, Tue easy run, Wed yoga, Thu tempo run, Fri rest,
-                 Sat long run (10 km rising to 15 km), Sun walk
-    W-9 Sat      the sprain: 6 km into a trail long run
-    W-9 Sun ..   no running: a week of rest, then swimming Tue/Thu, bike Sat, yoga Wed,
-    W-6 Fri      upper-body strength Mon
-    W-6 Thu      the physio clears the ankle; first run on Sat (5 km)
-    W-5 .. W0    build-up: Tue and Thu easy runs, Sat long run 10 -> 18 km, Sun walk
-    W+3 Sun      the race (a half marathon)
-
-Only runs carry a distance (the bike is a stationary one; walks and swims are logged by time),
-so the tools' `distance_km` is her running distance: "how far did I run" adds it up.
-"""
+Both the persona's memories (`memory.demo.persona`) and the synthetic wellness data the
+agent's tools return for a demo user (`agent/tools/wellness.py`, for user ids starting with
+`DEMO_PREFIX`) read this one plan, so they agree. Dates count in weeks from the Monday of the
+week "today" falls in (`on(today, week, weekday)`): loaded and used in the same week, memories
+and data match to the day. Only runs carry a distance, so the tools' `distance_km` is her
+running distance."""
 
 from __future__ import annotations
 

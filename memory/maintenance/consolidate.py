@@ -1,17 +1,11 @@
-"""Consolidation: near-duplicate active memories of one user and kind become one.
+"""Consolidation: near-duplicate active memories of one user and kind become one
+(docs/maintenance.md, "Consolidation, retention and decay").
 
-The canonical member stays (pinned first, then the most important, then the most recent);
-the others are superseded by it (`status` superseded, `superseded_by` = the canonical id), so
-they stay as history and leave recall, exactly like a changed value does. Each merge is
-recorded (`Keys.merge`) with the canonical's text, importance and pin before the merge, so
-`undo_merge` restores everything (and rejects the cluster, so it is not merged again). With
-a `TextMerger` (the agent passes one built on the LLM) the canonical text may be rewritten by
-the model; its reply is kept only if it states the members' fact (`_checked_model_text`).
-With a `SameFactJudge` (the model again) clusters are proposed by meaning and merged when
-the model says they are one fact and the lexical guard agrees (`similarity`,
-docs/maintenance.md); without one, only the lexical rule merges.
-A merge, and an undo, is one MULTI/EXEC that WATCHes the memories it touches.
-"""
+The canonical member stays (pinned, then most important, then most recent); the others are
+superseded by it and stay as history. Each merge is recorded (`Keys.merge`) so `undo_merge`
+restores everything. A `TextMerger` may rewrite the canonical text (kept only if it states the
+members' fact); a `SameFactJudge` proposes clusters by meaning (`similarity`). A merge, and an
+undo, is one MULTI/EXEC that WATCHes the memories it touches."""
 
 from __future__ import annotations
 

@@ -1,21 +1,11 @@
-"""Retention (expiry by kind) and importance decay.
+"""Retention (expiry by kind) and importance decay (docs/maintenance.md, "Consolidation,
+retention and decay").
 
-Retention: a memory of a kind listed in `Settings.retention_days` expires once it is older
-(by its `timestamp`) than that many days, unless it is pinned, was ever recalled
-(`access_count > 0`) or is important (`importance >= retention_keep_importance`). Kinds not
-listed (preferences, facts, goals ... by default) never expire.
-
-Decay, per run, with `dt` = days since the memory was last decayed (or created):
-
-- never recalled, not pinned:  importance <- max(floor, importance * 0.5 ** (dt / half_life)),
-  but a memory at or above `retention_keep_importance` stops at that threshold (decay never
-  makes an important memory expire)
-- recalled n times since the last run:  importance <- 1 - (1 - importance) * (1 - boost) ** n
-
-Both are multiplicative, so running every hour or once a month gives the same result; both
-stay within [floor, 1]. The last run and the access count seen are kept per user in
-`Keys.decay_state` (an edit rewrites the memory's own hash).
-"""
+A memory of a kind in `Settings.retention_days` expires once older than that, unless pinned,
+ever recalled or important. Decay is multiplicative (never recalled: halved every half-life,
+down to the floor, stopping at `retention_keep_importance`; recalled n times: boosted n times),
+so the run frequency does not change the result. The last run and the access count seen are
+kept per user in `Keys.decay_state`."""
 
 from __future__ import annotations
 

@@ -1,17 +1,7 @@
 """`maintain`: consolidation, session summaries, retention and decay for one user or all,
-under a Redis lock.
-
-Only one runner at a time across processes: redis-py's `Lock` (an owner token; only the
-owner releases or extends it, so a runner that outlived its TTL cannot free the lock a newer
-runner holds). The TTL is short (`LOCK_TTL_S`) and a heartbeat thread of the holder pushes it
-back while the run lives, so the lock of a run that crashed (kill -9, a lost machine) expires
-within a minute, even across a Redis restart; a holder on this host whose process is gone is
-recognised at once (`Keys.maintenance_lock_holder`: host, pid, since) and its lock taken over.
-A run also extends it before each user and each merge (the model may be slow). Merges, undo,
-accept and reject take it too; a dry run writes nothing and does not. The last real report of
-each user is kept (`Keys.maintenance_last`) and each run's totals appended to a capped list
-(`Keys.maintenance_history`) for the Stats chart.
-"""
+under a Redis lock (redis-py's `Lock`, short TTL, a heartbeat; a dead holder on this host is
+taken over: docs/maintenance.md). Merges, undo, accept and reject take it too; a dry run does
+not. The last real report per user and each run's totals (the Stats chart) are kept."""
 
 from __future__ import annotations
 

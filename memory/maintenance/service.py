@@ -1,8 +1,8 @@
 """`Maintenance`: what the CLI, the app's background thread and the Maintenance tab call.
 
-Built from the coordinator's stores, embedder and settings (`Maintenance.of`), so the
-coordinator itself does not grow; every public method goes through the one error boundary.
-"""
+Built from the coordinator's stores, embedder and settings (`Maintenance.of`), with the
+model's merger, summariser and judge when there is one (the coordinator has no model); every
+public method goes through the one error boundary."""
 
 from __future__ import annotations
 

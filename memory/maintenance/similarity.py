@@ -1,90 +1,24 @@
-"""When are two memories the same fact? Two rules: one without a model, one with it.
-
-**Without a model** (`mergeable`): a high cosine AND the same content words. The cosine alone
-cannot tell a paraphrase from a changed value: with all-MiniLM-L6-v2, "I prefer morning
-workouts" / "I prefer evening workouts" score 0.857, higher than the true paraphrase "I like
-to work out in the morning" (0.812). So a pair merges only when
-
-1. cosine >= `min_similarity` (Settings.consolidation_min_similarity, 0.85), and
-2. after dropping stop words and *framing* words (prefer, like, love, goal, want ...), both
-   texts have exactly the same content words, the same numbers and the same negations.
-
-**With a model** (a `SameFactJudge`): a pair is a *candidate* (`linked`) when
-
-1. cosine >= `proposal_similarity` (Settings.consolidation_proposal_similarity, 0.70), and
-2. the lexical guard (`veto`) finds nothing that makes them two facts;
-
-then the model judges each cluster of candidates ("same fact?", a JSON schema). Its "yes"
-never overrides the guard, which vetoes a pair when
-
-- their numbers differ ("5k" / "10k"; a number on one side only);
-- one says no and the other does not: a negation or a disliking verb (hate, avoid, stop ...)
-  on one side only ("I love swimming" / "I hate swimming"), or an odd number of them on one
-  side and an even one on the other ("I never skip breakfast" / "I skip breakfast");
-- a value changed: for each class of alternatives (`value_classes` in
-  `memory/data/fact_words.toml`: times of day, days, months and seasons, before/after,
-  more/less, left/right, places, activities, body parts, diets, drinks, colours, intensities,
-  units) both must name the same members, so "morning" / "evening", "vegan" / "vegetarian",
-  "home" / "gym", "5 km" / "5 miles" veto, and so does a member on one side only;
-- a name (a capitalised word in mid-sentence) that the other text never mentions ("I live in
-  Lisbon" / "I live in Porto");
-- one says more: it has content words the other lacks while the other has none of its own
-  (an added detail: "half marathon" / "marathon", "running with my dog" / "running"), except
-  light words that add no fact (go, get, really, rather ...). When both have words of their
-  own (synonyms, or a changed value the lists do not know), only the model can tell.
-
-The proposal threshold, 0.70, was chosen on these examples (cosines measured with the
-project's ONNX all-MiniLM-L6-v2, re-measured when it began to multiply in int8 and when it
-stopped one fusion of ONNX Runtime: no pair changed side of a threshold; the full tables are in
-tests/unit/test_maintenance_similarity.py):
-
-- paraphrases that share words score 0.727-0.99: "I like to go running in the mornings
-  before work" / "morning runs before work are what I prefer" 0.759 (the lowest pair of
-  three wordings of one habit; the others are 0.863 and 0.888), "I want to run a sub-4
-  marathon" / "My goal is to finish a marathon in under 4 hours" 0.727 (which the guard then
-  vetoes: "under" on one side);
-- different facts on one topic in other words score at most 0.546 ("I have asthma" / "I
-  have a peanut allergy"), so 0.70 leaves them unasked with a margin of 0.15; different facts
-  that differ in one value score high ("morning" / "evening" 0.911, "5k" / "10k" 0.889):
-  those are the guard's;
-- below it: "I am lactose intolerant" / "Dairy upsets my stomach" 0.664, a paraphrase with no
-  shared word, which stays a near-duplicate (a missed merge is cheap).
-
-Conservative by design: a missed merge leaves a near-duplicate, a wrong merge hides a fact.
-The guard only ever vetoes, so it misses merges of synonyms it takes for alternatives ("run"
-/ "jog") and cannot see a detail added in other words ("training for a marathon" /
-"preparing for a half marathon" have words of their own on both sides): that one is the
-model's call.
-"""
+"""When are two memories the same fact? Without a model (`mergeable`): cosine >=
+`min_similarity` AND the same content words, numbers and negations. With a model (a
+`SameFactJudge`): a pair is a candidate (`linked`) at cosine >= `proposal_similarity` when the
+lexical guard (`veto`) finds nothing; the model's "yes" never overrides the guard
+(docs/maintenance.md; the thresholds' examples: tests/unit/test_maintenance_similarity.py)."""
 
 from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Annotated
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict
+from pydantic import BaseModel, ConfigDict
 
-from memory.data_files import load_data_file
-from memory.text import content_roots, numbers, root, words
-
-
-def _words(value: object) -> frozenset[str]:
-    if not isinstance(value, str) or not value.split():
-        raise ValueError("expected words separated by spaces")
-    if value != value.lower():
-        raise ValueError("words are written in lower case (texts are compared so)")
-    return frozenset(value.split())
-
-
-Words = Annotated[frozenset[str], BeforeValidator(_words)]
+from memory.data_files import Words, load_data_file
+from memory.text import FRAMING, content_roots, numbers, root, words
 
 
 class _FactWords(BaseModel):
     """`memory/data/fact_words.toml` (what each list is for: its comments)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    framing: Words
     negation: Words
     negative: Words
     negation_stems: Words
@@ -94,7 +28,6 @@ class _FactWords(BaseModel):
 
 
 _WORDS = load_data_file("fact_words.toml", _FactWords)
-_FRAMING = _WORDS.framing
 _NEGATION = _WORDS.negation
 _NEGATIVE = _NEGATION | _WORDS.negative
 _NEGATION_STEMS = _WORDS.negation_stems
@@ -115,7 +48,7 @@ def fact_signature(text: str) -> FactKey:
     plain = text.replace("\u2019", "'").replace("'", "")
     tokens = words(plain)
     negations = frozenset(t for t in tokens if t in _NEGATION)
-    roots = content_roots(plain, ignore=_FRAMING | _NEGATION)
+    roots = content_roots(plain, ignore=FRAMING | _NEGATION)
     roots |= frozenset(t for t in tokens if t in _VALUE_STOPWORDS)
     return roots, numbers(text), negations
 
@@ -147,7 +80,7 @@ class _Guarded:
         bare = words(text.replace("'", ""))  # "don't" -> "dont", a negation
         self.numbers = numbers(text)
         self.negations = sum(t in _NEGATIVE for t in bare)
-        ignore = _FRAMING | _NEGATIVE | _NEGATION_STEMS
+        ignore = FRAMING | _NEGATIVE | _NEGATION_STEMS
         self.content = content_roots(text, ignore=ignore)
         # Every word's root (stop words too: before/after), plus units stuck to numbers.
         units = {root(m.group(1)) for t in tokens if (m := _UNIT_SUFFIX.match(t))}

@@ -1,16 +1,9 @@
 """Session summaries: turns that leave the prompt become one episodic `summary` memory.
 
-Two moments make a summary due: trimming (the agent saw older messages of the session fall
-out of the prompt; at least `SUMMARY_MIN_MESSAGES` of them not summarised yet) and idleness
-(the maintenance run finds a session quiet for `SUMMARY_IDLE_S` with turns not summarised).
-The text comes from a `Summariser` (the agent passes one built on the LLM: memory has no
-chat) and is checked here: not empty, not too long, and no number the turns never said.
-
-Per session, `Keys.summary_state` keeps the mark (the last summarised message) and the newest
-summary's id; a summary's metadata lists its source message ids. Without a model the summary
-waits: a marker in `Keys.summaries_pending` (counted as "summaries waiting" in the report and
-the Maintenance tab) until a run or a later turn has a model again.
-"""
+When one is due (trimmed turns, an idle session) and how it waits without a model:
+docs/maintenance.md. The text comes from a `Summariser` (the agent's, built on the LLM) and is
+checked here: not empty, not too long, and no number the turns never said. Per session,
+`Keys.summary_state` keeps the last summarised message and the newest summary's id."""
 
 from __future__ import annotations
 

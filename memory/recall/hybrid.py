@@ -1,50 +1,12 @@
 """Hybrid recall: vector + BM25 candidates, scored by a small fitted model, with neighbours.
-(The scoring of the candidates into hits is `memory.recall.fusion`; this module builds the
-queries, reads their replies, marks the rows and finds the neighbours.)
 
-For one memory type, two RedisVL queries run in the recall's one pipelined round trip
-(`queue_requests`, beside the other stores' queries): a `VectorQuery` (cosine) and a
-`TermUnionTextQuery` (BM25STD over word tokens, every term matched: see that class). Their
-short lists (`candidates` each) are the candidates; each gets the parts of
-`memory.recall.scoring`:
-
-    vector     = cosine similarity to the query (computed from the stored vector for
-                 candidates that only the text query found)
-    text       = IDF-weighted share of the query's words the memory holds (IDF over this
-                 query's candidates; context words count half)
-    time       = 1 when the memory's timestamp falls in a date the query names ("on 9 May
-                 2023", "in March 2024", "in 2023", "yesterday", "last week"...), else 0
-    recency    = 0.5 ** (age_days / half_life_days)
-    importance = stored importance (pinned memories count as 1.0)
-                 (0 when the embedder does not know the language of the query or of the
-                 memory's text, `embedder_knows`: its cosine calls unrelated Hindi or Thai
-                 texts close; words alone decide there)
-    stated     = when the message asks for advice or about the user's tastes (episodic only): how
-                 likely the memory states a preference or constraint of the user
-                 (`memory.recall.statements`, from its stored vector)
-    final      = memory.recall.scoring.probability(...): the probability that the memory is one
-                 the question needs (a logistic model fitted on the development data)
-
-BM25 only chooses candidates: its raw score has no scale that means the same across queries,
-and dividing it by the query's best score would make one weak shared word a perfect match.
-
-The logged exchanges (`interaction` episodes) of one session are a conversation: the turns just
-before and after a strong hit often hold its answer ("Who played?" -> next turn "Matt Patterson
-did"). The best `neighbour_seeds` interaction candidates read the `neighbour_hops` nearest
-earlier and later turns of their session (within `neighbour_window_ms`) from the session's
-timeline (a sorted set), in one pipelined round trip; the one to `neighbour_hops` places
-before or after a seed adds the seed's probability to its own evidence, and keeps at least
-`neighbour ** hops` times it (`memory.recall.fusion.add_neighbour_part`); not for advice or a
-question about the user's tastes (what the user stated answers those).
-
-Candidates carry only the fields scoring needs (`SCORE_FIELDS` and the text fields, plus the
-vector for BM25-only candidates); the top k of every type are then read whole
-(`memory.recall.requests.hydrate`). Recall sends the seeds' timeline reads with those reads
-(`queue_neighbours`, `likely_hits`), and scores the candidates once (`prepare`).
-
-Hits below `min_score` are dropped (recorded as a miss when nothing is left). The relevance
-band (`memory.models.relevance_band`) is computed on `final`.
-"""
+For one memory type this module builds the two queries (a `VectorQuery` and a
+`TermUnionTextQuery`, BM25 over word tokens) that run in recall's one pipelined round trip,
+reads their replies, marks the rows (`SCORE_FIELDS` only; the top k are read whole by
+`memory.recall.requests.hydrate`) and finds the session neighbours of the best logged
+exchanges; `memory.recall.fusion` scores the candidates. BM25 only chooses candidates: its raw
+score has no scale that means the same across queries. The parts of the score, the neighbours
+and the threshold: docs/recall.md."""
 
 from __future__ import annotations
 

@@ -66,7 +66,7 @@ from collections.abc import Sequence
 
 from memory import defaults
 from memory.recall.terms import query_terms
-from memory.text import fold, names_word, stem, words
+from memory.text import SUFFIXES, fold, names_word, stem, words
 
 # --- fitted by `python -m lab.fit_recall` (tune split) ----------------------------------------
 BIAS = -8.11
@@ -100,8 +100,6 @@ W_IMPORTANCE = defaults.W_IMPORTANCE
 #: default RECALL_MIN_SCORE: hits below it are dropped
 MIN_SCORE = defaults.MIN_SCORE
 
-_SUFFIXES = ("ing", "ed", "s")  # memory.text.stem's: `forms_of` must agree with it
-
 
 def terms_of_query(text: str) -> list[str]:
     """The query's content words (stopwords removed), stemmed, distinct, in order."""
@@ -112,7 +110,7 @@ def forms_of(terms: Sequence[str]) -> list[frozenset[str]]:
     """Per stemmed term, the word forms that stem to it ("workout": workout, workouts...).
     Matching these against a memory's plain words avoids stemming every word of every
     candidate (that cost ~5 ms per query on LoCoMo turns)."""
-    return [frozenset(f for f in (t, *(t + s for s in _SUFFIXES)) if stem(f) == t) for t in terms]
+    return [frozenset(f for f in (t, *(t + s for s in SUFFIXES)) if stem(f) == t) for t in terms]
 
 
 def word_set(text: str) -> frozenset[str]:

@@ -118,19 +118,3 @@ def _ping(client: redis.Redis) -> None:
             if time.monotonic() >= deadline:
                 raise
             time.sleep(0.1)
-
-
-def drop_namespace(client: redis.Redis, ns: str) -> None:
-    """Drop every index and key of one MEMORY_NAMESPACE (tests, benchmarks)."""
-    for name in client.execute_command("FT._LIST"):
-        name = as_str(name)
-        if name.startswith(ns + "_"):
-            client.execute_command("FT.DROPINDEX", name)
-    batch: list[bytes] = []
-    for key in client.scan_iter(match=f"{ns}[:_]*", count=1000):
-        batch.append(key)
-        if len(batch) >= 1000:
-            client.unlink(*batch)
-            batch.clear()
-    if batch:
-        client.unlink(*batch)

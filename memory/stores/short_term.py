@@ -1,38 +1,22 @@
-"""Short-term memory: the recent messages of one session, in a Redis list.
-
-`{ns}:session:{u<digest>}:{digest(user, session)}` (the user's hash tag: `memory.keys`) holds
-JSON messages oldest first (RPUSH), capped at `SHORT_TERM_MAX_MESSAGES` (LTRIM) and expiring
-`SHORT_TERM_TTL_S` after the last write. The prompt gets the newest messages that fit a token
-budget (default 80 % of the context window).
-
-`{ns}:turn_details:{u<digest>}:{digest(user, session)}` keeps each answer's execution details
-next to the messages (a hash: turn id -> JSON, opaque here: the agent defines and validates
-it), with the same TTL, capped like the list, and cleared with it.
-
-`{ns}:session_titles:{u<digest>}` names the user's sessions (a hash: session id -> title),
-a field removed when its session is cleared.
-
-`SessionsAPI` is the coordinator's part for chat sessions beyond the exchange of a turn: the
-titles, and an answer the user stopped while it streamed (mixed into `MemoryCoordinator`).
-"""
+"""Short-term memory: the recent messages of one session, in a Redis list (capped at
+`SHORT_TERM_MAX_MESSAGES`, expiring `SHORT_TERM_TTL_S` after the last write), beside each
+answer's execution details (opaque JSON: the agent defines them) and the user's session
+titles (a hash: session id -> title, a field removed when its session is cleared); the keys:
+docs/architecture.md. The prompt gets the newest messages that fit."""
 
 from __future__ import annotations
 
 import json
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import redis
 from ulid import ULID
 
-from memory.boundary import translate_store_errors
 from memory.errors import InvalidInputError
 from memory.keys import Keys, digest
 from memory.models import ChatMessage, check_id, check_text, check_unicode, now_ms
 from memory.replies import as_str
-
-if TYPE_CHECKING:
-    from memory.identity import StoreIdentity
 from memory.tokens import newest_within_budget
 from memory.writing.secrets import PiiPolicy, check_no_secret, lenient, mask_json, mask_text
 
@@ -298,46 +282,3 @@ def _without_nul(text: str) -> str:
         return text
     log.warning("removed %d NUL character(s) from a stored reply", text.count("\x00"))
     return text.replace("\x00", "")
-
-
-@translate_store_errors
-class SessionsAPI:
-    """Chat-session methods of `MemoryCoordinator` (a mixin: its module is at the project's
-    size limit), behind the same error boundary; writes check the store's identity first."""
-
-    short_term: ShortTermStore
-    identity: StoreIdentity
-
-    def session_titles(self, user_id: str) -> dict[str, str]:
-        return self.short_term.titles(user_id)
-
-    def set_session_title(
-        self, user_id: str, session_id: str, title: str, *, only_if_missing: bool = False
-    ) -> bool:
-        self.identity.check()
-        return self.short_term.set_title(
-            user_id, session_id, title, only_if_missing=only_if_missing
-        )
-
-    def store_stopped_exchange(
-        self,
-        user_id: str,
-        session_id: str,
-        user_message: str,
-        partial_answer: str,
-        turn_id: str = "",
-    ) -> list[str]:
-        """A message and the answer the user stopped while it streamed, its metadata saying
-        `stopped` (and `turn_id`: where its details are kept): short-term only (no episode, no
-        tool lesson: the turn did not finish)."""
-        self.identity.check()
-        # both messages carry the turn id, as a finished turn's do: a re-answer's history and
-        # a forget find the pair by it
-        turn = {"turn_id": turn_id} if turn_id else None
-        meta: dict[str, Any] = {"stopped": True, **(turn or {})}
-        msgs = [
-            ShortTermStore.build("user", user_message, turn, pii=self.short_term.pii),
-            ShortTermStore.build("assistant", partial_answer, meta, pii=self.short_term.pii),
-        ]
-        self.short_term.append(user_id, session_id, msgs)
-        return [m.id for m in msgs]

@@ -1,5 +1,5 @@
 """Which answers used which memories: a count and a last time per memory, and the user's
-recent answers with the memories each used.
+recent answers with the memories each used (the keys: docs/privacy.md).
 
     queue_record(pipe, ...)   an answer that was stored used these memories (in the answer's
                               own transaction: an answer that was not stored records nothing)
@@ -9,11 +9,7 @@ recent answers with the memories each used.
     UsageRecords.records(...) every answer kept, with the memories each used (for an export)
     queue_import(pipe, ...)   an export's records, merged into the user's
 
-Two keys per user, both in the user's hash slot (`Keys.usage`, `Keys.usage_answers`): a hash
-(`n:<id>` the count, `t:<id>` the last time) and a sorted set of answers by time, capped at
-`MAX_ANSWERS`. Nothing here holds text: an answer is its turn id, its session and the memory
-ids; its question is read from the session's messages, so it goes when they go.
-"""
+Nothing here holds text: an answer is its turn id, its session and the memory ids."""
 
 from __future__ import annotations
 

@@ -1,36 +1,23 @@
-"""Does a memory still say anything once its secrets are masked?
+"""Does a memory still say anything once its secrets are masked (docs/privacy.md)?
 
-"My card number for the bike shop is 4111 1111 1111 1111" is stored as "… is [card number]":
-the only thing it stated was the secret, so what is left names the secret and says nothing
-about the user. Such a memory is not stored (the exchange itself is still logged, masked).
-
-The test is on the words, no model: the text is contentless when it names a secret (a label
-such as `[card number]`, or a word such as card, password, PIN) and every content word is
-either part of that name or of a qualifier after it ("for the bike shop", "at work"), with
-nothing but framing before it ("Remember that my …"). A claim about the secret keeps the
-memory: "My card was stolen", "I paid with my card [card number]". Known limit: a verb after
-a qualifier is read as part of it ("My card for the bike shop expired" is dropped).
-"""
+On the words, no model: contentless when it names a secret (a label such as `[card number]`,
+or card, password, PIN) and every content word is part of that name or of a qualifier after it
+("for the bike shop"), with only framing before it. A claim about the secret keeps the memory
+("My card was stolen"). Known limit: "My card for the bike shop expired" is dropped."""
 
 from __future__ import annotations
 
 import re
 
-from memory.text import STOPWORDS, words
+from memory.text import FRAMING, STOPWORDS, words
+from memory.writing.secrets import SECRET_WORDS as _LISTS
 
 _LABEL = re.compile(r"\[[a-z ]+\]")
-#: Words that name a secret (those of the labels in `secrets`, and the everyday ones).
-SECRET_WORDS = frozenset(
-    """card cards number numbers credit debit visa mastercard amex password passwords passcode
-    pin pins code codes iban account bank sort routing ssn social security cvv cvc key keys
-    token tokens api login government id passport""".split()
-)
-#: Words that only frame a statement ("Remember that my …", "note: …").
-_FRAMING = frozenset("remember note please save keep store that my our the a an".split())
-#: A copula between the secret's name and its (masked) value.
-_COPULA = frozenset("is are was were be".split())
-#: Words that start a qualifier of the secret's name: "for the bike shop", "at work".
-_QUALIFIERS = frozenset("for at of to on with in from".split())
+
+
+#: Words that name a secret; a copula; words that start a qualifier of the secret's name.
+SECRET_WORDS = _LISTS.secret_words
+_COPULA, _QUALIFIERS = _LISTS.copula, _LISTS.qualifiers
 
 
 def says_nothing_after_masking(text: str) -> bool:
@@ -38,7 +25,7 @@ def says_nothing_after_masking(text: str) -> bool:
     had_label = bool(_LABEL.search(text))
     tokens = words(_LABEL.sub(" ", text))
     i = 0
-    while i < len(tokens) and tokens[i] in _FRAMING:
+    while i < len(tokens) and tokens[i] in FRAMING:
         i += 1
     named = 0
     while i < len(tokens) and tokens[i] in SECRET_WORDS:

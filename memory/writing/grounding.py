@@ -1,57 +1,11 @@
-"""Is a model-made memory supported by what the user said? A lexical check, no model call.
+"""Is a model-made memory supported by what the user said? A lexical check, no model call
+(what it demands and of which writers: docs/agent.md, "Grounded memories").
 
-A weak local model asked to extract facts from "hello there, I'm just saying hi" returns one
-anyway ("User owns a sailing yacht called Seabird"). Every memory a model wrote (LLM
-extraction, its own remember_information calls, merges, summaries) is checked against the
-user's own words (`sources`) before it is kept. `check_grounded` applies, in order:
-
-1. Nothing to check: an empty claim, no source text, or a claim with no content word and no
-   number ("The user said so") -> unsupported. A memory without content is not worth storing.
-2. Numbers veto: every number of the claim must be one the user said, compared as values:
-   "10,000" == "10000", "7.5" == "7.50", "06:30" == "6:30", "6:00" == "6" (an hour), "two" ==
-   "2" and "twenty-five" == "25" (number words count in the sources; in the claim all but
-   "one", which is mostly a pronoun: "the blue one"). A "k" or "thousand" after a number
-   ("5k", "5 k", "5 thousand") means the number OR a thousand times it: "5k" is 5000 (money,
-   steps) or 5 km (a run), so it matches "5000", "5k" and "5 km" alike. A number the user
-   never said is never supported, whatever the other rules say: an invented or changed
-   quantity ("5k" -> "10k") is the costliest error and the easiest to see.
-3. Names veto: a capitalised word in mid-sentence ("...a cat named Luna", "Seabird") must be
-   found in the sources (in any case). A word-share test alone would pass "User has a dog
-   named Rex" from "I have a dog" (1 of 2 words).
-4. Negation veto: a word of the claim found in the sources only with the opposite polarity
-   -> unsupported, "negation differs" ("User likes coffee" from "I don't like coffee"). A
-   negator (not, no, never, don't/can't/..., without, hate, dislike, avoid, quit: the
-   disliking verbs count as negators, so "User likes coffee" from "I hate coffee" is caught
-   too) negates the next `NEGATION_SCOPE` words up to a clause break (, ; . but ...); two
-   negators cancel ("don't hate"). A word the sources hold with both polarities is fine.
-   This check also blocks the similarity fallback: embeddings barely see negation (MiniLM:
-   0.685 between "I don't like coffee" and "User likes coffee").
-5. Content words: lower-case word tokens, minus stop words (`memory.text.STOPWORDS`)
-   and minus `FRAMING` words: the third-person frame an extractor wraps a fact in (user,
-   said, mentioned, likes, prefers, wants, goal, plans, named, ...), which the user never
-   says about themself. Words meet by `memory.text.root` (recall's `stem` twice, plus what it
-   leaves: "runs"/"hiking"/"liked" strip for short words, a final "e", a doubled final
-   consonant, a final "y" -> "i"), so run/runs/running, morning/mornings, hike/hiking,
-   study/studies meet, or when the shorter root (>= 5 letters) begins the longer
-   (physio/physiotherapist, weigh/weight, vegetarian/vegetarianism). Supported when at least
-   `min_word_share` of the claim's distinct content words are found (default 0.6: see
-   MIN_WORD_SHARE).
-6. (`statements_only`) What the user asked states nothing: a question in the sources is left
-   out ("Do I have any food allergies?" supports no "Yes, I have a food allergy"), except a
-   request to remember phrased as one, whose fact is kept ("Can you remember that I'm
-   vegan?" states "I'm vegan"). `stated(text)` is that reading of one message.
-7. Similarity second chance: when the words fall short (and no veto applied),
-   `similarity(claim, source)` >= `min_similarity` for any source supports the claim, for
-   paraphrases that share no words ("I don't eat meat" -> "User is vegetarian"). See
-   MIN_SIMILARITY for how weak this is with the default embedder.
-
-Known limits (all lexical): word order and roles are not checked ("prefers tea over coffee"
-passes for "prefers coffee over tea"); a negator before the word it negates is seen only
-after it ("Coffee isn't for me" is not negated); a synonym with no shared word needs the
-similarity, and so does a compound whose part is under 5 letters ("working out" vs
-"workouts"); one invented word among three found ones passes. tests/unit/test_grounding.py
-pins these. Time is linear in the input's length.
-"""
+`check_grounded`, in order: no content word nor number -> unsupported; numbers compared as
+values ("10,000" = "10000", "two" = "2", "5k" = 5000 or 5 km); names in mid-sentence found; a
+word found only with the opposite polarity (a negator within `NEGATION_SCOPE` words) vetoes;
+then `min_word_share` of the content words (`memory.text.root`); last, an embedding similarity
+>= `min_similarity` for paraphrases. Known limits: tests/unit/test_writing_grounding.py."""
 
 from __future__ import annotations
 
@@ -61,15 +15,18 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 
-from memory.text import STOPWORDS, root
+from pydantic import BaseModel, ConfigDict, StrictInt
+
+from memory.data_files import Words, load_data_file
+from memory.text import FRAMING, STOPWORDS, root
 from memory.writing.secrets import mask_text
 
 #: Default share of the claim's content words that must be found. On the examples in
-#: tests/unit/test_grounding.py: 0.5 would pass "User has a dog named Rex" from "I have a dog"
-#: were the name lower-case, and "Prefers kilometers over miles" (miles never said); at 0.6
-#: every faithful rewrite still passes ("User's goal is to run a half marathon in April" from
-#: "my goal is a half marathon in April" is 3 of 4). With 2 content words both must be found,
-#: with 3-4 all but one, with 5 three.
+#: tests/unit/test_writing_grounding.py: 0.5 would pass "User has a dog named Rex" from "I have a
+#: dog" were the name lower-case, and "Prefers kilometers over miles" (miles never said); at 0.6
+#: every faithful rewrite still passes ("User's goal is to run a half marathon in April" from "my
+#: goal is a half marathon in April" is 3 of 4). With 2 content words both must be found, with 3-4
+#: all but one, with 5 three.
 MIN_WORD_SHARE = 0.6
 
 #: Default cosine for the similarity second chance. Measured with the project's ONNX
@@ -86,46 +43,22 @@ MIN_SIMILARITY = 0.8
 #: coffee" reaches "coffee".
 NEGATION_SCOPE = 4
 
-#: The extractor's frame, not facts: its subject, its reporting verbs, the stances and aims it
-#: wraps facts in, and naming words (the name itself is checked). Exact forms, not roots:
-#: the root of "states" is that of "stats".
-FRAMING = frozenset(
-    """user users speaker person human assistant
-    said says say saying mention mentions mentioned mentioning state states stated tell tells
-    told share shares shared note notes noted report reports reported indicate indicates
-    indicated express expresses expressed explain explains explained ask asks asked asking
-    talk talks talked talking discuss discusses discussed describe describes described
-    confirm confirms confirmed reveal reveals revealed
-    like likes liked love loves loved enjoy enjoys enjoyed prefer prefers preferred preferring
-    preference preferences favorite favorites favourite favourites want wants wanted wish
-    wishes wished hope hopes hoped plan plans planned planning intend intends intended aim
-    aims aiming goal goals interested interest interests keen fond
-    named called known also currently years year old aged age pm""".split()
-)
 
-#: Words that negate what follows. Disliking verbs count: "User likes coffee" from "I hate
-#: coffee" is a flip like "I don't like coffee".
-_NEGATORS = frozenset(
-    """not no never nor neither none nothing nobody nowhere without cannot dont doesnt didnt
-    isnt arent wasnt werent cant wont wouldnt shouldnt couldnt havent hasnt hadnt
-    hate hates hated dislike dislikes disliked detest detests detested avoid avoids avoided
-    quit quits""".split()
-)
-#: Words that end a negator's scope (a new clause).
-_CLAUSE_WORDS = frozenset("but however although though whereas except".split())
+class _GroundingWords(BaseModel):
+    """`memory/data/grounding_words.toml` (what each table is for: its comments)."""
 
-_UNITS = {
-    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13,
-    "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,
-    "nineteen": 19, "dozen": 12,
-}  # fmt: skip
-_TENS = {
-    "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
-    "eighty": 80, "ninety": 90,
-}  # fmt: skip
-#: A number followed by one of these (or suffixed "5k") also means that many thousands.
-_MULTIPLIERS = {"k": 1000, "thousand": 1000, "hundred": 100, "million": 1_000_000}
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    negators: Words
+    clause_words: Words
+    units: dict[str, StrictInt]
+    tens: dict[str, StrictInt]
+    multipliers: dict[str, StrictInt]
+
+
+_WORDS = load_data_file("grounding_words.toml", _GroundingWords)
+_NEGATORS = _WORDS.negators
+_CLAUSE_WORDS = _WORDS.clause_words
+_UNITS, _TENS, _MULTIPLIERS = _WORDS.units, _WORDS.tens, _WORDS.multipliers
 _ORDINALS = frozenset(("st", "nd", "rd", "th"))
 
 _TOKEN = re.compile(

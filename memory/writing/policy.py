@@ -1,33 +1,9 @@
-"""The one write policy: every memory a person, the agent or another agent adds goes through it.
-
-Writers: the chat (trigger phrases, LLM extraction, the remember_information tool), the MCP
-server, the sidebar's *Remember*, the Memories page's *Add* and `python -m memory add`. Each
-builds a `MemoryCandidate` (`candidate_for` classifies text the writer did not type) and calls
-`WritePolicy.write`:
-
-0. secrets: card and bank account numbers, government ids, passwords and API keys become
-   labels, emails and phone numbers follow PII_POLICY (`memory.writing.secrets`; the stores'
-   `build` masks again, so writers that skip this module store no secret either); the
-   result says what was masked;
-1. validation: text and labels as the store accepts them (`memory.models`);
-2. exact duplicate: the same text (case, spacing and final punctuation ignored) as an active
-   memory of the user, paused or not (a paused one stays paused) -> not stored;
-3. near duplicate: cosine similarity >= `dedup_threshold` (0.95 by default) with an active
-   memory of the same event type and the same numbers -> not stored ("5k in 25 minutes" and
-   "5k in 23 minutes" are 0.96 close and two facts). A logged exchange or a summary is never
-   the duplicate of a stated fact: it records that something was said, the fact is new;
-4. supersession: a candidate with a slot (e.g. `goal:weight`) replaces the active memory of
-   that user holding the same slot: the old one is hidden from recall and kept as history.
-
-Model-made candidates are checked against what the user said before they get here
-(`memory.writing.grounding`). Writes of one user are serialised with a per-user lock (the
-answer thread and the background extraction may write at the same time).
-
-Bulk paths keep records as they are (validated by the store, not deduplicated): the import of
-an export (`memory.admin.transfer`), the benchmarks' ingest and the demo persona use
-`MemoryCoordinator.add_episodic_many`. tests/unit/test_architecture.py holds every other caller
-of the raw writes to this module.
-"""
+"""The one write policy: every memory a person, the agent or another agent adds goes through it
+(`WritePolicy.write`, given a `MemoryCandidate`): secrets masked, validation, exact and near
+duplicates, supersession by slot (docs/agent.md, "Before storing"). Model-made candidates are
+grounded first (`memory.writing.grounding`); one user's writes are serialised by a lock. Bulk
+paths (import, benchmarks, the demo) use `add_episodic_many`; tests/unit/test_architecture.py
+holds every other caller of the raw writes to this module."""
 
 from __future__ import annotations
 

@@ -1,47 +1,22 @@
 """Secrets never stored: find them in a text and replace each by a label such as `[card number]`.
 
-Applied where every text is built before it is written (the stores' `build`, short-term
-messages, titles and turn details, the embedding cache), so no writer can skip it:
-
-- always masked: card numbers (13-19 digits, Luhn-valid; spaces or dashes anywhere, or groups
-  of four split by dots, slashes, dashes or line breaks), bank account numbers (IBAN,
-  mod-97-valid, with the same separators), government id numbers (US SSN `AAA-GG-SSSS`
-  outside the never-issued ranges, UK National Insurance numbers, and numbers stated as such:
-  "my passport number is ...", "BSN: ...") and secrets: values stated as a password, PIN, API
-  key or token ("the password for my bank is ...", a whole quoted passphrase), assigned to a
-  secret-named key (`DB_PASSWORD=...`, `"password": "..."`, `aws_secret_access_key = ...`,
-  `GITHUB_TOKEN: ...`, `pw: ...`), tokens with a well-known prefix (`sk-`, `ghp_`, `xoxb-`,
-  `AKIA`, ...), JWTs and `Bearer` tokens, PEM private key blocks;
-- emails and phone numbers follow `PII_POLICY`: `keep` (default), `mask`, or `refuse` (the
-  write fails with `InvalidInputError` saying what was found). `refuse` applies to what a
-  person writes (a memory's text, a user's message); text they did not type (a reply, a
-  memory's context, a turn's details, a search in the embedding cache) is masked instead
-  (`lenient`): a model quoting an email must not make the user's message unsaveable.
-
-A text is read in one spelling before matching (`memory.text.plain`: NFKC, so fullwidth digits
-and no-break spaces are plain ones; every invisible format character, Unicode's category Cf,
-removed: soft hyphens, zero-width characters, left-to-right and right-to-left marks, U+2063):
-a text that holds a secret is stored in that spelling, one that holds none exactly as written.
-A key's name is read as words: `PGPASSWORD`, `mypassword`, `dbPassword`, `clientSecret`.
-JSON (metadata, turn details) is masked key by key: a key that is a secret becomes its label,
-and every value under a secret-named key (`password`, `pin`, `*_TOKEN`, ...) becomes one. Ids
-and labels (session ids, message ids, tool names, a fact's category, type and source) cannot
-stand as a label: one that holds a secret is refused (`check_no_secret`).
-
-Conservative by design: a number is masked only when its form proves what it is (a checksum,
-a strict format) or the sentence says so. "10,000 steps", dates, times, weights, a race
-number and a 16-digit number that fails Luhn stay as they are.
-
-`mask_secrets` is idempotent: a masked text passes through unchanged, nothing found.
-"""
+Applied where every text is built before it is written (the stores' `build`, messages, titles,
+turn details, the embedding cache), so no writer can skip it. Card and bank account numbers
+(checksums), government ids, and passwords, PINs, API keys and tokens in the forms people write
+them are always masked; emails and phone numbers follow `PII_POLICY`. A number is masked only
+when its form proves what it is or the sentence says so; `mask_secrets` is idempotent
+(docs/privacy.md, "Secrets never stored")."""
 
 from __future__ import annotations
 
 import re
 import unicodedata
 from collections.abc import Callable, Iterable
-from typing import Any, Literal, NamedTuple
+from typing import Annotated, Any, Literal, NamedTuple
 
+from pydantic import BaseModel, BeforeValidator, ConfigDict
+
+from memory.data_files import Words, load_data_file
 from memory.errors import InvalidInputError
 from memory.models import use_secret_detector
 from memory.text import plain
@@ -93,12 +68,33 @@ def iban_valid(iban: str) -> bool:
     return int("".join(str(int(c, 36)) for c in moved)) % 97 == 1
 
 
-#: Countries with IBANs (SWIFT's registry); a code outside it is not an IBAN.
-IBAN_COUNTRIES = frozenset(
-    "AD AE AL AT AZ BA BE BG BH BI BR BY CH CR CY CZ DE DJ DK DO EE EG ES FI FK FO FR GB GE GI "
-    "GL GR GT HR HU IE IL IQ IS IT JO KW KZ LB LC LI LT LU LV LY MC MD ME MK MN MR MT MU NI NL "
-    "NO OM PK PL PS PT QA RO RS RU SA SC SD SE SI SK SM SO ST SV TL TN TR UA VA VG XK YE".split()
-)
+def _pattern(value: object) -> str:
+    if not isinstance(value, str) or not value:
+        raise ValueError("expected a regular expression")
+    try:
+        re.compile(value)
+    except re.error as e:
+        raise ValueError(f"not a regular expression ({e})") from e
+    return value
+
+
+Pattern = Annotated[str, BeforeValidator(_pattern)]
+
+
+class SecretWords(BaseModel):
+    """`memory/data/secret_words.toml` (what each list is for: its comments)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    iban_countries: Words
+    secret_words: Words
+    copula: Words
+    qualifiers: Words
+    id_names: list[Pattern]
+    token_patterns: dict[str, Pattern]
+
+
+SECRET_WORDS = load_data_file("secret_words.toml", SecretWords)
+IBAN_COUNTRIES = frozenset(c.upper() for c in SECRET_WORDS.iban_countries)
 
 # --- patterns ------------------------------------------------------------------------------
 
@@ -158,20 +154,11 @@ _PEM = re.compile(
 # Tokens whose prefix says what they are (OpenAI/Anthropic, GitHub, Slack, AWS, Google, GitLab,
 # Stripe, Hugging Face).
 _PREFIXED_TOKEN = re.compile(
-    r"(?<![\w-])(?:sk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{30,}"
-    r"|github_pat_[A-Za-z0-9_]{22,}|xox[abposr]-[A-Za-z0-9-]{10,}|(?:AKIA|ASIA)[0-9A-Z]{16}"
-    r"|AIza[0-9A-Za-z_-]{35}|glpat-[A-Za-z0-9_-]{20,}|[rs]k_live_[A-Za-z0-9]{16,}"
-    r"|hf_[A-Za-z0-9]{30,}"
-    # a JSON Web Token: header and payload are base64 JSON objects (`{"` -> `eyJ`)
-    r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})(?![\w-])"
+    r"(?<![\w-])(?:" + "|".join(SECRET_WORDS.token_patterns.values()) + r")(?![\w-])"
 )
 # A government id stated as such: the words, then a value holding a digit.
 _STATED_ID = re.compile(
-    r"\b(?P<key>social security (?:number|no\.?)|ssn|passport (?:number|no\.?|#)|bsn"
-    r"|burgerservicenummer|national insurance (?:number|no\.?)|ni number|nino"
-    r"|national id(?:entity)?(?: card)? (?:number|no\.?)|id card (?:number|no\.?)"
-    r"|(?:tax|taxpayer) (?:id|identification number|number)|steuer-?id|personnummer"
-    r"|driver'?s licen[cs]e (?:number|no\.?)|aadhaar(?: number)?)"
+    r"\b(?P<key>" + "|".join(SECRET_WORDS.id_names) + ")"
     r"(?:\s*(?:is|was|=|:|#)\s*|\s+)"
     # Groups holding a digit, separated by single spaces, and a final check letter
     # ("AB 12 34 56 C"); the next word ("123456789 is valid") is not part of it.

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from benchmarks.common import free_port
 from memory.config import Settings
-from memory.runtime.server import free_port
 from tests.fakes.fake_ollama import FakeOllama
 
 TIMEOUT_S = 30

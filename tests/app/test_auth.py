@@ -206,7 +206,7 @@ def test_a_non_admin_sees_their_own_stats_not_the_stores(oidc_env, coordinator) 
     store: a signed-in non-admin gets their own memories only; an admin gets everything."""
     coordinator.add_episodic("ana@example.com", "I swim on Fridays")
     coordinator.search("bob@example.com", "what does bob like", "episodic")  # another's op
-    coordinator.metrics_recorder.flush()
+    coordinator.metrics.flush()
 
     at = _signed_in("pages/stats.py", "ana@example.com")
     no_errors(at)

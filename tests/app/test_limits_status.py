@@ -23,7 +23,7 @@ def test_the_status_box_shows_the_speed_and_what_a_cap_cut(
     at.chat_input(key="chat_input").set_value("Tell me everything about sleep").run()
     no_errors(at)
     (label,) = status_labels(at)
-    assert "50 tokens/s" in label and "cut short" in label  # the fake's chat model: 50 tokens/s
+    assert "100 tokens/s" in label and "cut short" in label  # the fake's chat model: 100 tokens/s
     assert CUT in texts(at)
 
     again = make_app("app.py", user="lim", session="s-limits")  # a reload: from Redis

@@ -31,7 +31,7 @@ def env(request, app_env, offline_env_lazy):  # type: ignore[no-untyped-def]
 
 @pytest.fixture
 def offline_env_lazy(monkeypatch):  # type: ignore[no-untyped-def]
-    from memory.runtime.server import free_port
+    from benchmarks.common import free_port
 
     return lambda: monkeypatch.setenv("OLLAMA_HOST", f"http://127.0.0.1:{free_port()}")
 

@@ -88,7 +88,8 @@ def latency_figure(at) -> dict:  # type: ignore[no-untyped-def]
 
 
 def test_no_data_draws_no_empty_chart_and_says_why(app_env, make_app, coordinator) -> None:
-    coordinator.metrics.reset()
+    coordinator.metrics.flush()  # a store with no metrics yet
+    coordinator.redis.delete(coordinator.keys.metrics_latency, coordinator.keys.metrics_counters)
     at = make_app("pages/stats.py", user="nobody")
     no_errors(at)
     assert not at.get("plotly_chart")

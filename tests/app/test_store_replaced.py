@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.common import free_port
 from memory.config import PROJECT_ROOT
-from memory.runtime.server import EmbeddedRedis, free_port
+from memory.runtime.server import EmbeddedRedis
 from tests.app.conftest import no_errors
 
 

@@ -262,9 +262,10 @@ def test_percentiles(samples: list[float], expected: dict[str, float]) -> None:
 def test_recall_overrides_change_only_the_named_weights(coordinator: MemoryCoordinator) -> None:
     from benchmarks.common import apply_recall_overrides
 
-    before = coordinator.weights
+    before = coordinator.recall.weights
     got = apply_recall_overrides(coordinator, ["neighbour=0", "neighbour_hops=1"])
-    assert coordinator.weights.neighbour == 0.0 and coordinator.weights.neighbour_hops == 1
+    now = coordinator.recall.weights
+    assert now.neighbour == 0.0 and now.neighbour_hops == 1
     assert got["candidates"] == before.candidates and got["neighbour"] == 0.0
     with pytest.raises(SystemExit):
         apply_recall_overrides(coordinator, ["no_such_field=1"])

@@ -191,10 +191,13 @@ def test_the_decisions_file_is_complete() -> None:
 
 def test_a_real_model_run_is_shown_one_row_per_model() -> None:
     figures = {"checks_passed": 3, "checks_total": 6, "chat_expectations_met": 4,
-               "chat_expectations_total": 10, "generated_per_s": 21.5, "reply_s": 38.2}  # fmt: skip
+               "chat_expectations_total": 10, "generated_per_s": 21.5, "reply_s": 38.2,
+               "reply_s_max": 47.1}  # fmt: skip
     rec = _record("real-model", "gemma.gguf", figures=figures, command="make real-model")
     rec["model"], rec["file"] = "gemma3:270m", "r.json"
+    rec["load_average"] = {"start": [4.2, 7.1, 12.8], "end": [6.7, 6.6, 11.3]}
     text = report.render_report([rec], [])
-    assert "| gemma3:270m | 3 of 6 | 4 of 10 | 21.5 | 38.2 s | `r.json` |" in text
-    assert "|---|---|---|---|---|---|\n| gemma3:270m" in text
+    row = "| gemma3:270m | 3 of 6 | 4 of 10 | 21.5 | 38.2 s, at most 47.1 s | 4.2–6.7 | `r.json` |"
+    assert row in text
+    assert "|---|---|---|---|---|---|---|\n| gemma3:270m" in text
     assert "## Real models on this machine" not in report.render_report([], [])

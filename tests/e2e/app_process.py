@@ -13,8 +13,8 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmarks.common import free_port
 from memory.config import PROJECT_ROOT
-from memory.runtime.server import free_port
 
 #: Debian's Chromium (`make setup-test` installs it), headless, without background traffic
 CHROMIUM = "/usr/bin/chromium"

@@ -22,8 +22,8 @@ import pytest
 import redis
 from playwright.sync_api import Browser, expect
 
+from benchmarks.common import drop_namespace
 from memory.config import PROJECT_ROOT, Settings
-from memory.runtime.connection import drop_namespace
 from tests.e2e.app_process import CHROMIUM, CHROMIUM_ARGS, AppServer, start_app
 from tests.e2e.failures import FailureWatch, install
 from tests.fakes.fake_ollama import FakeOllama

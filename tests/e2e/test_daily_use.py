@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Locator, Page, expect
 
-from memory.runtime.server import free_port
+from benchmarks.common import free_port
 from tests.e2e.conftest import AppServer, start_app
 from tests.e2e.st import TIMEOUT_MS, by_key, no_exceptions, open_page, sidebar, wait_idle
 

@@ -24,11 +24,10 @@ import pytest
 import redis
 from playwright.sync_api import Locator, Page, expect
 
+from benchmarks.common import drop_namespace, free_port
 from memory import DEMO_QUESTIONS, DEMO_USER
 from memory.config import Settings
 from memory.queries import ListQuery
-from memory.runtime.connection import drop_namespace
-from memory.runtime.server import free_port
 from tests.e2e.conftest import AppServer, start_app
 from tests.e2e.st import (
     TIMEOUT_MS,

@@ -6,7 +6,7 @@ import re
 
 from playwright.sync_api import Page, expect
 
-from memory.runtime.server import free_port
+from benchmarks.common import free_port
 from tests.e2e.st import TIMEOUT_MS, no_exceptions, open_page, screenshot, wait_idle
 
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
+from benchmarks.common import free_port
 from memory import DEMO_USER, load_demo
-from memory.runtime.server import free_port
 from tests.e2e.app_process import AppServer, start_app
 from tests.e2e.st import TIMEOUT_MS, screenshot, sidebar, wait_idle
 from tests.fakes.fake_ollama import FakeOllama

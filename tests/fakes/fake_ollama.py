@@ -34,8 +34,11 @@ simulates, per model profile, what real Ollama and real small models do:
   included) and never stop, extraction JSON that runs on until the cap or the window
   (`done_reason: "length"`), a question answered as a fact ("Do I have any food allergies?" ->
   "Yes, I have any food allergies"), and 20 tokens/s. `slow20:1b` is a chat model that is only
-  slow. Speed shows only in the counts (`eval_duration` = `eval_count` / tokens_per_s, 50
-  tokens/s unless a profile says otherwise): the fake does not sleep, so tests stay fast.
+  slow; `cpu35:270m` writes 35 tokens/s but reads its prompt at 150 tokens/s, as Gemma 3 270M
+  did on a 2-core CPU: its full replies would take far longer than 15 s. Speed shows only in the
+  counts (`eval_duration` = `eval_count` / tokens_per_s, 100 tokens/s unless a profile says
+  otherwise; `prompt_eval_duration` from prompt_tokens_per_s, about nothing unless a profile
+  says otherwise): the fake does not sleep, so tests stay fast.
 
 Profiles (`PROFILES`; a pulled model without one gets a generic 32,768-token qwen2 profile with
 completion+tools; a model in `no_tools_models` loses "tools"):
@@ -55,6 +58,8 @@ completion+tools; a model in `no_tools_models` loses "tools"):
                                                                            JSON, question as
                                                                            fact, 20 tokens/s
     slow20:1b      131072  completion tools          llama   1.2B  Q8_0    20 tokens/s
+    cpu35:270m      32768  completion                gemma3  268M  Q8_0    writes 35 tokens/s,
+                                                                           reads 150 tokens/s
 
 Speaks the parts of Ollama's API the project uses, with the wire format of ollama-python 0.6.3:
 
@@ -166,7 +171,9 @@ class ModelProfile:
     #: Answers the extraction prompt with rule-based first-person clauses (else no memories).
     extracts: bool = False
     #: Tokens per second the replies report (eval_duration): a fast model unless told.
-    tokens_per_s: float = 50.0
+    tokens_per_s: float = 100.0
+    #: Prompt tokens per second the replies report (prompt_eval_duration); None: 1 µs in all.
+    prompt_tokens_per_s: float | None = None
     #: `/api/show` carries a chat template (False: an empty one, as a base model's GGUF).
     chat_template: bool = True
     #: Chat replies copy the prompt (system prompt, memory fence) and never stop.
@@ -228,6 +235,16 @@ PROFILES: dict[str, ModelProfile] = {
         ),
         ModelProfile(
             "slow20:1b", 131072, _CT, "llama", "1.2B", "Q8_0", extracts=True, tokens_per_s=20.0
+        ),
+        ModelProfile(
+            "cpu35:270m",
+            32768,
+            ("completion",),
+            "gemma3",
+            "268M",
+            "Q8_0",
+            tokens_per_s=35.0,
+            prompt_tokens_per_s=150.0,
         ),
     )
 }
@@ -1196,7 +1213,7 @@ def _make_handler(fake: FakeOllama) -> type[BaseHTTPRequestHandler]:
                     msg["thinking"] = reply.thinking
                 if reply.tool_calls:
                     msg["tool_calls"] = reply.tool_calls
-                return self._send_json(200, _final(model, msg, req, prof.tokens_per_s))
+                return self._send_json(200, _final(model, msg, req, prof))
             self._stream(model, reply, req, garbled=scripted.garbled, delay_s=scripted.delay_s)
 
         def _pieces(self, text: str) -> list[str]:
@@ -1238,8 +1255,8 @@ def _make_handler(fake: FakeOllama) -> type[BaseHTTPRequestHandler]:
                 lines.append(chunk({"content": piece}))
             if reply.tool_calls:
                 lines.append(chunk({"tool_calls": reply.tool_calls}))
-            tps = fake.profile(model).tokens_per_s
-            lines.append(_final(model, {"role": "assistant", "content": ""}, req, tps))
+            prof = fake.profile(model)
+            lines.append(_final(model, {"role": "assistant", "content": ""}, req, prof))
             self.send_response(200)
             self.send_header("Content-Type", "application/x-ndjson")
             self.send_header("Transfer-Encoding", "chunked")
@@ -1268,10 +1285,18 @@ def _final(
     model: str,
     message: dict[str, Any],
     req: RecordedRequest | None = None,
-    tokens_per_s: float = 50.0,
+    prof: ModelProfile | None = None,
 ) -> dict[str, Any]:
+    """The final chunk: counts, and durations from the profile's speeds (never slept)."""
+    prof = prof or generic_profile(model)
     eval_count = req.eval_count if req is not None else 10
-    eval_ns = int(eval_count / tokens_per_s * 1e9)
+    eval_ns = int(eval_count / prof.tokens_per_s * 1e9)
+    prompt_count = req.prompt_tokens if req is not None else 10
+    prompt_ns = (
+        1000
+        if prof.prompt_tokens_per_s is None
+        else int(prompt_count / prof.prompt_tokens_per_s * 1e9)
+    )
     return {
         "model": model,
         "created_at": _now(),
@@ -1280,8 +1305,8 @@ def _final(
         "done_reason": req.done_reason if req is not None else "stop",
         "total_duration": 1_000_000,
         "load_duration": 1000,
-        "prompt_eval_count": req.prompt_tokens if req is not None else 10,
-        "prompt_eval_duration": 1000,
+        "prompt_eval_count": prompt_count,
+        "prompt_eval_duration": prompt_ns,
         "eval_count": eval_count,
         "eval_duration": eval_ns,
     }

@@ -23,7 +23,7 @@ import pytest
 from agent.config import AgentSettings
 from agent.loop import ChatAgent
 from agent.tools.wellness import WellnessToolkit
-from memory.runtime.server import free_port
+from benchmarks.common import free_port
 from memory.service import AgentMemory
 from tests.fakes.fake_coordinator import FakeCoordinator
 from tests.fakes.fake_ollama import FakeOllama

@@ -20,7 +20,25 @@ import redis
 from memory.config import PROJECT_ROOT, Settings
 from memory.coordinator import MemoryCoordinator
 from memory.embeddings import OnnxMiniLMEmbedder
+from memory.models import MemoryType
+from memory.stores.records import bytes_vector
+from memory.stores.schema import VECTOR_FIELD
 from tests.in_process import run_main
+
+
+def stored_vector(
+    coordinator: MemoryCoordinator, user_id: str, memory_type: MemoryType, memory_id: str
+) -> np.ndarray:
+    """The vector stored with an episodic memory or a fact, as recall reads it."""
+    keys = coordinator.keys
+    key = (
+        keys.episodic(user_id, memory_id)
+        if memory_type is MemoryType.EPISODIC
+        else keys.semantic(memory_id)
+    )
+    raw = coordinator.redis.hget(key, VECTOR_FIELD)
+    assert isinstance(raw, bytes), f"no vector stored at {key}"
+    return bytes_vector(raw)
 
 
 class SessionEmbedder:

@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
+from benchmarks.common import free_port
 from memory.config import PROJECT_ROOT
 from memory.coordinator import MemoryCoordinator
 from memory.queries import ListQuery
-from memory.runtime.server import free_port
 
 Run = Callable[..., subprocess.CompletedProcess]
 
@@ -168,11 +168,20 @@ def test_stats_and_health(cli: Run, coordinator: MemoryCoordinator) -> None:
         (("add", "--user", "ada", "--text", "   ", "--json"), ["error", "empty"]),
         (("add", "--user", "ada", "--text", "x", "--metadata", "{oops"), ["not valid JSON"]),
         (("add", "--user", "ada", "--type", "working", "--text", "x"), ["Unknown memory type"]),
+        (("add", "--user", "ada", "--type", "short_term", "--text", "x"), ["from the chat"]),
         (("delete", "--user", "ada", "--id", "01NOSUCHMEMORY0000000000000"), ["No memory"]),
         (("import", "/no/such/file.json"), ["Cannot read"]),
         (("recall", "--user", "ada"), ["--query"]),  # usage error from argparse
     ],
-    ids=["empty-text", "metadata-json", "memory-type", "unknown-id", "missing-file", "usage"],
+    ids=[
+        "empty-text",
+        "metadata-json",
+        "memory-type",
+        "not-by-hand",
+        "unknown-id",
+        "missing-file",
+        "usage",
+    ],
 )
 def test_bad_input_fails_with_a_message_and_no_traceback(
     cli: Run,

@@ -4,6 +4,7 @@ that message, not a traceback."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import subprocess
@@ -15,12 +16,11 @@ from typing import Any
 import pytest
 import redis
 
-from memory.boundary import public_methods
+from benchmarks.common import free_port
 from memory.config import PROJECT_ROOT, Settings
 from memory.coordinator import MemoryCoordinator
 from memory.errors import StoreUnavailableError
-from memory.models import MemoryType
-from memory.runtime.server import EmbeddedRedis, free_port
+from memory.runtime.server import EmbeddedRedis
 
 U, S = "boundary-user", "s1"
 MID = "01JCBOUNDARY00000000000000"
@@ -67,12 +67,21 @@ CALLS: dict[str, Callable[[MemoryCoordinator], Any]] = {
     "sweep_secrets": lambda c: c.sweep_secrets(U),
     "import_user": lambda c: c.import_user(json.dumps(EXPORT)),
     "load_knowledge": lambda c: c.load_knowledge(),
-    "index_models": lambda c: c.index_models(),
-    "vector_of": lambda c: c.vector_of(U, MemoryType.EPISODIC, MID),
     "latency_samples": lambda c: c.latency_samples(),
     "metric_counters": lambda c: c.metric_counters(),
     "from_settings": lambda c: MemoryCoordinator.from_settings(c.settings),
 }
+
+
+def public_methods(obj: Any) -> list[str]:
+    """Names of the public methods the boundary covers."""
+    return [
+        n
+        for n, v in inspect.getmembers(type(obj))
+        if not n.startswith("_") and (inspect.isfunction(v) or inspect.ismethod(v))
+    ]
+
+
 #: Methods that must work without Redis: closing never fails.
 #: count_event: buffered, flushed later; text_similarity: the embedder alone (its Redis cache
 #: is skipped when Redis is down).

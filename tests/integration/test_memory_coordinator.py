@@ -259,7 +259,8 @@ def test_clear_user_drops_their_cached_query_embeddings(
 
 
 def test_latency_metrics_per_type_and_operation(populated: MemoryCoordinator) -> None:
-    populated.metrics.reset()
+    populated.metrics.flush()  # a store with no metrics yet
+    populated.redis.delete(populated.keys.metrics_latency, populated.keys.metrics_counters)
     populated.retrieve_all_context(U, "s1", "heart rate during my run")
     populated.retrieve_all_context(U, "s-empty", "zzzz qqqq xxxx", include_semantic=False)
     populated.add_episodic(U, "New memory")
@@ -286,7 +287,8 @@ def test_embedding_cache_hits_and_misses_are_counted(
     embedder: object,
     settings,
 ) -> None:
-    coordinator.metrics.reset()
+    coordinator.metrics.flush()  # a store with no metrics yet
+    coordinator.redis.delete(coordinator.keys.metrics_latency, coordinator.keys.metrics_counters)
     coordinator.retrieve_all_context(U, "s1", "How did I sleep?")
     coordinator.retrieve_all_context(U, "s1", "How did I sleep?")
     counters = coordinator.metrics.counters()

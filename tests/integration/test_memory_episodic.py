@@ -16,6 +16,7 @@ from memory.models import EventType, MemoryType, now_ms
 from memory.queries import ListQuery, SearchFilter
 from memory.stores.episodic import embedding_text
 from memory.stores.records import bytes_vector, vector_bytes
+from tests.integration.conftest import stored_vector
 
 DAY = 86_400_000
 U = "user-1"
@@ -88,12 +89,12 @@ def test_update_text_re_embeds_and_search_finds_the_new_text(
     coordinator: MemoryCoordinator,
 ) -> None:
     mem = coordinator.add_episodic(U, "I drink green tea every morning", event_type="preference")
-    before = coordinator.vector_of(U, MemoryType.EPISODIC, mem.id)
+    before = stored_vector(coordinator, U, MemoryType.EPISODIC, mem.id)
 
     updated = coordinator.update_memory(
         U, "episodic", mem.id, text="I switched to espresso for breakfast"
     )
-    after = coordinator.vector_of(U, MemoryType.EPISODIC, mem.id)
+    after = stored_vector(coordinator, U, MemoryType.EPISODIC, mem.id)
     assert updated["text"] == "I switched to espresso for breakfast"
     assert before is not None and after is not None
     assert float(np.dot(before, after)) < 0.9  # a new vector, not the old one
@@ -111,13 +112,13 @@ def test_update_text_re_embeds_and_search_finds_the_new_text(
 
 def test_update_other_fields_keeps_the_vector(coordinator: MemoryCoordinator) -> None:
     mem = coordinator.add_episodic(U, "Knee hurts after long runs", event_type="health_event")
-    before = coordinator.vector_of(U, MemoryType.EPISODIC, mem.id)
+    before = stored_vector(coordinator, U, MemoryType.EPISODIC, mem.id)
     got = coordinator.update_memory(
         U, "episodic", mem.id, tags=["knee"], importance=0.8, event_type="correction"
     )
     assert (got["tags"], got["importance"], got["event_type"]) == (["knee"], 0.8, "correction")
     assert got["text"] == "Knee hurts after long runs"
-    assert np.array_equal(before, coordinator.vector_of(U, MemoryType.EPISODIC, mem.id))
+    assert np.array_equal(before, stored_vector(coordinator, U, MemoryType.EPISODIC, mem.id))
     with pytest.raises(InvalidInputError, match="Cannot change"):
         coordinator.update_memory(U, "episodic", mem.id, session_id="another")
 
@@ -373,7 +374,7 @@ def test_a_logged_exchange_gets_its_vector_of_record_off_the_answer_path(
     coordinator.bookkeeping.drain()
     mem = coordinator.episodic.get("ana", str(result["episodic"]))
     expected = coordinator.embedder.embed(embedding_text(mem.description, mem.context))
-    stored = coordinator.vector_of("ana", MemoryType.EPISODIC, mem.id)
+    stored = stored_vector(coordinator, "ana", MemoryType.EPISODIC, mem.id)
     # exactly the stored form (half precision) of the model's vector
     assert stored is not None and np.array_equal(stored, bytes_vector(vector_bytes(expected)))
     assert "cycling" in mem.context
@@ -400,6 +401,6 @@ def test_reembed_gives_episodic_memories_the_same_vector_as_the_write_path(
 
     reembed_all(settings)
 
-    stored = coordinator.vector_of("ana", MemoryType.EPISODIC, mem.id)
+    stored = stored_vector(coordinator, "ana", MemoryType.EPISODIC, mem.id)
     assert stored is not None
     assert float(np.dot(stored, with_context)) > 0.999 > float(np.dot(stored, alone))

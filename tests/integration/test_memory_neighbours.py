@@ -40,11 +40,11 @@ def test_the_reply_after_a_strong_hit_is_recalled_as_its_neighbour(
 ) -> None:
     ids = _conversation(coordinator)
     question = "Which hiking trail for the Dolomites trip?"
-    w = coordinator.weights
+    w = coordinator.recall.weights
     assert w.neighbour > 0 and w.neighbour_floor > 0
     hits = coordinator.search(U, question, k=4)
     by_id = {h.id: h for h in hits}
-    coordinator.weights = dataclasses.replace(w, neighbour=0.0)
+    coordinator.recall.weights = dataclasses.replace(w, neighbour=0.0)
     off = {h.id: h for h in coordinator.search(U, question, k=4)}
     assert hits[0].id == ids[1]
     # The answer shares no word with the question (and was stored without the question as

@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 import redis
 
+from benchmarks.common import free_port
 from memory.config import PROJECT_ROOT, Settings
 from memory.coordinator import MemoryCoordinator
 from memory.errors import StoreUnavailableError
-from memory.runtime.server import EmbeddedRedis, free_port, pid_alive
+from memory.runtime.server import EmbeddedRedis, pid_alive
 
 U = "user-1"
 

@@ -14,6 +14,7 @@ from memory.coordinator import MemoryCoordinator
 from memory.errors import NotFoundError
 from memory.models import MemoryType
 from memory.queries import ListQuery, SearchFilter
+from tests.integration.conftest import stored_vector
 
 KNOWLEDGE = json.loads(Settings(_env_file=None).knowledge_file.read_text())["facts"]
 
@@ -105,11 +106,11 @@ def test_user_added_fact_lifecycle(coordinator: MemoryCoordinator) -> None:
     hits = coordinator.search("u1", "kombucha", "semantic", k=1)
     assert hits[0].id == fact.id and hits[0].parts.text == 1.0
 
-    old_vec = coordinator.vector_of("u1", MemoryType.SEMANTIC, fact.id)
+    old_vec = stored_vector(coordinator, "u1", MemoryType.SEMANTIC, fact.id)
     coordinator.update_memory(
         "u1", "semantic", fact.id, text="Water kefir is a fermented, fizzy drink."
     )
-    new_vec = coordinator.vector_of("u1", MemoryType.SEMANTIC, fact.id)
+    new_vec = stored_vector(coordinator, "u1", MemoryType.SEMANTIC, fact.id)
     assert float(np.dot(old_vec, new_vec)) < 0.9
     assert coordinator.search("u1", "kefir", "semantic", k=1)[0].id == fact.id
 

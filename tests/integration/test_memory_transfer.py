@@ -11,12 +11,13 @@ from typing import Any
 import pytest
 import redis
 
+from benchmarks.common import free_port
 from memory.config import PROJECT_ROOT, Settings
 from memory.coordinator import MemoryCoordinator
 from memory.errors import ImportFileError, InvalidInputError, StoreUnavailableError
 from memory.models import now_ms
 from memory.queries import ListQuery
-from memory.runtime.server import EmbeddedRedis, free_port
+from memory.runtime.server import EmbeddedRedis
 
 U = "user-1"
 V = "user-2"

@@ -6,14 +6,16 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
+import redis
+
 from agent.knowing import UNKNOWN_RULE
 from agent.loop import ChatAgent
 from agent.private import incognito_turn, reanswer
 from agent.types import TurnResult
+from benchmarks.common import free_port
 from memory.config import Settings
 from memory.coordinator import MemoryCoordinator
 from memory.models import ChatMessage, EventType
-from memory.runtime.server import free_port
 from tests.fakes.fake_ollama import FakeOllama, remembered_lines
 from tests.integration.test_agent_cli import _run  # the agent CLI in a real process
 
@@ -216,6 +218,7 @@ def test_an_incognito_turn_recalls_nothing_and_stores_nothing(
     assert UNKNOWN_RULE in request.system_prompt  # so it says it does not know
     sent = [m["content"] for m in request.body["messages"] if m["role"] != "system"]
     assert sent[:2] == ["I'm planning a surprise party", "Fun! For whom?"]  # its own chat
+    assert "hunter2" not in json.dumps(request.body)  # masked at the turn's entry, as any turn
     assert not {"remember_information", "forget_memory"} & _tool_names(fake_ollama)
     # nothing at all was written: no trigger, message, episode, details or extraction
     agent.wait_for_background(5)
@@ -324,3 +327,47 @@ def test_the_cli_says_when_it_does_not_know_and_what_it_held_back(
     assert [h["text"] for h in out["held_back"]] == ["I repaired the garden fence on Sunday"]
     assert out["recalled"]["episodic"] == []
     assert UNKNOWN_RULE in fake_ollama.chat_requests()[-1].system_prompt
+
+
+# --- one turn, nothing written -----------------------------------------------------------------
+def test_an_incognito_turn_and_a_reanswer_write_no_redis_key(
+    agent_factory: Factory,
+    coordinator: MemoryCoordinator,
+    settings: Settings,
+    fake_ollama: FakeOllama,
+    redis_client: redis.Redis,
+    namespace: str,
+) -> None:
+    """Every key of the namespace, counters, latency samples and the query-embedding cache
+    included: the two turns that store nothing (the one turn of agent/loop.py, given what it
+    may know) leave the number of keys and each key's content as they were."""
+
+    def every_key() -> dict[bytes, bytes]:
+        coordinator.metrics.flush()  # counters and latency samples are buffered
+        return {
+            k: redis_client.dump(k) or b""
+            for k in redis_client.scan_iter(match=f"{namespace}*", count=1000)
+        }
+
+    coordinator.add_episodic(U, "I follow a vegetarian diet", event_type="preference")
+    coordinator.add_episodic(U, "I am training for a half marathon in April", event_type="goal")
+    coordinator.bookkeeping.drain()
+    agent = _agent(agent_factory, coordinator, settings, fake_ollama)
+    first = agent.chat(U, "s1", "Can you plan my meals for race week?")
+    veg = [h.id for h in first.recalled.episodic if h.text == "I follow a vegetarian diet"]
+    agent.wait_for_background(10)
+    coordinator.bookkeeping.drain()
+    before = every_key()
+    assert len(before) > 10  # memories, messages, details, indexes' documents
+
+    incognito = _done(incognito_turn(agent, U, "s1", "Remember: I like jazz. What's my diet?"))
+    agent.wait_for_background(5)
+    assert incognito.private == "incognito" and incognito.mode == "llm"
+    after_incognito = every_key()
+    assert len(after_incognito) == len(before) and after_incognito == before
+
+    again = _done(reanswer(agent, U, "s1", first.turn_id, veg))
+    agent.wait_for_background(5)
+    assert again.private == "re-answer" and again.mode == "llm" and again.reply
+    after_reanswer = every_key()
+    assert len(after_reanswer) == len(before) and after_reanswer == before

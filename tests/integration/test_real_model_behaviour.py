@@ -250,7 +250,7 @@ def test_hello_there_stores_nothing_the_weak_model_invented(
     assert "dropped as not said by the user" in outcome.detail
     rows, _ = coordinator.list_memories("ana", MemoryType.EPISODIC)
     assert not any("yacht" in r["text"].lower() for r in rows)
-    coordinator.metrics_recorder.flush()
+    coordinator.metrics.flush()
     assert coordinator.metric_counters().get("extraction_ungrounded", 0) >= 1
 
 

@@ -81,7 +81,7 @@ def store(coordinator: MemoryCoordinator) -> MemoryCoordinator:
     coordinator.add_semantic("Runners should increase weekly distance by at most 10 percent")
     coordinator.bookkeeping.drain()  # the statement classifier is fitted there
     # short candidate lists, so that some neighbours are found by neither search
-    coordinator.weights = dataclasses.replace(coordinator.weights, candidates=4)
+    coordinator.recall.weights = dataclasses.replace(coordinator.recall.weights, candidates=4)
     return coordinator
 
 
@@ -129,7 +129,7 @@ def test_the_store_exercises_neighbours_found_and_read(store: MemoryCoordinator)
     """The comparison above covers the neighbour paths: turns the searches found are
     boosted, and turns they did not find are read and recalled for their neighbour alone."""
     k = store.settings.recall_prompt_k
-    off = dataclasses.replace(store.weights, neighbour=0.0)
+    off = dataclasses.replace(store.recall.weights, neighbour=0.0)
     read, boosted = [], []
     for query in QUERIES:
         hits = store.retrieve_all_context(U, S, query).episodic
@@ -141,7 +141,7 @@ def test_the_store_exercises_neighbours_found_and_read(store: MemoryCoordinator)
         read += [h for h in hits if h.id not in found]
         boosted += [h for h in hits if h.id in found and h.parts.neighbour > 0]
     # read for their neighbour alone (within two turns): at least the floor's share of it
-    floor = store.weights.neighbour_floor**store.weights.neighbour_hops
+    floor = store.recall.weights.neighbour_floor**store.recall.weights.neighbour_hops
     assert read and all(h.score >= round(h.parts.neighbour * floor, 4) - 1e-4 for h in read)
     assert all(h.parts.neighbour > 0 for h in read)
     assert boosted

@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 import redis
 
+from benchmarks.common import free_port
 from memory.config import PROJECT_ROOT
 from memory.errors import StoreUnavailableError
-from memory.runtime.server import EmbeddedRedis, free_port, pid_alive
+from memory.runtime.server import EmbeddedRedis, pid_alive
 
 
 @pytest.fixture
@@ -42,7 +43,7 @@ def test_start_twice_reuses_the_running_server(embedded: EmbeddedRedis) -> None:
     again = EmbeddedRedis(embedded.data_dir, embedded.port, PROJECT_ROOT)  # e.g. another process
     assert again.start() == url
     assert embedded.status()["pid"] == pid
-    assert again.is_running()
+    assert again.status()["running"]  # `python -m memory redis status`
 
 
 def test_data_survives_stop_and_start(embedded: EmbeddedRedis) -> None:
@@ -51,7 +52,7 @@ def test_data_survives_stop_and_start(embedded: EmbeddedRedis) -> None:
         r.set("greeting", "hello")
         r.json().set("doc", "$", {"name": "Ada", "tags": ["x"]})
     assert embedded.stop() is True
-    assert not embedded.is_running()
+    assert not embedded.status()["running"]
 
     embedded.start()
     with client(embedded) as r:

@@ -4,6 +4,7 @@ refused (in every process) until an operator confirms the new server."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,18 +12,31 @@ from typing import Any
 import pytest
 import redis
 
+from benchmarks.common import free_port
+from memory.cli import main
 from memory.config import PROJECT_ROOT, Settings
 from memory.coordinator import MemoryCoordinator
 from memory.errors import StoreReplacedError, StoreUnavailableError
-from memory.runtime.server import EmbeddedRedis, free_port
+from memory.runtime.server import EmbeddedRedis
+from tests.in_process import run_main
+from tests.integration.conftest import cli_env
 
 U, S = "swap-user", "s1"
 
 
 class Swapped:
-    def __init__(self, coord: MemoryCoordinator, new: redis.Redis) -> None:
+    def __init__(self, coord: MemoryCoordinator, new: redis.Redis, url: str, cwd: Path) -> None:
         self.coord = coord
         self.new = new  # a client of the server that now answers on the port
+        self._env, self._cwd = cli_env(url, coord.keys.ns), cwd
+
+    def confirm(self) -> bool:
+        """`python -m memory redis confirm`, the operator's word: writes resume."""
+        proc = run_main(
+            main, ["redis", "confirm", "--json"], env=self._env, cwd=self._cwd, prog="memory"
+        )
+        assert proc.returncode == 0, proc.stderr
+        return bool(json.loads(proc.stdout)["confirmed"])
 
     def user_keys(self) -> list[bytes]:
         """Keys on the new server that hold something of the user (not indexes' meta,
@@ -57,7 +71,7 @@ def swapped(tmp_path: Path, embedder: Any, settings: Settings) -> Iterator[Swapp
     second.start()
     new = redis.Redis.from_url(second.url)
     try:
-        swap = Swapped(coord, new)
+        swap = Swapped(coord, new, second.url, tmp_path)
         # really another server (only buffered metrics of the first may have flushed to it)
         assert swap.user_keys() == [] and swap.indexes() == set()
         yield swap
@@ -98,7 +112,7 @@ def test_the_first_recall_says_so_then_recall_and_store_work(swapped: Swapped) -
         coord.store_interaction(U, S, "I swim on Sundays", "Noted!")
     coord.bookkeeping.drain()
     assert swapped.user_keys() == before and not any(b":session:" in k for k in before)
-    assert coord.identity.confirm() is True
+    assert swapped.confirm() is True
     coord.store_interaction(U, S, "I swim on Sundays", "Noted!")
     assert [m.content for m in coord.recent_messages(U, S)] == ["I swim on Sundays", "Noted!"]
     hits = coord.search(U, "swimming on Sunday")
@@ -114,13 +128,13 @@ def test_a_write_first_is_refused_before_anything_lands(swapped: Swapped) -> Non
     with pytest.raises(StoreReplacedError):  # every kind of write waits for the confirmation
         coord.add_message(U, S, "user", "hi")
     assert swapped.user_keys() == []
-    coord.identity.confirm()
+    swapped.confirm()
     swapped.new.delete(coord.keys.store_id)  # replaced again (as an emptied store would be)
     with pytest.raises(StoreReplacedError):
         coord.add_message(U, S, "user", "hi")
     assert swapped.user_keys() == []
 
-    coord.identity.confirm()
+    swapped.confirm()
     coord.store_interaction(U, S, "I swim on Sundays", "Noted!")
     assert len(coord.recent_messages(U, S)) == 2
 

@@ -25,7 +25,7 @@ FILLER = [
 
 
 def _candidates(coord: MemoryCoordinator, beta: float) -> set[str]:
-    weights = dataclasses.replace(coord.weights, candidates=3, neighbour=0.0)
+    weights = dataclasses.replace(coord.recall.weights, candidates=3, neighbour=0.0)
     qvec, _ = coord.embedder.embed_query(QUESTION)
     req = episodic_request(coord.episodic, coord.keys, U, QUESTION, qvec, 3, weights)
     feedback.with_vectors(req)

@@ -5,31 +5,36 @@ background extraction waits for them."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
-from agent.check import CHECK_REPLY_TOKENS, repeated_instructions
+from agent.check import CHECK_REPLY_TOKENS, EXTRACTION_PROBE
+from agent.echo import EchoGuard, repeated_instructions
 from agent.errors import LLMLimitError
 from agent.extraction import EXTRACTION_REPLY_TOKENS, LLMExtractor
 from agent.llm import OllamaLLM
 from agent.loop import ChatAgent
 from agent.merging import JUDGE_REPLY_TOKENS, MERGE_REPLY_TOKENS, LLMJudge, LLMMerger
 from agent.prompt import build_system_prompt, render_memory_block
-from agent.speed import REPLY_SECONDS
 from agent.summarising import SUMMARY_REPLY_TOKENS, LLMSummariser
+from agent.types import StatusEvent, TokenEvent, TurnEvent
 from memory.models import MemoryContext, MemoryType, RecallHit, ScoreParts
 from tests.fakes.fake_coordinator import FakeCoordinator
 from tests.fakes.fake_ollama import FakeOllama, Scripted
 
 Factory = Callable[..., ChatAgent]
-GEMMA, SLOW, FAST = "gemma3:270m", "slow20:1b", "qwen2.5:7b"
+GEMMA, SLOW, FAST, READS = "gemma3:270m", "slow20:1b", "qwen2.5:7b", "cpu35:270m"
+#: AGENT_REPLY_SECONDS's default: the longest a reply should take
+REPLY_S = 15.0
 
 
 @pytest.fixture
 def fake() -> Iterator[FakeOllama]:
-    with FakeOllama(models=[FAST, GEMMA, SLOW]) as f:
+    with FakeOllama(models=[FAST, GEMMA, SLOW, READS]) as f:
         yield f
 
 
@@ -235,11 +240,92 @@ def test_an_echo_of_the_instructions_is_told_from_an_answer() -> None:
     assert repeated_instructions(copied, system, tools) == "the tool schemas"
 
 
+def test_the_extraction_probe_counts_a_fact_said_five_times_once(
+    agent_factory: Factory, fake_coordinator: FakeCoordinator, fake: FakeOllama
+) -> None:
+    """SmolLM2 135M answered the probe with its sentence five times: "5 supported fact(s) of 2
+    expected" passed it."""
+    copy = {"text": EXTRACTION_PROBE, "event_type": "fact", "slot": "none"}
+    fake.queue_structured({"memories": [copy] * 5})
+    report = agent_factory(fake_coordinator, fake.url, ollama_model=FAST).check_model(FAST)
+    probe = {p.name: p for p in report.probes}["json_extraction"]
+    assert not probe.passed
+    assert probe.detail.startswith("1 supported fact(s) of 2 expected")
+    assert "4 repeated copies not counted" in probe.detail
+
+
+def test_a_chat_reply_that_repeats_its_instructions_is_not_shown(
+    agent_factory: Factory, fake_coordinator: FakeCoordinator, fake: FakeOllama
+) -> None:
+    """Gemma 3 270M's first reply in the chat was its whole system prompt and memory block."""
+    agent = agent_factory(fake_coordinator, fake.url, ollama_model=GEMMA, llm_extraction="off")
+    # the profile's echo, a word at a time as a slow model writes it
+    fake.queue_responder(lambda r: Scripted(content=r.seen_system_prompt, delay_s=0.005))
+    events = list(agent.run_turn("alice", "s1", "Remember that I'm allergic to peanuts."))
+    shown = "".join(e.text for e in events if isinstance(e, TokenEvent))
+    result = events[-1].result  # type: ignore[union-attr]
+    (req,) = fake.chat_requests()
+    assert "You are a friendly wellness assistant" in req.body["messages"][0]["content"]
+    assert "wellness assistant" not in shown and "<<<" not in shown and "peanuts" not in shown
+    assert shown == result.reply  # the words said instead are the reply, stored as such
+    assert "repeating its instructions" in shown and "not a chat model" in shown
+    assert "qwen2.5:7b" in shown  # what to use instead
+    deadline = time.monotonic() + 10
+    while not req.client_closed and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert req.client_closed, "the copy was stopped, not written to its cap"
+
+
+def test_a_copy_of_the_rules_after_some_prose_is_cut_where_it_starts() -> None:
+    system = _memory_prompt("My dog is called Biscuit")
+    rules = system.split("<<<MEMORY")[0]
+    line = '- [semantic/safety] "Sudden chest pain needs care." (low, 28 Nov 2026)'
+    # what was shown before the copy is recognised is never part of it (the last words wait)
+    for reply, echoed in (
+        ("Sure thing! " + rules, "the system prompt"),
+        ("Your dog is Biscuit.\n" + system[system.index("<<<MEMORY") :], "the memory fence"),
+        ("You are allergic to peanuts, as you told me.\n" + line, "the memory lines"),
+        ("Your dog is called Biscuit, and you told me so yesterday.", None),
+        ("A list:\n- [ ] walk Biscuit\n- [the vet](https://example.org) at nine", None),
+    ):
+        guard = EchoGuard(system)
+        out = "".join(guard.feed(ch) for ch in reply)  # however the stream splits it
+        out += guard.finish()
+        assert guard.echoed == echoed
+        assert reply.startswith(out)
+        if echoed is None:
+            assert out == reply
+        else:  # all that came before the copy, none of it
+            assert out.rstrip() in ("Sure thing!", "Your dog is Biscuit.", reply.split("\n-")[0])
+    guard = EchoGuard(system)
+    assert "".join(guard.feed(w + " ") for w in ("Sure thing! " + rules).split()) == "Sure thing! "
+
+
+def test_words_of_its_own_before_a_copy_stay_and_the_copy_is_named(
+    agent_factory: Factory, fake_coordinator: FakeCoordinator, fake: FakeOllama
+) -> None:
+    """Gemma's later replies answered, then copied the block's memory lines."""
+    agent = agent_factory(fake_coordinator, fake.url, ollama_model=FAST, llm_extraction="off")
+    fake.queue_reply(
+        "You are allergic to peanuts, as you told me before.\nWhat is the meaning of this?\n"
+        '- [semantic/safety] "Sudden chest pain needs care." (low, 28 Nov 2026)\n'
+    )
+    result = agent.chat("alice", "s1", "What am I allergic to?")
+    assert result.reply.startswith("You are allergic to peanuts, as you told me before.")
+    assert "[semantic" not in result.reply and "Sudden chest pain" not in result.reply
+    assert "went on to repeat its instructions (the memory lines)" in result.reply
+    assert "chat model" in result.reply
+
+
 # ---- 4. a slow model stays usable --------------------------------------------------------------
 
 
 def _reply_caps(fake: FakeOllama) -> list[int]:
     return [r.body["options"]["num_predict"] for r in fake.chat_requests()]
+
+
+def _statuses(events: list[TurnEvent]) -> list[str]:
+    return [e.text for e in events if isinstance(e, StatusEvent)]
 
 
 def test_a_slow_model_gets_a_reply_it_writes_in_about_15_s_and_the_status_says_so(
@@ -249,10 +335,89 @@ def test_a_slow_model_gets_a_reply_it_writes_in_about_15_s_and_the_status_says_s
     first = agent.chat("alice", "s1", "Hello, how are you today?")
     assert first.tokens_per_s == pytest.approx(20, rel=0.01)
     events = list(agent.run_turn("alice", "s1", "Tell me about sleep"))
-    capped = int(20 * REPLY_SECONDS)
-    assert _reply_caps(fake) == [agent.config.reply_tokens, capped]
-    statuses = [e.text for e in events if e.kind == "status"]
-    assert any("20 tokens/s" in s and f"{capped} tokens" in s for s in statuses)
+    first_cap, cap = _reply_caps(fake)
+    assert first_cap == agent.config.reply_tokens  # nothing measured yet
+    # 20 tokens/s and a prompt read in no time (the fake says 1 µs): what it writes in 15 s
+    assert 20 * REPLY_S - 5 <= cap <= 20 * REPLY_S
+    assert any("20 tokens/s" in s and f"{cap} tokens" in s for s in _statuses(events))
+
+
+def test_a_model_that_writes_fast_but_reads_slowly_gets_the_reply_that_fits_15_s(
+    agent_factory: Factory, fake_coordinator: FakeCoordinator, fake: FakeOllama
+) -> None:
+    """35 tokens/s was above the old 30 tokens/s line, so Gemma's replies kept 768 tokens and
+    took 27-47 s: reading the prompt took most of it."""
+    agent = agent_factory(fake_coordinator, fake.url, ollama_model=READS, llm_extraction="off")
+    agent.chat("alice", "s1", "Hello, how are you today?")
+    events = list(agent.run_turn("alice", "s1", "Tell me about sleep"))
+    first, second = fake.chat_requests()
+    assert first.body["options"]["num_predict"] == agent.config.reply_tokens
+    cap = second.body["options"]["num_predict"]
+    # the fake's durations: 150 prompt tokens/s, 35 written tokens/s
+    read_s, reply_s = second.prompt_tokens / 150, cap / 35
+    assert read_s > 2 and cap < 35 * REPLY_S  # the prompt's reading made the cap smaller
+    assert REPLY_S - 1 < read_s + reply_s <= REPLY_S + 0.5
+    (note,) = [s for s in _statuses(events) if "read its prompt" in s]
+    assert "35 tokens/s" in note and f"{cap} tokens" in note and "15 s in all" in note
+    result = events[-1].result  # type: ignore[union-attr]
+    assert result.window.split.reply == cap  # the details show what was sent
+
+
+def test_what_the_check_measured_caps_the_first_reply_after_a_restart(
+    agent_factory: Factory, fake_coordinator: FakeCoordinator, fake: FakeOllama, tmp_path: Path
+) -> None:
+    speeds = tmp_path / "speeds.json"
+    agent_factory(fake_coordinator, fake.url, ollama_model=SLOW, speed_file=speeds).check_model(
+        SLOW
+    )  # `python -m agent check`, in a process of its own
+    assert f"{fake.url} {SLOW}" in json.loads(speeds.read_text())
+    fresh = agent_factory(
+        fake_coordinator, fake.url, ollama_model=SLOW, speed_file=speeds, llm_extraction="off"
+    )  # the app, started later: nothing measured in its process
+    fresh.chat("alice", "s1", "Tell me about sleep")
+    assert 20 * REPLY_S - 5 <= _reply_caps(fake)[-1] <= 20 * REPLY_S
+    # without the file, the first reply is not capped
+    agent_factory(fake_coordinator, fake.url, ollama_model=SLOW, llm_extraction="off").chat(
+        "alice", "s2", "Tell me about sleep"
+    )
+    assert _reply_caps(fake)[-1] == fresh.config.reply_tokens
+
+
+def test_a_speed_file_that_cannot_be_read_is_measured_anew(
+    agent_factory: Factory, fake_coordinator: FakeCoordinator, fake: FakeOllama, tmp_path: Path
+) -> None:
+    speeds = tmp_path / "speeds.json"
+    speeds.write_text("{not json")
+    agent = agent_factory(
+        fake_coordinator, fake.url, ollama_model=SLOW, speed_file=speeds, llm_extraction="off"
+    )
+    result = agent.chat("alice", "s1", "Hello, how are you today?")
+    assert result.error is None and _reply_caps(fake) == [agent.config.reply_tokens]
+    kept = json.loads(speeds.read_text())[f"{fake.url} {SLOW}"]
+    assert 1 / kept["write_s"] == pytest.approx(20, rel=0.01)
+
+
+def test_a_model_never_measured_is_stopped_after_the_reply_time_then_capped(
+    agent_factory: Factory, fake_coordinator: FakeCoordinator, fake: FakeOllama
+) -> None:
+    agent = agent_factory(
+        fake_coordinator, fake.url, ollama_model=FAST, llm_extraction="off", reply_seconds=0.5
+    )
+    words = " ".join(["more"] * 400)
+    fake.queue_responder(lambda req: Scripted(content=words, delay_s=0.01))
+    result = agent.chat("alice", "s1", "Tell me everything about sleep")
+    assert result.window.done_reason == "time"
+    assert 0 < result.reply.count("more") < 400
+    (limit,) = result.limits
+    assert "stopped after about 0.5 s" in limit and "not measured yet" in limit
+    (req,) = fake.chat_requests()
+    deadline = time.monotonic() + 10  # the fake notices the closed stream at its next word
+    while not req.client_closed and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert req.client_closed, "the stream was closed, so the server stops generating"
+    # measured from the pieces and the clock: the next reply is capped to fit 0.5 s
+    agent.chat("alice", "s1", "And briefly?")
+    assert _reply_caps(fake)[-1] < agent.config.reply_tokens
 
 
 def test_a_fast_model_keeps_todays_budget(
@@ -262,7 +427,7 @@ def test_a_fast_model_keeps_todays_budget(
     agent.chat("alice", "s1", "Hello, how are you today?")
     result = agent.chat("alice", "s1", "Tell me about sleep")
     assert _reply_caps(fake) == [agent.config.reply_tokens] * 2
-    assert result.tokens_per_s is not None and result.tokens_per_s >= 30
+    assert result.tokens_per_s == pytest.approx(100, rel=0.01)
 
 
 def test_a_slow_models_cut_reply_says_what_was_cut_and_what_to_do(
@@ -272,7 +437,7 @@ def test_a_slow_models_cut_reply_says_what_was_cut_and_what_to_do(
     agent.chat("alice", "s1", "Hello, how are you today?")
     fake.queue_reply("Sleep matters, " * 500)
     result = agent.chat("alice", "s1", "Tell me everything about sleep")
-    capped = int(20 * REPLY_SECONDS)
+    capped = _reply_caps(fake)[-1]
     assert result.window.done_reason == "length"
     (limit,) = result.limits
     assert f"{capped}-token cap" in limit and "20 tokens/s" in limit and "faster model" in limit

@@ -12,12 +12,16 @@ from pydantic import BaseModel
 
 from memory.data_files import DATA_DIR, load_data_file
 from memory.demo import DEMO_QUESTIONS, build_persona
-from memory.demo.persona import PLACEHOLDERS, PROCEDURES, _PersonaFile, _values
+from memory.demo.persona import PLACEHOLDERS, PROCEDURES, Persona, _values
 from memory.errors import DataFileError
 from memory.maintenance.similarity import _FactWords
 from memory.models import EventType
 from memory.recall.statements import OTHER_EXAMPLES, PREFERENCE_EXAMPLES
+from memory.text import _TextWords, stem
 from memory.writing.classify import _Keywords, classify_event_type, detect_slot
+from memory.writing.content import says_nothing_after_masking
+from memory.writing.grounding import _GroundingWords, check_grounded
+from memory.writing.secrets import SecretWords, mask_text
 from memory.writing.triggers import _Triggers, extract_triggers
 
 TODAY = date(2026, 11, 18)
@@ -72,10 +76,13 @@ def _broken(tmp_path: Path, name: str, old: str, new: str) -> Path:
 
 
 MODELS: dict[str, type[BaseModel]] = {
-    "demo_persona.toml": _PersonaFile,
+    "demo_persona.toml": Persona,
     "event_keywords.toml": _Keywords,
     "trigger_phrases.toml": _Triggers,
     "fact_words.toml": _FactWords,
+    "words.toml": _TextWords,
+    "grounding_words.toml": _GroundingWords,
+    "secret_words.toml": SecretWords,
 }
 # (file, text in it, replaced by, the field the error names)
 BREAKAGES = [
@@ -95,7 +102,21 @@ BREAKAGES = [
     ("trigger_phrases.toml", '"i never"', '"I never"', "soft.7.phrase"),
     ("fact_words.toml", '"left right"', '"Left right"', "value_classes.6"),
     ("fact_words.toml", 'negation_stems = "couldn', "negation_stems = 3 #", "negation_stems"),
+    ("words.toml", "suffixes = [", "sufixes = [", "suffixes"),
+    ("grounding_words.toml", "twenty = 20", 'twenty = "20"', "tens.twenty"),
+    ("secret_words.toml", 'copula = "is', 'copula = "Is', "copula"),
+    ("secret_words.toml", "gitlab = 'glpat-[", "gitlab = 'glpat-(", "token_patterns.gitlab"),
 ]
+
+
+def test_the_word_files_drive_text_grounding_and_secrets() -> None:
+    assert stem("workouts") == "workout" and stem("coffees") == "coffee"
+    # one framing list: an extractor's frame, a stance and a request to remember
+    assert check_grounded("User mentioned that they enjoy rowing", ["I row on Sundays"]).supported
+    assert says_nothing_after_masking("Please remember my password is [password]")
+    # number words and the IBAN countries come from the files
+    assert check_grounded("Runs twenty-five km", ["I run 25 km"]).supported
+    assert "[bank account number]" in mask_text("IBAN GB82 WEST 1234 5698 7654 32")
 
 
 @pytest.mark.parametrize(("name", "old", "new", "field"), BREAKAGES)
@@ -112,6 +133,6 @@ def test_a_malformed_file_names_the_file_and_the_field(
 def test_a_file_that_is_not_toml_or_missing_says_so(tmp_path: Path) -> None:
     folder = _broken(tmp_path, "demo_persona.toml", 'name = "Maya"', 'name = "Maya')
     with pytest.raises(DataFileError, match="demo_persona.toml is not valid TOML"):
-        load_data_file("demo_persona.toml", _PersonaFile, folder)
+        load_data_file("demo_persona.toml", Persona, folder)
     with pytest.raises(DataFileError, match="absent.toml cannot be read"):
-        load_data_file("absent.toml", _PersonaFile, folder)
+        load_data_file("absent.toml", Persona, folder)

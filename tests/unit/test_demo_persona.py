@@ -85,7 +85,7 @@ def test_what_she_was_told_is_what_the_tools_said() -> None:
     persona = build_persona(today)
     checked = 0
     for conv in persona.conversations:
-        day = date.fromtimestamp(conv.start_ms / 1000)
+        day = date.fromtimestamp(conv.ms(today) / 1000)
         kit = _as_of(today, day)
         for ex in conv.exchanges:
             if ex.tools == ("aggregate_metrics",) and "7 days" in ex.assistant:
@@ -110,8 +110,8 @@ def test_what_she_was_told_is_what_the_tools_said() -> None:
     milestone = next(
         m for c in persona.conversations for m in c.memories if m.text.startswith("Ran 16 km")
     )
-    assert milestone.when_ms is not None
-    saturday = date.fromtimestamp(milestone.when_ms / 1000)
+    assert milestone.when is not None
+    saturday = date.fromtimestamp(milestone.when.ms(today) / 1000)
     ds = WellnessToolkit(today=today).dataset(DEMO_USER)
     assert _runs(ds, saturday, saturday) == [(saturday.isoformat(), 16.0)]
 
@@ -119,7 +119,7 @@ def test_what_she_was_told_is_what_the_tools_said() -> None:
 @pytest.mark.parametrize("today", WEEK, ids=lambda d: f"{d:%a}")
 def test_the_persona_is_dated_in_order_and_in_the_past(today: date) -> None:
     persona = build_persona(today)
-    starts = [c.start_ms for c in persona.conversations]
+    starts = [c.ms(today) for c in persona.conversations]
     assert starts == sorted(starts)
     now_ms = int((today.toordinal() - date(1970, 1, 1).toordinal()) * 86_400_000)
     assert starts[-1] < now_ms  # every conversation before today

@@ -112,6 +112,7 @@ def test_profile_table() -> None:
         "llama3.2:1b": (131072, ("completion", "tools")),
         "gemma3:270m": (32768, ("completion",)),
         "slow20:1b": (131072, ("completion", "tools")),
+        "cpu35:270m": (32768, ("completion",)),
     }
     assert {n: (p.context_length, p.capabilities) for n, p in PROFILES.items()} == expected
     assert PROFILES["llama3.2:1b"].tool_calls_as_text and PROFILES["llama3.2:1b"].invents_memories

@@ -1,4 +1,4 @@
-"""The one table of internal names in people's words (`memory/data/words.toml`): every name
+"""The one table of internal names in people's words (`memory/data/screen_words.toml`): every name
 the code can put on a screen has its words, and none of them reads as code."""
 
 from __future__ import annotations

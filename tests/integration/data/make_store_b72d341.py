@@ -25,7 +25,8 @@ import redis
 from memory.config import PROJECT_ROOT, Settings
 from memory.coordinator import MemoryCoordinator
 from memory.embeddings import OnnxMiniLMEmbedder
-from memory.runtime.server import EmbeddedRedis, free_port
+from memory.runtime.server import EmbeddedRedis
+from benchmarks.common import free_port
 
 NS = "storeb72d341"
 U, S = "ada", "s1"

@@ -1,0 +1,138 @@
+"""A reply that repeats the agent's own instructions is no answer.
+
+A base model (no chat template) continues its prompt instead of answering: it copies the
+system prompt, memory fence and remembered data included (Gemma 3 270M did, issue 47). The
+memories inside the fence may be quoted (that is using them); the fence itself, a memory line as
+the block renders it (`- [semantic/safety] "..." (low, 28 Nov 2026)`), `ECHO_WORDS` words in a
+row of the rules, or of the tool schemas, may not.
+
+    repeated_instructions(reply, system, tools)   what a whole reply repeats, or None
+    EchoGuard(system, tools)                      the same, on a reply as it streams: text
+                                                  is shown only once it cannot be part of a copy
+
+`python -m agent check` fails a probe on an echo; a chat turn stops the reply and says what
+happened instead of showing it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+#: Words in a row that, copied from the instructions, make a reply an echo of them.
+ECHO_WORDS = 8
+_FENCE = re.compile(r"<<<(?:END )?MEMORY\b")
+_FENCES = ("<<<MEMORY", "<<<END MEMORY")
+_FENCED = re.compile(r"<<<MEMORY (\w+)>>>.*?<<<END MEMORY \1>>>", re.DOTALL)
+_WORD = re.compile(r"[a-z0-9']+")
+#: A memory line as memory/block.py renders it: `- [kind] ` or `- [kind/topic] ` at a line start
+_BLOCK_LINE = re.compile(r"^[ \t]*- \[[a-z_]+(?:/[a-z_]+)?\] ", re.MULTILINE)
+#: What may still become such a line (held back until the line says)
+_BLOCK_LINE_START = re.compile(r"[ \t]*(?:-(?: (?:\[(?:[a-z_]+(?:/[a-z_]*)?\]?)?)?)?)?")
+USE_A_CHAT_MODEL = "use an instruction-tuned chat model (for example qwen2.5:7b or llama3.2:3b)"
+
+
+def _shingles(text: str) -> set[tuple[str, ...]]:
+    words = _WORD.findall(text.lower())
+    return {tuple(words[i : i + ECHO_WORDS]) for i in range(len(words) - ECHO_WORDS + 1)}
+
+
+def _instructions(system: str, tools: Sequence[dict[str, Any]] | None) -> tuple[set, set]:
+    rules = _shingles(_FENCED.sub(" ", system))
+    return rules, _shingles(json.dumps(list(tools))) if tools else set()
+
+
+def repeated_instructions(
+    reply: str, system: str, tools: Sequence[dict[str, Any]] | None = None
+) -> str | None:
+    """What of the agent's instructions `reply` repeats ("the memory fence", "the system
+    prompt", "the tool schemas"), or None."""
+    if _FENCE.search(reply):
+        return "the memory fence"
+    if _BLOCK_LINE.search(reply):
+        return "the memory lines"
+    rules, schemas = _instructions(system, tools)
+    said = _shingles(reply)
+    if said & rules:
+        return "the system prompt"
+    if said & schemas:
+        return "the tool schemas"
+    return None
+
+
+class EchoGuard:
+    """Watches a streaming reply for a copy of the instructions. `feed` returns the text that
+    may be shown now: all but the last ECHO_WORDS - 1 words (a copy that starts there is not
+    yet recognisable), a trailing piece of a fence and a line that may become a memory line;
+    shown text is never part of a recognised copy. Once `echoed` says what was repeated, the
+    text before the copy is released and nothing after it."""
+
+    def __init__(self, system: str, tools: Sequence[dict[str, Any]] | None = None) -> None:
+        self._rules, self._schemas = _instructions(system, tools)
+        self._text = ""
+        self._shown = 0  # text[:shown] was released
+        self._checked = 0  # words whose shingle (ending there) was checked
+        self.echoed: str | None = None
+
+    def feed(self, piece: str) -> str:
+        if self.echoed is not None:
+            return ""
+        tail_from = max(0, len(self._text) - len(_FENCES[1]))
+        self._text += piece
+        if found := _FENCE.search(self._text, tail_from):
+            return self._copied("the memory fence", found.start())
+        line_from = self._text.rfind("\n", 0, tail_from) + 1
+        if found := _BLOCK_LINE.search(self._text, line_from):
+            return self._copied("the memory lines", found.start())
+        every = list(_WORD.finditer(self._text.lower()))
+        # a word the text ends in may go on in the next piece: judged once it is whole
+        words = every[:-1] if every and every[-1].end() == len(self._text) else every
+        if (start := self._scan(words)) is not None:
+            return self._copied(self.echoed or "", start)
+        safe = every[0].start() if every else len(self._text)
+        if words:  # a copy may start at any of the last ECHO_WORDS - 1 whole words
+            safe = words[max(0, len(words) - (ECHO_WORDS - 1))].start()
+        tail = self._text[-len(_FENCES[1]) :].upper()
+        for fence in _FENCES:  # the text may end inside a fence: hold that part
+            for k in range(len(fence) - 1, 0, -1):
+                if tail.endswith(fence[:k]):
+                    safe = min(safe, len(self._text) - k)
+                    break
+        line = self._text.rfind("\n", 0, safe) + 1  # the line may still become a memory line
+        if _BLOCK_LINE_START.fullmatch(self._text, line, safe):
+            safe = line
+        return self._release(safe)
+
+    def finish(self) -> str:
+        """The end of the reply: what was held back, unless the reply became a copy."""
+        if self.echoed is not None:
+            return ""
+        if (start := self._scan(list(_WORD.finditer(self._text.lower())))) is not None:
+            return self._copied(self.echoed or "", start)
+        return self._release(len(self._text))
+
+    def _scan(self, words: list[re.Match[str]]) -> int | None:
+        """Where a copy of the rules or tool schemas starts among the words not yet judged
+        (`echoed` then says which), or None."""
+        for end in range(max(self._checked + 1, ECHO_WORDS), len(words) + 1):
+            shingle = tuple(m.group() for m in words[end - ECHO_WORDS : end])
+            if shingle in self._rules:
+                self.echoed = "the system prompt"
+            elif shingle in self._schemas:
+                self.echoed = "the tool schemas"
+            if self.echoed is not None:
+                return words[end - ECHO_WORDS].start()
+        self._checked = max(self._checked, len(words))
+        return None
+
+    def _copied(self, what: str, start: int) -> str:
+        """The reply became a copy at `start`: what was held before it may still be shown."""
+        self.echoed = what
+        return self._release(start)
+
+    def _release(self, upto: int) -> str:
+        out = self._text[self._shown : upto] if upto > self._shown else ""
+        self._shown = max(self._shown, upto)
+        return out
