@@ -19,7 +19,7 @@ from memory.errors import InvalidInputError
 from memory.models import MAX_TEXT_CHARS, check_unicode, is_blank
 from ui import demo, private, resources, sessions, state
 from ui.answers import answer_text, hard_breaks, shown
-from ui.details import limit_lines, render_details, render_status, status_label
+from ui.details import limit_lines, render_details, render_status, status_label, tool_title
 from ui.errors import guard, message_for
 from ui.format import ImageFreeStream, fmt_duration, md_text, no_images
 from ui.layout import PageContext, page_setup
@@ -237,11 +237,11 @@ def _answer_tokens(ctx: PageContext, events: Any, box: Any, got: dict[str, Any])
         elif ev.kind == "recall":
             box.write(f"🧠 {no_images(ev.text)}")
         elif ev.kind == "tool_start":
-            working(f"Running tool {md_text(ev.text)}…")
+            working("Using a tool…")
         elif ev.kind == "tool_end":
             ms = fmt_duration(ev.record.ms)
             mark = "❌" if ev.record.error else "🔧"
-            box.write(f"{mark} {md_text(ev.text)} · {ms}")
+            box.write(f"{mark} {tool_title(ev.record.name)} · {ms}")
         elif ev.kind == "stored":
             box.write(f"💾 {no_images(ev.text)}")
         elif ev.kind == "done":

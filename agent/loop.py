@@ -523,9 +523,9 @@ class ChatAgent:
                 # would only repeat it in recall.
                 store_episode=self.config.store_episodes and t.mode == "llm" and not t.stored,
                 turn_id=t.turn_id,
-                # Only a model's answer used what it was given: a memory-only reply lists the
-                # recall without answering from it.
-                used=[h.id for h in (*t.ctx.episodic, *t.ctx.semantic)] if t.mode == "llm" else (),
+                # What the answer was given: the model's memories, or those a reply without
+                # the model shows; the Stats page counts answers by the same rule.
+                used=[h.id for h in (*t.ctx.episodic, *t.ctx.semantic)],
             )
             t.stored_ids = list(written.get("short_term") or [])
         except MemorySystemError as e:

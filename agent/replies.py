@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 
 from agent.prompt import MEMORY_ONLY_MARK, without_replaced
 from agent.types import StoredMemory
+from memory import words
 from memory.block import shown_reply
 from memory.models import MemoryContext, RecallHit, shown_hits
 
@@ -51,7 +52,7 @@ def recall_status(ctx: MemoryContext) -> str:
     if ctx.semantic:
         parts.append(f"{len(ctx.semantic)} general facts")
     if ctx.procedural is not None:
-        parts.append(f"a learned tool pattern ({ctx.procedural.confidence:.2f})")
+        parts.append(f"a tool habit ({words.tools_words(ctx.procedural.tool_sequence)})")
     if ctx.short_term:
         parts.append(f"{len(ctx.short_term)} recent messages")
     return "Recalled " + ", ".join(parts) if parts else "Nothing recalled"
@@ -94,9 +95,12 @@ def memory_only_reply(
         lines.append(NOTHING_YET)
     if (proc := ctx.procedural) is not None:
         # its own paragraph: a line right under the list would join its last bullet
-        tools = " -> ".join(proc.tool_sequence)
-        lines += ["", f"For questions like this I would normally use: {tools}"]
-        lines[-1] += f" (confidence {proc.confidence:.2f})."
+        lines += [
+            "",
+            "For questions like this I would normally have "
+            + words.tools_words(proc.tool_sequence)
+            + f" ({proc.confidence:.0%} sure).",
+        ]
     return "\n".join(lines).strip()
 
 

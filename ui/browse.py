@@ -272,7 +272,8 @@ def episodic_tab(ctx: PageContext) -> None:
         + (" (matching the filters)" if filtered else "")
         + ("; replaced memories kept as history included" if show_old else "")
     )
-    df = usage_ui.with_usage(episodic_frame(rows), usage)
+    titles = sessions_ui.titles_of(ctx.coordinator, ctx.user_id)
+    df = usage_ui.with_usage(episodic_frame(rows, titles), usage)
     columns = {**EPISODIC_COLUMNS, **usage_ui.COLUMN_CONFIG}
     selected = _table(df, "tbl_episodic", columns, empty="never")
     _page_picker("f_ep_page", total)

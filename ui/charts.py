@@ -14,6 +14,7 @@ import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 
+from memory.words import step_word
 from ui.format import (
     CHART_DAY,
     CHART_MONTH,
@@ -169,7 +170,9 @@ def samples_frame(samples: list[dict[str, Any]]) -> pd.DataFrame:
     df = df[df["ms"] > 0].copy()  # deletes are counted with 0 ms: not a latency
     df["when"] = pd.to_datetime(df["ts"], unit="ms", utc=True).dt.tz_convert(None)
     # Vectorised: a Python call per sample cost a tenth of a second per 50k samples.
-    df["series"] = df["type"].map(SERIES_LABELS).fillna(df["type"]) + " · " + df["op"]
+    df["series"] = (
+        df["type"].map(SERIES_LABELS).fillna(df["type"]) + " · " + df["op"].map(step_word)
+    )
     return df
 
 
@@ -246,6 +249,7 @@ def latency_table(df: pd.DataFrame) -> pd.DataFrame:
         }
     ).reset_index()
     out["type"] = out["type"].map(lambda t: SERIES_LABELS.get(t, t))
+    out["op"] = out["op"].map(step_word)
     return out.rename(columns={"type": "Type", "op": "Operation"}).sort_values(
         ["Type", "Operation"]
     )
@@ -311,12 +315,11 @@ def _dash_for(series: str) -> str:
     """Operations of one memory type share a colour; tell them apart by dash."""
     op = series.split(" · ", 1)[-1]
     return {
-        "search": "dash",
-        "add": "dashdot",
-        "record": "dashdot",
-        "add_many": "longdash",
-        "store_interaction": "dashdot",
-        "embed_query": "solid",
+        step_word("search"): "dash",
+        step_word("add"): "dashdot",
+        step_word("record"): "dashdot",
+        step_word("add_many"): "longdash",
+        step_word("store_interaction"): "dashdot",
     }.get(op, "solid")
 
 

@@ -10,9 +10,10 @@ reruns, reloads and restarts. It opens with one plain line ("Used 3 things I kno
     Tools      each call with arguments, result (or error) and time
     Stored     what the turn wrote or superseded, and the background extraction status
                (above the tabs: what was stored as a label instead of as typed)
-    Prompt     the memory block as a list (section, memory, its kind and date) and how the
-               context window was split (rules, tools, memories, history, message, reply)
-    Advanced   scores and their parts, time per stage, the raw fenced block as injected
+    Prompt     the memory block as a list (section, memory, its kind and date), then exactly as
+               sent, and how the context window was split (rules, tools, memories, history,
+               message, reply)
+    Advanced   scores and their parts, time per stage
     Thoughts   a thinking model's thoughts (only when there are any; never stored)
 
 Text from users, memories and models is shown escaped (`md_text`), image-free (`no_images`)
@@ -30,9 +31,10 @@ from agent.prompt import BlockLine, read_block, unfenced
 from agent.replies import answer_hits, is_conversation
 from agent.speed import speed_text
 from agent.types import BudgetSplit, StoredMemory, ToolCallRecord, TurnResult, WindowReport
+from memory import words
 from memory.models import BAND_HIGH, BAND_MODERATE, MemoryContext, RecallHit
 from ui.format import (
-    BAND_BADGES,
+    band_badge,
     event_label,
     fmt_day,
     fmt_duration,
@@ -106,8 +108,7 @@ def lead_line(r: TurnResult) -> str:
         extra.append(f"{len(facts)} general fact{'' if len(facts) == 1 else 's'}")
     proc = rec.procedural
     if proc is not None and proc.tool_sequence:
-        seq = " → ".join(md_text(t) for t in proc.tool_sequence)
-        extra.append(f"a tool habit it learned ({seq})")
+        extra.append(f"a habit it learned ({md_text(words.tools_words(proc.tool_sequence))})")
     if extra:
         line += "; also " + " and ".join(extra)
     line += "."
@@ -121,8 +122,8 @@ def lead_line(r: TurnResult) -> str:
         line += " The model was told it knows nothing about you here, so it will not guess."
     elif r.unknown_about_user:
         line += (
-            " I don't know you on this: nothing I remember about you cleared the moderate "
-            "band, so the model was told to say so instead of guessing"
+            " I don't know you on this: nothing I remember about you was more than a weak "
+            "match, so the model was told to say so instead of guessing"
             + (f" ({len(r.held_back)} weak match(es) held back)." if r.held_back else ".")
         )
     return line
@@ -184,7 +185,7 @@ def render_status(r: TurnResult) -> None:
     and what was stored, as it stood when the answer was given."""
     box = st.status(status_label(r), state="error" if r.error else "complete", expanded=False)
     for t in r.tools:
-        box.write(f"{'❌' if t.error else '🔧'} {md_text(t.name)} · {fmt_duration(t.ms)}")
+        box.write(f"{'❌' if t.error else '🔧'} {tool_title(t.name)} · {fmt_duration(t.ms)}")
     for m in r.stored:
         box.write(f"💾 {no_images(m.text)}")
     for line in limit_lines(r):
@@ -254,7 +255,7 @@ def _window(w: WindowReport, key: str) -> None:
     split = w.split
     if split is None:
         return
-    st.markdown(f"**Context window**: {split.num_ctx:,} tokens (num_ctx)")
+    st.markdown(f"**Context window**: {split.num_ctx:,} tokens")
     st.dataframe(
         budget_frame(split),
         hide_index=True,
@@ -274,13 +275,20 @@ def _window(w: WindowReport, key: str) -> None:
         facts.append(f"{split.tools_left_out} tool(s) not offered, so memories keep room")
     count = w.prompt_eval_count
     facts.append(
-        f"the server counted {count:,} prompt tokens"
+        f"the model server read {count:,} tokens of the prompt"
         if count is not None
-        else "the server did not report its prompt count"
+        else "the model server did not say how many tokens of the prompt it read"
     )
     if w.done_reason:
-        facts.append(f"stopped: {md_text(w.done_reason)}")
-    st.caption("Estimated tokens, counted to err high. " + "; ".join(facts) + ".")
+        facts.append(ENDED.get(w.done_reason, f"the answer ended ({md_text(w.done_reason)})"))
+    st.caption("Estimated tokens, counted to err high: " + "; ".join(facts) + ".")
+
+
+#: Why the model stopped writing (Ollama's `done_reason`), in words.
+ENDED = {
+    "stop": "the answer ended where the model finished it",
+    "length": "the answer was cut: it reached its length limit",
+}
 
 
 def hits_frame(hits: list[dict[str, Any]]) -> pd.DataFrame:
@@ -291,7 +299,7 @@ def hits_frame(hits: list[dict[str, Any]]) -> pd.DataFrame:
             {
                 "Memory": h.get("text", ""),
                 "Score": float(h.get("score") or 0.0),
-                "Band": BAND_BADGES.get(h.get("band", ""), h.get("band", "")),
+                "Band": band_badge(h.get("band", "")),
                 "Vector": float(parts.get("vector") or 0.0),
                 "Keywords": float(parts.get("text") or 0.0),
                 "Recency": float(parts.get("recency") or 0.0),
@@ -315,7 +323,9 @@ HIT_COLUMNS = {
         width="small",
     ),
     "Band": st.column_config.TextColumn(
-        help=f"high ≥ {BAND_HIGH} · moderate ≥ {BAND_MODERATE} · low", width="medium"
+        help=f"{words.band_word('high')} ≥ {BAND_HIGH} · {words.band_word('moderate')} ≥ "
+        f"{BAND_MODERATE} · {words.band_word('low')} below",
+        width="medium",
     ),
     "Vector": st.column_config.NumberColumn(
         "Meaning", format="%.2f", help="Cosine similarity of the embeddings"
@@ -364,16 +374,18 @@ def _hit_meta(h: RecallHit) -> str:
     return " · ".join(md_text(p) for p in parts if p)
 
 
-#: The signals "why" names, in the words of the Advanced tab's columns.
-WHY_SIGNALS = (("vector", "meaning"), ("text", "words"), ("recency", "recency"),
-               ("importance", "importance"))  # fmt: skip
+#: The signals "why" names, in words (their numbers are the Advanced tab's columns).
+WHY_SIGNALS = (("vector", "similar meaning"), ("text", "your words"), ("recency", "recent"),
+               ("importance", "important"))  # fmt: skip
+#: How many signals "why" names, strongest first.
+WHY_NAMED = 2
 
 
-def _why(h: RecallHit) -> str:
-    """Why it was recalled: the signals of its score, strongest first."""
-    parts = [(name, float(getattr(h.parts, field, 0.0))) for field, name in WHY_SIGNALS]
-    shown = [f"{name} {v:.2f}" for name, v in sorted(parts, key=lambda p: -p[1]) if v > 0]
-    return "why: " + ", ".join(shown) if shown else ""
+def why_words(parts: dict[str, Any]) -> str:
+    """The strongest signals of a score, in words (`similar meaning, recent`)."""
+    named = [(name, float(parts.get(field) or 0.0)) for field, name in WHY_SIGNALS]
+    ranked = [name for name, v in sorted(named, key=lambda p: -p[1]) if v > 0]
+    return ", ".join(ranked[:WHY_NAMED])
 
 
 def _recalled(rec: MemoryContext, *, incognito: bool = False) -> None:
@@ -384,20 +396,21 @@ def _recalled(rec: MemoryContext, *, incognito: bool = False) -> None:
         anything = True
         st.markdown(f"**{type_label(mtype)}** · {len(found)} recalled")
         for h in found:
-            badge = BAND_BADGES.get(h.band, md_text(h.band))
-            meta = " · ".join(x for x in (f"score {h.score:.2f}", _why(h), _hit_meta(h)) if x)
-            st.markdown(f"- {md_text(h.text)}  \n  :gray[{badge} · {meta}]")
+            why = why_words(h.parts.model_dump())
+            meta = " · ".join(
+                x for x in (band_badge(h.band), why and f"why: {why}", _hit_meta(h)) if x
+            )
+            st.markdown(f"- {md_text(h.text)}  \n  :gray[{meta}]")
     proc = rec.procedural
     if proc is not None:
         anything = True
-        seq = " → ".join(md_text(t) for t in proc.tool_sequence) or "(no tools)"
+        seq = md_text(words.tools_words(proc.tool_sequence)) or "no tools"
         conf = float(proc.confidence)
         verdict = "recommended" if proc.recommended else "not yet trusted"
         st.markdown(
-            f"**{type_label('procedural')}** · suggested tools {seq}  \n"
-            f"confidence **{conf:.0%}** ({verdict}) · {proc.executions} runs · "
-            f"avg score {float(proc.avg_score):.2f} · "
-            f"{md_text(proc.match)} match on “{no_images(proc.query_pattern)}”"
+            f"**{type_label('procedural')}** · for a question like "
+            f"“{no_images(proc.query_pattern)}” it {seq}  \n"
+            f"confidence **{conf:.0%}** ({verdict}) · {proc.executions} runs"
         )
         st.progress(min(max(conf, 0.0), 1.0))
     recent = rec.short_term
@@ -423,13 +436,11 @@ def _held_back(held: list[RecallHit]) -> None:
     """Weak candidates kept out of the prompt for a question about the user (agent.knowing)."""
     if not held:
         return
-    st.markdown(
-        f"**Held back** · {len(held)} too weak to use (below the moderate band), with their scores:"
-    )
+    st.markdown(f"**Held back** · {len(held)} too weak to use (weaker than a possible match):")
     for h in held:
         meta = _hit_meta(h)
         st.markdown(
-            f"- {md_text(h.text)}  \n  :gray[{h.score:.2f} · {BAND_BADGES.get(h.band, '')}"
+            f"- {md_text(h.text)}  \n  :gray[{band_badge(h.band)}"
             + (f" · {meta}" if meta else "")
             + "]"
         )
@@ -441,7 +452,7 @@ def _tools(tools: list[ToolCallRecord]) -> None:
         return
     for t in tools:
         status = "❌" if t.error else ("∅" if t.empty else "✅")
-        st.markdown(f"{status} **{md_text(t.name)}** · {fmt_duration(t.ms)}")
+        st.markdown(f"{status} **{tool_title(t.name)}** · {fmt_duration(t.ms)}")
         c1, c2 = st.columns(2)
         with c1:
             st.caption("Arguments")
@@ -467,11 +478,12 @@ def _stored(stored: list[StoredMemory], extraction: str, recalled: MemoryContext
         st.caption("Nothing new was stored by this turn (besides the chat history).")
     for m in stored:
         kind = event_label(m.event_type) if m.event_type else ""
-        meta = " · ".join(x for x in (type_label(m.memory_type), kind, f"via {m.how}") if x)
+        how = f"remembered {words.how_words(m.how)}" if m.how else ""
+        meta = " · ".join(x for x in (type_label(m.memory_type), kind, how) if x)
         line = f"💾 {no_images(m.text)}  \n:gray[{md_text(meta)}]"
         if m.superseded_id:
             old = known.get(m.superseded_id)
-            what = f"“{no_images(old)}”" if old else md_text(m.superseded_id)
+            what = f"“{no_images(old)}”" if old else "an earlier memory"
             line += f"  \n:orange[replaces {what} (kept as history)]"
         st.markdown(line)
     if extraction:
@@ -486,7 +498,7 @@ def prompt_markdown(lines: list[BlockLine]) -> str:
         if line.kind == "title":
             out.append(f"\n**{md_text(line.text)}**\n")
         elif line.kind == "memory":
-            meta = " · ".join(md_text(x) for x in (line.label, line.note) if x)
+            meta = " · ".join(md_text(x) for x in (label_words(line.label), line.note) if x)
             answered = f"  \n  ↳ answered: {md_text(line.reply)}" if line.reply else ""
             out.append(
                 f"- {md_text(line.text)}{answered}" + (f"  \n  :gray[{meta}]" if meta else "")
@@ -494,6 +506,26 @@ def prompt_markdown(lines: list[BlockLine]) -> str:
         else:
             out.append(f"\n:gray[{md_text(line.text)}]\n")
     return "\n".join(out).strip()
+
+
+#: A block label's section (`profile/goal`), in words.
+LABEL_SECTIONS = {"profile": "profile", "stored": "just remembered", "semantic": "fact"}
+
+
+def label_words(label: str) -> str:
+    """A memory's label in the block, in words: `profile/health_event` → `Health event
+    (profile)`, `semantic/training` → `training (fact)`; a category stays as typed."""
+    section, _, name = label.rpartition("/")
+    if not section and name in words.table().memory_types:
+        return type_label(name, with_icon=False)
+    word = name if section == "semantic" else words.kind_word(name)
+    return f"{word} ({LABEL_SECTIONS.get(section, section)})" if section else word
+
+
+def tool_title(name: str) -> str:
+    """A tool call's title: what it did, capitalised (`Looked up your workouts`)."""
+    said = words.tool_words(name)
+    return md_text(said[:1].upper() + said[1:])
 
 
 def _prompt(r: TurnResult) -> None:
@@ -504,9 +536,11 @@ def _prompt(r: TurnResult) -> None:
     about = f" (~{tokens:,} tokens)" if tokens else ""
     st.caption(
         f"What the model was given as remembered data{about}, inside a fence that tells it "
-        "these are memories, not instructions. The exact text is under ⚙️ Advanced."
+        "these are memories, not instructions. The exact text as sent is below the list."
     )
     st.markdown(prompt_markdown(read_block(block)))
+    st.markdown("**The memory block exactly as sent in the system prompt**")
+    st.code(block, language=None, wrap_lines=True)
 
 
 def _advanced(r: TurnResult, key: str) -> None:
@@ -529,25 +563,14 @@ def _advanced(r: TurnResult, key: str) -> None:
         st.caption("Nothing was recalled.")
     st.markdown("**Time per stage**")
     _timings(r, key)
-    if r.memory_block:
-        st.markdown("**The memory block as injected into the system prompt**")
-        st.code(r.memory_block, language=None, wrap_lines=True)
-
-
-STAGE_LABELS = {
-    "llm_status": "Checking the model",
-    "recall": "Recalling memories",
-    "triggers": "Storing what you asked to remember",
-    "answer": "Answering (model and tools)",
-    "store": "Saving the conversation",
-}
 
 
 def stage_label(stage: str) -> str:
-    """A readable name for a timing stage (`recall: episodic` -> `Recall · episodic`)."""
+    """A timing stage in words (`recall: short_term` -> `Recall · recent messages`)."""
     if stage.startswith("recall: "):
-        return "Recall · " + stage[len("recall: ") :].replace("_", " ")
-    return STAGE_LABELS.get(stage) or stage.replace("_", " ").capitalize()
+        return "Recall · " + words.step_word(stage[len("recall: ") :])
+    said = "recalling memories" if stage == "recall" else words.step_word(stage)
+    return said[:1].upper() + said[1:]
 
 
 def timings_frame(r: TurnResult) -> pd.DataFrame:

@@ -14,14 +14,11 @@ from collections.abc import Iterable
 from datetime import date, datetime, time
 from typing import Any
 
+from memory import words
 from memory.models import EventType
 
-TYPE_LABELS = {
-    "episodic": "Episodic",
-    "semantic": "Semantic",
-    "procedural": "Procedural",
-    "short_term": "Short-term",
-}
+#: The memory types' names (memory/data/screen_words.toml, the one table of names in words).
+TYPE_LABELS = dict(words.table().memory_types)
 #: Names of the other series the metrics recorder uses (charts only).
 SERIES_LABELS = {**TYPE_LABELS, "embedding": "Embedding", "all": "All types"}
 TYPE_ICONS = {"episodic": "📔", "semantic": "📚", "procedural": "🛠️", "short_term": "💬"}
@@ -42,35 +39,14 @@ TYPE_COLORS = {
     "llm": "#9C755F",
     "other": "#BAB0AC",
 }
-BAND_BADGES = {"high": "🟢 high", "moderate": "🟡 moderate", "low": "⚪ low"}
+BAND_ICONS = {"high": "🟢", "moderate": "🟡", "low": "⚪"}
 #: said under search results when weaker matches were left out (memory.models.shown_hits)
 NO_MORE_RELEVANT = "No more relevant memories: weaker matches are not shown."
-EVENT_TYPE_LABELS = {
-    "preference": "Preference",
-    "goal": "Goal",
-    "health_event": "Health event",
-    "interaction": "Interaction",
-    "milestone": "Milestone",
-    "correction": "Correction",
-    "feedback": "Feedback",
-    "fact": "Fact",
-}
 
 
-#: A memory's fields as people call them (what a "Saved" message lists).
-FIELD_WORDS = {
-    "text": "text",
-    "event_type": "kind",
-    "tags": "tags",
-    "importance": "importance",
-    "expires_at": "expiry",
-    "context": "context",
-    "pinned": "pin",
-    "shared": "sharing",
-    "category": "category",
-    "fact_type": "fact type",
-    "source": "source",
-}
+def band_badge(band: str) -> str:
+    """`high` → `🟢 strong match`."""
+    return f"{BAND_ICONS.get(band, '')} {words.band_word(band)}".strip()
 
 
 def memory_text(record: Any) -> str:
@@ -82,14 +58,13 @@ def memory_text(record: Any) -> str:
 
 def saved_message(text: Any, changes: Iterable[str]) -> str:
     """`Saved “I run on Sundays”: text and kind.` (markdown: the text shown literally)."""
-    words = [FIELD_WORDS.get(c, c.replace("_", " ")) for c in changes]
-    listed = ", ".join(words[:-1]) + " and " + words[-1] if len(words) > 1 else "".join(words)
+    named = [words.field_word(c) for c in changes]
+    listed = ", ".join(named[:-1]) + " and " + named[-1] if len(named) > 1 else "".join(named)
     return f"Saved “{md_text(snippet(text, 60))}”: {listed}."
 
 
-def event_label(value: str) -> str:
-    """Display name of an event type (new types get a readable default)."""
-    return EVENT_TYPE_LABELS.get(value) or str(value).replace("_", " ").capitalize()
+#: Display name of an event type (memory/data/screen_words.toml).
+event_label = words.kind_word
 
 
 #: Episodic kinds that are things remembered about the user. A logged exchange (Interaction)

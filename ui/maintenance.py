@@ -16,6 +16,7 @@ import streamlit as st
 from ui import resources, state
 from ui.errors import guard, run_action
 from ui.format import event_label, fmt_ms_time, md_text
+from ui.sessions import label as chat_label
 
 if TYPE_CHECKING:
     from memory import Maintenance
@@ -199,11 +200,7 @@ def _last_report(report: dict[str, Any] | None, user_id: str) -> None:
         n = sum(len(p["member_ids"]) for p in items) if name == "consolidated" else len(items)
         col.metric(name.capitalize(), n, border=True)
     if mine.get("consolidated"):
-        st.dataframe(
-            _merged_frame(mine["consolidated"], mine.get("merge_ids", [])),
-            hide_index=True,
-            key="mt_last_merged",
-        )
+        st.dataframe(_merged_frame(mine["consolidated"]), hide_index=True, key="mt_last_merged")
     if mine.get("expired"):
         st.dataframe(_expired_frame(mine["expired"]), hide_index=True, key="mt_last_expired")
     if mine.get("summarised"):
@@ -260,38 +257,22 @@ def _user_part(report: dict[str, Any], user_id: str) -> dict[str, Any] | None:
 
 
 def _proposal_frame(p: dict[str, Any]) -> pd.DataFrame:
-    rows = [{"Role": "kept", "Memory": p["canonical_text"], "Id": p["canonical_id"]}]
-    rows += [
-        {"Role": "merged into it", "Memory": text, "Id": mid}
-        for mid, text in zip(p["member_ids"], p["member_texts"], strict=True)
-    ]
-    return pd.DataFrame(rows, columns=["Role", "Memory", "Id"])
+    rows = [{"Role": "kept", "Memory": p["canonical_text"]}]
+    rows += [{"Role": "merged into it", "Memory": text} for text in p["member_texts"]]
+    return pd.DataFrame(rows, columns=["Role", "Memory"])
 
 
-def _merged_frame(proposals: list[dict[str, Any]], merge_ids: list[str]) -> pd.DataFrame:
-    # A real run lists only carried-out merges, in the order of their merge ids.
-    ids = merge_ids + [""] * (len(proposals) - len(merge_ids))
+def _merged_frame(proposals: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(
-        [
-            {
-                "Kept": p["canonical_text"],
-                "Merged": " | ".join(p["member_texts"]),
-                "Kept id": p["canonical_id"],
-                "Merged ids": ", ".join(p["member_ids"]),
-                "Merge id": mid,
-            }
-            for p, mid in zip(proposals, ids, strict=True)
-        ]
+        [{"Kept": p["canonical_text"], "Merged": " | ".join(p["member_texts"])} for p in proposals],
+        columns=["Kept", "Merged"],
     )
 
 
 def _expired_frame(items: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(
-        [
-            {"Memory": e.get("text", ""), "Kind": event_label(e.get("kind", "")), "Id": e["id"]}
-            for e in items
-        ],
-        columns=["Memory", "Kind", "Id"],
+        [{"Memory": e.get("text", ""), "Kind": event_label(e.get("kind", ""))} for e in items],
+        columns=["Memory", "Kind"],
     )
 
 
@@ -300,14 +281,13 @@ def _summary_frame(items: list[dict[str, Any]]) -> pd.DataFrame:
         [
             {
                 "Summary": d.get("text") or "(not written yet)",
-                "Session": d.get("session_id", ""),
+                "Chat": chat_label(str(d.get("session_id", "")), {}),
                 "Messages": d.get("messages"),
                 "Why": d.get("reason", ""),
-                "Id": d.get("id", ""),
             }
             for d in items
         ],
-        columns=["Summary", "Session", "Messages", "Why", "Id"],
+        columns=["Summary", "Chat", "Messages", "Why"],
     )
 
 
@@ -319,9 +299,8 @@ def _decayed_frame(items: list[dict[str, Any]]) -> pd.DataFrame:
                 "Before": d.get("before"),
                 "After": d.get("after"),
                 "Recalled": d.get("recalled"),
-                "Id": d.get("id"),
             }
             for d in items
         ],
-        columns=["Memory", "Before", "After", "Recalled", "Id"],
+        columns=["Memory", "Before", "After", "Recalled"],
     )

@@ -10,12 +10,13 @@ from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
-from memory import SearchFilter, safe_to_parse
+from memory import SearchFilter, safe_to_parse, words
 from memory.errors import ImportFileError, InvalidInputError
 from memory.models import SHOWN_FLOOR, EventType, is_blank, shown_hits
 from memory.writing import candidate_for, write_fact
+from ui import sessions as sessions_ui
 from ui import state
-from ui.details import HIT_COLUMNS, hits_frame
+from ui.details import HIT_COLUMNS, hits_frame, why_words
 from ui.errors import guard, message_for
 from ui.expiry import expiry_inputs, expiry_value
 from ui.format import (
@@ -95,14 +96,22 @@ def search_tab(ctx: PageContext) -> None:
         return
     df = hits_frame([h.model_dump(mode="json") for h in hits])
     df.insert(0, "Type", [type_label(getattr(h.memory_type, "value", h.memory_type)) for h in hits])
-    st.caption(f"{len(hits)} result{'s' if len(hits) != 1 else ''} for “{md_text(query)}”")
+    df.insert(len(df.columns), "Why", [why_words(h.parts.model_dump()) for h in hits])
+    c1, c2 = st.columns([3, 1], vertical_alignment="center")
+    c1.caption(f"{len(hits)} result{'s' if len(hits) != 1 else ''} for “{md_text(query)}”")
+    scores = c2.toggle("Show the scores", key="s_scores", help="Each result's score and its parts")
     st.dataframe(
-        df[_columns_shown(df)], hide_index=True, column_config=HIT_COLUMNS, key="s_results"
+        df[_columns_shown(df) if scores else _WORDS_COLUMNS],
+        hide_index=True,
+        column_config=HIT_COLUMNS,
+        key="s_results",
     )
     if weaker:
         st.caption(NO_MORE_RELEVANT)
 
 
+#: what a result says in words; the numbers behind "Show the scores"
+_WORDS_COLUMNS = ["Type", "Memory", "Band", "Why"]
 #: the score parts every result has: shown always; the others only when a result has them
 _MAIN_COLUMNS = ["Type", "Memory", "Score", "Band", "Vector", "Keywords"]
 #: small nudges, in the details of an answer, not in search results
@@ -264,8 +273,8 @@ def transfer_tab(ctx: PageContext) -> None:
                 bar.empty()
                 st.error(message_for(e, "Importing"), icon="⚠️")
                 return
-            summary = ", ".join(f"{n} {k}" for k, n in (counts or {}).items()) or "nothing new"
-            state.notice_then_rerun("import", f"Imported {summary}.")
+            said = [f"{words.records_word(k)}: {n:,}" for k, n in (counts or {}).items()]
+            state.notice_then_rerun("import", f"Imported {' · '.join(said) or 'nothing new'}.")
 
 
 #: The upload (its id) and user the preview in session state was read for.
@@ -320,13 +329,16 @@ def cleanup_tab(ctx: PageContext) -> None:
             sessions = list(ctx.coordinator.list_sessions(ctx.user_id) or [])
         options = list(dict.fromkeys([ctx.session_id, *sessions]))
         show_notice("clear")
-        session = st.selectbox("Session", options, key="c_session")
-        sure = st.checkbox(f"Yes, delete the messages of {md_text(session)}", key="c_session_sure")
+        titles = sessions_ui.titles_of(ctx.coordinator, ctx.user_id)  # the sidebar's names
+        names = {s: sessions_ui.label(s, titles) for s in options}
+        session = st.selectbox("Session", options, key="c_session", format_func=names.__getitem__)
+        name = md_text(names[session])
+        sure = st.checkbox(f"Yes, delete the messages of “{name}”", key="c_session_sure")
         if st.button("Clear session", key="c_session_go", disabled=not sure, icon="🧽"):
             with guard("Clearing the session"):
                 n = ctx.coordinator.clear_session_memories(ctx.user_id, session)
                 state.notice_then_rerun(
-                    "clear", f"Deleted {n} message{'s' if n != 1 else ''} of {md_text(session)}."
+                    "clear", f"Deleted {n} message{'s' if n != 1 else ''} of “{name}”."
                 )
     with c2, st.container(border=True):
         st.markdown("##### 🔥 Purge this user")

@@ -84,7 +84,9 @@ def _pin(ctx: PageContext, mtype: str, row: dict[str, Any], key: str) -> None:
     st.button(
         "",
         key=f"{key}_pin",
-        icon=":material/keep_off:" if pinned else ":material/keep:",
+        # pinned: the filled (primary) pin; icon names are read aloud ("keep icon"), so
+        # none with an underscore
+        icon=":material/keep:",
         type="primary" if pinned else "secondary",
         help="Pinned: kept when memories are cleaned up. Click to unpin."
         if pinned

@@ -27,9 +27,9 @@ from ui import sessions as sessions_ui
 from ui.context import PageContext
 from ui.errors import guard, run_action
 from ui.format import (
-    BAND_BADGES,
     NO_MORE_RELEVANT,
     TYPE_HELP,
+    band_badge,
     event_label,
     fmt_duration,
     fmt_ms_time,
@@ -160,7 +160,7 @@ def _who(ctx: PageContext) -> None:
     row.button(
         "",
         key="sb_new_session",
-        icon=":material/add_comment:",
+        icon=":material/add:",  # read aloud as "add icon": no underscore in the name
         help="Start a new chat session",
         on_click=_on_new_session,
     )
@@ -249,7 +249,7 @@ def _profile(agent: Any, model: str) -> None:
     profile = agent.profile(model)
     if profile is not None:
         st.caption(md_text(profile.describe()))
-    st.caption(f"The agent sends and plans for a {agent.window(model):,}-token window (num_ctx).")
+    st.caption(f"The agent sends and plans for a {agent.window(model):,}-token window.")
     if st.button("🩺 Check this model", key="sb_check_model", use_container_width=True):
         with st.spinner(f"Probing {model}…"):
             st.session_state["model_check"] = agent.check_model(model).model_dump(mode="json")
@@ -398,8 +398,7 @@ def _search(ctx: PageContext) -> None:
         if h.id in undo.pending_ids():
             continue
         st.markdown(
-            f"{no_images(snippet(h.text, 90))}  \n"
-            f":gray[{type_label(mtype)} · {BAND_BADGES.get(h.band, h.band)} · {h.score:.2f}]"
+            f"{no_images(snippet(h.text, 90))}  \n:gray[{type_label(mtype)} · {band_badge(h.band)}]"
         )
         row = {**h.record, "id": h.id, "text": h.text}
         if mtype == "episodic" or row.get("added_by") == ctx.user_id:  # theirs to change

@@ -8,7 +8,17 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from ui.format import GRID_DAY, GRID_SECONDS, GRID_TIME, event_label, tag_list, to_datetime
+from memory import words
+from ui.format import (
+    GRID_DAY,
+    GRID_SECONDS,
+    GRID_TIME,
+    event_label,
+    snippet,
+    tag_list,
+    to_datetime,
+)
+from ui.sessions import label as chat_label
 
 
 def _pin(value: Any) -> str:
@@ -22,7 +32,8 @@ def _bool(value: Any) -> bool:
 
 
 #: Memory first and wrapped, then what a reader scans (kind, tags, dates, status); bookkeeping
-#: (replaced by, session, id) last. At 1280 px wide (sidebar open) Expires stays on screen.
+#: (replaced by, chat) last; the id is kept for the selection, never drawn (ID_HIDDEN). At
+#: 1280 px wide (sidebar open) Expires stays on screen.
 EPISODIC_ORDER = [
     "📌",
     "Memory",
@@ -32,14 +43,20 @@ EPISODIC_ORDER = [
     "Expires",
     "Status",
     "Importance",
-    "Recalled",
     "Replaced by",
-    "Session",
+    "Chat",
     "id",
 ]
+#: A column config that keeps a column out of the grid (ids: the selection reads them).
+ID_HIDDEN = {"id": None}
 
 
-def episodic_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+def episodic_frame(
+    rows: list[dict[str, Any]], chat_titles: dict[str, str] | None = None
+) -> pd.DataFrame:
+    """`chat_titles`: the user's chat names (ui/sessions.py), for the Chat column."""
+    titles = chat_titles or {}
+    texts = {r.get("id"): r.get("text") or r.get("description") or "" for r in rows}
     return pd.DataFrame(
         [
             {
@@ -53,15 +70,21 @@ def episodic_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
                 else ("⏸ paused" if _bool(r.get("paused")) else "active"),
                 "Tags": ", ".join(tag_list(r.get("tags"))),
                 "Importance": float(r.get("importance") or 0.0),
-                "Recalled": int(r.get("access_count") or 0),
-                "Replaced by": r.get("superseded_by") or "",
-                "Session": r.get("session_id") or "",
+                "Replaced by": _replaced_by(r.get("superseded_by"), texts),
+                "Chat": chat_label(str(r["session_id"]), titles) if r.get("session_id") else "",
                 "id": r.get("id", ""),
             }
             for r in rows
         ],
         columns=EPISODIC_ORDER,
     )
+
+
+def _replaced_by(newer: Any, texts: dict[Any, str]) -> str:
+    """The memory that replaced this one, by its words ("a newer memory" when not listed)."""
+    if not newer:
+        return ""
+    return f"“{snippet(texts[newer], 60)}”" if texts.get(newer) else "a newer memory"
 
 
 #: Long text gets a fixed width and wraps (see ROW_HEIGHT in ui/browse.py); "large" (400 px)
@@ -82,11 +105,10 @@ EPISODIC_COLUMNS = {
     ),
     "Tags": st.column_config.TextColumn(width=80, help="The tags given when it was saved"),
     "Importance": st.column_config.ProgressColumn(min_value=0.0, max_value=1.0, format="%.2f"),
-    "Recalled": st.column_config.NumberColumn(help="How often recall returned it"),
     "Replaced by": st.column_config.TextColumn(
         help="Superseded memories are kept as history and hidden from recall"
     ),
-    "id": st.column_config.TextColumn(width="small"),
+    **ID_HIDDEN,
 }
 
 
@@ -124,7 +146,7 @@ SEMANTIC_COLUMNS = {
     "📌": PIN_COLUMN,
     "Fact": st.column_config.TextColumn(width=TEXT_WIDTH),
     "When": st.column_config.DatetimeColumn(format=GRID_TIME),
-    "id": st.column_config.TextColumn(width="small"),
+    **ID_HIDDEN,
 }
 
 
@@ -138,7 +160,7 @@ def procedural_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
             {
                 "📌": _pin(r.get("pinned")),
                 "Question pattern": r.get("query_pattern") or r.get("text") or "",
-                "Best tools": " → ".join(str(t).strip() for t in seq) or "(none)",
+                "Best tools": words.tools_words(str(t).strip() for t in seq) or "no tools",
                 "Confidence": round(100 * float(r.get("confidence") or 0.0)),
                 "Recommended": "✅ yes" if _bool(r.get("recommended")) else "not yet",
                 "Runs": int(r.get("executions") or 0),
@@ -181,7 +203,7 @@ PROCEDURAL_COLUMNS = {
     "Avg score": st.column_config.NumberColumn(format="%.2f"),
     "Avg time (ms)": st.column_config.NumberColumn(format="%.0f"),
     "Last used": st.column_config.DatetimeColumn(format=GRID_TIME),
-    "id": st.column_config.TextColumn(width="small"),
+    **ID_HIDDEN,
 }
 
 
@@ -193,7 +215,7 @@ def sequences_frame(pattern: dict[str, Any]) -> pd.DataFrame:
         runs = int(s.get("executions") or 0)
         rows.append(
             {
-                "Tools": " → ".join(tools),
+                "Tools": words.tools_words(tools),
                 "Runs": runs,
                 "Successes": int(s.get("successes") or 0),
                 "Failures": int(s.get("failures") or 0),

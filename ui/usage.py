@@ -1,6 +1,7 @@
 """Memories page, usage: how many stored answers used each memory and when last (a column),
 memories no answer used (a filter), and the recent answers that used one memory (its detail),
-each linked to its chat. From `memory.stores.usage`: only stored model answers count."""
+each linked to its chat. From `memory.stores.usage`: stored answers, with or without the model
+(the Stats page's "Answers that used memory" counts by the same rule)."""
 
 from __future__ import annotations
 
@@ -24,16 +25,16 @@ if TYPE_CHECKING:
 NEVER_USED_SCAN = 500
 COLUMN = "Used in"
 USED_HELP = (
-    "Stored answers whose recall included this memory. Incognito answers, answers given "
-    "again without a memory, and replies without the model are not counted."
+    "Answers that used this memory: the model was given it, or a reply without the model "
+    "showed it. Incognito answers and answers given again without a memory are not counted."
 )
 COLUMN_CONFIG = {COLUMN: st.column_config.TextColumn(width=150, help=USED_HELP)}
 
 
 def used_label(used: Usage | None) -> str:
-    """`used in 3 answers, last on 26 Nov 2026`, or `never used`."""
+    """`used in 3 answers, last on 26 Nov 2026`, or `used in no answer yet`."""
     if used is None:
-        return "never used"
+        return "used in no answer yet"
     n = used.answers
     return f"used in {n} answer{'s' if n != 1 else ''}, last on {fmt_day(used.last_ms)}"
 

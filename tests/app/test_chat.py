@@ -49,7 +49,7 @@ def test_a_turn_streams_the_reply_stores_the_memory_and_explains_itself(
     )
     details = at.expander
     assert details and details[0].label == "🔍 Execution details"
-    assert "I am vegetarian" in texts(at) and "via trigger" in texts(at)
+    assert "I am vegetarian" in texts(at) and "because you asked me to remember it" in texts(at)
 
     # next turn: the memory is recalled and shown with its score in the details
     at.chat_input(key="chat_input").set_value("What should I eat tonight? I am vegetarian").run()

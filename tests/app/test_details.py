@@ -67,7 +67,7 @@ def test_details_and_status_line_survive_a_fresh_run_of_the_session(
     stages = next(df.value for df in again.dataframe if "Stage" in df.value.columns)
     assert "Recalling memories" in set(stages["Stage"]) and "recall" not in set(stages["Stage"])
     # The Prompt tab lists the memories (both are standing ones: in the user profile's
-    # section, not repeated among the searched); the raw fenced block is the Advanced tab's code.
+    # section, not repeated among the searched); the raw fenced block is the Prompt tab's code.
     assert PROFILE_TITLE.removesuffix(":") in shown.replace("\\", "")
     assert "About this user (episodic, most relevant first)" not in shown.replace("\\", "")
     assert any("<<<MEMORY" in str(c.value) for c in again.code)

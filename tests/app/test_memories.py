@@ -65,7 +65,7 @@ def test_tables_show_each_type_for_this_user_only(alice, make_app) -> None:
     ]  # fmt: skip
     assert {m.label: m.value for m in at.metric}["📔 Episodic"] == "3"
     proc = at.dataframe(key="tbl_procedural").value
-    assert list(proc["Best tools"]) == ["get_sleep → aggregate"]
+    assert list(proc["Best tools"]) == ["used “get sleep”, then used “aggregate”"]  # no code
     assert 0 < proc["Confidence"][0] < 100  # percent
     assert list(table_with(at, "Message")["Message"]) == ["hello"]
     assert len(at.dataframe(key="tbl_semantic").value) > 0  # the knowledge file's facts
@@ -183,6 +183,10 @@ def test_hybrid_search_shows_score_parts(alice, make_app) -> None:
     at.text_input(key="s_query").input("half marathon training")
     at.button(key="s_go").click().run()
     no_errors(at)
+    words = table_with(at, "Why")  # at first: the match and why in words, no numbers
+    assert list(words.columns) == ["Type", "Memory", "Band", "Why"]
+    assert words["Band"][0].endswith(" match") and words["Why"][0]
+    at.toggle(key="s_scores").set_value(True).run()
     df = table_with(at, "Vector")
     assert df["Memory"][0] == "Train for a half marathon"
     main = {"Type", "Memory", "Score", "Band", "Vector", "Keywords"}
@@ -232,14 +236,14 @@ def test_export_then_import_into_a_purged_user(alice, make_app) -> None:
     assert "File for user **alice**: 3 episodic" in texts(at, "caption")
     at.button(key="x_import").click().run()
     no_errors(at)
-    assert at.success[0].value.startswith("Imported 3 episodic")
+    assert at.success[0].value.startswith("Imported memories about you: 3 ·")
     assert alice.list_memories("alice", "episodic")[1] == 3
     assert alice.list_memories("bob", "episodic")[1] == 1
     at = make_app("pages/memories.py")
     table = at.dataframe(key="tbl_episodic").value
     used = dict(zip(table["Memory"], table["Used in"], strict=True))
     assert used["I am vegetarian"].startswith("1 answer, last on ")  # the usage came back
-    assert used["Ran my first 10k"] == "never used"
+    assert used["Ran my first 10k"] == "no answer yet"
 
 
 def test_invalid_import_shows_why_and_writes_nothing(alice, make_app) -> None:
@@ -283,7 +287,7 @@ def test_import_goes_into_the_user_on_the_page_never_the_files_owner(alice, make
     at.radio(key="x_mode").set_value("replace").run()
     at.button(key="x_import").click().run()
     no_errors(at)
-    assert at.success[0].value.startswith("Imported 1 episodic")
+    assert at.success[0].value.startswith("Imported memories about you: 1 ·")
     assert alice.list_memories("alice", "episodic")[1] == 3  # untouched
     assert alice.list_memories("mallory", "episodic")[1] == 1
 
@@ -321,7 +325,7 @@ def test_import_shows_its_progress(alice, make_app, monkeypatch) -> None:
     at.button(key="x_import").click().run()
     no_errors(at)
     assert seen and seen[-1] == ("writing", 3, 3), seen
-    assert at.success[0].value.startswith("Imported 3 episodic")
+    assert at.success[0].value.startswith("Imported memories about you: 3 ·")
 
 
 def test_a_file_nested_1000_deep_is_refused_in_words(alice, make_app) -> None:
@@ -352,7 +356,7 @@ def test_tiles_tables_and_message_agree_right_after_each_action(alice, make_app)
     at.run()
     at.button(key="x_import").click().run()
     no_errors(at)
-    assert at.success[0].value.startswith("Imported 1 episodic")
+    assert at.success[0].value.startswith("Imported memories about you: 1 ·")
     assert at.metric[0].value == "5"
     assert "Bob hates running" in episodic_texts(at)
 
@@ -385,7 +389,7 @@ def test_usage_per_memory_and_the_never_used_filter(alice, make_app) -> None:  #
     table = at.dataframe(key="tbl_episodic").value
     used = dict(zip(table["Memory"], table["Used in"], strict=True))
     assert used["I am vegetarian"].startswith("1 answer, last on ")
-    assert used["Ran my first 10k"] == "never used"
+    assert used["Ran my first 10k"] == "no answer yet"
 
     at.toggle(key="f_ep_never").set_value(True).run()
     assert sorted(episodic_texts(at)) == ["Ran my first 10k", "Train for a half marathon"]

@@ -73,11 +73,11 @@ def test_type_operation_and_window_filters(app_env, make_app, coordinator) -> No
     at = open_section(make_app("pages/stats.py"), "stats_recall")
     assert at.radio(key="stats_ops").value == "Recall path"
     names = {tr["name"] for tr in latency_figure(at)["data"]}
-    assert "Episodic · search" in names and "Episodic · add" not in names  # recall path only
+    assert "Episodic · search" in names and "Episodic · adding" not in names  # recall path only
 
     at.multiselect(key="stats_types").set_value(["Episodic"]).run()
     at.radio(key="stats_ops").set_value("Writes").run()
-    assert {tr["name"] for tr in latency_figure(at)["data"]} == {"Episodic · add"}
+    assert {tr["name"] for tr in latency_figure(at)["data"]} == {"Episodic · adding"}
     at.selectbox(key="stats_window").set_value("Last 15 minutes").run()
     at.button(key="stats_refresh").click().run()
     no_errors(at)

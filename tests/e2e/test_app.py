@@ -71,7 +71,7 @@ def test_chat_streams_a_reply_with_execution_details(
     tool_details.get_by_text("Execution details").click()
     tool_details.get_by_role("tab", name="Tools (1)").click()
     tools_tab = tool_details.get_by_role("tabpanel", name="Tools (1)")
-    expect(tools_tab.get_by_text("aggregate_metrics")).to_be_visible()
+    expect(tools_tab.get_by_text("Added up your daily figures")).to_be_visible()
     expect(tools_tab.get_by_text("sleep_hours").first).to_be_visible()
     tool_details.get_by_text("Execution details").click()  # fold it again
 
@@ -87,10 +87,11 @@ def test_chat_streams_a_reply_with_execution_details(
     expect(details.get_by_role("tab", name="Recalled")).to_be_visible()
     details.get_by_role("tab", name="Prompt").click()
     expect(details.get_by_text("I am vegetarian").first).to_be_visible()
+    prompt = details.get_by_role("tabpanel", name="Prompt")  # the block exactly as sent
+    expect(prompt.get_by_text("<<<MEMORY", exact=False)).to_be_visible()
     details.get_by_role("tab", name="⚙️ Advanced").click()
     advanced = details.get_by_role("tabpanel", name="⚙️ Advanced")
     expect(advanced.get_by_test_id("stDataFrame").first).to_be_visible()
-    expect(advanced.get_by_text("<<<MEMORY", exact=False)).to_be_visible()
     details.get_by_role("tab", name="Recalled").click()
     no_exceptions(page)
     screenshot(page, screenshots_dir / "chat.png", height=1700)
@@ -174,7 +175,7 @@ def test_memories_page_edit_and_export(page: Page, app_server, seed, screenshots
 
     page.get_by_role("tab", name="🛠️ Procedural").click()
     procedures = by_key(page, "tbl_procedural")
-    expect(grid_cell(procedures, "get_sleep → aggregate_metrics")).to_have_count(1)
+    expect(grid_cell(procedures, "used “get sleep”, then added up your daily")).to_have_count(1)
     select_grid_row(page, procedures, "how did I sleep last week")
     expect(page.get_by_text("Tool sequences tried for")).to_be_visible()
     screenshot(page, screenshots_dir / "memories-procedural.png", height=1200)

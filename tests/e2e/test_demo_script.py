@@ -7,7 +7,7 @@ and Stats pages. Each step's promise is asserted, and what a presenter touches f
     the answer ends with what it remembered (edit, undo) and what it masked
     Memories and Stats agree with an action in the same run
     Stats by each memory's own date, an activity timeline, counts of what is remembered
-    the screen says what the script says (scores in Recalled, the replacing goal's text)
+    the screen says what the script says (matches in words in Recalled, the replacing goal's text)
 
 The persona's screenshots of the docs are taken here (`test-artifacts/screenshots/`).
 """
@@ -153,15 +153,15 @@ def test_the_demo_script_survives_a_presenter(  # noqa: PLR0915 - one script, st
         expect(reply).to_contain_text(re.compile(r"\(\d{1,2} \w{3} 2026\)"))
         # on its own line, not glued to the last memory
         expect(reply.locator("li").last).not_to_contain_text("For questions like this")
-        expect(reply).to_contain_text(re.compile(r"search_workouts (->|→) compare_periods"))
+        expect(reply).to_contain_text("looked up your workouts, then compared two periods")
         expect(answer).not_to_contain_text("memory-only reply")  # the banner said it once
     else:  # the fake model repeats the memories it was given
         expect(answer).to_contain_text("sprained left ankle")
-    # step 4 of the script: scores, band and why in *Recalled*; the procedural suggestion
+    # step 4 of the script: match and why in words in *Recalled*; the procedural suggestion
     tab = recalled(answer)
     expect(tab.get_by_text(re.compile(r"about 2 hours 10 minutes")).first).to_be_visible()
-    expect(tab.get_by_text(re.compile(r"score 0\.\d\d · why: ")).first).to_be_visible()
-    expect(tab.get_by_text(re.compile(r"search_workouts → compare_periods"))).to_be_visible()
+    expect(tab.get_by_text(re.compile(r"match · why: ")).first).to_be_visible()
+    expect(tab.get_by_text(re.compile(r"looked up your workouts, then compared"))).to_be_visible()
     expect(tab.get_by_text(re.compile(r"confidence \*?\*?80%"))).to_have_count(1)
     if not offline:
         screenshot(page, screenshots_dir / "persona-chat.png", height=1700)
@@ -193,7 +193,7 @@ def test_the_demo_script_survives_a_presenter(  # noqa: PLR0915 - one script, st
 
     # --- 3.5 how far: the exact procedural match ---------------------------------------------
     answer = ask(page, DEMO_QUESTIONS[4])
-    expect(recalled(answer).get_by_text(re.compile(r"aggregate_metrics"))).to_be_visible()
+    expect(recalled(answer).get_by_text(re.compile(r"added up your daily figures"))).to_be_visible()
 
     # --- 3.6 an earlier answer comes back with what was answered then -----------------------
     answer = ask(page, DEMO_QUESTIONS[5])

@@ -1,6 +1,6 @@
 """Which answers used a memory (memory/stores/usage.py) on the real store and the fake Ollama:
-a stored model answer records the memories it was given; incognito turns, re-answers and
-memory-only replies record nothing; deleting a memory, forgetting a topic and purging the
+a stored answer records the memories it was given (a memory-only reply: those it shows);
+incognito turns and re-answers record nothing; deleting a memory, forgetting a topic and purging the
 user take the records with them."""
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def test_a_stored_answer_records_the_memories_it_used(
     assert coordinator.memory_usage("someone-else") == {}
 
 
-def test_incognito_reanswer_and_memory_only_record_nothing(
+def test_incognito_and_reanswer_record_nothing_and_memory_only_counts(
     agent_factory: Factory,
     coordinator: MemoryCoordinator,
     settings: Settings,
@@ -91,11 +91,14 @@ def test_incognito_reanswer_and_memory_only_record_nothing(
 
     _drain(incognito_turn(agent, U, "s1", "What should I eat given my diet?"))
     _drain(reanswer(agent, U, "s1", first.turn_id, [diet]))
+    assert (coordinator.memory_usage(U), coordinator.answers_using(U, diet)) == before
+
+    # a reply without the model shows the memory: it used it, as Stats counts answers
     offline = agent_factory(coordinator, closed_ollama_url, settings=settings)
     reply = offline.chat(U, "s1", "What should I eat given my diet?")
     assert reply.mode == "memory-only" and diet in {h.id for h in reply.recalled.episodic}
-
-    assert (coordinator.memory_usage(U), coordinator.answers_using(U, diet)) == before
+    assert coordinator.memory_usage(U)[diet].answers == 2
+    assert coordinator.answers_using(U, diet)[0].turn_id == reply.turn_id
 
 
 def test_deleting_a_memory_takes_its_records_and_keeps_the_others(

@@ -164,6 +164,19 @@ def test_ollama_down_gives_a_memory_only_reply_that_still_remembers(
     assert log[0].status == "skipped" and "offline" in log[0].detail
 
 
+def test_a_memory_only_answer_counts_as_using_the_memories_it_shows(
+    agent_factory: Factory, fake_coordinator: FakeCoordinator, closed_ollama_url: str
+) -> None:
+    """One definition of "used" (Memories' *Used in*, Stats' *Answers that used memory*):
+    a reply without the model that shows a memory used it, as a model's answer does."""
+    shown = fake_coordinator.add_episodic("alice", "I prefer swimming in the evening")
+    agent = agent_factory(fake_coordinator, closed_ollama_url)
+    result = agent.chat("alice", "s1", "When do I like to swim?")
+    assert result.mode == "memory-only" and shown.text in result.reply
+    stored = [kw for name, _, kw in fake_coordinator.calls if name == "store_interaction"]
+    assert stored[-1]["used"] == [h.id for h in result.recalled.episodic] == [shown.id]
+
+
 def test_a_memory_only_reply_says_what_was_answered_to_a_remembered_question(
     agent_factory: Factory, fake_coordinator: FakeCoordinator, closed_ollama_url: str
 ) -> None:

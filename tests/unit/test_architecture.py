@@ -28,7 +28,7 @@ LAYER = {"memory": 0, "agent": 1, "ui": 2, "pages": 3, "app": 3}
 #: among them. The project aims at 26,000; until then growth is a decision made in review: a
 #: change that adds code raises this number in the same commit and says why, one that removes
 #: lowers it.
-PRODUCT_LINES = 29_850
+PRODUCT_LINES = 29_950
 ENTRY_POINTS = ("app", "memory.__main__", "agent.__main__")
 
 
@@ -159,7 +159,8 @@ def test_only_the_llm_client_and_the_ollama_embedder_import_ollama() -> None:
 
 def test_outside_memory_uses_its_public_names() -> None:
     """ui/, pages and app reach the memory package only through `memory` (its `__all__`)
-    and the light `memory.service`/`memory.models`/`memory.errors`/`memory.config` modules."""
+    and the light `memory.service`/`memory.models`/`memory.errors`/`memory.config` modules
+    (and `memory.words`, the names in people's words)."""
     allowed = {
         "memory",
         "memory.service",
@@ -167,6 +168,7 @@ def test_outside_memory_uses_its_public_names() -> None:
         "memory.errors",
         "memory.config",
         "memory.writing",
+        "memory.words",
     }
     reaching_in = [
         (m, d)

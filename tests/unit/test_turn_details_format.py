@@ -113,6 +113,6 @@ def test_the_lead_line_of_an_incognito_answer_speaks_of_incognito_not_of_bands()
     line = lead_line(r)
     assert line.startswith("Incognito: nothing was recalled from your memory")
     assert "it will not guess" in line
-    assert "band" not in line and "I don't know you on this" not in line
+    assert "match" not in line and "I don't know you on this" not in line
     r.private = None  # the same turn, not incognito: the band is why it does not know
-    assert "cleared the moderate band" in lead_line(r)
+    assert "was more than a weak match" in lead_line(r)

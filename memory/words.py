@@ -1,0 +1,70 @@
+"""Internal names in people's words: the one table (`memory/data/screen_words.toml`) that
+screens and the replies without a model read, so no kind, tool, band, step or field reaches a
+person as the code spells it. Data beside the other word lists: agent and UI both read it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import cache
+
+from pydantic import BaseModel, ConfigDict
+
+from memory.data_files import load_data_file
+
+
+class Words(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    kinds: dict[str, str]
+    memory_types: dict[str, str]
+    records: dict[str, str]
+    tools: dict[str, str]
+    bands: dict[str, str]
+    how: dict[str, str]
+    steps: dict[str, str]
+    fields: dict[str, str]
+
+
+@cache
+def table() -> Words:
+    return load_data_file("screen_words.toml", Words)
+
+
+def _say(section: dict[str, str], name: object, capital: bool = False) -> str:
+    """A name's words; one the table lacks still reads without its underscores."""
+    said = section.get(str(name)) or str(name or "").replace("_", " ").strip()
+    return said[:1].upper() + said[1:] if capital else said
+
+
+def kind_word(kind: object) -> str:
+    return _say(table().kinds, kind, capital=True)  # health_event → Health event
+
+
+def records_word(memory_type: object) -> str:
+    return _say(table().records, memory_type)  # short_term → chat messages
+
+
+def tool_words(tool: object) -> str:
+    """`search_workouts` → `looked up your workouts`; one the table lacks: `used “get sleep”`."""
+    return table().tools.get(str(tool)) or f"used “{_say({}, tool)}”"
+
+
+def tools_words(tools: Iterable[object]) -> str:
+    """`looked up your workouts, then compared two periods` ("" for no tools)."""
+    return ", then ".join(tool_words(t) for t in tools)
+
+
+def band_word(band: object) -> str:
+    return _say(table().bands, band)  # high → strong match
+
+
+def how_words(how: object) -> str:
+    return _say(table().how, how)  # trigger → because you asked me to remember it
+
+
+def step_word(step: object) -> str:
+    return _say(table().steps, step)  # retrieve_all_context → recall before an answer
+
+
+def field_word(field: object) -> str:
+    return _say(table().fields, field)  # event_type → kind
