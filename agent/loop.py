@@ -43,7 +43,7 @@ from agent.prompt import (
     history_window,
     render_memory_block,
 )
-from agent.replies import memory_only_reply, recall_status
+from agent.replies import answer_hits, memory_only_reply, recall_status
 from agent.summarising import LLMSummariser, SessionSummaries, SummaryWorker, dropped_before
 from agent.tools.memory_tools import MemoryToolkit
 from agent.tools.registry import ToolContext, Toolkit, ToolRegistry
@@ -525,7 +525,14 @@ class ChatAgent:
                 turn_id=t.turn_id,
                 # What the answer was given: the model's memories, or those a reply without
                 # the model shows; the Stats page counts answers by the same rule.
-                used=[h.id for h in (*t.ctx.episodic, *t.ctx.semantic)],
+                used=[
+                    h.id
+                    for h in (
+                        (*t.ctx.episodic, *t.ctx.semantic)
+                        if t.mode == "llm"
+                        else answer_hits(t.ctx, t.stored)
+                    )
+                ],
             )
             t.stored_ids = list(written.get("short_term") or [])
         except MemorySystemError as e:

@@ -12,6 +12,7 @@ import redis
 
 from agent.loop import ChatAgent
 from agent.private import incognito_turn, reanswer
+from agent.replies import answer_hits
 from memory.admin.forget import TopicForget
 from memory.config import Settings
 from memory.coordinator import MemoryCoordinator
@@ -99,6 +100,10 @@ def test_incognito_and_reanswer_record_nothing_and_memory_only_counts(
     assert reply.mode == "memory-only" and diet in {h.id for h in reply.recalled.episodic}
     assert coordinator.memory_usage(U)[diet].answers == 2
     assert coordinator.answers_using(U, diet)[0].turn_id == reply.turn_id
+    shown = {h.id for h in answer_hits(reply.recalled, [])}  # what that reply listed
+    for h in (*reply.recalled.episodic, *reply.recalled.semantic):
+        used_by = {a.turn_id for a in coordinator.answers_using(U, h.id)}
+        assert (reply.turn_id in used_by) == (h.id in shown), h.text
 
 
 def test_deleting_a_memory_takes_its_records_and_keeps_the_others(
