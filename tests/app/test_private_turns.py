@@ -18,6 +18,17 @@ def page_text(at: AppTest) -> str:
     return "\n".join(str(e.value) for kind in ("markdown", "caption", "info") for e in at.get(kind))
 
 
+def column_text(at: AppTest, heading: str) -> str:
+    """The markdown of the one column that starts with `heading` (side-by-side answers)."""
+    found = [
+        "\n".join(str(m.value) for m in col.markdown)
+        for col in at.columns
+        if col.markdown and str(col.markdown[0].value).startswith(heading)
+    ]
+    assert len(found) == 1, f"{len(found)} columns headed {heading!r}"
+    return found[0]
+
+
 def last_request(fake: FakeOllama, message: str) -> RecordedRequest:
     found = [r for r in fake.chat_requests() if r.last_user_message == message]
     assert found, f"no chat request for {message!r}"
@@ -53,15 +64,43 @@ def test_answer_again_without_a_memory_shows_both_answers_and_stores_nothing(
     next(b for b in at.button if b.key.startswith("reanswer_go::")).click().run()
     no_errors(at)
 
-    shown = page_text(at)
-    assert "**With every memory**" in shown and "**Without them**" in shown
-    assert "Race-week meals: chicken, rice, pasta." in shown
-    assert "Vegetarian race-week meals" in shown
-    assert "Left out: “I follow a vegetarian diet”" in shown
+    assert "Vegetarian race-week meals" in column_text(at, "**With every memory**")
+    assert "Race-week meals: chicken, rice, pasta." in column_text(at, "**Without them**")
+    assert "Left out: “I follow a vegetarian diet”" in page_text(at)
     again = last_request(shared_fake_ollama, question)
     assert "I follow a vegetarian diet" not in remembered_lines(again.system_prompt)
     assert "I am training for a half marathon in April" in remembered_lines(again.system_prompt)
     assert len(coordinator.recent_messages("runner", SESSION, 50)) == stored_before
+
+
+def test_without_a_model_answering_again_leaves_the_ticked_memory_out(
+    offline_env, make_app, coordinator
+) -> None:
+    coordinator.add_episodic("walker", "I follow a vegetarian diet", event_type="preference")
+    coordinator.add_episodic(
+        "walker", "I am training for a half marathon in April", event_type="goal"
+    )
+    coordinator.bookkeeping.drain()
+    at = make_app("app.py", user="walker")
+    at.chat_input(key="chat_input").set_value("Can you plan my meals for race week?").run()
+    no_errors(at)
+    assert "I follow a vegetarian diet" in page_text(at)  # the memory-only answer quotes it
+
+    go = next(b for b in at.button if b.key.startswith("reanswer_go::"))
+    assert go.disabled and "Tick at least one memory" in page_text(at)
+    pick = next(c for c in at.checkbox if c.key.startswith("reanswer_pick::") and "veg" in c.label)
+    pick.check().run()
+    go = next(b for b in at.button if b.key.startswith("reanswer_go::"))
+    assert not go.disabled
+    go.click().run()
+    no_errors(at)
+
+    without = column_text(at, "**Without them**")
+    assert "I am training for a half marathon in April" in without
+    assert "vegetarian" not in without and "needs the model" not in without
+    # the banner says the model is offline: neither answer repeats it (as in the chat)
+    assert "The language model is offline" not in page_text(at)
+    assert ").)." not in page_text(at)
 
 
 def test_a_question_nothing_is_known_for_says_so_and_lists_what_was_held_back(
