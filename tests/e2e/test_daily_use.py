@@ -1,7 +1,7 @@
-"""Daily use: answering again without a memory when no model runs, a search that shows the
-clear match and nothing unrelated (at a laptop's width), and what a phone lays out otherwise,
-each at a laptop's and a phone's width: a sidebar that closes after a page link, the memories
-table read as rows, chart titles clear of the toolbar. The OS's dark theme changes colours only
+"""Daily use: a search that shows the clear match and nothing unrelated (at a laptop's
+width), and what a phone lays out otherwise, each at a laptop's and a phone's width: a sidebar
+that closes after a page link, the memories table read as rows, chart titles clear of the
+toolbar. The OS's dark theme changes colours only
 (no width, nothing the server sees): tests/e2e/test_chat_habits.py checks that it applies."""
 
 from __future__ import annotations
@@ -9,13 +9,11 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Locator, Page, expect
 
-from benchmarks.common import free_port
-from tests.e2e.conftest import AppServer, start_app
+from tests.e2e.conftest import AppServer
 from tests.e2e.st import TIMEOUT_MS, by_key, no_exceptions, open_page, sidebar, wait_idle
 
 LAPTOP = {"width": 1440, "height": 1000}
@@ -60,19 +58,6 @@ def open_sidebar(page: Page) -> Locator:
 
 
 @pytest.fixture(scope="module")
-def offline_server(
-    redis_url: str, e2e_namespace: str, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[AppServer]:
-    """The app with no Ollama listening: every answer is memory-only."""
-    log_dir: Path = tmp_path_factory.mktemp("offline")
-    server = start_app(redis_url, e2e_namespace, f"http://127.0.0.1:{free_port()}", log_dir)
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture(scope="module")
 def persona(seed) -> str:  # type: ignore[no-untyped-def]
     """The demo persona with an allergy of her own (the demo has none)."""
     from memory.demo import load_demo
@@ -82,42 +67,6 @@ def persona(seed) -> str:  # type: ignore[no-untyped-def]
     seed.add_episodic(user, ALLERGY, event_type="health_event")
     seed.bookkeeping.drain()
     return user
-
-
-def test_without_a_model_answering_again_leaves_the_ticked_memory_out(
-    screen: Page, offline_server: AppServer, seed
-) -> None:
-    page = screen
-    user = unique_user()
-    seed.add_episodic(user, "I follow a vegetarian diet", event_type="preference")
-    seed.add_episodic(user, "I am training for a half marathon in April", event_type="goal")
-    seed.bookkeeping.drain()
-    open_page(page, f"{offline_server.url}/?user={user}", CHAT)
-    box = page.get_by_test_id("stChatInputTextArea")
-    box.fill("Can you plan my meals for race week?")
-    box.press("Enter")
-    answer = page.get_by_test_id("stChatMessage").nth(1)
-    expect(answer).to_contain_text("I follow a vegetarian diet", timeout=TIMEOUT_MS)
-    wait_idle(page)
-
-    answer.get_by_text("🔁 Answer without a memory").click()
-    again = answer.get_by_role("button", name="Answer again without them")
-    expect(again).to_be_disabled()
-    expect(answer.get_by_text("Tick at least one memory")).to_be_visible()
-    answer.get_by_test_id("stCheckbox").filter(has_text="I follow a vegetarian diet").click()
-    wait_idle(page)
-    expect(again).to_be_enabled()
-    again.click()
-    wait_idle(page)
-
-    without = answer.get_by_test_id("stColumn").filter(has_text="Without them")
-    expect(without).to_contain_text("I am training for a half marathon in April")
-    expect(without).not_to_contain_text("vegetarian")
-    expect(without).not_to_contain_text("needs the model")
-    # the banner says the model is offline: neither answer repeats it (as in the chat)
-    expect(answer).not_to_contain_text("The language model is offline")
-    expect(answer).not_to_contain_text(").).")
-    no_exceptions(page)
 
 
 def test_nut_allergy_shows_the_allergy_at_least_moderate_and_nothing_unrelated(

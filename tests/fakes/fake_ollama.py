@@ -141,6 +141,8 @@ EMBED_DIMS = 384
 DEFAULT_NUM_CTX = 4096
 #: Tokens the runner keeps from the start of a prompt that does not fit (Ollama's numKeep).
 NUM_KEEP = 4
+#: How long a held request (queue_hold) waits to be released before it fails the test.
+HOLD_TIMEOUT_S = 30.0
 _TOKEN_RE = re.compile(r"[a-z0-9]+")
 # Lines of the agent's fenced memory block look like: - [preference] "text" (...), and a
 # logged exchange's go on with `, you answered "reply"`: the memory is the first JSON string.
@@ -524,6 +526,7 @@ class Scripted:
     status: int = 200
     error: str | None = None
     hold: threading.Event | None = None  # respond only once this is set (timeout tests)
+    hold_timeout_s: float = HOLD_TIMEOUT_S  # ... or fail the test after this long
     garbled: bool = False  # a line that is not JSON after the content (a corrupted stream)
     #: The thinking a thinking model sends (None: a default with THOUGHT_MARKER).
     thinking: str | None = None
@@ -748,6 +751,8 @@ class FakeOllama:
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._holds: list[threading.Event] = []
+        #: A message per held request that nobody released in time (raised by __exit__).
+        self.expired_holds: list[str] = []
 
     # ---- lifecycle ---------------------------------------------------------------------
     def start(self) -> FakeOllama:
@@ -778,8 +783,10 @@ class FakeOllama:
     def __enter__(self) -> FakeOllama:
         return self.start()
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: object, *exc: object) -> None:
         self.stop()
+        if exc_type is None and self.expired_holds:  # never hide the test's own failure
+            raise AssertionError("; ".join(self.expired_holds))
 
     @property
     def port(self) -> int:
@@ -845,13 +852,17 @@ class FakeOllama:
         with self._lock:
             self._chat.append(Scripted(content=content, delay_s=delay_s))
 
-    def queue_hold(self, *, structured: bool = False) -> threading.Event:
-        """The next request waits until the returned event is set (or the fake stops)."""
+    def queue_hold(
+        self, *, structured: bool = False, timeout_s: float = HOLD_TIMEOUT_S
+    ) -> threading.Event:
+        """The next request waits until the returned event is set (or the fake stops). Not
+        released within `timeout_s`, it answers HTTP 500 saying so and the fake's exit fails
+        the test with that message: a client that never gives up cannot hang the suite."""
         ev = threading.Event()
         self._holds.append(ev)
         with self._lock:
             (self._structured if structured else self._chat).append(
-                Scripted(content="(released)", hold=ev)
+                Scripted(content="(released)", hold=ev, hold_timeout_s=timeout_s)
             )
         return ev
 
@@ -1180,8 +1191,14 @@ def _make_handler(fake: FakeOllama) -> type[BaseHTTPRequestHandler]:
                 return self._error(400, f'"{model}" does not support thinking')
             fake._see(req, model)
             scripted = fake._next_chat(req)
-            if scripted.hold is not None:
-                scripted.hold.wait()
+            if scripted.hold is not None and not scripted.hold.wait(scripted.hold_timeout_s):
+                message = (
+                    f"fake Ollama: a request held by queue_hold() was not released within "
+                    f"{scripted.hold_timeout_s:g} s (the client under test did not give up, "
+                    "and the test did not set the event queue_hold returned)"
+                )
+                fake.expired_holds.append(message)
+                return self._error(500, message)
             if scripted.error is not None:
                 return self._error(scripted.status, scripted.error)
 

@@ -75,6 +75,19 @@ def test_a_model_that_does_not_answer_in_time_raises_a_timeout(fake_ollama: Fake
         list(llm.stream_chat("qwen2.5:7b", [{"role": "user", "content": "hi"}]))
 
 
+def test_a_held_request_nobody_releases_fails_the_test_saying_so() -> None:
+    # the client waits longer than the hold: the fake's bound is what ends the request
+    with pytest.raises(AssertionError, match=r"queue_hold\(\) was not released within 0.2 s"):
+        with FakeOllama() as fake:
+            fake.queue_hold(timeout_s=0.2)
+            with pytest.raises(LLMResponseError, match="not released within 0.2 s"):
+                list(
+                    OllamaLLM(fake.url, timeout_s=60).stream_chat(
+                        "qwen2.5:7b", [{"role": "user", "content": "hi"}]
+                    )
+                )
+
+
 def test_chat_json_sends_the_schema_as_format(fake_ollama: FakeOllama) -> None:
     fake_ollama.queue_structured({"memories": []})
     schema = {"type": "object", "properties": {"memories": {"type": "array"}}}
