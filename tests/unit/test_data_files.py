@@ -99,6 +99,7 @@ BREAKAGES = [
     ("demo_persona.toml", 'key = "goal_new"', 'key = "goal_2"', "(the whole file)"),
     ("event_keywords.toml", '"gluten[- ]free"', '"gluten[- free"', "slots.fact.diet"),
     ("event_keywords.toml", 'pb = "milestone"', 'PB = "milestone"', "tags"),
+    ("event_keywords.toml", '"that\'?s wrong",', "3,", "keywords.0.words"),
     ("trigger_phrases.toml", '"i never"', '"I never"', "soft.7.phrase"),
     ("fact_words.toml", '"left right"', '"Left right"', "value_classes.6"),
     ("fact_words.toml", 'negation_stems = "couldn', "negation_stems = 3 #", "negation_stems"),

@@ -41,6 +41,8 @@ SUPPORTED = [
     (["my pace is 5.50 per km"], "User runs at a pace of 5.5 per km"),
     (["I run 5k"], "User runs 5 km"),
     (["I run 5 km every day"], "User runs 5k every day"),
+    (["I do 10 thousand steps"], "User does 10,000 steps"),  # a number, then its multiplier
+    (["I walk a thousand steps a day"], "User walks 1000 steps a day"),  # a multiplier alone
     (["I have two dogs"], "User has 2 dogs"),
     (["I turned twenty-five last week"], "User turned 25"),
     (["my alarm goes off at 06:30"], "User's alarm goes off at 6:30"),
@@ -62,6 +64,8 @@ UNSUPPORTED = [
     (["hello there, I'm just saying hi"], "User owns a sailing yacht called Seabird", "seabird"),
     (["hello there, I'm just saying hi"], "user owns a sailing yacht", "yacht"),
     (["I run 5k"], "User runs 10k", "numbers"),
+    (["I do 10 thousand steps"], "User does 20,000 steps", "numbers"),
+    (["I walk a thousand steps a day"], "User walks 2000 steps a day", "numbers"),
     (["I run 5k on Saturdays"], "User runs 5k on Saturdays at 7:00", "7:00"),
     (["my alarm goes off at 6:30"], "User's alarm goes off at 6:45", "6:45"),
     (["I moved to Lisbon in 2019"], "User moved to Lisbon in 2021", "2021"),
@@ -290,6 +294,7 @@ def test_a_request_phrased_as_a_question_or_a_statement_beside_one_still_counts(
 def test_the_question_beside_a_statement_adds_nothing() -> None:
     message = "I'm allergic to nuts. Do I also have a shellfish allergy?"
     assert stated(message) == ["I'm allergic to nuts."]
+    assert stated("   ") == [] and stated("I swim.\n\n  \nI run.") == ["I swim.", "I run."]
     assert not check_grounded(
         "User has a shellfish allergy", [message], statements_only=True
     ).supported
