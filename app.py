@@ -72,6 +72,7 @@ def history(ctx: PageContext) -> int:
         with guard("Loading the details of the answers"):
             kept = ctx.agent.turn_details(ctx.user_id, ctx.session_id)
     details: dict[str, Any] = st.session_state.turn_details
+    drawn: set[str] = set()  # one answer's controls once, whatever else shares its details
     for m in messages:
         if m.role not in ("user", "assistant"):
             continue
@@ -83,10 +84,12 @@ def history(ctx: PageContext) -> int:
                     render_status(d)
             st.markdown(shown(answer_text(ctx, m.content) if m.role == "assistant" else m.content))
             if d is not None:
-                remembered_line(ctx, d, d.turn_id or m.id)
-                render_details(d, key=m.id)
                 # keyed by the turn, as while it streamed: a rerun keeps the picks and the result
-                private.reanswer_controls(ctx, d, d.turn_id or m.id)
+                key = d.turn_id if d.turn_id and d.turn_id not in drawn else m.id
+                drawn.add(key)
+                remembered_line(ctx, d, key)
+                render_details(d, key=m.id)
+                private.reanswer_controls(ctx, d, key)
     return len(messages)
 
 
@@ -98,6 +101,8 @@ def answer_details(
     restart); the background extraction's outcome brought in once known."""
     turn_id = str(m.metadata.get("turn_id", ""))
     d = details.get(turn_id) or details.get(details_key(m.content))
+    if d is not None and turn_id and d.turn_id and d.turn_id != turn_id:
+        d = None  # the same words answered another turn ("I have nothing about that yet")
     stored = kept.get(turn_id) if turn_id else None
     if d is None:
         return stored

@@ -114,7 +114,8 @@ if store_wide:
         "Answers that used memory",
         f"{used / len(known):.0%}" if len(known) else "–",
         help=f"Of {len(known)} answers in the window ({window.lower()}, all users): the share "
-        "for which recall found at least one memory relevant enough to use.",
+        "for which recall found at least one memory. An answer uses only the relevant ones; "
+        "which answers used a memory is under Used in on the Memories page.",
         border=True,
     )
     tiles[2].metric(

@@ -1,7 +1,6 @@
 """Memories page, usage: how many stored answers used each memory and when last (a column),
 memories no answer used (a filter), and the recent answers that used one memory (its detail),
-each linked to its chat. From `memory.stores.usage`: stored answers, with or without the model
-(the Stats page's "Answers that used memory" counts by the same rule)."""
+each linked to its chat. From `memory.stores.usage`: stored answers, with or without the model."""
 
 from __future__ import annotations
 

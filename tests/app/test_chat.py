@@ -267,3 +267,24 @@ def test_a_memory_only_answer_gives_the_few_memories_that_answer_grouped(
     reply = answer(at, 3)
     assert "I have nothing about that yet." in reply
     assert not [line for line in reply.splitlines() if line.startswith("- ")], reply
+
+
+def test_two_answers_in_the_same_words_each_keep_their_own_controls(offline_env, make_app) -> None:
+    """Without a model, questions about nothing told get the same words back ("I have nothing
+    about that yet"), and a card number is remembered in between: the history draws each
+    answer with its own controls (it raised a duplicate key once)."""
+    at = make_app("app.py", user="walker")
+    for message in (
+        "What are the swimming pool opening hours?",
+        "Remember that I love trail mix after long runs",
+        "My card number for the bike shop is 4111 1111 1111 1111",
+        "What are the swimming pool opening hours?",
+    ):
+        at.chat_input(key="chat_input").set_value(message).run()
+        no_errors(at)
+    at.run()  # the history alone, as after the turn's rerun
+    no_errors(at)
+    answers = [a for role, a in chat_texts(at) if role == "assistant"]
+    nothing = "I saved your message.  \n\nI have nothing about that yet."
+    assert len(answers) == 4 and answers[0].startswith(nothing) and answers[3].startswith(nothing)
+    assert "4111" not in texts(at)
