@@ -42,7 +42,7 @@ def _lines(ctx: PageContext, where: str) -> None:
         return
     fit = fit_profile(lines)  # the prompt's own rule: what is listed is what is sent
     st.caption(
-        "Sent with every question, in this order: pinned memories and health facts first "
+        "Sent to the model with every question, in this order: pinned memories and health facts first "
         "(paused memories are left out)."
     )
     editing = f"{where}_profile_editing"
@@ -65,6 +65,7 @@ def _lines(ctx: PageContext, where: str) -> None:
             "",
             key=f"{where}_profile_edit_{p.id}",
             icon="✏️",
+            type="tertiary",  # no frame: the line's text keeps the sidebar's width
             help="Edit this line (it edits the memory behind it)",
             on_click=st.session_state.__setitem__,
             args=(editing, p.id),
@@ -73,6 +74,7 @@ def _lines(ctx: PageContext, where: str) -> None:
             "",
             key=f"{where}_profile_remove_{p.id}",
             icon="✖️",
+            type="tertiary",
             help=f"Remove this line: the memory behind it is deleted (Undo is offered for "
             f"{undo.UNDO_S:g} seconds)",
             on_click=undo.request_delete,

@@ -147,7 +147,7 @@ def test_usage_rises_after_an_answer_and_links_to_its_chat(look: Page, app_serve
     table = by_key(page, "tbl_episodic")
     table.scroll_into_view_if_needed()  # on a phone the filters come first
     select_grid_row(page, table, text)
-    expect(by_key(page, f"usage_{mem.id}")).to_have_text("Never used")
+    expect(by_key(page, f"usage_{mem.id}")).to_have_text("Used in no answer yet")
 
     open_page(page, f"{app_server.url}?user={user}", CHAT)
     close_sidebar(page)
