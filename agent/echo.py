@@ -1,7 +1,7 @@
 """A reply that repeats the agent's own instructions is no answer.
 
 A base model (no chat template) continues its prompt instead of answering: it copies the
-system prompt, memory fence and remembered data included (Gemma 3 270M did, issue 47). The
+system prompt, memory fence and remembered data included (Gemma 3 270M did). The
 memories inside the fence may be quoted (that is using them); the fence itself, a memory line as
 the block renders it (`- [semantic/safety] "..." (low, 28 Nov 2026)`), `ECHO_WORDS` words in a
 row of the rules, or of the tool schemas, may not.

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 import redis
-from playwright.sync_api import Browser, expect
+from playwright.sync_api import Browser, Page, expect
 
 from benchmarks.common import drop_namespace
 from memory.config import PROJECT_ROOT, Settings
@@ -144,3 +144,19 @@ def seed(redis_url: str, e2e_namespace: str, shared_fake_ollama: FakeOllama):  #
     coordinator = MemoryCoordinator.from_settings(settings)
     yield coordinator
     coordinator.close()
+
+
+#: The two window sizes pages are checked at; `screen` opens a page at one (a phone: touch).
+LAPTOP = {"width": 1440, "height": 1000}
+PHONE = {"width": 390, "height": 844}
+
+
+@pytest.fixture
+def screen(request: pytest.FixtureRequest, browser: Browser) -> Iterator[Page]:
+    size = getattr(request, "param", LAPTOP)
+    phone = size is PHONE
+    context = browser.new_context(viewport=size, is_mobile=phone, has_touch=phone)
+    try:
+        yield context.new_page()
+    finally:
+        context.close()

@@ -8,16 +8,13 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import Browser, Locator, Page, expect
+from playwright.sync_api import Locator, Page, expect
 
-from tests.e2e.conftest import AppServer
+from tests.e2e.conftest import LAPTOP, PHONE, AppServer
 from tests.e2e.st import TIMEOUT_MS, by_key, no_exceptions, open_page, sidebar, wait_idle
 
-LAPTOP = {"width": 1440, "height": 1000}
-PHONE = {"width": 390, "height": 844}
 #: where the layout is the point, a test runs at both widths; otherwise at a laptop's
 BOTH_WIDTHS = pytest.mark.parametrize(
     "screen", [pytest.param(LAPTOP, id="1440"), pytest.param(PHONE, id="390")], indirect=True
@@ -28,17 +25,6 @@ ALLERGY = "I'm allergic to peanuts"
 
 def unique_user() -> str:
     return "d" + uuid.uuid4().hex[:6]
-
-
-@pytest.fixture
-def screen(request: pytest.FixtureRequest, browser: Browser) -> Iterator[Page]:
-    size = getattr(request, "param", LAPTOP)
-    phone = size is PHONE
-    context = browser.new_context(viewport=size, is_mobile=phone, has_touch=phone)
-    try:
-        yield context.new_page()
-    finally:
-        context.close()
 
 
 def is_phone(page: Page) -> bool:

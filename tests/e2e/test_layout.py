@@ -6,12 +6,12 @@ sidebar's Recent list newest first with its tags."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import Browser, Locator, Page, expect
+from playwright.sync_api import Locator, Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
+from tests.e2e.conftest import LAPTOP, PHONE
 from tests.e2e.st import (
     TIMEOUT_MS,
     by_key,
@@ -23,24 +23,11 @@ from tests.e2e.st import (
 )
 from tests.e2e.st import sidebar as sidebar_of
 
-LAPTOP = {"width": 1440, "height": 1000}
-PHONE = {"width": 390, "height": 844}
 BOTH_WIDTHS = pytest.mark.parametrize(
     "screen", [pytest.param(LAPTOP, id="1440"), pytest.param(PHONE, id="390")], indirect=True
 )
 CHAT = "💬 Chat with memory"
 DAY_MS = 86_400_000
-
-
-@pytest.fixture
-def screen(request: pytest.FixtureRequest, browser: Browser) -> Iterator[Page]:
-    size = getattr(request, "param", LAPTOP)
-    phone = size is PHONE
-    context = browser.new_context(viewport=size, is_mobile=phone, has_touch=phone)
-    try:
-        yield context.new_page()
-    finally:
-        context.close()
 
 
 def width_of(page: Page) -> int:
