@@ -142,8 +142,11 @@ def test_the_sidebar_lists_the_profile_the_prompt_carries_in_its_order(
 
     panel = sidebar_profile(page)
     by_key(panel, "sb_profile_more").get_by_role("button").click()  # folded to its first lines
+    # wait for the unfolded list: wait_idle alone may return before the click's rerun starts
+    row_boxes = panel.locator("[class*='st-key-sb_line_']")  # a line, ✏️, ✖️ per row
+    expect(row_boxes).to_have_count(len(sent))
     wait_idle(page)
-    rows = panel.locator("[class*='st-key-sb_line_']").all()  # a line, ✏️, ✖️ per row
+    rows = row_boxes.all()
     texts = [row.get_by_test_id("stMarkdownContainer").inner_text() for row in rows]
     shown = [t.strip().split("\n")[0].removeprefix("📌 ").strip() for t in texts]
     assert shown == sent  # exactly the lines sent, in the order sent
