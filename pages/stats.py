@@ -205,13 +205,13 @@ if store_wide:
     # Lazy: an expander with on_change="rerun" reports whether it is open, and its figures
     # are only built then (building every figure took most of the page's run).
     details = st.expander(
-        "Recall in detail: every stage and memory type", key="stats_recall", on_change="rerun"
+        "Recall in detail: every step and memory type", key="stats_recall", on_change="rerun"
     )
     if details.open:
         with details:
             recall_details(df, window)
     cache_box = st.expander(
-        "Embedding cache and memory extraction", key="stats_cache", on_change="rerun"
+        "Reading questions and learning from chats", key="stats_cache", on_change="rerun"
     )
     if cache_box.open:
         with cache_box, guard("Reading the metrics counters"):

@@ -25,12 +25,18 @@ from ui.format import (
     own_date_ms,
 )
 
+#: What the embedding cache's counters say, in words: both kinds of hit (this process's, the
+#: store's) are a question's meaning remembered from before; a miss is worked out again
+REMEMBERED, WORKED_OUT = "Remembered from before", "Worked out again"
 CACHE_COUNTERS = {
-    "embed_cache_local_hit": "In-process hit",
-    "embed_cache_redis_hit": "Redis hit",
-    "embed_cache_miss": "Miss (model ran)",
+    "embed_cache_local_hit": REMEMBERED,
+    "embed_cache_redis_hit": REMEMBERED,
+    "embed_cache_miss": WORKED_OUT,
 }
-CACHE_COLORS = {"In-process hit": "#59A14F", "Redis hit": "#76B7B2", "Miss (model ran)": "#E15759"}
+CACHE_COLORS = {REMEMBERED: "#59A14F", WORKED_OUT: "#E15759"}
+#: The two percentiles every latency chart draws, in words (p50 and p95)
+TYPICAL, SLOWEST = "typical", "slowest 1 in 20"
+MS = "milliseconds"
 HEIGHT = 320
 #: Plotly draws its toolbar in the figure's top-right corner; a title in that strip runs under
 #: it on a phone-width chart, so titles start below it
@@ -205,8 +211,8 @@ def recall_time_figure(recall: pd.DataFrame) -> go.Figure:
     pts = recall_points(recall)
     fig = go.Figure()
     for pct, name, color, dash in (
-        ("p50", "typical (median)", "#4C78A8", "solid"),
-        ("p95", "slow (1 in 20 is slower)", "#F28E2B", "dot"),
+        ("p50", TYPICAL, "#4C78A8", "solid"),
+        ("p95", SLOWEST, "#F28E2B", "dot"),
     ):
         fig.add_trace(
             go.Scatter(
@@ -216,10 +222,10 @@ def recall_time_figure(recall: pd.DataFrame) -> go.Figure:
                 mode="lines+markers",
                 line={"color": color, "width": 2, "dash": dash},
                 marker={"size": 4},
-                hovertemplate=f"{name}: %{{y:.1f}} ms<extra></extra>",
+                hovertemplate=f"{name}: %{{y:.1f}} {MS}<extra></extra>",
             )
         )
-    fig.update_layout(yaxis_title="ms")
+    fig.update_layout(yaxis_title=MS)
     return style_figure(fig, title="Recall time before an answer", when=pd.Series(pts.index))
 
 
@@ -235,17 +241,37 @@ def bucket_for(df: pd.DataFrame) -> str:
     return "3h" if span_s <= 7 * 86400 else "1D"
 
 
+#: A time bucket (`bucket_for`) as the end of "…, per minute"
+BUCKET_WORDS = {
+    "1s": "per second",
+    "5s": "per 5 seconds",
+    "1min": "per minute",
+    "5min": "per 5 minutes",
+    "30min": "per half hour",
+    "3h": "per 3 hours",
+    "1D": "per day",
+}
+#: The latency table's columns: the two percentiles and the slowest, in milliseconds
+TYPICAL_COL, SLOWEST_COL, MAX_COL = (
+    f"Typical ({MS})",
+    f"Slowest 1 in 20 ({MS})",
+    f"Slowest ({MS})",
+)
+
+
 def latency_table(df: pd.DataFrame) -> pd.DataFrame:
     """p50/p95/max and count per memory type and operation (the whole window)."""
     if df.empty:
-        return pd.DataFrame(columns=["Type", "Operation", "Count", "p50 (ms)", "p95 (ms)", "max"])
+        return pd.DataFrame(
+            columns=["Type", "Operation", "Count", TYPICAL_COL, SLOWEST_COL, MAX_COL]
+        )
     g = df.groupby(["type", "op"])["ms"]
     out = pd.DataFrame(
         {
             "Count": g.size(),
-            "p50 (ms)": g.quantile(0.5),
-            "p95 (ms)": g.quantile(0.95),
-            "max": g.max(),
+            TYPICAL_COL: g.quantile(0.5),
+            SLOWEST_COL: g.quantile(0.95),
+            MAX_COL: g.max(),
         }
     ).reset_index()
     out["type"] = out["type"].map(lambda t: SERIES_LABELS.get(t, t))
@@ -256,9 +282,10 @@ def latency_table(df: pd.DataFrame) -> pd.DataFrame:
 
 
 RECALL_OPS = {"recall", "search", "retrieve_all_context", "embed_query"}
+BEFORE_ANSWER, SAVING = "Before an answer", "Saving"
 OP_GROUPS = {
-    "Recall path": lambda op: op in RECALL_OPS,
-    "Writes": lambda op: op not in RECALL_OPS,
+    BEFORE_ANSWER: lambda op: op in RECALL_OPS,
+    SAVING: lambda op: op not in RECALL_OPS,
     "All": lambda op: True,
 }
 
@@ -274,7 +301,9 @@ def filter_samples(df: pd.DataFrame, types: list[str] | None, group: str) -> pd.
 
 
 def latency_over_time(df: pd.DataFrame) -> go.Figure:
-    """p50 (solid, in the legend) and p95 (dotted, same colour) per type · operation."""
+    """The typical time (p50: solid, in the legend) and the slowest 1 in 20 (p95: dotted, same
+    colour) per type · operation; the legend under the plot in rows, so at a phone's width it
+    takes no room from the time axis (a legend beside it took 60 % of 390 px)."""
     rule = bucket_for(df)
     g = df.set_index("when").groupby("series")["ms"].resample(rule)
     pts = pd.concat({"p50": g.quantile(0.5), "p95": g.quantile(0.95)}, axis=1).dropna()
@@ -294,18 +323,19 @@ def latency_over_time(df: pd.DataFrame) -> go.Figure:
                     mode="lines+markers",
                     line={"color": color, "width": width, "dash": line_dash},
                     marker={"size": 5 if show else 3},
-                    hovertemplate=f"{series} {pct}: %{{y:.1f}} ms<extra></extra>",
+                    hovertemplate=f"{series}, {TYPICAL if show else SLOWEST}: "
+                    f"%{{y:.1f}} {MS}<extra></extra>",
                 )
             )
-    fig.update_layout(yaxis_title="ms")
+    fig.update_layout(yaxis_title=MS)
     style_figure(
         fig,
-        title=f"Latency over time: p50 (solid) and p95 (dotted), {rule} buckets",
+        title=f"Time per step, {BUCKET_WORDS.get(rule, rule)}",
         when=pts["when"],
-        height=400,
+        height=460,
     )
     fig.update_layout(
-        legend={"orientation": "v", "x": 1.01, "xanchor": "left", "y": 1, "yanchor": "top"},
+        legend={"orientation": "h", "x": 0, "xanchor": "left", "y": -0.12, "yanchor": "top"},
         margin={"t": 48 + TOOLBAR_PX, "r": 8},
     )
     return fig
@@ -326,19 +356,20 @@ def _dash_for(series: str) -> str:
 def latency_bars(table: pd.DataFrame) -> go.Figure:
     long = table.assign(series=table["Type"] + " · " + table["Operation"]).melt(
         id_vars=["series", "Type"],
-        value_vars=["p50 (ms)", "p95 (ms)"],
+        value_vars=[TYPICAL_COL, SLOWEST_COL],
         var_name="percentile",
         value_name="ms",
     )
+    long["percentile"] = long["percentile"].map({TYPICAL_COL: TYPICAL, SLOWEST_COL: SLOWEST})
     fig = figure(
         "hbar",
         long,
         x="ms",
         y="series",
         color="percentile",
-        color_discrete_map={"p50 (ms)": "#4C78A8", "p95 (ms)": "#F28E2B"},
-        labels={"series": "", "ms": "ms", "percentile": ""},
-        title="p50 and p95 per memory type and operation",
+        color_discrete_map={TYPICAL: "#4C78A8", SLOWEST: "#F28E2B"},
+        labels={"series": "", "ms": MS, "percentile": ""},
+        title="Time per step, whole window",
         text=long["ms"],
         barmode="group",
         height=max(HEIGHT, 110 + 46 * long["series"].nunique()),
@@ -376,7 +407,7 @@ def hit_rate_figure(hr: pd.DataFrame) -> go.Figure:
         text=hr["rate"].map(lambda r: f"{r:.0%}"),
         hover_data={"hits": True, "misses": True, "type": False},
         labels={"rate": "hit rate", "Type": ""},
-        title="Recall hit rate per memory type (found ≥ 1 memory)",
+        title="How often recall found something",
         legend=False,
     )
     fig.update_yaxes(range=[0, 1.1], tickformat=".0%")
@@ -384,12 +415,13 @@ def hit_rate_figure(hr: pd.DataFrame) -> go.Figure:
 
 
 def cache_frame(counters: dict[str, int]) -> pd.DataFrame:
-    return pd.DataFrame(
+    rows = pd.DataFrame(
         [
             {"outcome": label, "count": int(counters.get(k, 0))}
             for k, label in CACHE_COUNTERS.items()
         ]
     )
+    return rows.groupby("outcome", as_index=False, sort=False)["count"].sum()
 
 
 def cache_hit_rate(counters: dict[str, int]) -> float | None:
@@ -407,12 +439,14 @@ def cache_figure(counters: dict[str, int]) -> go.Figure:
         y="count",
         color="outcome",
         color_discrete_map=CACHE_COLORS,
-        title="Embedding cache",
+        title="Reading a question",
     )
     rate = cache_hit_rate(counters)
     fig.update_traces(textinfo="percent", sort=False)
     fig.add_annotation(
-        text=f"{rate:.0%}<br>hits" if rate is not None else "–", showarrow=False, font_size=18
+        text=f"{rate:.0%}<br>remembered" if rate is not None else "–",
+        showarrow=False,
+        font_size=16,
     )
     return fig
 
@@ -567,7 +601,7 @@ def maintenance_figure(mf: pd.DataFrame) -> go.Figure:
         color_discrete_map=MAINTENANCE_COLORS,
         hover_data={"runs": True},
         labels={"day": "", "count": "memories", "series": "", "runs": "runs that day"},
-        title="Maintenance: memories consolidated and expired per day",
+        title="Merged and expired per day",
         daily=True,
         barmode="group",
     )
@@ -606,7 +640,7 @@ def savings_figure(sf: pd.DataFrame) -> go.Figure:
         text=text,
         hover_data={"active_before": True, "runs": True},
         labels={"day": "", "saved": "memories out of recall", "active_before": "active before"},
-        title="Storage saved by maintenance per day (share of active memories)",
+        title="Taken out of recall per day",
         daily=True,
         legend=False,
     )

@@ -50,14 +50,18 @@ def recall_details(df: pd.DataFrame, window: str) -> None:
         list(charts.OP_GROUPS),
         horizontal=True,
         key="stats_ops",
-        help="Recall path: what runs before every answer (embedding the message, recall "
-        "per type, the whole recall). Writes: adding and recording memories.",
+        help=f"{charts.BEFORE_ANSWER}: what runs before every answer (reading the question, "
+        f"recall per type, the whole recall). {charts.SAVING}: adding memories and saving "
+        "the conversation.",
     )
     shown = charts.filter_samples(df, types, group)
     if shown.empty:
         st.caption("No measurements for this choice of types and operations.")
     else:
         st.plotly_chart(charts.latency_over_time(shown), key="chart_latency_time")
+        st.caption(
+            f"Solid lines: the {charts.TYPICAL} time; dotted, same colour: the {charts.SLOWEST}."
+        )
     table = charts.latency_table(shown if not shown.empty else df)
     a, b = st.columns(2)
     a.plotly_chart(charts.latency_bars(table), key="chart_latency_bars")
@@ -71,7 +75,8 @@ def recall_details(df: pd.DataFrame, window: str) -> None:
         hide_index=True,
         key="latency_table",
         column_config={
-            c: st.column_config.NumberColumn(format="%.2f") for c in ("p50 (ms)", "p95 (ms)", "max")
+            c: st.column_config.NumberColumn(format="%.2f")
+            for c in (charts.TYPICAL_COL, charts.SLOWEST_COL, charts.MAX_COL)
         },
     )
 
@@ -79,7 +84,7 @@ def recall_details(df: pd.DataFrame, window: str) -> None:
 def cache_and_extraction(counters: dict[str, int], agent: ChatAgent | None) -> None:
     a, b = st.columns(2)
     if charts.cache_hit_rate(counters) is None:
-        a.caption("The embedding cache has not been used yet.")
+        a.caption("No question has been read yet.")
     else:
         a.plotly_chart(charts.cache_figure(counters), key="chart_cache")
     outcomes: list[Any] = []

@@ -14,7 +14,7 @@ from tests.app.conftest import no_errors, table_with, texts
 from tests.app.test_stats import charts
 
 SAME = ("I prefer morning workouts", "Morning workouts are what I prefer")
-CHART = "Maintenance: memories consolidated and expired per day"
+CHART = "Merged and expired per day"
 
 
 @pytest.fixture

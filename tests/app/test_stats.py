@@ -58,25 +58,25 @@ def test_stats_leads_with_three_plain_tiles(app_env, make_app, coordinator, agen
     no_errors(at)
     names = {tr["name"] for tr in latency_figure(at)["data"]}
     assert any(n.startswith("Episodic · search") for n in names)
-    hit_rate = next(f for t, f in charts(at).items() if t.startswith("Recall hit rate"))
+    hit_rate = next(f for t, f in charts(at).items() if t.startswith("How often recall found"))
     hit_types = {x for tr in hit_rate["data"] for x in tr["x"]}
     assert "Episodic" in hit_types and "Embedding" not in hit_types
     at = open_section(at, "stats_cache")
     at = open_section(at, "stats_more_memories")
     no_errors(at)
-    assert {"Embedding cache", "Memories per type"} <= set(charts(at))
+    assert {"Reading a question", "Memories per type"} <= set(charts(at))
 
 
 def test_type_operation_and_window_filters(app_env, make_app, coordinator) -> None:
     coordinator.add_episodic("alice", "I am vegetarian", event_type="preference")
     coordinator.search("alice", "vegetarian", "episodic")
     at = open_section(make_app("pages/stats.py"), "stats_recall")
-    assert at.radio(key="stats_ops").value == "Recall path"
+    assert at.radio(key="stats_ops").value == "Before an answer"
     names = {tr["name"] for tr in latency_figure(at)["data"]}
     assert "Episodic · search" in names and "Episodic · adding" not in names  # recall path only
 
     at.multiselect(key="stats_types").set_value(["Episodic"]).run()
-    at.radio(key="stats_ops").set_value("Writes").run()
+    at.radio(key="stats_ops").set_value("Saving").run()
     assert {tr["name"] for tr in latency_figure(at)["data"]} == {"Episodic · adding"}
     at.selectbox(key="stats_window").set_value("Last 15 minutes").run()
     at.button(key="stats_refresh").click().run()
@@ -84,7 +84,7 @@ def test_type_operation_and_window_filters(app_env, make_app, coordinator) -> No
 
 
 def latency_figure(at) -> dict:  # type: ignore[no-untyped-def]
-    return next(f for t, f in charts(at).items() if t.startswith("Latency over time"))
+    return next(f for t, f in charts(at).items() if t.startswith("Time per step, per"))
 
 
 def test_no_data_draws_no_empty_chart_and_says_why(app_env, make_app, coordinator) -> None:

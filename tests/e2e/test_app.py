@@ -206,7 +206,7 @@ def test_stats_page_renders_plotly_charts(page: Page, app_server, seed, screensh
     ).to_be_visible()
     page.get_by_text("Recall in detail").click()  # the detail runs only once opened
     wait_idle(page)
-    for title in ("Latency over time", "Recall hit rate"):
+    for title in ("Time per step, per", "How often recall found"):
         expect(page.locator(".js-plotly-plot .gtitle").filter(has_text=title)).to_be_visible()
     assert charts.count() >= 5
     expect(page.get_by_test_id("stMetric").first).to_be_visible()

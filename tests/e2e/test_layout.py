@@ -1,7 +1,8 @@
 """Layout at a laptop's and a phone's width (1440 and 390 px): Stats' date axes whose tick
-labels never overlap, the sidebar's profile folded to its first lines with "Show all", the
-memory editor within two phone screens, the chat's ✏️ and ➕ beside the chat box, and the
-sidebar's Recent list newest first with its tags."""
+labels never overlap, every chart title whole, the time-per-step chart's legend under its plot
+(beside it, it took 60 % of a phone's width), the sidebar's profile folded to its first lines
+with "Show all", the memory editor within two phone screens, the chat's ✏️ and ➕ beside the
+chat box, and the sidebar's Recent list newest first with its tags."""
 
 from __future__ import annotations
 
@@ -71,6 +72,29 @@ DATE_AXES_JS = r"""() => [...document.querySelectorAll('.js-plotly-plot')].map(p
 })"""
 
 
+#: One chart's parts: its box, the plot area, the legend, the title and the x tick labels
+CHART_PARTS_JS = r"""plot => {
+  const box = e => {
+    if (!e) return null;
+    const b = e.getBoundingClientRect();
+    return {x: b.x, y: b.y, width: b.width, height: b.height};
+  };
+  return {
+    chart: box(plot), area: box(plot.querySelector('.nsewdrag')),
+    legend: box(plot.querySelector('.legend')), title: box(plot.querySelector('.gtitle')),
+    ticks: [...plot.querySelectorAll('.xaxislayer-above .xtick text')].map(box),
+    texts: [...plot.querySelectorAll('.xaxislayer-above .xtick text')].map(t => t.textContent),
+  };
+}"""
+#: Every chart's title box against the chart's own box (a title longer than the chart is cut)
+TITLES_JS = r"""() => [...document.querySelectorAll('.js-plotly-plot')].map(plot => {
+  const t = plot.querySelector('.gtitle'), r = plot.getBoundingClientRect();
+  const b = t ? t.getBoundingClientRect() : null;
+  return {text: t ? t.textContent : '', left: b ? b.left : 0, right: b ? b.right : 0,
+          chartLeft: r.left, chartRight: r.right};
+})"""
+
+
 def overlapping(boxes: list[dict[str, float]]) -> list[tuple[int, int]]:
     """Pairs of boxes that intersect (touching edges do not count)."""
     return [
@@ -112,6 +136,28 @@ def test_date_labels_of_every_stats_chart_stay_apart(
         chart = axis["chart"]
         assert all(chart["x"] <= b["x"] <= chart["x"] + chart["width"] for b in boxes), axis
     print(width_of(page), "date ticks:", [a["texts"] for a in axes])
+
+    # the time per step: its legend in rows under the plot, its time labels apart
+    detail = page.get_by_test_id("stExpander").filter(has_text="Recall in detail")
+    detail.locator("summary").click()
+    wait_idle(page)
+    chart = by_key(page, "chart_latency_time").locator(".js-plotly-plot")
+    expect(chart).to_be_visible(timeout=TIMEOUT_MS)
+    settled(page)
+    parts = chart.evaluate(CHART_PARTS_JS)
+    area, legend, whole = parts["area"], parts["legend"], parts["chart"]
+    assert legend and area, parts
+    assert legend["y"] >= area["y"] + area["height"], f"the legend is not under the plot: {parts}"
+    assert area["width"] >= 0.75 * whole["width"], f"the plot is squeezed: {parts}"
+    assert len(parts["ticks"]) >= 2 and not overlapping(parts["ticks"]), parts
+    print(width_of(page), "time per step ticks:", parts["texts"])
+
+    # every chart's title whole, inside its chart
+    titles = page.evaluate(TITLES_JS)
+    assert len(titles) >= 5, titles
+    for t in titles:
+        assert t["text"], t
+        assert t["chartLeft"] <= t["left"] and t["right"] <= t["chartRight"], t
     no_exceptions(page)
     screenshot(page, screenshots_dir / f"layout-stats-{width_of(page)}.png", height=3200)
 

@@ -128,3 +128,66 @@ def test_dates_read_one_way_in_text_grids_and_charts() -> None:
     # the grids' moment.js tokens and the charts' d3 ones spell the same order
     assert (fmt.GRID_DAY, fmt.GRID_TIME) == ("D MMM YYYY", "D MMM YYYY, HH:mm")
     assert fmt.CHART_DAY == "%-d %b"
+
+
+def _figure_texts(fig) -> list[str]:  # type: ignore[no-untyped-def]
+    """What a person reads on a figure: title, axis titles, legend names, hovers, slices."""
+    d = fig.to_plotly_json()
+    layout = d["layout"]
+    out = [str(layout.get("title", {}).get("text", ""))]
+    out += [str((v.get("title") or {}).get("text", "")) for k, v in layout.items()
+            if k.startswith(("xaxis", "yaxis"))]  # fmt: skip
+    out += [str(a.get("text", "")) for a in layout.get("annotations", [])]
+    for trace in d["data"]:
+        out += [str(trace.get("name") or ""), str(trace.get("hovertemplate") or "")]
+        out += [str(x) for x in (trace.get("labels") if trace.get("labels") is not None else [])]
+    return out
+
+
+def test_the_latency_and_cache_charts_read_in_words() -> None:
+    """The walk's finds: "p50 (solid) and p95 (dotted), 1min buckets", "p50 (ms)", "Redis
+    hit / In-process hit / Miss (model ran)"; tests/not_words.py is the one checker."""
+    from tests.not_words import internal_words
+
+    t0 = pd.Timestamp("2026-11-26 10:00")
+    samples = [
+        {"ts": int((t0 + pd.Timedelta(seconds=20 * i)).timestamp() * 1000), "type": mtype,
+         "op": op, "ms": 3.0 + i % 7, "hit": True}
+        for i in range(60)
+        for mtype, op in (("episodic", "search"), ("all", "retrieve_all_context"),
+                          ("episodic", "add"), ("embedding", "embed_query"))
+    ]  # fmt: skip
+    df = charts.samples_frame(samples)
+    over_time = charts.latency_over_time(df)
+    figures = [
+        over_time,
+        charts.latency_bars(charts.latency_table(df)),
+        charts.recall_time_figure(charts.recall_samples(df)),
+        charts.hit_rate_figure(charts.hit_rate_frame(df)),
+        charts.cache_figure(
+            {"embed_cache_local_hit": 3, "embed_cache_redis_hit": 2, "embed_cache_miss": 1}
+        ),
+    ]
+    texts = [t for fig in figures for t in _figure_texts(fig)]
+    assert [bad for t in texts for bad in internal_words(t)] == []
+    assert over_time.layout.title.text == "Time per step, per minute"
+    # both kinds of cache hit are one slice: the meaning remembered from before
+    cache = charts.cache_frame({"embed_cache_local_hit": 3, "embed_cache_redis_hit": 2})
+    assert dict(zip(cache["outcome"], cache["count"], strict=True)) == {
+        charts.REMEMBERED: 5,
+        charts.WORKED_OUT: 0,
+    }
+    assert list(charts.OP_GROUPS) == ["Before an answer", "Saving", "All"]
+    assert set(charts.BUCKET_WORDS) >= {charts.bucket_for(df)}
+
+
+def test_the_time_per_step_legend_is_under_the_plot_in_rows() -> None:
+    """Beside the plot (vertical), it took 60 % of a phone's width from the time axis."""
+    t0 = pd.Timestamp("2026-11-26 10:00")
+    samples = [
+        {"ts": int((t0 + pd.Timedelta(seconds=i)).timestamp() * 1000), "type": "episodic",
+         "op": op, "ms": 2.0, "hit": None}
+        for i in range(10) for op in ("search", "add")
+    ]  # fmt: skip
+    legend = charts.latency_over_time(charts.samples_frame(samples)).layout.legend
+    assert legend.orientation == "h" and legend.y < 0 and legend.yanchor == "top"
