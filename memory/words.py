@@ -22,6 +22,7 @@ class Words(BaseModel):
     bands: dict[str, str]
     how: dict[str, str]
     steps: dict[str, str]
+    origins: dict[str, str]
     fields: dict[str, str]
 
 
@@ -68,3 +69,18 @@ def step_word(step: object) -> str:
 
 def field_word(field: object) -> str:
     return _say(table().fields, field)  # event_type → kind
+
+
+def origin_words(context: object) -> str | None:
+    """Where a memory came from, for a context the app wrote (`LLM extraction` → `From a
+    chat`; a logged exchange's `Assistant answered: …` too); None for a person's own words."""
+    said = str(context or "").strip()
+    for name, words in table().origins.items():
+        start = name.removesuffix("…")
+        if said == name or (start != name and said.startswith(start)):
+            return words
+    return None
+
+
+#: The origins entry every memory of the demo persona shows
+DEMO_ORIGIN = "(demo persona)"

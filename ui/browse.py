@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 import streamlit as st
 
-from memory import ListQuery
+from memory import ListQuery, words
 from memory.models import EventType, is_blank
 from memory.service import MemoryService
 from ui import phone, state, undo
@@ -24,12 +24,14 @@ from ui.format import (
     day_start_ms,
     event_label,
     fmt_ms_time,
+    hidden_tags,
     md_text,
     memory_text,
     no_images,
     parse_tags,
     saved_message,
     snippet,
+    tag_list,
 )
 from ui.pause import pause_actions
 from ui.tables import (
@@ -302,14 +304,22 @@ def _edit_episodic(ctx: PageContext, memory_id: str, table_key: str) -> None:
             format_func=event_label,
             key=f"{p}_kind",
         )
-        c2.text_input("Tags", value=", ".join(rec.get("tags") or []), key=f"{p}_tags")
+        c2.text_input("Tags", value=", ".join(tag_list(rec.get("tags"))), key=f"{p}_tags")
         c3, c4 = st.columns(2)
         c3.slider(
             "Importance", 0.0, 1.0, float(rec.get("importance") or 0.5), 0.05, key=f"{p}_importance"
         )
         with c4:
             expiry_inputs(p, rec.get("expires_at"))
-        st.text_input("Context", value=rec.get("context") or "", key=f"{p}_context")
+        if origin := _origin(rec):
+            st.caption(f"Where it came from: {origin}")
+        else:  # a note a person wrote (or none yet): theirs to change
+            st.text_input(
+                "Note",
+                value=rec.get("context") or "",
+                key=f"{p}_context",
+                placeholder="Where or why this was learned",
+            )
         st.checkbox("📌 Pinned", value=bool(rec.get("pinned")), key=f"{p}_pinned")
         st.button(
             "Save changes",
@@ -328,6 +338,14 @@ def _edit_episodic(ctx: PageContext, memory_id: str, table_key: str) -> None:
         st.caption(f"Replaced by {what}: kept as history, not recalled.")
 
 
+def _origin(rec: dict[str, Any]) -> str | None:
+    """Where a memory came from, in words, when the app wrote its context (the demo's, a
+    chat's, an editor's); None when a person wrote it (or there is none)."""
+    if hidden_tags(rec.get("tags")):
+        return words.origin_words(words.DEMO_ORIGIN)
+    return words.origin_words(rec.get("context"))
+
+
 def _on_save_episodic(
     coord: MemoryService,
     user_id: str,
@@ -344,7 +362,8 @@ def _on_save_episodic(
         changes["text"] = ss[f"{p}_text"]
     if ss[f"{p}_kind"] != str(rec.get("event_type") or "interaction"):
         changes["event_type"] = ss[f"{p}_kind"]
-    tags = parse_tags(ss[f"{p}_tags"])
+    # the app's own marks (the demo's) are not shown, and stay
+    tags = parse_tags(ss[f"{p}_tags"]) + hidden_tags(rec.get("tags"))
     if tags != list(rec.get("tags") or []):
         changes["tags"] = tags
     importance = ss[f"{p}_importance"]
@@ -353,8 +372,9 @@ def _on_save_episodic(
     expires = expiry_value(p)
     if expires != rec.get("expires_at") and not (expires is None and not rec.get("expires_at")):
         changes["expires_at"] = expires
-    if ss[f"{p}_context"] != (rec.get("context") or ""):
-        changes["context"] = ss[f"{p}_context"]
+    note = ss.get(f"{p}_context")  # None: the app's context, shown in words, not editable
+    if note is not None and note != (rec.get("context") or ""):
+        changes["context"] = note
     if ss[f"{p}_pinned"] != bool(rec.get("pinned")):
         changes["pinned"] = ss[f"{p}_pinned"]
     _save(coord, user_id, as_admin, "episodic", memory_id, changes, table_key)
@@ -551,14 +571,14 @@ def procedural_tab(ctx: PageContext) -> None:
 
 def short_term_tab(ctx: PageContext) -> None:
     sessions: list[str] = []
-    with guard("Listing sessions"):
+    with guard("Listing your chats"):
         sessions = list(ctx.coordinator.list_sessions(ctx.user_id) or [])
     current = ctx.session_id  # format_func must not read session state (AppTest calls it)
     options = list(dict.fromkeys([current, *sessions]))
     titles = sessions_ui.titles_of(ctx.coordinator, ctx.user_id)  # the sidebar's names
     names = {s: sessions_ui.label(s, titles) for s in options}
     session = st.selectbox(
-        "Session",
+        "Chat",
         options,
         key="f_st_session",
         format_func=lambda s: f"{names[s]} (current)" if s == current else names[s],
@@ -567,7 +587,7 @@ def short_term_tab(ctx: PageContext) -> None:
     with guard("Loading messages"):
         messages = list(ctx.coordinator.recent_messages(ctx.user_id, session, n=200) or [])
     if not messages:
-        st.info("This session has no messages yet. Chat on the **Chat** page.", icon="💬")
+        st.info("This chat has no messages yet. Chat on the **Chat** page.", icon="💬")
         return
     last = fmt_ms_time(getattr(messages[-1], "timestamp", 0))
     st.caption(f"{len(messages)} messages · last {last}")

@@ -14,8 +14,12 @@ from collections.abc import Iterable
 from datetime import date, datetime, time
 from typing import Any
 
-from memory import words
+from memory import DEMO_TAG, words
 from memory.models import EventType
+
+#: Tags the app puts on memories itself, which people did not add: the demo persona's mark
+#: (its reset finds the demo's memories by it), so screens leave them out
+HIDDEN_TAGS = frozenset({DEMO_TAG})
 
 #: The memory types' names (memory/data/screen_words.toml, the one table of names in words).
 TYPE_LABELS = dict(words.table().memory_types)
@@ -26,7 +30,7 @@ TYPE_HELP = {
     "episodic": "What happened with you: preferences, goals, events. Private to each user.",
     "semantic": "Impersonal facts the agent knows (from the knowledge file or added by users).",
     "procedural": "Which tools worked for which kind of question, with a learned confidence.",
-    "short_term": "The recent messages of the current chat session.",
+    "short_term": "The recent messages of the current chat.",
 }
 #: One colour per memory type, used by every chart (calm, colour-blind friendly).
 TYPE_COLORS = {
@@ -112,13 +116,42 @@ def own_date_ms(record: dict[str, Any]) -> int:
     return int(record.get("timestamp") or record.get("created_at") or record.get("last_used") or 0)
 
 
+def about_words(tokens: int) -> int:
+    """A model's measure (tokens) as people count text: about 3 words to 4 tokens in English,
+    rounded to tens."""
+    return int(round(tokens * 3 / 4, -1))
+
+
+#: Importance as people say it, from the highest: (lowest score, word)
+IMPORTANCE_WORDS = ((0.7, "high"), (0.4, "medium"), (0.0, "low"))
+
+
+def importance_word(value: Any) -> str:
+    """`high` for 0.7 and above, `medium` from 0.4, else `low` ("" for no number)."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return ""
+    return next((w for least, w in IMPORTANCE_WORDS if v >= least), "low")
+
+
 def tag_list(value: Any) -> list[str]:
-    """A record's tags, stored as a list or as text ("a,b" or "a|b")."""
+    """A record's tags, stored as a list or as text ("a,b" or "a|b"), without the marks the
+    app adds itself (`HIDDEN_TAGS`: the demo persona's)."""
     if isinstance(value, list | tuple):
-        return [str(t) for t in value if str(t)]
-    if isinstance(value, str):
-        return [t for t in value.replace("|", ",").split(",") if t]
-    return []
+        tags = [str(t) for t in value if str(t)]
+    elif isinstance(value, str):
+        tags = [t for t in value.replace("|", ",").split(",") if t]
+    else:
+        return []
+    return [t for t in tags if t not in HIDDEN_TAGS]
+
+
+def hidden_tags(value: Any) -> list[str]:
+    """The app's own marks among a record's tags: kept by an edit, never shown."""
+    if not isinstance(value, list | tuple):
+        value = str(value or "").replace("|", ",").split(",")
+    return [str(t) for t in value if str(t) in HIDDEN_TAGS]
 
 
 def tags_text(value: Any) -> str:

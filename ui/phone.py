@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from ui.format import fmt_ms_time, md_text
+from ui.format import fmt_ms_time, importance_word, md_text
 
 #: Streamlit lays the sidebar over the page (instead of beside it) below this width
 NARROW_PX = 768
@@ -49,6 +49,8 @@ _ROWS_ONLY_WHEN_NARROW = f"""
 """
 #: columns a row's text leaves out: ids and the pin (shown as a 📌 before the text)
 _NOT_SHOWN = {"id", "📌"}
+#: columns said in words rather than as their number (the grid draws a bar for it)
+_IN_WORDS = {"Importance": importance_word}
 
 
 def _value(v: Any) -> str:
@@ -73,7 +75,11 @@ def readable_rows(df: pd.DataFrame, key: str) -> None:
     with st.container(key=f"rows_{key}"):
         for _, row in df.iterrows():
             pin = "📌 " if _value(row.get("📌")) else ""
-            meta = " · ".join(f"{c}: {_value(row[c])}" for c in rest if _value(row[c]))
+            meta = " · ".join(
+                f"{c}: {_IN_WORDS[c](row[c]) if c in _IN_WORDS else _value(row[c])}"
+                for c in rest
+                if _value(row[c])
+            )
             st.markdown(f"{pin}{md_text(_value(row[text]))}  \n:gray[{md_text(meta)}]")
         st.caption("Tick a row in the table below to edit it.")
 

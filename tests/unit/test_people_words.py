@@ -4,6 +4,7 @@ the code can put on a screen has its words, and none of them reads as code."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import get_args
 
 import pytest
@@ -53,3 +54,46 @@ def test_no_word_reads_as_code() -> None:
 )  # fmt: skip
 def test_names_read_as_words(said: str, expected: str) -> None:
     assert said == expected
+
+
+def test_no_word_of_the_table_is_an_engineering_word() -> None:
+    from tests.not_words import internal_words
+
+    for section, names in words.table().model_dump().items():
+        for name, said in names.items():
+            assert internal_words(said) == [], (section, name, said)
+
+
+@pytest.mark.parametrize(
+    ("context", "said"),
+    [
+        ("LLM extraction", "From a chat"),
+        ("trigger phrase", "From a chat: you asked me to remember it"),
+        ("Added in the sidebar memory editor", "You added it"),
+        ("Assistant answered: You ran 14 km.", "From a chat"),  # a logged exchange's answer
+        ("Summary of 6 messages of an earlier conversation", "A summary of an earlier chat"),
+        (words.DEMO_ORIGIN, "From the demo"),
+        ("Told my physio on Tuesday", None),  # a person's own note: shown as they wrote it
+        ("", None),
+    ],
+)
+def test_where_a_memory_came_from_in_words(context: str, said: str | None) -> None:
+    assert words.origin_words(context) == said
+
+
+def test_the_contexts_the_app_writes_have_their_words() -> None:
+    """Every context a writer stores as a literal (agent, sidebar, Memories page, the demo)
+    and a logged exchange's answer are said in words, so an editor never shows them raw."""
+    from memory.stores.episodic import interaction_context
+
+    root = Path(__file__).parents[2]
+    literal = re.compile(r'context(?:=| or )"([^"{]+)"')
+    written = {
+        m.group(1)
+        for folder in ("agent", "memory", "ui")
+        for path in (root / folder).rglob("*.py")
+        for m in literal.finditer(path.read_text(encoding="utf-8"))
+    }
+    assert {"LLM extraction", "trigger phrase", "Added on the Memories page"} <= written
+    missing = [c for c in [*written, interaction_context("Fine.")] if not words.origin_words(c)]
+    assert missing == []
