@@ -30,7 +30,7 @@ from ui.format import md_text
 LABEL = "Load demo persona"
 HELP = (
     f"Switch to the user {DEMO_USER}: Maya, a teacher training for a half marathon after a "
-    "sprained ankle, with five months of memories (sessions, preferences, goals, a changed "
+    "sprained ankle, with five months of memories (chats, preferences, goals, a changed "
     "goal, learned tool habits). Your own memories are not touched."
 )
 

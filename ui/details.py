@@ -358,7 +358,7 @@ HIT_COLUMNS = {
         "Neighbour",
         format="%.2f",
         help="Own probability (before neighbours) of the best strong hit this memory sits "
-        "next to in its session; it adds to the memory's own evidence",
+        "next to in its chat; it adds to the memory's own evidence",
     ),
 }
 
@@ -417,7 +417,7 @@ def _recalled(rec: MemoryContext, *, incognito: bool = False) -> None:
     if recent:
         anything = True
         st.markdown(
-            f"**{type_label('short_term')}** · {len(recent)} recent messages of this session "
+            f"**{type_label('short_term')}** · {len(recent)} recent messages of this chat "
             "were in context"
         )
     if not anything and incognito:

@@ -212,7 +212,7 @@ def transfer_tab(ctx: PageContext) -> None:
         st.caption(
             f"Everything stored for **{md_text(ctx.user_id)}**: "
             "episodic memories (with their history), the facts they added, "
-            "learned procedures and chat sessions, as one JSON file."
+            "learned procedures and chats, as one JSON file."
         )
         coord, user = ctx.coordinator, ctx.user_id
         st.download_button(
@@ -322,20 +322,20 @@ def _reason(exc: Exception) -> str:
 def cleanup_tab(ctx: PageContext) -> None:
     c1, c2 = st.columns(2, gap="large")
     with c1, st.container(border=True):
-        st.markdown("##### 🧽 Clear a session")
-        st.caption("Deletes the chat messages of one session. Long-term memories stay.")
+        st.markdown("##### 🧽 Clear a chat")
+        st.caption("Deletes the messages of one chat. Long-term memories stay.")
         sessions: list[str] = []
-        with guard("Listing sessions"):
+        with guard("Listing your chats"):
             sessions = list(ctx.coordinator.list_sessions(ctx.user_id) or [])
         options = list(dict.fromkeys([ctx.session_id, *sessions]))
         show_notice("clear")
         titles = sessions_ui.titles_of(ctx.coordinator, ctx.user_id)  # the sidebar's names
         names = {s: sessions_ui.label(s, titles) for s in options}
-        session = st.selectbox("Session", options, key="c_session", format_func=names.__getitem__)
+        session = st.selectbox("Chat", options, key="c_session", format_func=names.__getitem__)
         name = md_text(names[session])
         sure = st.checkbox(f"Yes, delete the messages of “{name}”", key="c_session_sure")
-        if st.button("Clear session", key="c_session_go", disabled=not sure, icon="🧽"):
-            with guard("Clearing the session"):
+        if st.button("Clear chat", key="c_session_go", disabled=not sure, icon="🧽"):
+            with guard("Clearing the chat"):
                 n = ctx.coordinator.clear_session_memories(ctx.user_id, session)
                 state.notice_then_rerun(
                     "clear", f"Deleted {n} message{'s' if n != 1 else ''} of “{name}”."
@@ -344,7 +344,7 @@ def cleanup_tab(ctx: PageContext) -> None:
         st.markdown("##### 🔥 Purge this user")
         st.caption(
             f"Deletes **everything** stored for **{md_text(ctx.user_id)}**: "
-            "episodic memories, facts they added, procedures, sessions. "
+            "episodic memories, facts they added, procedures, chats. "
             "Export first if you may need it again."
         )
         typed = st.text_input(

@@ -29,6 +29,7 @@ from ui.errors import guard, run_action
 from ui.format import (
     NO_MORE_RELEVANT,
     TYPE_HELP,
+    about_words,
     band_badge,
     event_label,
     fmt_duration,
@@ -105,7 +106,7 @@ def _who(ctx: PageContext) -> None:
     coord = ctx.coordinator
     _identity(ctx)
     sessions: list[str] = []
-    with guard("Listing sessions"):
+    with guard("Listing your chats"):
         sessions = list(coord.list_sessions(ss.user_id) or [])
     session_options = list(dict.fromkeys([ss.session_id, *sessions]))
     titles = sessions_ui.titles_of(coord, ss.user_id)
@@ -136,15 +137,14 @@ def _who(ctx: PageContext) -> None:
         horizontal=True, wrap=False, vertical_alignment="bottom", gap="small", key="sb_session_row"
     )
     row.selectbox(
-        "Session",
+        "Chat",
         session_options,
         key="sb_session",
         # plain text options: titles come from people's messages
         format_func=lambda s: labels.get(s, s),
         on_change=_on_session,
-        help="Short-term memory (the chat history) belongs to one session; long-term "
-        "memories are shared by all sessions of the user. A chat is named after its first "
-        "message: ✏️ renames it.",
+        help="The recent messages belong to one chat; long-term memories are shared by all "
+        "the chats of the user. A chat is named after its first message: ✏️ renames it.",
     )
     with row.popover("", icon=":material/edit:", help="Rename this chat", key="sb_rename"):
         ss["sb_title"] = titles.get(ss.session_id, "")
@@ -161,7 +161,7 @@ def _who(ctx: PageContext) -> None:
         "",
         key="sb_new_session",
         icon=":material/add:",  # read aloud as "add icon": no underscore in the name
-        help="Start a new chat session",
+        help="Start a new chat",
         on_click=_on_new_session,
     )
     if demo.available(ctx):
@@ -200,7 +200,7 @@ def _on_title(coord: MemoryService) -> None:
 
 def _on_new_session() -> None:
     state.switch_session(state.new_session_id())
-    state.flash("Started a new chat session. Long-term memories carry over.", "info")
+    state.flash("Started a new chat. Long-term memories carry over.", "info")
 
 
 # --- model and recall --------------------------------------------------------------------
@@ -244,12 +244,28 @@ def _model(ctx: PageContext) -> None:
             )
 
 
+#: What a model can do (Ollama's capabilities), in words
+CAPABILITY_WORDS = {
+    "tools": "uses tools",
+    "thinking": "thinks before answering",
+    "vision": "reads images",
+    "insert": "fills in text",
+    "embedding": "measures meaning",
+}
+
+
 def _profile(agent: Any, model: str) -> None:
     """What the model can do, the window the agent plans for, and the model check."""
     profile = agent.profile(model)
     if profile is not None:
-        st.caption(md_text(profile.describe()))
-    st.caption(f"The agent sends and plans for a {agent.window(model):,}-token window.")
+        bits = [b for b in (profile.family, profile.parameter_size, profile.quantization) if b]
+        can = [CAPABILITY_WORDS.get(c, c) for c in profile.capabilities if c != "completion"]
+        st.caption(md_text(" · ".join([*bits, *(can or ["uses no tools"])])))
+    could = profile.context_length if profile is not None else 0
+    st.caption(
+        f"The agent sends this model up to about {about_words(agent.window(model)):,} words "
+        "at a time" + (f" (it could take about {about_words(could):,})." if could else ".")
+    )
     if st.button("🩺 Check this model", key="sb_check_model", use_container_width=True):
         with st.spinner(f"Probing {model}…"):
             st.session_state["model_check"] = agent.check_model(model).model_dump(mode="json")

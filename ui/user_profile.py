@@ -13,7 +13,7 @@ from memory.service import MemoryService
 from ui import state, undo
 from ui.context import PageContext
 from ui.errors import guard, run_action
-from ui.format import event_label, md_text, no_images, snippet
+from ui.format import about_words, event_label, md_text, no_images, snippet
 
 TITLE = "What I know about you"
 #: Lines the sidebar shows before "Show all": the rest of the profile would push the memory
@@ -42,8 +42,8 @@ def _lines(ctx: PageContext, where: str) -> None:
         return
     fit = fit_profile(lines)  # the prompt's own rule: what is listed is what is sent
     st.caption(
-        "Sent to the model with every question, in this order: pinned memories and health facts first "
-        "(paused memories are left out)."
+        "Sent to the model with every question, in this order: pinned memories and health "
+        "facts first (paused memories are left out)."
     )
     editing = f"{where}_profile_editing"
     sent = [p for p, _ in fit.sent]
@@ -95,6 +95,10 @@ def _lines(ctx: PageContext, where: str) -> None:
         )
 
 
+#: The profile's room in words, not in the model's units
+PROFILE_WORDS = about_words(PROFILE_TOKENS)
+
+
 def _left_out(where: str, left_out: list[ProfileLine]) -> None:
     """How many lines did not fit, and why."""
     if not left_out:
@@ -103,7 +107,7 @@ def _left_out(where: str, left_out: list[ProfileLine]) -> None:
     with st.container(key=f"{where}_profile_left_out"):
         st.caption(
             f"{n} more {'memory does' if n == 1 else 'memories do'} not fit the room a question "
-            f"keeps for this list (about {PROFILE_TOKENS} tokens for the lines that are "
+            f"keeps for this list (about {PROFILE_WORDS} words for the lines that are "
             "neither pinned nor about health and safety, which always go): "
             + ", ".join(f"“{no_images(md_text(snippet(p.text, 50)))}”" for p in left_out)
             + ". They go with a question only when its search finds them."

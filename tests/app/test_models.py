@@ -10,7 +10,9 @@ from tests.app.conftest import no_errors, texts
 def test_the_sidebar_shows_the_profile_and_runs_the_model_check(app_env, make_app) -> None:
     at = make_app("app.py")
     sidebar = texts(at.sidebar, "caption").replace("\\", "")
-    assert "32,768 tokens" in sidebar and "8,192-token window" in sidebar
+    # the fake's window (8,192) and what the model could take (32,768), in words
+    assert "up to about 6,140 words at a time (it could take about 24,580)" in sidebar
+    assert "uses tools" in sidebar and "token" not in sidebar
     at.sidebar.button(key="sb_check_model").click().run()
     no_errors(at)
     shown = texts(at.sidebar).replace("\\", "")

@@ -109,7 +109,7 @@ def test_the_greeting_goes_with_the_first_message_and_the_chat_takes_its_name(
     open_page(page, as_user(app_server.url, user), HEADING)
     expect(page.get_by_text("Tell me about yourself")).to_be_visible()
     bar = sidebar(page)
-    session_box = bar.get_by_role("combobox", name="Session")
+    session_box = bar.get_by_role("combobox", name="Chat")
     expect(session_box).to_have_value("New chat")
     for i in range(3):  # each suggestion readable in full, not cut with an ellipsis
         button = by_key(page, f"suggestion_{i}").get_by_role("button")
