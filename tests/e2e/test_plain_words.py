@@ -1,8 +1,10 @@
 """People's words on every screen: the demo persona's pages walked in a real browser (a chat
 with the fake model, which calls two tools, and one without a model; Memories, every tab;
 Stats, every section opened), at a laptop's and a phone's width. A page fails on any
-snake_case name, id or bracketed kind in its visible text. Exempt, as data shown exactly as
-sent: an answer's *Prompt* tab and a tool call's arguments and result."""
+snake_case name, id, bracketed kind, engineering word or raw score in its visible text
+(tests/not_words.py), the phone's rows included. Exempt, as data shown exactly as sent: an
+answer's *Prompt* tab and a tool call's arguments and result. Help texts appear only on hover:
+tests/app/test_plain_words.py reads every one of them."""
 
 from __future__ import annotations
 
@@ -18,18 +20,10 @@ from memory import DEMO_USER, load_demo
 from tests.e2e.app_process import AppServer, start_app
 from tests.e2e.st import TIMEOUT_MS, screenshot, sidebar, wait_idle
 from tests.fakes.fake_ollama import FakeOllama
+from tests.not_words import internal_words
 from ui.phone import NARROW_PX
 
 WIDTHS = {"laptop": 1440, "phone": 390}
-
-#: what no person should read: code names, ids, bracketed kinds
-NOT_WORDS = {
-    "snake_case name": re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b"),
-    "chat id": re.compile(r"\bs-\d{8}-\d{4}"),
-    "hex id": re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{8,}\b"),
-    "ULID": re.compile(r"\b[0-9A-HJKMNP-TV-Z]{26}\b"),
-    "bracketed kind": re.compile(r"\[[a-z_/ ]+\]"),
-}
 
 #: The page's visible text, without what is shown exactly as sent (module docstring).
 _VISIBLE_TEXT = """() => {
@@ -59,17 +53,6 @@ def open_page(page: Page, url: str, heading: str) -> None:
     wait_idle(page, OPEN_MS)
 
 
-def internal_words(text: str) -> list[str]:
-    """Each name found, with the words around it (where it is on the screen)."""
-    return [
-        f"{what} {m.group(0)!r} in “…{text[max(0, m.start() - 40) : m.end() + 20]}…”".replace(
-            "\n", " "
-        )
-        for what, rx in NOT_WORDS.items()
-        for m in rx.finditer(text)
-    ]
-
-
 class Walk:
     """Reads each screen of a walk and keeps what it found that is no word."""
 
@@ -96,13 +79,18 @@ class Walk:
 def test_the_checker_finds_internal_names() -> None:
     text = (
         "[health_event] Sprained ankle · search_workouts → compare_periods · "
-        "Session: s-20261117-1845-demo · 01JD3Z6Q4W8X9Y2B5C7E1F0G3H · id 9f3a61c2e0"
+        "Session: s-20261117-1845-demo · 01JD3Z6Q4W8X9Y2B5C7E1F0G3H · id 9f3a61c2e0 · "
+        "p50 (solid) and p95 (dotted), 1min buckets · Importance: 0.70 · Tags: running, demo · "
+        "about 150 tokens · Context: LLM extraction · Redis hit · Miss (model ran) · id 3fa1c2"
     )
     found = " ".join(internal_words(text))
     for name in ("health_event", "search_workouts", "s-20261117-1845", "01JD3Z6Q4W8X9Y2B5C7E1F0G3H",
-                 "9f3a61c2e0", "[health_event]"):  # fmt: skip
+                 "9f3a61c2e0", "[health_event]", "'Session'", "'p50'", "'p95'", "1min buckets",
+                 "Importance: 0.70", "running, demo", "'tokens'", "'LLM'", "'Redis'",
+                 "(model ran)", "'3fa1c2'"):  # fmt: skip
         assert name in found, name
     assert internal_words("Health event: Sprained ankle · strong match · 26 Nov 2026") == []
+    assert internal_words("Importance: high · Tags: running, race · typical, per minute") == []
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,35 @@
+"""What no person should read on a screen: code names, ids, bracketed kinds, the engineering
+words and raw numbers a walk found (p50, "1min buckets", tokens, a score as 0.70), a tag the
+app added itself. One checker for the browser walk (tests/e2e/test_plain_words.py), the help
+texts AppTest reads (tests/app/test_plain_words.py) and the word tables (tests/unit)."""
+
+from __future__ import annotations
+
+import re
+
+NOT_WORDS = {
+    "snake_case name": re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b"),
+    "chat id": re.compile(r"\bs-\d{8}-\d{4}"),
+    # six hex characters with a digit and a letter: a short id as well as a long one
+    "hex id": re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{6,}\b"),
+    "ULID": re.compile(r"\b[0-9A-HJKMNP-TV-Z]{26}\b"),
+    "bracketed kind": re.compile(r"\[[a-z_/ ]+\]"),
+    "percentile": re.compile(r"\b[pP](?:50|90|95|99)\b"),
+    "time bucket": re.compile(r"\b\d+(?:min|s|h|D)\s+buckets?\b|\b\d+min\b"),
+    "engineering word": re.compile(
+        r"\b(?:tokens?|Redis|In-process|LLM|Recall path|[Ss]essions?)\b|\(model ran\)"
+    ),
+    "raw score": re.compile(r"\b(?:[Ii]mportance|[Ss]core|[Cc]onfidence):?\s*[01]\.\d{2}\b"),
+    "the app's own tag": re.compile(r"\b[Tt]ags?:[^·\n]*\bdemo\b"),
+}
+
+
+def internal_words(text: str) -> list[str]:
+    """Each name found, with the words around it (where it is on the screen)."""
+    return [
+        f"{what} {m.group(0)!r} in “…{text[max(0, m.start() - 40) : m.end() + 20]}…”".replace(
+            "\n", " "
+        )
+        for what, rx in NOT_WORDS.items()
+        for m in rx.finditer(text)
+    ]
