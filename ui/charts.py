@@ -332,10 +332,20 @@ def latency_over_time(df: pd.DataFrame) -> go.Figure:
         fig,
         title=f"Time per step, {BUCKET_WORDS.get(rule, rule)}",
         when=pts["when"],
-        height=460,
+        # on a phone the legend takes a row per series: the plot keeps its height
+        height=max(460, 360 + 24 * pts["series"].nunique()),
     )
     fig.update_layout(
-        legend={"orientation": "h", "x": 0, "xanchor": "left", "y": -0.12, "yanchor": "top"},
+        # at the figure's foot (not the plot's): the margin grows with its rows, so the
+        # time labels keep their place above it at any width
+        legend={
+            "orientation": "h",
+            "x": 0,
+            "xanchor": "left",
+            "yref": "container",
+            "y": 0,
+            "yanchor": "bottom",
+        },
         margin={"t": 48 + TOOLBAR_PX, "r": 8},
     )
     return fig

@@ -190,4 +190,4 @@ def test_the_time_per_step_legend_is_under_the_plot_in_rows() -> None:
         for i in range(10) for op in ("search", "add")
     ]  # fmt: skip
     legend = charts.latency_over_time(charts.samples_frame(samples)).layout.legend
-    assert legend.orientation == "h" and legend.y < 0 and legend.yanchor == "top"
+    assert legend.orientation == "h" and legend.yref == "container" and legend.yanchor == "bottom"
