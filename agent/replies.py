@@ -12,6 +12,7 @@ from agent.types import StoredMemory
 from memory import words
 from memory.block import shown_reply
 from memory.models import MemoryContext, RecallHit, shown_hits
+from memory.recall.scoring import NEIGHBOUR_FLOOR
 
 #: At most this many memories answer a message without a model: the few that answer it.
 ANSWER_MEMORIES = 5
@@ -106,9 +107,18 @@ def memory_only_reply(
 
 def answer_hits(ctx: MemoryContext, stored: list[StoredMemory]) -> list[RecallHit]:
     """The memories a memory-only answer gives, best first: those search would show people
-    (at or above `SHOWN_FLOOR`), at most `ANSWER_MEMORIES`; not one this turn just replaced."""
+    (at or above `SHOWN_FLOOR`) that match the message on their own (`only_a_neighbour`), at
+    most `ANSWER_MEMORIES`; not one this turn just replaced."""
     kept, _ = shown_hits([*without_replaced(ctx.episodic, stored), *ctx.semantic])
-    return kept[:ANSWER_MEMORIES]
+    return [h for h in kept if not only_a_neighbour(h)][:ANSWER_MEMORIES]
+
+
+def only_a_neighbour(hit: RecallHit) -> bool:
+    """Is the hit recalled only for being said next to a strong hit in its chat (its score no
+    more than the floor a neighbour gets from its seed, `NEIGHBOUR_FLOOR` of it)? The prompt
+    keeps such a turn beside its seed, where it can be the answer; in a memory-only list it
+    stands alone and reads as unrelated ("I prefer short answers" for "How far did I run")."""
+    return hit.parts.neighbour > 0 and hit.score <= NEIGHBOUR_FLOOR * hit.parts.neighbour + 1e-4
 
 
 def kind_of(hit: RecallHit) -> str:

@@ -21,6 +21,13 @@ both shares at the floor in use (`memory.models.SHOWN_FLOOR`, the fit rounded) a
 fitted one, and per relevance band the precision of its hits. `--record` writes one record per
 file (bench "floor"), where BENCHMARKS.md reads them. Recall for the prompt is not floored;
 its R@5 is `python -m benchmarks locomo`'s.
+
+The answer without a model lists memories from the recall before an answer
+(`retrieve_all_context`), not from the search box: per file, the command also reports what it
+lists (`agent.replies.answer_hits`) against the floor alone (the same recall, at or above the
+floor, at most `ANSWER_MEMORIES`): of the questions whose floored list holds their evidence,
+the share whose answer still does; the unanswerable questions it answers with nothing; and
+how many memories it lists per question.
 """
 
 from __future__ import annotations
@@ -30,11 +37,20 @@ import json
 from pathlib import Path
 from typing import Any
 
+from agent.replies import ANSWER_MEMORIES, answer_hits
 from benchmarks import results
 from benchmarks.common import Progress, add_output_args, bench_coordinator, stamp, table
 from benchmarks.locomo import ingest, load, questions, turns_held
 from memory.coordinator import MemoryCoordinator
-from memory.models import BAND_HIGH, BAND_MODERATE, SHOWN_FLOOR, MemoryType, RecallHit
+from memory.models import (
+    BAND_HIGH,
+    BAND_MODERATE,
+    SHOWN_FLOOR,
+    MemoryContext,
+    MemoryType,
+    RecallHit,
+    shown_hits,
+)
 from memory.queries import SearchFilter
 
 __all__ = ["add_parser", "band_of", "band_table", "fit_floor", "read_unanswerable", "shares"]
@@ -120,6 +136,34 @@ def _search(coord: MemoryCoordinator, user: str, question: str) -> list[RecallHi
     return sorted(hits, key=lambda h: h.score, reverse=True)[:K]
 
 
+def _recalled(coord: MemoryCoordinator, user: str, question: str) -> MemoryContext:
+    """The recall a memory-only answer lists from (a new chat: no recent messages)."""
+    return coord.retrieve_all_context(
+        user, "s-floor-bench", question, include_short_term=False, include_procedural=False
+    )
+
+
+def answer_lists(ctx: MemoryContext) -> tuple[list[RecallHit], list[RecallHit]]:
+    """(the floor alone, the memory-only answer's list) from one recall."""
+    floored, _ = shown_hits([*ctx.episodic, *ctx.semantic])
+    return floored[:ANSWER_MEMORIES], answer_hits(ctx, [])
+
+
+def answer_shares(asked: list[tuple[bool, bool, int, int]], unanswered: list[int]) -> dict:
+    """`asked`: per answerable question (floored list holds evidence, answer does, listed by
+    the floor, listed by the answer); `unanswered`: memories the answer lists per
+    unanswerable question."""
+    had = [a for a in asked if a[0]]
+    return {
+        "answer_evidence_kept": round(sum(a[1] for a in had) / len(had), 4) if had else 0.0,
+        "answer_unanswerable_nothing": (
+            round(sum(1 for n in unanswered if n == 0) / len(unanswered), 4) if unanswered else 0.0
+        ),
+        "floor_listed": round(sum(a[2] for a in asked) / len(asked), 2) if asked else 0.0,
+        "answer_listed": round(sum(a[3] for a in asked) / len(asked), 2) if asked else 0.0,
+    }
+
+
 def run(
     coord: MemoryCoordinator,
     files: dict[str, list[dict[str, Any]]],
@@ -136,6 +180,7 @@ def run(
         scored: list[tuple[float, bool]] = []
         evidence_best: list[float] = []
         n_questions = 0
+        asked: list[tuple[bool, bool, int, int]] = []
         for sample in data:
             user = USER_PREFIX + sample["sample_id"]
             for q in questions(sample):
@@ -152,10 +197,24 @@ def run(
                 progress(f"{name}: questions {n_questions}")
         users = [s["sample_id"] for s in data]
         unanswerable_best = []
+        unanswered: list[int] = []
         for user, question in read_unanswerable(unanswerable, users):
             hits = _search(coord, USER_PREFIX + user, question)
             unanswerable_best.append(max((h.score for h in hits), default=0.0))
             progress(f"{name}: unanswerable {len(unanswerable_best)}")
+        # the answers' recalls after every search: a recall's bookkeeping (what it touched)
+        # would otherwise move the search figures above
+        for sample in data:
+            user = USER_PREFIX + sample["sample_id"]
+            for q in questions(sample):
+                gold = {str(e) for e in q["evidence"]}
+                floored, listed = answer_lists(_recalled(coord, user, str(q["question"])))
+                kept = any(set(turns_held(h)) & gold for h in floored)
+                still = any(set(turns_held(h)) & gold for h in listed)
+                asked.append((kept, still, len(floored), len(listed)))
+        for user, question in read_unanswerable(unanswerable, users):
+            unanswered.append(len(answer_lists(_recalled(coord, USER_PREFIX + user, question))[1]))
+        progress(f"{name}: answers without a model")
         per_file[name] = {
             "n_questions": n_questions,
             "n_evidence_found": len(evidence_best),
@@ -163,6 +222,7 @@ def run(
             "evidence_best": evidence_best,
             "unanswerable_best": unanswerable_best,
             "bands": band_table(scored, SHOWN_FLOOR),
+            "answer": answer_shares(asked, unanswered),
         }
     progress.done("asked every question")
     fitted = fit_floor(
@@ -197,6 +257,11 @@ def render(result: dict[str, Any]) -> str:
         for name, f in result["files"].items()
         for band, b in f["bands"].items()
     ]
+    answers = [
+        [name, f["answer"]["answer_evidence_kept"], f["answer"]["answer_unanswerable_nothing"],
+         f"{f['answer']['floor_listed']} → {f['answer']['answer_listed']}"]
+        for name, f in result["files"].items()
+    ]  # fmt: skip
     counts = "; ".join(
         f"{name}: {f['n_evidence_found']} of {f['n_questions']} questions with evidence in the "
         f"top {result['k']}, {f['n_unanswerable']} unanswerable asked"
@@ -206,6 +271,16 @@ def render(result: dict[str, Any]) -> str:
         table(["file", "floor", "evidence kept", "unanswerable: nothing shown"], rows)
         + "\n\n"
         + table(["file", "band", "hits", "precision"], bands)
+        + "\n\nThe answer without a model (from the recall before an answer):\n"
+        + table(
+            [
+                "file",
+                "evidence kept (of the floor's)",
+                "unanswerable: nothing",
+                "listed per question",
+            ],
+            answers,
+        )
         + f"\n\n{counts}\nfloor in use {result['floor']}, fitted on these files "
         f"{result['fitted_floor']}\ncommit {result['commit']}, {result['date']}"
     )
@@ -221,6 +296,7 @@ def figures(result: dict[str, Any], name: str) -> dict[str, Any]:
         "unanswerable_nothing": f["at_floor"]["unanswerable_nothing"],
         "questions": f["n_questions"],
         "unanswerable_asked": f["n_unanswerable"],
+        **f["answer"],
     }
     for band, b in f["bands"].items():
         if b["hits"]:  # a band the floor leaves empty has no precision

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from agent.replies import ANSWER_MEMORIES, NOTHING_YET, memory_only_reply
+from agent.replies import ANSWER_MEMORIES, NOTHING_YET, answer_hits, memory_only_reply
 from agent.types import TurnResult
 from memory.models import (
     SHOWN_FLOOR,
@@ -131,3 +131,21 @@ def test_the_details_count_memories_not_the_users_earlier_questions() -> None:
     ctx.episodic = [h for h in ctx.episodic if h.record["event_type"] == "interaction"]
     ctx.semantic = []
     assert lead_line(r).startswith("Used nothing I know about you; also 2 earlier conversations")
+
+
+def test_a_turn_recalled_only_as_a_neighbour_is_not_listed_alone() -> None:
+    """ "I prefer short answers" was recalled for "How far did I run" only for being said next
+    to "How far did I run this week?" in the same chat (0.3 of that hit's 0.69): in the
+    prompt it sits beside its seed, in a memory-only list it would stand alone, unrelated. A
+    neighbour that also matches on its own (above the neighbour's floor) stays."""
+    seed = hit("How far did I run this week?", 0.69, "interaction")
+    alone = hit("I prefer short answers with bullet points, please.", 0.207, "interaction")
+    alone.parts = ScoreParts(vector=0.05, neighbour=0.69, final=0.207)
+    matches_too = hit("Did 14 km yesterday on the river trail", 0.4, "interaction")
+    matches_too.parts = ScoreParts(vector=0.57, text=1.0, neighbour=0.69, final=0.4)
+    ctx = MemoryContext(
+        user_id="u", session_id="s", query="How far did I run", episodic=[seed, alone, matches_too]
+    )
+    listed = [h.text for h in answer_hits(ctx, [])]
+    assert listed == [seed.text, matches_too.text]
+    assert "short answers" not in memory_only_reply("Offline.", ctx, [])
