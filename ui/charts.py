@@ -49,8 +49,11 @@ MAX_DATE_TICKS = 5
 #: Steps of a daily axis, smallest first, so a tick falls on a whole day, week or month.
 DAY_STEPS, MONTH_STEPS = (1, 2, 7, 14), (1, 2, 3, 6, 12)
 #: The label follows the step: times within a day, days within a month, then months.
+MINUTE_MS = 60_000
 DATE_FORMATS = [  # plotly takes the first range holding the step, ends included
-    {"dtickrange": [None, DAY_MS - 1], "value": CHART_TIME},
+    # seconds apart (a burst of answers): "04:42" three times said nothing
+    {"dtickrange": [None, MINUTE_MS - 1], "value": f"{CHART_TIME}:%S"},
+    {"dtickrange": [MINUTE_MS, DAY_MS - 1], "value": CHART_TIME},
     {"dtickrange": [DAY_MS, 14 * DAY_MS], "value": CHART_DAY},
     {"dtickrange": ["M1", None], "value": CHART_MONTH},
 ]

@@ -150,6 +150,7 @@ def test_date_labels_of_every_stats_chart_stay_apart(
     assert legend["y"] >= area["y"] + area["height"], f"the legend is not under the plot: {parts}"
     assert area["width"] >= 0.75 * whole["width"], f"the plot is squeezed: {parts}"
     assert len(parts["ticks"]) >= 2 and not overlapping(parts["ticks"]), parts
+    assert len(set(parts["texts"])) == len(parts["texts"]), f"ticks say the same: {parts}"
     print(width_of(page), "time per step ticks:", parts["texts"])
 
     # every chart's title whole, inside its chart

@@ -83,7 +83,7 @@ def test_a_daily_axis_keeps_to_a_few_whole_day_ticks_in_the_app_s_date_format() 
         assert _labels_on_axis(fig) <= charts.MAX_DATE_TICKS, (days, fig.layout.xaxis.dtick)
         assert fig.layout.xaxis.tickangle == 0
         formats = {s.value for s in fig.layout.xaxis.tickformatstops}
-        assert formats == {"%H:%M", "%-d %b", "%b %Y"}
+        assert formats == {"%H:%M:%S", "%H:%M", "%-d %b", "%b %Y"}
     assert charts.day_step(pd.Timestamp("2026-11-01"), pd.Timestamp("2026-11-03")) == DAY
     assert charts.day_step(pd.Timestamp("2026-01-01"), pd.Timestamp("2026-11-03")) == "M3"
 
