@@ -16,10 +16,13 @@ NOT_WORDS = {
     "bracketed kind": re.compile(r"\[[a-z_/ ]+\]"),
     "percentile": re.compile(r"\b[pP](?:50|90|95|99)\b"),
     "time bucket": re.compile(r"\b\d+(?:min|s|h|D)\s+buckets?\b|\b\d+min\b"),
+    # a model's measure where a person reads a size ("about 150 tokens", "8,192-token window")
+    "tokens": re.compile(r"\b[\d,]+[ -]tokens?\b(?!/s)"),
     "engineering word": re.compile(
-        r"\b(?:tokens?|Redis|In-process|LLM|Recall path|[Ss]essions?)\b|\(model ran\)"
+        r"\b(?:Redis|In-process|LLM|Recall path|[Ss]essions?)\b|\(model ran\)"
     ),
-    "raw score": re.compile(r"\b(?:[Ii]mportance|[Ss]core|[Cc]onfidence):?\s*[01]\.\d{2}\b"),
+    # a score shown as its number beside its name (a slider's own value is a control's)
+    "raw score": re.compile(r"\b(?:[Ii]mportance|[Ss]core|[Cc]onfidence):?[ \t]*[01]\.\d{2}\b"),
     "the app's own tag": re.compile(r"\b[Tt]ags?:[^·\n]*\bdemo\b"),
 }
 

@@ -86,7 +86,7 @@ def test_the_checker_finds_internal_names() -> None:
     found = " ".join(internal_words(text))
     for name in ("health_event", "search_workouts", "s-20261117-1845", "01JD3Z6Q4W8X9Y2B5C7E1F0G3H",
                  "9f3a61c2e0", "[health_event]", "'Session'", "'p50'", "'p95'", "1min buckets",
-                 "Importance: 0.70", "running, demo", "'tokens'", "'LLM'", "'Redis'",
+                 "Importance: 0.70", "running, demo", "'150 tokens'", "'LLM'", "'Redis'",
                  "(model ran)", "'3fa1c2'"):  # fmt: skip
         assert name in found, name
     assert internal_words("Health event: Sprained ankle · strong match · 26 Nov 2026") == []
