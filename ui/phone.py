@@ -50,7 +50,7 @@ _ROWS_ONLY_WHEN_NARROW = f"""
 #: columns a row's text leaves out: ids and the pin (shown as a 📌 before the text)
 _NOT_SHOWN = {"id", "📌"}
 #: columns said in words rather than as their number (the grid draws a bar for it)
-_IN_WORDS = {"Importance": importance_word}
+_IN_WORDS = {"Importance": importance_word, "Avg score": lambda v: f"{float(v):.0%}"}
 
 
 def _value(v: Any) -> str:
