@@ -18,7 +18,7 @@ from functools import lru_cache
 from pydantic import BaseModel, ConfigDict, StrictInt
 
 from memory.data_files import Words, load_data_file
-from memory.text import FRAMING, STOPWORDS, root
+from memory.text import FRAMING, NEGATORS, STOPWORDS, root
 from memory.writing.secrets import mask_text
 
 #: Default share of the claim's content words that must be found. On the examples in
@@ -48,7 +48,6 @@ class _GroundingWords(BaseModel):
     """`memory/data/grounding_words.toml` (what each table is for: its comments)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    negators: Words
     clause_words: Words
     units: dict[str, StrictInt]
     tens: dict[str, StrictInt]
@@ -56,7 +55,6 @@ class _GroundingWords(BaseModel):
 
 
 _WORDS = load_data_file("grounding_words.toml", _GroundingWords)
-_NEGATORS = _WORDS.negators
 _CLAUSE_WORDS = _WORDS.clause_words
 _UNITS, _TENS, _MULTIPLIERS = _WORDS.units, _WORDS.tens, _WORDS.multipliers
 _ORDINALS = frozenset(("st", "nd", "rd", "th"))
@@ -146,7 +144,7 @@ class _Parsed:
 
 @lru_cache(maxsize=1 << 16)  # a text repeats its words; stemming each costs most of the time
 def _is_negator(word: str) -> bool:
-    return word in _NEGATORS or word.endswith("n't")
+    return word in NEGATORS or word.endswith("n't")
 
 
 def _plain(word: str) -> str:
