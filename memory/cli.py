@@ -340,7 +340,7 @@ def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
     try:
         stats: dict[str, Any] = {
             **coord.get_memory_stats(args.user, args.session),
-            "counters": coord.metric_counters(),
+            "counters": coord.metrics.counters(),
         }
     finally:
         coord.close()

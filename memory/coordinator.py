@@ -1,13 +1,9 @@
-"""The memory coordinator: the one entry point the agent and the UI use.
+"""The memory coordinator: the one entry point the agent and the UI use (`memory.service`).
 
-It owns the four stores, the embedder (with its query cache) and the metrics recorder, and
-turns "what do we know that matters for this message?" into one `MemoryContext`. It satisfies
-`memory.service.MemoryService`; every public method reaches callers through one error boundary
-(`memory.boundary.translate_store_errors`): driver errors arrive as `StoreUnavailableError`.
-The editor, purges, export/import and counts live in `memory.admin`, which gets the stores.
-The Redis it opened is remembered (`memory.identity`): when another one answers at the
-address, the coordinator recreates what is missing there and the call raises `StoreReplacedError`.
-"""
+It owns the stores, the embedder and the metrics, and composes them: recall
+(`memory.recall.pipeline`), writes, and `memory.admin` for the editor, purges and transfer.
+Every public method passes through one error boundary (`memory.boundary`), and a write first
+checks that the Redis is still the one the memories are on (`memory.identity`)."""
 
 from __future__ import annotations
 
@@ -172,14 +168,6 @@ class MemoryCoordinator:
         va = self.embedder.embed(check_text(a, "Text"))
         vb = self.embedder.embed(check_text(b, "Text"))
         return float(np.dot(va, vb))
-
-    def latency_samples(self, since_ms: int = 0, limit: int | None = None) -> list[dict[str, Any]]:
-        """Latency samples of memory operations (Stats page), oldest first."""
-        return self.metrics.latency_samples(since_ms=since_ms, limit=limit)
-
-    def metric_counters(self) -> dict[str, int]:
-        """Embedding-cache and extraction counters (Stats page, CLI)."""
-        return self.metrics.counters()
 
     def close(self) -> None:
         self.bookkeeping.close()
@@ -520,16 +508,6 @@ class MemoryCoordinator:
         admin.delete_memory(self.stores, self.embedder, user_id, mtype, memory_id, as_admin)
         if mtype is not MemoryType.SHORT_TERM:
             self.metrics.record(mtype.value, "delete", _ms(t))
-
-    def pin(
-        self,
-        user_id: str,
-        memory_type: MemoryType | str,
-        memory_id: str,
-        pinned: bool = True,
-        as_admin: bool = False,
-    ) -> None:
-        self.update_memory(user_id, memory_type, memory_id, as_admin, pinned=pinned)
 
     def pause(self, user_id: str, memory_id: str, paused: bool = True) -> dict[str, Any]:
         """Pause an episodic memory (kept and listed, never recalled nor in the user profile),

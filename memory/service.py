@@ -228,15 +228,6 @@ class MemoryService(AgentMemory, Protocol):
         **changes: Any,
     ) -> dict[str, Any]: ...
 
-    def pin(
-        self,
-        user_id: str,
-        memory_type: MemoryType | str,
-        memory_id: str,
-        pinned: bool = True,
-        as_admin: bool = False,
-    ) -> None: ...
-
     def list_users(self) -> list[str]: ...
 
     def list_sessions(self, user_id: str) -> list[str]: ...
@@ -281,12 +272,6 @@ class MemoryService(AgentMemory, Protocol):
     def import_user(
         self, data: dict[str, Any] | str | bytes, **options: Unpack[ImportOptions]
     ) -> dict[str, int]: ...
-
-    def latency_samples(
-        self, since_ms: int = 0, limit: int | None = None
-    ) -> list[dict[str, Any]]: ...
-
-    def metric_counters(self) -> dict[str, int]: ...
 
     @property
     def metrics(self) -> MetricsRecorder: ...

@@ -215,7 +215,7 @@ if store_wide:
     )
     if cache_box.open:
         with cache_box, guard("Reading the metrics counters"):
-            cache_and_extraction(ctx.coordinator.metric_counters(), ctx.agent)
+            cache_and_extraction(ctx.coordinator.metrics.counters(), ctx.agent)
     upkeep = st.expander("Maintenance", key="stats_maintenance", on_change="rerun")
     if upkeep.open:
         with upkeep, guard("Loading the maintenance history"):

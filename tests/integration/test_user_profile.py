@@ -369,7 +369,8 @@ def test_health_facts_and_pinned_memories_are_in_the_profile_sent_and_shown(
     for text in HEALTH[1:]:  # plain facts by their kind: their words make them health facts
         add(coordinator, text, "fact", days_ago=30, importance=0.5)
     race = add(coordinator, "Ran the Lyon 10k in 52 minutes", "milestone", days_ago=40)
-    coordinator.pin("ana", "episodic", race, True)  # not a standing kind: pinned, so in
+    # not a standing kind: pinned, so in
+    coordinator.update_memory("ana", "episodic", race, pinned=True)
 
     lines = coordinator.user_profile("ana")
     fit = fit_profile(lines)
