@@ -1,24 +1,7 @@
-"""`ChatAgent`: one turn = check the model, recall, extract triggers, answer (tools), learn, store.
-
-    run_turn(user, session, message)  ->  TurnEvent stream
-      0. entry       secrets in the message masked once (cards, passwords, ...): no step
-                     below, nor the extraction, summary, title or a tool, reads them
-      1. status      re-check Ollama (fast); choose "llm" or "memory-only" mode
-      2. learning    a correction of the previous answer lowers that answer's tool pattern
-      3. recall      coordinator.retrieve_all_context, before the model sees anything
-      4. triggers    "remember: ...", #tags -> stored now (read-after-write for the next turn)
-      5. answer      streamed; tool loop with an iteration cap; tool errors go back to the model
-                     (memory-only: a plain reply saying the model is offline + the recall)
-      6. learn/store coordinator.store_interaction with the tool sequence and a success score
-      7. extraction  LLM extraction queued in the background (status visible in the result)
-      done           TurnResult, first kept beside the answer (`TurnResult.for_storage`: no
-                     thoughts) so its details survive reloads; the extraction's outcome is
-                     kept beside it when it finishes (`turn_details` reads both)
-
-An incognito turn and a re-answer (agent.private) are this turn given a `Private`: no
-learning, recall, triggers, storing, extraction or summary; the memory tools are not offered.
-The agent never talks to Redis itself: everything goes through the `MemoryCoordinator`.
-"""
+"""`ChatAgent`: one turn = check the model, recall, extract triggers, answer (tools), learn,
+store, queue the extraction (the steps: docs/agent.md, "One turn"). An incognito turn and a
+re-answer (agent.private) are this turn given a `Private`. The agent never talks to Redis
+itself: everything goes through the memory coordinator."""
 
 from __future__ import annotations
 
