@@ -509,11 +509,6 @@ class MemoryCoordinator:
         if mtype is not MemoryType.SHORT_TERM:
             self.metrics.record(mtype.value, "delete", _ms(t))
 
-    def pause(self, user_id: str, memory_id: str, paused: bool = True) -> dict[str, Any]:
-        """Pause an episodic memory (kept and listed, never recalled nor in the user profile),
-        or resume it."""
-        return self.update_memory(user_id, MemoryType.EPISODIC, memory_id, paused=paused)
-
     def user_profile(self, user_id: str) -> list[ProfileLine]:
         """The lines of the user profile (memory.user_profile), best first."""
         return read_profile(self.stores.episodic, check_id(user_id))

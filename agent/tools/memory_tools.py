@@ -245,7 +245,9 @@ class MemoryOps:
         if action != "delete":
             if memory_type != MemoryType.EPISODIC.value:
                 raise ToolError("Only episodic memories can be paused or resumed.")
-            self._coord.pause(user_id, memory_id, paused=action == "pause")
+            self._coord.update_memory(
+                user_id, MemoryType.EPISODIC, memory_id, paused=action == "pause"
+            )
             return ForgetResult(memory_type=memory_type, id=memory_id, paused=action == "pause")
         self._coord.delete_memory(user_id, MemoryType(memory_type), memory_id)
         return ForgetResult(forgotten=memory_id, memory_type=memory_type)

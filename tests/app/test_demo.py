@@ -132,5 +132,5 @@ def test_the_load_message_the_memories_tile_and_stats_count_alike(
     rows, _ = coordinator.list_memories(
         DEMO_USER, "episodic", ListQuery(event_types=["goal"], include_superseded=False)
     )
-    coordinator.pause(DEMO_USER, rows[0]["id"])
+    coordinator.update_memory(DEMO_USER, "episodic", rows[0]["id"], paused=True)
     assert shown() == (memories - 1, memories - 1 + facts)

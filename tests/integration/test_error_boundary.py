@@ -50,7 +50,6 @@ CALLS: dict[str, Callable[[MemoryCoordinator], Any]] = {
     "get_memory": lambda c: c.get_memory(U, "episodic", MID),
     "update_memory": lambda c: c.update_memory(U, "episodic", MID, text="new text"),
     "delete_memory": lambda c: c.delete_memory(U, "episodic", MID),
-    "pause": lambda c: c.pause(U, MID),
     "user_profile": lambda c: c.user_profile(U),
     "memory_usage": lambda c: c.memory_usage(U),
     "answers_using": lambda c: c.answers_using(U, MID),
