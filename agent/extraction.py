@@ -129,9 +129,9 @@ EXTRACTION_REPLY_TOKENS = 512
 class LLMExtractor:
     """Structured extraction with one retry."""
 
-    def __init__(self, llm: LLM, *, temperature: float = 0.0) -> None:
+    def __init__(self, llm: LLM) -> None:
         self._llm = llm
-        self._options = {"temperature": temperature, "num_predict": EXTRACTION_REPLY_TOKENS}
+        self._options = {"temperature": 0.0, "num_predict": EXTRACTION_REPLY_TOKENS}
 
     def extract(
         self, model: str, message: str, already_stored: list[str] | None = None

@@ -160,11 +160,9 @@ class MemoryCoordinator:
         return cls(connect(settings), build_embedder(settings), settings)
 
     def count_event(self, name: str) -> None:
-        """Count an event (e.g. an extraction outcome) for the Stats page; buffered."""
         self.metrics.count(name)
 
     def text_similarity(self, a: str, b: str) -> float:
-        """Cosine of two texts' embeddings (unit vectors, so the dot product)."""
         va = self.embedder.embed(check_text(a, "Text"))
         vb = self.embedder.embed(check_text(b, "Text"))
         return float(np.dot(va, vb))
@@ -424,9 +422,6 @@ class MemoryCoordinator:
         partial_answer: str,
         turn_id: str = "",
     ) -> list[str]:
-        """A message and the answer the user stopped while it streamed, its metadata saying
-        `stopped` (and `turn_id`: where its details are kept): short-term only (no episode, no
-        tool lesson: the turn did not finish)."""
         # both messages carry the turn id, as a finished turn's do: a re-answer's history and
         # a forget find the pair by it
         turn, pii = ({"turn_id": turn_id} if turn_id else None), self.stores.pii
@@ -510,7 +505,6 @@ class MemoryCoordinator:
             self.metrics.record(mtype.value, "delete", _ms(t))
 
     def user_profile(self, user_id: str) -> list[ProfileLine]:
-        """The lines of the user profile (memory.user_profile), best first."""
         return read_profile(self.stores.episodic, check_id(user_id))
 
     def list_users(self) -> list[str]:
