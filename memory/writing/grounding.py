@@ -1,11 +1,7 @@
-"""Is a model-made memory supported by what the user said? A lexical check, no model call
-(what it demands and of which writers: docs/agent.md, "Grounded memories").
-
-`check_grounded`, in order: no content word nor number -> unsupported; numbers compared as
-values ("10,000" = "10000", "two" = "2", "5k" = 5000 or 5 km); names in mid-sentence found; a
-word found only with the opposite polarity (a negator within `NEGATION_SCOPE` words) vetoes;
-then `min_word_share` of the content words (`memory.text.root`); last, an embedding similarity
->= `min_similarity` for paraphrases. Known limits: tests/unit/test_writing_grounding.py."""
+"""Is a model-made memory supported by what the user said? A lexical check, no model call:
+numbers as values, names, the polarity of each word (a negator within `NEGATION_SCOPE` words),
+then `min_word_share` of the content words, last an embedding similarity for paraphrases
+(docs/agent.md, "Grounded memories"; known limits: tests/unit/test_writing_grounding.py)."""
 
 from __future__ import annotations
 
