@@ -335,6 +335,18 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_sweep_secrets(args: argparse.Namespace, settings: Settings) -> int:
+    coord = open_coordinator(settings)
+    try:
+        counts = coord.sweep_secrets(args.user, apply=not args.dry_run)
+    finally:
+        coord.close()
+    held = ", ".join(f"{n} {kind}" for kind, n in counts.items())
+    said = "would be masked" if args.dry_run else "masked"
+    print_result(args, {"masked": counts, "dry_run": args.dry_run}, f"records {said}: {held}")
+    return 0
+
+
 def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
     coord = open_coordinator(settings)
     try:
@@ -478,6 +490,14 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("file")
     sp.add_argument("--user", help="import under this user instead of the file's")
     sp.add_argument("--replace", action="store_true", help="purge the user first")
+
+    sp = cmd(
+        "sweep-secrets",
+        cmd_sweep_secrets,
+        "mask secrets an earlier version stored (memories, facts, procedures, messages)",
+    )
+    sp.add_argument("--user", help="only this user (default: every user)")
+    sp.add_argument("--dry-run", action="store_true", help="count them, change nothing")
 
     sp = cmd("stats", cmd_stats, "memory counts and counters")
     sp.add_argument("--user")

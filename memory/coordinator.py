@@ -533,6 +533,15 @@ class MemoryCoordinator:
         self.bookkeeping.drain()
         return admin.purge_user(self.stores, self.embedder, user_id)
 
+    @_writes
+    def sweep_secrets(self, user_id: str | None = None, apply: bool = True) -> dict[str, int]:
+        """Mask secrets an earlier version stored (every user by default); counts per type."""
+        from memory.admin.sweep import sweep_secrets
+
+        return sweep_secrets(
+            self.stores, self.embedder, None if user_id is None else check_id(user_id), apply=apply
+        )
+
     def export_user(self, user_id: str) -> dict[str, Any]:
         return admin.export_user(self.stores, self.embedder.model_id, user_id)
 

@@ -62,6 +62,7 @@ CALLS: dict[str, Callable[[MemoryCoordinator], Any]] = {
     "clear_session_memories": lambda c: c.clear_session_memories(U, S),
     "clear_user_memories": lambda c: c.clear_user_memories(U),
     "export_user": lambda c: c.export_user(U),
+    "sweep_secrets": lambda c: c.sweep_secrets(U),
     "import_user": lambda c: c.import_user(json.dumps(EXPORT)),
     "load_knowledge": lambda c: c.load_knowledge(),
     "from_settings": lambda c: MemoryCoordinator.from_settings(c.settings),
