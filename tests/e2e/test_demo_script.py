@@ -4,7 +4,7 @@ and Stats pages. Each step's promise is asserted, and what a presenter touches f
 
     the address keeps the user and the chat (a reload, the page links)
     blank input is ignored, never an error
-    the answer ends with what it remembered (edit, undo) and what it masked
+    the answer ends with what it remembered (edit, Forget this) and what it masked
     Memories and Stats agree with an action in the same run
     Stats by each memory's own date, an activity timeline, counts of what is remembered
     the screen says what the script says (matches in words in Recalled, the replacing goal's text)
