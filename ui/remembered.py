@@ -70,11 +70,14 @@ def remembered_line(ctx: PageContext, r: TurnResult, key: str) -> None:
         if not live:
             st.caption(" · ".join(parts))
             return
-        c1, c2, c3 = st.columns([7, 1, 2], vertical_alignment="center", gap="small")
+        c1, c2 = st.columns([6, 4], vertical_alignment="center", gap="small")
         c1.caption(" · ".join(parts))
-        with c2.popover(
-            "",
+        # one row at every width (columns stack below 640 px)
+        row = c2.container(horizontal=True, wrap=False, vertical_alignment="center")
+        with row.popover(
+            "Edit",
             icon=":material/edit:",
+            type="tertiary",
             help="Edit what was remembered",
             key=state.popover_key(f"rem_pop_{key}"),
         ):
@@ -94,7 +97,7 @@ def remembered_line(ctx: PageContext, r: TurnResult, key: str) -> None:
                         f"rem_pop_{key}",
                     ),
                 )
-        c3.button(
+        row.button(
             FORGET,
             key=f"rem_undo_{key}",
             type="tertiary",
