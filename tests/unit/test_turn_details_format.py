@@ -122,8 +122,8 @@ def test_the_status_line_says_what_was_checked_and_what_the_answer_used() -> Non
     hits = [hit(f"I like running route number {i}", i) for i in range(7)]
     r = result(*hits)
     assert status_label(r).startswith("Checked 7 memories, used 7")  # all reached the model
-    r.memory_block = render_memory_block(MemoryContext(user_id="u", session_id="s",
-                                                       query="q", episodic=hits[:2])).text  # fmt: skip
+    two = MemoryContext(user_id="u", session_id="s", query="q", episodic=hits[:2])
+    r.memory_block = render_memory_block(two).text  # only two reached the model
     assert status_label(r).startswith("Checked 7 memories, used 2")
     assert "checked 7 episodic" in summary_line(r) and "used 2 of the memories" in summary_line(r)
     r.mode = "memory-only"  # a reply without the model lists at most 5 of them
