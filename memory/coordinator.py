@@ -385,7 +385,9 @@ class MemoryCoordinator:
             else:
                 result["procedural"] = pattern.id
                 result["procedural_confidence"] = pattern.confidence
-        self.metrics.record("all", "store_interaction", _ms(t0))
+        # hit: this answer's usage record lists a memory (Stats' "Answers that used memory")
+        used_any = bool(turn_id) and len(used) > 0
+        self.metrics.record("all", "store_interaction", _ms(t0), hit=used_any)
         if store_episode:
             # Written at once with the question's cached vector (no model call before the
             # next answer); the vector of record, `description (context)`, follows off-path,
