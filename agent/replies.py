@@ -55,7 +55,7 @@ def recall_status(ctx: MemoryContext) -> str:
         parts.append(f"a tool habit ({words.tools_words(ctx.procedural.tool_sequence)})")
     if ctx.short_term:
         parts.append(f"{len(ctx.short_term)} recent messages")
-    return "Recalled " + ", ".join(parts) if parts else "Nothing recalled"
+    return "Checked " + ", ".join(parts) if parts else "No memory checked"
 
 
 def memory_only_reply(

@@ -116,7 +116,7 @@ def lead_line(r: TurnResult) -> str:
     else:
         n = len(recalled_about)
         line = (
-            f"Recalled {n} thing{'' if n == 1 else 's'} about you, but none fitted into the prompt"
+            f"Checked {n} thing{'' if n == 1 else 's'} about you, but none fitted into the prompt"
         )
     extra = []
     if talks:

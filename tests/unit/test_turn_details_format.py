@@ -101,7 +101,7 @@ def test_the_lead_line_names_what_reached_the_prompt_in_short_escaped() -> None:
     assert line.startswith("Used 2 things I know about you: “I am training for the Riverside")
     assert "“\\*\\*Veg\\*\\*”" in line
     r.memory_block = ""  # nothing reached the model
-    assert lead_line(r).startswith("Recalled 2 things about you, but none fitted")
+    assert lead_line(r).startswith("Checked 2 things about you, but none fitted")
     assert (
         short("I am training for a half marathon in April") == "I am training for a half marathon…"
     )
