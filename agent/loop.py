@@ -26,7 +26,7 @@ from agent.prompt import (
     history_window,
     render_memory_block,
 )
-from agent.replies import answer_hits, memory_only_reply, recall_status
+from agent.replies import answer_hits, in_prompt, memory_only_reply, recall_status
 from agent.summarising import LLMSummariser, SessionSummaries, SummaryWorker, dropped_before
 from agent.tools.memory_tools import MemoryToolkit
 from agent.tools.registry import ToolContext, Toolkit, ToolRegistry
@@ -506,12 +506,12 @@ class ChatAgent:
                 # would only repeat it in recall.
                 store_episode=self.config.store_episodes and t.mode == "llm" and not t.stored,
                 turn_id=t.turn_id,
-                # What the answer was given: the model's memories, or those a reply without
-                # the model shows; the Stats page counts answers by the same rule.
+                # What the answer was given: the memories that reached the model, or those a
+                # reply without the model shows; the details and Stats count by the same rule.
                 used=[
                     h.id
                     for h in (
-                        (*t.ctx.episodic, *t.ctx.semantic)
+                        in_prompt(t.block.text, [*t.ctx.episodic, *t.ctx.semantic])
                         if t.mode == "llm"
                         else answer_hits(t.ctx, t.stored)
                     )

@@ -28,8 +28,8 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from agent.prompt import BlockLine, read_block, unfenced
-from agent.replies import answer_hits, is_conversation
+from agent.prompt import BlockLine, read_block
+from agent.replies import answer_hits, in_prompt, is_conversation
 from agent.speed import speed_text
 from agent.types import BudgetSplit, StoredMemory, ToolCallRecord, TurnResult, WindowReport
 from memory import words
@@ -65,18 +65,12 @@ def short(text: str, n: int = LEAD_CHARS) -> str:
     return " ".join(kept).rstrip(",;:.") + "…"
 
 
-def in_prompt(r: TurnResult, hits: list[RecallHit]) -> list[RecallHit]:
-    """The hits whose text reached the model (the block may have left some out to fit)."""
-    texts = {line.text for line in read_block(r.memory_block) if line.kind == "memory"}
-    return [h for h in hits if unfenced(h.text) in texts]
-
-
 def used(r: TurnResult) -> tuple[list[RecallHit], list[RecallHit]]:
     """The episodic and semantic memories the answer used: those that reached the model, or
     those a memory-only answer listed (agent.replies.answer_hits)."""
     rec = r.recalled
     if r.mode != "memory-only":
-        return in_prompt(r, rec.episodic), in_prompt(r, rec.semantic)
+        return in_prompt(r.memory_block, rec.episodic), in_prompt(r.memory_block, rec.semantic)
     listed = answer_hits(rec, r.stored)
     episodic = [h for h in listed if h.memory_type == "episodic"]
     return episodic, [h for h in listed if h.memory_type != "episodic"]

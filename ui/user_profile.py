@@ -42,8 +42,8 @@ def _lines(ctx: PageContext, where: str) -> None:
         return
     fit = fit_profile(lines)  # the prompt's own rule: what is listed is what is sent
     st.caption(
-        "Sent to the model with every question, in this order: pinned memories and health facts first "
-        "(paused memories are left out)."
+        "Sent to the model with every question, in this order: pinned memories and health "
+        "facts first (paused memories are left out)."
     )
     editing = f"{where}_profile_editing"
     sent = [p for p, _ in fit.sent]
