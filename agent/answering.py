@@ -37,6 +37,7 @@ from agent.tools.memory_tools import MemoryToolkit
 from agent.tools.registry import ToolContext, ToolRegistry, result_for_model
 from agent.tools.text_calls import TextCallFilter, parse_text_tool_calls
 from agent.types import (
+    BudgetSplit,
     PromptEvent,
     StatusEvent,
     StoredEvent,
@@ -79,6 +80,8 @@ ECHO_AFTER = (
     "({model} went on to repeat its instructions ({what}), so that part is not shown. A base "
     "model does that, not a chat model: {advice}.)"
 )
+#: How the status box's line for a prompt planned shorter for a slow reader begins.
+SHORTENED = "The prompt was shortened for a slow model"
 NO_TOOLS_NOTE = (
     "This model cannot call tools, so no live data can be looked up in this conversation. "
     "Answer from the remembered data; for numbers about workouts, heart rate, sleep or weight, "
@@ -161,6 +164,31 @@ class Answerer:
             return budget
         return speed.reply_cap(speed.prompt_tokens, budget, self.config.reply_seconds)
 
+    def read_room(self, model: str) -> int | None:
+        """The most prompt tokens `model` reads with a short reply still written in about
+        AGENT_REPLY_SECONDS (agent.budget plans a slow reader's prompt for it); None: no limit
+        known."""
+        speed = self.llm.speed(model)
+        return None if speed is None else speed.prompt_room(self.config.reply_seconds)
+
+    def shortened_note(self, model: str, speed: Speed, split: BudgetSplit) -> str:
+        """For the status box: the prompt was planned shorter than the window allows, because
+        the model would take too long to read it."""
+        left = [
+            f"{n} {one if n == 1 else many}"
+            for n, one, many in (
+                (split.history_dropped, "older message", "older messages"),
+                (split.memories_omitted, "memory", "memories"),
+            )
+            if n
+        ]
+        return (
+            f"{SHORTENED}: {model} reads about {speed_text(1 / speed.read_s)}, so it was sent "
+            f"without {' and '.join(left)} to answer in about {self.config.reply_seconds:g} s. "
+            "Your profile's health lines and your message are always sent. Raise "
+            "AGENT_REPLY_SECONDS to send more (answers then take longer), or use a faster model."
+        )
+
     def speed_note(self, model: str, speed: Speed, prompt_tokens: int, cap: int) -> str:
         """For the status box: the slow model's speed and what it does to the answer."""
         read_s = speed.reply_seconds(prompt_tokens, 0)
@@ -183,9 +211,17 @@ class Answerer:
         prompt = round(plan.split.prompt * plan.split.scale)
         cap = speed.reply_cap(prompt, self.budget(profile), self.config.reply_seconds)
         plan.split.reply = min(plan.split.reply, cap)
+        said = []
         if cap < self.budget(profile) and answer.slow is None:
             answer.slow = self.speed_note(model, speed, prompt, cap)
-            yield StatusEvent(text=f"Thinking… ({answer.slow})", stage="answer")
+            said.append(answer.slow)
+        if plan.split.read_cap is not None and not any(
+            n.startswith(SHORTENED) for n in answer.limits
+        ):
+            answer.limits.append(self.shortened_note(model, speed, plan.split))
+            said.append("its prompt shortened to be read in time")
+        if said:
+            yield StatusEvent(text=f"Thinking… ({'; '.join(said)})", stage="answer")
         return None
 
     def scale(self, model: str) -> float:
@@ -256,6 +292,7 @@ class Answerer:
             profile_tokens=profile_tokens(ctx.profile),
             scale=self.scale(model),
             slack=slack,
+            read_tokens=self.read_room(model),
         )
 
     def may_need(self, message: str, ctx: MemoryContext) -> set[str]:
