@@ -192,11 +192,17 @@ class Answerer:
     def speed_note(self, model: str, speed: Speed, prompt_tokens: int, cap: int) -> str:
         """For the status box: the slow model's speed and what it does to the answer."""
         read_s = speed.reply_seconds(prompt_tokens, 0)
+        target, total = self.config.reply_seconds, speed.reply_seconds(prompt_tokens, cap)
         return (
             f"{model} writes {speed_text(speed.tokens_per_s)}"
             + (f" and takes about {read_s:.0f} s to read its prompt" if read_s >= 1 else "")
-            + f", so answers are kept to {cap:,} tokens (about {self.config.reply_seconds:g} s "
-            "in all)"
+            + f", so answers are kept to {cap:,} tokens "
+            + (
+                f"(about {target:g} s in all)"
+                if total <= target + 1
+                # the rules and the message alone take longer to read: say what it costs
+                else f"(about {total:.0f} s in all: more than {target:g} s even so)"
+            )
         )
 
     def time_cap(

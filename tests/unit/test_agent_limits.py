@@ -394,6 +394,26 @@ def test_a_slow_readers_prompt_is_shortened_to_fit_15_s_and_the_status_says_how_
     assert result.window.split.read_cap is not None and result.window.split.history_dropped > 0
 
 
+def test_a_reader_too_slow_for_even_the_shortest_prompt_still_reads_the_health_line(
+    agent_factory: Factory, fake_coordinator: FakeCoordinator, fake: FakeOllama
+) -> None:
+    """At 5 s the rules and the message alone take longer to read: nothing else is sent, and
+    the status says what the answer costs instead of promising 5 s."""
+    fake_coordinator.add_episodic("alice", "I'm allergic to peanuts", event_type="fact")
+    agent = agent_factory(
+        fake_coordinator, fake.url, ollama_model=SLOW_READER, llm_extraction="off", reply_seconds=5
+    )
+    agent.chat("alice", "s1", "Hello, how are you today?")
+    events = list(agent.run_turn("alice", "s1", "What should I cook for dinner?"))
+    last = fake.chat_requests()[-1]
+    assert last.prompt_tokens / 60 > 5  # more than the 5 s to read, with nothing left to drop
+    sent = [m["content"] for m in last.body["messages"]]
+    assert sent[-1] == "What should I cook for dinner?" and "Hello" not in " ".join(sent)
+    assert "I'm allergic to peanuts" in sent[0]
+    (status,) = [s for s in _statuses(events) if "prompt shortened" in s]
+    assert "more than 5 s even so" in status
+
+
 def test_what_the_check_measured_caps_the_first_reply_after_a_restart(
     agent_factory: Factory, fake_coordinator: FakeCoordinator, fake: FakeOllama, tmp_path: Path
 ) -> None:
