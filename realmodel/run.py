@@ -244,6 +244,8 @@ def run_chat(
                     # what a cap or a slow reader's shorter prompt cut (the status box's lines)
                     "limits": list(result.limits),
                     "read_cap": result.window.split.read_cap if result.window.split else None,
+                    # the agent's estimate of its last prompt (the server's count is per request)
+                    "planned_prompt": result.window.split.prompt if result.window.split else None,
                     "stored": stored,
                     "recalled": recalled,
                     "extraction": extraction,
