@@ -57,6 +57,9 @@ log = logging.getLogger(__name__)
 
 #: Most a model's plans are scaled up after a count above the plan (a runaway guard).
 MAX_SCALE = 3.0
+#: Fewest tokens a model is taken to read per planned token (a prefix the server had cached can
+#: make one count tiny; the next prompt, with a new fence, is mostly read anew).
+MIN_READ_RATIO = 0.5
 
 CAP_NOTE = (
     "The tool-call limit for this answer is reached. Answer now with the results you have, "
@@ -140,6 +143,10 @@ class Answerer:
         #: planned that much smaller from then on (the estimate can fall short on languages
         #: and words a tokenizer splits finely; see memory/tokens.py).
         self._scale: dict[str, float] = {}
+        #: Per model, the tokens the server read per planned token (its count / the plan, each
+        #: new one weighing half): the estimate errs high (SmolLM2 read ~0.77 of the plan), so a
+        #: slow reader's reading time is planned from what it read.
+        self._read_ratio: dict[str, float] = {}
 
     def thinks(self, profile: ModelProfile | None) -> bool:
         return self.config.think and profile is not None and profile.thinking
@@ -165,11 +172,16 @@ class Answerer:
         return speed.reply_cap(speed.prompt_tokens, budget, self.config.reply_seconds)
 
     def read_room(self, model: str) -> int | None:
-        """The most prompt tokens `model` reads with a short reply still written in about
-        AGENT_REPLY_SECONDS (agent.budget plans a slow reader's prompt for it); None: no limit
-        known."""
+        """The most planned prompt tokens `model` reads with a short reply still written in
+        about AGENT_REPLY_SECONDS (agent.budget plans a slow reader's prompt for it); None: no
+        limit known."""
         speed = self.llm.speed(model)
-        return None if speed is None else speed.prompt_room(self.config.reply_seconds)
+        room = None if speed is None else speed.prompt_room(self.config.reply_seconds)
+        return None if room is None else int(room / self.read_ratio(model))
+
+    def read_ratio(self, model: str) -> float:
+        """Tokens `model` reads per planned token: measured, else the plans' scale."""
+        return self._read_ratio.get(model, self.scale(model))
 
     def shortened_note(self, model: str, speed: Speed, split: BudgetSplit) -> str:
         """For the status box: the prompt was planned shorter than the window allows, because
@@ -214,7 +226,7 @@ class Answerer:
         speed = self.llm.speed(model)
         if speed is None:
             return self.config.reply_seconds
-        prompt = round(plan.split.prompt * plan.split.scale)
+        prompt = round(plan.split.prompt * self.read_ratio(model))
         cap = speed.reply_cap(prompt, self.budget(profile), self.config.reply_seconds)
         plan.split.reply = min(plan.split.reply, cap)
         said = []
@@ -650,6 +662,10 @@ class Answerer:
         report.prompt_eval_count = done.prompt_eval_count
         expected = fit.split.prompt * fit.split.scale
         count = done.prompt_eval_count
+        if count and fit.split.prompt > 0:
+            seen = min(MAX_SCALE, max(MIN_READ_RATIO, count / fit.split.prompt))
+            old = self._read_ratio.get(model)
+            self._read_ratio[model] = seen if old is None else (old + seen) / 2
         if done.done_reason == "length":
             report.notes.append(
                 f"The answer stopped at the token limit ({fit.split.reply:,} tokens kept for it "

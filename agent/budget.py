@@ -131,8 +131,8 @@ def fit_request(
     the prompt is planned for the window divided by it. `tools_left_out`: the tools
     `offered_tools` did not offer (shown in the split). `profile_tokens`: the block's user
     profile section, given room before the history and the searched memories.
-    `read_tokens`: the most prompt tokens a slow model reads within the reply's time (as the
-    server counts them; None: no such limit): the history and the memory block are then planned
+    `read_tokens`: the most prompt tokens (planned, as estimated) a slow model reads within
+    the reply's time (None: no such limit): the history and the memory block are then planned
     for that room instead, the oldest messages and the weakest memories left out first; the
     rules, tools, message and profile are always sent (the split's `read_cap` says so)."""
     rules = sum(message_tokens(s) for s in system_messages)
@@ -156,7 +156,7 @@ def fit_request(
         # The history gives way first, then the weakest memories; never the message, the
         # fence and the profile (its health lines included).
         least = msg + empty.tokens + profile_tokens
-        read_base = max(least, int(read_tokens / max(1.0, scale)) - fixed)
+        read_base = max(least, read_tokens - fixed)
         if read_base < base:
             room, read_cap = read_base - msg, read_tokens
     block = render_block(min(target, room))

@@ -380,9 +380,10 @@ def test_a_slow_readers_prompt_is_shortened_to_fit_15_s_and_the_status_says_how_
         agent.chat("alice", "s1", text)
     events = list(agent.run_turn("alice", "s1", "What should I cook for dinner?"))
     last = fake.chat_requests()[-1]
-    # the fake's durations: 60 prompt tokens/s, 15 written tokens/s
+    # the fake's durations: 60 prompt tokens/s, 15 written tokens/s; planned from the tokens
+    # it read per planned token in the earlier turns (the estimate errs high)
     cap = last.body["options"]["num_predict"]
-    assert last.prompt_tokens / 60 + cap / 15 <= REPLY_S
+    assert REPLY_S - 1 < last.prompt_tokens / 60 + cap / 15 <= REPLY_S + 0.5
     sent = [m["content"] for m in last.body["messages"]]
     assert sent[-1] == "What should I cook for dinner?"
     assert "I'm allergic to peanuts" in sent[0]
