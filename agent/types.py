@@ -72,6 +72,11 @@ class BudgetSplit(BaseModel):
     scale: float = Field(
         default=1.0, description="Planned this much larger than estimated (learned per model)"
     )
+    read_cap: int | None = Field(
+        default=None,
+        description="Prompt tokens a slow model reads in AGENT_REPLY_SECONDS, when that "
+        "shortened the prompt (None: it did not)",
+    )
 
     @property
     def prompt(self) -> int:

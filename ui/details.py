@@ -278,10 +278,15 @@ def _window(w: WindowReport, key: str) -> None:
         },
     )
     facts = []
+    why = (
+        "to fit"
+        if split.read_cap is None
+        else "so that the slow model reads the prompt in time (AGENT_REPLY_SECONDS)"
+    )
     if split.history_dropped:
-        facts.append(f"{split.history_dropped} older message(s) left out to fit")
+        facts.append(f"{split.history_dropped} older message(s) left out {why}")
     if split.memories_omitted:
-        facts.append(f"{split.memories_omitted} memories left out to fit")
+        facts.append(f"{split.memories_omitted} memories left out {why}")
     if split.tools_left_out:
         facts.append(f"{split.tools_left_out} tool(s) not offered, so memories keep room")
     count = w.prompt_eval_count
