@@ -37,6 +37,7 @@ from agent.tools.memory_tools import MemoryToolkit
 from agent.tools.registry import ToolContext, ToolRegistry, result_for_model
 from agent.tools.text_calls import TextCallFilter, parse_text_tool_calls
 from agent.types import (
+    BudgetSplit,
     PromptEvent,
     StatusEvent,
     StoredEvent,
@@ -56,6 +57,9 @@ log = logging.getLogger(__name__)
 
 #: Most a model's plans are scaled up after a count above the plan (a runaway guard).
 MAX_SCALE = 3.0
+#: Fewest tokens a model is taken to read per planned token (a prefix the server had cached can
+#: make one count tiny; the next prompt, with a new fence, is mostly read anew).
+MIN_READ_RATIO = 0.5
 
 CAP_NOTE = (
     "The tool-call limit for this answer is reached. Answer now with the results you have, "
@@ -79,6 +83,8 @@ ECHO_AFTER = (
     "({model} went on to repeat its instructions ({what}), so that part is not shown. A base "
     "model does that, not a chat model: {advice}.)"
 )
+#: How the status box's line for a prompt planned shorter for a slow reader begins.
+SHORTENED = "The prompt was shortened for a slow model"
 NO_TOOLS_NOTE = (
     "This model cannot call tools, so no live data can be looked up in this conversation. "
     "Answer from the remembered data; for numbers about workouts, heart rate, sleep or weight, "
@@ -137,6 +143,10 @@ class Answerer:
         #: planned that much smaller from then on (the estimate can fall short on languages
         #: and words a tokenizer splits finely; see memory/tokens.py).
         self._scale: dict[str, float] = {}
+        #: Per model, the tokens the server read per planned token (its count / the plan, each
+        #: new one weighing half): the estimate errs high (SmolLM2 read ~0.77 of the plan), so a
+        #: slow reader's reading time is planned from what it read.
+        self._read_ratio: dict[str, float] = {}
 
     def thinks(self, profile: ModelProfile | None) -> bool:
         return self.config.think and profile is not None and profile.thinking
@@ -161,14 +171,50 @@ class Answerer:
             return budget
         return speed.reply_cap(speed.prompt_tokens, budget, self.config.reply_seconds)
 
+    def read_room(self, model: str) -> int | None:
+        """The most planned prompt tokens `model` reads with a short reply still written in
+        about AGENT_REPLY_SECONDS (agent.budget plans a slow reader's prompt for it); None: no
+        limit known."""
+        speed = self.llm.speed(model)
+        room = None if speed is None else speed.prompt_room(self.config.reply_seconds)
+        return None if room is None else int(room / self.read_ratio(model))
+
+    def read_ratio(self, model: str) -> float:
+        """Tokens `model` reads per planned token: measured, else the plans' scale."""
+        return self._read_ratio.get(model, self.scale(model))
+
+    def shortened_note(self, model: str, speed: Speed, split: BudgetSplit) -> str:
+        """For the status box: the prompt was planned shorter than the window allows, because
+        the model would take too long to read it."""
+        left = [
+            f"{n} {one if n == 1 else many}"
+            for n, one, many in (
+                (split.history_dropped, "older message", "older messages"),
+                (split.memories_omitted, "memory", "memories"),
+            )
+            if n
+        ]
+        return (
+            f"{SHORTENED}: {model} reads about {speed_text(1 / speed.read_s)}, so it was sent "
+            f"without {' and '.join(left)} to answer in about {self.config.reply_seconds:g} s. "
+            "Your profile's health lines and your message are always sent. Raise "
+            "AGENT_REPLY_SECONDS to send more (answers then take longer), or use a faster model."
+        )
+
     def speed_note(self, model: str, speed: Speed, prompt_tokens: int, cap: int) -> str:
         """For the status box: the slow model's speed and what it does to the answer."""
         read_s = speed.reply_seconds(prompt_tokens, 0)
+        target, total = self.config.reply_seconds, speed.reply_seconds(prompt_tokens, cap)
         return (
             f"{model} writes {speed_text(speed.tokens_per_s)}"
             + (f" and takes about {read_s:.0f} s to read its prompt" if read_s >= 1 else "")
-            + f", so answers are kept to {cap:,} tokens (about {self.config.reply_seconds:g} s "
-            "in all)"
+            + f", so answers are kept to {cap:,} tokens "
+            + (
+                f"(about {target:g} s in all)"
+                if total <= target + 1
+                # the rules and the message alone take longer to read: say what it costs
+                else f"(about {total:.0f} s in all: more than {target:g} s even so)"
+            )
         )
 
     def time_cap(
@@ -180,12 +226,20 @@ class Answerer:
         speed = self.llm.speed(model)
         if speed is None:
             return self.config.reply_seconds
-        prompt = round(plan.split.prompt * plan.split.scale)
+        prompt = round(plan.split.prompt * self.read_ratio(model))
         cap = speed.reply_cap(prompt, self.budget(profile), self.config.reply_seconds)
         plan.split.reply = min(plan.split.reply, cap)
+        said = []
         if cap < self.budget(profile) and answer.slow is None:
             answer.slow = self.speed_note(model, speed, prompt, cap)
-            yield StatusEvent(text=f"Thinking… ({answer.slow})", stage="answer")
+            said.append(answer.slow)
+        if plan.split.read_cap is not None and not any(
+            n.startswith(SHORTENED) for n in answer.limits
+        ):
+            answer.limits.append(self.shortened_note(model, speed, plan.split))
+            said.append("its prompt shortened to be read in time")
+        if said:
+            yield StatusEvent(text=f"Thinking… ({'; '.join(said)})", stage="answer")
         return None
 
     def scale(self, model: str) -> float:
@@ -256,6 +310,7 @@ class Answerer:
             profile_tokens=profile_tokens(ctx.profile),
             scale=self.scale(model),
             slack=slack,
+            read_tokens=self.read_room(model),
         )
 
     def may_need(self, message: str, ctx: MemoryContext) -> set[str]:
@@ -607,6 +662,10 @@ class Answerer:
         report.prompt_eval_count = done.prompt_eval_count
         expected = fit.split.prompt * fit.split.scale
         count = done.prompt_eval_count
+        if count and fit.split.prompt > 0:
+            seen = min(MAX_SCALE, max(MIN_READ_RATIO, count / fit.split.prompt))
+            old = self._read_ratio.get(model)
+            self._read_ratio[model] = seen if old is None else (old + seen) / 2
         if done.done_reason == "length":
             report.notes.append(
                 f"The answer stopped at the token limit ({fit.split.reply:,} tokens kept for it "

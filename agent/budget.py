@@ -4,7 +4,8 @@ Ollama never says when a prompt did not fit (it drops old messages, then cuts th
 start), so the agent plans each request itself: the reply reserve, rules, message and this
 turn's tool exchange whole, then tool schemas, the memory block (profile first, at most
 `MEMORY_SHARE`), the history; what does not fit is trimmed here, and a message that cannot fit
-alone is refused (docs/agent.md, "Small, thinking and tool-less models")."""
+alone is refused (docs/agent.md, "Small, thinking and tool-less models"). For a model that reads
+slowly, memories and history are planned for what it reads in time (agent.speed)."""
 
 from __future__ import annotations
 
@@ -121,6 +122,7 @@ def fit_request(
     scale: float = 1.0,
     slack: int = 0,
     tools_left_out: int = 0,
+    read_tokens: int | None = None,
 ) -> Fit:
     """Plan one chat request. `system_messages`: the system texts without the memory block
     (the first one is joined with it). Raises MessageTooLongError when the message cannot fit
@@ -128,14 +130,19 @@ def fit_request(
     `scale` (>= 1): how much larger than estimated this model's prompts were counted before;
     the prompt is planned for the window divided by it. `tools_left_out`: the tools
     `offered_tools` did not offer (shown in the split). `profile_tokens`: the block's user
-    profile section, given room before the history and the searched memories."""
+    profile section, given room before the history and the searched memories.
+    `read_tokens`: the most prompt tokens (planned, as estimated) a slow model reads within
+    the reply's time (None: no such limit): the history and the memory block are then planned
+    for that room instead, the oldest messages and the weakest memories left out first; the
+    rules, tools, message and profile are always sent (the split's `read_cap` says so)."""
     rules = sum(message_tokens(s) for s in system_messages)
     tools = tools_tokens(tool_schemas)
     msg = message_tokens(message)
     done = messages_tokens(exchange)
     reply = min(reply_reserve, int(num_ctx * REPLY_SHARE))
     room_for_prompt = int((num_ctx - reply) / max(1.0, scale)) - slack
-    base = room_for_prompt - rules - tools - done - TEMPLATE_TOKENS
+    fixed = rules + tools + done + TEMPLATE_TOKENS
+    base = room_for_prompt - fixed
     empty = render_block(0)  # the fence and its note are sent even with no memory in it
     room = base - msg
     if room < empty.tokens:
@@ -144,10 +151,24 @@ def fit_request(
         raise MessageTooLongError(too_long_text(msg, base - empty.tokens, num_ctx))
     target = max(empty.tokens, min(memory_cap, int((base - empty.tokens) * MEMORY_SHARE)))
     target += profile_tokens
+    read_cap: int | None = None
+    if read_tokens is not None:
+        # The history gives way first, then the weakest memories; never the message, the
+        # fence and the profile (its health lines included).
+        least = msg + empty.tokens + profile_tokens
+        read_base = max(least, read_tokens - fixed)
+        if read_base < base:
+            room, read_cap = read_base - msg, read_tokens
     block = render_block(min(target, room))
+    while read_cap is not None and block.profile_tokens < profile_tokens and room < base - msg:
+        # the block counts each line on its own, a few tokens above the profile's estimate
+        room = min(base - msg, room + 4)
+        block = render_block(min(target, room))
     if block.tokens > room:  # cannot happen with render_block's own budget; be sure
         block = empty
     window = newest_within_budget(list(history), room - block.tokens)
+    if block.omitted == 0 and len(window) == len(history):
+        read_cap = None  # all of it fitted the shorter room: nothing was left out for speed
     split = BudgetSplit(
         num_ctx=num_ctx,
         rules=rules,
@@ -163,6 +184,7 @@ def fit_request(
         memories_omitted=block.omitted,
         tools_left_out=tools_left_out,
         scale=round(max(1.0, scale), 3),
+        read_cap=read_cap,
     )
     return Fit(
         block=block,

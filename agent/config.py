@@ -65,8 +65,10 @@ class AgentSettings(BaseSettings):
         default=15.0,
         gt=0,
         description="The longest a reply should take, reading the prompt included: a model "
-        "measured slower gets fewer reply tokens (AGENT_REPLY_TOKENS stays the most), and one "
-        "never measured is stopped after this long",
+        "measured slower gets fewer reply tokens (AGENT_REPLY_TOKENS stays the most), one that "
+        "reads too slowly for its whole prompt gets fewer older messages and weaker memories "
+        "(never the profile's health lines or the message), and one never measured is stopped "
+        "after this long",
     )
     speed_file: Path | None = Field(
         default=PROJECT_ROOT / "data" / "model-speeds.json",

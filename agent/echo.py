@@ -1,18 +1,8 @@
-"""A reply that repeats the agent's own instructions is no answer.
-
-A base model (no chat template) continues its prompt instead of answering: it copies the
-system prompt, memory fence and remembered data included (Gemma 3 270M did). The
-memories inside the fence may be quoted (that is using them); the fence itself, a memory line as
-the block renders it (`- [semantic/safety] "..." (low, 28 Nov 2026)`), `ECHO_WORDS` words in a
-row of the rules, or of the tool schemas, may not.
-
-    repeated_instructions(reply, system, tools)   what a whole reply repeats, or None
-    EchoGuard(system, tools)                      the same, on a reply as it streams: text
-                                                  is shown only once it cannot be part of a copy
-
-`python -m agent check` fails a probe on an echo; a chat turn stops the reply and says what
-happened instead of showing it.
-"""
+"""A reply that repeats the agent's own instructions is no answer: a base model continues its
+prompt (Gemma 3 270M copied the system prompt, fence and memories included). Quoting a memory
+is using it; the fence, a memory line as the block renders it, `ECHO_WORDS` words in a row of
+the rules or of the tool schemas are an echo. `python -m agent check` fails a probe on one; a
+chat turn stops the reply (`EchoGuard`, as it streams) and says what happened."""
 
 from __future__ import annotations
 

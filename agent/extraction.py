@@ -1,13 +1,6 @@
-"""Memory extraction from a user's message with the model, and the message signals the agent
-reads (trigger phrases, classification and the write rules themselves are `memory.writing`).
-
-- `LLMExtractor`: with Ollama, structured extraction constrained by a JSON schema
-  (`format=`), validated with pydantic, one retry with the validation error fed back;
-  a second failure raises `ExtractionError` (logged and shown by the caller, never silent).
-  Bounded: at most `EXTRACTION_REPLY_TOKENS` and the LLM's JSON time limit; a cut answer
-  raises `LLMLimitError` at once (a model that ran away once runs away again).
-- `is_correction(message)`: does the message correct the previous answer (procedural signal)?
-"""
+"""Memory extraction from a user's message with the model (a JSON schema, validated, one retry
+with the error fed back, then `ExtractionError`; bounded by `EXTRACTION_REPLY_TOKENS`), and
+`is_correction`. Trigger phrases, classification and the write rules are `memory.writing`."""
 
 from __future__ import annotations
 
@@ -136,9 +129,9 @@ EXTRACTION_REPLY_TOKENS = 512
 class LLMExtractor:
     """Structured extraction with one retry."""
 
-    def __init__(self, llm: LLM, *, temperature: float = 0.0) -> None:
+    def __init__(self, llm: LLM) -> None:
         self._llm = llm
-        self._options = {"temperature": temperature, "num_predict": EXTRACTION_REPLY_TOKENS}
+        self._options = {"temperature": 0.0, "num_predict": EXTRACTION_REPLY_TOKENS}
 
     def extract(
         self, model: str, message: str, already_stored: list[str] | None = None

@@ -1,16 +1,7 @@
-"""Saying "I don't know you on this" instead of guessing from a weak match.
-
-Recall bands its hits (memory.models.relevance_band, from the reliability table of the fitted
-model): a low hit is evidence about 1 time in 20 to 1 in 10. When the message asks about the
-user and no memory about them clears the moderate band, a low hit is more likely noise than an
-answer, and a model handed one tends to build a personal "fact" on it. So then:
-
-- the low episodic hits are held back from the prompt (the details list them, with scores);
-- the system rules gain UNKNOWN_RULE: say you don't know this about the user, never guess.
-
-Semantic hits (general knowledge) are not about the user and stay as they are; memories stored
-from the current message ("remember: my race is in April") count as known.
-"""
+"""Saying "I don't know you on this" instead of guessing from a weak match (docs/privacy.md):
+when the message asks about the user and no memory about them clears the moderate band, the
+low episodic hits are held back from the prompt and the rules gain UNKNOWN_RULE. Semantic hits
+and memories stored from the current message are left as they are."""
 
 from __future__ import annotations
 

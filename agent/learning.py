@@ -1,11 +1,6 @@
-"""Procedural learning from real signals.
-
-After each answer the tool sequence is recorded with a success score computed from what
-actually happened (`success_score`): failed calls, calls that found nothing, hitting the
-iteration cap. When the user's NEXT message corrects the answer ("no, that's wrong"), the
-previous turn's sequence is re-scored low (`LearningTracker.observe_message`), so the
-confidence of a pattern moves both ways.
-"""
+"""Procedural learning from real signals: after each answer the tool sequence is recorded with a
+success score from what happened (failed or empty calls, the iteration cap); a correction in the
+user's next message re-scores the previous turn's sequence low (`LearningTracker`)."""
 
 from __future__ import annotations
 

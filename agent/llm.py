@@ -1,23 +1,9 @@
 """The language model client: the only module that imports `ollama` for chat.
 
 `OllamaLLM` wraps `ollama.Client` and translates its errors (and httpx's, which the client lets
-through while streaming) into `agent.errors`, with messages that say what to run:
-
-    status(model)        fast reachability check (GET /api/tags) -> LLMStatus, never raises
-    list_models()        names of the pulled models
-    profile(model)       what the model can do (POST /api/show), cached; None if unknown
-    window(model)        the num_ctx every request for `model` sends (AGENT_NUM_CTX, capped)
-    stream_chat(...)     Iterator[LLMChunk]: thoughts and content as they arrive, then tool
-                         calls, done_reason and prompt_eval_count; closing it (a stopped
-                         answer) closes the HTTP stream to Ollama; `time_limit_s` stops it
-                         (done_reason "time")
-    chat_json(...)       one answer constrained by a JSON schema (`format=`), with thinking
-                         off; raises LLMLimitError at its token cap or time limit
-    speed(model)         how fast the model reads and writes, from its replies (agent.speed)
-
-Every request carries `options.num_ctx` = `window(model)`: without it Ollama picks a window from
-the machine (4,096 tokens on a CPU) and cuts what does not fit without telling the client.
-"""
+through while streaming) into `agent.errors`, with messages that say what to run. Every request
+carries `options.num_ctx` = `window(model)` (docs/agent.md, "Small, thinking and tool-less
+models")."""
 
 from __future__ import annotations
 

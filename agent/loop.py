@@ -1,24 +1,7 @@
-"""`ChatAgent`: one turn = check the model, recall, extract triggers, answer (tools), learn, store.
-
-    run_turn(user, session, message)  ->  TurnEvent stream
-      0. entry       secrets in the message masked once (cards, passwords, ...): no step
-                     below, nor the extraction, summary, title or a tool, reads them
-      1. status      re-check Ollama (fast); choose "llm" or "memory-only" mode
-      2. learning    a correction of the previous answer lowers that answer's tool pattern
-      3. recall      coordinator.retrieve_all_context, before the model sees anything
-      4. triggers    "remember: ...", #tags -> stored now (read-after-write for the next turn)
-      5. answer      streamed; tool loop with an iteration cap; tool errors go back to the model
-                     (memory-only: a plain reply saying the model is offline + the recall)
-      6. learn/store coordinator.store_interaction with the tool sequence and a success score
-      7. extraction  LLM extraction queued in the background (status visible in the result)
-      done           TurnResult, first kept beside the answer (`TurnResult.for_storage`: no
-                     thoughts) so its details survive reloads; the extraction's outcome is
-                     kept beside it when it finishes (`turn_details` reads both)
-
-An incognito turn and a re-answer (agent.private) are this turn given a `Private`: no
-learning, recall, triggers, storing, extraction or summary; the memory tools are not offered.
-The agent never talks to Redis itself: everything goes through the `MemoryCoordinator`.
-"""
+"""`ChatAgent`: one turn = check the model, recall, extract triggers, answer (tools), learn,
+store, queue the extraction (the steps: docs/agent.md, "One turn"). An incognito turn and a
+re-answer (agent.private) are this turn given a `Private`. The agent never talks to Redis
+itself: everything goes through the memory coordinator."""
 
 from __future__ import annotations
 
@@ -43,7 +26,7 @@ from agent.prompt import (
     history_window,
     render_memory_block,
 )
-from agent.replies import answer_hits, memory_only_reply, recall_status
+from agent.replies import answer_hits, in_prompt, memory_only_reply, recall_status
 from agent.summarising import LLMSummariser, SessionSummaries, SummaryWorker, dropped_before
 from agent.tools.memory_tools import MemoryToolkit
 from agent.tools.registry import ToolContext, Toolkit, ToolRegistry
@@ -523,12 +506,12 @@ class ChatAgent:
                 # would only repeat it in recall.
                 store_episode=self.config.store_episodes and t.mode == "llm" and not t.stored,
                 turn_id=t.turn_id,
-                # What the answer was given: the model's memories, or those a reply without
-                # the model shows; the Stats page counts answers by the same rule.
+                # What the answer was given: the memories that reached the model, or those a
+                # reply without the model shows; the details and Stats count by the same rule.
                 used=[
                     h.id
                     for h in (
-                        (*t.ctx.episodic, *t.ctx.semantic)
+                        in_prompt(t.block.text, [*t.ctx.episodic, *t.ctx.semantic])
                         if t.mode == "llm"
                         else answer_hits(t.ctx, t.stored)
                     )

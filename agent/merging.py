@@ -1,14 +1,7 @@
-"""The LLM side of consolidation: are these memories one fact, and one text for them.
-
-`LLMJudge` implements `memory.maintenance.SameFactJudge`: memory proposes memories close in
-meaning, the model says whether they state one fact (JSON schema `{same_fact}`), and memory's
-lexical guard may still veto. Any failure returns None: memory keeps them apart.
-
-`LLMMerger` implements `memory.maintenance.TextMerger` (memory has no chat client). The model
-answers in a JSON schema; the reply is validated here (shape and grounding) and again in memory
-(the same fact: content words, numbers, negations, or the guard for judged members).
-Any failure returns None: memory then keeps the best-worded member.
-"""
+"""The model's side of consolidation: `LLMJudge` (`memory.maintenance.SameFactJudge`: are these
+memories one fact?) and `LLMMerger` (`memory.maintenance.TextMerger`: one text for them), both
+answering in a JSON schema. Memory's lexical guard may still veto; any failure returns None and
+memory keeps them apart, or the best-worded member."""
 
 from __future__ import annotations
 

@@ -1,14 +1,7 @@
-"""What a model can do, as Ollama reports it (`POST /api/show`), and the window the agent plans.
-
-    ModelProfile.from_show(name, show)   context length, capabilities, family, size, quantisation
-    planned_window(setting, profile)     AGENT_NUM_CTX, never above what the model was trained for
-
-Why the window is set on every request: unless a request sends `options.num_ctx` (or the server
-has OLLAMA_CONTEXT_LENGTH), Ollama >= 0.15.5 picks it from the machine: 4,096 tokens on a CPU or
-below 24 GiB of VRAM, 32,768 up to 48 GiB, 262,144 above. A prompt that does not fit is cut
-silently (oldest messages first, then the start of the system prompt, where the memories are).
-So the agent sends the window it planned for, and plans every prompt to fit it.
-"""
+"""What a model can do, as Ollama reports it (`POST /api/show`), and the window the agent plans:
+AGENT_NUM_CTX, never above what the model was trained for. Without `options.num_ctx` Ollama
+picks a window from the machine and cuts what does not fit silently (docs/agent.md), so the
+agent sends the window it planned for."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from agent.prompt import MEMORY_ONLY_MARK, without_replaced
+from agent.prompt import MEMORY_ONLY_MARK, read_block, unfenced, without_replaced
 from agent.types import StoredMemory
 from memory import words
 from memory.block import shown_reply
@@ -45,6 +45,12 @@ def _day(ms: object) -> str:
     return f"{when.day} {when:%b %Y}"
 
 
+def in_prompt(memory_block: str, hits: list[RecallHit]) -> list[RecallHit]:
+    """The hits whose text reached the model (the block may have left some out to fit)."""
+    texts = {line.text for line in read_block(memory_block) if line.kind == "memory"}
+    return [h for h in hits if unfenced(h.text) in texts]
+
+
 def recall_status(ctx: MemoryContext) -> str:
     """One line for the status box: what the recall found."""
     parts = []
@@ -56,7 +62,7 @@ def recall_status(ctx: MemoryContext) -> str:
         parts.append(f"a tool habit ({words.tools_words(ctx.procedural.tool_sequence)})")
     if ctx.short_term:
         parts.append(f"{len(ctx.short_term)} recent messages")
-    return "Recalled " + ", ".join(parts) if parts else "Nothing recalled"
+    return "Checked " + ", ".join(parts) if parts else "No memory checked"
 
 
 def memory_only_reply(

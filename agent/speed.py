@@ -5,7 +5,9 @@ Every Ollama reply ends with `prompt_eval_duration` for its `prompt_eval_count` 
 (queueing behind another request, the network). So a reply takes about
 `overhead + prompt tokens x read time + reply tokens x write time`, and a reply's budget is what
 fits `AGENT_REPLY_SECONDS`, 15 s by default (Gemma 3 270M on this CPU wrote 30-40 tokens/s, yet
-read its ~1,500-token prompts at ~150 tokens/s: its full 768-token replies took 27-47 s).
+read its ~1,500-token prompts at ~150 tokens/s: its full 768-token replies took 27-47 s). When
+reading the prompt alone would take that time (SmolLM2 135M read ~30 tokens/s on a loaded CPU),
+the prompt is planned shorter too (`prompt_room`, agent.budget).
 
 What is learned is kept per server and model in a small JSON file (`AGENT_SPEED_FILE`): a restart,
 or `python -m agent check` run before the app, leaves the first reply a measured speed. A model
@@ -107,6 +109,14 @@ class Speed:
         left = seconds - self.reply_seconds(prompt_tokens, 0)
         fits = int(left / self.write_s)
         return budget if fits >= budget else max(MIN_REPLY_TOKENS, fits)
+
+    def prompt_room(self, seconds: float) -> int | None:
+        """The most prompt tokens it reads in `seconds` with a `MIN_REPLY_TOKENS` reply still
+        written in them; None when its reading speed is not measured."""
+        if self.read_s <= 0:
+            return None
+        left = seconds - self.overhead_s - MIN_REPLY_TOKENS * self.write_s
+        return max(0, int(left / self.read_s))
 
     def slow(self, budget: int, seconds: float) -> bool:
         """A full reply to a prompt like the last one would take longer than `seconds`."""

@@ -1,12 +1,7 @@
-"""The LLM side of session summaries, and the worker that runs them off the answer path.
-
-`LLMSummariser` implements `memory.maintenance.Summariser` (memory has no chat client): the
-model answers in a JSON schema, the reply is validated here (shape) and again in memory (no
-number the turns never said). Any failure returns None: memory then keeps the summary waiting.
-
-`SummaryWorker` runs `Maintenance.summarise_session` on one background thread after a turn
-whose older messages left the prompt, like the extractor does for memories.
-"""
+"""The model's side of session summaries: `LLMSummariser` (`memory.maintenance.Summariser`, a
+JSON schema, validated here and again in memory; a failure keeps the summary waiting) and
+`SummaryWorker`, which summarises on one background thread after a turn whose older messages
+left the prompt."""
 
 from __future__ import annotations
 

@@ -1,14 +1,6 @@
-"""The agent's public data types: what the UI and the CLI receive from `ChatAgent`.
-
-LLMStatus         is the model server up, is the model pulled, what to run if not
-ToolCallRecord    one tool call made during a turn
-StoredMemory      one memory written because of a turn (trigger, LLM extraction, ...)
-TurnEvent         streamed while a turn runs: StatusEvent, RecallEvent, ToolStartEvent,
-                  ToolEndEvent, ThinkingEvent, TokenEvent, StoredEvent, DoneEvent (a
-                  discriminated union on `kind`: each carries its own typed fields)
-TurnResult        the whole turn, carried by the final `done` event
-ExtractionOutcome one background extraction job, as listed by `extraction_log()`
-"""
+"""The agent's public data types: what the UI and the CLI receive from `ChatAgent` (the turn's
+events are a discriminated union on `kind`, `TurnEvent`; docs/architecture.md, "The agent's
+Python API")."""
 
 from __future__ import annotations
 
@@ -79,6 +71,11 @@ class BudgetSplit(BaseModel):
     )
     scale: float = Field(
         default=1.0, description="Planned this much larger than estimated (learned per model)"
+    )
+    read_cap: int | None = Field(
+        default=None,
+        description="Prompt tokens a slow model reads in AGENT_REPLY_SECONDS, when that "
+        "shortened the prompt (None: it did not)",
     )
 
     @property

@@ -1,12 +1,7 @@
-"""What happened to a user's memories, per day: created, replaced, merged, forgotten, expired;
-and taking back a write (`MemoryHistory`, the coordinator's `history`).
-
-Created and replaced are read from the memories themselves, by each memory's own date (a
-memory about June is counted in June, even when it was loaded today); a replacement is dated
-by the memory that replaced it. Merges are read from the merge records. Forgotten and expired
-memories are gone, so those two are counted when they go (`record`), as numbers per day and
-never with a text or an id: forgetting a topic leaves only "3 forgotten on 26 Nov".
-"""
+"""What happened to a user's memories, per day (created, replaced, merged, forgotten, expired),
+and taking back a write (`MemoryHistory`, the coordinator's `history`). Created and replaced are
+read from the memories by their own dates, merges from the merge records; forgotten and expired
+are counted when they go, as numbers only, never a text or an id."""
 
 from __future__ import annotations
 

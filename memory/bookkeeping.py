@@ -1,12 +1,7 @@
-"""Bookkeeping that recall and the write path cause, done off the answer path by one
-background worker.
-
-At start: warm-up tasks (the statement classifier's fit). After a recall: which memories
-were used (access counts, last accessed), and which of the
-user's texts now sit in the embedding cache (so a purge can drop them). After a logged
-exchange is stored: its final vector (`refine_vector`). A failure here is logged, never
-raised: it must not cost anyone an answer.
-"""
+"""Bookkeeping that recall and the write path cause, done off the answer path by one background
+worker: warm-up (the statement classifier's fit), access counts of recalled memories, the user's
+cached query texts (for a purge), a logged exchange's final vector. A failure is logged, never
+raised: it must not cost anyone an answer."""
 
 from __future__ import annotations
 

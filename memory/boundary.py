@@ -1,13 +1,7 @@
-"""The one place where driver errors become memory errors.
-
-`translate_store_errors` wraps every public method of a class (the coordinator): a redis-py or
-RedisVL exception raised anywhere below it reaches callers as `StoreUnavailableError`, with a
-message that says what to do. Wrapping the class rather than each method leaves no gaps when a
-method is added. An instance may explain a driver error better (`_explain_store_error`: the
-coordinator checks whether another Redis now answers, see `memory.identity`).
-`unreachable_message` is the one wording of "Redis is not reachable"; a timeout (the server
-answered, then took too long) has its own, `timeout_message`.
-"""
+"""The one place where driver errors become memory errors: `translate_store_errors` wraps every
+public method of a class, so a redis-py or RedisVL error below reaches callers as
+`StoreUnavailableError` saying what to do, with no gap when a method is added; an instance may
+explain one better (`_explain_store_error`: the coordinator asks `memory.identity`)."""
 
 from __future__ import annotations
 

@@ -235,7 +235,7 @@ def cmd_pause(args: argparse.Namespace, settings: Settings) -> int:
     paused = args.command == "pause"
     coord = open_coordinator(settings)
     try:
-        coord.pause(args.user, args.id, paused=paused)
+        coord.update_memory(args.user, MemoryType.EPISODIC, args.id, paused=paused)
     finally:
         coord.close()
     done = "paused" if paused else "resumed"
@@ -352,7 +352,7 @@ def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
     try:
         stats: dict[str, Any] = {
             **coord.get_memory_stats(args.user, args.session),
-            "counters": coord.metric_counters(),
+            "counters": coord.metrics.counters(),
         }
     finally:
         coord.close()

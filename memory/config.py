@@ -1,12 +1,6 @@
-"""Settings of the memory layer, read once from the environment and `.env`.
-
-Each layer owns its settings: memory here (Redis, embeddings, recall, maintenance), the agent
-and its chat model in `agent/config.py` (AGENT_*, OLLAMA_MODEL, OLLAMA_TIMEOUT_S), sign-in in
-`ui/config.py` (AUTH_*). The edges (the CLIs, the app's resource factory) compose them.
-
-Built at the edge (the CLI entry, the app's cached resource factory) and passed down through
-constructors; nothing below reads the environment itself.
-"""
+"""Settings of the memory layer (Redis, embeddings, recall, maintenance), read once from the
+environment and `.env` at the edge and passed down through constructors; the agent's are in
+`agent/config.py`, sign-in's in `ui/config.py`."""
 
 from __future__ import annotations
 

@@ -1,13 +1,9 @@
-"""The memory coordinator: the one entry point the agent and the UI use.
+"""The memory coordinator: the one entry point the agent and the UI use (`memory.service`).
 
-It owns the four stores, the embedder (with its query cache) and the metrics recorder, and
-turns "what do we know that matters for this message?" into one `MemoryContext`. It satisfies
-`memory.service.MemoryService`; every public method reaches callers through one error boundary
-(`memory.boundary.translate_store_errors`): driver errors arrive as `StoreUnavailableError`.
-The editor, purges, export/import and counts live in `memory.admin`, which gets the stores.
-The Redis it opened is remembered (`memory.identity`): when another one answers at the
-address, the coordinator recreates what is missing there and the call raises `StoreReplacedError`.
-"""
+It owns the stores, the embedder and the metrics, and composes them: recall
+(`memory.recall.pipeline`), writes, and `memory.admin` for the editor, purges and transfer.
+Every public method passes through one error boundary (`memory.boundary`), and a write first
+checks that the Redis is still the one the memories are on (`memory.identity`)."""
 
 from __future__ import annotations
 
@@ -164,22 +160,12 @@ class MemoryCoordinator:
         return cls(connect(settings), build_embedder(settings), settings)
 
     def count_event(self, name: str) -> None:
-        """Count an event (e.g. an extraction outcome) for the Stats page; buffered."""
         self.metrics.count(name)
 
     def text_similarity(self, a: str, b: str) -> float:
-        """Cosine of two texts' embeddings (unit vectors, so the dot product)."""
         va = self.embedder.embed(check_text(a, "Text"))
         vb = self.embedder.embed(check_text(b, "Text"))
         return float(np.dot(va, vb))
-
-    def latency_samples(self, since_ms: int = 0, limit: int | None = None) -> list[dict[str, Any]]:
-        """Latency samples of memory operations (Stats page), oldest first."""
-        return self.metrics.latency_samples(since_ms=since_ms, limit=limit)
-
-    def metric_counters(self) -> dict[str, int]:
-        """Embedding-cache and extraction counters (Stats page, CLI)."""
-        return self.metrics.counters()
 
     def close(self) -> None:
         self.bookkeeping.close()
@@ -399,7 +385,9 @@ class MemoryCoordinator:
             else:
                 result["procedural"] = pattern.id
                 result["procedural_confidence"] = pattern.confidence
-        self.metrics.record("all", "store_interaction", _ms(t0))
+        # hit: this answer's usage record lists a memory (Stats' "Answers that used memory")
+        used_any = bool(turn_id) and len(used) > 0
+        self.metrics.record("all", "store_interaction", _ms(t0), hit=used_any)
         if store_episode:
             # Written at once with the question's cached vector (no model call before the
             # next answer); the vector of record, `description (context)`, follows off-path,
@@ -436,9 +424,6 @@ class MemoryCoordinator:
         partial_answer: str,
         turn_id: str = "",
     ) -> list[str]:
-        """A message and the answer the user stopped while it streamed, its metadata saying
-        `stopped` (and `turn_id`: where its details are kept): short-term only (no episode, no
-        tool lesson: the turn did not finish)."""
         # both messages carry the turn id, as a finished turn's do: a re-answer's history and
         # a forget find the pair by it
         turn, pii = ({"turn_id": turn_id} if turn_id else None), self.stores.pii
@@ -521,23 +506,7 @@ class MemoryCoordinator:
         if mtype is not MemoryType.SHORT_TERM:
             self.metrics.record(mtype.value, "delete", _ms(t))
 
-    def pin(
-        self,
-        user_id: str,
-        memory_type: MemoryType | str,
-        memory_id: str,
-        pinned: bool = True,
-        as_admin: bool = False,
-    ) -> None:
-        self.update_memory(user_id, memory_type, memory_id, as_admin, pinned=pinned)
-
-    def pause(self, user_id: str, memory_id: str, paused: bool = True) -> dict[str, Any]:
-        """Pause an episodic memory (kept and listed, never recalled nor in the user profile),
-        or resume it."""
-        return self.update_memory(user_id, MemoryType.EPISODIC, memory_id, paused=paused)
-
     def user_profile(self, user_id: str) -> list[ProfileLine]:
-        """The lines of the user profile (memory.user_profile), best first."""
         return read_profile(self.stores.episodic, check_id(user_id))
 
     def list_users(self) -> list[str]:

@@ -15,12 +15,14 @@ from typing import Any, cast
 
 import redis
 
+from memory.boundary import translate_store_errors
 from memory.keys import Keys
 from memory.replies import as_str
 
 log = logging.getLogger(__name__)
 
 
+@translate_store_errors  # the Stats page reads it: a down Redis is a message there
 class MetricsRecorder:
     def __init__(
         self,

@@ -1,11 +1,6 @@
-"""The two parameter objects of the memory service: a page of the editor's list, a search's filters.
-
-They are written once here and passed whole through the coordinator, the `MemoryService`
-Protocol, the editor (`memory.admin.editing`) and the stores' callers, so adding a filter is
-one field here and one place that applies it, not a parameter restated in every layer. Each
-filter left at None (or its default) keeps everything; filters that do not apply to a memory
-type are ignored for it (a semantic fact has no event type).
-"""
+"""The two parameter objects of the memory service: a page of the editor's list (`ListQuery`) and
+a search's filters (`SearchFilter`), passed whole through every layer, so a new filter is one
+field here (docs/architecture.md, "Listing and searching")."""
 
 from __future__ import annotations
 

@@ -169,8 +169,18 @@ class AgentMemory(Protocol):
         self, user_id: str, memory_type: MemoryType | str, query: ListQuery | None = None
     ) -> tuple[list[dict[str, Any]], int]: ...
 
-    # `as_admin` (here, in update_memory and pin): may change shared facts (knowledge file,
-    # shared by an admin) and share one.
+    # `as_admin` (here and in delete_memory): may change shared facts (knowledge file,
+    # shared by an admin) and share one; `paused=` pauses an episodic memory (kept, listed,
+    # never recalled) or resumes it.
+    def update_memory(
+        self,
+        user_id: str,
+        memory_type: MemoryType | str,
+        memory_id: str,
+        as_admin: bool = False,
+        **changes: Any,
+    ) -> dict[str, Any]: ...
+
     def delete_memory(
         self, user_id: str, memory_type: MemoryType | str, memory_id: str, as_admin: bool = False
     ) -> None: ...
@@ -185,10 +195,6 @@ class AgentMemory(Protocol):
 
     def user_profile(self, user_id: str) -> list[ProfileLine]:
         """The user profile's lines, best first (memory.user_profile)."""
-        ...
-
-    def pause(self, user_id: str, memory_id: str, paused: bool = True) -> dict[str, Any]:
-        """Pause an episodic memory (kept, listed, never recalled) or resume it."""
         ...
 
     def text_similarity(self, a: str, b: str) -> float:
@@ -218,24 +224,6 @@ class MemoryService(AgentMemory, Protocol):
     def get_memory(
         self, user_id: str, memory_type: MemoryType | str, memory_id: str
     ) -> dict[str, Any]: ...
-
-    def update_memory(
-        self,
-        user_id: str,
-        memory_type: MemoryType | str,
-        memory_id: str,
-        as_admin: bool = False,
-        **changes: Any,
-    ) -> dict[str, Any]: ...
-
-    def pin(
-        self,
-        user_id: str,
-        memory_type: MemoryType | str,
-        memory_id: str,
-        pinned: bool = True,
-        as_admin: bool = False,
-    ) -> None: ...
 
     def list_users(self) -> list[str]: ...
 
@@ -281,12 +269,6 @@ class MemoryService(AgentMemory, Protocol):
     def import_user(
         self, data: dict[str, Any] | str | bytes, **options: Unpack[ImportOptions]
     ) -> dict[str, int]: ...
-
-    def latency_samples(
-        self, since_ms: int = 0, limit: int | None = None
-    ) -> list[dict[str, Any]]: ...
-
-    def metric_counters(self) -> dict[str, int]: ...
 
     @property
     def metrics(self) -> MetricsRecorder: ...

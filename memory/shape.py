@@ -1,13 +1,7 @@
-"""Input bounded by shape, checked before it is parsed or read.
-
-Size limits alone do not bound the work a document causes: 1.5 KB of `{"a":` nested 300 deep
-passes an 8 KB limit, then breaks every later export, search and chat turn that serialises
-it, and 1,000 levels make `json.loads` itself raise `RecursionError`. So JSON text is measured
-for nesting depth before it is parsed, in time linear in its length whatever its shape (an
-unterminated string of `\\"` pairs included), and a parsed value is walked with an explicit
-stack. Callers check the size first. A file's size is read from the file system before any
-byte of it is read: `/dev/zero` or a 10 GB file is refused at once.
-"""
+"""Input bounded by shape, checked before it is parsed or read: JSON text is measured for nesting
+depth before `json.loads` (1.5 KB nested 300 deep passes a size limit, 1,000 levels make the
+parser raise `RecursionError`), in linear time; a parsed value is walked with an explicit stack;
+a file's size is read from the file system before any byte of it (`/dev/zero` is refused)."""
 
 from __future__ import annotations
 

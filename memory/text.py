@@ -1,30 +1,7 @@
-"""The one way text is cut into words, stop words dropped and words stemmed: used by recall
-(BM25 terms, word coverage), forget (what mentions a topic), writing (duplicates, grounding)
-and maintenance (same fact?), so "the same word" means one thing everywhere.
-
-    words(text)        lower-case words, in order, in every script (below); `parts=True`
-                       adds after them the parts of words written as several: "#OkaforLaw" ->
-                       okaforlaw, okafor, law; "okafor2024" -> okafor2024, okafor, 2024
-    script(word)       the Unicode script of a word's first letter: "LATIN", "DEVANAGARI"...
-    names_word(w, r)   does the text's word w name the word r (the rules of each script)
-    embedder_knows(t)  whether the embedder's cosine means anything for a text (its script)
-    STOPWORDS          function words that carry no fact (also dropped from BM25 queries);
-    FRAMING            words that frame a fact without being it (memory/data/words.toml)
-    stem(word)         recall's light suffix strip: "workouts" -> "workout" (never "es")
-    root(word)         the form two words of one stem share, for judging "the same word":
-                       run/runs/running, morning/mornings, hike/hiking, study/studies
-    content_roots(t)   the roots of a text's content words (no stop words, no numbers)
-    numbers(t)         the numbers a text states, as written ("7.5", "10,000" -> "10000")
-
-A word is letters and digits of any script with their combining marks, case-folded (the
-Turkish I too), read in one spelling first (docs/privacy.md, "What matches"):
-
-    plain(text)        NFKC (one spelling per character), format characters (Unicode Cf:
-                       soft hyphen, zero-width space/joiners, direction marks, BOM), the
-                       combining grapheme joiner and variation selectors removed; case and
-                       punctuation kept
-    fold(text)         `plain`, case-folded as `words` folds
-"""
+"""The one way text is cut into words, stop words dropped and words stemmed, for recall,
+forget, writing and maintenance alike, so "the same word" means one thing everywhere. A word
+is letters and digits of any script with their combining marks, case-folded, read in one
+spelling first (`plain`; docs/privacy.md, "What matches"). The word lists: data/words.toml."""
 
 from __future__ import annotations
 
@@ -52,6 +29,9 @@ class _TextWords(BaseModel):
     stopwords: Words
     suffixes: tuple[str, ...]
     framing: Words
+    negation: Words
+    disliking: Words
+    negation_stems: Words
 
 
 _WORDS = load_data_file("words.toml", _TextWords)
@@ -59,6 +39,10 @@ STOPWORDS = _WORDS.stopwords
 #: `stem`'s suffixes; recall's `forms_of` builds a term's forms from them.
 SUFFIXES = _WORDS.suffixes
 FRAMING = _WORDS.framing
+NEGATION = _WORDS.negation
+#: a negation or a disliking verb: either flips what follows
+NEGATORS = NEGATION | _WORDS.disliking
+NEGATION_STEMS = _WORDS.negation_stems
 
 #: Invisible characters: every format character (Unicode Cf: soft hyphen, zero-width space and
 #: joiners, direction marks, BOM...; tests/unit/test_words.py checks the list against

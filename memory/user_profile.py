@@ -1,16 +1,9 @@
-"""The user profile: a few short lines about the user that every prompt carries.
+"""The user profile: a few short lines about the user that every prompt carries (docs/agent.md).
 
-Letta-style core memory without a second copy: the lines are the user's own standing
-memories (what they eat, aim for, suffer from, how they like answers: the kinds below), those
-they pinned and those about their health, read when a turn needs them, by importance, newest
-first among equals. Nothing is cached, so every write path (added, replaced, merged, paused,
-forgotten) shows in the next read; the read is three index queries over the user's live
-memories (the same tag recall filters on, so replaced and paused memories never appear),
-which a chat turn's recall sends in its own first round trip. Editing a line edits the
-memory behind it.
-
-The model's capabilities are the *model profile* (agent/profile.py), not this.
-"""
+The lines are the user's own standing memories (the kinds below), those they pinned and those
+about their health, by importance, newest first: no second copy, nothing cached, so every write
+shows in the next read (three index queries on the `live` tag, sent in a chat turn's first
+recall round trip). The model's capabilities are the *model profile* (agent/profile.py)."""
 
 from __future__ import annotations
 

@@ -108,14 +108,14 @@ tiles[0].metric(
     border=True,
 )
 if store_wide:
-    known = recall[recall["hit"].notna()] if not recall.empty else recall
-    used = int(known["hit"].astype(bool).sum()) if not known.empty else 0
+    used, answers = charts.answers_using_memory(df)
     tiles[1].metric(
         "Answers that used memory",
-        f"{used / len(known):.0%}" if len(known) else "–",
-        help=f"Of {len(known)} answers in the window ({window.lower()}, all users): the share "
-        "for which recall found at least one memory. An answer uses only the relevant ones; "
-        "which answers used a memory is under Used in on the Memories page.",
+        f"{used / answers:.0%}" if answers else "–",
+        help=f"{used} of {answers} answers in the window ({window.lower()}, all users) used "
+        "at least one memory: the model was given it, or a reply without the model showed "
+        "it (the answers counted under Used in on the Memories page). Incognito answers and "
+        "answers given again without a memory are not counted.",
         border=True,
     )
     tiles[2].metric(
@@ -215,7 +215,7 @@ if store_wide:
     )
     if cache_box.open:
         with cache_box, guard("Reading the metrics counters"):
-            cache_and_extraction(ctx.coordinator.metric_counters(), ctx.agent)
+            cache_and_extraction(ctx.coordinator.metrics.counters(), ctx.agent)
     upkeep = st.expander("Maintenance", key="stats_maintenance", on_change="rerun")
     if upkeep.open:
         with upkeep, guard("Loading the maintenance history"):

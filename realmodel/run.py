@@ -228,6 +228,8 @@ def run_chat(
                 f"· reply {reply_s:.1f} s ({result.window.done_reason or '?'}), with the "
                 f"background extraction {total_s:.1f} s; extraction: {extraction}\n"
             )
+            for limit in result.limits:
+                term.write(f"· cut: {limit}\n")
             for e in expected:
                 term.write(f"· {'yes' if e['met'] else 'NO '}  {e['what']}\n")
             turns.append(
@@ -239,6 +241,11 @@ def run_chat(
                     "reply_s": round(reply_s, 1),
                     "total_s": round(total_s, 1),
                     "done_reason": result.window.done_reason,
+                    # what a cap or a slow reader's shorter prompt cut (the status box's lines)
+                    "limits": list(result.limits),
+                    "read_cap": result.window.split.read_cap if result.window.split else None,
+                    # the agent's estimate of its last prompt (the server's count is per request)
+                    "planned_prompt": result.window.split.prompt if result.window.split else None,
                     "stored": stored,
                     "recalled": recalled,
                     "extraction": extraction,

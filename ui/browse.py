@@ -182,8 +182,9 @@ def _row_text(row: dict[str, Any]) -> str:
 def _on_pin(
     coord: MemoryService, user_id: str, mtype: str, ids: list[str], pinned: bool, as_admin: bool
 ) -> None:
+    pin = coord.update_memory
     done = sum(
-        int(run_action("Pinning", coord.pin, user_id, mtype, i, pinned, as_admin)[0]) for i in ids
+        int(run_action("Pinning", pin, user_id, mtype, i, as_admin, pinned=pinned)[0]) for i in ids
     )
     if done:
         state.flash(f"{'Pinned' if pinned else 'Unpinned'} {done}.")

@@ -193,6 +193,18 @@ def recall_samples(df: pd.DataFrame) -> pd.DataFrame:
     return df[df["op"] == WHOLE_RECALL] if not df.empty else df
 
 
+STORED_ANSWER = "store_interaction"  # an answer stored; its hit: it used a memory
+
+
+def answers_using_memory(df: pd.DataFrame) -> tuple[int, int]:
+    """(answers that used a memory, answers) among the stored answers in `df`: each stored
+    answer's sample says whether its usage record (Memories' *Used in*) lists a memory."""
+    if df.empty:
+        return 0, 0
+    known = df[(df["op"] == STORED_ANSWER) & df["hit"].notna()]
+    return int(known["hit"].astype(bool).sum()), len(known)
+
+
 #: Fewest samples in a time bucket for its p95 to be drawn: with fewer, "1 in 20 is slower"
 #: is not measured and the line would lie on the median.
 P95_MIN_SAMPLES = 20

@@ -89,10 +89,10 @@ def _on_load(coord: MemoryService, writer: WritePolicy, key: str) -> None:
     ss[f"{key}_replace"] = False
     state.switch_user(DEMO_USER)
     state.switch_session(state.new_session_id())
+    # a toast holds a short line: the first screen names her and offers the questions
     state.flash(
-        f"Loaded the demo persona: you are {DEMO_USER} (Maya) in a new chat, with "
-        f"{loaded.memories} memories, {loaded.facts} facts and "
-        f"{loaded.procedures} learned procedures. Try: {DEMO_QUESTIONS[0]}",
+        f"You are Maya ({DEMO_USER}): {loaded.memories} memories, {loaded.facts} facts, "
+        f"{loaded.procedures} tool habits.",
         "success",
     )
 

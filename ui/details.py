@@ -5,8 +5,9 @@ Redis (without thoughts) and in session state, so the details of older answers s
 reruns, reloads and restarts. It opens with one plain line ("Used 3 things I know about you:
 …"), then tabs:
 
-    Recalled   the memories with their full text and relevance; the procedural suggestion;
-               how many recent messages were in context
+    Recalled   the memories checked, with their full text and relevance, each marked used
+               or not by this answer; the procedural suggestion; how many recent messages
+               were in context
     Tools      each call with arguments, result (or error) and time
     Stored     what the turn wrote or superseded, and the background extraction status
                (above the tabs: what was stored as a label instead of as typed)
@@ -27,8 +28,8 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from agent.prompt import BlockLine, read_block, unfenced
-from agent.replies import answer_hits, is_conversation
+from agent.prompt import BlockLine, read_block
+from agent.replies import answer_hits, in_prompt, is_conversation
 from agent.speed import speed_text
 from agent.types import BudgetSplit, StoredMemory, ToolCallRecord, TurnResult, WindowReport
 from memory import words
@@ -64,21 +65,31 @@ def short(text: str, n: int = LEAD_CHARS) -> str:
     return " ".join(kept).rstrip(",;:.") + "…"
 
 
-def in_prompt(r: TurnResult, hits: list[RecallHit]) -> list[RecallHit]:
-    """The hits whose text reached the model (the block may have left some out to fit)."""
-    texts = {line.text for line in read_block(r.memory_block) if line.kind == "memory"}
-    return [h for h in hits if unfenced(h.text) in texts]
-
-
 def used(r: TurnResult) -> tuple[list[RecallHit], list[RecallHit]]:
     """The episodic and semantic memories the answer used: those that reached the model, or
     those a memory-only answer listed (agent.replies.answer_hits)."""
     rec = r.recalled
     if r.mode != "memory-only":
-        return in_prompt(r, rec.episodic), in_prompt(r, rec.semantic)
+        return in_prompt(r.memory_block, rec.episodic), in_prompt(r.memory_block, rec.semantic)
     listed = answer_hits(rec, r.stored)
     episodic = [h for h in listed if h.memory_type == "episodic"]
     return episodic, [h for h in listed if h.memory_type != "episodic"]
+
+
+def used_ids(r: TurnResult) -> set[str]:
+    """Ids of the memories the answer used (`used`)."""
+    episodic, facts = used(r)
+    return {h.id for h in (*episodic, *facts)}
+
+
+def checked_and_used(r: TurnResult) -> str:
+    """`Checked 14 memories, used 5`: what recall brought, and what the answer used of it."""
+    rec = r.recalled
+    checked = len(rec.episodic) + len(rec.semantic)
+    if not checked:
+        return "No memory checked"
+    n = len(used_ids(r))
+    return f"Checked {checked} memor{'y' if checked == 1 else 'ies'}, used {n or 'none'}"
 
 
 def lead_line(r: TurnResult) -> str:
@@ -99,7 +110,7 @@ def lead_line(r: TurnResult) -> str:
     else:
         n = len(recalled_about)
         line = (
-            f"Recalled {n} thing{'' if n == 1 else 's'} about you, but none fitted into the prompt"
+            f"Checked {n} thing{'' if n == 1 else 's'} about you, but none fitted into the prompt"
         )
     extra = []
     if talks:
@@ -143,7 +154,9 @@ def summary_line(r: TurnResult) -> str:
         counts.append("1 procedure")
     if rec.short_term:
         counts.append(f"{len(rec.short_term)} recent messages")
-    parts.append("recalled " + (", ".join(counts) if counts else "nothing"))
+    parts.append("checked " + (", ".join(counts) if counts else "nothing"))
+    if rec.episodic or rec.semantic:
+        parts.append(f"used {len(used_ids(r)) or 'none'} of the memories")
     if r.tools:
         parts.append(f"{len(r.tools)} tool call(s)")
     if r.stored:
@@ -163,9 +176,7 @@ def masked_line(labels: list[str]) -> str:
 
 def status_label(r: TurnResult) -> str:
     """The label the answer's status box ends with (the same after a rerun or a reload)."""
-    rec = r.recalled
-    n = len(rec.episodic) + len(rec.semantic) + (1 if rec.procedural else 0)
-    label = f"Recalled {n} memor{'y' if n == 1 else 'ies'}"
+    label = checked_and_used(r)
     if r.tools:
         label += f" · {len(r.tools)} tool call(s)"
     if r.tokens_per_s is not None:
@@ -207,7 +218,7 @@ def render_details(r: TurnResult, *, key: str, expanded: bool = False) -> None:
         names += ["⚙️ Advanced", *(["💭 Thoughts"] if thinking else [])]
         tabs = st.tabs(names)
         with tabs[0]:
-            _recalled(r.recalled, incognito=r.private == "incognito")
+            _recalled(r.recalled, used_ids(r), incognito=r.private == "incognito")
             _held_back(r.held_back)
         with tabs[1]:
             _tools(tools)
@@ -267,10 +278,15 @@ def _window(w: WindowReport, key: str) -> None:
         },
     )
     facts = []
+    why = (
+        "to fit"
+        if split.read_cap is None
+        else "so that the slow model reads the prompt in time (AGENT_REPLY_SECONDS)"
+    )
     if split.history_dropped:
-        facts.append(f"{split.history_dropped} older message(s) left out to fit")
+        facts.append(f"{split.history_dropped} older message(s) left out {why}")
     if split.memories_omitted:
-        facts.append(f"{split.memories_omitted} memories left out to fit")
+        facts.append(f"{split.memories_omitted} memories left out {why}")
     if split.tools_left_out:
         facts.append(f"{split.tools_left_out} tool(s) not offered, so memories keep room")
     count = w.prompt_eval_count
@@ -388,17 +404,25 @@ def why_words(parts: dict[str, Any]) -> str:
     return ", ".join(ranked[:WHY_NAMED])
 
 
-def _recalled(rec: MemoryContext, *, incognito: bool = False) -> None:
+#: How a memory of the Recalled tab was used by the answer.
+USED_MARK, UNUSED_MARK = "✅ used in this answer", "checked, not used"
+
+
+def _recalled(rec: MemoryContext, used: set[str], *, incognito: bool = False) -> None:
+    """The memories recall checked, each marked with whether the answer used it (a band says
+    how well it matched, not that the answer used it)."""
     anything = False
     for mtype, found in (("episodic", rec.episodic), ("semantic", rec.semantic)):
         if not found:
             continue
         anything = True
-        st.markdown(f"**{type_label(mtype)}** · {len(found)} recalled")
+        n = sum(h.id in used for h in found)
+        st.markdown(f"**{type_label(mtype)}** · {len(found)} checked, {n or 'none'} used")
         for h in found:
             why = why_words(h.parts.model_dump())
+            mark = USED_MARK if h.id in used else UNUSED_MARK
             meta = " · ".join(
-                x for x in (band_badge(h.band), why and f"why: {why}", _hit_meta(h)) if x
+                x for x in (mark, band_badge(h.band), why and f"why: {why}", _hit_meta(h)) if x
             )
             st.markdown(f"- {md_text(h.text)}  \n  :gray[{meta}]")
     proc = rec.procedural

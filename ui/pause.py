@@ -44,6 +44,7 @@ def pause_actions(place: Any, ctx: PageContext, ids: list[str]) -> None:
 
 def _on_pause(coord: MemoryService, user_id: str, ids: list[str], paused: bool) -> None:
     what = "Pausing" if paused else "Resuming"
-    done = sum(int(run_action(what, coord.pause, user_id, i, paused)[0]) for i in ids)
+    pause = coord.update_memory
+    done = sum(int(run_action(what, pause, user_id, "episodic", i, paused=paused)[0]) for i in ids)
     if done:
         state.flash(f"{'Paused' if paused else 'Resumed'} {done}.")

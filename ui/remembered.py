@@ -1,10 +1,11 @@
-"""The last line of an answer that stored something: "💾 Remembered: …" with Edit and Undo,
-and "🔒 stored without your card number" when a secret was masked.
+"""The last line of an answer that stored something: "💾 Remembered: …" with Edit and
+*Forget this*, and "🔒 stored without your card number" when a secret was masked.
 
 What the turn stored is read from its details (kept beside the answer, so the line is the same
-after a reload); each memory is looked up again, so an edit shows its new text and an undone
+after a reload); each memory is looked up again, so an edit shows its new text and a forgotten
 memory says so. The logged exchange (the conversation itself) and learned tool habits are not
-"remembered" facts: they are not named here.
+"remembered" facts: they are not named here. *Forget this* is named apart from a delete's Undo
+(ui/undo.py), so a keyboard or screen-reader user cannot take one for the other.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from ui.context import PageContext
 from ui.errors import guard, run_action
 from ui.format import md_text, snippet
 
+#: The answer's button that forgets what it remembered (not "Undo": that is a delete's).
+FORGET = "Forget this"
 #: How a stored memory came to be, for the ones a person would call "remembered".
 NAMED_HOW = frozenset({"trigger", "llm", "tool", "user"})
 
@@ -60,18 +63,21 @@ def remembered_line(ctx: PageContext, r: TurnResult, key: str) -> None:
         if any(replaced):
             parts.append("replaces " + "; ".join(f"“{md_text(t)}”" for t in replaced if t))
     if gone and not live:
-        parts.append("↩️ Not remembered (undone)")
+        parts.append("Forgotten: not remembered any more")
     if r.masked:
         parts.append(md_text(masked_note(r.masked)))
     with st.container(key=f"remembered_{key}"):
         if not live:
             st.caption(" · ".join(parts))
             return
-        c1, c2, c3 = st.columns([8, 1, 1], vertical_alignment="center", gap="small")
+        c1, c2 = st.columns([6, 4], vertical_alignment="center", gap="small")
         c1.caption(" · ".join(parts))
-        with c2.popover(
-            "",
+        # one row at every width (columns stack below 640 px)
+        row = c2.container(horizontal=True, wrap=False, vertical_alignment="center")
+        with row.popover(
+            "Edit",
             icon=":material/edit:",
+            type="tertiary",
             help="Edit what was remembered",
             key=state.popover_key(f"rem_pop_{key}"),
         ):
@@ -91,12 +97,12 @@ def remembered_line(ctx: PageContext, r: TurnResult, key: str) -> None:
                         f"rem_pop_{key}",
                     ),
                 )
-        c3.button(
-            "",
+        row.button(
+            FORGET,
             key=f"rem_undo_{key}",
-            icon=":material/undo:",
-            help="Undo: forget what this answer remembered"
-            + (" (the memory it replaced is recalled again)" if any(replaced) else ""),
+            type="tertiary",
+            help="Forget what this answer remembered"
+            + (": the memory it replaced is recalled again" if any(replaced) else ""),
             on_click=_on_undo,
             args=(ctx.coordinator, ctx.user_id, [(m.id, m.superseded_id) for m, _ in live]),
         )
@@ -116,7 +122,7 @@ def _on_save(
     text = str(st.session_state.get(key) or "").strip()
     if is_blank(text):
         state.flash(
-            "The text cannot be empty: write what should be remembered, or press Undo.",
+            f"The text cannot be empty: write what should be remembered, or press {FORGET}.",
             "warning",
         )
         return
@@ -133,8 +139,8 @@ def _on_save(
 
 def _on_undo(coord: MemoryService, user_id: str, ids: list[tuple[str, Any]]) -> None:
     done = sum(
-        int(run_action("Undoing the memory", coord.history.undo_write, user_id, mid, old)[0])
+        int(run_action("Forgetting the memory", coord.history.undo_write, user_id, mid, old)[0])
         for mid, old in ids
     )
     if done:
-        state.flash("Undone: that is not remembered any more.", "info")
+        state.flash("Forgotten: that is not remembered any more.", "info")

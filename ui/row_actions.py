@@ -99,7 +99,9 @@ def _pin(ctx: PageContext, mtype: str, row: dict[str, Any], key: str) -> None:
 def _on_pin(
     coord: MemoryService, user_id: str, mtype: str, row: dict[str, Any], pinned: bool
 ) -> None:
-    ok, _ = run_action("Pinning", coord.pin, user_id, mtype, str(row["id"]), pinned)
+    ok, _ = run_action(
+        "Pinning", coord.update_memory, user_id, mtype, str(row["id"]), pinned=pinned
+    )
     if ok:
         what = md_text(snippet(memory_text(row), 60))
         state.flash(f"{'Pinned' if pinned else 'Unpinned'} “{what}”.")

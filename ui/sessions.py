@@ -16,6 +16,9 @@ from ui.format import fmt_ms_time
 
 #: How long a title made from a message may be (the sidebar is narrow).
 TITLE_CHARS = 48
+#: How much of a title the sidebar's chat picker shows, cut at a word (the full title is in
+#: the chat page's caption and the rename box): what its full-width box holds at 390 px.
+PICKER_CHARS = 30
 #: The store's limit for a title (memory/stores/short_term.py).
 MAX_TITLE_CHARS = 80
 _ID_DATE = re.compile(r"^s-(\d{8}-\d{4})-")
@@ -46,6 +49,11 @@ def fallback_label(session_id: str) -> str:
 
 def label(session_id: str, titles: dict[str, str]) -> str:
     return titles.get(session_id) or fallback_label(session_id)
+
+
+def picker_label(session_id: str, titles: dict[str, str]) -> str:
+    """The chat's name as the picker shows it: cut at a word with "…" when long."""
+    return title_from(label(session_id, titles), PICKER_CHARS)
 
 
 def titles_of(coord: MemoryService, user_id: str) -> dict[str, str]:

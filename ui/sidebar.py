@@ -110,7 +110,7 @@ def _who(ctx: PageContext) -> None:
         sessions = list(coord.list_sessions(ss.user_id) or [])
     session_options = list(dict.fromkeys([ss.session_id, *sessions]))
     titles = sessions_ui.titles_of(coord, ss.user_id)
-    labels = {s: sessions_ui.label(s, titles) for s in session_options}
+    labels = {s: sessions_ui.picker_label(s, titles) for s in session_options}
     if ss.session_id not in sessions and ss.session_id not in titles:
         labels[ss.session_id] = "New chat"  # no message yet
 
@@ -131,12 +131,9 @@ def _who(ctx: PageContext) -> None:
             + " Type a new name to add a user.",
         )
     ss["sb_session"] = ss.session_id
-    # One row at every width: columns stack below 640 px, which put ✏️ and ➕ on lines of
-    # their own under the session box on a phone.
-    row = st.container(
-        horizontal=True, wrap=False, vertical_alignment="bottom", gap="small", key="sb_session_row"
-    )
-    row.selectbox(
+    # The picker has the sidebar's whole width (beside ✏️ and ➕ it showed "Plan my ru");
+    # Rename and New chat share one row under it at every width (columns would stack).
+    st.selectbox(
         "Chat",
         session_options,
         key="sb_session",
@@ -144,9 +141,15 @@ def _who(ctx: PageContext) -> None:
         format_func=lambda s: labels.get(s, s),
         on_change=_on_session,
         help="The recent messages belong to one chat; long-term memories are shared by all "
-        "the chats of the user. A chat is named after its first message: ✏️ renames it.",
+        "the chats of the user. A chat is named after its first message (a long name is "
+        "shortened here; the chat page shows it whole): Rename changes it.",
     )
-    with row.popover("", icon=":material/edit:", help="Rename this chat", key="sb_rename"):
+    row = st.container(
+        horizontal=True, wrap=False, vertical_alignment="center", gap="small", key="sb_session_row"
+    )
+    with row.popover(
+        "Rename", icon=":material/edit:", type="tertiary", help="Rename this chat", key="sb_rename"
+    ):
         ss["sb_title"] = titles.get(ss.session_id, "")
         st.text_input(
             "Title of this chat",
@@ -158,9 +161,10 @@ def _who(ctx: PageContext) -> None:
         )
         st.caption("Press Enter to save.")
     row.button(
-        "",
+        "New chat",
         key="sb_new_session",
-        icon=":material/add:",  # read aloud as "add icon": no underscore in the name
+        icon=":material/add:",
+        type="tertiary",
         help="Start a new chat",
         on_click=_on_new_session,
     )

@@ -21,7 +21,9 @@ import streamlit as st
 from memory.errors import InvalidInputError
 from memory.models import check_id
 
-DEFAULT_USER = "demo"
+#: Who a visit without sign-in or `?user=` starts as: not "demo", which a presenter took for
+#: the demo persona's user (`demo-maya`, loaded by its own button).
+DEFAULT_USER = "guest"
 #: The address's parameters for the user and the chat (session) shown.
 URL_USER, URL_CHAT = "user", "chat"
 

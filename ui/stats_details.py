@@ -29,7 +29,7 @@ def window_samples(
     run, so they are kept for half a minute per store (`store`) and window, and only while
     the newest sample (`latest`) is the same; the Refresh button bumps `refresh`."""
     since_ms = int((time.time() - since_s) * 1000) if since_s else 0
-    return charts.samples_frame(_coordinator.latency_samples(since_ms=since_ms))
+    return charts.samples_frame(_coordinator.metrics.latency_samples(since_ms=since_ms))
 
 
 def recall_details(df: pd.DataFrame, window: str) -> None:

@@ -1,16 +1,8 @@
-"""The four memory tools, defined once (seed 001): remember, recall, stats, forget.
-
-    MemoryOps        the operations, transport-free: validated arguments in, one result model
-                     out, for one user at a time
-    MemoryToolkit    the chat's registration (the user comes from the turn's `ToolContext`)
-    agent/mcp_server registers the same operations, argument types and descriptions for MCP
-
-Every call is scoped to one user (the turn's, or the MCP client's), never to an id the model
-chooses. What is stored goes through the one write policy (`memory.writing`), and only into the
-user's own episodic memory: semantic memory is shared by all users, so text from a chat or a
-client is never written there. In chat, what the model asks to keep must also be supported by
-what the user said (or by this turn's tool results): the grounding check.
-"""
+"""The four memory tools, defined once: remember, recall, stats, forget. `MemoryOps` holds the
+operations (validated arguments in, one result model out); `MemoryToolkit` registers them for
+the chat, agent/mcp_server for MCP. Every call is scoped to one user, never to an id the model
+chooses; what is stored goes through the write policy into the user's own episodic memory only
+(semantic memory is shared) and, in chat, must be grounded in what the user said."""
 
 from __future__ import annotations
 
@@ -253,7 +245,9 @@ class MemoryOps:
         if action != "delete":
             if memory_type != MemoryType.EPISODIC.value:
                 raise ToolError("Only episodic memories can be paused or resumed.")
-            self._coord.pause(user_id, memory_id, paused=action == "pause")
+            self._coord.update_memory(
+                user_id, MemoryType.EPISODIC, memory_id, paused=action == "pause"
+            )
             return ForgetResult(memory_type=memory_type, id=memory_id, paused=action == "pause")
         self._coord.delete_memory(user_id, MemoryType(memory_type), memory_id)
         return ForgetResult(forgotten=memory_id, memory_type=memory_type)

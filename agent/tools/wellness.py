@@ -1,17 +1,9 @@
 """A demo toolkit over synthetic wellness data: workouts, resting heart rate, sleep, weight.
 
-The data is generated locally and deterministically: the same seed, user and end date always
-give the same numbers, and different users get different (but stable) histories. It gives
-the tools real answers, including empty ones, so procedural memory has something to learn.
-
-Demo users (ids starting with `memory.demo`'s DEMO_PREFIX, `demo-`; see `python -m memory demo
-load`) work out as the demo persona's memories say: their workouts follow her training plan
-(`memory.demo.training.planned_workout`: regular runs rising towards her race, no runs for
-three weeks after her sprained ankle) instead of random picks; their other daily metrics are
-generated as for anyone.
-
-Tools: search_workouts, aggregate_metrics, compare_periods, trend_analysis.
-"""
+Generated locally and deterministically (same seed, user and end date, same numbers), so the
+tools give real answers, empty ones too, and procedural memory has something to learn. Demo
+users (`memory.demo`'s DEMO_PREFIX) work out as the persona's training plan says
+(`memory.demo.training.planned_workout`)."""
 
 from __future__ import annotations
 

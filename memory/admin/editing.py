@@ -1,12 +1,6 @@
-"""The editor's operations on single memories: list a page, read, change, delete.
-
-Changes are validated with the stores' own rules (the same as a new memory) and a changed text
-is embedded again. Every function gets the stores and the embedder it uses, not the coordinator.
-
-Semantic facts: a user sees the shared facts and their own; another user's fact is "not found".
-Shared facts (the knowledge file's, and those an admin shared) change only when the caller says
-`as_admin` (an admin in the app, the operator's CLI); sharing a fact needs it too.
-"""
+"""The editor's operations on single memories: list a page, read, change, delete. Changes are
+validated with the stores' own rules and a changed text is embedded again. A user sees the
+shared facts and their own; shared facts change (and a fact is shared) only `as_admin`."""
 
 from __future__ import annotations
 

@@ -1,16 +1,8 @@
-"""Follow-ups: the shared-data writes that follow a user's transaction, finished even if the
-process that started them stops.
-
-A user's records live in one hash slot and change in one MULTI/EXEC transaction; what follows
-touches shared data, one slot per key (the facts they added, the user list, the store-wide list
-of summaries waiting, the embedding cache). A crash between the two used to leave the user off
-the list, or their facts behind, with nothing to say so. Now the transaction itself writes a
-note of what follows (`Keys.followups`, in the user's slot), and the user is added to
-`Keys.followups_pending` just before it. Every step of a note can run twice with the same end
-state (deleting, writing a fact with its id, adding to a set), so whoever finds a note runs it
-and deletes it: the process that wrote it, right after its transaction, or else the next one
-that opens the store (`finish_pending`), which says so in one line per note.
-"""
+"""Follow-ups: the shared-data writes that follow a user's transaction (the facts they added,
+the user list, summaries waiting, the embedding cache), finished even if the process that
+started them stops (docs/maintenance.md). The transaction writes a note of them
+(`Keys.followups`); each step can run twice with the same end state, so whoever finds a note
+runs and deletes it: the writer right after, or the next open (`finish_pending`)."""
 
 from __future__ import annotations
 

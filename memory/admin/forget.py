@@ -1,14 +1,7 @@
-"""Forget a topic: every memory that mentions it, and what carries its text or was derived
-from it, deleted for real (what matches, what goes with it and what stays: docs/privacy.md).
-
-    preview(user, query)             read only: the matching memories, facts, procedures and
-                                     messages (text, kind, date, score), for people to review
-    forget(user, query, keep=refs)   deletes what a preview finds now, minus the refs people
-                                     unticked, and every trace of it; a count per kind
-
-`memory.admin.topic_match` works out what matches and what follows from it; this module reads
-the user's data, asks it, and deletes. The user's keys change in one MULTI/EXEC (one hash
-slot); the facts (a slot each) and the cache entries follow it, one key per command."""
+"""Forget a topic: every memory that mentions it, and what carries its text or was derived from
+it, deleted for real (docs/privacy.md). `preview` reads what matches for people to review;
+`forget` deletes what a preview finds now, minus what they unticked. `memory.admin.topic_match`
+decides what matches; the user's keys change in one MULTI/EXEC, shared data follows."""
 
 from __future__ import annotations
 

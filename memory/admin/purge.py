@@ -1,13 +1,7 @@
-"""Purges: one session's messages, or everything derived from one user.
-
-A user purge is read first (`plan_user_purge`), then queued on a MULTI/EXEC pipeline
-(`UserPurge.queue`), or, for an import that replaces a user, queued on the import's last
-transaction minus what the file rewrites (`UserPurge.queue_except`): the old memories go only
-once every new one is in. That transaction holds the user's keys only (one hash slot); what
-the user leaves in shared data (the facts they added, the user list, the summaries waiting,
-cached embeddings) follows it as a note (`memory.admin.followups`), finished by the next open
-if this process stops first.
-"""
+"""Purges: one session's messages, or everything derived from one user. A user purge is read
+first (`plan_user_purge`), then queued in one MULTI/EXEC of the user's keys (or on an import's
+last transaction, minus what the file rewrites); what the user leaves in shared data follows it
+as a note (`memory.admin.followups`)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""What a topic matches in one user's data, and what follows from what it matched.
-
-The half of a topic forget that only reads: the topic's roots, whether a text mentions them (one
-splitter on both sides, `memory.text.words`), the matches a preview lists, and the
-following of what came from a chosen item (older versions, a turn's messages and the memories
-it wrote, logged exchanges, summaries) until nothing new is found. `memory.admin.forget`
-reads the data, asks this module what goes, and deletes it.
-"""
+"""What a topic matches in one user's data, and what follows from it (older versions, a turn's
+messages and the memories it wrote, summaries), until nothing new is found: the reading half of
+a topic forget (`memory.admin.forget` reads the data and deletes)."""
 
 from __future__ import annotations
 

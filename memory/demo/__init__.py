@@ -1,12 +1,7 @@
 """The demo persona: months of believable memory for one person, to show the app with
-(`python -m memory demo load|reset`: docs/demo.md).
-
-training.py  her training plan, the one source of her dates and distances (the wellness
-             tools' synthetic data follows it for user ids starting with `demo-`)
-persona.py   the persona, read from `memory/data/demo_persona.toml`: dated conversations,
-             what she stated, summaries, facts, learned procedures, the questions that
-             show them off
-loader.py    load and reset through the coordinator's public methods; what marks demo data"""
+(`python -m memory demo load|reset`: docs/demo.md). `training` is her plan (the one source of
+her dates and distances), `persona` reads `memory/data/demo_persona.toml`, `loader` loads and
+resets through the coordinator."""
 
 from memory.demo.loader import (
     DEMO_SOURCE,

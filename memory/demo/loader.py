@@ -1,11 +1,7 @@
-"""Load the demo persona into a user, or take it out again (`python -m memory demo load|reset`).
-
-Demo data is marked: episodic memories by the tag `demo` (DEMO_TAG), facts by the source
-`demo` (DEMO_SOURCE), procedures by the persona's questions (`PROCEDURES`), sessions by their
-names (`s-YYYYMMDD-HHMM-demo`). Everything is written through public methods (the write policy
-for what she stated, oldest first, so the changed goal replaces the old one by its slot),
-dated as it happened. A user with memories of their own is refused (`OwnMemoriesError`) unless
-`replace`; a user holding only the demo gets it afresh, dated from this week (docs/demo.md)."""
+"""Load the demo persona into a user, or take it out again (`python -m memory demo load|reset`;
+docs/demo.md). Demo data is marked (DEMO_TAG, DEMO_SOURCE, the persona's questions, session
+names) and written through public methods, the write policy included, dated as it happened; a
+user with memories of their own is refused (`OwnMemoriesError`) unless `replace`."""
 
 from __future__ import annotations
 

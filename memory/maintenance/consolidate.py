@@ -1,11 +1,7 @@
-"""Consolidation: near-duplicate active memories of one user and kind become one
-(docs/maintenance.md, "Consolidation, retention and decay").
-
-The canonical member stays (pinned, then most important, then most recent); the others are
-superseded by it and stay as history. Each merge is recorded (`Keys.merge`) so `undo_merge`
-restores everything. A `TextMerger` may rewrite the canonical text (kept only if it states the
-members' fact); a `SameFactJudge` proposes clusters by meaning (`similarity`). A merge, and an
-undo, is one MULTI/EXEC that WATCHes the memories it touches."""
+"""Consolidation: near-duplicate active memories of one user and kind become one, the others
+superseded by it and kept as history; each merge is recorded (`Keys.merge`) for `undo_merge`,
+and a merge or an undo is one MULTI/EXEC that WATCHes what it touches (docs/maintenance.md,
+"Consolidation, retention and decay")."""
 
 from __future__ import annotations
 

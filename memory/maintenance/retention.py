@@ -1,11 +1,6 @@
-"""Retention (expiry by kind) and importance decay (docs/maintenance.md, "Consolidation,
-retention and decay").
-
-A memory of a kind in `Settings.retention_days` expires once older than that, unless pinned,
-ever recalled or important. Decay is multiplicative (never recalled: halved every half-life,
-down to the floor, stopping at `retention_keep_importance`; recalled n times: boosted n times),
-so the run frequency does not change the result. The last run and the access count seen are
-kept per user in `Keys.decay_state`."""
+"""Retention (expiry by kind) and importance decay, multiplicative so that how often it runs does
+not change the result (docs/maintenance.md, "Consolidation, retention and decay"); the last run
+and the access count seen are kept per user in `Keys.decay_state`."""
 
 from __future__ import annotations
 

@@ -12,25 +12,28 @@ from functools import lru_cache
 from pydantic import BaseModel, ConfigDict
 
 from memory.data_files import Words, load_data_file
-from memory.text import FRAMING, content_roots, numbers, root, words
+from memory.text import (
+    FRAMING,
+    NEGATION,
+    NEGATION_STEMS,
+    NEGATORS,
+    content_roots,
+    numbers,
+    root,
+    words,
+)
 
 
 class _FactWords(BaseModel):
     """`memory/data/fact_words.toml` (what each list is for: its comments)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    negation: Words
-    negative: Words
-    negation_stems: Words
     light: Words
     value_classes: tuple[Words, ...]
     value_stopwords: Words
 
 
 _WORDS = load_data_file("fact_words.toml", _FactWords)
-_NEGATION = _WORDS.negation
-_NEGATIVE = _NEGATION | _WORDS.negative
-_NEGATION_STEMS = _WORDS.negation_stems
 _LIGHT = frozenset(root(w) for w in _WORDS.light)
 #: Classes of alternatives, as roots: two texts must name the same members of each.
 _VALUE_CLASSES = tuple(frozenset(root(w) for w in cls) for cls in _WORDS.value_classes)
@@ -47,8 +50,8 @@ def fact_signature(text: str) -> FactKey:
     """(content word roots, numbers, negations) of a memory text (memory.text's words)."""
     plain = text.replace("\u2019", "'").replace("'", "")
     tokens = words(plain)
-    negations = frozenset(t for t in tokens if t in _NEGATION)
-    roots = content_roots(plain, ignore=FRAMING | _NEGATION)
+    negations = frozenset(t for t in tokens if t in NEGATION)
+    roots = content_roots(plain, ignore=FRAMING | NEGATION)
     roots |= frozenset(t for t in tokens if t in _VALUE_STOPWORDS)
     return roots, numbers(text), negations
 
@@ -79,8 +82,8 @@ class _Guarded:
         tokens = words(text)
         bare = words(text.replace("'", ""))  # "don't" -> "dont", a negation
         self.numbers = numbers(text)
-        self.negations = sum(t in _NEGATIVE for t in bare)
-        ignore = FRAMING | _NEGATIVE | _NEGATION_STEMS
+        self.negations = sum(t in NEGATORS for t in bare)
+        ignore = FRAMING | NEGATORS | NEGATION_STEMS
         self.content = content_roots(text, ignore=ignore)
         # Every word's root (stop words too: before/after), plus units stuck to numbers.
         units = {root(m.group(1)) for t in tokens if (m := _UNIT_SUFFIX.match(t))}

@@ -1,11 +1,6 @@
-"""Fusion: a store's candidates scored by the model of `memory.recall.scoring` into banded hits.
-
-`score_candidates` turns the rows of both queries (marked by `memory.recall.hybrid.prepare`
-with `_cover`, `_time_match`, `_stated`, `_own`, `_neighbour_of`) into one scored candidate per
-memory; `fuse` adds a seed's probability to its session neighbours' evidence
-(`add_neighbour_part`) and keeps the best k above `min_score` as hits. `RecallWeights` holds
-recall's settings.
-"""
+"""Fusion: a store's candidates, marked by `memory.recall.hybrid`, scored once each by
+`memory.recall.scoring`; a seed's probability added to its session neighbours' evidence; the best
+k above `min_score` kept as banded hits. `RecallWeights` holds recall's settings."""
 
 from __future__ import annotations
 

@@ -1,12 +1,7 @@
-"""Hybrid recall: vector + BM25 candidates, scored by a small fitted model, with neighbours.
-
-For one memory type this module builds the two queries (a `VectorQuery` and a
-`TermUnionTextQuery`, BM25 over word tokens) that run in recall's one pipelined round trip,
-reads their replies, marks the rows (`SCORE_FIELDS` only; the top k are read whole by
-`memory.recall.requests.hydrate`) and finds the session neighbours of the best logged
-exchanges; `memory.recall.fusion` scores the candidates. BM25 only chooses candidates: its raw
-score has no scale that means the same across queries. The parts of the score, the neighbours
-and the threshold: docs/recall.md."""
+"""Hybrid recall for one memory type: the vector and BM25 queries that run in recall's one round
+trip, their replies read and marked (`SCORE_FIELDS`; the kept ones are read whole later), and
+the session neighbours of the best logged exchanges; `memory.recall.fusion` scores them. BM25
+only chooses candidates (docs/recall.md)."""
 
 from __future__ import annotations
 

@@ -1,22 +1,7 @@
-"""The recall pipeline: what the coordinator's `retrieve_all_context`, `search` and
-`find_similar_episodic` run.
-
-One chat turn's recall, when this process knows the query's vector (its LRU): ONE pipelined
-round trip holds the store marker (first, so a Redis that replaced ours is found before
-anything is written to it), the short-term window, the exact procedural hash, the user
-profile's query (memory.user_profile; a chat turn asks for it) and every store's searches
-(episodic and semantic vector + BM25 pairs, the most similar procedure) -> scoring (once per
-candidate) -> ONE round trip that reads the top hits of all types whole and, when the best
-episodic candidates are logged turns, their session timelines (the neighbours) with the
-episodic candidates likely to be kept -> the neighbour boost and the episodic top k (a
-neighbour neither search found costs one more small round trip, and so does a kept hit not
-read ahead) -> the procedural suggestion. For an unseen query the embedding cache's lookup
-rides in the first round trip instead of the searches, which go in a second one with the cache
-write. Timings per stage go into the context and the metrics (`fetch`: those round trips; a
-store's stage: reading, fusing and scoring its candidates, with the read of neighbours the
-searches did not find; `hydrate`: the round trip that reads the hits whole, timelines
-included); access counts are updated off the answer path (`Bookkeeper`).
-"""
+"""The recall pipeline behind the coordinator's `retrieve_all_context`, `search` and
+`find_similar_episodic`: one pipelined round trip for the searches, scoring, one for reading the
+kept hits whole (docs/architecture.md, "One chat turn"); timings per stage go into the context
+and the metrics, access counts are updated off the answer path (`Bookkeeper`)."""
 
 from __future__ import annotations
 

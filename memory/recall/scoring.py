@@ -1,61 +1,7 @@
-"""How sure recall is that a candidate memory is relevant: a small fitted model.
-
-Every input means the same from one query to the next (BM25 divided by the query's best
-BM25 would not: one weak shared word would count as a perfect keyword match):
-
-    vector    cosine similarity of the query and the memory's stored vector
-    coverage  IDF-weighted share of the query's words that the memory contains; a word found
-              only in the memory's context counts half (the index's field weights). IDF is
-              taken over the candidates of this query (both queries' short lists), so a word
-              most candidates share ("like", a speaker's name) weighs little and a word only a
-              few contain weighs much; no corpus statistics have to be stored. The query's
-              date expressions are left out: judging dates is the time part's job.
-    time      1 when the memory is dated inside a date the query names, else 0
-    stated    when the query asks for advice, a plan or about the user's tastes: the probability
-              that the memory states a preference or constraint of the user
-              (`memory.recall.statements`), else 0
-    own       when the query asks for advice, a recommendation or a plan: 1 when the
-              memory is one the user's own facts are stored as (a preference, goal, health
-              event, fact, correction, milestone or feedback, not a logged exchange or a
-              summary), else 0
-    neighbour the best own probability among the query's best logged exchanges (the seeds)
-              of which the memory is a session neighbour (within `neighbour_hops`, 2, turns),
-              else 0: the answer to a question often sits in the next turn, and a turn next
-              to a strong hit that also matches on its own should outrank one that only
-              matches
-
-    z = BIAS + W_VECTOR * vector + W_COVERAGE * coverage + W_TIME * time + W_STATED * stated
-        + W_OWN * own + w_recency * recency + w_importance * (importance - 0.5)
-        + W_NEIGHBOUR * neighbour                                 (ranks the candidates)
-    p = sigmoid(CAL_SCALE * z + CAL_LEAD * (z - best z) + CAL_BIAS)
-
-The seeds' probabilities are their own, before any neighbour part (`p` of z without it); a
-neighbour's p is at least NEIGHBOUR_FLOOR ** hops times its seed's.
-
-except for the user's own facts (own = 1, only when the message asks for advice or a plan):
-those are calibrated on their own evidence (`best z` = their own z). The lead term models a question
-with ONE needle, the benchmark's evidence turn or a question about one taste ("when do I like
-to exercise?"), where a second-best candidate is likely wrong; a plan or a piece of advice
-needs every goal and constraint of the user at once, and an earlier request in the same words
-("draft my weekly schedule") must not make the user's half-marathon goal look like a poor
-second.
-
-`z` alone orders the candidates. `p` calibrates it: how likely a memory is to be the one
-the question needs depends on its own evidence AND on whether something else fits better
-(the second term is 0 for the best candidate and only lowers the others, so it never
-changes the order).
-
-W_VECTOR, W_COVERAGE, W_TIME, W_STATED, BIAS, W_NEIGHBOUR and the CAL_ constants are small
-logistic regressions fitted by `python -m lab.fit_recall` on the tune split of both development
-files (their recall: BENCHMARKS.md). The recency and importance nudges (RECALL_RECENCY_WEIGHT,
-RECALL_IMPORTANCE_WEIGHT) are NOT fitted: the benchmark data carries no signal on them (every
-turn is years old and of equal importance), so they stay small. W_OWN is not fitted either:
-every benchmark memory is a logged turn (own = 0 throughout), so it cannot move a benchmark
-figure; it is a prior, set so that the user's best-matching own fact is at least moderate for
-an advice or planning request in a small store (tests/integration/test_recall_quality.py).
-`p` reads as the probability that the memory is one the question needs; the bands and the
-default RECALL_MIN_SCORE come from the reliability table.
-"""
+"""How sure recall is that a candidate is relevant: parts on scales that mean the same for
+every query, summed as log-odds into `z` (orders the candidates) and calibrated against the
+query's best `z` into a probability (the bands). The parts, the formula and where each weight
+comes from: docs/recall.md."""
 
 from __future__ import annotations
 

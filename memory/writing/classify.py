@@ -1,14 +1,6 @@
-"""What kind of memory a text is, and which changing value it sets.
-
-    classify_event_type(text, tags)  preference, goal, health event, milestone, correction,
-                                     feedback or fact: #tags first, then keywords
-    detect_slot(text, event_type)    e.g. "goal:weight": a later memory with the same slot
-                                     replaces this one (supersession)
-    extract_tags(text)               the #tags of a text
-
-Used by every writer (chat, the memory tools, the sidebar, the Memories page, the CLI, MCP)
-through `memory.writing.policy`.
-"""
+"""What kind of memory a text is (#tags first, then keywords), which changing value it sets
+(`detect_slot`: a later memory of the same slot replaces it) and its #tags; every writer reaches
+it through `memory.writing.policy`."""
 
 from __future__ import annotations
 

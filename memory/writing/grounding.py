@@ -1,11 +1,7 @@
-"""Is a model-made memory supported by what the user said? A lexical check, no model call
-(what it demands and of which writers: docs/agent.md, "Grounded memories").
-
-`check_grounded`, in order: no content word nor number -> unsupported; numbers compared as
-values ("10,000" = "10000", "two" = "2", "5k" = 5000 or 5 km); names in mid-sentence found; a
-word found only with the opposite polarity (a negator within `NEGATION_SCOPE` words) vetoes;
-then `min_word_share` of the content words (`memory.text.root`); last, an embedding similarity
->= `min_similarity` for paraphrases. Known limits: tests/unit/test_writing_grounding.py."""
+"""Is a model-made memory supported by what the user said? A lexical check, no model call:
+numbers as values, names, the polarity of each word (a negator within `NEGATION_SCOPE` words),
+then `min_word_share` of the content words, last an embedding similarity for paraphrases
+(docs/agent.md, "Grounded memories"; known limits: tests/unit/test_writing_grounding.py)."""
 
 from __future__ import annotations
 
@@ -18,7 +14,7 @@ from functools import lru_cache
 from pydantic import BaseModel, ConfigDict, StrictInt
 
 from memory.data_files import Words, load_data_file
-from memory.text import FRAMING, STOPWORDS, root
+from memory.text import FRAMING, NEGATORS, STOPWORDS, root
 from memory.writing.secrets import mask_text
 
 #: Default share of the claim's content words that must be found. On the examples in
@@ -48,7 +44,6 @@ class _GroundingWords(BaseModel):
     """`memory/data/grounding_words.toml` (what each table is for: its comments)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    negators: Words
     clause_words: Words
     units: dict[str, StrictInt]
     tens: dict[str, StrictInt]
@@ -56,7 +51,6 @@ class _GroundingWords(BaseModel):
 
 
 _WORDS = load_data_file("grounding_words.toml", _GroundingWords)
-_NEGATORS = _WORDS.negators
 _CLAUSE_WORDS = _WORDS.clause_words
 _UNITS, _TENS, _MULTIPLIERS = _WORDS.units, _WORDS.tens, _WORDS.multipliers
 _ORDINALS = frozenset(("st", "nd", "rd", "th"))
@@ -146,7 +140,7 @@ class _Parsed:
 
 @lru_cache(maxsize=1 << 16)  # a text repeats its words; stemming each costs most of the time
 def _is_negator(word: str) -> bool:
-    return word in _NEGATORS or word.endswith("n't")
+    return word in NEGATORS or word.endswith("n't")
 
 
 def _plain(word: str) -> str:

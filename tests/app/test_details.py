@@ -34,7 +34,7 @@ def test_details_and_status_line_survive_a_fresh_run_of_the_session(
     assert agent.wait_for_background(20)
     # The turn stored a memory, so the page ran again: the status line is still there.
     label = status_labels(at)
-    assert len(label) == 1 and label[0].startswith("Recalled ")
+    assert len(label) == 1 and label[0].startswith("Checked ")
     first_lead = next(t for t in texts(at).splitlines() if t.startswith("Used "))
 
     again = make_app("app.py", user="maya", session="s-details")  # a reload: new state
@@ -71,6 +71,36 @@ def test_details_and_status_line_survive_a_fresh_run_of_the_session(
     assert PROFILE_TITLE.removesuffix(":") in shown.replace("\\", "")
     assert "About this user (episodic, most relevant first)" not in shown.replace("\\", "")
     assert any("<<<MEMORY" in str(c.value) for c in again.code)
+
+
+def test_the_recalled_tab_marks_what_a_memory_only_answer_used(
+    offline_env, make_app, coordinator
+) -> None:
+    """A reply without the model lists at most five memories: the status line and the
+    Recalled tab say which of the memories checked it used, never more."""
+    import re
+
+    from ui.details import UNUSED_MARK, USED_MARK
+
+    for i, place in enumerate(["the park", "the river", "the hills", "the track", "the beach",
+                               "the forest", "the canal", "the lake"]):  # fmt: skip
+        coordinator.add_episodic(
+            "maya", f"I like running by {place} (route {i})", event_type=EventType.PREFERENCE
+        )
+    at = make_app("app.py", user="maya", session="s-used")
+    at.chat_input(key="chat_input").set_value("Where do I like running?").run()
+    no_errors(at)
+    label = status_labels(at)[0]
+    got = re.fullmatch(r"Checked (\d+) memories, used (\d+)", label)
+    assert got, label
+    checked, used = int(got[1]), int(got[2])
+    assert 0 < used <= 5 < checked
+    shown = texts(at)
+    assert shown.count(USED_MARK) == used
+    assert shown.count(UNUSED_MARK) == checked - used
+    per_type = re.findall(r"· (\d+) checked, (\d+|none) used", shown)  # a header per type
+    assert sum(int(c) for c, _ in per_type) == checked
+    assert sum(int(u) for _, u in per_type if u != "none") == used
 
 
 def test_the_lead_line_quotes_memories_as_plain_text(app_env, make_app, coordinator, agent) -> None:

@@ -178,6 +178,20 @@ def test_pin_selected(alice, make_app) -> None:
     assert sorted(at.dataframe(key="tbl_episodic").value["📌"]) == ["", "📌", "📌"]
 
 
+def test_pause_and_resume_selected(alice, make_app) -> None:
+    at = make_app("pages/memories.py")
+    at = select_rows(at, "tbl_episodic", [0])
+    at.button(key="pause_sel_episodic").click().run()
+    no_errors(at)
+    assert at.toast[0].value == "Paused 1."
+    rows, total = alice.list_memories("alice", "episodic")
+    assert total == 3 and [bool(r["paused"]) for r in rows].count(True) == 1  # still listed
+    at = select_rows(at, "tbl_episodic", [0, 1, 2])
+    at.button(key="resume_sel_episodic").click().run()
+    no_errors(at)
+    assert not any(r["paused"] for r in alice.list_memories("alice", "episodic")[0])
+
+
 def test_hybrid_search_shows_score_parts(alice, make_app) -> None:
     at = make_app("pages/memories.py")
     at.text_input(key="s_query").input("half marathon training")

@@ -50,10 +50,14 @@ def test_the_answer_ends_with_what_it_remembered_and_undo_takes_it_back(env, mak
     assert coordinator.get_memory("rita", "episodic", fact["id"])["text"] == "I am vegan"
     assert "💾 Remembered: “I am vegan”" in _captions(at)  # the line shows the edit
 
-    at.button(key=f"rem_undo_{_turn(at)}").click().run()
+    forget = at.button(key=f"rem_undo_{_turn(at)}")
+    # named for what it does, apart from a delete's "Undo" (ui/undo.py): a keyboard or
+    # screen-reader user reads the name, not the place
+    assert forget.label == "Forget this" and "Forget what this answer remembered" in forget.help
+    forget.click().run()
     no_errors(at)
     assert _facts(coordinator, "rita") == []
-    assert any("Not remembered (undone)" in c for c in _captions(at))
+    assert any("Forgotten: not remembered any more" in c for c in _captions(at))
 
 
 def test_undo_of_a_replacing_memory_brings_the_old_one_back(app_env, make_app, coordinator):  # type: ignore[no-untyped-def]
@@ -81,6 +85,6 @@ def test_a_masked_card_number_is_said_and_a_contentless_memory_is_not_stored(env
 
 
 def _turn(at) -> str:  # type: ignore[no-untyped-def]
-    """The key of the last answer's line (its turn id), from its Undo button."""
+    """The key of the last answer's line (its turn id), from its Forget this button."""
     undo = [str(b.key) for b in at.button if str(b.key).startswith("rem_undo_")]
     return undo[-1].removeprefix("rem_undo_")

@@ -67,6 +67,29 @@ def test_stats_leads_with_three_plain_tiles(app_env, make_app, coordinator, agen
     assert {"Reading a question", "Memories per type"} <= set(charts(at))
 
 
+def test_answers_that_used_memory_counts_what_the_answers_used(
+    offline_env, make_app, coordinator, agent
+) -> None:
+    """The tile counts the answers whose usage record (Memories' *Used in*) lists a memory,
+    not those whose recall found anything: the second answer found this chat's messages and
+    a weak memory but showed none, so it used nothing."""
+    from agent.replies import answer_hits
+
+    coordinator.add_episodic("alice", "I am vegetarian", event_type="preference")
+    shown = agent.chat("alice", "s-test", "What should I eat? I am vegetarian")
+    nothing = agent.chat("alice", "s-test", "zzzz qqqq")
+    assert shown.mode == nothing.mode == "memory-only"
+    assert answer_hits(shown.recalled, shown.stored)  # its reply lists the memory
+    assert nothing.recalled.short_term and not answer_hits(nothing.recalled, nothing.stored)
+    assert sum(u.answers for u in coordinator.memory_usage("alice").values()) == 1
+
+    at = make_app("pages/stats.py")
+    no_errors(at)
+    tile = next(m for m in at.metric if m.label == "Answers that used memory")
+    assert tile.value == "50%"
+    assert tile.help.startswith("1 of 2 answers in the window")
+
+
 def test_type_operation_and_window_filters(app_env, make_app, coordinator) -> None:
     coordinator.add_episodic("alice", "I am vegetarian", event_type="preference")
     coordinator.search("alice", "vegetarian", "episodic")

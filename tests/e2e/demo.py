@@ -37,7 +37,7 @@ def seed_demo_user(coordinator: Any, user: str, session: str) -> dict[str, str]:
     old = coordinator.list_memories(user, "episodic", ListQuery(tags=["food"]))[0]
     coffee = next(r["id"] for r in old if r["text"] == "I drink two coffees a day")
     coordinator.supersede(user, coffee, newer.id)
-    coordinator.pin(user, "episodic", ids["I am vegetarian"])
+    coordinator.update_memory(user, "episodic", ids["I am vegetarian"], pinned=True)
     coordinator.add_semantic("Lentils and chickpeas are good plant sources of iron",
                              category="nutrition", added_by=user)  # fmt: skip
     for query, tools, score, ms, times in (

@@ -4,7 +4,7 @@ and Stats pages. Each step's promise is asserted, and what a presenter touches f
 
     the address keeps the user and the chat (a reload, the page links)
     blank input is ignored, never an error
-    the answer ends with what it remembered (edit, undo) and what it masked
+    the answer ends with what it remembered (edit, Forget this) and what it masked
     Memories and Stats agree with an action in the same run
     Stats by each memory's own date, an activity timeline, counts of what is remembered
     the screen says what the script says (matches in words in Recalled, the replacing goal's text)
@@ -125,6 +125,10 @@ def test_the_demo_script_survives_a_presenter(  # noqa: PLR0915 - one script, st
     # --- 2. load the persona: demo-maya in a new, empty chat; the address follows ----------
     by_key(page, "es_demo_load").get_by_role("button", name="Load demo persona").click()
     expect(page.get_by_text(f"You are {DEMO_USER} in a new chat")).to_be_visible(timeout=60_000)
+    # the load's message is one short line, whole (no "view more" behind a cut)
+    toast = page.get_by_test_id("stToast").filter(has_text=f"You are Maya ({DEMO_USER}): ")
+    expect(toast).to_be_visible()
+    expect(toast.get_by_test_id("stToastViewButton")).to_have_count(0)
     wait_idle(page)
     chat = address(page)["chat"]
     assert address(page)["user"] == DEMO_USER and chat.startswith("s-")
@@ -160,6 +164,9 @@ def test_the_demo_script_survives_a_presenter(  # noqa: PLR0915 - one script, st
     # step 4 of the script: match and why in words in *Recalled*; the procedural suggestion
     tab = recalled(answer)
     expect(tab.get_by_text(re.compile(r"about 2 hours 10 minutes")).first).to_be_visible()
+    if offline:  # the status line and the Recalled tab claim the 5 the reply listed, no more
+        expect(answer.get_by_text(re.compile(r"^Checked \d+ memories, used 5\b"))).to_be_visible()
+        assert tab.inner_text().count("✅ used in this answer") == 5
     expect(tab.get_by_text(re.compile(r"match · why: ")).first).to_be_visible()
     expect(tab.get_by_text(re.compile(r"looked up your workouts, then compared"))).to_be_visible()
     expect(tab.get_by_text(re.compile(r"confidence \*?\*?80%"))).to_have_count(1)
@@ -202,6 +209,9 @@ def test_the_demo_script_survives_a_presenter(  # noqa: PLR0915 - one script, st
     # --- the answer says what it remembered, and what it masked ------------------------------
     answer = ask(page, "Remember that I love trail mix after long runs")
     expect(answer.get_by_text(re.compile(r"💾 Remembered: “I love trail mix"))).to_be_visible()
+    # its control is named for what it does, never "undo" like a delete's Undo
+    expect(answer.get_by_role("button", name="Forget this")).to_be_visible()
+    expect(answer.get_by_role("button", name=re.compile("undo", re.IGNORECASE))).to_have_count(0)
     answer = ask(page, "My card number for the bike shop is 4111 1111 1111 1111")
     expect(answer.get_by_text("🔒 stored without your card number")).to_be_visible()
     expect(answer.get_by_text(re.compile("Remembered:"))).to_have_count(0)  # nothing to keep

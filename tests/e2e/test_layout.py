@@ -207,13 +207,11 @@ def test_the_sidebar_profile_is_folded_and_the_editor_is_in_reach(
     below = editor.evaluate("(e, top) => e.getBoundingClientRect().top - top", top)
     height = (page.viewport_size or LAPTOP)["height"]
     assert below < 2 * height - 200, f"the editor starts {below:.0f} px down"
-    if width_of(page) < 768:
-        # ✏️ and ➕ sit on the chat box's row, not on lines of their own
-        row = by_key(bar, "sb_session_row")
-        chat_box = row.get_by_test_id("stSelectbox").bounding_box()
-        new_chat = by_key(bar, "sb_new_session").bounding_box()
-        assert chat_box and new_chat
-        assert new_chat["y"] < chat_box["y"] + chat_box["height"] <= new_chat["y"] + 60
+    # Rename and New chat share one row under the chat box, not lines of their own
+    rename = by_key(bar, "sb_rename").bounding_box()
+    new_chat = by_key(bar, "sb_new_session").bounding_box()
+    assert rename and new_chat
+    assert abs(rename["y"] - new_chat["y"]) < 10, (rename, new_chat)
     screenshot(page, screenshots_dir / f"layout-sidebar-{width_of(page)}.png", height=1800)
 
     show_all.click()

@@ -133,7 +133,7 @@ def test_the_sidebar_lists_the_profile_the_prompt_carries_in_its_order(
     seed.add_episodic(user, "I'm allergic to peanuts and tree nuts", event_type="fact",
                       importance=0.5)  # fmt: skip
     race = seed.add_episodic(user, "Ran the Lyon 10k in 52 minutes", event_type="milestone").id
-    seed.pin(user, "episodic", race, True)
+    seed.update_memory(user, "episodic", race, pinned=True)
     seed.bookkeeping.drain()
     open_page(page, f"{app_server.url}?user={user}", CHAT)
     ask(page, shared_fake_ollama, "Give me a recipe for tonight's dinner", "A rice bowl.")

@@ -414,12 +414,26 @@ class FakeCoordinator:
                 )
         return list(lines.values())
 
-    def pause(self, user_id: str, memory_id: str, paused: bool = True) -> dict[str, Any]:
+    def update_memory(
+        self,
+        user_id: str,
+        memory_type: MemoryType | str,
+        memory_id: str,
+        as_admin: bool = False,
+        **changes: Any,
+    ) -> dict[str, Any]:
+        """Episodic memories only, as the agent changes them (`paused=`, `pinned=`)."""
+        if MemoryType.parse(memory_type) is not MemoryType.EPISODIC or set(changes) - {
+            "paused",
+            "pinned",
+        }:
+            raise NotImplementedError("the fake changes an episodic memory's paused or pinned")
         with self._lock:
             m = self.episodic.get(memory_id)
             if m is None or m.user_id != user_id:
                 raise NotFoundError(f"No memory {memory_id!r} for this user.")
-            m.paused = paused
+            for name, value in changes.items():
+                setattr(m, name, value)
             return {**m.model_dump(mode="json"), "text": m.description}
 
     def count_event(self, name: str) -> None:

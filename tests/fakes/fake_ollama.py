@@ -35,7 +35,9 @@ simulates, per model profile, what real Ollama and real small models do:
   (`done_reason: "length"`), a question answered as a fact ("Do I have any food allergies?" ->
   "Yes, I have any food allergies"), and 20 tokens/s. `slow20:1b` is a chat model that is only
   slow; `cpu35:270m` writes 35 tokens/s but reads its prompt at 150 tokens/s, as Gemma 3 270M
-  did on a 2-core CPU: its full replies would take far longer than 15 s. Speed shows only in the
+  did on a 2-core CPU: its full replies would take far longer than 15 s; `read60:135m` reads
+  60 prompt tokens/s and writes 15, as SmolLM2 135M did on a shared CPU (30-45 under heavy
+  load): reading a 1,000-token prompt alone takes 17 s. Speed shows only in the
   counts (`eval_duration` = `eval_count` / tokens_per_s, 100 tokens/s unless a profile says
   otherwise; `prompt_eval_duration` from prompt_tokens_per_s, about nothing unless a profile
   says otherwise): the fake does not sleep, so tests stay fast.
@@ -60,6 +62,8 @@ completion+tools; a model in `no_tools_models` loses "tools"):
     slow20:1b      131072  completion tools          llama   1.2B  Q8_0    20 tokens/s
     cpu35:270m      32768  completion                gemma3  268M  Q8_0    writes 35 tokens/s,
                                                                            reads 150 tokens/s
+    read60:135m      4096  completion                llama   135M  Q4_1    writes 15 tokens/s,
+                                                                           reads 60 tokens/s
 
 Speaks the parts of Ollama's API the project uses, with the wire format of ollama-python 0.6.3:
 
@@ -247,6 +251,16 @@ PROFILES: dict[str, ModelProfile] = {
             "Q8_0",
             tokens_per_s=35.0,
             prompt_tokens_per_s=150.0,
+        ),
+        ModelProfile(
+            "read60:135m",
+            4096,
+            ("completion",),
+            "llama",
+            "135M",
+            "Q4_1",
+            tokens_per_s=15.0,
+            prompt_tokens_per_s=60.0,
         ),
     )
 }

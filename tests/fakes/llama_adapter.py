@@ -399,7 +399,11 @@ class LlamaAdapter:
             done_reason="length" if finish == "length" else "stop",
             total_duration=int(((ex.prompt_ms or 0) + (ex.eval_ms or 0)) * ns),
             load_duration=0,
-            prompt_eval_count=ex.prompt_tokens,
+            # as Ollama counts: the tokens read for this request, not the cached prefix
+            # (the duration covers only those; a full count made reading look 2x faster)
+            prompt_eval_count=ex.prompt_tokens - ex.cached_tokens
+            if ex.prompt_tokens is not None and ex.cached_tokens
+            else ex.prompt_tokens,
             prompt_eval_duration=int((ex.prompt_ms or 0) * ns),
             eval_count=ex.eval_tokens,
             eval_duration=int((ex.eval_ms or 0) * ns),

@@ -50,8 +50,6 @@ CALLS: dict[str, Callable[[MemoryCoordinator], Any]] = {
     "get_memory": lambda c: c.get_memory(U, "episodic", MID),
     "update_memory": lambda c: c.update_memory(U, "episodic", MID, text="new text"),
     "delete_memory": lambda c: c.delete_memory(U, "episodic", MID),
-    "pin": lambda c: c.pin(U, "episodic", MID),
-    "pause": lambda c: c.pause(U, MID),
     "user_profile": lambda c: c.user_profile(U),
     "memory_usage": lambda c: c.memory_usage(U),
     "answers_using": lambda c: c.answers_using(U, MID),
@@ -67,8 +65,6 @@ CALLS: dict[str, Callable[[MemoryCoordinator], Any]] = {
     "sweep_secrets": lambda c: c.sweep_secrets(U),
     "import_user": lambda c: c.import_user(json.dumps(EXPORT)),
     "load_knowledge": lambda c: c.load_knowledge(),
-    "latency_samples": lambda c: c.latency_samples(),
-    "metric_counters": lambda c: c.metric_counters(),
     "from_settings": lambda c: MemoryCoordinator.from_settings(c.settings),
 }
 
@@ -121,6 +117,14 @@ def test_with_redis_down_every_method_raises_store_unavailable(
     with pytest.raises(StoreUnavailableError) as err:
         CALLS[method](stopped)
     assert "python -m memory redis start" in str(err.value) or "REDIS_URL" in str(err.value)
+
+
+@pytest.mark.parametrize("read", ["latency_samples", "counters"])
+def test_the_metrics_the_stats_page_reads_raise_store_unavailable(
+    stopped: MemoryCoordinator, read: str
+) -> None:
+    with pytest.raises(StoreUnavailableError, match="python -m memory redis start"):
+        getattr(stopped.metrics, read)()
 
 
 def test_health_reports_redis_down_instead_of_raising(stopped: MemoryCoordinator) -> None:

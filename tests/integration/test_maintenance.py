@@ -68,7 +68,7 @@ def test_a_pinned_memory_is_canonical_and_undo_restores_everything(
     c = coordinator
     a = c.add_episodic("ana", "My dog is called Rex", importance=0.4)
     b = c.add_episodic("ana", "My dog's name is Rex", importance=0.9)
-    c.pin("ana", "episodic", a.id)
+    c.update_memory("ana", "episodic", a.id, pinned=True)
     m = Maintenance.of(c)
     m.run(user_id="ana")
     assert active_texts(c, "ana") == {"My dog is called Rex"}
@@ -117,7 +117,7 @@ def test_retention_expires_old_exchanges_but_keeps_pinned_recalled_important_and
     c = coordinator
     c.add_episodic("ana", "what's the weather like", event_type="interaction", importance=0.3)
     pinned = c.add_episodic("ana", "show my runs", event_type="interaction", importance=0.3)
-    c.pin("ana", "episodic", pinned.id)
+    c.update_memory("ana", "episodic", pinned.id, pinned=True)
     c.add_episodic("ana", "my knee hurt after the race", event_type="interaction", importance=0.8)
     used = c.add_episodic("ana", "plan my recovery week", event_type="interaction", importance=0.3)
     c.episodic.touch("ana", [used.id])

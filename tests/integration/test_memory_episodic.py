@@ -140,13 +140,13 @@ def test_pin(coordinator: MemoryCoordinator) -> None:
         U, "My doctor said: no more than 3 coffees a day", importance=0.2
     )
     coordinator.add_episodic(U, "Coffee tastes better with oat milk", importance=0.2)
-    coordinator.pin(U, "episodic", mem.id)
+    coordinator.update_memory(U, "episodic", mem.id, pinned=True)
     assert coordinator.get_memory(U, "episodic", mem.id)["pinned"] is True
     pinned, total = coordinator.list_memories(U, "episodic", ListQuery(pinned=True))
     assert (total, [r["id"] for r in pinned]) == (1, [mem.id])
     hit = next(h for h in coordinator.search(U, "coffee") if h.id == mem.id)
     assert hit.parts.importance == 1.0  # pinned memories count as most important
-    coordinator.pin(U, "episodic", mem.id, pinned=False)
+    coordinator.update_memory(U, "episodic", mem.id, pinned=False)
     assert coordinator.get_memory(U, "episodic", mem.id)["pinned"] is False
 
 

@@ -153,7 +153,7 @@ def test_unknown_ids_cannot_be_edited(coordinator: MemoryCoordinator) -> None:
     with pytest.raises(NotFoundError):
         coordinator.update_memory(U, "semantic", UNKNOWN, text="new")
     with pytest.raises(NotFoundError):
-        coordinator.pin(U, "procedural", "0123456789abcdef")
+        coordinator.update_memory(U, "procedural", "0123456789abcdef", pinned=True)
 
 
 # --- Redis unreachable --------------------------------------------------------------------

@@ -126,7 +126,7 @@ def test_list_get_pin_delete(coordinator: MemoryCoordinator) -> None:
     got = coordinator.get_memory(U, "procedural", pid)
     assert (got["text"], got["tool_sequence"]) == (Q, TOOLS)
 
-    coordinator.pin(U, "procedural", pid)
+    coordinator.update_memory(U, "procedural", pid, pinned=True)
     assert coordinator.get_memory(U, "procedural", pid)["pinned"] is True
     with pytest.raises(InvalidInputError, match="learned"):
         coordinator.update_memory(U, "procedural", pid, tool_sequence=["x"])

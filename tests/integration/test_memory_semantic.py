@@ -114,7 +114,7 @@ def test_user_added_fact_lifecycle(coordinator: MemoryCoordinator) -> None:
     assert float(np.dot(old_vec, new_vec)) < 0.9
     assert coordinator.search("u1", "kefir", "semantic", k=1)[0].id == fact.id
 
-    coordinator.pin("u1", "semantic", fact.id)
+    coordinator.update_memory("u1", "semantic", fact.id, pinned=True)
     assert coordinator.get_memory("u1", "semantic", fact.id)["pinned"] is True
 
     with pytest.raises(NotFoundError):

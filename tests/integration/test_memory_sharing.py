@@ -69,7 +69,7 @@ def test_a_non_admin_cannot_edit_pin_or_delete_a_shared_fact(
     with pytest.raises(NotAllowedError):
         coordinator.update_memory("mallory", "semantic", fid, text="Chest pain is harmless.")
     with pytest.raises(NotAllowedError):
-        coordinator.pin("mallory", "semantic", fid)
+        coordinator.update_memory("mallory", "semantic", fid, pinned=True)
     assert "chest pain" in coordinator.get_memory("bob", "semantic", fid)["text"].lower()
     assert any("chest pain" in t.lower() for t in _recalled(coordinator, "bob", SAFETY_QUERY))
 

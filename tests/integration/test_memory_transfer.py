@@ -37,7 +37,7 @@ def exported(coordinator: MemoryCoordinator) -> dict[str, Any]:
         context="said while planning a run",
     )
     pinned = coordinator.add_episodic(U, "Never suggest running before 6 am", event_type="feedback")
-    coordinator.pin(U, "episodic", pinned.id)
+    coordinator.update_memory(U, "episodic", pinned.id, pinned=True)
     coordinator.add_semantic(
         "The Isar river runs through Munich.", category="geography", added_by=U
     )

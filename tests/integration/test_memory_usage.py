@@ -12,7 +12,7 @@ import redis
 
 from agent.loop import ChatAgent
 from agent.private import incognito_turn, reanswer
-from agent.replies import answer_hits
+from agent.replies import answer_hits, in_prompt
 from memory.admin.forget import TopicForget
 from memory.config import Settings
 from memory.coordinator import MemoryCoordinator
@@ -74,6 +74,36 @@ def test_a_stored_answer_records_the_memories_it_used(
     assert asked == ["Any vegetarian lunch idea for my diet?"]
     # the records are the user's own: another user sees none of them
     assert coordinator.memory_usage("someone-else") == {}
+
+
+def test_an_answer_records_only_the_memories_that_reached_the_model(
+    agent_factory: Factory,
+    coordinator: MemoryCoordinator,
+    settings: Settings,
+    fake_ollama: FakeOllama,
+) -> None:
+    """A small window leaves recalled memories out of the block: they were checked, not
+    used, so "Used in" and Stats' tile do not count them (the details say the same)."""
+    for i in range(12):  # long enough that ten recalled ones overflow a 4k window's share
+        coordinator.add_episodic(
+            U,
+            f"Dinner note {i}: a vegetarian dinner of lentils, roasted squash, feta, herbs, "
+            f"rice and a long list of spices number {i} that I cook on weeknights after "
+            "training, with a yoghurt sauce, flatbread, pickled onions and a green salad; "
+            "on Sundays the same dinner with grilled halloumi, couscous, chickpeas, mint, "
+            "pomegranate seeds, toasted almonds, lemon zest, smoked paprika and cumin, and "
+            "a slow bean stew with carrots, celery, leeks, tomatoes, bay leaves and thyme",
+            event_type="preference",
+        )
+    coordinator.bookkeeping.drain()
+    agent = agent_factory(coordinator, fake_ollama.url, settings=settings, num_ctx=2048)
+
+    result = agent.chat(U, "s1", "What vegetarian dinner should I cook?")
+    assert result.mode == "llm"
+    recalled = [*result.recalled.episodic, *result.recalled.semantic]
+    sent = {h.id for h in in_prompt(result.memory_block, recalled)}
+    assert sent and len(sent) < len(recalled)  # the block left some out
+    assert set(coordinator.memory_usage(U)) == sent
 
 
 def test_incognito_and_reanswer_record_nothing_and_memory_only_counts(

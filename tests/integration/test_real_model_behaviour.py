@@ -251,7 +251,7 @@ def test_hello_there_stores_nothing_the_weak_model_invented(
     rows, _ = coordinator.list_memories("ana", MemoryType.EPISODIC)
     assert not any("yacht" in r["text"].lower() for r in rows)
     coordinator.metrics.flush()
-    assert coordinator.metric_counters().get("extraction_ungrounded", 0) >= 1
+    assert coordinator.metrics.counters().get("extraction_ungrounded", 0) >= 1
 
 
 def test_the_same_weak_model_keeps_what_the_user_did_say(

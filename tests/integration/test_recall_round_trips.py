@@ -132,13 +132,13 @@ def test_an_entry_of_redisvls_cache_serves_the_recall_without_the_model(
     vec = coord.embedder.inner.embed(query)
     cache = EmbeddingsCache(name=coord.keys.embedding_cache_name, redis_client=coord.redis)
     cache.set(query, coord.embedder.model_id, vec.tolist())
-    before = coord.metric_counters().get("embed_cache_redis_hit", 0)
+    before = coord.metrics.counters().get("embed_cache_redis_hit", 0)
 
     first, second, _ = _recall(coord, client, query)
 
     assert "HGETALL" in first and "HSET" not in second  # found: nothing written again
     coord.metrics.flush()
-    assert coord.metric_counters().get("embed_cache_redis_hit", 0) == before + 1
+    assert coord.metrics.counters().get("embed_cache_redis_hit", 0) == before + 1
 
 
 def test_session_neighbours_ride_in_the_round_trip_that_reads_the_hits(

@@ -188,9 +188,9 @@ def test_every_path_keeps_each_transaction_script_and_multi_key_command_in_one_s
 
     # --- edit and supersede
     c.update_memory("ana", "episodic", pinned.id, text="I work at a standing desk")
-    c.pin("ana", "episodic", pinned.id)
+    c.update_memory("ana", "episodic", pinned.id, pinned=True)
     c.update_memory("ana", "semantic", fact.id, text="Kefir is a fermented milk drink.")
-    c.pin("ana", "procedural", str(stored["procedural"]))
+    c.update_memory("ana", "procedural", str(stored["procedural"]), pinned=True)
     newer = c.add_episodic("ana", "I moved to Porto", supersedes=None)
     newest = c.add_episodic("ana", "I moved to Braga", supersedes=newer.id)
     c.supersede("ana", pinned.id, newest.id)

@@ -141,9 +141,9 @@ def test_the_profile_follows_adds_replacements_pauses_and_deletes(
         "ana", "My goal is 75 kg", event_type="goal", importance=0.9, supersedes=old
     ).id
     assert texts() == ["My goal is 75 kg", "My left knee hurts on stairs"]
-    coordinator.pause("ana", knee)
+    coordinator.update_memory("ana", "episodic", knee, paused=True)
     assert texts() == ["My goal is 75 kg"]
-    coordinator.pause("ana", knee, paused=False)
+    coordinator.update_memory("ana", "episodic", knee, paused=False)
     assert "My left knee hurts on stairs" in texts()
     coordinator.update_memory("ana", "episodic", new, text="My goal is 74 kg")
     assert texts()[0] == "My goal is 74 kg"
@@ -202,7 +202,7 @@ def test_a_paused_memory_is_listed_counted_apart_never_recalled_and_exported_wit
     coordinator: MemoryCoordinator, tmp_path: Path
 ) -> None:
     mid = add(coordinator, "I'm allergic to peanuts", "health_event")
-    coordinator.pause("ana", mid)
+    coordinator.update_memory("ana", "episodic", mid, paused=True)
     rows, total = coordinator.list_memories("ana", "episodic", ListQuery())
     assert total == 1 and rows[0]["paused"] is True
     assert coordinator.get_memory_stats("ana")["episodic"]["paused"] == 1
@@ -214,7 +214,7 @@ def test_a_paused_memory_is_listed_counted_apart_never_recalled_and_exported_wit
     coordinator.import_user(exported, user_id="cy")
     (row,), _ = coordinator.list_memories("cy", "episodic", ListQuery())
     assert row["paused"] is True and coordinator.search("cy", "peanut allergy", "episodic") == []
-    coordinator.pause("ana", mid, paused=False)
+    coordinator.update_memory("ana", "episodic", mid, paused=False)
     assert [h.id for h in coordinator.search("ana", "peanut allergy", "episodic")] == [mid]
     assert coordinator.get_memory_stats("ana")["episodic"]["paused"] == 0
 
@@ -282,7 +282,7 @@ def test_undoing_a_replacement_brings_a_paused_memory_back_paused(
     coordinator: MemoryCoordinator,
 ) -> None:
     old = add(coordinator, "My goal is 80 kg", "goal")
-    coordinator.pause("ana", old)
+    coordinator.update_memory("ana", "episodic", old, paused=True)
     new = coordinator.add_episodic("ana", "My goal is 75 kg", event_type="goal", supersedes=old)
     coordinator.history.undo_write("ana", new.id, old)
     rec = coordinator.get_memory("ana", "episodic", old)
@@ -300,7 +300,9 @@ def test_undoing_a_merge_brings_a_paused_member_back_paused(
     maintenance.run(user_id="ana")
     (merge,) = maintenance.merges("ana")
     assert merge["member_ids"] == [rex]
-    coordinator.pause("ana", rex)  # paused while merged away (listed as history)
+    coordinator.update_memory(
+        "ana", "episodic", rex, paused=True
+    )  # paused while merged away (listed as history)
     maintenance.undo_merge("ana", merge["id"])
     rec = coordinator.get_memory("ana", "episodic", rex)
     assert (rec["paused"], rec["superseded_by"]) == (True, None)
@@ -312,7 +314,7 @@ def test_restating_a_paused_memory_stores_no_second_copy_and_keeps_it_paused(
 ) -> None:
     writer = WritePolicy(coordinator)
     veg = add(coordinator, "I'm vegetarian", "preference")
-    coordinator.pause("ana", veg)
+    coordinator.update_memory("ana", "episodic", veg, paused=True)
     for text in ("I'm vegetarian", "i'm vegetarian."):
         res = writer.write("ana", "s1", candidate_for(text, "preference", how="user"))
         assert (res.stored, res.duplicate_of) == (None, veg)
@@ -321,10 +323,10 @@ def test_restating_a_paused_memory_stores_no_second_copy_and_keeps_it_paused(
         assert res.already_remembered() == (
             "Already remembered (paused: resume it to have it recalled)"
         )
-    coordinator.pause("ana", veg, paused=False)
+    coordinator.update_memory("ana", "episodic", veg, paused=False)
     res = writer.write("ana", "s1", candidate_for("I'm vegetarian", "preference", how="user"))
     assert (res.duplicate_of, res.already_remembered()) == (veg, "Already remembered")
-    coordinator.pause("ana", veg)
+    coordinator.update_memory("ana", "episodic", veg, paused=True)
     rows, total = coordinator.list_memories("ana", "episodic", ListQuery())
     assert total == 1 and rows[0]["paused"] is True
     assert coordinator.user_profile("ana") == []
@@ -369,7 +371,8 @@ def test_health_facts_and_pinned_memories_are_in_the_profile_sent_and_shown(
     for text in HEALTH[1:]:  # plain facts by their kind: their words make them health facts
         add(coordinator, text, "fact", days_ago=30, importance=0.5)
     race = add(coordinator, "Ran the Lyon 10k in 52 minutes", "milestone", days_ago=40)
-    coordinator.pin("ana", "episodic", race, True)  # not a standing kind: pinned, so in
+    # not a standing kind: pinned, so in
+    coordinator.update_memory("ana", "episodic", race, pinned=True)
 
     lines = coordinator.user_profile("ana")
     fit = fit_profile(lines)

@@ -28,13 +28,15 @@ from tests.fakes.fake_ollama import FakeOllama, Scripted
 
 Factory = Callable[..., ChatAgent]
 GEMMA, SLOW, FAST, READS = "gemma3:270m", "slow20:1b", "qwen2.5:7b", "cpu35:270m"
+#: reads 60 prompt tokens/s, writes 15 (SmolLM2 135M on a shared CPU)
+SLOW_READER = "read60:135m"
 #: AGENT_REPLY_SECONDS's default: the longest a reply should take
 REPLY_S = 15.0
 
 
 @pytest.fixture
 def fake() -> Iterator[FakeOllama]:
-    with FakeOllama(models=[FAST, GEMMA, SLOW, READS]) as f:
+    with FakeOllama(models=[FAST, GEMMA, SLOW, READS, SLOW_READER]) as f:
         yield f
 
 
@@ -363,6 +365,56 @@ def test_a_model_that_writes_fast_but_reads_slowly_gets_the_reply_that_fits_15_s
     assert result.window.split.reply == cap  # the details show what was sent
 
 
+def test_a_slow_readers_prompt_is_shortened_to_fit_15_s_and_the_status_says_how_to_change_it(
+    agent_factory: Factory, fake_coordinator: FakeCoordinator, fake: FakeOllama
+) -> None:
+    """SmolLM2 135M read its ~600-token prompts for 12-16 s of its 15: a shorter reply alone
+    could not keep the time. The oldest messages give way; the health line and the message
+    do not."""
+    fake_coordinator.add_episodic("alice", "I'm allergic to peanuts", event_type="fact")
+    agent = agent_factory(
+        fake_coordinator, fake.url, ollama_model=SLOW_READER, llm_extraction="off"
+    )
+    said = [f"Day {i}: I walked {i} km{', then I rested' * 6}." for i in range(8)]
+    for text in said:
+        agent.chat("alice", "s1", text)
+    events = list(agent.run_turn("alice", "s1", "What should I cook for dinner?"))
+    last = fake.chat_requests()[-1]
+    # the fake's durations: 60 prompt tokens/s, 15 written tokens/s; planned from the tokens
+    # it read per planned token in the earlier turns (the estimate errs high)
+    cap = last.body["options"]["num_predict"]
+    assert REPLY_S - 1 < last.prompt_tokens / 60 + cap / 15 <= REPLY_S + 0.5
+    sent = [m["content"] for m in last.body["messages"]]
+    assert sent[-1] == "What should I cook for dinner?"
+    assert "I'm allergic to peanuts" in sent[0]
+    assert said[-1] in sent and said[0] not in sent  # the oldest gave way, the newest stayed
+    result = events[-1].result  # type: ignore[union-attr]
+    (note,) = [n for n in result.limits if "shortened" in n]
+    assert "AGENT_REPLY_SECONDS" in note and "older messages" in note and SLOW_READER in note
+    assert any("prompt shortened" in s for s in _statuses(events))
+    assert result.window.split.read_cap is not None and result.window.split.history_dropped > 0
+
+
+def test_a_reader_too_slow_for_even_the_shortest_prompt_still_reads_the_health_line(
+    agent_factory: Factory, fake_coordinator: FakeCoordinator, fake: FakeOllama
+) -> None:
+    """At 5 s the rules and the message alone take longer to read: nothing else is sent, and
+    the status says what the answer costs instead of promising 5 s."""
+    fake_coordinator.add_episodic("alice", "I'm allergic to peanuts", event_type="fact")
+    agent = agent_factory(
+        fake_coordinator, fake.url, ollama_model=SLOW_READER, llm_extraction="off", reply_seconds=5
+    )
+    agent.chat("alice", "s1", "Hello, how are you today?")
+    events = list(agent.run_turn("alice", "s1", "What should I cook for dinner?"))
+    last = fake.chat_requests()[-1]
+    assert last.prompt_tokens / 60 > 5  # more than the 5 s to read, with nothing left to drop
+    sent = [m["content"] for m in last.body["messages"]]
+    assert sent[-1] == "What should I cook for dinner?" and "Hello" not in " ".join(sent)
+    assert "I'm allergic to peanuts" in sent[0]
+    (status,) = [s for s in _statuses(events) if "prompt shortened" in s]
+    assert "more than 5 s even so" in status
+
+
 def test_what_the_check_measured_caps_the_first_reply_after_a_restart(
     agent_factory: Factory, fake_coordinator: FakeCoordinator, fake: FakeOllama, tmp_path: Path
 ) -> None:
@@ -428,6 +480,7 @@ def test_a_fast_model_keeps_todays_budget(
     result = agent.chat("alice", "s1", "Tell me about sleep")
     assert _reply_caps(fake) == [agent.config.reply_tokens] * 2
     assert result.tokens_per_s == pytest.approx(100, rel=0.01)
+    assert result.window.split.read_cap is None and not result.limits
 
 
 def test_a_slow_models_cut_reply_says_what_was_cut_and_what_to_do(

@@ -11,7 +11,7 @@ from agent.loop import ChatAgent
 from memory.config import PROJECT_ROOT
 from tests.fakes.fake_coordinator import FakeCoordinator
 from tests.fakes.fake_ollama import FakeOllama
-from ui.sessions import fallback_label, title_from
+from ui.sessions import PICKER_CHARS, fallback_label, picker_label, title_from
 from ui.stopping import STOPPED_MARK, stopped_reply
 
 
@@ -57,3 +57,14 @@ def test_the_theme_follows_the_os_light_or_dark_setting() -> None:
     assert "base" not in theme  # a base would force that scheme on every browser
     assert {"light", "dark"} <= set(theme)
     assert theme["light"]["backgroundColor"] != theme["dark"]["backgroundColor"]
+
+
+def test_the_chat_picker_cuts_a_long_title_at_a_word() -> None:
+    titles = {
+        "s1": "Plan a vegetarian dinner for my running club…",
+        "s2": "Plan my running this week",
+    }
+    assert picker_label("s2", titles) == "Plan my running this week"  # short enough: whole
+    label = picker_label("s1", titles)
+    assert label == "Plan a vegetarian dinner for…" and len(label) <= PICKER_CHARS
+    assert picker_label("s-20261123-0117-9171", titles) == "Chat of 23 Nov 2026, 01:17"

@@ -7,7 +7,7 @@ from agent.prompt import read_block, render_memory_block
 from agent.types import ExtractionOutcome, StoredMemory, ToolCallRecord, TurnResult
 from memory.models import ChatMessage, MemoryContext, RecallHit, ScoreParts
 from memory.stores.episodic import interaction_context
-from ui.details import lead_line, prompt_markdown, short
+from ui.details import lead_line, prompt_markdown, short, status_label, summary_line
 
 
 def hit(text: str, i: int = 0, kind: str = "preference") -> RecallHit:
@@ -101,7 +101,7 @@ def test_the_lead_line_names_what_reached_the_prompt_in_short_escaped() -> None:
     assert line.startswith("Used 2 things I know about you: “I am training for the Riverside")
     assert "“\\*\\*Veg\\*\\*”" in line
     r.memory_block = ""  # nothing reached the model
-    assert lead_line(r).startswith("Recalled 2 things about you, but none fitted")
+    assert lead_line(r).startswith("Checked 2 things about you, but none fitted")
     assert (
         short("I am training for a half marathon in April") == "I am training for a half marathon…"
     )
@@ -116,3 +116,18 @@ def test_the_lead_line_of_an_incognito_answer_speaks_of_incognito_not_of_bands()
     assert "match" not in line and "I don't know you on this" not in line
     r.private = None  # the same turn, not incognito: the band is why it does not know
     assert "was more than a weak match" in lead_line(r)
+
+
+def test_the_status_line_says_what_was_checked_and_what_the_answer_used() -> None:
+    hits = [hit(f"I like running route number {i}", i) for i in range(7)]
+    r = result(*hits)
+    assert status_label(r).startswith("Checked 7 memories, used 7")  # all reached the model
+    two = MemoryContext(user_id="u", session_id="s", query="q", episodic=hits[:2])
+    r.memory_block = render_memory_block(two).text  # only two reached the model
+    assert status_label(r).startswith("Checked 7 memories, used 2")
+    assert "checked 7 episodic" in summary_line(r) and "used 2 of the memories" in summary_line(r)
+    r.mode = "memory-only"  # a reply without the model lists at most 5 of them
+    assert status_label(r).startswith("Checked 7 memories, used 5")
+    r.memory_block, r.mode = "", "llm"
+    assert status_label(r).startswith("Checked 7 memories, used none")
+    assert status_label(result()).startswith("No memory checked")
