@@ -32,8 +32,8 @@ FOLDER_MARKERS = ("integration", "app", "e2e", "lab", "benchmarks")
 SECONDS_PER_TEST = {"e2e": 15.0, "integration": 2.0, "benchmarks": 2.0, "app": 1.5, "lab": 0.5}
 UNIT_SECONDS = 0.1
 #: Files that take minutes on their own, whatever their number of tests, longest first: their
-#: tests' sums in `make coverage`'s --durations (/work/wt/covlogs, load 20-30: 100k import 220 s,
-#: the demo walk 2 x 135 s, sign-in 170 s, the 40-turn session 70 s, ...).
+#: tests' sums in a `make coverage` run's --durations=60 at 8a5d185 (load ~20: the 100k import
+#: 220 s, the demo walk 2 x 135 s, sign-in 170 s, the 40-turn session 70 s, ...).
 LONG_FILES: tuple[str, ...] = (
     "tests/integration/test_long_operations.py",
     "tests/e2e/test_demo_script.py",
