@@ -5,6 +5,8 @@ HOST ?= 127.0.0.1
 PORT ?= 8501
 # Test processes (pytest-xdist): the suite waits on servers and browsers more than it computes,
 # so more workers than cores pays; each worker starts its own Redis, fake Ollama and app servers.
+# --no-loadscope-reorder: files go out longest first (tests/conftest.py orders them), not by
+# their number of tests, which left the few-test browser files that take minutes to the end.
 TEST_WORKERS ?= 4
 
 .PHONY: help setup setup-test run test coverage lint format redis-start redis-stop redis-status real-model real-model-smoke
@@ -31,12 +33,12 @@ run: setup
 	$(PY) -m streamlit run app.py --server.address $(HOST) --server.port $(PORT)
 
 test: setup-test
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 # COVERAGE_ROOT: the checkout, for the CLIs and app servers that tests start in other folders
 coverage: setup-test
 	rm -f .coverage .coverage.*
-	COVERAGE_ROOT=$(CURDIR) $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile \
+	COVERAGE_ROOT=$(CURDIR) $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder \
 		--cov --cov-report=term --durations=60
 
 lint: setup

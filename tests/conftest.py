@@ -28,14 +28,61 @@ TESTS_DIR = Path(__file__).resolve().parent
 FOLDER_MARKERS = ("integration", "app", "e2e", "lab", "benchmarks")
 
 
+#: Rough seconds one test of a folder takes (the order of magnitude, for scheduling only).
+SECONDS_PER_TEST = {"e2e": 15.0, "integration": 2.0, "benchmarks": 2.0, "app": 1.5, "lab": 0.5}
+UNIT_SECONDS = 0.1
+#: Files that take minutes on their own, whatever their number of tests, longest first: their
+#: tests' sums in a `make coverage` run's --durations=60 at 8a5d185 (load ~20: the 100k import
+#: 220 s, the demo walk 2 x 135 s, sign-in 170 s, the 40-turn session 70 s, ...).
+LONG_FILES: tuple[str, ...] = (
+    "tests/integration/test_long_operations.py",
+    "tests/e2e/test_demo_script.py",
+    "tests/e2e/test_sign_in.py",
+    "tests/integration/test_real_model_behaviour.py",
+    "tests/e2e/test_memory_editor.py",
+    "tests/integration/test_context_plan.py",
+    "tests/e2e/test_demo.py",
+)
+for _name in LONG_FILES:  # a renamed file must not quietly fall back to the end of the run
+    assert (TESTS_DIR.parent / _name).is_file(), f"LONG_FILES names a missing file: {_name}"
+
+
+def folder_of(item: pytest.Item) -> str | None:
+    try:
+        return item.path.resolve().relative_to(TESTS_DIR).parts[0]
+    except (ValueError, IndexError):
+        return None
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        try:
-            folder = item.path.resolve().relative_to(TESTS_DIR).parts[0]
-        except (ValueError, IndexError):
-            continue
+        folder = folder_of(item)
         if folder in FOLDER_MARKERS:
             item.add_marker(folder)
+    longest_files_first(items)
+
+
+def longest_files_first(items: list[pytest.Item]) -> None:
+    """Order the files by their likely time, longest first, each file's tests kept together
+    and in order. `make test` runs files in this order (`--dist loadfile
+    --no-loadscope-reorder`), so the last files handed out are short ones: a long file handed
+    out last would leave one worker running alone at the end."""
+    cost: dict[str, float] = {}  # in order of first appearance
+    for item in items:
+        per_test = SECONDS_PER_TEST.get(folder_of(item) or "", UNIT_SECONDS)
+        cost[file_of(item)] = cost.get(file_of(item), 0.0) + per_test
+    order = {file: i for i, file in enumerate(cost)}
+
+    def key(item: pytest.Item) -> tuple[int, float, int]:
+        file = file_of(item)
+        long_rank = LONG_FILES.index(file) if file in LONG_FILES else len(LONG_FILES)
+        return long_rank, -cost[file], order[file]
+
+    items.sort(key=key)  # stable: a file's tests keep their order
+
+
+def file_of(item: pytest.Item) -> str:
+    return item.nodeid.split("::", 1)[0]
 
 
 @pytest.fixture(scope="session", autouse=True)

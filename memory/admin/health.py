@@ -6,6 +6,7 @@ import time
 from typing import Any
 
 import redis
+from redisvl.exceptions import RedisVLError
 
 from memory.boundary import START_HINT
 from memory.embeddings import CachedEmbedder
@@ -43,7 +44,7 @@ def check_health(stores: Stores, embedder: CachedEmbedder) -> dict[str, Any]:
                     "indexing": bool(int(inf.get("indexing", 0))),
                     "failures": int(inf.get("hash_indexing_failures", 0)),
                 }
-            except redis.RedisError as e:
+            except (redis.RedisError, RedisVLError) as e:  # RedisVL wraps "Unknown index name"
                 checks[f"index_{name}"] = {"ok": False, "error": str(e)}
     except redis.RedisError as e:
         checks["redis"] = {

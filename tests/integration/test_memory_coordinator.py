@@ -317,6 +317,23 @@ def test_health(coordinator: MemoryCoordinator) -> None:
     assert checks["embedder"]["model"] == coordinator.embedder.model_id
 
 
+def test_health_names_a_missing_index_and_a_failing_embedder_without_raising(
+    coordinator: MemoryCoordinator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    coordinator.stores.procedural.index.delete(drop=False)
+
+    def broken(text: str) -> object:
+        raise RuntimeError("model file unreadable")
+
+    monkeypatch.setattr(coordinator.embedder, "embed", broken)
+    report = coordinator.health()
+    assert report["ok"] is False
+    checks = report["checks"]
+    assert checks["index_procedural"]["ok"] is False and checks["index_procedural"]["error"]
+    assert checks["index_episodic"]["ok"] and checks["redis"]["ok"]
+    assert checks["embedder"] == {"ok": False, "error": "model file unreadable"}
+
+
 def test_a_failed_tool_lesson_does_not_unsave_the_exchange(
     coordinator: MemoryCoordinator, redis_client: redis.Redis
 ) -> None:
