@@ -139,6 +139,12 @@ if built_in:
     )
 if apart:
     st.caption("Not counted above: " + "; ".join(apart) + ".")
+if store_wide:  # timings are kept for the whole app, not per person
+    st.caption(
+        f"The first tile and the memory charts are about {md_text(ctx.user_id)}. The other "
+        "tiles, the recall time and the three sections at the foot count everyone who uses "
+        "this app."
+    )
 
 if store_wide:
     if recall.empty:

@@ -48,6 +48,9 @@ def test_stats_leads_with_three_plain_tiles(app_env, make_app, coordinator, agen
     assert tiles["Typical recall time"].endswith(("ms", " s"))
     captions = " ".join(c.value for c in at.caption)
     assert "built-in facts every user shares" in captions
+    # the tiles after the first count every user's answers: said under them
+    assert "The first tile and the memory charts are about alice" in captions
+    assert "count everyone who uses this app" in captions
 
     # alice's memories are all from today: sentences, not charts of one point or one bar
     assert set(charts(at)) <= {"Recall time before an answer"}  # details closed
