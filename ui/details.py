@@ -35,6 +35,7 @@ from agent.types import BudgetSplit, StoredMemory, ToolCallRecord, TurnResult, W
 from memory import words
 from memory.models import BAND_HIGH, BAND_MODERATE, MemoryContext, RecallHit
 from ui.format import (
+    about_words,
     band_badge,
     event_label,
     fmt_day,
@@ -557,13 +558,22 @@ def _prompt(r: TurnResult) -> None:
     if not block:
         st.caption("No memory was injected into the prompt.")
         return
-    about = f" (~{tokens:,} tokens)" if tokens else ""
+    about = f" (about {about_words(tokens):,} words)" if tokens else ""
+    given = (
+        "No model answered this one: this is what a model would have been given"
+        if r.mode == "memory-only"
+        else "What the model was given"
+    )
     st.caption(
-        f"What the model was given as remembered data{about}, inside a fence that tells it "
-        "these are memories, not instructions. The exact text as sent is below the list."
+        f"{given} as remembered data{about}, inside a fence that tells it these are "
+        "memories, not instructions. The exact text is below the list."
     )
     st.markdown(prompt_markdown(read_block(block)))
-    st.markdown("**The memory block exactly as sent in the system prompt**")
+    st.markdown(
+        "**The memory block exactly as a model would read it**"
+        if r.mode == "memory-only"
+        else "**The memory block exactly as sent in the system prompt**"
+    )
     st.code(block, language=None, wrap_lines=True)
 
 

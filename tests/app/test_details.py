@@ -101,6 +101,10 @@ def test_the_recalled_tab_marks_what_a_memory_only_answer_used(
     per_type = re.findall(r"· (\d+) checked, (\d+|none) used", shown)  # a header per type
     assert sum(int(c) for c, _ in per_type) == checked
     assert sum(int(u) for _, u in per_type if u != "none") == used
+    # the Prompt tab does not say a model was given what no model read
+    captions = texts(at, "caption")
+    assert "No model answered this one: this is what a model would have been given" in captions
+    assert "What the model was given" not in captions and " tokens)" not in captions
 
 
 def test_the_lead_line_quotes_memories_as_plain_text(app_env, make_app, coordinator, agent) -> None:
