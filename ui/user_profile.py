@@ -52,14 +52,13 @@ def _lines(ctx: PageContext, where: str) -> None:
         if st.session_state.get(editing) == p.id:
             _edit_form(ctx, where, p, editing)
             continue
-        # a row at every width (columns stack on a phone: a line, then ✏️, then ✖️)
-        row = st.container(
-            horizontal=True, wrap=False, vertical_alignment="center", key=f"{where}_line_{p.id}"
-        )
+        # the line takes the whole width; its kind, ✏️ and ✖️ share the row under it (beside
+        # the line, the buttons left the text two words a line in the sidebar)
+        line = st.container(key=f"{where}_line_{p.id}", gap=None)
         pin = "📌 " if p.pinned else ""
-        row.container(width="stretch").markdown(
-            f"{pin}{no_images(md_text(p.text))}  \n:gray[{event_label(p.kind.value)}]"
-        )
+        line.markdown(f"{pin}{no_images(md_text(p.text))}")
+        row = line.container(horizontal=True, wrap=False, vertical_alignment="center")
+        row.container(width="stretch").caption(event_label(p.kind.value))
         buttons = row.container(horizontal=True, wrap=False, width="content", gap="small")
         buttons.button(
             "",

@@ -182,7 +182,10 @@ def profile_rows(bar: Locator) -> Locator:
 
 def profile_lines(bar: Locator) -> list[str]:
     rows = profile_rows(bar)
-    return [r.get_by_test_id("stMarkdownContainer").inner_text().split("\n")[0] for r in rows.all()]
+    return [
+        r.get_by_test_id("stMarkdownContainer").first.inner_text().split("\n")[0]
+        for r in rows.all()
+    ]
 
 
 @BOTH_WIDTHS

@@ -147,7 +147,7 @@ def test_the_sidebar_lists_the_profile_the_prompt_carries_in_its_order(
     expect(row_boxes).to_have_count(len(sent))
     wait_idle(page)
     rows = row_boxes.all()
-    texts = [row.get_by_test_id("stMarkdownContainer").inner_text() for row in rows]
+    texts = [row.get_by_test_id("stMarkdownContainer").first.inner_text() for row in rows]
     shown = [t.strip().split("\n")[0].removeprefix("📌 ").strip() for t in texts]
     assert shown == sent  # exactly the lines sent, in the order sent
     left_out = 14 - len(sent)
