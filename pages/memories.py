@@ -49,6 +49,13 @@ with guard("Counting memories"):
     cols = st.columns(4)
     for col, (mtype, n) in zip(cols, counts.items(), strict=True):
         col.metric(type_label(mtype), n, help=tile_help[mtype], border=True)
+    built_in = counts["semantic"] - shown.facts
+    if built_in > 0:  # the load's message and Stats count only the facts the user added
+        st.caption(
+            f"{type_label('semantic')}: {shown.facts} fact{'s' * (shown.facts != 1)} "
+            f"{md_text(ctx.user_id)} added and {built_in} built-in fact"
+            f"{'s' * (built_in != 1)} every user shares."
+        )
 
 tabs = st.tabs(
     [

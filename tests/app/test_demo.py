@@ -150,6 +150,15 @@ def test_the_load_message_the_memories_tile_and_stats_count_alike(
         return int(page.metric[0].value), int(tiles["Things I remember about you"])
 
     assert shown() == (memories, memories + facts)
+    # the Semantic tile also counts the built-in facts: a line says how many are hers
+    from ui.format import md_text
+
+    page = make_app("pages/memories.py", user=DEMO_USER)
+    built_in = int(page.metric[1].value) - facts
+    assert built_in > 0
+    assert f"{facts} facts {md_text(DEMO_USER)} added and {built_in} built-in facts" in " ".join(
+        c.value for c in page.caption
+    )
     # a paused memory leaves both counts alike (kept, not used)
     rows, _ = coordinator.list_memories(
         DEMO_USER, "episodic", ListQuery(event_types=["goal"], include_superseded=False)
