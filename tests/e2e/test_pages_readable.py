@@ -139,11 +139,11 @@ def test_stats_opens_with_three_plain_tiles_and_built_in_facts_apart(
     expect(
         page.get_by_text(re.compile(r"Recall time: \d+ answers? in this window"))
     ).to_be_visible()
-    expect(titles.filter(has_text="Latency over time")).to_have_count(0)  # behind an expander
+    expect(titles.filter(has_text="Time per step, per")).to_have_count(0)  # behind an expander
     page.get_by_text("Recall in detail").click()
     wait_idle(page)
     # the first chart of the page: the browser loads the chart library first
-    expect(titles.filter(has_text="Latency over time")).to_be_visible(timeout=TIMEOUT_MS)
+    expect(titles.filter(has_text="Time per step, per")).to_be_visible(timeout=TIMEOUT_MS)
     no_exceptions(page)
 
 

@@ -113,6 +113,7 @@ def test_profile_table() -> None:
         "gemma3:270m": (32768, ("completion",)),
         "slow20:1b": (131072, ("completion", "tools")),
         "cpu35:270m": (32768, ("completion",)),
+        "read60:135m": (4096, ("completion",)),
     }
     assert {n: (p.context_length, p.capabilities) for n, p in PROFILES.items()} == expected
     assert PROFILES["llama3.2:1b"].tool_calls_as_text and PROFILES["llama3.2:1b"].invents_memories
