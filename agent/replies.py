@@ -84,14 +84,11 @@ def memory_only_reply(
     lines = [f"{what}, {MEMORY_ONLY_MARK}", reason, ""]
     if saved is False:
         lines.append("I could NOT save your message: it will not be in this chat's history.")
-    # What was remembered is not copied into the reply: the line under the answer names it
-    # and follows an edit or an undo (ui/remembered.py; the CLI prints what was stored).
-    if saved and stored:
-        lines.append("I saved your message and remembered what it told me.")
-    elif saved:
+    # The reply does not say what, or that anything, was remembered: it is stored and
+    # redrawn as written, while the line under the answer names what was remembered and
+    # follows an edit or a *Forget this* (ui/remembered.py; the CLI prints what was stored).
+    if saved:
         lines.append("I saved your message.")
-    elif stored:
-        lines.append("What it told me is remembered all the same.")
     lines.append("")
     hits = answer_hits(ctx, stored)
     if hits:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from memory import ListQuery
+from ui import undo
 from ui.browse import episodic_tab, procedural_tab, semantic_tab, short_term_tab
 from ui.counts import counts_of
 from ui.errors import guard
@@ -29,13 +30,14 @@ with st.expander(f"🪪 {PROFILE_TITLE}", expanded=False):
     user_profile_panel(ctx, "page")
 
 with guard("Counting memories"):
-    # ui/counts.py: the same numbers the load's message and Stats give
-    shown = counts_of(ctx.coordinator, ctx.user_id)
+    # ui/counts.py: the same numbers the load's message and Stats give; like the tables, not
+    # the memories whose delete waits for its Undo
+    leaving_out = undo.pending_of(ctx.user_id)
+    shown = counts_of(ctx.coordinator, ctx.user_id, leaving_out)
+    all_facts = ctx.coordinator.list_memories(ctx.user_id, "semantic", ListQuery(page_size=1))[1]
     counts = {
         "episodic": shown.memories,
-        "semantic": ctx.coordinator.list_memories(ctx.user_id, "semantic", ListQuery(page_size=1))[
-            1
-        ],
+        "semantic": all_facts - sum(t == "semantic" for t, _ in leaving_out),
         "procedural": shown.procedures,
         "short_term": len(ctx.coordinator.recent_messages(ctx.user_id, ctx.session_id, n=200)),
     }

@@ -114,6 +114,13 @@ def _table(
     return _selection(event, df)
 
 
+def _not_waiting(total: int, rows: list[dict[str, Any]]) -> int:
+    """A list's count less its shown rows whose delete waits for its Undo, which `_table`
+    leaves out (the delete was asked from this page of the list)."""
+    waiting = undo.pending_ids()
+    return total - sum(str(r.get("id")) in waiting for r in rows)
+
+
 def clear_selection(table_key: str) -> None:
     """Untick every row of a table (from a callback, before the table is drawn): after a save
     or a delete the ticked row numbers must not carry over into the next bulk action."""
@@ -270,6 +277,7 @@ def episodic_tab(ctx: PageContext) -> None:
             )
         return
     # "memories" is the tile's count (ui/counts.py): these rows are what the view lists
+    total = _not_waiting(total, rows)
     st.caption(
         f"{total} listed"
         + (" (matching the filters)" if filtered else "")
@@ -448,6 +456,7 @@ def semantic_tab(ctx: PageContext) -> None:
             icon="📚",
         )
         return
+    total = _not_waiting(total, rows)
     st.caption(f"{total} fact{'s' if total != 1 else ''}")
     df = usage_ui.with_usage(semantic_frame(rows, None if ctx.is_admin else ctx.user_id), usage)
     selected = _table(df, "tbl_semantic", {**SEMANTIC_COLUMNS, **usage_ui.COLUMN_CONFIG})
@@ -546,6 +555,7 @@ def procedural_tab(ctx: PageContext) -> None:
             icon="🛠️",
         )
         return
+    total = _not_waiting(total, rows)
     st.caption(
         f"{total} pattern{'s' if total != 1 else ''}. A pattern is recommended to the agent "
         f"once its confidence passes {ctx.settings.procedural_recommend_threshold:.0%}."

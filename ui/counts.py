@@ -6,13 +6,17 @@ Memories page's tile and Stats say the same number for the same words.
     paused       remembered kinds, not replaced, paused (kept, never used): counted apart
     facts        the facts the user added (not the built-in knowledge every user shares)
     procedures   learned tool habits
+
+Memories whose delete waits for its Undo (ui/undo.py) can be left out, as the tables do.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from memory import ListQuery
+from memory.errors import NotFoundError
 from memory.service import MemoryService
 from ui.format import REMEMBERED_KINDS
 
@@ -29,14 +33,39 @@ def _total(coord: MemoryService, user_id: str, mtype: str, query: ListQuery) -> 
     return int(coord.list_memories(user_id, mtype, query)[1])
 
 
-def counts_of(coord: MemoryService, user_id: str) -> Counts:
-    """The counts, by count queries (one page of one row each)."""
+def counts_of(
+    coord: MemoryService, user_id: str, leaving_out: Sequence[tuple[str, str]] = ()
+) -> Counts:
+    """The counts, by count queries (one page of one row each), less the memories
+    `(type, id)` of `leaving_out` each would count."""
     kept = ListQuery(page_size=1, event_types=REMEMBERED_KINDS, include_superseded=False)
     with_paused = _total(coord, user_id, "episodic", kept)
     memories = _total(coord, user_id, "episodic", replace(kept, include_paused=False))
-    return Counts(
+    counts = Counts(
         memories=memories,
         paused=with_paused - memories,
         facts=_total(coord, user_id, "semantic", ListQuery(page_size=1, added_by=user_id)),
         procedures=_total(coord, user_id, "procedural", ListQuery(page_size=1)),
     )
+    for mtype, memory_id in leaving_out:
+        counts = _less(counts, coord, user_id, mtype, memory_id)
+    return counts
+
+
+def _less(c: Counts, coord: MemoryService, user_id: str, mtype: str, memory_id: str) -> Counts:
+    """`c` without one memory, in the count whose rule above it meets (if any)."""
+    try:
+        rec = coord.get_memory(user_id, mtype, memory_id)
+    except NotFoundError:
+        return c
+    if mtype == "episodic":
+        if rec.get("event_type") not in REMEMBERED_KINDS or rec.get("superseded_by"):
+            return c
+        if rec.get("paused"):
+            return replace(c, paused=c.paused - 1)
+        return replace(c, memories=c.memories - 1)
+    if mtype == "semantic" and rec.get("added_by") == user_id:
+        return replace(c, facts=c.facts - 1)
+    if mtype == "procedural":
+        return replace(c, procedures=c.procedures - 1)
+    return c

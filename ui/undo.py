@@ -41,6 +41,14 @@ def pending_ids() -> set[str]:
     return {str(i["memory_id"]) for i in p["items"]} if p else set()
 
 
+def pending_of(user_id: str) -> list[tuple[str, str]]:
+    """`(type, id)` of the user's memories whose delete waits: counts leave them out too."""
+    p = pending()
+    if p is None or p["user_id"] != user_id:
+        return []
+    return [(str(i["mtype"]), str(i["memory_id"])) for i in p["items"]]
+
+
 def request_delete(
     coord: MemoryService,
     user_id: str,

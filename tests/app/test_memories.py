@@ -129,6 +129,40 @@ def test_bulk_delete_offers_undo_then_deletes(alice, make_app) -> None:
     assert alice.list_memories("bob", "episodic")[1] == 1  # bob's untouched
 
 
+def listed_and_tile(at) -> tuple[str, str]:  # type: ignore[no-untyped-def]
+    """The episodic table's "N listed" caption and the Episodic tile."""
+    listed = next(str(c.value) for c in at.caption if " listed" in str(c.value))
+    return listed.split(";")[0], at.metric[0].value
+
+
+def test_a_waiting_delete_leaves_the_tile_and_the_listed_count_with_the_table(
+    alice, make_app
+) -> None:
+    """docs/demo.md: a delete updates the tiles and the tables in the same moment."""
+    at = make_app("pages/memories.py")
+    assert listed_and_tile(at) == ("3 listed", "3")
+    at = select_rows(at, "tbl_episodic", [1])
+    at.button(key="delete_sel_episodic").click().run()
+    no_errors(at)
+    assert len(episodic_texts(at)) == 2 and alice.list_memories("alice", "episodic")[1] == 3
+    assert listed_and_tile(at) == ("2 listed", "2")  # while the Undo is offered
+    at.button(key="undo_delete_episodic").click().run()
+    no_errors(at)
+    assert listed_and_tile(at) == ("3 listed", "3")  # kept: counted again
+
+
+def test_a_waiting_delete_of_a_fact_leaves_its_tile_and_count(alice, make_app) -> None:
+    alice.add_semantic("My club trains on Tuesdays", added_by="alice")
+    at = make_app("pages/memories.py")
+    at.toggle(key="f_sem_mine").set_value(True).run()
+    assert "1 fact" in [c.value for c in at.caption]
+    tile = int(at.metric[1].value)
+    at = select_rows(at, "tbl_semantic", [0])
+    at.button(key="delete_sel_semantic").click().run()
+    no_errors(at)
+    assert "0 facts" in [c.value for c in at.caption] and int(at.metric[1].value) == tile - 1
+
+
 def editors(at) -> list[str]:  # type: ignore[no-untyped-def]
     """The texts in the episodic editor (one per selected memory: none, or one)."""
     return [t.value for t in at.text_area if str(t.key).startswith("ed_ep_")]

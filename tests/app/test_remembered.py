@@ -58,6 +58,13 @@ def test_the_answer_ends_with_what_it_remembered_and_undo_takes_it_back(env, mak
     no_errors(at)
     assert _facts(coordinator, "rita") == []
     assert any("Forgotten: not remembered any more" in c for c in _captions(at))
+    # the answer above the line does not still claim the memory (memory-only mode wrote
+    # "I saved your message and remembered what it told me."), here nor redrawn from the
+    # stored chat by a reload
+    again = make_app("app.py", user="rita")
+    for shown in (at, again):
+        texts = [md.value for m in shown.chat_message if m.name == "assistant" for md in m.markdown]
+        assert texts and not any("remembered what it told me" in t for t in texts), texts
 
 
 def test_undo_of_a_replacing_memory_brings_the_old_one_back(app_env, make_app, coordinator):  # type: ignore[no-untyped-def]
