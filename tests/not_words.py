@@ -19,7 +19,7 @@ NOT_WORDS = {
     # a model's measure where a person reads a size ("about 150 tokens", "8,192-token window")
     "tokens": re.compile(r"\b[\d,]+[ -]tokens?\b(?!/s)"),
     "engineering word": re.compile(
-        r"\b(?:Redis|In-process|LLM|Recall path|[Ss]essions?)\b|\(model ran\)"
+        r"\b(?:Redis|In-process|LLM|Recall path|[Ss]essions?|[Ee]mbeddings?)\b|\(model ran\)"
     ),
     # a score shown as its number beside its name (a slider's own value is a control's)
     "raw score": re.compile(r"\b(?:[Ii]mportance|[Ss]core|[Cc]onfidence):?[ \t]*[01]\.\d{2}\b"),

@@ -24,7 +24,7 @@ HIDDEN_TAGS = frozenset({DEMO_TAG})
 #: The memory types' names (memory/data/screen_words.toml, the one table of names in words).
 TYPE_LABELS = dict(words.table().memory_types)
 #: Names of the other series the metrics recorder uses (charts only).
-SERIES_LABELS = {**TYPE_LABELS, "embedding": "Embedding", "all": "All types"}
+SERIES_LABELS = {**TYPE_LABELS, "embedding": "Meaning", "all": "All types"}
 TYPE_ICONS = {"episodic": "📔", "semantic": "📚", "procedural": "🛠️", "short_term": "💬"}
 TYPE_HELP = {
     "episodic": "What happened with you: preferences, goals, events. Private to each user.",

@@ -63,7 +63,7 @@ def test_stats_leads_with_three_plain_tiles(app_env, make_app, coordinator, agen
     assert any(n.startswith("Episodic · search") for n in names)
     hit_rate = next(f for t, f in charts(at).items() if t.startswith("How often recall found"))
     hit_types = {x for tr in hit_rate["data"] for x in tr["x"]}
-    assert "Episodic" in hit_types and "Embedding" not in hit_types
+    assert "Episodic" in hit_types and "Meaning" not in hit_types
     at = open_section(at, "stats_cache")
     at = open_section(at, "stats_more_memories")
     no_errors(at)
