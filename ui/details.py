@@ -345,7 +345,7 @@ HIT_COLUMNS = {
         width="medium",
     ),
     "Vector": st.column_config.NumberColumn(
-        "Meaning", format="%.2f", help="Cosine similarity of the embeddings"
+        "Meaning", format="%.2f", help="How close in meaning, from 0 to 1"
     ),
     "Keywords": st.column_config.NumberColumn(
         "Words",

@@ -122,7 +122,7 @@ def _settings(env: tuple[tuple[str, str], ...]) -> Settings:  # env: the cache k
 
 
 @st.cache_resource(
-    show_spinner="Connecting to Redis and loading the embedding model…",
+    show_spinner="Opening the memory store and loading what reads meaning…",
     max_entries=4,
     on_release=lambda coordinator: coordinator.close(),
 )
