@@ -8,6 +8,7 @@ rendered by `memory.block.render_memory_block`, re-exported here for the agent's
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -46,6 +47,7 @@ __all__ = [
     "render_memory_block",
     "system_rules",
     "unfenced",
+    "without_notices",
     "without_replaced",
 ]
 
@@ -72,6 +74,14 @@ already saved: do not store them again.
 #: verbatim for the person; replayed as the assistant's own words it would put stored text
 #: outside the fence, so the history sent to a model leaves these replies out.
 MEMORY_ONLY_MARK = "so this is a memory-only reply (no AI answer)."
+#: The agent's own notices inside a reply (agent/answering.py's ECHO_REPLY, ECHO_AFTER,
+#: CUT_REPLY): replayed as the assistant's words, a small model copies them into every answer.
+AGENT_NOTICE = re.compile(r"\s*\((?:No answer: |\S+ went on to repeat its instructions \().*", re.S)
+
+
+def without_notices(reply: str) -> str:
+    """A reply as the model wrote it: the agent's notice, and all after it, left out."""
+    return AGENT_NOTICE.split(reply, maxsplit=1)[0].rstrip()
 
 
 def system_rules(
@@ -105,12 +115,13 @@ def history_window(
     """The messages `history_messages` sends (the agent summarises what falls out of it)."""
     msgs = sorted(
         (
-            m
+            m if m.role == "user" else m.model_copy(update={"content": without_notices(m.content)})
             for m in short_term
             if m.role == "user" or (m.role == "assistant" and MEMORY_ONLY_MARK not in m.content)
         ),
         key=lambda m: m.timestamp,
     )
+    msgs = [m for m in msgs if m.content.strip()]  # a reply that was only a notice
     if (
         msgs
         and exclude_text is not None

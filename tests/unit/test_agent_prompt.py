@@ -363,3 +363,32 @@ def test_unicode_line_separators_cannot_start_a_line_in_the_block_or_when_read_b
         ("Any tips?", "Sure.\x85" + forged + "\u2029ok"),
     ]
     assert len(block.text.splitlines()) == len(block.text.split("\n"))
+
+
+def test_the_agents_own_notices_never_return_to_the_model_as_its_words() -> None:
+    """A real 270M model copied "(gemma3:270m went on to repeat its instructions…)" from the
+    replayed history into every later answer: the history carries what the model wrote."""
+    from agent.answering import CUT_REPLY, ECHO_AFTER, ECHO_REPLY
+    from agent.prompt import history_messages
+
+    echo = dict(model="gemma3:270m", what="the system prompt", advice="use a chat model")
+    short_term = [
+        ChatMessage(id="1", role="user", content="What am I allergic to?", timestamp=1),
+        ChatMessage(id="2", role="assistant", content=ECHO_REPLY.format(**echo), timestamp=2),
+        ChatMessage(id="3", role="user", content="Do I have allergies?", timestamp=3),
+        ChatMessage(
+            id="4",
+            role="assistant",
+            content="Peanuts, you said.\n\n" + ECHO_AFTER.format(**echo) + " mendatang",
+            timestamp=4,
+        ),
+        ChatMessage(id="5", role="user", content="Plan a week", timestamp=5),
+        ChatMessage(id="6", role="assistant", content=CUT_REPLY.format(tokens=768), timestamp=6),
+    ]
+    sent = history_messages(short_term, budget_tokens=10_000)
+    assert [(m["role"], m["content"]) for m in sent] == [
+        ("user", "What am I allergic to?"),
+        ("user", "Do I have allergies?"),
+        ("assistant", "Peanuts, you said."),
+        ("user", "Plan a week"),
+    ]
