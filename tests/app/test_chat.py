@@ -144,8 +144,10 @@ def test_details_name_the_replaced_memory_and_size_the_injected_block(app_env, m
     assert "replaces “My weight goal is 70 kg” (kept as history)" in shown
     block = next(c.value for c in at.code if "<<<MEMORY" in str(c.value))
     from memory.tokens import estimate_tokens
+    from ui.format import about_words
 
-    assert f"(~{estimate_tokens(block)} tokens)" in texts(at, "caption")
+    # its size in words (the model's tokens, counted as people count text)
+    assert f"(about {about_words(estimate_tokens(block)):,} words)" in texts(at, "caption")
 
 
 def test_an_exchange_that_could_not_be_stored_says_not_saved_next_to_the_answer(
