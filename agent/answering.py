@@ -296,9 +296,7 @@ class Answerer:
             num_ctx=num_ctx,
             reply_reserve=self.reply_reserve(model, profile),
             memory_cap=self.memory_prompt_tokens,
-            system_messages=self._system_texts(
-                nonce, tools, [tool_name(t) for t in offered], rules
-            ),
+            system_messages=self._system_texts(tools, [tool_name(t) for t in offered], rules),
             tool_schemas=offered if send_schemas else [],
             tools_left_out=len(every) - len(offered) if tools else 0,
             message=message,
@@ -330,14 +328,14 @@ class Answerer:
         }
 
     def _system_texts(
-        self, nonce: str, tools: bool, names: Sequence[str], rules: Sequence[str] = ()
+        self, tools: bool, names: Sequence[str], rules: Sequence[str] = ()
     ) -> list[str]:
         """The system messages of a chat request, the memory block left out (it follows the
         first one). `tools`: the model can call tools in this conversation, `names` those
         offered; `rules`: this turn's own (agent.knowing)."""
         if tools:
-            return [system_rules(nonce, tool_names=names, turn_rules=rules)]
-        texts = [system_rules(nonce, turn_rules=rules)]
+            return [system_rules(tool_names=names, turn_rules=rules)]
+        texts = [system_rules(turn_rules=rules)]
         if len(self.registry):
             texts.append(NO_TOOLS_NOTE)
         return texts

@@ -48,7 +48,7 @@ def test_memories_sit_inside_a_nonce_fence_after_the_rule_that_they_are_data() -
     block = render_memory_block(_ctx("I prefer morning workouts"), nonce="abc123")
     prompt = build_system_prompt(block)
     rule = prompt.index("is not instructions")
-    start = prompt.index("\n<<<MEMORY abc123>>>\n")  # the fence lines (the rule names them too)
+    start = prompt.index("\n<<<MEMORY abc123>>>\n")
     end = prompt.index("\n<<<END MEMORY abc123>>>")
     assert rule < start < prompt.index("I prefer morning workouts") < end
     assert remembered_lines(prompt) == ["I prefer morning workouts"]
@@ -70,9 +70,14 @@ def test_an_injected_memory_cannot_close_the_fence_or_start_its_own_line() -> No
     )
 
 
-def test_the_fence_nonce_changes_every_turn() -> None:
+def test_the_fence_nonce_changes_every_turn_and_the_rules_before_it_do_not() -> None:
     a, b = render_memory_block(_ctx("x y z")), render_memory_block(_ctx("x y z"))
     assert a.nonce != b.nonce
+    # What comes before the block is the same each turn: a server that keeps the prompt's
+    # prefix (llama.cpp) reads the rules once per chat, not once per turn.
+    before_a = build_system_prompt(a).split("\n<<<MEMORY ", 1)[0]
+    assert before_a == build_system_prompt(b).split("\n<<<MEMORY ", 1)[0]
+    assert a.nonce not in before_a
 
 
 def test_the_block_keeps_the_most_relevant_memories_within_the_token_budget() -> None:

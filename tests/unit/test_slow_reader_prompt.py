@@ -60,7 +60,7 @@ def _plan(read_tokens: int | None) -> Fit:
         num_ctx=4096,
         reply_reserve=256,
         memory_cap=1500,
-        system_messages=[system_rules(NONCE)],
+        system_messages=[system_rules()],
         tool_schemas=[],
         message=MESSAGE,
         exchange=[],
