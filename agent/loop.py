@@ -44,6 +44,7 @@ from agent.types import (
     TurnEvent,
     TurnResult,
 )
+from memory import RecallOptions
 from memory.config import Settings
 from memory.errors import MemorySystemError
 from memory.models import ChatMessage, MemoryContext, check_id, check_text
@@ -556,10 +557,7 @@ class ChatAgent:
         self, user_id: str, session_id: str, message: str, types: set[str], errors: list[str]
     ) -> MemoryContext:
         try:
-            return self.coordinator.retrieve_all_context(
-                user_id,
-                session_id,
-                message,
+            options = RecallOptions(
                 include_episodic="episodic" in types,
                 include_semantic="semantic" in types,
                 include_procedural="procedural" in types,
@@ -567,6 +565,7 @@ class ChatAgent:
                 # the profile is the user's episodic memories too
                 include_profile="episodic" in types,
             )
+            return self.coordinator.retrieve_all_context(user_id, session_id, message, options)
         except MemorySystemError as e:
             log.warning("recall failed: %s", e)
             errors.append(f"recall failed: {e}")

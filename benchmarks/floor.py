@@ -51,7 +51,7 @@ from memory.models import (
     RecallHit,
     shown_hits,
 )
-from memory.queries import SearchFilter
+from memory.queries import RecallOptions, SearchFilter
 
 __all__ = ["add_parser", "band_of", "band_table", "fit_floor", "read_unanswerable", "shares"]
 
@@ -139,7 +139,10 @@ def _search(coord: MemoryCoordinator, user: str, question: str) -> list[RecallHi
 def _recalled(coord: MemoryCoordinator, user: str, question: str) -> MemoryContext:
     """The recall a memory-only answer lists from (a new chat: no recent messages)."""
     return coord.retrieve_all_context(
-        user, "s-floor-bench", question, include_short_term=False, include_procedural=False
+        user,
+        "s-floor-bench",
+        question,
+        RecallOptions(include_short_term=False, include_procedural=False),
     )
 
 

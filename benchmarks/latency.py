@@ -10,10 +10,10 @@ with N/10 memories each; every figure is measured for one of them (`u0`), so the
                        come from a pool of real embeddings of 2,000 template texts plus a small
                        per-memory perturbation (embedding 100k texts would take ~6 minutes on
                        2 cores and would not change what is measured afterwards)
-    retrieve warm      `retrieve_all_context(u0, s, q, include_profile=True)`: a chat turn's
-                       recall (episodic + semantic + procedural + short-term + the user
-                       profile, all in its round trips) for queries whose embedding is cached;
-                       between two timed queries the user gets a new memory (and loses the
+    retrieve warm      `retrieve_all_context(u0, s, q, RecallOptions(include_profile=True))`:
+                       a chat turn's recall (episodic + semantic + procedural + short-term +
+                       the user profile, all in its round trips) for queries whose embedding is
+                       cached; between two timed queries the user gets a new memory (and loses the
                        one written before the previous query), so no cache of recall results
                        could serve a repeated query
     retrieve cold      the same for queries never seen (the ONNX model embeds each one)
@@ -52,6 +52,7 @@ from benchmarks.common import (
 )
 from memory.coordinator import MemoryCoordinator
 from memory.embeddings.base import Embedder, l2_normalise
+from memory.queries import RecallOptions
 
 USERS = 10
 MEASURED_USER = "u0"
@@ -247,7 +248,9 @@ def _retrieve(
         # cached-query note) is done before the next one, not raced by this loop (untimed).
         coord.bookkeeping.drain()
         t = time.perf_counter()
-        ctx = coord.retrieve_all_context(MEASURED_USER, SESSION, q, include_profile=True)
+        ctx = coord.retrieve_all_context(
+            MEASURED_USER, SESSION, q, RecallOptions(include_profile=True)
+        )
         totals.append((time.perf_counter() - t) * 1000)
         for k, v in (ctx.timings_ms or {}).items():
             if k != "total":
@@ -277,7 +280,7 @@ def measure(
     """Latencies at the current store size."""
     base = [query_text(rng, 0) for _ in range(20)]
     for q in base:  # warm the embedding cache (and Redis' own caches)
-        coord.retrieve_all_context(MEASURED_USER, SESSION, q, include_profile=True)
+        coord.retrieve_all_context(MEASURED_USER, SESSION, q, RecallOptions(include_profile=True))
     warm = _retrieve(coord, emb, [base[i % len(base)] for i in range(n_queries)], rng)
     uniq = int(time.time() * 1000)
     cold = _retrieve(coord, emb, [query_text(rng, uniq + i) for i in range(n_queries)], rng)
@@ -287,7 +290,7 @@ def measure(
     for i in range(n_queries):
         msg = f"{memory_text(rng)} ({uniq}-{i})"
         # the agent recalls first
-        coord.retrieve_all_context(MEASURED_USER, SESSION, msg, include_profile=True)
+        coord.retrieve_all_context(MEASURED_USER, SESSION, msg, RecallOptions(include_profile=True))
         t = time.perf_counter()
         coord.store_interaction(
             MEASURED_USER,

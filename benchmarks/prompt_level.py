@@ -5,7 +5,8 @@ hits above RECALL_MIN_SCORE, best first, only while they fit its token budget. F
 question this runs the agent's own recall call and rendering:
 
     ctx   = coordinator.retrieve_all_context(user, SESSION, question,
-                include_short_term=False, include_procedural=False)     (k as the agent asks)
+                RecallOptions(include_short_term=False, include_procedural=False))
+                                                                 (k as the agent asks)
     block = memory.block.render_memory_block(ctx, budget_tokens=BUDGET)
 
 and records which evidence turns have a line in the block (a chat's reply turn counts when its
@@ -30,6 +31,7 @@ from typing import Any
 from benchmarks.common import percentiles
 from memory.block import episodic_lines, render_memory_block, shown_reply
 from memory.coordinator import MemoryCoordinator
+from memory.queries import RecallOptions
 from memory.stores.episodic import exchange_reply
 
 #: The session the questions are asked in (recall reads no short-term memory here).
@@ -48,7 +50,7 @@ def prompt_row(
 ) -> PromptRow:
     """Recall and render as the agent does; which of `evidence` (dia ids) got a line."""
     ctx = coord.retrieve_all_context(
-        user, SESSION, question, include_short_term=False, include_procedural=False
+        user, SESSION, question, RecallOptions(include_short_term=False, include_procedural=False)
     )
     # The access counts this recall leaves (off the answer path) are written before the next
     # question, as a user's next message comes seconds later: otherwise they race its search.

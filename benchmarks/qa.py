@@ -15,7 +15,7 @@ short gold answer by text.
              in session "bench-qa"; nothing is stored by asking (recall's own bookkeeping,
              access counts and the query-cache note, is all that is written):
                memory  ctx = coordinator.retrieve_all_context(user, "bench-qa", question,
-                       include_short_term=False, include_procedural=False)
+                       RecallOptions(include_short_term=False, include_procedural=False))
                none    an empty MemoryContext: the model sees the question alone
                oracle  only the question's evidence turns, with the text they were ingested
                        with, as "high" episodic hits
@@ -85,6 +85,7 @@ from benchmarks.locomo import (
 )
 from memory.coordinator import MemoryCoordinator
 from memory.models import MemoryContext, MemoryType, RecallHit, ScoreParts
+from memory.queries import RecallOptions
 
 MODES = ("memory", "none", "oracle")
 SESSION = "bench-qa"
@@ -335,7 +336,10 @@ def ask(
         if mode == "memory":
             assert coord is not None
             ctx = coord.retrieve_all_context(
-                user, SESSION, question, include_short_term=False, include_procedural=False
+                user,
+                SESSION,
+                question,
+                RecallOptions(include_short_term=False, include_procedural=False),
             )
         else:
             ctx = MemoryContext(

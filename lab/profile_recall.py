@@ -27,6 +27,7 @@ import numpy as np
 from benchmarks import latency as L
 from benchmarks.common import Progress, bench_redis, make_coordinator
 from memory.embeddings import OnnxMiniLMEmbedder
+from memory.queries import RecallOptions
 
 
 @contextmanager
@@ -70,7 +71,9 @@ def profile_cost(coord: Any, base: list[str], n: int = 200) -> None:
             coord.bookkeeping.drain()
             t = time.perf_counter()
             query = base[i % 20]
-            coord.retrieve_all_context(L.MEASURED_USER, L.SESSION, query, include_profile=flag)
+            coord.retrieve_all_context(
+                L.MEASURED_USER, L.SESSION, query, RecallOptions(include_profile=flag)
+            )
             ms[flag].append((time.perf_counter() - t) * 1000)
     for flag, label in ((True, "with the profile"), (False, "without it")):
         p50, p95 = np.percentile(ms[flag], [50, 95])

@@ -1,8 +1,5 @@
-"""`python -m memory`: the memory system from the command line (`--json` for scripts): the Redis
-server, add, recall, search, list, delete, forget, export, import, stats, health, reembed,
-maintain and the demo (each command's options: docs/cli.md, or `--help`).
-
-Exit codes: 0 ok, 1 memory error (message on stderr), 2 usage error."""
+"""`python -m memory`: the memory system from the command line (`--json` for scripts); each
+command's options: docs/cli.md, or `--help`. Exit codes: 0 ok, 1 memory error, 2 usage error."""
 
 from __future__ import annotations
 
@@ -15,7 +12,7 @@ from typing import Any
 from memory.config import PROJECT_ROOT, Settings
 from memory.errors import InvalidInputError, MemorySystemError, NotFoundError
 from memory.models import SHOWN_FLOOR, MemoryType, check_id, check_metadata, shown_hits
-from memory.queries import ListQuery
+from memory.queries import ListQuery, RecallOptions
 from memory.terminal import (
     ProgressLines,
     for_terminal,
@@ -68,8 +65,7 @@ def cmd_redis(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_add(args: argparse.Namespace, settings: Settings) -> int:
     mtype = MemoryType.parse(args.type)
-    coord = open_coordinator(settings)
-    try:
+    with open_coordinator(settings) as coord:
         if mtype is MemoryType.EPISODIC:
             if not args.user:
                 raise SystemExit("--user is required for episodic memories")
@@ -131,31 +127,18 @@ def cmd_add(args: argparse.Namespace, settings: Settings) -> int:
                 "Only episodic memories and semantic facts are added by hand: messages come "
                 "from the chat, procedures are learned from tool use."
             )
-    finally:
-        coord.close()
     return 0
 
 
 def cmd_recall(args: argparse.Namespace, settings: Settings) -> int:
-    coord = open_coordinator(settings)
-    try:
+    with open_coordinator(settings) as coord:
         ctx = coord.retrieve_all_context(
-            args.user, args.session, args.query, k_episodic=args.k, k_semantic=args.k
+            args.user, args.session, args.query, RecallOptions(k_episodic=args.k, k_semantic=args.k)
         )
-    finally:
-        coord.close()
 
     def hits(items: list) -> list[dict[str, Any]]:
         return [
-            {
-                "id": h.id,
-                "text": h.text,
-                "score": h.score,
-                "band": h.band,
-                "parts": h.parts.model_dump(),
-                "record": h.record,
-            }
-            for h in items
+            h.model_dump(include={"id", "text", "score", "band", "parts", "record"}) for h in items
         ]
 
     payload = {
@@ -180,11 +163,8 @@ def cmd_recall(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
-    coord = open_coordinator(settings)
-    try:
+    with open_coordinator(settings) as coord:
         hits, weaker = shown_hits(coord.search(args.user, args.query, args.type, k=args.k))
-    finally:
-        coord.close()
     lines = [f"{h.score:.3f} {h.band:8} {h.id} {for_terminal(h.text)}" for h in hits]
     if weaker:
         some = "no more" if hits else "no"  # a question about nothing stored says so
@@ -194,13 +174,10 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_list(args: argparse.Namespace, settings: Settings) -> int:
-    coord = open_coordinator(settings)
-    try:
+    with open_coordinator(settings) as coord:
         rows, total = coord.list_memories(
             args.user, args.type, ListQuery(page=args.page, page_size=args.page_size)
         )
-    finally:
-        coord.close()
     print_result(
         args,
         {"total": total, "items": rows},
@@ -214,8 +191,7 @@ def cmd_list(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_delete(args: argparse.Namespace, settings: Settings) -> int:
-    coord = open_coordinator(settings)
-    try:
+    with open_coordinator(settings) as coord:
         types = [args.type] if args.type else [t.value for t in MemoryType]
         for t in types:
             try:
@@ -226,18 +202,13 @@ def cmd_delete(args: argparse.Namespace, settings: Settings) -> int:
             except NotFoundError:
                 continue
         raise NotFoundError(f"No memory {args.id!r} for user {args.user!r}.")
-    finally:
-        coord.close()
 
 
 def cmd_pause(args: argparse.Namespace, settings: Settings) -> int:
     """Pause an episodic memory (kept and listed, never recalled) or, as `resume`, resume it."""
     paused = args.command == "pause"
-    coord = open_coordinator(settings)
-    try:
+    with open_coordinator(settings) as coord:
         coord.update_memory(args.user, MemoryType.EPISODIC, args.id, paused=paused)
-    finally:
-        coord.close()
     done = "paused" if paused else "resumed"
     text = f"{done} episodic {for_terminal(args.id)}"
     print_result(args, {"id": args.id, "paused": paused}, text)
@@ -260,8 +231,7 @@ def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
             file=sys.stderr,
         )
         return 2
-    coord = open_coordinator(settings)
-    try:
+    with open_coordinator(settings) as coord:
         forget = TopicForget.of(coord)
         if not args.yes:
             preview = forget.preview(args.user, args.query)
@@ -287,8 +257,6 @@ def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
                 print("nothing was forgotten", file=sys.stderr)
                 return 1
         report = forget.forget(args.user, args.query)
-    finally:
-        coord.close()
     print_result(
         args,
         {"user": report.user_id, "query": report.query, "items": report.items,
@@ -299,11 +267,8 @@ def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
-    coord = open_coordinator(settings)
-    try:
+    with open_coordinator(settings) as coord:
         data = coord.export_user(args.user)
-    finally:
-        coord.close()
     text = json.dumps(data, ensure_ascii=False, indent=2)
     if args.output == "-":
         print(text)
@@ -321,26 +286,20 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
     from memory.admin.transfer import read_import_file
 
     raw = read_import_file(Path(args.file))  # sized before it is read
-    coord = open_coordinator(settings)
-    try:
+    with open_coordinator(settings) as coord:
         counts = coord.import_user(
             raw,
             mode="replace" if args.replace else "merge",
             user_id=args.user,
             progress=ProgressLines("import"),  # counts on stderr: stdout stays the answer
         )
-    finally:
-        coord.close()
     print_result(args, {"imported": counts}, f"imported {counts}")
     return 0
 
 
 def cmd_sweep_secrets(args: argparse.Namespace, settings: Settings) -> int:
-    coord = open_coordinator(settings)
-    try:
+    with open_coordinator(settings) as coord:
         counts = coord.sweep_secrets(args.user, apply=not args.dry_run)
-    finally:
-        coord.close()
     held = ", ".join(f"{n} {kind}" for kind, n in counts.items())
     said = "would be masked" if args.dry_run else "masked"
     print_result(args, {"masked": counts, "dry_run": args.dry_run}, f"records {said}: {held}")
@@ -348,24 +307,18 @@ def cmd_sweep_secrets(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
-    coord = open_coordinator(settings)
-    try:
+    with open_coordinator(settings) as coord:
         stats: dict[str, Any] = {
             **coord.get_memory_stats(args.user, args.session),
             "counters": coord.metrics.counters(),
         }
-    finally:
-        coord.close()
     print_result(args, stats, json.dumps(stats, indent=2, default=str))
     return 0
 
 
 def cmd_health(args: argparse.Namespace, settings: Settings) -> int:
-    coord = open_coordinator(settings)
-    try:
+    with open_coordinator(settings) as coord:
         report = coord.health()
-    finally:
-        coord.close()
     lines = [
         f"{'ok ' if c.get('ok') else 'FAIL'} {name}: "
         + ", ".join(f"{k}={v}" for k, v in c.items() if k != "ok")
@@ -397,13 +350,10 @@ def _k_value(text: str) -> int:
 def cmd_maintain(args: argparse.Namespace, settings: Settings) -> int:
     from memory.maintenance import Maintenance
 
-    coord = open_coordinator(settings)
-    try:
+    with open_coordinator(settings) as coord:
         report = Maintenance.of(coord).run(
             user_id=args.user, dry_run=args.dry_run, progress=ProgressLines("maintain")
         )
-    finally:
-        coord.close()
     # This CLI has no chat model: summaries that fall due wait for the app's runs (or
     # `python -m agent maintain`, which prints the same report).
     print_result(args, report.as_json(), report.as_text())

@@ -1,9 +1,6 @@
-"""The memory coordinator: the one entry point the agent and the UI use (`memory.service`).
-
-It owns the stores, the embedder and the metrics, and composes them: recall
-(`memory.recall.pipeline`), writes, and `memory.admin` for the editor, purges and transfer.
-Every public method passes through one error boundary (`memory.boundary`), and a write first
-checks that the Redis is still the one the memories are on (`memory.identity`)."""
+"""The memory coordinator: the one implementation of `memory.service` the agent and the UI use. It
+owns the stores, the embedder and the metrics and composes recall, writes and `memory.admin`;
+every public method passes the error boundary, every write the store identity check."""
 
 from __future__ import annotations
 
@@ -11,6 +8,7 @@ import functools
 import logging
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import asdict, replace
 from typing import Any, Concatenate, ParamSpec, TypeVar, Unpack
 
 import numpy as np
@@ -41,7 +39,7 @@ from memory.models import (
     check_text,
     now_ms,
 )
-from memory.queries import ListQuery, SearchFilter
+from memory.queries import ListQuery, RecallOptions, SearchFilter
 from memory.recall import RecallWeights
 from memory.recall.pipeline import RecallPipeline
 from memory.replies import as_str
@@ -187,34 +185,12 @@ class MemoryCoordinator:
     # Recall
     # =====================================================================================
     def retrieve_all_context(
-        self,
-        user_id: str,
-        session_id: str,
-        query: str,
-        *,
-        include_episodic: bool = True,
-        include_semantic: bool = True,
-        include_procedural: bool = True,
-        include_short_term: bool = True,
-        include_profile: bool = False,
-        k_episodic: int | None = None,
-        k_semantic: int = 3,
-        k_short_term: int = 10,
+        self, user_id: str, session_id: str, query: str, options: RecallOptions = RecallOptions()
     ) -> MemoryContext:
-        """All that is relevant to `query` (k_episodic: RECALL_PROMPT_K) and, with
-        `include_profile`, the user profile (in the same round trip), timed per stage."""
+        """All that is relevant to `query`, timed per stage."""
+        k = options.k_episodic or self.settings.recall_prompt_k
         return self.recall.context(
-            user_id,
-            session_id,
-            query,
-            include_episodic=include_episodic,
-            include_semantic=include_semantic,
-            include_procedural=include_procedural,
-            include_short_term=include_short_term,
-            include_profile=include_profile,
-            k_episodic=k_episodic or self.settings.recall_prompt_k,
-            k_semantic=k_semantic,
-            k_short_term=k_short_term,
+            user_id, session_id, query, **asdict(replace(options, k_episodic=k))
         )
 
     def search(

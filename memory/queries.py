@@ -1,12 +1,29 @@
-"""The two parameter objects of the memory service: a page of the editor's list (`ListQuery`) and
-a search's filters (`SearchFilter`), passed whole through every layer, so a new filter is one
-field here (docs/architecture.md, "Listing and searching")."""
+"""The parameter objects of the memory service: a prompt's recall (`RecallOptions`), a page of
+the editor's list (`ListQuery`) and a search's filters (`SearchFilter`), passed whole through
+every layer, so a new option is one field here (docs/architecture.md, "Listing and searching")."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from memory.models import EventType
+
+
+@dataclass(frozen=True)
+class RecallOptions:
+    """What the recall before an answer gathers (`retrieve_all_context`); its one set of
+    defaults."""
+
+    include_episodic: bool = True
+    include_semantic: bool = True
+    include_procedural: bool = True
+    include_short_term: bool = True
+    #: the user profile too, read in the same round trip
+    include_profile: bool = False
+    #: None: the coordinator's RECALL_PROMPT_K
+    k_episodic: int | None = None
+    k_semantic: int = 3
+    k_short_term: int = 10
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,6 @@
-"""The memory system as the agent and the UI see it: two typed Protocols, each method declared
-once. `AgentMemory` is what the turn and the memory tools call; `MemoryService` adds the
-editor's, the pages' and the stats' part. The coordinator and the agent tests' fake implement
-them (checked: docs/architecture.md). Only the models are imported here, and every method
-raises only `memory.errors` (`StoreUnavailableError` when Redis is down), never a driver's."""
+"""The memory system as the agent and the UI see it: `AgentMemory` (the turn and the memory
+tools) and `MemoryService` (adds the editor's, the pages' and the stats' part), implemented by
+the coordinator and the agent tests' fake. Every method raises only `memory.errors`."""
 
 from __future__ import annotations
 
@@ -14,14 +12,13 @@ from memory.models import (
     EpisodicMemory,
     MemoryContext,
     MemoryType,
-    ProceduralPattern,
     ProfileLine,
     RecallHit,
     SemanticFact,
     Usage,
     UsedIn,
 )
-from memory.queries import ListQuery, SearchFilter
+from memory.queries import ListQuery, RecallOptions, SearchFilter
 
 if TYPE_CHECKING:
     from memory.metrics import MetricsRecorder
@@ -87,19 +84,7 @@ class AgentMemory(Protocol):
     """What the agent uses: recall before the answer, writes after it, the memory tools."""
 
     def retrieve_all_context(
-        self,
-        user_id: str,
-        session_id: str,
-        query: str,
-        *,
-        include_episodic: bool = True,
-        include_semantic: bool = True,
-        include_procedural: bool = True,
-        include_short_term: bool = True,
-        include_profile: bool = False,
-        k_episodic: int | None = None,  # None: RECALL_PROMPT_K
-        k_semantic: int = 3,
-        k_short_term: int = 10,
+        self, user_id: str, session_id: str, query: str, options: RecallOptions = RecallOptions()
     ) -> MemoryContext: ...
 
     def search(
@@ -119,16 +104,6 @@ class AgentMemory(Protocol):
     ) -> EpisodicMemory: ...
 
     def supersede(self, user_id: str, old_id: str, new_id: str) -> None: ...
-
-    def record_procedure(
-        self,
-        user_id: str,
-        query: str,
-        tools: list[str],
-        *,
-        success_score: float,
-        execution_time_ms: float,
-    ) -> ProceduralPattern: ...
 
     def rescore_last_procedure(
         self, user_id: str, query: str, tools: list[str], success_score: float

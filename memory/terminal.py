@@ -1,10 +1,6 @@
-"""Text for a terminal: what the CLIs print (`python -m memory`, `python -m agent`).
-
-A memory text, a model's reply or an argument can hold ANSI escapes and other control
-characters; printed raw, they recolour, move the cursor, retitle or clear the operator's
-terminal, or hide text. `for_terminal` shows each such character as a visible escape (`\\x1b`)
-instead. JSON output needs none of this: `json.dumps` escapes control characters itself.
-"""
+"""Text for a terminal: what the CLIs print (`python -m memory`, `python -m agent`). A memory
+text, a reply or an argument can hold ANSI escapes that recolour or clear the operator's terminal:
+`for_terminal` shows each control character as a visible escape (JSON escapes them itself)."""
 
 from __future__ import annotations
 
@@ -12,7 +8,8 @@ import argparse
 import json
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -89,11 +86,16 @@ def print_result(args: argparse.Namespace, payload: Any, text: str) -> None:
         print(for_terminal(text, multiline=True))
 
 
-def open_coordinator(settings: Settings) -> MemoryCoordinator:
-    """The coordinator of a command; what its opening finished is said on stderr."""
+@contextmanager
+def open_coordinator(settings: Settings) -> Iterator[MemoryCoordinator]:
+    """The coordinator of a command, closed after it; what its opening finished is said on
+    stderr."""
     from memory.coordinator import MemoryCoordinator
 
     coord = MemoryCoordinator.from_settings(settings)
     for line in coord.recovered:  # on stderr: --json keeps stdout to the command's answer
         print(f"note: {for_terminal(line)}", file=sys.stderr)
-    return coord
+    try:
+        yield coord
+    finally:
+        coord.close()

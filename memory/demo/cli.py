@@ -1,8 +1,5 @@
-"""`python -m memory demo load|reset`: the demo persona from the command line.
-
-Registered on the `python -m memory` parser by `add_demo_parser` (as the benches are), so the
-main command line keeps to the memory's everyday commands.
-"""
+"""`python -m memory demo load|reset`: the demo persona from the command line, registered on the
+`python -m memory` parser by `add_demo_parser`."""
 
 from __future__ import annotations
 
@@ -39,8 +36,7 @@ def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
     from memory.demo import DEMO_PREFIX, OwnMemoriesError, load_demo, reset_demo
 
     user = for_terminal(args.user)
-    coord = open_coordinator(settings)
-    try:
+    with open_coordinator(settings) as coord:
         if args.action == "reset":
             report = reset_demo(coord, args.user)
             payload = {k: v for k, v in report.as_json().items() if k != "replaced"}
@@ -66,8 +62,6 @@ def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
                 print(json.dumps({"error": msg, "type": "OwnMemoriesError"}, ensure_ascii=False))
             print(f"error: {for_terminal(msg)}", file=sys.stderr)
             return 2
-    finally:
-        coord.close()
     lines = [
         f"loaded the demo persona into {user}"
         + (" (their own memories were purged first)" if report.replaced else "")

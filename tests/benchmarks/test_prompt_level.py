@@ -38,7 +38,7 @@ class Recalls:
     def drain(self) -> None:
         pass
 
-    def retrieve_all_context(self, user: str, session: str, query: str, **_: object):
+    def retrieve_all_context(self, user: str, session: str, query: str, options: object = None):
         return MemoryContext(user_id=user, session_id=session, query=query, episodic=self.hits)
 
 

@@ -35,7 +35,7 @@ from memory.models import (
     check_text,
     relevance_band,
 )
-from memory.queries import ListQuery, SearchFilter
+from memory.queries import ListQuery, RecallOptions, SearchFilter
 from memory.service import AgentMemory, MemoryStats, StoredInteraction
 from memory.user_profile import HEALTH_KINDS, PROFILE_READ, STANDING_KINDS
 from tests.fakes.fake_ollama import embed_text
@@ -116,34 +116,24 @@ class FakeCoordinator:
         return hits[:k]
 
     def retrieve_all_context(
-        self,
-        user_id: str,
-        session_id: str,
-        query: str,
-        *,
-        include_episodic: bool = True,
-        include_semantic: bool = True,
-        include_procedural: bool = True,
-        include_short_term: bool = True,
-        include_profile: bool = False,
-        k_episodic: int | None = None,
-        k_semantic: int = 3,
-        k_short_term: int = 10,
+        self, user_id: str, session_id: str, query: str, options: RecallOptions = RecallOptions()
     ) -> MemoryContext:
         self._log("retrieve_all_context", user_id, session_id, query)
         if self.fail_recall is not None:
             raise self.fail_recall
         with self._lock:
             ctx = MemoryContext(user_id=user_id, session_id=session_id, query=query)
-            if include_episodic:
-                hits = self._hits(user_id, query, k_episodic or RECALL_PROMPT_K)
+            if options.include_episodic:
+                hits = self._hits(user_id, query, options.k_episodic or RECALL_PROMPT_K)
                 ctx.episodic = [h for h in hits if h.score >= self.min_score]
-            if include_semantic:
-                ctx.semantic = self._semantic_hits(query, k_semantic)
-            if include_procedural:
+            if options.include_semantic:
+                ctx.semantic = self._semantic_hits(query, options.k_semantic)
+            if options.include_procedural:
                 ctx.procedural = self._suggest(user_id, query)
-            if include_short_term:
-                ctx.short_term = list(self.messages.get((user_id, session_id), []))[-k_short_term:]
+            if options.include_short_term:
+                ctx.short_term = list(self.messages.get((user_id, session_id), []))[
+                    -options.k_short_term :
+                ]
                 summary = self.summaries.get((user_id, session_id))
                 if summary is not None:
                     ctx.session_summary = RecallHit(
@@ -156,7 +146,7 @@ class FakeCoordinator:
                         record={"event_type": "summary"},
                     )
             ctx.hits = {"episodic": len(ctx.episodic), "semantic": len(ctx.semantic)}
-        ctx.profile = self.user_profile(user_id) if include_profile else []
+        ctx.profile = self.user_profile(user_id) if options.include_profile else []
         return ctx
 
     def search(

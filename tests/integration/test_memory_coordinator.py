@@ -10,6 +10,7 @@ from redisvl.extensions.cache.embeddings import EmbeddingsCache
 from memory.coordinator import MemoryCoordinator
 from memory.errors import InvalidInputError, NotFoundError
 from memory.models import BAND_HIGH, BAND_MODERATE
+from memory.queries import RecallOptions
 from memory.stores.procedural import normalize_query
 
 U = "user-1"
@@ -96,10 +97,9 @@ def test_include_flags_and_k(populated: MemoryCoordinator) -> None:
         U,
         "s1",
         "heart rate",
-        include_semantic=False,
-        include_procedural=False,
-        include_short_term=False,
-        k_episodic=1,
+        RecallOptions(
+            include_semantic=False, include_procedural=False, include_short_term=False, k_episodic=1
+        ),
     )
     assert len(ctx.episodic) == 1
     assert ctx.semantic == [] and ctx.procedural is None and ctx.short_term == []
@@ -262,7 +262,9 @@ def test_latency_metrics_per_type_and_operation(populated: MemoryCoordinator) ->
     populated.metrics.flush()  # a store with no metrics yet
     populated.redis.delete(populated.keys.metrics_latency, populated.keys.metrics_counters)
     populated.retrieve_all_context(U, "s1", "heart rate during my run")
-    populated.retrieve_all_context(U, "s-empty", "zzzz qqqq xxxx", include_semantic=False)
+    populated.retrieve_all_context(
+        U, "s-empty", "zzzz qqqq xxxx", RecallOptions(include_semantic=False)
+    )
     populated.add_episodic(U, "New memory")
     samples = populated.metrics.latency_samples()
     by = {(s["type"], s["op"]) for s in samples}

@@ -11,7 +11,7 @@ import pytest
 
 from memory.coordinator import MemoryCoordinator
 from memory.errors import InvalidInputError, NotFoundError
-from memory.queries import ListQuery, SearchFilter
+from memory.queries import ListQuery, RecallOptions, SearchFilter
 
 USERS = [
     "a|b",
@@ -67,7 +67,7 @@ def test_recall_shows_only_own_memories(
     leaks = []
     for user, mine in crowd.items():
         for query in ("What tea do I like?", "Which kind of tea do I enjoy?"):
-            ctx = coordinator.retrieve_all_context(user, "s", query, k_episodic=50)
+            ctx = coordinator.retrieve_all_context(user, "s", query, RecallOptions(k_episodic=50))
             if {h.id for h in ctx.episodic} != {mine.episodic}:
                 leaks.append((user, "episodic", [h.text for h in ctx.episodic]))
             if [m.id for m in ctx.short_term] != [mine.message]:

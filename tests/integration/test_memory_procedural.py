@@ -6,7 +6,7 @@ import pytest
 
 from memory.coordinator import MemoryCoordinator
 from memory.errors import InvalidInputError, NotFoundError
-from memory.queries import ListQuery
+from memory.queries import ListQuery, RecallOptions
 from memory.stores.procedural import SIMILAR_MIN
 
 U = "user-1"
@@ -16,7 +16,10 @@ TOOLS = ["get_activity", "summarise"]
 
 def suggestion(coordinator: MemoryCoordinator, query: str, user: str = U):
     ctx = coordinator.retrieve_all_context(
-        user, "s", query, include_episodic=False, include_semantic=False, include_short_term=False
+        user,
+        "s",
+        query,
+        RecallOptions(include_episodic=False, include_semantic=False, include_short_term=False),
     )
     return ctx.procedural
 

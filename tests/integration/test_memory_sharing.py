@@ -7,14 +7,14 @@ import pytest
 
 from memory.coordinator import MemoryCoordinator
 from memory.errors import NotAllowedError, NotFoundError
-from memory.queries import ListQuery
+from memory.queries import ListQuery, RecallOptions
 
 PLANTED = "The secret clinic door code is 4417 and the pharmacy opens at dawn."
 SAFETY_QUERY = "chest pain during exercise"
 
 
 def _recalled(coord: MemoryCoordinator, user: str, query: str) -> list[str]:
-    ctx = coord.retrieve_all_context(user, "s1", query, k_semantic=5)
+    ctx = coord.retrieve_all_context(user, "s1", query, RecallOptions(k_semantic=5))
     return [h.text for h in ctx.semantic]
 
 

@@ -12,7 +12,7 @@ from memory.config import Settings
 from memory.coordinator import MemoryCoordinator
 from memory.errors import InvalidInputError, NotFoundError
 from memory.models import now_ms
-from memory.queries import ListQuery
+from memory.queries import ListQuery, RecallOptions
 from memory.tokens import message_tokens
 
 U = "user-1"
@@ -74,7 +74,9 @@ def test_last_n(coordinator: MemoryCoordinator) -> None:
         "message 4",
         "message 5",
     ]
-    ctx = coordinator.retrieve_all_context(U, "s1", "what did I say?", k_short_term=3)
+    ctx = coordinator.retrieve_all_context(
+        U, "s1", "what did I say?", RecallOptions(k_short_term=3)
+    )
     assert [m.content for m in ctx.short_term] == ["message 3", "message 4", "message 5"]
 
 

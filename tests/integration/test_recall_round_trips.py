@@ -23,6 +23,7 @@ from agent.loop import ChatAgent
 from memory.block import PROFILE_TITLE
 from memory.config import Settings
 from memory.coordinator import MemoryCoordinator
+from memory.queries import RecallOptions
 from tests.fakes.fake_ollama import FakeOllama
 from tests.integration.conftest import SessionEmbedder
 
@@ -80,7 +81,7 @@ def _recall(
     coord: MemoryCoordinator, client: CountingRedis, query: str, **options: bool
 ) -> list[list[str]]:
     client.requests.clear()
-    ctx = coord.retrieve_all_context(U, S, query, **options)
+    ctx = coord.retrieve_all_context(U, S, query, RecallOptions(**options))
     requests = client.mine()
     assert ctx.episodic and ctx.short_term  # it did find something of each
     return requests
