@@ -1,11 +1,6 @@
-"""The memory block: recalled memories written as one fenced DATA block for a model's prompt.
-
-Recalled memories are user-controlled text, never instructions: they sit between fence lines
-carrying a random per-turn nonce, one JSON-encoded line each, with `<<<`/`>>>` neutralised in
-texts and labels (docs/agent.md, "The prompt: memories are data, not instructions"). Lines of
-most value to the message are kept when not all fit (`_candidates`). It lives below the agent
-because the recall benchmark (`python -m benchmarks locomo --prompt-budget`) measures what of
-the evidence reaches it."""
+"""The memory block: recalled memories as one fenced DATA block for a model's prompt, one JSON line
+each, fences neutralised (docs/agent.md, "The prompt: memories are data, not instructions"). It
+lives below the agent because `python -m benchmarks locomo --prompt-budget` measures it."""
 
 from __future__ import annotations
 

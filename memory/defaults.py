@@ -1,8 +1,5 @@
-"""Defaults of recall settings that are not fitted: a leaf module (it imports nothing), so
-`memory.config` can name them without importing recall (settings sit below every layer).
-
-The fitted weights live with the model that uses them, `memory.recall.scoring`.
-"""
+"""Defaults of recall settings that are not fitted, in a leaf module (it imports nothing) so that
+`memory.config` names them without importing recall; the fitted weights: `memory.recall.scoring`."""
 
 #: Log-odds recall adds for a fresh memory (a small prior the benchmarks cannot measure).
 W_RECENCY = 0.25

@@ -1,20 +1,5 @@
-"""Exceptions of the memory package. Every message says what to do next.
-
-    MemorySystemError
-    ├── InvalidInputError          bad text, type, metadata, ids, files
-    │   └── ImportFileError        an export file that cannot be imported (nothing was written)
-    ├── NotFoundError              an id that does not exist (for this user)
-    ├── NotAllowedError            a change this caller may not make (shared knowledge)
-    ├── StoreUnavailableError      Redis unreachable or missing modules
-    │   └── StoreReplacedError     another Redis (other data) answers at the address now
-    ├── StoreFormatError           a store of another format than this version reads
-    ├── EmbeddingModelMismatchError an index built with another embedding model
-    ├── EmbedderError              the embedding model could not load or run
-    └── DataFileError              a data file of the package (memory/data) is malformed
-
-Driver errors (redis-py, onnxruntime, ollama) are translated at the I/O boundary with
-`raise ... from e`; nothing above the memory package sees them.
-"""
+"""Exceptions of the memory package, one class per thing the caller does next (each message says
+what). Driver errors (redis-py, onnxruntime, ollama) are translated at the I/O boundary."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""Every Redis key and index name of the project, built in one place (docs/architecture.md).
-
-User and session ids are free text, so keys hold a digest of them, never the raw id (`a:b` + `c`
-and `a` + `b:c` would collide). Every key of one user's data carries the user's hash tag
-`{u<digest>}` after its type prefix, so a sharded Redis never splits a user's transaction
-(CROSSSLOT) and the RedisVL index prefixes still match; shared data has no user tag ("Scaling
-out" there)."""
+"""Every Redis key and index name of the project, built in one place. Keys hold digests of user
+and session ids, never the raw ids, and every key of one user's data carries the user's hash tag
+(docs/architecture.md, "Scaling out")."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""Latency samples and counters of memory operations, kept in Redis with bounded retention.
-
-Samples are buffered in process and written by a background thread (one pipelined round trip
-every `flush_interval_s`), so recording never adds a Redis round trip to the answer path.
-Latency goes to a stream capped with MAXLEN (approximate trimming keeps XADD O(1)); counters
-live in one hash.
-"""
+"""Latency samples and counters of memory operations in Redis, bounded: samples are buffered and
+written by a background thread (no round trip on the answer path) to a stream capped with
+MAXLEN; counters live in one hash."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""The user profile: a few short lines about the user that every prompt carries (docs/agent.md).
-
-The lines are the user's own standing memories (the kinds below), those they pinned and those
-about their health, by importance, newest first: no second copy, nothing cached, so every write
-shows in the next read (three index queries on the `live` tag, sent in a chat turn's first
-recall round trip). The model's capabilities are the *model profile* (agent/profile.py)."""
+"""The user profile: the few lines about the user every prompt carries (docs/agent.md): their
+standing, pinned and health memories, best first, read live from the episodic index (no copy).
+The model's capabilities are the *model profile* (agent/profile.py)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
-"""Follow-ups: the shared-data writes that follow a user's transaction (the facts they added,
-the user list, summaries waiting, the embedding cache), finished even if the process that
-started them stops (docs/maintenance.md). The transaction writes a note of them
-(`Keys.followups`); each step can run twice with the same end state, so whoever finds a note
-runs and deletes it: the writer right after, or the next open (`finish_pending`)."""
+"""Follow-ups: the shared-data writes that follow a user's transaction (facts they added, the user
+list, summaries waiting, the embedding cache), noted in that transaction (`Keys.followups`) and
+run by whoever finds the note: the writer right after, or the next open (docs/maintenance.md)."""
 
 from __future__ import annotations
 

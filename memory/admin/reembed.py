@@ -1,8 +1,5 @@
-"""Re-embedding: rebuild every index with the configured embedder (after a model change).
-
-The indexes are dropped without their documents, recreated with the new dimension, and every
-stored text is embedded again in batches; the hashes keep their ids and fields.
-"""
+"""Re-embedding: rebuild every index with the configured embedder (after a model change); the
+hashes keep their ids and fields, every text is embedded again in batches."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
-"""Secrets an earlier version stored, masked now (`python -m memory sweep-secrets`).
-
-Every text is masked where it is built before it is written (`memory.writing.secrets`), but a
-store written by an earlier version may hold forms that version did not know (`PGPASSWORD=`,
-a card number with direction marks in it). The sweep reads each user's memories, facts they
-added, procedures and chat messages, and rewrites the ones that hold a secret through the
-same paths an edit or an import takes (masked again there, re-embedded when the text
-changes). Ids are never rewritten (`memory.models.check_id` refuses new ones with a secret).
-"""
+"""Secrets an earlier version stored, masked now (`python -m memory sweep-secrets`): each user's
+memories, facts, procedures and messages that hold one are rewritten through the edit and import
+paths (masked, re-embedded); ids are never rewritten (docs/privacy.md)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""Export of one user's memories (all four types) to JSON, and import back.
-
-An import is validated whole before anything is written (a bad file changes nothing), then
-written in MULTI/EXEC transactions of CHUNK_RECORDS records behind a progress marker
-(`Keys.import_progress`), so a cut-off import is reported and finishes when run again, with no
-duplicate (records keep their ids); a replace deletes the old records only in the last
-transaction. Vectors are recomputed on import (a file moves between embedders); usage records
-follow their memories (docs/cli.md)."""
+"""Export of one user's memories (all four types) to JSON, and import back: validated whole first,
+written in chunked transactions behind a progress marker so a cut-off import finishes when run
+again; vectors are recomputed on import (docs/cli.md, "Importing a large file")."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""The demo persona: Maya, a teacher training for a half marathon after a sprained ankle.
-
-Her eight dated conversations, learned procedures and demo questions are data,
-`memory/data/demo_persona.toml`, read and validated once at import. `build_persona(today)`
-fills in the dates and distances of `today`'s week from `memory.demo.training`, the plan the
-wellness tools' data follows for demo users, so what she said matches what the tools return;
-`ms(today)` dates a conversation or a memory.
-"""
+"""The demo persona: Maya, a teacher training for a half marathon after a sprained ankle. Her
+conversations, procedures and questions are data (`memory/data/demo_persona.toml`);
+`build_persona(today)` dates them and fills in her week from `memory.demo.training`."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""The demo persona's training, as data: what she did on each day, dated from the week loaded.
-
-Both the persona's memories (`memory.demo.persona`) and the synthetic wellness data the
-agent's tools return for a demo user (`agent/tools/wellness.py`, for user ids starting with
-`DEMO_PREFIX`) read this one plan, so they agree. Dates count in weeks from the Monday of the
-week "today" falls in (`on(today, week, weekday)`): loaded and used in the same week, memories
-and data match to the day. Only runs carry a distance, so the tools' `distance_km` is her
-running distance."""
+"""The demo persona's training plan, dated in weeks from the Monday of the week loaded: her
+memories (`memory.demo.persona`) and the wellness tools' data for demo users
+(`agent/tools/wellness.py`) both read it, so they agree to the day."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""Where the local embedding model's files are installed, and which are missing.
-
-Standard library only, so `scripts/setup.sh` can run this file directly (`python
-memory/embeddings/model_files.py`) before anything else is importable: it prints the pip
-distributions whose files are missing, one a line, and exits 1 if there are any. pip considers a
-package installed even when its files were deleted, so setup re-installs those by name.
-"""
+"""Where the local embedding model's files are installed, and which are missing. Standard library
+only: `scripts/setup.sh` runs this file before anything is importable; it prints the missing
+distributions (pip thinks a package installed when its files were deleted) and exits 1."""
 
 from __future__ import annotations
 

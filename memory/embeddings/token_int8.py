@@ -1,11 +1,6 @@
-"""The packaged MiniLM graph rewritten so that its MatMuls multiply in int8 (1.7x the texts/s,
-vectors within 0.002 cosine: BENCHMARKS.md, Decisions).
-
-The packaged int8 weights and scales are kept as they are; each MatMul's input is quantized per
-token (one scale per row), multiplied with `MatMulIntegerToFloat` and rescaled; two outlier
-channels (`OUTLIER_CHANNELS`) stay fp32. Per token, not `quantize_dynamic`'s one scale per
-batch: then a text's vector would depend on its batch, and a stored memory would not match
-itself as a query. Needs `onnx`; the rewrite runs in memory when the embedder loads."""
+"""The packaged MiniLM graph rewritten to multiply in int8 (BENCHMARKS.md, Decisions): each MatMul's
+input is quantized per token, not per batch, so a text's vector does not depend on its batch and
+a stored memory matches itself as a query; two outlier channels stay fp32. Needs `onnx`."""
 
 from __future__ import annotations
 

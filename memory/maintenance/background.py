@@ -1,8 +1,5 @@
-"""The app's background maintenance: one daemon thread per process, never on the answer path.
-
-The first run comes one interval after start (an app restart must not trigger a run); the lock
-in `runner` keeps several processes (or several app servers) from running at once.
-"""
+"""The app's background maintenance: one daemon thread per process, never on the answer path; the
+first run comes one interval after start, and `runner`'s lock keeps processes from running twice."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
-"""`Maintenance`: what the CLI, the app's background thread and the Maintenance tab call.
-
-Built from the coordinator's stores, embedder and settings (`Maintenance.of`), with the
-model's merger, summariser and judge when there is one (the coordinator has no model); every
-public method goes through the one error boundary."""
+"""`Maintenance`: what the CLI, the app's background thread and the Maintenance tab call, built
+from the coordinator's parts (`Maintenance.of`) with the model's merger, summariser and judge
+when there is one; every public method goes through the error boundary."""
 
 from __future__ import annotations
 

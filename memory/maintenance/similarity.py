@@ -1,8 +1,6 @@
-"""When are two memories the same fact? Without a model (`mergeable`): cosine >=
-`min_similarity` AND the same content words, numbers and negations. With a model (a
-`SameFactJudge`): a pair is a candidate (`linked`) at cosine >= `proposal_similarity` when the
-lexical guard (`veto`) finds nothing; the model's "yes" never overrides the guard
-(docs/maintenance.md; the thresholds' examples: tests/unit/test_maintenance_similarity.py)."""
+"""When are two memories the same fact (docs/maintenance.md)? Without a model (`mergeable`): close
+vectors and the same content words, numbers and negations; with a model (`SameFactJudge`), a
+candidate pair (`linked`) the lexical guard (`veto`) allows; the model never overrides it."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""Session summaries: turns that leave the prompt become one episodic `summary` memory.
-
-When one is due (trimmed turns, an idle session) and how it waits without a model:
-docs/maintenance.md. The text comes from a `Summariser` (the agent's, built on the LLM) and is
-checked here: not empty, not too long, and no number the turns never said. Per session,
-`Keys.summary_state` keeps the last summarised message and the newest summary's id."""
+"""Session summaries: turns that leave the prompt become one episodic `summary` memory (when:
+docs/maintenance.md). The `Summariser`'s text is checked here: not empty, not too long, no number
+the turns never said; `Keys.summary_state` keeps the last summarised message."""
 
 from __future__ import annotations
 

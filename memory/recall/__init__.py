@@ -1,8 +1,6 @@
-"""Hybrid recall: the query pair per store, fusion and scoring, time and neighbour boosts.
-
-The pipeline that runs them (`memory.recall.pipeline.RecallPipeline`, which needs the
-embedder) is imported from its module, not here: `memory.config` reads the scoring defaults
-from `memory.recall.scoring`, and the embedder package reads the config."""
+"""Hybrid recall: the query pair per store, fusion and scoring, time and neighbour boosts. The
+pipeline (`memory.recall.pipeline`) is imported from its module: `memory.config` reads the
+scoring defaults from here, and the embedder package reads the config."""
 
 from memory.recall.hybrid import (
     HybridRequest,

@@ -1,10 +1,6 @@
-"""Session neighbours of recall's best candidates: which turns of their sessions to look at,
-and the reads that find them (`memory.recall.hybrid` scores them).
-
-The reads are split so that a caller can put the timeline reads in a pipeline it sends anyway
-(recall sends them with the likely hits' reads: one round trip for both); only memories that
-neither search found need a second, small round trip.
-"""
+"""Session neighbours of recall's best candidates: which turns of their sessions to look at, and
+the reads that find them, split so the timeline reads ride in a pipeline the caller sends anyway
+(`memory.recall.hybrid` scores them)."""
 
 from __future__ import annotations
 

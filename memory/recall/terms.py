@@ -1,9 +1,5 @@
-"""Turning free text into a safe BM25 query: word tokens only (`memory.text.words`, the one
-splitter), stopwords dropped.
-
-RedisVL's TextQuery escapes some punctuation but not all (`|` passes through), so the query
-is reduced to plain word tokens first: no user text can change the query's structure.
-"""
+"""Free text as a safe BM25 query: word tokens only (`memory.text.words`), stopwords dropped.
+RedisVL's TextQuery lets some punctuation through (`|`), so no user text may shape the query."""
 
 from __future__ import annotations
 

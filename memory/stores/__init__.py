@@ -1,8 +1,5 @@
-"""The four memory stores on Redis, their index schemas and record helpers.
-
-`Stores` bundles the four with the client and key builder they share; the coordinator and the
-admin helpers (editing, purge, transfer, health) receive it instead of the coordinator.
-"""
+"""The four memory stores on Redis, their index schemas and record helpers; `Stores` bundles them
+with the client and key builder the coordinator and the admin helpers share."""
 
 from __future__ import annotations
 

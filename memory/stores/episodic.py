@@ -1,9 +1,6 @@
-"""Episodic memory: what happened with one user (preferences, goals, events, corrections...).
-
-One Redis hash per memory (`{ns}:episodic:{u<digest>}:{ulid}`, the user's hash tag: see
-`memory.keys`) indexed by RedisVL: the owner is a TAG field that every query filters on, so no
-query can read another user's memories. A memory is addressed by (user, id).
-"""
+"""Episodic memory: what happened with one user (preferences, goals, events, corrections...), one
+hash per memory indexed by RedisVL; every query filters on the owner TAG, so none can read
+another user's memories. A memory is addressed by (user, id)."""
 
 from __future__ import annotations
 

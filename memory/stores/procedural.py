@@ -1,10 +1,6 @@
-"""Procedural memory: tool sequences that worked for a kind of question, per user.
-
-One hash per (user, normalised query) at `{ns}:procedure:{u<digest>}:{query hash}` (the user's
-hash tag: `memory.keys`): an exact repeat of a question is an O(1) HGETALL. The same hashes are
-indexed by RedisVL with the question's embedding, so a similar question finds the pattern by
-vector. A sequence's confidence is (sum of success scores + 1) / (executions + 2), recommended
-from `PROCEDURAL_RECOMMEND_THRESHOLD` (docs/recall.md, "Procedural confidence")."""
+"""Procedural memory: tool sequences that worked for a kind of question, per user. One hash per
+(user, normalised query), an O(1) read for a repeat, indexed with the question's embedding for a
+similar one; confidence: docs/recall.md, "Procedural confidence"."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""RedisVL index schemas of the vector-backed memory types, and the embedding-model guard.
-
-Each index records the embedding model and dimension it was built with (in a small hash beside
-it); opening it with another embedder is refused, because vectors of different models are not
-comparable. `python -m memory reembed` rebuilds the vectors with the configured model.
-"""
+"""RedisVL index schemas of the vector-backed memory types, and the embedding-model guard: an index
+records its model and dimension, and opening it with another embedder is refused
+(`python -m memory reembed` rebuilds the vectors)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""Semantic memory: impersonal facts, loaded from the shipped knowledge file and added by users.
-
-A fact a user adds carries `added_by` (a user purge removes it) and is recalled only for them
-until an admin shares it: the `audience` TAG holds "shared" or the adder's owner digest, and
-recall filters on "shared or mine". The knowledge file loads once per fact
-(`Keys.knowledge_loaded`)."""
+"""Semantic memory: impersonal facts, from the shipped knowledge file (loaded once per fact) and
+added by users. A user's fact is recalled for them only until an admin shares it (the `audience`
+TAG: "shared" or the adder's digest)."""
 
 from __future__ import annotations
 

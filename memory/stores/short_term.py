@@ -1,8 +1,5 @@
-"""Short-term memory: the recent messages of one session, in a Redis list (capped at
-`SHORT_TERM_MAX_MESSAGES`, expiring `SHORT_TERM_TTL_S` after the last write), beside each
-answer's execution details (opaque JSON: the agent defines them) and the user's session
-titles (a hash: session id -> title, a field removed when its session is cleared); the keys:
-docs/architecture.md. The prompt gets the newest messages that fit."""
+"""Short-term memory: a session's recent messages in a capped, expiring Redis list, beside each
+answer's details (opaque JSON) and the user's session titles; the keys: docs/architecture.md."""
 
 from __future__ import annotations
 

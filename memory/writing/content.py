@@ -1,9 +1,6 @@
-"""Does a memory still say anything once its secrets are masked (docs/privacy.md)?
-
-On the words, no model: contentless when it names a secret (a label such as `[card number]`,
-or card, password, PIN) and every content word is part of that name or of a qualifier after it
-("for the bike shop"), with only framing before it. A claim about the secret keeps the memory
-("My card was stolen"). Known limit: "My card for the bike shop expired" is dropped."""
+"""Does a memory still say anything once its secrets are masked (docs/privacy.md)? On the words:
+contentless when it names a secret and every content word belongs to that name or a qualifier
+("for the bike shop"). Known limit: "My card for the bike shop expired" is dropped."""
 
 from __future__ import annotations
 

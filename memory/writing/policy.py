@@ -1,9 +1,6 @@
-"""The one write policy: every memory a person, the agent or another agent adds goes through it
-(`WritePolicy.write`, given a `MemoryCandidate`): secrets masked, validation, exact and near
-duplicates, supersession by slot (docs/agent.md, "Before storing"). Model-made candidates are
-grounded first (`memory.writing.grounding`); one user's writes are serialised by a lock. Bulk
-paths (import, benchmarks, the demo) use `add_episodic_many`; tests/unit/test_architecture.py
-holds every other caller of the raw writes to this module."""
+"""The one write policy every memory goes through (`WritePolicy.write` of a `MemoryCandidate`):
+secrets masked, validation, duplicates, supersession by slot, grounding of model-made ones
+(docs/agent.md, "Before storing"). Bulk paths use `add_episodic_many` (test_architecture)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""Secrets never stored: find them in a text and replace each by a label such as `[card number]`.
-
-Applied where every text is built before it is written (the stores' `build`, messages, titles,
-turn details, the embedding cache), so no writer can skip it. Card and bank account numbers
-(checksums), government ids, and passwords, PINs, API keys and tokens in the forms people write
-them are always masked; emails and phone numbers follow `PII_POLICY`. A number is masked only
-when its form proves what it is or the sentence says so; `mask_secrets` is idempotent
-(docs/privacy.md, "Secrets never stored")."""
+"""Secrets never stored: found in a text and replaced by a label such as `[card number]`, where
+every text is built before it is written, so no writer can skip it. What is masked and when:
+docs/privacy.md, "Secrets never stored"; `mask_secrets` is idempotent."""
 
 from __future__ import annotations
 
