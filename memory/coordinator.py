@@ -319,11 +319,7 @@ class MemoryCoordinator:
         metadata so a UI can find the turn's details again; `used`: the ids of the memories
         the answer was given, recorded under that turn in the same transaction."""
         t0 = time.perf_counter()
-        meta, pii = ({"turn_id": turn_id} if turn_id else None), self.stores.pii
-        msgs = [
-            ShortTermStore.build("user", user_message, meta, pii=pii),
-            ShortTermStore.build("assistant", assistant_response, meta, pii=pii),
-        ]
+        msgs = self._exchange(user_message, assistant_response, turn_id)
         check_id(user_id)
         check_id(session_id, "session id")
         score = 1.0 if success_score is None else success_score
@@ -342,7 +338,7 @@ class MemoryCoordinator:
             qvec, _ = self.embedder.embed_query(msgs[0].content)
         if store_episode:
             mem = EpisodicStore.build_interaction(
-                user_id, session_id, msgs[0], msgs[1], tools_used or [], pii
+                user_id, session_id, msgs[0], msgs[1], tools_used or [], self.stores.pii
             )
             self.episodic.write(pipe, mem, qvec)  # type: ignore[arg-type]
             result["episodic"] = mem.id
@@ -400,17 +396,20 @@ class MemoryCoordinator:
         partial_answer: str,
         turn_id: str = "",
     ) -> list[str]:
-        # both messages carry the turn id, as a finished turn's do: a re-answer's history and
-        # a forget find the pair by it
-        turn, pii = ({"turn_id": turn_id} if turn_id else None), self.stores.pii
-        msgs = [
-            ShortTermStore.build("user", user_message, turn, pii=pii),
-            ShortTermStore.build(
-                "assistant", partial_answer, {"stopped": True, **(turn or {})}, pii=pii
-            ),
-        ]
+        msgs = self._exchange(user_message, partial_answer, turn_id, stopped=True)
         self.short_term.append(user_id, session_id, msgs)
         return [m.id for m in msgs]
+
+    def _exchange(
+        self, message: str, answer: str, turn_id: str | None, **answer_meta: Any
+    ) -> list[ChatMessage]:
+        """A message and its answer, both carrying the turn id (a re-answer's history and a
+        forget find the pair by it)."""
+        turn, pii = ({"turn_id": turn_id} if turn_id else {}), self.stores.pii
+        return [
+            ShortTermStore.build("user", message, turn or None, pii=pii),
+            ShortTermStore.build("assistant", answer, {**answer_meta, **turn} or None, pii=pii),
+        ]
 
     def session_titles(self, user_id: str) -> dict[str, str]:
         return self.short_term.titles(user_id)

@@ -66,12 +66,10 @@ class CachedEmbedder:
 
     def embed_query(self, text: str) -> tuple[np.ndarray, str]:
         """Embedding of a query and where it came from: 'local', 'redis' or 'model'."""
-        text = self.masked(text)
-        vec = self._local.get(text)
+        vec = self.local(text)
         if vec is not None:
-            self._local.move_to_end(text)
-            self._count("embed_cache_local_hit")
             return vec, "local"
+        text = self.masked(text)
         try:
             entry = self._cache.get(text, self.model_id)
         except redis.RedisError as e:

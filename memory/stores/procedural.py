@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import redis
@@ -116,39 +116,37 @@ class ProceduralStore:
         now = now_ms()
         # The user list is shared data (another slot): noted before, never in the MULTI.
         self._r.sadd(self._keys.users, user_id)
-        with self._r.pipeline(transaction=True) as pipe:
-            while True:
-                try:
-                    pipe.watch(key)
-                    raw = pipe.hgetall(key)
-                    pattern = (
-                        self.parse(key, raw)
-                        if raw
-                        else ProceduralPattern(
-                            id=query_hash(normalized),
-                            user_id=user_id,
-                            query_pattern=query,
-                            normalized_query=normalized,
-                            tool_sequence=list(tools),
-                            created_at=now,
-                            last_used=now,
-                        )
-                    )
-                    self._apply(pattern, tools, success_score, execution_time_ms, now)
-                    data = pattern.model_dump(exclude={"id", "sequences"})
-                    data["sequences"] = {k: v.model_dump() for k, v in pattern.sequences.items()}
-                    mapping = encode(data)
-                    if not raw:
-                        if query_vec is None:
-                            raise InvalidInputError("A new pattern needs the query's embedding.")
-                        mapping[VECTOR_FIELD] = vector_bytes(query_vec)
-                    mapping["owner"] = owner_tag(user_id)
-                    pipe.multi()
-                    pipe.hset(key, mapping=mapping)
-                    pipe.execute()
-                    return pattern
-                except redis.WatchError:
-                    continue
+
+        def add(pipe: redis.client.Pipeline) -> ProceduralPattern:
+            raw = pipe.hgetall(key)
+            pattern = (
+                self.parse(key, raw)
+                if raw
+                else ProceduralPattern(
+                    id=query_hash(normalized),
+                    user_id=user_id,
+                    query_pattern=query,
+                    normalized_query=normalized,
+                    tool_sequence=list(tools),
+                    created_at=now,
+                    last_used=now,
+                )
+            )
+            self._apply(pattern, tools, success_score, execution_time_ms, now)
+            mapping = _mapping(pattern)
+            if not raw:
+                if query_vec is None:
+                    raise InvalidInputError("A new pattern needs the query's embedding.")
+                mapping[VECTOR_FIELD] = vector_bytes(query_vec)
+            mapping["owner"] = owner_tag(user_id)
+            pipe.multi()
+            pipe.hset(key, mapping=mapping)
+            return pattern
+
+        # redis-py's optimistic transaction: WATCH, read, MULTI/EXEC, again on a WatchError
+        # (its stubs type the callable as returning None, value_from_callable or not)
+        pattern = self._r.transaction(add, key, value_from_callable=True)  # type: ignore[arg-type]
+        return cast(ProceduralPattern, pattern)
 
     def _apply(
         self, p: ProceduralPattern, tools: list[str], score: float, ms: float, now: int
@@ -170,6 +168,10 @@ class ProceduralStore:
         p.avg_time_ms += (ms - p.avg_time_ms) / p.executions
         p.avg_score += (score - p.avg_score) / p.executions
         p.last_used = now
+        self._rank(p)
+
+    def _rank(self, p: ProceduralPattern) -> None:
+        """The pattern's sequence, confidence and recommendation: its most confident one's."""
         best = max(p.sequences.values(), key=lambda x: confidence(x.score_sum, x.executions))
         p.tool_sequence = list(best.tools)
         p.confidence = round(confidence(best.score_sum, best.executions), 4)
@@ -177,46 +179,27 @@ class ProceduralStore:
 
     def adjust_last(self, user_id: str, query: str, tools: list[str], new_score: float) -> None:
         """Re-score the most recent execution (e.g. the user's next message was a correction)."""
-        normalized = normalize_query(query)
-        key = self.key(user_id, normalized)
-        with self._r.pipeline(transaction=True) as pipe:
-            while True:
-                try:
-                    pipe.watch(key)
-                    raw = pipe.hgetall(key)
-                    if not raw:
-                        return
-                    p = self.parse(key, raw)
-                    s = p.sequences.get(sequence_key(tools))
-                    if s is None or s.executions == 0:
-                        return
-                    old = s.avg_score  # best estimate of the last run's score
-                    s.score_sum += new_score - min(old, s.score_sum)
-                    if old >= 0.5 > new_score:
-                        s.successes -= 1
-                        s.failures += 1
-                        p.successes -= 1
-                        p.failures += 1
-                    s.avg_score = s.score_sum / s.executions
-                    best = max(
-                        p.sequences.values(), key=lambda x: confidence(x.score_sum, x.executions)
-                    )
-                    p.tool_sequence = list(best.tools)
-                    p.confidence = round(confidence(best.score_sum, best.executions), 4)
-                    p.recommended = p.confidence >= self.threshold
-                    data = {
-                        "sequences": {k: v.model_dump() for k, v in p.sequences.items()},
-                        "tool_sequence": p.tool_sequence,
-                        "confidence": p.confidence,
-                        "successes": p.successes,
-                        "failures": p.failures,
-                    }
-                    pipe.multi()
-                    pipe.hset(key, mapping=encode(data))
-                    pipe.execute()
-                    return
-                except redis.WatchError:
-                    continue
+        key = self.key(user_id, normalize_query(query))
+
+        def rescore(pipe: redis.client.Pipeline) -> None:
+            raw = pipe.hgetall(key)
+            p = self.parse(key, raw) if raw else None
+            s = p.sequences.get(sequence_key(tools)) if p else None
+            if p is None or s is None or s.executions == 0:
+                return
+            old = s.avg_score  # best estimate of the last run's score
+            s.score_sum += new_score - min(old, s.score_sum)
+            if old >= 0.5 > new_score:
+                s.successes -= 1
+                s.failures += 1
+                p.successes -= 1
+                p.failures += 1
+            s.avg_score = s.score_sum / s.executions
+            self._rank(p)
+            pipe.multi()
+            pipe.hset(key, mapping=_mapping(p))
+
+        self._r.transaction(rescore, key)
 
     # --- reading -------------------------------------------------------------------------
     def parse(self, key: str | bytes, raw: dict[Any, Any]) -> ProceduralPattern:
@@ -375,3 +358,10 @@ class ProceduralStore:
         key = self._keys.procedure(pattern.user_id, pattern.id)
         pipe.delete(key)
         pipe.hset(key, mapping=mapping)
+
+
+def _mapping(p: ProceduralPattern) -> dict[Any, Any]:
+    """A pattern's hash fields (its id is its key)."""
+    data = p.model_dump(exclude={"id", "sequences"})
+    data["sequences"] = {k: v.model_dump() for k, v in p.sequences.items()}
+    return encode(data)
