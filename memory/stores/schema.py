@@ -197,8 +197,3 @@ def query_page(
     q.paging((page - 1) * page_size, page_size)
     total = index.query(CountQuery(filter_expression=filter_expression))
     return index.query(q), int(total)
-
-
-def index_model(client: redis.Redis, keys: Keys, index_name: str) -> dict[str, Any]:
-    meta = client.hgetall(keys.index_meta(index_name))
-    return {as_str(k): as_str(v) for k, v in meta.items()}

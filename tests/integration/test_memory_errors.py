@@ -22,14 +22,14 @@ from memory.errors import (
     StoreUnavailableError,
 )
 from memory.models import MAX_TEXT_CHARS
-from memory.stores.schema import index_model
+from memory.replies import as_str
 
 
 def index_models(coord: MemoryCoordinator) -> dict[str, dict[str, Any]]:
     """The model and dims each index was built with, as the stores' open reads them."""
     keys = coord.keys
     return {
-        name: index_model(coord.redis, keys, name)
+        name: {as_str(k): as_str(v) for k, v in coord.redis.hgetall(keys.index_meta(name)).items()}
         for name in (keys.episodic_index, keys.semantic_index, keys.procedural_index)
     }
 
