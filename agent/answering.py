@@ -1,12 +1,7 @@
 """One turn's model rounds: the prompt fitted to the window, the answer streamed, tools run.
 
-    Answerer.message_fits(message, model)   None, or why the message cannot be sent at all
-    Answerer.answer(...)                    TurnEvents; returns (reply, hit_cap)
-
-The prompt is planned again before every request (`agent.budget`); what differs between models
-(tools, thinking, calls written as text, speed) is read from their profile, not assumed
-(docs/agent.md, "Small, thinking and tool-less models"). A reply that copies the instructions
-(a base model's echo: agent.echo) is stopped unseen and says what to do instead."""
+The prompt is planned again before every request (`agent.budget`), from the model's profile
+(docs/agent.md, "Small, thinking and tool-less models")."""
 
 from __future__ import annotations
 

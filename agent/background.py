@@ -1,11 +1,7 @@
-"""Background memory extraction: off the answer path, with a visible log of outcomes.
+"""Background memory extraction, off the answer path, with a log of outcomes for the UI.
 
-One worker thread runs jobs in submission order (so a later "new goal" is written after an
-earlier one). Each job is an `ExtractionOutcome` that goes pending -> done | failed; the log
-keeps the most recent ones for the UI (`ChatAgent.extraction_log()`). For a slow model a job
-waits until no reply is streaming (`ReplyGate`): on one model server the two would share it,
-and the user waits for the reply.
-"""
+One worker runs jobs in submission order (a later "new goal" is written after an earlier one);
+for a slow model a job waits until no reply streams (`ReplyGate`): they would share the server."""
 
 from __future__ import annotations
 

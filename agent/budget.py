@@ -1,11 +1,7 @@
 """One context budget per request: everything the model must read fits the window it is sent.
 
-Ollama never says when a prompt did not fit (it drops old messages, then cuts the prompt's
-start), so the agent plans each request itself: the reply reserve, rules, message and this
-turn's tool exchange whole, then tool schemas, the memory block (profile first, at most
-`MEMORY_SHARE`), the history; what does not fit is trimmed here, and a message that cannot fit
-alone is refused (docs/agent.md, "Small, thinking and tool-less models"). For a model that reads
-slowly, memories and history are planned for what it reads in time (agent.speed)."""
+Ollama never says when a prompt did not fit, so each request is planned and trimmed here
+(the order of the parts: docs/agent.md, "Small, thinking and tool-less models")."""
 
 from __future__ import annotations
 

@@ -1,9 +1,7 @@
 """The language model client: the only module that imports `ollama` for chat.
 
-`OllamaLLM` wraps `ollama.Client` and translates its errors (and httpx's, which the client lets
-through while streaming) into `agent.errors`, with messages that say what to run. Every request
-carries `options.num_ctx` = `window(model)` (docs/agent.md, "Small, thinking and tool-less
-models")."""
+`OllamaLLM` translates the client's errors (and httpx's, while streaming) into `agent.errors`;
+every request carries `options.num_ctx` = `window(model)`."""
 
 from __future__ import annotations
 

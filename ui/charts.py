@@ -1,9 +1,6 @@
-"""Stats page data shaping (pandas) and plotly figures. No Streamlit calls here.
-
-Every figure is drawn by one builder (`figure`, then `finish`): the same title, legend,
-margins, value axis from zero, and a date axis with few, whole-unit ticks in the app's date
-format (`date_axis`), so labels never overlap at a phone's width.
-"""
+"""Stats page data shaping (pandas) and plotly figures, all drawn by one builder (`figure`):
+the same title, legend, margins and a date axis whose labels never overlap at a phone's width.
+No Streamlit calls here."""
 
 from __future__ import annotations
 

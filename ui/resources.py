@@ -1,13 +1,7 @@
 """Shared, thread-safe resources of the app: the only module that uses `st.cache_resource`.
 
-One `MemoryCoordinator` and one `ChatAgent` per distinct `Settings` per process. Settings are
-read from the environment (and `.env`) on every run, which is cheap; the expensive objects are
-cached under a key built from the settings, so a test that points `REDIS_URL` or
-`MEMORY_NAMESPACE` elsewhere gets its own coordinator instead of another test's.
-
-Failures are not cached (Streamlit retries a factory that raised), so starting Redis after the
-app shows "cannot reach Redis" and pressing *Retry* is enough.
-"""
+Keyed by the settings, so a test pointing `REDIS_URL` elsewhere gets its own coordinator;
+failures are not cached, so *Retry* works once Redis is up."""
 
 from __future__ import annotations
 

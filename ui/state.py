@@ -1,13 +1,6 @@
-"""Per-browser-session state: initialised in one function, read through small helpers.
-
-Canonical values live under plain keys (`user_id`, `session_id`, `model`, `recall`,
-`turn_details`, `flash`); widgets use their own keys and copy into these in callbacks, so
-switching pages (which re-creates widgets) never loses a choice.
-
-The user and the chat are also in the page address (`?user=…&chat=…`), written on every run
-(`sync_url`) and read when a browser session starts, so a reload, a bookmark or a second tab
-opens the same user and chat.
-"""
+"""Per-browser-session state, initialised in one function (`init_state`). Widgets copy into
+plain keys in callbacks, so switching pages never loses a choice; the user and chat are also
+in the address (`?user=…&chat=…`), so a reload or a second tab opens the same ones."""
 
 from __future__ import annotations
 

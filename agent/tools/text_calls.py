@@ -1,10 +1,6 @@
-"""Tool calls that a model wrote as text (a JSON object, a fenced one, `<tool_call>…</tool_call>`)
-instead of in Ollama's `tool_calls` field: small local models often do.
-
-`parse_text_tool_calls` turns such text into `ToolCall`s only when every call names an offered
-tool and its arguments validate (all or nothing; only `json.loads` reads it, long text is
-refused unread); anything else stays an ordinary answer. `TextCallFilter` holds back streamed
-text that could still become a call, so a call never flashes on the screen."""
+"""Tool calls that a small model wrote as text (JSON, fenced, `<tool_call>…</tool_call>`) instead
+of in `tool_calls`: parsed only when every call names an offered tool with valid arguments, else
+an ordinary answer. `TextCallFilter` holds back streamed text that may still become a call."""
 
 from __future__ import annotations
 
