@@ -573,11 +573,9 @@ class Answerer:
         answer: AnswerState,
         time_limit: float | None = None,
     ) -> Generator[TurnEvent, None, tuple[str, list[ToolCall], LLMChunk]]:
-        """One model request. Content streams as tokens, except what may be a tool call
-        written as text (small models do that): it is held until the answer ends, then run as a
-        call when it names an offered tool with valid arguments, or shown as it was. The last
-        words are held back until they cannot be the start of a copy of the instructions;
-        a reply that turns into one is stopped (`answer.echoed`)."""
+        """One model request. A tool call written as text is held until the answer ends, then run
+        or shown as it was; the last words are held until they cannot start a copy of the
+        instructions, and a reply that turns into one is stopped (`answer.echoed`)."""
         content = ""
         calls: list[ToolCall] = []
         done = LLMChunk(done=True)

@@ -100,12 +100,9 @@ class BackgroundExtractor(SerialWorker):
         gate: ReplyGate | None = None,
         slow: Callable[[str], bool] | None = None,
     ) -> None:
-        """`on_outcome(status)` is called once per finished outcome and once per memory dropped
-        as not grounded ("ungrounded"), for metrics counters. `grounding(claim, sources)`
-        judges whether the user's message supports an extracted memory; None keeps all.
-        `on_finished(outcome)` is called with each job's final outcome (the agent keeps it
-        beside the turn's details). `gate` and `slow(model)`: a slow model's job waits until
-        no reply streams."""
+        """`on_outcome(status)`: each finished outcome and each memory dropped as "ungrounded",
+        for metrics; `grounding(claim, sources)`: None keeps all; `on_finished(outcome)`: each job's
+        final outcome; `gate` and `slow(model)`: a slow model's job waits until no reply streams."""
         self._gate = gate
         self._slow = slow
         self._on_outcome = on_outcome

@@ -62,10 +62,8 @@ def start_maintenance() -> None:
 
 
 def get_maintenance(agent: ChatAgent | None = None) -> Maintenance:
-    """Maintenance on the cached coordinator (the Memories page's tab, the Stats chart).
-
-    With the agent, an accepted merge may get its text from the model, as in the background
-    runs; without it (Ollama not set up) the best-worded member is kept."""
+    """Maintenance on the cached coordinator; with the agent, an accepted merge may get its
+    text from the model, as in the background runs."""
     settings = get_settings()
     # The agent's settings (its model) are part of the key, as for the agent itself.
     key = settings.model_dump_json() + (
@@ -84,10 +82,8 @@ def shared_figure(build: Callable[[pd.DataFrame], Any], frame: pd.DataFrame) -> 
 
 
 def release_all() -> None:
-    """Close and forget every cached agent and coordinator (`on_release` closes them).
-
-    Each coordinator holds an embedding model (~120 MB): tests that build one per namespace
-    call this after each test."""
+    """Close and forget every cached agent and coordinator (each holds a ~120 MB embedding
+    model): tests that build one per namespace call this after each test."""
     _scheduler.clear()
     _maintenance.clear()
     _agent.clear()
@@ -100,9 +96,7 @@ def release_all() -> None:
 
 def _env_key() -> tuple[tuple[str, str], ...]:
     """The environment variables Settings and AgentSettings may read: a cache key that changes
-    when they do.
-
-    (Arguments whose name starts with `_` are not hashed by Streamlit, so keys go first.)"""
+    when they do (keys go first: Streamlit does not hash `_` arguments)."""
     import os
 
     names = {name.upper() for name in Settings.model_fields}
