@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor, wait
@@ -129,7 +128,6 @@ class BackgroundExtractor(SerialWorker):
             session_id=session_id,
             status="pending",
             detail="LLM extraction queued",
-            started_at=time.time(),
         )
         with self._lock:
             self._log.append(outcome)
@@ -217,7 +215,6 @@ class BackgroundExtractor(SerialWorker):
             outcome.duplicates = dups
             outcome.ungrounded = ungrounded
             outcome.attempts = attempts
-            outcome.finished_at = time.time()
             final = outcome.model_copy(deep=True)
         self._count(status)
         if self._on_finished is not None:

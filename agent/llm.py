@@ -66,7 +66,6 @@ class LLMChunk:
     #: Ollama versions count only the uncached part, so a small count proves nothing)
     prompt_eval_count: int | None = None
     eval_count: int | None = None
-    eval_duration_ns: int | None = None
 
 
 class ThinkTags:
@@ -351,7 +350,6 @@ class OllamaLLM:
                         final.done_reason = part.done_reason
                         final.prompt_eval_count = part.prompt_eval_count
                         final.eval_count = part.eval_count
-                        final.eval_duration_ns = part.eval_duration
                         self._observe(model, part, started)
                     elif deadline is not None and time.monotonic() > deadline:
                         final.done_reason = "time"
