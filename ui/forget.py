@@ -1,6 +1,13 @@
-"""Memories page, *Forget a topic* tab: a topic, its preview (untick what should stay), then an
-undo window of `UNDO_S` seconds before it is carried out (docs/privacy.md). Texts are user
-data: shown in plain-text cells, never as markdown."""
+"""Memories page, *Forget a topic* tab: a topic -> the preview (what mentions it; untick what
+should stay) -> "Forget N items and what came from them" -> an undo window of `UNDO_S`
+seconds -> done, with a count of what went in the same unit (`memory.TopicForget`,
+`ForgetReport.summary`: the CLI says the same).
+
+Texts are user data: shown in the table's plain-text cells, never as markdown. The pending
+forget lives in the session: a fragment redraws its countdown every second and carries it out
+when the window has passed; Undo drops it. If the browser tab closes inside the window, nothing
+is forgotten.
+"""
 
 from __future__ import annotations
 
