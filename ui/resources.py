@@ -82,8 +82,10 @@ def shared_figure(build: Callable[[pd.DataFrame], Any], frame: pd.DataFrame) -> 
 
 
 def release_all() -> None:
-    """Close and forget every cached agent and coordinator (each holds a ~120 MB embedding
-    model): tests that build one per namespace call this after each test."""
+    """Close and forget every cached agent and coordinator (`on_release` closes them).
+
+    Each coordinator holds an embedding model (~120 MB): tests that build one per namespace
+    call this after each test."""
     _scheduler.clear()
     _maintenance.clear()
     _agent.clear()
