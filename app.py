@@ -1,11 +1,7 @@
 """Chat page (the entry script): `streamlit run app.py`.
 
-History comes from short-term memory; each reply is streamed while a status box (open while
-it works) shows recall and tool calls, with a ⏹ Stop button that keeps the partial answer
-(ui/stopping.py); under each answer an "Execution details" expander explains it. A chat is
-named after its first message (ui/sessions.py). The other
-pages live in `pages/` and share the same set-up (`ui.layout.page_setup`).
-"""
+History from short-term memory, each reply streamed under a status box with a ⏹ Stop, and
+"Execution details" under each answer (docs/app.md, "Chat")."""
 
 from __future__ import annotations
 

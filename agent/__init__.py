@@ -1,10 +1,5 @@
-"""The chat agent: Ollama chat with auto-recall, tools, procedural learning, memory extraction.
-
-from agent import ChatAgent
-agent = ChatAgent(settings, MemoryCoordinator.from_settings(settings))
-for event in agent.run_turn("alice", "s1", "How did I sleep this week?"):
-    ...
-"""
+"""The chat agent: Ollama chat with auto-recall, tools, procedural learning, memory extraction
+(its Python API: docs/architecture.md, "The agent's Python API")."""
 
 from __future__ import annotations
 

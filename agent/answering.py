@@ -1,12 +1,7 @@
 """One turn's model rounds: the prompt fitted to the window, the answer streamed, tools run.
 
-    Answerer.message_fits(message, model)   None, or why the message cannot be sent at all
-    Answerer.answer(...)                    TurnEvents; returns (reply, hit_cap)
-
-The prompt is planned again before every request (`agent.budget`); what differs between models
-(tools, thinking, calls written as text, speed) is read from their profile, not assumed
-(docs/agent.md, "Small, thinking and tool-less models"). A reply that copies the instructions
-(a base model's echo: agent.echo) is stopped unseen and says what to do instead."""
+The prompt is planned again before every request (`agent.budget`), from the model's profile
+(docs/agent.md, "Small, thinking and tool-less models")."""
 
 from __future__ import annotations
 
@@ -576,11 +571,9 @@ class Answerer:
         answer: AnswerState,
         time_limit: float | None = None,
     ) -> Generator[TurnEvent, None, tuple[str, list[ToolCall], LLMChunk]]:
-        """One model request. Content streams as tokens, except what may be a tool call
-        written as text (small models do that): it is held until the answer ends, then run as a
-        call when it names an offered tool with valid arguments, or shown as it was. The last
-        words are held back until they cannot be the start of a copy of the instructions;
-        a reply that turns into one is stopped (`answer.echoed`)."""
+        """One model request. A tool call written as text is held until the answer ends, then run
+        or shown as it was; the last words are held until they cannot start a copy of the
+        instructions, and a reply that turns into one is stopped (`answer.echoed`)."""
         content = ""
         calls: list[ToolCall] = []
         done = LLMChunk(done=True)

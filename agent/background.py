@@ -1,17 +1,12 @@
-"""Background memory extraction: off the answer path, with a visible log of outcomes.
+"""Background memory extraction, off the answer path, with a log of outcomes for the UI.
 
-One worker thread runs jobs in submission order (so a later "new goal" is written after an
-earlier one). Each job is an `ExtractionOutcome` that goes pending -> done | failed; the log
-keeps the most recent ones for the UI (`ChatAgent.extraction_log()`). For a slow model a job
-waits until no reply is streaming (`ReplyGate`): on one model server the two would share it,
-and the user waits for the reply.
-"""
+One worker runs jobs in submission order (a later "new goal" is written after an earlier one);
+for a slow model a job waits until no reply streams (`ReplyGate`): they would share the server."""
 
 from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor, wait
@@ -104,12 +99,9 @@ class BackgroundExtractor(SerialWorker):
         gate: ReplyGate | None = None,
         slow: Callable[[str], bool] | None = None,
     ) -> None:
-        """`on_outcome(status)` is called once per finished outcome and once per memory dropped
-        as not grounded ("ungrounded"), for metrics counters. `grounding(claim, sources)`
-        judges whether the user's message supports an extracted memory; None keeps all.
-        `on_finished(outcome)` is called with each job's final outcome (the agent keeps it
-        beside the turn's details). `gate` and `slow(model)`: a slow model's job waits until
-        no reply streams."""
+        """`on_outcome(status)`: each finished outcome and each memory dropped as "ungrounded",
+        for metrics; `grounding(claim, sources)`: None keeps all; `on_finished(outcome)`: each job's
+        final outcome; `gate` and `slow(model)`: a slow model's job waits until no reply streams."""
         self._gate = gate
         self._slow = slow
         self._on_outcome = on_outcome
@@ -136,7 +128,6 @@ class BackgroundExtractor(SerialWorker):
             session_id=session_id,
             status="pending",
             detail="LLM extraction queued",
-            started_at=time.time(),
         )
         with self._lock:
             self._log.append(outcome)
@@ -224,7 +215,6 @@ class BackgroundExtractor(SerialWorker):
             outcome.duplicates = dups
             outcome.ungrounded = ungrounded
             outcome.attempts = attempts
-            outcome.finished_at = time.time()
             final = outcome.model_copy(deep=True)
         self._count(status)
         if self._on_finished is not None:

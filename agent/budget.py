@@ -1,11 +1,7 @@
 """One context budget per request: everything the model must read fits the window it is sent.
 
-Ollama never says when a prompt did not fit (it drops old messages, then cuts the prompt's
-start), so the agent plans each request itself: the reply reserve, rules, message and this
-turn's tool exchange whole, then tool schemas, the memory block (profile first, at most
-`MEMORY_SHARE`), the history; what does not fit is trimmed here, and a message that cannot fit
-alone is refused (docs/agent.md, "Small, thinking and tool-less models"). For a model that reads
-slowly, memories and history are planned for what it reads in time (agent.speed)."""
+Ollama never says when a prompt did not fit, so each request is planned and trimmed here
+(the order of the parts: docs/agent.md, "Small, thinking and tool-less models")."""
 
 from __future__ import annotations
 
@@ -49,10 +45,8 @@ class ContextFullError(Exception):
 
 
 def tools_tokens(schemas: Sequence[dict[str, Any]]) -> int:
-    """The schemas as a template renders them (one JSON line each). Counted without the
-    estimate's safety factor: JSON is a token per punctuation character in the estimate, which
-    BPE merges (`": "`, `"},`), so the raw count is already ~1.4x a BPE count (8 tools: 1,900
-    estimated, ~1,400 real) and this part of the prompt is large and fixed."""
+    """The schemas as a template renders them (one JSON line each), without the estimate's
+    safety factor: its count of JSON punctuation is already ~1.4x a BPE count."""
     if not schemas:
         return 0
     return TOOLS_TEMPLATE_TOKENS + sum(
@@ -124,17 +118,10 @@ def fit_request(
     tools_left_out: int = 0,
     read_tokens: int | None = None,
 ) -> Fit:
-    """Plan one chat request. `system_messages`: the system texts without the memory block
-    (the first one is joined with it). Raises MessageTooLongError when the message cannot fit
-    with nothing else, ContextFullError when the turn's tool exchange has filled the window.
-    `scale` (>= 1): how much larger than estimated this model's prompts were counted before;
-    the prompt is planned for the window divided by it. `tools_left_out`: the tools
-    `offered_tools` did not offer (shown in the split). `profile_tokens`: the block's user
-    profile section, given room before the history and the searched memories.
-    `read_tokens`: the most prompt tokens (planned, as estimated) a slow model reads within
-    the reply's time (None: no such limit): the history and the memory block are then planned
-    for that room instead, the oldest messages and the weakest memories left out first; the
-    rules, tools, message and profile are always sent (the split's `read_cap` says so)."""
+    """Plan one chat request (the system texts without the memory block). Raises
+    MessageTooLongError when the message cannot fit alone, ContextFullError when this turn's tool
+    exchange filled the window. `scale`: how much larger than estimated this model's prompts were;
+    `read_tokens`: what a slow model reads in time (history and memories are planned for it)."""
     rules = sum(message_tokens(s) for s in system_messages)
     tools = tools_tokens(tool_schemas)
     msg = message_tokens(message)

@@ -1,9 +1,6 @@
-"""`python -m agent check`: can this model do what the agent asks of it? Short probes, measured.
-
-Each probe sends one small, bounded request with the agent's own window, prompts and tool
-schemas, and judges the answer as the agent would use it; nothing is stored. A reply that
-repeats the agent's instructions fails its probe (a base model copies its prompt). Every
-finding comes with what the agent will do about it (docs/agent.md, "Checking your model")."""
+"""`python -m agent check`: can this model do what the agent asks of it? Short probes, measured,
+with the agent's own window, prompts and tool schemas; nothing is stored. Every finding says
+what the agent does about it (docs/agent.md, "Checking your model")."""
 
 from __future__ import annotations
 

@@ -61,23 +61,14 @@ def _recalled_json(result: TurnResult) -> dict[str, Any]:
     }
 
 
+SUMMARISED = {"recalled", "memory_block", "memory_block_tokens"}  # in "recalled", shorter
+
+
 def result_json(result: TurnResult) -> dict[str, Any]:
+    """The turn as `chat --json` prints it: every field, the recalled memories summarised."""
     return {
-        "reply": result.reply,
-        "mode": result.mode,
-        "model": result.model,
+        **result.model_dump(mode="json", exclude=SUMMARISED),
         "recalled": _recalled_json(result),
-        "tools": [t.model_dump(mode="json") for t in result.tools],
-        "stored": [m.model_dump(mode="json") for m in result.stored],
-        "extraction": result.extraction,
-        "success_score": result.success_score,
-        "timings_ms": result.timings_ms,
-        "turn_id": result.turn_id,
-        "error": result.error,
-        "saved": result.saved,
-        "thinking": result.thinking,
-        "window": result.window.model_dump(mode="json"),
-        "unknown_about_user": result.unknown_about_user,
         "held_back": [
             {"id": h.id, "text": h.text, "score": round(h.score, 4), "band": h.band}
             for h in result.held_back

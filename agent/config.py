@@ -1,9 +1,5 @@
-"""Settings of the agent and its chat model (Ollama's address is the memory's `OLLAMA_HOST`:
-the Ollama embedder uses it too; the edges compose the two).
-
-Environment variables are prefixed `AGENT_` (e.g. `AGENT_MAX_TOOL_ITERATIONS=4`), except the
-chat model's own `OLLAMA_MODEL` and `OLLAMA_TIMEOUT_S`, kept under Ollama's names.
-"""
+"""Settings of the agent and its chat model, prefixed `AGENT_`, except Ollama's own names
+(`OLLAMA_MODEL`, `OLLAMA_TIMEOUT_S`; `OLLAMA_HOST` is the memory's, shared with its embedder)."""
 
 from __future__ import annotations
 

@@ -53,11 +53,9 @@ def repeated_instructions(
 
 
 class EchoGuard:
-    """Watches a streaming reply for a copy of the instructions. `feed` returns the text that
-    may be shown now: all but the last ECHO_WORDS - 1 words (a copy that starts there is not
-    yet recognisable), a trailing piece of a fence and a line that may become a memory line;
-    shown text is never part of a recognised copy. Once `echoed` says what was repeated, the
-    text before the copy is released and nothing after it."""
+    """Watches a streaming reply for a copy of the instructions: `feed` returns what may be shown
+    now (all but the last ECHO_WORDS - 1 words, which may start a copy); once `echoed` says what
+    was repeated, the text before the copy is released and nothing after it."""
 
     def __init__(self, system: str, tools: Sequence[dict[str, Any]] | None = None) -> None:
         self._rules, self._schemas = _instructions(system, tools)

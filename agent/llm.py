@@ -1,9 +1,7 @@
 """The language model client: the only module that imports `ollama` for chat.
 
-`OllamaLLM` wraps `ollama.Client` and translates its errors (and httpx's, which the client lets
-through while streaming) into `agent.errors`, with messages that say what to run. Every request
-carries `options.num_ctx` = `window(model)` (docs/agent.md, "Small, thinking and tool-less
-models")."""
+`OllamaLLM` translates the client's errors (and httpx's, while streaming) into `agent.errors`;
+every request carries `options.num_ctx` = `window(model)`."""
 
 from __future__ import annotations
 
@@ -14,11 +12,11 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import httpx
 import ollama
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from agent.errors import (
     LLMError,
@@ -34,6 +32,7 @@ from agent.speed import Sample, Speed, SpeedMeter
 from agent.types import LLMStatus
 
 log = logging.getLogger(__name__)
+R = TypeVar("R", bound=BaseModel)
 
 #: The longest a JSON request (extraction, summary, merge) may run, loading included; a
 #: runaway answer is also stopped by its token cap, whichever comes first.
@@ -67,16 +66,12 @@ class LLMChunk:
     #: Ollama versions count only the uncached part, so a small count proves nothing)
     prompt_eval_count: int | None = None
     eval_count: int | None = None
-    eval_duration_ns: int | None = None
 
 
 class ThinkTags:
-    """Splits a `<think>...</think>` block at the start of the content off into the thoughts.
-
-    Ollama parses a thinking model's thoughts into `message.thinking` only when it knows the
-    model thinks (and, before 0.12.5, only when asked); otherwise, and with some templates even
-    with `think: false`, they arrive in the content. They must never become the answer (which is
-    stored and replayed), so they are moved where they belong, as they stream."""
+    """Moves a `<think>...</think>` block at the start of the content into the thoughts, as it
+    streams: Ollama leaves it in the content when it does not know the model thinks, and thoughts
+    must never become the (stored, replayed) answer."""
 
     OPEN, CLOSE = "<think>", "</think>"
 
@@ -159,6 +154,21 @@ def _close(stream: object) -> None:
     close = getattr(stream, "close", None)
     if callable(close):
         close()
+
+
+def ask_json(
+    llm: LLM, model: str, system: str, user: str, reply: type[R], num_predict: int, instead: str
+) -> R | None:
+    """One small request answered in `reply`'s JSON schema; None when the model fails or
+    answers something else (logged with what happens `instead`)."""
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    options = {"temperature": 0, "num_predict": num_predict}
+    try:
+        raw = llm.chat_json(model, messages, reply.model_json_schema(), options)
+        return reply.model_validate_json(raw)
+    except (ValidationError, ValueError, LLMError) as e:
+        log.info("%s unavailable (%s): %s", reply.__name__, e, instead)
+        return None
 
 
 def start_hint(host: str) -> str:
@@ -298,13 +308,9 @@ class OllamaLLM:
         think: bool | None = None,
         time_limit_s: float | None = None,
     ) -> Iterator[LLMChunk]:
-        """Stream an answer. Thinking and content pieces come as they arrive; tool calls and
-        the server's report (done_reason, prompt_eval_count) come in the final chunk.
-        `think` is sent only to models that can think (others answer 400 to `think: true`).
-        After `time_limit_s` (or MIN_WRITE_S after the first piece, if that is later: the model
-        was loading; the time limit if shorter) the stream is closed and the final chunk says
-        "time"; the pieces and the clock then measure the model's speed, as the server's
-        durations do otherwise."""
+        """Stream an answer; tool calls and the server's report come in the final chunk. `think` is
+        sent only to models that can think. After `time_limit_s` (at least MIN_WRITE_S after the
+        first piece: the model was loading) the stream is closed and the final chunk says "time"."""
         calls: list[ToolCall] = []
         final = LLMChunk(done=True)
         started = time.monotonic()
@@ -344,7 +350,6 @@ class OllamaLLM:
                         final.done_reason = part.done_reason
                         final.prompt_eval_count = part.prompt_eval_count
                         final.eval_count = part.eval_count
-                        final.eval_duration_ns = part.eval_duration
                         self._observe(model, part, started)
                     elif deadline is not None and time.monotonic() > deadline:
                         final.done_reason = "time"
@@ -385,12 +390,9 @@ class OllamaLLM:
         options: dict[str, Any] | None = None,
         time_limit_s: float = JSON_TIME_LIMIT_S,
     ) -> str:
-        """One answer constrained to `schema` (Ollama structured outputs). Returns the raw text;
-        the caller validates it. Streamed, so that after `time_limit_s` it is stopped (and
-        Ollama with it); an answer cut by its token cap (`options.num_predict`) or the time
-        limit raises LLMLimitError: cut JSON is no answer. A thinking model runs with thinking
-        off (its thoughts would be neither JSON nor wanted); if it still put the JSON into
-        `thinking` (some do when `format` is set), that JSON is the answer."""
+        """One answer in `schema` (structured outputs), raw text for the caller to validate.
+        Cut by its cap or `time_limit_s`: LLMLimitError (cut JSON is no answer). A thinking
+        model runs with thinking off; JSON it still put into `thinking` is the answer."""
         content = thinking = ""
         done_reason: str | None = None
         for chunk in self._json_chunks(model, messages, schema, options, time_limit_s):

@@ -592,8 +592,6 @@ class ChatAgent:
                     session_id=session_id,
                     status="skipped",
                     detail="model offline: trigger phrases and #tags only",
-                    started_at=time.time(),
-                    finished_at=time.time(),
                 )
             )
             return "skipped (offline)"

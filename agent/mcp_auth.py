@@ -1,10 +1,5 @@
-"""Bearer tokens of the MCP server's HTTP mode (`python -m agent mcp --http --tokens-file F`).
-
-The tokens file is a JSON object {"<token>": "<user id>"}; it is checked once at start (a bad
-file stops the server with a message that never quotes a token). `StaticTokenVerifier` is the
-SDK's `TokenVerifier` over it: the SDK answers 401 to any request whose token it refuses, and
-tools read the user back with `token_user()`.
-"""
+"""Bearer tokens of the MCP server's HTTP mode: the tokens file ({"<token>": "<user id>"}),
+checked once at start, behind the SDK's `TokenVerifier`; tools read the user with `token_user()`."""
 
 from __future__ import annotations
 

@@ -1,9 +1,7 @@
 """The memory as an MCP server, so every agent a person uses shares one memory (docs/mcp.md).
 
-In the agent package because what a client stores passes the rules of the app's
-`remember_information` tool, and memory/ never imports the agent; no language model runs here.
-Every call is scoped to one user (the --user, or the bearer token's user: agent/mcp_auth.py),
-and its texts go to that user's episodic memory only."""
+In the agent package because what a client stores passes the app's `remember_information`
+rules; every call is scoped to one user, and no language model runs here."""
 
 from __future__ import annotations
 

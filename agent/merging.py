@@ -8,10 +8,9 @@ from __future__ import annotations
 import json
 import logging
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
-from agent.errors import LLMError
-from agent.llm import LLM
+from agent.llm import LLM, ask_json
 from memory.writing import check_grounded
 
 log = logging.getLogger(__name__)
@@ -37,6 +36,11 @@ JUDGE_REPLY_TOKENS = 32
 MERGE_REPLY_TOKENS = 192
 
 
+def _notes(texts: list[str], event_type: str) -> str:
+    notes = "\n".join(f"- {json.dumps(t, ensure_ascii=False)}" for t in texts)
+    return f"Kind: {event_type}\nNotes:\n{notes}"
+
+
 class SameFactReply(BaseModel):
     same_fact: bool
 
@@ -47,22 +51,16 @@ class LLMJudge:
         self._model = model
 
     def __call__(self, texts: list[str], event_type: str) -> bool | None:
-        notes = "\n".join(f"- {json.dumps(t, ensure_ascii=False)}" for t in texts)
-        messages = [
-            {"role": "system", "content": JUDGE_SYSTEM},
-            {"role": "user", "content": f"Kind: {event_type}\nNotes:\n{notes}"},
-        ]
-        try:
-            raw = self._llm.chat_json(
-                self._model,
-                messages,
-                SameFactReply.model_json_schema(),
-                {"temperature": 0, "num_predict": JUDGE_REPLY_TOKENS},
-            )
-            return SameFactReply.model_validate_json(raw).same_fact
-        except (ValidationError, ValueError, LLMError) as e:
-            log.info("LLM same-fact judgement unavailable (%s): keeping them apart", e)
-            return None
+        reply = ask_json(
+            self._llm,
+            self._model,
+            JUDGE_SYSTEM,
+            _notes(texts, event_type),
+            SameFactReply,
+            JUDGE_REPLY_TOKENS,
+            "keeping them apart",
+        )
+        return reply.same_fact if reply else None
 
 
 class MergeReply(BaseModel):
@@ -77,21 +75,16 @@ class LLMMerger:
         self.ungrounded = 0  # merged texts dropped because the notes do not support them
 
     def __call__(self, texts: list[str], event_type: str) -> str | None:
-        notes = "\n".join(f"- {json.dumps(t, ensure_ascii=False)}" for t in texts)
-        messages = [
-            {"role": "system", "content": MERGE_SYSTEM},
-            {"role": "user", "content": f"Kind: {event_type}\nNotes:\n{notes}"},
-        ]
-        try:
-            raw = self._llm.chat_json(
-                self._model,
-                messages,
-                MergeReply.model_json_schema(),
-                {"temperature": 0, "num_predict": MERGE_REPLY_TOKENS},
-            )
-            reply = MergeReply.model_validate_json(raw)
-        except (ValidationError, ValueError, LLMError) as e:
-            log.info("LLM merge unavailable (%s): keeping the best-worded memory", e)
+        reply = ask_json(
+            self._llm,
+            self._model,
+            MERGE_SYSTEM,
+            _notes(texts, event_type),
+            MergeReply,
+            MERGE_REPLY_TOKENS,
+            "keeping the best-worded memory",
+        )
+        if reply is None:
             return None
         text = reply.text.strip()
         if not reply.same_fact or not text:

@@ -1,10 +1,7 @@
 """The system prompt, with recalled memories fenced as DATA (`memory.block`), and the history.
 
-A system rule, stated before the memory block, says the block is data and instructions inside it
-are never followed; the block itself (one JSON-encoded line per memory between nonce fences) is
-rendered by `memory.block.render_memory_block`, re-exported here for the agent's modules (and
-`fit_profile`, for the pages that show the user profile a prompt carries).
-"""
+A rule stated before the memory block says it is data, never instructions; the block itself
+is `memory.block`'s, re-exported here for the agent's modules."""
 
 from __future__ import annotations
 

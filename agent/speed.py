@@ -1,19 +1,7 @@
-"""How long a model's reply takes, measured from its own replies, and the reply budget that follows.
-
-Every Ollama reply ends with `prompt_eval_duration` for its `prompt_eval_count` prompt tokens and
-`eval_duration` for its `eval_count` written ones; the client's clock adds what neither counts
-(queueing behind another request, the network). So a reply takes about
-`overhead + prompt tokens x read time + reply tokens x write time`, and a reply's budget is what
-fits `AGENT_REPLY_SECONDS`, 15 s by default (Gemma 3 270M on this CPU wrote 30-40 tokens/s, yet
-read its ~1,500-token prompts at ~150 tokens/s: its full 768-token replies took 27-47 s). When
-reading the prompt alone would take that time (SmolLM2 135M read ~30 tokens/s on a loaded CPU),
-the prompt is planned shorter too (`prompt_room`, agent.budget).
-
-What is learned is kept per server and model in a small JSON file (`AGENT_SPEED_FILE`): a restart,
-or `python -m agent check` run before the app, leaves the first reply a measured speed. A model
-never measured gets its configured budget, and its first reply is stopped after about
-that time (agent.answering).
-"""
+"""How long a model's reply takes, measured from its own replies, and the reply budget that follows:
+about `overhead + prompt tokens x read time + reply tokens x write time` must fit
+`AGENT_REPLY_SECONDS`. Kept per server and model in `AGENT_SPEED_FILE` (docs/agent.md,
+"Small, thinking and tool-less models")."""
 
 from __future__ import annotations
 

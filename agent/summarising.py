@@ -10,11 +10,10 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
 from agent.background import SerialWorker
-from agent.errors import LLMError
-from agent.llm import LLM
+from agent.llm import LLM, ask_json
 from memory.errors import MemorySystemError
 from memory.tokens import MESSAGE_OVERHEAD, estimate_tokens, truncate_to_tokens
 from memory.writing import Grounding
@@ -67,20 +66,16 @@ class LLMSummariser:
             + json.dumps(truncate_to_tokens(t["content"], per_turn), ensure_ascii=False)
             for t in turns
         )
-        messages = [
-            {"role": "system", "content": SUMMARY_SYSTEM},
-            {"role": "user", "content": f"Conversation:\n{lines}"},
-        ]
-        try:
-            raw = self._llm.chat_json(
-                self._model,
-                messages,
-                SummaryReply.model_json_schema(),
-                {"temperature": 0, "num_predict": SUMMARY_REPLY_TOKENS},
-            )
-            reply = SummaryReply.model_validate_json(raw)
-        except (ValidationError, ValueError, LLMError) as e:
-            log.info("LLM summary unavailable (%s): the summary waits", e)
+        reply = ask_json(
+            self._llm,
+            self._model,
+            SUMMARY_SYSTEM,
+            f"Conversation:\n{lines}",
+            SummaryReply,
+            SUMMARY_REPLY_TOKENS,
+            "the summary waits",
+        )
+        if reply is None:
             return None
         text = reply.summary.strip()
         if text and self._grounding is not None:

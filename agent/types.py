@@ -264,8 +264,6 @@ class ExtractionOutcome(BaseModel):
     limit: str = Field(
         default="", description="What was cut (a token cap, a time limit) and what to do"
     )
-    started_at: float = 0.0
-    finished_at: float | None = None
 
 
 # ---- the events of a turn: one class per kind, `TurnEvent` their discriminated union -------

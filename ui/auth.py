@@ -111,18 +111,8 @@ def current_viewer(settings: AppSettings) -> Viewer:
 
 
 def user_id_of_claim(claim: str, value: str) -> str:
-    """The user id a claim's value stands for, compared the same way for a sign-in and for
-    AUTH_ADMINS. An email is trimmed and lower-cased on purpose: providers treat addresses
-    case-insensitively, so `Ana@Example.com` and `ana@example.com` are one person (otherwise
-    a provider's change of case would make a second user, or drop an admin). Any other claim
-    (`sub`, ...) is an opaque identifier and is taken exactly: no two differing values are
-    merged.
-
-    Only A-Z are folded. Unicode case folding (`str.lower`, `casefold`, NFKC) maps look-alikes
-    onto ASCII letters: the Kelvin sign K becomes `k`, the long s `s`, the dotted I `i`. An
-    address spelled with them is another mailbox the provider verified for someone else, and
-    folding it would sign that person in as the ASCII address's owner (or as an admin). So a
-    non-ASCII character is kept exactly as the provider sent it: the two stay distinct."""
+    """The user id a claim's value stands for, the same for a sign-in and for AUTH_ADMINS: an
+    email trimmed with only A-Z lower-cased, any other claim exactly (why: docs/sharing.md)."""
     if claim == "email":
         return value.strip().translate(_ASCII_LOWER)
     return value

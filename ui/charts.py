@@ -1,9 +1,6 @@
-"""Stats page data shaping (pandas) and plotly figures. No Streamlit calls here.
-
-Every figure is drawn by one builder (`figure`, then `finish`): the same title, legend,
-margins, value axis from zero, and a date axis with few, whole-unit ticks in the app's date
-format (`date_axis`), so labels never overlap at a phone's width.
-"""
+"""Stats page data shaping (pandas) and plotly figures, all drawn by one builder (`figure`):
+the same title, legend, margins and a date axis whose labels never overlap at a phone's width.
+No Streamlit calls here."""
 
 from __future__ import annotations
 
@@ -25,8 +22,7 @@ from ui.format import (
     own_date_ms,
 )
 
-#: What the embedding cache's counters say, in words: both kinds of hit (this process's, the
-#: store's) are a question's meaning remembered from before; a miss is worked out again
+#: The embedding cache's counters in words: a hit (this process's or the store's) is remembered
 REMEMBERED, WORKED_OUT = "Remembered from before", "Worked out again"
 CACHE_COUNTERS = {
     "embed_cache_local_hit": REMEMBERED,
@@ -38,8 +34,7 @@ CACHE_COLORS = {REMEMBERED: "#59A14F", WORKED_OUT: "#E15759"}
 TYPICAL, SLOWEST = "typical", "slowest 1 in 20"
 MS = "milliseconds"
 HEIGHT = 320
-#: Plotly draws its toolbar in the figure's top-right corner; a title in that strip runs under
-#: it on a phone-width chart, so titles start below it
+#: Titles start below plotly's toolbar strip (on a phone-width chart they ran under it)
 TOOLBAR_PX = 34
 
 
@@ -146,9 +141,8 @@ def day_step(first: pd.Timestamp, last: pd.Timestamp) -> int | str:
 
 
 def date_axis(fig: go.Figure, when: pd.Series, *, daily: bool) -> None:
-    """Few, unrotated date ticks in the app's format. A daily axis (bars per day) ticks on
-    whole days, weeks or months at the bars' midnights; a time axis lets plotly pick within
-    `MAX_DATE_TICKS`."""
+    """Few, unrotated date ticks in the app's format; a daily axis ticks on whole days, weeks
+    or months at the bars' midnights."""
     ticks: dict[str, Any] = {"nticks": MAX_DATE_TICKS}
     if daily and not when.empty:
         first = pd.Timestamp(when.min()).floor("D")
@@ -168,6 +162,23 @@ def _color_for(label: str) -> str:
     return TYPE_COLORS["other"]
 
 
+def _utc(ms: pd.Series) -> pd.Series:
+    return pd.to_datetime(ms, unit="ms", utc=True).dt.tz_convert(None)
+
+
+def type_words(types: pd.Series) -> pd.Series:
+    return types.map(SERIES_LABELS).fillna(types)
+
+
+def _history_frame(history: list[dict[str, Any]]) -> pd.DataFrame:
+    """The maintenance runs' totals (`Maintenance.history()`, no dry runs) with each run's day."""
+    totals = ["consolidated", "expired", "active_before"]
+    df = pd.DataFrame(history, columns=["at_ms", *totals]).sort_values("at_ms")
+    df[totals] = df[totals].apply(pd.to_numeric, errors="coerce").fillna(0).astype(int)
+    df["day"] = _utc(df["at_ms"]).dt.floor("D")
+    return df
+
+
 # --- latency -----------------------------------------------------------------------------
 
 
@@ -177,11 +188,9 @@ def samples_frame(samples: list[dict[str, Any]]) -> pd.DataFrame:
         return df.assign(when=pd.Series(dtype="datetime64[ms]"), series=pd.Series(dtype=str))
     df["ms"] = df["ms"].astype(float)
     df = df[df["ms"] > 0].copy()  # deletes are counted with 0 ms: not a latency
-    df["when"] = pd.to_datetime(df["ts"], unit="ms", utc=True).dt.tz_convert(None)
+    df["when"] = _utc(df["ts"])
     # Vectorised: a Python call per sample cost a tenth of a second per 50k samples.
-    df["series"] = (
-        df["type"].map(SERIES_LABELS).fillna(df["type"]) + " · " + df["op"].map(step_word)
-    )
+    df["series"] = type_words(df["type"]) + " · " + df["op"].map(step_word)
     return df
 
 
@@ -289,7 +298,7 @@ def latency_table(df: pd.DataFrame) -> pd.DataFrame:
             MAX_COL: g.max(),
         }
     ).reset_index()
-    out["type"] = out["type"].map(lambda t: SERIES_LABELS.get(t, t))
+    out["type"] = type_words(out["type"])
     out["op"] = out["op"].map(step_word)
     return out.rename(columns={"type": "Type", "op": "Operation"}).sort_values(
         ["Type", "Operation"]
@@ -311,14 +320,13 @@ def filter_samples(df: pd.DataFrame, types: list[str] | None, group: str) -> pd.
         return df
     keep = df["op"].map(OP_GROUPS.get(group, OP_GROUPS["All"]))
     if types:
-        keep &= df["type"].map(lambda t: SERIES_LABELS.get(t, t)).isin(types)
+        keep &= type_words(df["type"]).isin(types)
     return df[keep]
 
 
 def latency_over_time(df: pd.DataFrame) -> go.Figure:
-    """The typical time (p50: solid, in the legend) and the slowest 1 in 20 (p95: dotted, same
-    colour) per type · operation; the legend under the plot in rows, so at a phone's width it
-    takes no room from the time axis (a legend beside it took 60 % of 390 px)."""
+    """p50 (solid) and p95 (dotted, same colour) per type · operation, the legend under the
+    plot: beside it, it took 60 % of a phone's 390 px."""
     rule = bucket_for(df)
     g = df.set_index("when").groupby("series")["ms"].resample(rule)
     pts = pd.concat({"p50": g.quantile(0.5), "p95": g.quantile(0.95)}, axis=1).dropna()
@@ -417,7 +425,7 @@ def hit_rate_frame(df: pd.DataFrame) -> pd.DataFrame:
     hits = known["hit"].astype(bool)
     g = known.assign(h=hits, m=~hits).groupby("type")[["h", "m"]].sum().reset_index()
     g["rate"] = g["h"] / (g["h"] + g["m"])
-    g["Type"] = g["type"].map(lambda t: SERIES_LABELS.get(t, t))
+    g["Type"] = type_words(g["type"])
     return g.rename(columns={"h": "hits", "m": "misses"})
 
 
@@ -500,10 +508,8 @@ def counts_figure(counts: dict[str, int]) -> go.Figure:
 def growth_frame(
     rows_by_type: dict[str, list[dict[str, Any]]], now_ms: int | None = None
 ) -> pd.DataFrame:
-    """Cumulative number of memories per type over each memory's own date (`timestamp`:
-    when it happened or was said, so a story loaded today still spans its months). Each
-    series is carried on to `now_ms` (default: now): a type whose memories all share one
-    instant would otherwise be a single point, which a line chart does not draw."""
+    """Cumulative memories per type over each memory's own date, each series carried on to
+    `now_ms` (a single point is no line)."""
     now_ms = int(now_ms if now_ms is not None else time.time() * 1000)
     frames = []
     for mtype, rows in rows_by_type.items():
@@ -515,13 +521,12 @@ def growth_frame(
         if now_ms > ts[-1]:
             ts.append(now_ms)
             counts_list.append(counts_list[-1])
-        when = pd.to_datetime(pd.Series(ts), unit="ms", utc=True).dt.tz_convert(None)
-        counts = pd.DataFrame({"when": when, "count": counts_list, "type": mtype})
+        counts = pd.DataFrame({"when": _utc(pd.Series(ts)), "count": counts_list, "type": mtype})
         frames.append(counts.groupby("when", as_index=False).last())  # one point per instant
     if not frames:
         return pd.DataFrame(columns=["when", "count", "type", "Type"])
     out = pd.concat(frames, ignore_index=True)
-    out["Type"] = out["type"].map(lambda t: SERIES_LABELS.get(t, t))
+    out["Type"] = type_words(out["type"])
     return out
 
 
@@ -595,18 +600,14 @@ MAINTENANCE_COLORS = {"Consolidated": "#4C78A8", "Expired": "#E15759"}
 
 
 def maintenance_frame(history: list[dict[str, Any]]) -> pd.DataFrame:
-    """Memories consolidated and expired per day (UTC) from the runs' totals
-    (`Maintenance.history()`), long format: day, series, count, runs. Dry runs are not kept
-    in the history, so every row is something that happened."""
+    """Memories consolidated and expired per day (UTC), long format: day, series, count, runs."""
     columns = ["day", "series", "count", "runs"]
     if not history:
         return pd.DataFrame(columns=columns)
-    df = pd.DataFrame(history)
-    for name in MAINTENANCE_SERIES:
-        df[name] = pd.to_numeric(df.get(name, 0), errors="coerce").fillna(0).astype(int)
-    df["day"] = pd.to_datetime(df["at_ms"], unit="ms", utc=True).dt.tz_convert(None).dt.floor("D")
-    per_day = df.groupby("day").agg(
-        runs=("at_ms", "size"), **{name: (name, "sum") for name in MAINTENANCE_SERIES}
+    per_day = (
+        _history_frame(history)
+        .groupby("day")
+        .agg(runs=("at_ms", "size"), **{name: (name, "sum") for name in MAINTENANCE_SERIES})
     )
     out = per_day.reset_index().melt(
         id_vars=["day", "runs"], value_vars=list(MAINTENANCE_SERIES), var_name="series"
@@ -636,17 +637,13 @@ def maintenance_figure(mf: pd.DataFrame) -> go.Figure:
 
 
 def savings_frame(history: list[dict[str, Any]]) -> pd.DataFrame:
-    """Active memories maintenance took out of recall per day (merged into another one, or
-    expired), and that as a share of the active memories before the day's first run. Runs
-    recorded before the active counts were kept have no share (NaN)."""
+    """Active memories maintenance took out of recall per day (merged or expired), and that
+    as a share of the active memories before the day's first run (NaN for older runs)."""
     columns = ["day", "saved", "active_before", "share", "runs"]
     if not history:
         return pd.DataFrame(columns=columns)
-    df = pd.DataFrame(history).sort_values("at_ms")
-    for name in ("consolidated", "expired", "active_before"):
-        df[name] = pd.to_numeric(df.get(name, 0), errors="coerce").fillna(0).astype(int)
+    df = _history_frame(history)
     df["saved"] = df["consolidated"] + df["expired"]
-    df["day"] = pd.to_datetime(df["at_ms"], unit="ms", utc=True).dt.tz_convert(None).dt.floor("D")
     out = df.groupby("day", as_index=False).agg(
         saved=("saved", "sum"), active_before=("active_before", "first"), runs=("at_ms", "size")
     )
@@ -685,9 +682,9 @@ def growth_per_day_frame(rows_by_type: dict[str, list[dict[str, Any]]]) -> pd.Da
     df = df[df["ts"] > 0]
     if df.empty:
         return pd.DataFrame(columns=["day", "type", "Type", "new"])
-    df["day"] = pd.to_datetime(df["ts"], unit="ms", utc=True).dt.tz_convert(None).dt.floor("D")
+    df["day"] = _utc(df["ts"]).dt.floor("D")
     out = df.groupby(["day", "type"], as_index=False).size().rename(columns={"size": "new"})
-    out["Type"] = out["type"].map(lambda t: SERIES_LABELS.get(t, t))
+    out["Type"] = type_words(out["type"])
     return out[["day", "type", "Type", "new"]].sort_values(["day", "type"], ignore_index=True)
 
 

@@ -1,14 +1,5 @@
-"""One definition of each count the pages show of a user's memory: the load's message, the
-Memories page's tile and Stats say the same number for the same words.
-
-    memories     what is remembered about the user now: episodic memories of the remembered
-                 kinds (not the logged conversation), neither replaced (history) nor paused
-    paused       remembered kinds, not replaced, paused (kept, never used): counted apart
-    facts        the facts the user added (not the built-in knowledge every user shares)
-    procedures   learned tool habits
-
-Memories whose delete waits for its Undo (ui/undo.py) can be left out, as the tables do.
-"""
+"""One definition of each count the pages show of a user's memory, so the load's message, the
+Memories page's tile and Stats say the same number for the same words (docs/app.md, "Stats")."""
 
 from __future__ import annotations
 

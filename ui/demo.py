@@ -1,18 +1,6 @@
-"""*Load demo persona*: on the chat page's first screen and in the sidebar.
-
-The persona (`memory.demo`, also `python -m memory demo load`) is loaded into its own user,
-`demo-maya`, and the page switches to that user in a new, empty chat session. Why not into the
-current user: the presenter's own memories are never touched; the wellness tools' synthetic
-data follows the persona's training only for user ids starting with `demo-`, so the numbers
-the tools return match her story; and an empty chat shows that what the agent knows comes
-from long-term memory, not from the conversation on screen.
-
-When `demo-maya` already has memories of her own (not the demo's: e.g. the chats of an
-earlier demo), the first click says so and shows a *Replace them* checkbox; tick it and click
-again: the user is purged and the persona loaded afresh. Loading over the demo alone needs no
-confirmation (it is idempotent). Shown only to a viewer who may switch users (no sign-in, or
-an admin): a signed-in person's own account is never filled with a stranger's life.
-"""
+"""*Load demo persona*, on the chat page's first screen and in the sidebar: the persona goes into
+its own user, `demo-maya`, in a new empty chat, never into the presenter's (docs/demo.md).
+Shown only to a viewer who may switch users."""
 
 from __future__ import annotations
 

@@ -1,25 +1,6 @@
-"""The "Execution details" expander under each answer: why the agent answered as it did.
-
-Input is the turn's `TurnResult` (typed: the agent's own model), kept beside the answer in
-Redis (without thoughts) and in session state, so the details of older answers survive
-reruns, reloads and restarts. It opens with one plain line ("Used 3 things I know about you:
-…"), then tabs:
-
-    Recalled   the memories checked, with their full text and relevance, each marked used
-               or not by this answer; the procedural suggestion; how many recent messages
-               were in context
-    Tools      each call with arguments, result (or error) and time
-    Stored     what the turn wrote or superseded, and the background extraction status
-               (above the tabs: what was stored as a label instead of as typed)
-    Prompt     the memory block as a list (section, memory, its kind and date), then exactly as
-               sent, and how the context window was split (rules, tools, memories, history,
-               message, reply)
-    Advanced   scores and their parts, time per stage
-    Thoughts   a thinking model's thoughts (only when there are any; never stored)
-
-Text from users, memories and models is shown escaped (`md_text`), image-free (`no_images`)
-or in `st.code`, never as markup.
-"""
+"""The "Execution details" expander under each answer: why the agent answered as it did, from
+the turn's `TurnResult` (its tabs: docs/app.md, "Chat"). Text from users, memories and models
+is shown escaped (`md_text`), image-free (`no_images`) or in `st.code`, never as markup."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""Errors become messages on the page, never tracebacks.
-
-`guard("Loading memories")` wraps one section: an expected error of the memory package shows
-its own message (which says what to do); anything else is logged with its traceback and shown
-as one line. Streamlit's control flow (`st.stop`, `st.rerun`) derives from BaseException and
-passes through untouched.
-"""
+"""Errors become messages on the page, never tracebacks: `guard("Loading memories")` shows an
+expected error's own message, logs anything else; `st.stop`/`st.rerun` pass through."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""A memory's expiry, as a person sets it: "Never expires" and a date, outside any form.
-
-Ticking the box must disable the date at once, and a widget inside an `st.form` does not
-rerun the page when it changes (the Add tab's date stayed active while "Expires" was
-unticked). Used by the editor and the Add tab, each with its own key prefix.
-"""
+"""A memory's expiry as a person sets it: "Never expires" and a date, outside any form (inside
+one, ticking the box would not disable the date until submit)."""
 
 from __future__ import annotations
 

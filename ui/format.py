@@ -1,11 +1,6 @@
-"""Small display helpers shared by the pages: names, icons, colours, times, snippets, and the
-two ways text from a user, a memory, a model or a URL is made safe for `st.markdown`:
-
-    no_images(text)   markdown kept (bold, lists, links) but images become plain links, so the
-                      browser never fetches anything because of stored or generated text
-    md_text(name)     a name shown as itself: every markdown character escaped, one line
-    ImageFreeStream   `no_images` for a streamed reply, piece by piece
-"""
+"""Small display helpers shared by the pages: names, icons, colours, times, snippets, and making
+text safe for `st.markdown`: `no_images` (markdown kept, images become links), `md_text` (every
+markdown character escaped), `ImageFreeStream` (`no_images` for a streamed reply)."""
 
 from __future__ import annotations
 

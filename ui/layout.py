@@ -1,10 +1,5 @@
-"""`page_setup`: the first call of every page (chat, Memories, Stats).
-
-The app uses Streamlit's `pages/` folder mode, so opening `/memories` or `/stats` by URL runs
-that page's file directly, without `app.py`. Every page therefore starts with `page_setup()`,
-which does everything a page needs no matter how it was reached: page config, shared
-resources, session state, the sidebar (navigation + memory editor) and queued messages.
-"""
+"""`page_setup`: the first call of every page (chat, Memories, Stats), so a page opened by URL
+needs nothing from `app.py` (docs/app.md, "How the pages are built")."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""Memories page, *Maintenance* tab: the last maintenance report, a dry run whose merge
-proposals can be accepted or rejected one by one, a run for this user, and undo of past merges.
-
-Memory texts are user data: they are shown with `st.text` and in dataframes only, never as
-markdown. Actions run in widget callbacks through `run_action` (errors are flashed on the next
-run); a dry run's proposals are kept in the session so Accept / Reject survive the rerun.
-"""
+"""Memories page, *Maintenance* tab: the last report, a dry run whose merge proposals are
+accepted or rejected one by one, a run for this user, and undo of past merges. Memory texts
+are shown with `st.text` and in dataframes only, never as markdown."""
 
 from __future__ import annotations
 

@@ -1,17 +1,6 @@
-"""What a phone-width screen needs that Streamlit does not do for this app.
-
-Page links: Streamlit closes the sidebar after a page is picked in its own page list, but the
-app draws its links with `st.page_link` (labelled, with icons, keeping the user and chat in the
-address; `client.showSidebarNavigation = false`), and a page link leaves the sidebar open over
-300 of 390 px. So on a narrow screen a click on one of the sidebar's page links also presses the
-sidebar's own collapse button. The script is inline and loads nothing; it is installed once per
-browser tab (a rerun draws it again, the flag keeps one listener).
-
-Tables: a grid (`st.dataframe`, drawn on a canvas) cannot reflow, and on a phone it shows only
-its wide text column. So the Memories tables also draw their rows as text, each row its text
-and then the other columns as "name: value", shown only below NARROW_PX by a CSS media query
-(no width reaches the server); the grid stays under them for ticking rows to edit.
-"""
+"""What a phone-width screen needs that Streamlit does not do for this app: a sidebar page link
+also collapses the sidebar, and the Memories tables also read as rows of text below
+`NARROW_PX` (docs/app.md, "How the pages are built")."""
 
 from __future__ import annotations
 

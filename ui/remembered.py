@@ -1,12 +1,6 @@
-"""The last line of an answer that stored something: "💾 Remembered: …" with Edit and
-*Forget this*, and "🔒 stored without your card number" when a secret was masked.
-
-What the turn stored is read from its details (kept beside the answer, so the line is the same
-after a reload); each memory is looked up again, so an edit shows its new text and a forgotten
-memory says so. The logged exchange (the conversation itself) and learned tool habits are not
-"remembered" facts: they are not named here. *Forget this* is named apart from a delete's Undo
-(ui/undo.py), so a keyboard or screen-reader user cannot take one for the other.
-"""
+"""The last line of an answer that stored something: "💾 Remembered: …" with Edit and *Forget
+this*, or what was masked. Read from the turn's details and each memory looked up again, so
+it is the same after a reload and shows later edits."""
 
 from __future__ import annotations
 

@@ -1,13 +1,7 @@
 """Shared, thread-safe resources of the app: the only module that uses `st.cache_resource`.
 
-One `MemoryCoordinator` and one `ChatAgent` per distinct `Settings` per process. Settings are
-read from the environment (and `.env`) on every run, which is cheap; the expensive objects are
-cached under a key built from the settings, so a test that points `REDIS_URL` or
-`MEMORY_NAMESPACE` elsewhere gets its own coordinator instead of another test's.
-
-Failures are not cached (Streamlit retries a factory that raised), so starting Redis after the
-app shows "cannot reach Redis" and pressing *Retry* is enough.
-"""
+Keyed by the settings, so a test pointing `REDIS_URL` elsewhere gets its own coordinator;
+failures are not cached, so *Retry* works once Redis is up."""
 
 from __future__ import annotations
 
@@ -68,10 +62,8 @@ def start_maintenance() -> None:
 
 
 def get_maintenance(agent: ChatAgent | None = None) -> Maintenance:
-    """Maintenance on the cached coordinator (the Memories page's tab, the Stats chart).
-
-    With the agent, an accepted merge may get its text from the model, as in the background
-    runs; without it (Ollama not set up) the best-worded member is kept."""
+    """Maintenance on the cached coordinator; with the agent, an accepted merge may get its
+    text from the model, as in the background runs."""
     settings = get_settings()
     # The agent's settings (its model) are part of the key, as for the agent itself.
     key = settings.model_dump_json() + (
@@ -106,9 +98,7 @@ def release_all() -> None:
 
 def _env_key() -> tuple[tuple[str, str], ...]:
     """The environment variables Settings and AgentSettings may read: a cache key that changes
-    when they do.
-
-    (Arguments whose name starts with `_` are not hashed by Streamlit, so keys go first.)"""
+    when they do (keys go first: Streamlit does not hash `_` arguments)."""
     import os
 
     names = {name.upper() for name in Settings.model_fields}

@@ -1,12 +1,6 @@
-"""The controls on one memory row of the sidebar's lists: edit, pin, pause, delete (with Undo).
-
-    row_controls(ctx, mtype, row, key)   the row's buttons side by side, one small function
-                                         each, so another control can join them
-
-`row` is the stored record as the lists have it (`id`, `text`/`description`, `pinned`,
-`event_type` of an episodic memory). Every change goes through the coordinator, like the
-Memories page's editor; every delete through ui/undo.py.
-"""
+"""The controls on one memory row of the sidebar's lists: edit, pin, pause, delete (with Undo),
+one small function each. Every change goes through the coordinator; every delete through
+ui/undo.py."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""Session titles: a chat is named after its first message, and the name can be edited.
-
-Titles live in Redis per user and session (`MemoryService.session_titles`); a session without
-one (older chats) is labelled by the date in its id. Titles come from people: they are shown
-as plain text (selectbox options) or escaped markdown, never as markup.
-"""
+"""Session titles: a chat is named after its first message, and the name can be edited. Titles
+come from people: shown as plain text or escaped markdown, never as markup."""
 
 from __future__ import annotations
 

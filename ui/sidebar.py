@@ -1,15 +1,5 @@
-"""The sidebar on every page: navigation, who is chatting, the model, and the memory editor.
-
-Navigation        Chat · Memories · Stats (when the default page list is hidden)
-👤 User/session   sign-in status; pick or type a user (no sign-in, or an admin); pick a
-                  session or start a new one; *Load demo persona* (ui/demo.py)
-🤖 Model          Ollama status with the command that fixes it; model choice; which
-                  memory types are recalled automatically before each answer
-🪪 What I know    the user profile, each line editable and removable (ui/user_profile.py)
-🧠 Memory editor  add (text, type, kind guessed from the text or chosen), search, recent
-                  memories; each listed memory can be edited, pinned, paused (episodic) and
-                  deleted (ui/row_actions.py; each delete offers Undo for a few seconds: ui/undo.py)
-"""
+"""The sidebar on every page: navigation, who is chatting, the model, what I know, and the
+memory editor (docs/app.md, "Sidebar")."""
 
 from __future__ import annotations
 

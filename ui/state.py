@@ -1,13 +1,6 @@
-"""Per-browser-session state: initialised in one function, read through small helpers.
-
-Canonical values live under plain keys (`user_id`, `session_id`, `model`, `recall`,
-`turn_details`, `flash`); widgets use their own keys and copy into these in callbacks, so
-switching pages (which re-creates widgets) never loses a choice.
-
-The user and the chat are also in the page address (`?user=…&chat=…`), written on every run
-(`sync_url`) and read when a browser session starts, so a reload, a bookmark or a second tab
-opens the same user and chat.
-"""
+"""Per-browser-session state, initialised in one function (`init_state`). Widgets copy into
+plain keys in callbacks, so switching pages never loses a choice; the user and chat are also
+in the address (`?user=…&chat=…`), so a reload or a second tab opens the same ones."""
 
 from __future__ import annotations
 
@@ -45,14 +38,9 @@ NEW_SESSION_ID = re.compile(r"s-\d{8}-\d{4}-[0-9a-f]{4}")  # what new_session_id
 
 
 def init_state(sessions_of: Any = None, signed_in_as: str | None = None) -> None:
-    """Set every key this app uses, once per browser session.
-
-    `sessions_of(user_id) -> list[str]` (the coordinator's `list_sessions`, most recent
-    first) lets the address's `?chat=` reopen one of the user's sessions, else a returning
-    user continue their newest one; a new chat's id stays (a reload before its first
-    message), any other `chat` not one of theirs opens a new chat.
-    A signed-in user starts as themselves (`?user=` picks a user only when nobody signs in).
-    """
+    """Set every key this app uses, once per browser session. `sessions_of(user_id)` (most
+    recent first) lets `?chat=` reopen one of the user's chats, else their newest; any other
+    `chat` opens a new one. A signed-in user starts as themselves."""
     ss = st.session_state
     if "user_id" not in ss:
         ss.user_id = signed_in_as or _from_url(URL_USER, "user id") or DEFAULT_USER
@@ -166,11 +154,8 @@ def remember_details(key: str, details: Any) -> None:
 
 
 def popover_key(base: str) -> str:
-    """The key of a popover that a save closes (`close_popover`).
-
-    Setting a tracked popover's state to False from a callback closes it, but under load the
-    browser sometimes kept it open; a new key makes a new popover, which opens closed.
-    """
+    """The key of a popover that a save closes (`close_popover`): under load the browser kept
+    a closed popover open, and a new key makes a new popover, which opens closed."""
     return f"{base}_{st.session_state.get(f'{base}__gen', 0)}"
 
 

@@ -11,7 +11,6 @@ import streamlit as st
 
 from ui import charts
 from ui.errors import guard
-from ui.format import SERIES_LABELS
 
 if TYPE_CHECKING:
     from agent import ChatAgent
@@ -41,7 +40,7 @@ def recall_details(df: pd.DataFrame, window: str) -> None:
         )
         return
     f1, f2 = st.columns([3, 2], vertical_alignment="bottom")
-    type_options = sorted(df["type"].map(SERIES_LABELS).fillna(df["type"]).unique())
+    type_options = sorted(charts.type_words(df["type"]).unique())
     types = f1.multiselect(
         "Memory types", type_options, key="stats_types", placeholder="All memory types"
     )

@@ -1,20 +1,7 @@
-"""Stopping an answer while it streams, and keeping what had arrived.
+"""Stopping an answer while it streams, and keeping what had arrived (⏹ Stop).
 
-The chat page draws a ⏹ Stop button above the streaming answer. Clicking it asks Streamlit
-for a rerun. With `runner.fastReruns` (the default) the running script is told to stop and a
-new run starts at once in another thread; the old one gets a `StopException` (without
-fastReruns a `RerunException`; both BaseExceptions) at its next call into Streamlit, i.e.
-inside the streaming loop. The chat page turns that into a stop: it closes the agent's event
-stream (which closes the HTTP stream to Ollama, agent/answering.py and agent/llm.py) and
-`StreamGuard.keep_partial` stores the exchange with what had been shown, marked stopped, and
-its execution details as far as the turn got (what was recalled, the memory block the model
-was given, the tool calls that ended). The turn never reaches its learning or extraction
-steps, so nothing is learned or extracted.
-
-The new run must not draw the history before that is stored: `turn_started` leaves an event
-in the session's state that the stopped run sets when it is done, and `wait_for_stopped_turn`
-(page_setup) waits for it, a few seconds at most.
-"""
+The stopped run closes the agent's stream and stores the partial exchange, marked stopped;
+the next run waits for it (`wait_for_stopped_turn`). How: docs/app.md, "How the pages are built"."""
 
 from __future__ import annotations
 

@@ -1,17 +1,6 @@
-"""The one delete model of the app: every delete of memories (a sidebar row's 🗑️, the
-Memories page's "Delete selected") is carried out only after a short undo window.
-
-    request_delete(...)   the 🗑️ callback: the memories are marked pending and hidden from lists
-    settle(coord)         every run, in page_setup: a pending delete that was already offered
-                          for undo is carried out now (the user moved on: any interaction)
-    notice_slot(coord, origin)
-                          "Deleted “…” · Undo" where the delete was asked for, redrawn every
-                          second by a fragment; after UNDO_S seconds without a click the
-                          delete is carried out
-
-A memory is never deleted while its Undo is on screen, and Undo only clears the mark: nothing
-has to be restored. If the browser tab closes inside the window, the memories stay.
-"""
+"""The one delete model of the app: every delete of memories is carried out only after a short
+undo window (`request_delete`, `settle` on every run, `notice_slot`); a memory is never deleted
+while its Undo is on screen, and Undo only clears the mark."""
 
 from __future__ import annotations
 

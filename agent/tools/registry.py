@@ -1,10 +1,6 @@
-"""A registry of typed Python functions exposed to the model as tools.
-
-A tool is a plain function with type hints and a Google-style docstring; the registry derives
-a pydantic model (to validate the model's arguments) and a JSON schema (for Ollama) from it. A
-parameter annotated `ToolContext` is filled with the caller's user and session, never shown to
-the model. A toolkit is any object with a `name` and a `tools()` method. `execute()` never
-raises: errors come back in the `ToolCallRecord`, which the loop returns to the model."""
+"""A registry of typed Python functions exposed to the model as tools: from each function's
+hints and docstring, a pydantic model validates the arguments and a JSON schema goes to Ollama
+(docs/agent.md, "Tools"). `execute()` never raises: errors return to the model in the record."""
 
 from __future__ import annotations
 

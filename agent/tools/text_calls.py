@@ -1,10 +1,6 @@
-"""Tool calls that a model wrote as text (a JSON object, a fenced one, `<tool_call>…</tool_call>`)
-instead of in Ollama's `tool_calls` field: small local models often do.
-
-`parse_text_tool_calls` turns such text into `ToolCall`s only when every call names an offered
-tool and its arguments validate (all or nothing; only `json.loads` reads it, long text is
-refused unread); anything else stays an ordinary answer. `TextCallFilter` holds back streamed
-text that could still become a call, so a call never flashes on the screen."""
+"""Tool calls that a small model wrote as text (JSON, fenced, `<tool_call>…</tool_call>`) instead
+of in `tool_calls`: parsed only when every call names an offered tool with valid arguments, else
+an ordinary answer. `TextCallFilter` holds back streamed text that may still become a call."""
 
 from __future__ import annotations
 
@@ -46,12 +42,8 @@ class TextToolCalls:
 
 
 def parse_text_tool_calls(content: str, offered: Mapping[str, Validator]) -> TextToolCalls | None:
-    """The tool calls written in `content`, or None when it is an ordinary answer.
-
-    `offered` maps each tool offered to the model to a validator that raises on invalid
-    arguments. A `ToolCall` carries the arguments as the model wrote them (a dict, decoded if
-    the model sent a JSON string): the registry validates them again when it runs the call.
-    """
+    """The tool calls written in `content`, or None when it is an ordinary answer. `offered`
+    maps each offered tool to a validator that raises on invalid arguments."""
     if not offered or not content or len(content) > MAX_TEXT_CHARS:
         return None
     text = content.strip()
@@ -188,14 +180,9 @@ _MAX_GAP = 64
 
 
 class TextCallFilter:
-    """Decides, piece by piece, which streamed text may be shown now.
-
-    Held back: the whole answer while it (left-stripped) could be a call object, list or
-    fence (until the end, unless its start rules that out, e.g. ```python or {"city": ...});
-    and everything from a `<tool_call>` tag on (a bare `<`, `<to`... waits for the next piece).
-    Held text longer than `max_chars` is released: it cannot be parsed as a call anyway.
-    What is shown does not depend on where the stream splits the text into pieces.
-    """
+    """Decides, piece by piece, which streamed text may be shown now: nothing while the answer
+    could still be a call (object, list, fence) or from a `<tool_call>` tag on, up to `max_chars`.
+    What is shown does not depend on where the stream splits the text."""
 
     def __init__(self, max_chars: int = MAX_TEXT_CHARS) -> None:
         self._max = max_chars
@@ -277,11 +264,8 @@ def _skip_blanks(text: str, i: int) -> int:
 
 
 def _start_verdict(text: str, i: int) -> str:
-    """Could an answer starting at text[i] (not a blank) be a whole-answer call?
-
-    Must never say RELEASE for text that `parse_text_tool_calls` would accept as a call, and
-    must not change its mind as text is appended (so piece boundaries do not matter).
-    """
+    """Could an answer starting at text[i] be a whole-answer call? Never RELEASE for text
+    `parse_text_tool_calls` would accept, and never a change of mind as text is appended."""
     if text[i] == "`":
         head = text[i : i + len(_FENCE)]
         if head != _FENCE:

@@ -1,9 +1,7 @@
 """A demo toolkit over synthetic wellness data: workouts, resting heart rate, sleep, weight.
 
-Generated locally and deterministically (same seed, user and end date, same numbers), so the
-tools give real answers, empty ones too, and procedural memory has something to learn. Demo
-users (`memory.demo`'s DEMO_PREFIX) work out as the persona's training plan says
-(`memory.demo.training.planned_workout`)."""
+Deterministic (same seed, user and end date, same numbers); demo users (`memory.demo`) work
+out as the persona's training plan says."""
 
 from __future__ import annotations
 
