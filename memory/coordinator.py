@@ -8,6 +8,7 @@ checks that the Redis is still the one the memories are on (`memory.identity`)."
 from __future__ import annotations
 
 import functools
+import inspect
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -63,12 +64,18 @@ def _writes(
     method: Callable[Concatenate[MemoryCoordinator, P], R],
 ) -> Callable[Concatenate[MemoryCoordinator, P], R]:
     """A method that writes first checks that the Redis is still the one the memories are on
-    (one GET), so nothing lands on another server before the user is told."""
+    (one GET), so nothing lands on another server before the user is told; once it is done it
+    bumps the user's write counter (the shared one when it names no user): what a cached
+    Stats version is invalidated by."""
+    signature = inspect.signature(method)
 
     @functools.wraps(method)
     def checked(self: MemoryCoordinator, *args: P.args, **kwargs: P.kwargs) -> R:
         self.identity.check()
-        return method(self, *args, **kwargs)
+        result = method(self, *args, **kwargs)
+        user_id = signature.bind(self, *args, **kwargs).arguments.get("user_id")
+        admin.note_write(self.redis, self.keys, user_id)
+        return result
 
     return checked
 
@@ -522,6 +529,9 @@ class MemoryCoordinator:
         self, user_id: str | None = None, session_id: str | None = None
     ) -> MemoryStats:
         return admin.memory_stats(self.stores, user_id, session_id)
+
+    def stats_version(self, user_id: str) -> str:
+        return admin.writes_version(self.redis, self.keys, check_id(user_id))
 
     @_writes
     def clear_session_memories(self, user_id: str, session_id: str) -> int:
