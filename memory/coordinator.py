@@ -64,20 +64,31 @@ def _writes(
     method: Callable[Concatenate[MemoryCoordinator, P], R],
 ) -> Callable[Concatenate[MemoryCoordinator, P], R]:
     """A method that writes first checks that the Redis is still the one the memories are on
-    (one GET), so nothing lands on another server before the user is told; once it is done it
-    bumps the user's write counter (the shared one when it names no user): what a cached
-    Stats version is invalidated by."""
-    signature = inspect.signature(method)
+    (one GET), so nothing lands on another server before the user is told."""
 
     @functools.wraps(method)
     def checked(self: MemoryCoordinator, *args: P.args, **kwargs: P.kwargs) -> R:
         self.identity.check()
-        result = method(self, *args, **kwargs)
+        return method(self, *args, **kwargs)
+
+    return checked
+
+
+def _changes(
+    method: Callable[Concatenate[MemoryCoordinator, P], R],
+) -> Callable[Concatenate[MemoryCoordinator, P], R]:
+    """`_writes` to memories: once done, the user's write counter is bumped (the shared one
+    when it names no user), the version a cached Stats page is invalidated by."""
+    signature, checked = inspect.signature(method), _writes(method)
+
+    @functools.wraps(method)
+    def noted(self: MemoryCoordinator, *args: P.args, **kwargs: P.kwargs) -> R:
+        result = checked(self, *args, **kwargs)
         user_id = signature.bind(self, *args, **kwargs).arguments.get("user_id")
         admin.note_write(self.redis, self.keys, user_id)
         return result
 
-    return checked
+    return noted
 
 
 @translate_store_errors
@@ -243,7 +254,7 @@ class MemoryCoordinator:
     # =====================================================================================
     # Writing
     # =====================================================================================
-    @_writes
+    @_changes
     def add_episodic(
         self, user_id: str, text: str, *, supersedes: str | None = None, **fields: Any
     ) -> EpisodicMemory:
@@ -260,7 +271,7 @@ class MemoryCoordinator:
         self.metrics.record("episodic", "add", _ms(t))
         return mem
 
-    @_writes
+    @_changes
     def add_episodic_many(
         self, user_id: str, items: list[dict[str, Any]], batch_size: int = 256
     ) -> list[str]:
@@ -291,10 +302,12 @@ class MemoryCoordinator:
         pipe = self.redis.pipeline(transaction=True)
         self.semantic.write(pipe, fact, vec)
         pipe.execute()
+        # a user's own fact changes what that user sees; a shared one what everyone sees
+        admin.note_write(self.redis, self.keys, None if fact.shared else fact.added_by)
         self.metrics.record("semantic", "add", _ms(t))
         return fact
 
-    @_writes
+    @_changes
     def supersede(self, user_id: str, old_id: str, new_id: str) -> None:
         """Mark `old_id` as replaced by `new_id`: hidden from recall, kept as history."""
         if old_id == new_id:
@@ -305,7 +318,7 @@ class MemoryCoordinator:
         self.episodic.supersede(pipe, user_id, old_id, new_id)
         pipe.execute()
 
-    @_writes
+    @_changes
     def record_procedure(
         self,
         user_id: str,
@@ -323,14 +336,14 @@ class MemoryCoordinator:
         self.metrics.record("procedural", "record", _ms(t))
         return pattern
 
-    @_writes
+    @_changes
     def rescore_last_procedure(
         self, user_id: str, query: str, tools: list[str], success_score: float
     ) -> None:
         """Lower (or raise) the score of the last run of `tools` for `query`."""
         self.procedural.adjust_last(user_id, query, tools, success_score)
 
-    @_writes
+    @_changes
     def store_interaction(
         self,
         user_id: str,
@@ -487,7 +500,7 @@ class MemoryCoordinator:
     ) -> dict[str, Any]:
         return admin.read_memory(self.stores, user_id, MemoryType.parse(memory_type), memory_id)
 
-    @_writes
+    @_changes
     def update_memory(
         self,
         user_id: str,
@@ -503,7 +516,7 @@ class MemoryCoordinator:
             self.stores, self.embedder, user_id, mtype, memory_id, changes, as_admin
         )
 
-    @_writes
+    @_changes
     def delete_memory(
         self, user_id: str, memory_type: MemoryType | str, memory_id: str, as_admin: bool = False
     ) -> None:
@@ -550,14 +563,17 @@ class MemoryCoordinator:
         """Mask secrets an earlier version stored (every user by default); counts per type."""
         from memory.admin.sweep import sweep_secrets
 
-        return sweep_secrets(
+        counts = sweep_secrets(
             self.stores, self.embedder, None if user_id is None else check_id(user_id), apply=apply
         )
+        if apply:
+            admin.note_write(self.redis, self.keys, user_id)
+        return counts
 
     def export_user(self, user_id: str) -> dict[str, Any]:
         return admin.export_user(self.stores, self.embedder.model_id, user_id)
 
-    @_writes
+    @_changes
     def import_user(
         self, data: dict[str, Any] | str | bytes, **options: Unpack[ImportOptions]
     ) -> dict[str, int]:
@@ -573,7 +589,10 @@ class MemoryCoordinator:
     @_writes
     def load_knowledge(self) -> int:
         """Load facts of the knowledge file not loaded before (idempotent)."""
-        return admin.load_knowledge(self.stores, self.embedder, self.settings.knowledge_file)
+        loaded = admin.load_knowledge(self.stores, self.embedder, self.settings.knowledge_file)
+        if loaded:
+            admin.note_write(self.redis, self.keys, None)
+        return loaded
 
     def health(self) -> dict[str, Any]:
         return admin.check_health(self.stores, self.embedder)

@@ -329,7 +329,8 @@ def maintain_user(
     ]
     if not dry_run:
         write_decay(stores, user_id, changes, state)
-        admin.note_write(stores.client, stores.keys, user_id)  # the Stats version
+        if report.summarised or report.merge_ids or gone or changes:
+            admin.note_write(stores.client, stores.keys, user_id)  # the Stats version
     return report
 
 

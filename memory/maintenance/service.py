@@ -109,7 +109,8 @@ class Maintenance:
             before_id=before_id,
             min_messages=self.settings.summary_min_messages,
         )
-        self._noted(user_id)
+        if outcome.memory_ids:
+            self._noted(user_id)
         return outcome
 
     def summaries_waiting(self, user_id: str | None = None) -> list[dict[str, Any]]:
