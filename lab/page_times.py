@@ -286,11 +286,17 @@ def browser_main(args: argparse.Namespace) -> int:
 # --- the Stats page's own run (AppTest) ------------------------------------------------------
 
 
-def run_stats_page(user: str) -> tuple[float, float, float, float]:
-    """(a first visit, a rerun of the same session: what opening a section or changing a
-    filter costs), in wall seconds then CPU seconds of this process (which the machine's load
-    moves less). `st.cache_data` is emptied first, so a visit never finds the previous visit's
-    data."""
+def server_commands(client: redis.Redis) -> int:
+    """Commands the Redis server has run (INFO commandstats): a count the load does not move."""
+    return sum(int(v["calls"]) for v in client.info("commandstats").values())
+
+
+def run_stats_page(user: str, client: redis.Redis) -> tuple[float, float, float, float, int, int]:
+    """(a visit in a new session, a rerun of the same session: what opening a section or
+    changing a filter costs), in wall seconds, CPU seconds of this process (which the machine's
+    load moves less), then the Redis commands each ran (the page's and its sidebar's).
+    `st.cache_data` is emptied first, so a visit never finds the previous visit's data; what
+    the server-wide caches keep (`ui.resources`) stays, as in a running app."""
     import streamlit as st
     from streamlit.testing.v1 import AppTest
 
@@ -298,18 +304,19 @@ def run_stats_page(user: str) -> tuple[float, float, float, float]:
     at = AppTest.from_file(str(PROJECT_ROOT / "pages" / "stats.py"), default_timeout=120)
     at.session_state["user_id"] = user
     at.session_state["session_id"] = "s-load"
-    times, cpu = [], []
+    times, cpu, commands = [], [], []
     for _ in range(2):
-        t0, c0 = time.perf_counter(), time.process_time()
+        t0, c0, n0 = time.perf_counter(), time.process_time(), server_commands(client)
         at.run()
         times.append(time.perf_counter() - t0)
         cpu.append(time.process_time() - c0)
+        commands.append(server_commands(client) - n0 - 1)  # less the INFO of n0
         if at.exception:
             raise SystemExit(f"The page failed: {at.exception[0].value}")
-    return times[0], times[1], cpu[0], cpu[1]
+    return times[0], times[1], cpu[0], cpu[1], commands[0], commands[1]
 
 
-def profile_stats_page(user: str) -> None:
+def profile_stats_page(user: str, client: redis.Redis) -> None:
     """Profile the page's own code: AppTest runs it in a thread of its own, through
     `exec_func_with_error_handling`, so the profiler wraps that call."""
     from streamlit.runtime.scriptrunner import script_runner
@@ -322,7 +329,7 @@ def profile_stats_page(user: str) -> None:
 
     script_runner.exec_func_with_error_handling = profiled
     try:
-        run_stats_page(user)
+        run_stats_page(user, client)
     finally:
         script_runner.exec_func_with_error_handling = original
     pstats.Stats(prof).sort_stats("cumulative").print_stats(45)
@@ -341,8 +348,8 @@ def stats_main(args: argparse.Namespace) -> int:
         )
         Settings()  # fail here, not inside the page, if the environment is wrong
         try:
-            cold = run_stats_page(user)[0]
-            runs = [run_stats_page(user) for _ in range(args.runs)]
+            cold = run_stats_page(user, client)[0]
+            runs = [run_stats_page(user, client) for _ in range(args.runs)]
             visits, reruns = [r[0] for r in runs], [r[1] for r in runs]
             print(
                 f"Stats page, {args.store} store ({args.memories} memories, {args.samples} "
@@ -351,10 +358,12 @@ def stats_main(args: argparse.Namespace) -> int:
                 f"{max(visits):.2f}), a rerun (a click) median {statistics.median(reruns):.2f} s;"
                 f" first visit with resources {cold:.2f} s; CPU: a visit median "
                 f"{statistics.median(r[2] for r in runs):.2f} s, a rerun "
-                f"{statistics.median(r[3] for r in runs):.2f} s; load average {os.getloadavg()}"
+                f"{statistics.median(r[3] for r in runs):.2f} s; Redis commands: a visit median "
+                f"{statistics.median(r[4] for r in runs)}, a rerun "
+                f"{statistics.median(r[5] for r in runs)}; load average {os.getloadavg()}"
             )
             if args.profile:
-                profile_stats_page(user)
+                profile_stats_page(user, client)
         finally:
             resources.release_all()
     return 0

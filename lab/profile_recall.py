@@ -7,6 +7,9 @@ bench's way, then profiles 100 more with cProfile and Redis' SLOWLOG (server tim
     python -m lab.profile_recall              # the bench's state at 100k
     python -m lab.profile_recall fresh        # a store filled straight to 100k
     python -m lab.profile_recall fresh 1000   # a store of 1k memories (100 for the user)
+
+It first counts what one warm recall asks Redis (round trips, commands by name, with and
+without the user profile): counts the machine's load does not move.
 """
 
 from __future__ import annotations
@@ -17,17 +20,72 @@ import os
 import pstats
 import random
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
+import redis
+from redis.client import Pipeline
 
 from benchmarks import latency as L
 from benchmarks.common import Progress, bench_redis, make_coordinator
 from memory.embeddings import OnnxMiniLMEmbedder
 from memory.queries import RecallOptions
+
+
+class CountingPipeline(Pipeline):
+    requests: list[tuple[int, list[str]]]
+
+    def execute(self, raise_on_error: bool = True) -> list[Any]:
+        names = [str(args[0]).upper() for args, _ in self.command_stack]
+        self.requests.append((threading.get_ident(), names))
+        return super().execute(raise_on_error)
+
+
+class CountingRedis(redis.Redis):
+    """A client that notes each request (a pipeline or a lone command) and its thread."""
+
+    requests: list[tuple[int, list[str]]]
+
+    def execute_command(self, *args: Any, **options: Any) -> Any:
+        self.requests.append((threading.get_ident(), [str(args[0]).upper()]))
+        return super().execute_command(*args, **options)
+
+    def pipeline(self, transaction: bool = True, shard_hint: Any = None) -> CountingPipeline:
+        pipe = CountingPipeline(
+            self.connection_pool, self.response_callbacks, transaction, shard_hint
+        )
+        pipe.requests = self.requests
+        return pipe
+
+
+def count_requests(client: CountingRedis, coord: Any, base: list[str]) -> None:
+    """Round trips and commands of one warm recall (this thread's: the bookkeeping and the
+    metrics flush have their own), averaged over the 20 queries, without and with the
+    profile."""
+    me = threading.get_ident()
+    for profile in (False, True):
+        trips: list[int] = []
+        names: collections.Counter[str] = collections.Counter()
+        for q in base:
+            client.requests.clear()
+            coord.retrieve_all_context(
+                L.MEASURED_USER, L.SESSION, q, RecallOptions(include_profile=profile)
+            )
+            mine = [r for ident, r in client.requests if ident == me]
+            trips.append(len(mine))
+            names.update(n for r in mine for n in r)
+            coord.bookkeeping.drain()
+        n = len(base)
+        by_name = ", ".join(f"{k} {v / n:.2f}" for k, v in names.most_common())
+        print(
+            f"{'with' if profile else 'without'} the profile: {sum(trips) / n:.2f} round trips "
+            f"(min {min(trips)}, max {max(trips)}), {sum(names.values()) / n:.1f} commands per "
+            f"recall: {by_name}"
+        )
 
 
 @contextmanager
@@ -38,7 +96,9 @@ def bench_state(
     """(client, coordinator, embedder, rng, 20 warmed queries) of a private Redis holding the
     latency bench's store as at its 100k step (1k and 10k filled and measured first, unless
     `fresh`)."""
-    with bench_redis(None) as (client, ns):
+    with bench_redis(None) as (plain, ns):
+        client = CountingRedis(connection_pool=plain.connection_pool)
+        client.requests = []
         emb = L.BenchEmbedder(OnnxMiniLMEmbedder())
         coord = make_coordinator(client, ns, emb, load_knowledge=True)
         try:
@@ -84,6 +144,7 @@ def main() -> None:
     fresh = len(sys.argv) > 1 and sys.argv[1] == "fresh"
     size = int(sys.argv[2]) if len(sys.argv) > 2 else 100000
     with bench_state(fresh, size) as (client, coord, emb, rng, base):
+        count_requests(client, coord, base)
         res = L._retrieve(coord, emb, [base[i % 20] for i in range(200)], rng)
         print("warm ms", {k: res[k] for k in ("p50", "p95")}, "stages", res["stages"])
         profile_cost(coord, base)

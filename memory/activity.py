@@ -118,5 +118,6 @@ class MemoryHistory:
         episodic.delete_many(pipe, user_id, [memory_id])
         if old is not None:
             episodic.reinstate(pipe, user_id, old.id, old.paused)
+        pipe.incr(self._stores.keys.writes(user_id))  # the Stats version (admin.note_write)
         pipe.execute()
         self._embedder.forget([mem.description])

@@ -5,6 +5,7 @@ every public method passes the error boundary, every write the store identity ch
 from __future__ import annotations
 
 import functools
+import inspect
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -69,6 +70,23 @@ def _writes(
         return method(self, *args, **kwargs)
 
     return checked
+
+
+def _changes(
+    method: Callable[Concatenate[MemoryCoordinator, P], R],
+) -> Callable[Concatenate[MemoryCoordinator, P], R]:
+    """`_writes` to memories: once done, the user's write counter is bumped (the shared one
+    when it names no user), the version a cached Stats page is invalidated by."""
+    signature, checked = inspect.signature(method), _writes(method)
+
+    @functools.wraps(method)
+    def noted(self: MemoryCoordinator, *args: P.args, **kwargs: P.kwargs) -> R:
+        result = checked(self, *args, **kwargs)
+        user_id = signature.bind(self, *args, **kwargs).arguments.get("user_id")
+        admin.note_write(self.redis, self.keys, user_id)
+        return result
+
+    return noted
 
 
 @translate_store_errors
@@ -212,7 +230,7 @@ class MemoryCoordinator:
     # =====================================================================================
     # Writing
     # =====================================================================================
-    @_writes
+    @_changes
     def add_episodic(
         self, user_id: str, text: str, *, supersedes: str | None = None, **fields: Any
     ) -> EpisodicMemory:
@@ -229,7 +247,7 @@ class MemoryCoordinator:
         self.metrics.record("episodic", "add", _ms(t))
         return mem
 
-    @_writes
+    @_changes
     def add_episodic_many(
         self, user_id: str, items: list[dict[str, Any]], batch_size: int = 256
     ) -> list[str]:
@@ -260,10 +278,12 @@ class MemoryCoordinator:
         pipe = self.redis.pipeline(transaction=True)
         self.semantic.write(pipe, fact, vec)
         pipe.execute()
+        # a user's own fact changes what that user sees; a shared one what everyone sees
+        admin.note_write(self.redis, self.keys, None if fact.shared else fact.added_by)
         self.metrics.record("semantic", "add", _ms(t))
         return fact
 
-    @_writes
+    @_changes
     def supersede(self, user_id: str, old_id: str, new_id: str) -> None:
         """Mark `old_id` as replaced by `new_id`: hidden from recall, kept as history."""
         if old_id == new_id:
@@ -274,7 +294,7 @@ class MemoryCoordinator:
         self.episodic.supersede(pipe, user_id, old_id, new_id)
         pipe.execute()
 
-    @_writes
+    @_changes
     def record_procedure(
         self,
         user_id: str,
@@ -292,14 +312,14 @@ class MemoryCoordinator:
         self.metrics.record("procedural", "record", _ms(t))
         return pattern
 
-    @_writes
+    @_changes
     def rescore_last_procedure(
         self, user_id: str, query: str, tools: list[str], success_score: float
     ) -> None:
         """Lower (or raise) the score of the last run of `tools` for `query`."""
         self.procedural.adjust_last(user_id, query, tools, success_score)
 
-    @_writes
+    @_changes
     def store_interaction(
         self,
         user_id: str,
@@ -455,7 +475,7 @@ class MemoryCoordinator:
     ) -> dict[str, Any]:
         return admin.read_memory(self.stores, user_id, MemoryType.parse(memory_type), memory_id)
 
-    @_writes
+    @_changes
     def update_memory(
         self,
         user_id: str,
@@ -471,7 +491,7 @@ class MemoryCoordinator:
             self.stores, self.embedder, user_id, mtype, memory_id, changes, as_admin
         )
 
-    @_writes
+    @_changes
     def delete_memory(
         self, user_id: str, memory_type: MemoryType | str, memory_id: str, as_admin: bool = False
     ) -> None:
@@ -498,6 +518,9 @@ class MemoryCoordinator:
     ) -> MemoryStats:
         return admin.memory_stats(self.stores, user_id, session_id)
 
+    def stats_version(self, user_id: str) -> str:
+        return admin.writes_version(self.redis, self.keys, check_id(user_id))
+
     @_writes
     def clear_session_memories(self, user_id: str, session_id: str) -> int:
         return admin.clear_session(self.stores, self.embedder, user_id, session_id)
@@ -515,14 +538,17 @@ class MemoryCoordinator:
         """Mask secrets an earlier version stored (every user by default); counts per type."""
         from memory.admin.sweep import sweep_secrets
 
-        return sweep_secrets(
+        counts = sweep_secrets(
             self.stores, self.embedder, None if user_id is None else check_id(user_id), apply=apply
         )
+        if apply:
+            admin.note_write(self.redis, self.keys, user_id)
+        return counts
 
     def export_user(self, user_id: str) -> dict[str, Any]:
         return admin.export_user(self.stores, self.embedder.model_id, user_id)
 
-    @_writes
+    @_changes
     def import_user(
         self, data: dict[str, Any] | str | bytes, **options: Unpack[ImportOptions]
     ) -> dict[str, int]:
@@ -538,7 +564,10 @@ class MemoryCoordinator:
     @_writes
     def load_knowledge(self) -> int:
         """Load facts of the knowledge file not loaded before (idempotent)."""
-        return admin.load_knowledge(self.stores, self.embedder, self.settings.knowledge_file)
+        loaded = admin.load_knowledge(self.stores, self.embedder, self.settings.knowledge_file)
+        if loaded:
+            admin.note_write(self.redis, self.keys, None)
+        return loaded
 
     def health(self) -> dict[str, Any]:
         return admin.check_health(self.stores, self.embedder)

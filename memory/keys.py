@@ -230,6 +230,17 @@ class Keys:
         """Sorted set of a user's merge ids by time (undo lists them)."""
         return f"{self.ns}:user_merges:{user_tag(user_id)}"
 
+    def writes(self, user_id: str) -> str:
+        """Counter bumped after every write to the user's memories: the version the Stats
+        page's per-user figures are cached under (in the user's hash slot)."""
+        return f"{self.ns}:writes:{user_tag(user_id)}"
+
+    @property
+    def shared_writes(self) -> str:
+        """Counter bumped after a write that names no user (a shared fact, an import, the
+        knowledge file): part of every user's Stats version."""
+        return f"{self.ns}:writes:shared"
+
     def activity(self, user_id: str) -> str:
         """Hash of a user's counts per day and event ("2026-11-26:forgotten" -> 3): what
         happened to memories that no longer exist. Counts only, never a text or an id."""

@@ -6,13 +6,15 @@ maintenance) sits in expanders that run only when opened."""
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import streamlit as st
 
 from memory import ListQuery
+from memory.service import MemoryService
 from ui import activity_chart, charts, resources
-from ui.counts import counts_of
+from ui.counts import Counts, counts_of
 from ui.errors import guard
 from ui.format import REMEMBERED_KINDS, fmt_day, fmt_duration, md_text
 from ui.layout import page_setup
@@ -54,40 +56,60 @@ else:
         icon="🔒",
     )
 
-# What is remembered about this user: their active episodic memories and the facts they
-# added. Logged exchanges are the conversation, not things remembered; replaced memories are
-# history. Learned procedures and shared facts (the knowledge file's, and those an admin
-# shared) are counted apart, never as the user's memories.
-rows_by_type: dict[str, list[dict[str, Any]]] = {}
-counts = {"episodic": 0, "semantic": 0, "procedural": 0}
-built_in = paused = 0
-activity: list[dict[str, Any]] = []
-with guard("Counting memories"):
-    for mtype in ("episodic", "semantic"):  # the growth chart's rows
-        added_by = ctx.user_id if mtype == "semantic" else None  # facts this user added
-        rows_by_type[mtype], _ = ctx.coordinator.list_memories(
-            ctx.user_id,
+
+@dataclass(frozen=True)
+class Remembered:
+    """What the page shows of one user's memories; shared by sessions (never changed)."""
+
+    rows: dict[str, list[dict[str, Any]]]  # per type: the growth charts' rows
+    counts: Counts
+    built_in: int
+    activity: list[dict[str, Any]]
+
+
+def read_remembered(coordinator: MemoryService, user_id: str) -> Remembered:
+    """What is remembered about this user: their active episodic memories and the facts
+    they added. Logged exchanges are the conversation, not things remembered; replaced
+    memories are history. Learned procedures and shared facts (the knowledge file's, and those
+    an admin shared) are counted apart, never as the user's memories."""
+    rows: dict[str, list[dict[str, Any]]] = {}
+    for mtype in ("episodic", "semantic"):
+        rows[mtype], _ = coordinator.list_memories(
+            user_id,
             mtype,
             ListQuery(
                 page_size=1000,
-                added_by=added_by,
+                added_by=user_id if mtype == "semantic" else None,  # facts this user added
                 include_superseded=False,
                 event_types=REMEMBERED_KINDS if mtype == "episodic" else None,
             ),
         )
-    shown = counts_of(ctx.coordinator, ctx.user_id)  # the Memories tile's and the load's
-    counts = {"episodic": shown.memories, "semantic": shown.facts, "procedural": shown.procedures}
-    paused = shown.paused  # kept but never used: counted apart
-    recalled_facts = ctx.coordinator.list_memories(ctx.user_id, "semantic", ListQuery(page_size=1))[
-        1
-    ]
-    built_in = max(0, recalled_facts - counts["semantic"])
-    activity = ctx.coordinator.history.per_day(ctx.user_id)
+    shown = counts_of(coordinator, user_id)  # the Memories tile's and the load's
+    recalled_facts = coordinator.list_memories(user_id, "semantic", ListQuery(page_size=1))[1]
+    return Remembered(
+        rows=rows,
+        counts=shown,
+        built_in=max(0, recalled_facts - shown.facts),
+        activity=coordinator.history.per_day(user_id),
+    )
+
+
+mine = Remembered({}, Counts(0, 0, 0, 0), 0, [])
+store = f"{ctx.settings.redis_url} {ctx.settings.memory_namespace}"
+with guard("Counting memories"):
+    # read once per write: the user's write counter is the cache's version
+    mine = resources.per_version(
+        f"stats {store} {ctx.user_id}",
+        ctx.coordinator.stats_version(ctx.user_id),
+        lambda: read_remembered(ctx.coordinator, ctx.user_id),
+    )
+counts = {"episodic": mine.counts.memories, "semantic": mine.counts.facts}
+counts["procedural"] = mine.counts.procedures
+paused, built_in = mine.counts.paused, mine.built_in  # paused: kept, never used
 
 df = charts.samples_frame([])
 if store_wide:
     with guard("Loading metrics"):
-        store = f"{ctx.settings.redis_url} {ctx.settings.memory_namespace}"
         df = window_samples(
             ctx.coordinator,
             store,
@@ -164,7 +186,7 @@ if store_wide:
             resources.shared_figure(charts.recall_time_figure, recall), key="chart_recall_time"
         )
 
-remembered = {t: rows_by_type.get(t, []) for t in ("episodic", "semantic")}
+remembered = {t: mine.rows.get(t, []) for t in ("episodic", "semantic")}
 # carried on to this minute, not millisecond: the frame (and its shared figure) can repeat
 gf = charts.growth_frame(remembered, now_ms=int(time.time() // 60) * 60_000)
 days = {charts.own_date_ms(r) // 86_400_000 for rows in remembered.values() for r in rows}
@@ -180,7 +202,7 @@ elif len(days) < 2:
 else:
     st.plotly_chart(resources.shared_figure(charts.growth_figure, gf), key="chart_growth")
 
-af = activity_chart.activity_frame(activity)
+af = activity_chart.activity_frame(mine.activity)
 if af.empty:
     st.caption("🗓️ Nothing has happened to your memories yet.")
 elif af["day"].nunique() < 2:

@@ -9,7 +9,7 @@ import hashlib
 import logging
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import streamlit as st
 
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from memory import Maintenance, MaintenanceScheduler
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 def get_settings() -> Settings:
@@ -81,12 +82,20 @@ def shared_figure(build: Callable[[pd.DataFrame], Any], frame: pd.DataFrame) -> 
     return _figure(f"{build.__module__}.{build.__qualname__}", digest, build, frame)
 
 
+def per_version(name: str, version: str, load: Callable[[], T]) -> T:
+    """`load()`, once per process while `version` is the same (a user's write counter: a write
+    changes it), shared by every session and rerun; at most a minute old, for what changes
+    without a write (a memory's key expiring). The result is shared: never change it."""
+    return cast(T, _versioned(name, version, load))
+
+
 def release_all() -> None:
     """Close and forget every cached agent and coordinator (`on_release` closes them).
 
     Each coordinator holds an embedding model (~120 MB): tests that build one per namespace
     call this after each test."""
     _scheduler.clear()
+    _versioned.clear()
     _maintenance.clear()
     _agent.clear()
     _writer.clear()
@@ -183,6 +192,11 @@ def _scheduler(key: str, _maint: Maintenance) -> MaintenanceScheduler:
 @st.cache_resource(show_spinner=False, max_entries=32)
 def _figure(name: str, digest: str, _build: Callable[[Any], Any], _frame: Any) -> Any:
     return _build(_frame)  # name and digest: the key (arguments with a leading _ are not)
+
+
+@st.cache_resource(show_spinner=False, max_entries=64, ttl=60)
+def _versioned(name: str, version: str, _load: Callable[[], Any]) -> Any:
+    return _load()  # name and version: the key
 
 
 @st.cache_resource(show_spinner=False)

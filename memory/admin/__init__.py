@@ -15,7 +15,7 @@ from memory.admin.forget import ForgetReport, TopicForget, TopicMatch, TopicPrev
 from memory.admin.health import check_health
 from memory.admin.knowledge import load_knowledge
 from memory.admin.purge import UserPurge, clear_session, plan_user_purge, purge_user
-from memory.admin.stats import memory_stats
+from memory.admin.stats import memory_stats, note_write, writes_version
 from memory.admin.transfer import export_user, import_user, interrupted_imports
 
 __all__ = [
@@ -35,6 +35,8 @@ __all__ = [
     "load_knowledge",
     "list_memories",
     "memory_stats",
+    "note_write",
+    "writes_version",
     "plan_episodic_update",
     "plan_user_purge",
     "purge_user",

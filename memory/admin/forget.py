@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 from memory import activity
 from memory.admin import followups
 from memory.admin.followups import finish_followups
+from memory.admin.stats import note_write
 from memory.admin.topic_match import (
     ProcedureText,
     Selection,
@@ -197,6 +198,8 @@ class TopicForget:
         counts = self._delete(user_id, query, roots, data, chosen)
         went = sum(counts.get(k, 0) for k in ("memories", "facts", "procedures"))
         activity.record(self._stores.client, self._stores.keys, user_id, "forgotten", went)
+        if went:
+            note_write(self._stores.client, self._stores.keys, user_id)  # the Stats version
         return ForgetReport(user_id=user_id, query=query, items=items, counts=counts)
 
     # --- reading -------------------------------------------------------------------------

@@ -125,6 +125,7 @@ def plan_user_purge(stores: Stores, user_id: str) -> UserPurge:
         keys.judged_apart(user_id),
         keys.decay_state(user_id),
         keys.maintenance_last(user_id),
+        keys.writes(user_id),  # nothing left to be a version of
     ]
     for s in plan.sessions:
         plan.texts += [

@@ -2,12 +2,16 @@
 
 A user's stats count only what that user can recall (their memories, the shared facts and
 their own); how many other people use the store is in the store-wide stats (no user) only.
+`note_write` and `writes_version`: the counters a page caches a user's figures under.
 """
 
 from __future__ import annotations
 
+import redis
 from redisvl.query import CountQuery
 
+from memory.keys import Keys
+from memory.replies import as_str
 from memory.service import MemoryStats
 from memory.stores import Stores
 
@@ -43,3 +47,20 @@ def memory_stats(
         stats["short_term"]["message_count"] = stores.short_term.count(user_id, session_id)
         stats["short_term"]["ttl_seconds"] = stores.short_term.ttl(user_id, session_id)
     return stats
+
+
+def note_write(client: redis.Redis, keys: Keys, user_id: str | None) -> None:
+    """Bump the user's write counter after a write to their memories (the shared counter when
+    the write names no user): one INCR, after the write, so a reader that sees the new
+    version reads the new data."""
+    client.incr(keys.writes(user_id) if user_id else keys.shared_writes)
+
+
+def writes_version(client: redis.Redis, keys: Keys, user_id: str) -> str:
+    """The user's and the shared write counters, as one version string (one round trip; two
+    single-key reads: the keys are in different hash slots)."""
+    pipe = client.pipeline(transaction=False)
+    pipe.get(keys.writes(user_id))
+    pipe.get(keys.shared_writes)
+    mine, shared = (as_str(v) if v is not None else "0" for v in pipe.execute())
+    return f"{mine}.{shared}"

@@ -18,7 +18,7 @@ import redis
 from pydantic import BaseModel, Field
 from redisvl.query import CountQuery
 
-from memory import activity
+from memory import activity, admin
 from memory.config import Settings
 from memory.embeddings import CachedEmbedder
 from memory.errors import MemorySystemError
@@ -329,6 +329,8 @@ def maintain_user(
     ]
     if not dry_run:
         write_decay(stores, user_id, changes, state)
+        if report.summarised or report.merge_ids or gone or changes:
+            admin.note_write(stores.client, stores.keys, user_id)  # the Stats version
     return report
 
 

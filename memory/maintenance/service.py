@@ -8,6 +8,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
+from memory import admin
 from memory.boundary import translate_store_errors
 from memory.config import Settings
 from memory.embeddings import CachedEmbedder
@@ -95,7 +96,7 @@ class Maintenance:
         (no model now) marks the session waiting."""
         check_id(user_id)
         check_id(session_id, "session id")
-        return summaries.summarise_session(
+        outcome = summaries.summarise_session(
             self._stores,
             self._embedder,
             user_id,
@@ -106,6 +107,9 @@ class Maintenance:
             before_id=before_id,
             min_messages=self.settings.summary_min_messages,
         )
+        if outcome.memory_ids:
+            self._noted(user_id)
+        return outcome
 
     def summaries_waiting(self, user_id: str | None = None) -> list[dict[str, Any]]:
         """Sessions whose summary waits for the model: user_id, session_id, reason, since_ms."""
@@ -125,6 +129,7 @@ class Maintenance:
                 min_similarity=self.settings.consolidation_min_similarity,
                 proposal_similarity=self.settings.consolidation_proposal_similarity,
             )
+        self._noted(p.user_id)
         return record.id
 
     def reject_merge(self, proposal: dict[str, Any]) -> None:
@@ -142,7 +147,12 @@ class Maintenance:
         check_id(user_id)
         with self._lock():
             record = consolidate.undo_merge(self._stores, self._embedder, user_id, merge_id)
+        self._noted(user_id)
         return record.model_dump(mode="json")
+
+    def _noted(self, user_id: str) -> None:
+        """The user's memories changed: bump their Stats version."""
+        admin.note_write(self._stores.client, self._stores.keys, user_id)
 
     def last_report(self, user_id: str) -> dict[str, Any] | None:
         """The last real run that covered this user (their part of it only)."""

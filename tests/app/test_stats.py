@@ -182,3 +182,34 @@ def numbers(values) -> list[float]:  # type: ignore[no-untyped-def]
     if isinstance(values, dict) and "bdata" in values:
         return list(np.frombuffer(base64.b64decode(values["bdata"]), dtype=values["dtype"]))
     return list(values)
+
+
+def test_stats_reads_a_users_memories_once_per_write(  # type: ignore[no-untyped-def]
+    app_env, make_app, coordinator, monkeypatch
+):
+    """A new tab, another visit and a rerun show the figures read at the first visit (the
+    reads are cached under the user's write version); a write of the user's shows at the next
+    visit; another user's write reads nothing again."""
+    coordinator.add_episodic("alice", "I am vegetarian", event_type="preference")
+    reads: list[str] = []
+    per_day = coordinator.history.per_day  # the page's read of the user's activity
+
+    def counted(user_id: str) -> list[dict]:
+        reads.append(user_id)
+        return per_day(user_id)
+
+    monkeypatch.setattr(coordinator.history, "per_day", counted)
+
+    def remembered(at) -> str:  # type: ignore[no-untyped-def]
+        no_errors(at)
+        return {m.label: m.value for m in at.metric}["Things I remember about you"]
+
+    at = make_app("pages/stats.py")
+    assert remembered(at) == "1" and reads == ["alice"]
+    assert remembered(make_app("pages/stats.py")) == "1"  # a new session
+    assert remembered(open_section(at, "stats_more_memories")) == "1"  # a rerun
+    coordinator.add_episodic("bob", "I eat fish", event_type="preference")
+    assert remembered(make_app("pages/stats.py")) == "1" and reads == ["alice"]
+
+    coordinator.add_episodic("alice", "I run on Sundays", event_type="preference")
+    assert remembered(make_app("pages/stats.py")) == "2" and reads == ["alice", "alice"]

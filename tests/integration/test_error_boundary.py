@@ -59,6 +59,7 @@ CALLS: dict[str, Callable[[MemoryCoordinator], Any]] = {
     "set_session_title": lambda c: c.set_session_title(U, S, "Running plans"),
     "store_stopped_exchange": lambda c: c.store_stopped_exchange(U, S, "hello", "hi [stopped]"),
     "get_memory_stats": lambda c: c.get_memory_stats(U, S),
+    "stats_version": lambda c: c.stats_version(U),
     "clear_session_memories": lambda c: c.clear_session_memories(U, S),
     "clear_user_memories": lambda c: c.clear_user_memories(U),
     "export_user": lambda c: c.export_user(U),
