@@ -390,10 +390,10 @@ def test_a_killed_import_is_reported_by_the_next_command_and_finished_by_the_sam
     assert b"cut-user" in redis_client.smembers(keys.users)  # listed from the start
 
     def memory(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            [sys.executable, "-m", "memory", *args],
-            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
-        )  # fmt: skip
+        """The next commands, in this process as a subprocess would see them."""
+        from memory.cli import main
+
+        return run_main(main, list(args), env=env, cwd=tmp_path, prog="memory")
 
     nxt = memory("stats", "--user", "cut-user")
     assert nxt.returncode == 0, nxt.stderr
