@@ -40,7 +40,6 @@ from tests.e2e.st import (
     by_key,
     grid_cell,
     no_exceptions,
-    open_page,
     screenshot,
     select_grid_row,
     sidebar,
@@ -120,7 +119,12 @@ def open_and_load_the_persona(
 ) -> str:
     """Steps 1 and 2: the first screen, then *Load demo persona*; the new chat's id."""
     # --- 1. the chat page greets; memory-only mode is said once, at the top ----------------
-    open_page(page, server.url + "/?user=visitor", "💬 Chat with memory")
+    # The server's first run loads the embedding model: waited for with a bound a busy machine
+    # does not miss (30 s did, at load ~22), as tests/e2e/test_memory_editor.py's `warm` does.
+    page.goto(server.url + "/?user=visitor")
+    heading = page.get_by_role("heading", name="💬 Chat with memory", level=1)
+    expect(heading).to_be_visible(timeout=10 * TIMEOUT_MS)
+    wait_idle(page)
     expect(page.get_by_text("Tell me about yourself")).to_be_visible()
     banners = page.get_by_test_id("stAlert").filter(has_text="Memory-only mode")
     expect(banners).to_have_count(1 if offline else 0)
