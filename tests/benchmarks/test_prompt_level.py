@@ -50,9 +50,17 @@ def test_two_turns_that_read_alike_share_one_line_in_the_block() -> None:
     wide = prompt_row(coord, "u", "q", ["D1:1", "D9:1"], 2000)  # type: ignore[arg-type]
     assert wide.share == 1.0 and wide.lines == 5
     # the largest budget with room for all lines but the last (the note saying what was
-    # omitted takes room too)
-    fits = (b for b in range(2000, 0, -1) if prompt_row(coord, "u", "q", [], b).lines == 4)  # type: ignore[arg-type]
-    budget = next(fits)
+    # omitted takes room too): found by bisection, as a larger budget never shows fewer lines
+    low, high = 1, 2000  # lines(low) < 5 <= lines(high)
+    assert prompt_row(coord, "u", "q", [], low).lines < 5  # type: ignore[arg-type]
+    while high - low > 1:
+        mid = (low + high) // 2
+        if prompt_row(coord, "u", "q", [], mid).lines < 5:  # type: ignore[arg-type]
+            low = mid
+        else:
+            high = mid
+    budget = low
+    assert prompt_row(coord, "u", "q", [], budget).lines == 4  # type: ignore[arg-type]
     assert prompt_row(coord, "u", "q", ["D1:1"], budget).share == 1.0  # type: ignore[arg-type]
     assert prompt_row(coord, "u", "q", ["D9:1"], budget).share == 0.0  # type: ignore[arg-type]
 

@@ -1,5 +1,6 @@
-"""The app in a real browser: chat with streamed reply and execution details, the sidebar
-editor (add, find on Memories, delete), users, export, charts, and screenshots of each page."""
+"""The app in a real browser: chat with streamed reply and execution details, a new user typed
+in the sidebar, edit and export on Memories, charts, and screenshots of each page. (The
+sidebar's add is tests/e2e/test_forms.py's, its delete tests/e2e/test_chat_habits.py's.)"""
 
 from __future__ import annotations
 
@@ -108,30 +109,6 @@ def test_chat_streams_a_reply_with_execution_details(
     kept = messages.nth(5).get_by_test_id("stExpander").filter(has_text="Execution details")
     kept.get_by_text("Execution details").click()
     expect(kept.get_by_text("Used 1 thing I know about you: “I am vegetarian”")).to_be_visible()
-    no_exceptions(page)
-
-
-def test_sidebar_add_then_find_on_memories_then_delete(page: Page, app_server):
-    user = unique_user()
-    text = f"My cat is called {user.upper()}"
-    open_page(page, as_user(app_server.url, user), "💬 Chat with memory")
-    bar = sidebar(page)
-    bar.get_by_label("What should be remembered?").fill(text)
-    bar.get_by_role("button", name="Remember").click()
-    expect(page.get_by_test_id("stToast").filter(has_text="Remembered")).to_be_visible()
-
-    bar.get_by_role("link", name="Memories").click()
-    expect(page.get_by_role("heading", name="🗂️ Memories", level=1)).to_be_visible()
-    wait_idle(page)
-    table = by_key(page, "tbl_episodic")
-    expect(table).to_be_visible()
-    expect(grid_cell(table, text)).to_have_count(1)
-
-    bar.get_by_role("tab", name="🕒 Recent").click()
-    bar.locator("[class*='st-key-sb_row_'][class*='_del']").get_by_role("button").click()
-    expect(bar.get_by_text(f"Deleted “{text}”")).to_be_visible()  # Undo offered a few seconds
-    # carried out once the undo window has passed; the page then lists it no more
-    expect(page.get_by_text("No episodic memories yet")).to_be_visible(timeout=TIMEOUT_MS)
     no_exceptions(page)
 
 

@@ -7,8 +7,6 @@ from __future__ import annotations
 import inspect
 import json
 import os
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +19,7 @@ from memory.config import PROJECT_ROOT, Settings
 from memory.coordinator import MemoryCoordinator
 from memory.errors import StoreUnavailableError
 from memory.runtime.server import EmbeddedRedis
+from tests.in_process import run_main
 
 U, S = "boundary-user", "s1"
 MID = "01JCBOUNDARY00000000000000"
@@ -135,16 +134,12 @@ def test_health_reports_redis_down_instead_of_raising(stopped: MemoryCoordinator
 
 
 def test_the_cli_says_what_to_run_instead_of_a_traceback(tmp_path: Path) -> None:
+    from memory.cli import main
+
     env = {**os.environ, "REDIS_URL": f"redis://127.0.0.1:{free_port()}"}
     for args in (["export", "--user", U, "-o", str(tmp_path / "x.json")], ["stats", "--json"]):
-        proc = subprocess.run(
-            [sys.executable, "-m", "memory", *args],
-            cwd=PROJECT_ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        # in this process, as a subprocess would see it (tests/in_process.py)
+        proc = run_main(main, args, env=env, cwd=PROJECT_ROOT, prog="memory")
         assert proc.returncode == 1, proc.stderr
         assert "Traceback" not in proc.stderr
         assert "REDIS_URL" in proc.stderr

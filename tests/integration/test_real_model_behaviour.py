@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -23,6 +21,7 @@ from memory.maintenance import Maintenance
 from memory.models import MemoryType
 from memory.queries import ListQuery
 from tests.fakes.fake_ollama import FakeOllama, RecordedRequest, Scripted, remembered_lines
+from tests.in_process import run_main
 
 MODELS = ["qwen2.5:7b", "small4k:3b", "qwen3:4b", "gemma2:2b", "llama3.2:1b"]
 # Replies as long as local models write them (~300 tokens).
@@ -341,20 +340,16 @@ def test_the_model_check_probes_each_profile(
 
 
 def test_the_check_command_prints_json_and_exits_0(fake: FakeOllama, settings: Settings) -> None:
+    from agent.cli import main
+
     env = {
         **os.environ,
         "OLLAMA_HOST": fake.url,
         "OLLAMA_MODEL": "gemma2:2b",
         "MEMORY_NAMESPACE": settings.memory_namespace,
     }
-    out = subprocess.run(
-        [sys.executable, "-m", "agent", "check", "--json"],
-        cwd=PROJECT_ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    # in this process, as a subprocess would see it (test_agent_cli.py runs a real one)
+    out = run_main(main, ["check", "--json"], env=env, cwd=PROJECT_ROOT, prog="agent")
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     assert set(report) == {
@@ -368,14 +363,7 @@ def test_the_check_command_prints_json_and_exits_0(fake: FakeOllama, settings: S
     assert report["model"] == "gemma2:2b" and report["context_length"] == 8192
     assert "tools" not in report["capabilities"]
     assert {"name", "passed", "detail", "ms"} <= set(report["probes"][0])
-    status = subprocess.run(
-        [sys.executable, "-m", "agent", "status"],
-        cwd=PROJECT_ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    status = run_main(main, ["status"], env=env, cwd=PROJECT_ROOT, prog="agent")
     assert status.returncode == 0 and "8,192 tokens" in status.stdout and "gemma2" in status.stdout
 
 
