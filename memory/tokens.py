@@ -15,7 +15,7 @@ from typing import Protocol, TypeVar
 SAFETY = 1.1
 MESSAGE_OVERHEAD = 6
 
-_PIECES = re.compile(r"[A-Za-z0-9]+|[ \t]+|.", re.DOTALL)
+_WORDS = re.compile(r"[A-Za-z0-9]+")
 _CASE_CHANGE = re.compile(r"[a-z][A-Z]")
 
 
@@ -24,29 +24,23 @@ _CASE_CHANGE = re.compile(r"[a-z][A-Z]")
 # changing case (ids, hashes, base64) 1 per character. Other ASCII costs 1, a non-ASCII
 # character its UTF-8 bytes (byte-level BPE never spends more), spaces nothing.
 def _word_tokens(word: str) -> int:
+    if word.isalpha():
+        plain = word.islower() or word.isupper() or (word[0].isupper() and word[1:].islower())
+        if not plain and _CASE_CHANGE.search(word):  # camelCase, base64
+            return len(word)
+        letters = len(word)
+        return (letters + 2) // 3 if letters > 12 else 1 + (letters - 1) // 6
     digits = sum(c.isdigit() for c in word)
-    letters = len(word) - digits
-    if digits and letters or _CASE_CHANGE.search(word):  # an id, a hash, a URL path
-        return len(word)
-    if digits:
-        return digits
-    return (letters + 2) // 3 if letters > 12 else 1 + (letters - 1) // 6
+    return digits if digits == len(word) else len(word)  # a number; an id, a hash, a URL path
 
 
 def raw_tokens(text: str) -> int:
-    """The per-piece count, before `SAFETY`."""
-    n = 0
-    for piece in _PIECES.findall(text):
-        c = piece[0]
-        if c.isascii() and c.isalnum():
-            n += _word_tokens(piece)
-        elif c in " \t":
-            continue
-        elif c.isascii():
-            n += 1
-        else:
-            n += len(c.encode("utf-8", "surrogatepass"))
-    return n
+    """The per-piece count, before `SAFETY`: the words' tokens, plus every other character's
+    UTF-8 bytes (a word's letters and the spaces are taken out of the byte count again)."""
+    words = _WORDS.findall(text)
+    utf8 = len(text.encode("utf-8", "surrogatepass"))
+    spaces = text.count(" ") + text.count("\t")
+    return sum(map(_word_tokens, words)) - sum(map(len, words)) - spaces + utf8
 
 
 def estimate_tokens(text: str) -> int:

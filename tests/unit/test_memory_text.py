@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import random
+import re
+from pathlib import Path
 
 import pytest
 
@@ -22,6 +25,7 @@ from memory.tokens import (
     estimate_tokens,
     message_tokens,
     newest_within_budget,
+    raw_tokens,
     truncate_to_tokens,
 )
 
@@ -186,3 +190,33 @@ def test_a_recent_window_is_counted_once_per_message_across_turns() -> None:
     long_text = "word " * (CACHED_CHARS // 4)
     assert message_tokens(long_text) == estimate_tokens(long_text) + MESSAGE_OVERHEAD
     assert _short_message_tokens.cache_info().currsize == after.currsize
+
+
+def _tokens_piece_by_piece(text: str) -> int:
+    """The rule of memory/tokens.py said one piece at a time: the reference its faster count
+    must equal."""
+    n = 0
+    for piece in re.findall(r"[A-Za-z0-9]+|[ \t]+|.", text, re.DOTALL):
+        c = piece[0]
+        if c.isascii() and c.isalnum():
+            digits = sum(ch.isdigit() for ch in piece)
+            letters = len(piece) - digits
+            if digits and letters or re.search(r"[a-z][A-Z]", piece):
+                n += len(piece)
+            elif digits:
+                n += digits
+            else:
+                n += (letters + 2) // 3 if letters > 12 else 1 + (letters - 1) // 6
+        elif c not in " \t":
+            n += 1 if c.isascii() else len(c.encode("utf-8", "surrogatepass"))
+    return n
+
+
+def test_the_token_count_equals_the_piece_by_piece_rule() -> None:
+    rnd = random.Random(7)
+    alphabet = "abcXYZ019 \t\n.,é日🏃-_\"'{}"
+    texts = ["héllo wörld 日本語 🏃 isUpper ABc Hello x1y2 12345 a\tb\n", "AbCdEf", "a" * 40]
+    texts += ["".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 60))) for _ in range(2000)]
+    texts.append((Path(__file__).parents[2] / "docs" / "agent.md").read_text())
+    for text in texts:
+        assert raw_tokens(text) == _tokens_piece_by_piece(text), text
