@@ -175,7 +175,7 @@ def _forget_on_the_page(page: Page, app: AppServer, topic: str) -> str:
     """Forget `topic` on the Memories page, let the undo window pass; the page's report."""
     page.goto(app.url + "/memories")
     wait_idle(page)
-    page.get_by_role("tab", name="🧹 Forget a topic").click()
+    page.get_by_role("tab", name="🗑️ Forget").click()
     by_key(page, "fg_query").get_by_label("Topic").fill(topic)
     by_key(page, "fg_preview").get_by_role("button", name="Preview").click()
     wait_idle(page)
