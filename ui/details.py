@@ -218,12 +218,13 @@ def without_forgotten(r: TurnResult, forgotten: Collection[str]) -> TurnResult:
         if read and read[0].label.startswith("stored/") and read[0].text in gone:
             continue
         lines.append(raw)
-    kept = [
+    after = [read_block(raw) for raw in [*lines[1:], ""]]  # the line after each, read
+    kept = [  # a title stays while a line of its own follows (not the fence, not a title)
         raw
-        for i, raw in enumerate(lines)
+        for raw, nxt in zip(lines, after, strict=True)
         if not (read := read_block(raw))
         or read[0].kind != "title"
-        or any(b.kind == "memory" for b in read_block(lines[i + 1] if i + 1 < len(lines) else ""))
+        or (bool(nxt) and nxt[0].kind != "title")
     ]
     return r.model_copy(
         update={

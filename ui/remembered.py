@@ -35,8 +35,7 @@ def named(r: TurnResult) -> list[StoredMemory]:
 
 
 def forgotten(ctx: PageContext, r: TurnResult) -> set[str]:
-    """Ids of the memories this answer remembered that are gone (*Forget this*, a delete):
-    its details leave their texts out too (ui.details.without_forgotten)."""
+    """Ids of the memories this answer remembered that are gone (*Forget this*, a delete)."""
     gone: set[str] = set()
     with guard("Reading what this answer stored"):
         for m in named(r):
