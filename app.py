@@ -15,11 +15,18 @@ from memory.errors import InvalidInputError
 from memory.models import MAX_TEXT_CHARS, check_unicode, is_blank
 from ui import demo, private, resources, sessions, state
 from ui.answers import answer_text, hard_breaks, shown
-from ui.details import limit_lines, render_details, render_status, status_label, tool_title
+from ui.details import (
+    limit_lines,
+    render_details,
+    render_status,
+    status_label,
+    tool_title,
+    without_forgotten,
+)
 from ui.errors import guard, message_for
 from ui.format import ImageFreeStream, fmt_duration, md_text, no_images
 from ui.layout import PageContext, page_setup
-from ui.remembered import remembered_line
+from ui.remembered import forgotten, remembered_line
 from ui.stopping import StreamGuard, turn_started
 
 SUGGESTIONS = (
@@ -76,15 +83,16 @@ def history(ctx: PageContext) -> int:
             d = None
             if m.role == "assistant":
                 d = answer_details(ctx, details, kept, m)
+                gone = forgotten(ctx, d) if d is not None else set()
                 if d is not None:
-                    render_status(d)
+                    render_status(without_forgotten(d, gone))
             st.markdown(shown(answer_text(ctx, m.content) if m.role == "assistant" else m.content))
             if d is not None:
                 # keyed by the turn, as while it streamed: a rerun keeps the picks and the result
                 key = d.turn_id if d.turn_id and d.turn_id not in drawn else m.id
                 drawn.add(key)
                 remembered_line(ctx, d, key)
-                render_details(d, key=m.id)
+                render_details(d, key=m.id, forgotten=gone)
                 private.reanswer_controls(ctx, d, key)
     return len(messages)
 

@@ -25,6 +25,7 @@ from agent.profile import ModelProfile
 from agent.prompt import (
     history_window,
     render_memory_block,
+    without_notices,
 )
 from agent.replies import answer_hits, in_prompt, memory_only_reply, recall_status
 from agent.summarising import LLMSummariser, SessionSummaries, SummaryWorker, dropped_before
@@ -507,6 +508,9 @@ class ChatAgent:
                 # would only repeat it in recall.
                 store_episode=self.config.store_episodes and t.mode == "llm" and not t.stored,
                 turn_id=t.turn_id,
+                # the agent's notices (an echo cut, no answer) are the chat's, not the
+                # exchange's: recalled later, a model would take them for its own words
+                episode_answer=without_notices(t.reply),
                 # What the answer was given: the memories that reached the model, or those a
                 # reply without the model shows; the details and Stats count by the same rule.
                 used=[

@@ -16,6 +16,10 @@ from memory.recall.scoring import NEIGHBOUR_FLOOR
 
 #: At most this many memories answer a message without a model: the few that answer it.
 ANSWER_MEMORIES = 5
+#: A memory-only answer lists a memory at least this likely to answer the message. Fitted by
+#: `python -m benchmarks floor` on the development files (the answer's own floor), rounded:
+#: the fit lands on search's `SHOWN_FLOOR`, so a higher floor would cost evidence there.
+ANSWER_FLOOR = 0.12
 #: The groups a memory-only answer lists its memories under, by kind (a fact: "semantic").
 GROUPS = {
     "health_event": "Health",
@@ -108,11 +112,13 @@ def memory_only_reply(
     return "\n".join(lines).strip()
 
 
-def answer_hits(ctx: MemoryContext, stored: list[StoredMemory]) -> list[RecallHit]:
-    """The memories a memory-only answer gives, best first: those search would show people
-    (at or above `SHOWN_FLOOR`) that match the message on their own (`only_a_neighbour`), at
-    most `ANSWER_MEMORIES`; not one this turn just replaced."""
-    kept, _ = shown_hits([*without_replaced(ctx.episodic, stored), *ctx.semantic])
+def answer_hits(
+    ctx: MemoryContext, stored: list[StoredMemory], floor: float = ANSWER_FLOOR
+) -> list[RecallHit]:
+    """The memories a memory-only answer gives, best first: those at or above `floor` that
+    match the message on their own (`only_a_neighbour`), at most `ANSWER_MEMORIES`; not one
+    this turn just replaced."""
+    kept, _ = shown_hits([*without_replaced(ctx.episodic, stored), *ctx.semantic], floor)
     return [h for h in kept if not only_a_neighbour(h)][:ANSWER_MEMORIES]
 
 

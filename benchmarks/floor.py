@@ -23,11 +23,12 @@ file (bench "floor"), where BENCHMARKS.md reads them. Recall for the prompt is n
 its R@5 is `python -m benchmarks locomo`'s.
 
 The answer without a model lists memories from the recall before an answer
-(`retrieve_all_context`), not from the search box: per file, the command also reports what it
-lists (`agent.replies.answer_hits`) against the floor alone (the same recall, at or above the
-floor, at most `ANSWER_MEMORIES`): of the questions whose floored list holds their evidence,
-the share whose answer still does; the unanswerable questions it answers with nothing; and
-how many memories it lists per question.
+(`retrieve_all_context`), not from the search box, at or above a floor of its own
+(`agent.replies.ANSWER_FLOOR`): a short answer should not list what search would still show.
+That floor is fitted the same way on the same questions: of the questions whose list at the
+search floor (at most `ANSWER_MEMORIES`) holds their evidence, the share whose answer still
+does, plus the unanswerable questions it answers with nothing. Per file, the command reports
+both shares at the answer floor in use and how many memories it lists per question.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agent.replies import ANSWER_MEMORIES, answer_hits
+from agent.replies import ANSWER_FLOOR, ANSWER_MEMORIES, answer_hits
 from benchmarks import results
 from benchmarks.common import Progress, add_output_args, bench_coordinator, stamp, table
 from benchmarks.locomo import ingest, load, questions, turns_held
@@ -147,23 +148,27 @@ def _recalled(coord: MemoryCoordinator, user: str, question: str) -> MemoryConte
 
 
 def answer_lists(ctx: MemoryContext) -> tuple[list[RecallHit], list[RecallHit]]:
-    """(the floor alone, the memory-only answer's list) from one recall."""
+    """(the search floor alone, the memory-only answer's list at the search floor) from one
+    recall; the answer's own floor keeps the head of the second (both are best first)."""
     floored, _ = shown_hits([*ctx.episodic, *ctx.semantic])
-    return floored[:ANSWER_MEMORIES], answer_hits(ctx, [])
+    return floored[:ANSWER_MEMORIES], answer_hits(ctx, [], floor=SHOWN_FLOOR)
 
 
-def answer_shares(asked: list[tuple[bool, bool, int, int]], unanswered: list[int]) -> dict:
-    """`asked`: per answerable question (floored list holds evidence, answer does, listed by
-    the floor, listed by the answer); `unanswered`: memories the answer lists per
+def answer_shares(
+    asked: list[tuple[bool, float, int, list[float]]], unanswered: list[list[float]], floor: float
+) -> dict:
+    """At the answer's `floor`. `asked`: per answerable question (the search floor's list
+    holds evidence, the best evidence score of the answer's list or 0, how many the search
+    floor lists, the scores the answer's list holds); `unanswered`: those scores per
     unanswerable question."""
     had = [a for a in asked if a[0]]
+    listed = [sum(1 for s in a[3] if s >= floor) for a in asked]
+    s = shares([a[1] for a in had], [max(u, default=0.0) for u in unanswered], floor)
     return {
-        "answer_evidence_kept": round(sum(a[1] for a in had) / len(had), 4) if had else 0.0,
-        "answer_unanswerable_nothing": (
-            round(sum(1 for n in unanswered if n == 0) / len(unanswered), 4) if unanswered else 0.0
-        ),
+        "answer_evidence_kept": s["evidence_kept"],
+        "answer_unanswerable_nothing": s["unanswerable_nothing"],
         "floor_listed": round(sum(a[2] for a in asked) / len(asked), 2) if asked else 0.0,
-        "answer_listed": round(sum(a[3] for a in asked) / len(asked), 2) if asked else 0.0,
+        "answer_listed": round(sum(listed) / len(asked), 2) if asked else 0.0,
     }
 
 
@@ -183,7 +188,7 @@ def run(
         scored: list[tuple[float, bool]] = []
         evidence_best: list[float] = []
         n_questions = 0
-        asked: list[tuple[bool, bool, int, int]] = []
+        asked: list[tuple[bool, float, int, list[float]]] = []
         for sample in data:
             user = USER_PREFIX + sample["sample_id"]
             for q in questions(sample):
@@ -200,7 +205,7 @@ def run(
                 progress(f"{name}: questions {n_questions}")
         users = [s["sample_id"] for s in data]
         unanswerable_best = []
-        unanswered: list[int] = []
+        unanswered: list[list[float]] = []
         for user, question in read_unanswerable(unanswerable, users):
             hits = _search(coord, USER_PREFIX + user, question)
             unanswerable_best.append(max((h.score for h in hits), default=0.0))
@@ -213,10 +218,11 @@ def run(
                 gold = {str(e) for e in q["evidence"]}
                 floored, listed = answer_lists(_recalled(coord, user, str(q["question"])))
                 kept = any(set(turns_held(h)) & gold for h in floored)
-                still = any(set(turns_held(h)) & gold for h in listed)
-                asked.append((kept, still, len(floored), len(listed)))
+                best = max((h.score for h in listed if set(turns_held(h)) & gold), default=0.0)
+                asked.append((kept, best, len(floored), [h.score for h in listed]))
         for user, question in read_unanswerable(unanswerable, users):
-            unanswered.append(len(answer_lists(_recalled(coord, USER_PREFIX + user, question))[1]))
+            listed = answer_lists(_recalled(coord, USER_PREFIX + user, question))[1]
+            unanswered.append([h.score for h in listed])
         progress(f"{name}: answers without a model")
         per_file[name] = {
             "n_questions": n_questions,
@@ -225,14 +231,20 @@ def run(
             "evidence_best": evidence_best,
             "unanswerable_best": unanswerable_best,
             "bands": band_table(scored, SHOWN_FLOOR),
-            "answer": answer_shares(asked, unanswered),
+            "asked": asked,
+            "unanswered": unanswered,
         }
     progress.done("asked every question")
     fitted = fit_floor(
         [s for f in per_file.values() for s in f["evidence_best"]],
         [s for f in per_file.values() for s in f["unanswerable_best"]],
     )
+    answer_fitted = fit_floor(
+        [a[1] for f in per_file.values() for a in f["asked"] if a[0]],
+        [max(u, default=0.0) for f in per_file.values() for u in f["unanswered"]],
+    )
     for f in per_file.values():
+        f["answer"] = answer_shares(f.pop("asked"), f.pop("unanswered"), ANSWER_FLOOR)
         f["at_floor"] = shares(f["evidence_best"], f["unanswerable_best"], SHOWN_FLOOR)
         f["at_fitted"] = shares(f["evidence_best"], f["unanswerable_best"], fitted)
         f["curve"] = {str(c): shares(f["evidence_best"], f["unanswerable_best"], c) for c in CURVE}
@@ -241,6 +253,8 @@ def run(
         "k": K,
         "floor": SHOWN_FLOOR,
         "fitted_floor": fitted,
+        "answer_floor": ANSWER_FLOOR,
+        "fitted_answer_floor": answer_fitted,
         "unanswerable_set": Path(unanswerable).name,
         "files": per_file,
         **stamped,
@@ -285,7 +299,8 @@ def render(result: dict[str, Any]) -> str:
             answers,
         )
         + f"\n\n{counts}\nfloor in use {result['floor']}, fitted on these files "
-        f"{result['fitted_floor']}\ncommit {result['commit']}, {result['date']}"
+        f"{result['fitted_floor']}\nthe answer's floor in use {result['answer_floor']}, "
+        f"fitted {result['fitted_answer_floor']}\ncommit {result['commit']}, {result['date']}"
     )
 
 
@@ -295,6 +310,8 @@ def figures(result: dict[str, Any], name: str) -> dict[str, Any]:
     out: dict[str, Any] = {
         "floor": result["floor"],
         "fitted_floor": result["fitted_floor"],
+        "answer_floor": result["answer_floor"],
+        "fitted_answer_floor": result["fitted_answer_floor"],
         "evidence_kept": f["at_floor"]["evidence_kept"],
         "unanswerable_nothing": f["at_floor"]["unanswerable_nothing"],
         "questions": f["n_questions"],

@@ -156,6 +156,18 @@ RESULT_ROWS = (
     ("Personal: a moderate hit shown is evidence", FLOOR_PERSONAL, "moderate_precision", _r),
     ("Personal: a hit below the floor (not shown) is evidence", FLOOR_PERSONAL,
      "below_floor_precision", _r),
+    ("Answer without a model: its floor, fitted on the same questions", FLOOR_PERSONAL,
+     "fitted_answer_floor", lambda v: f"{v:.3f}"),
+    ("Answer without a model: its floor in use (the fit, rounded)", FLOOR_PERSONAL,
+     "answer_floor", lambda v: f"{v:.2f}"),
+    ("Personal: unanswerable questions the answer without a model lists nothing for",
+     FLOOR_PERSONAL, "answer_unanswerable_nothing", _r),
+    ("LoCoMo: unanswerable questions the answer without a model lists nothing for",
+     FLOOR_LOCOMO, "answer_unanswerable_nothing", _r),
+    ("Personal: evidence listed at the search floor that the answer still lists",
+     FLOOR_PERSONAL, "answer_evidence_kept", _r),
+    ("LoCoMo: evidence listed at the search floor that the answer still lists", FLOOR_LOCOMO,
+     "answer_evidence_kept", _r),
 )  # fmt: skip
 
 #: the runs whose figures are timings: shown per kind of CPU

@@ -333,11 +333,14 @@ class MemoryCoordinator:
         store_episode: bool = True,
         turn_id: str | None = None,
         used: Sequence[str] = (),
+        episode_answer: str | None = None,
     ) -> StoredInteraction:
         """Both messages to short-term, the exchange as an episodic interaction, the tool
         sequence with its outcome to procedural memory. `turn_id` is kept in the messages'
         metadata so a UI can find the turn's details again; `used`: the ids of the memories
-        the answer was given, recorded under that turn in the same transaction."""
+        the answer was given, recorded under that turn in the same transaction;
+        `episode_answer`: the answer as the logged exchange keeps it (the chat's own notices
+        left out by the agent), the answer itself when None."""
         t0 = time.perf_counter()
         msgs = self._exchange(user_message, assistant_response, turn_id)
         check_id(user_id)
@@ -357,8 +360,11 @@ class MemoryCoordinator:
             # The question's embedding is usually cached from the recall of this turn.
             qvec, _ = self.embedder.embed_query(msgs[0].content)
         if store_episode:
+            answer = msgs[1]
+            if episode_answer is not None:
+                answer = answer.model_copy(update={"content": episode_answer})
             mem = EpisodicStore.build_interaction(
-                user_id, session_id, msgs[0], msgs[1], tools_used or [], self.stores.pii
+                user_id, session_id, msgs[0], answer, tools_used or [], self.stores.pii
             )
             self.episodic.write(pipe, mem, qvec)  # type: ignore[arg-type]
             result["episodic"] = mem.id

@@ -122,6 +122,7 @@ class AgentMemory(Protocol):
         store_episode: bool = True,
         turn_id: str | None = None,
         used: Sequence[str] = (),
+        episode_answer: str | None = None,
     ) -> StoredInteraction: ...
 
     def recent_messages(self, user_id: str, session_id: str, n: int = 50) -> list[ChatMessage]: ...

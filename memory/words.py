@@ -23,6 +23,7 @@ class Words(BaseModel):
     how: dict[str, str]
     steps: dict[str, str]
     origins: dict[str, str]
+    extraction: dict[str, str]
     fields: dict[str, str]
 
 
@@ -65,6 +66,10 @@ def how_words(how: object) -> str:
 
 def step_word(step: object) -> str:
     return _say(table().steps, step)  # retrieve_all_context → recall before an answer
+
+
+def extraction_words(outcome: object) -> str:
+    return _say(table().extraction, outcome)  # skipped → messages without a model: only …
 
 
 def field_word(field: object) -> str:

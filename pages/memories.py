@@ -10,11 +10,12 @@ from ui import undo
 from ui.browse import episodic_tab, procedural_tab, semantic_tab, short_term_tab
 from ui.counts import counts_of
 from ui.errors import guard
-from ui.forget import forget_tab
+from ui.forget import forget_and_clear_tab
 from ui.format import TYPE_HELP, md_text, type_label
 from ui.layout import page_setup
 from ui.maintenance import maintenance_tab
-from ui.manage import add_tab, cleanup_tab, search_tab, transfer_tab
+from ui.manage import add_tab, search_tab, transfer_tab
+from ui.phone import tabs_wrap_when_narrow
 from ui.user_profile import TITLE as PROFILE_TITLE
 from ui.user_profile import user_profile_panel
 
@@ -59,6 +60,7 @@ with guard("Counting memories"):
             f"{'s' * (built_in != 1)} every user shares."
         )
 
+tabs_wrap_when_narrow()  # nine tabs are wider than a phone
 tabs = st.tabs(
     [
         type_label("episodic"),
@@ -68,11 +70,11 @@ tabs = st.tabs(
         "🔎 Search",
         "➕ Add",
         "⇅ Import / export",
-        "🧹 Clean up",
         "🩺 Maintenance",
-        "🧹 Forget a topic",
+        "🗑️ Forget",
     ]
 )
+
 for tab, render in zip(
     tabs,
     (
@@ -83,9 +85,8 @@ for tab, render in zip(
         search_tab,
         add_tab,
         transfer_tab,
-        cleanup_tab,
         maintenance_tab,
-        forget_tab,
+        forget_and_clear_tab,
     ),
     strict=True,
 ):

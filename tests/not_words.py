@@ -1,5 +1,6 @@
 """What no person should read on a screen: code names, ids, bracketed kinds, the engineering
-words and raw numbers a walk found (p50, "1min buckets", tokens, a score as 0.70), a tag the
+words and raw numbers a walk found (p50, "1min buckets", tokens, a score as 0.70, a hit rate,
+milliseconds, "16 skipped"), a tag the
 app added itself. One checker for the browser walk (tests/e2e/test_plain_words.py), the help
 texts AppTest reads (tests/app/test_plain_words.py) and the word tables (tests/unit)."""
 
@@ -19,8 +20,13 @@ NOT_WORDS = {
     # a model's measure where a person reads a size ("about 150 tokens", "8,192-token window")
     "tokens": re.compile(r"\b[\d,]+[ -]tokens?\b(?!/s)"),
     "engineering word": re.compile(
-        r"\b(?:Redis|In-process|LLM|Recall path|[Ss]essions?|[Ee]mbeddings?)\b|\(model ran\)"
+        r"\b(?:Redis|In-process|LLM|Recall path|[Ss]essions?|[Ee]mbeddings?|[Hh]it rates?)\b"
+        r"|\(model ran\)"
     ),
+    # a time as an engineer measures it: people read seconds ("under a tenth of a second")
+    "milliseconds": re.compile(r"\b\d+(?:[.,]\d+)?\s?ms\b|\(ms\)"),
+    # a count of something left undone that does not say why ("16 skipped")
+    "bare count": re.compile(r"\b\d+ (?:skipped|jobs?)\b"),
     # a score shown as its number beside its name (a slider's own value is a control's)
     "raw score": re.compile(r"\b(?:[Ii]mportance|[Ss]core|[Cc]onfidence):?[ \t]*[01]\.\d{2}\b"),
     "the app's own tag": re.compile(r"\b[Tt]ags?:[^·\n]*\bdemo\b"),

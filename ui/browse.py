@@ -19,12 +19,15 @@ from ui import usage as usage_ui
 from ui.errors import guard, run_action
 from ui.expiry import expiry_inputs, expiry_value
 from ui.format import (
+    IMPORTANCE_VALUES,
     REMEMBERED_KINDS,
     day_end_ms,
     day_start_ms,
     event_label,
     fmt_ms_time,
     hidden_tags,
+    importance_picker,
+    importance_word,
     md_text,
     memory_text,
     no_images,
@@ -213,14 +216,19 @@ def _editor_title(what: str, text: Any) -> None:
 
 
 def episodic_tab(ctx: PageContext) -> None:
-    f1, f2, f3, f4 = st.columns([3, 2, 2, 2])
-    kinds = f1.multiselect(
-        "Kind",
-        [e.value for e in EventType],
-        format_func=event_label,
-        key="f_ep_kinds",
-        placeholder="All kinds",
+    # pills, not a multiselect: its list stays open over the table after every pick
+    kinds = (
+        st.pills(
+            "Kind",
+            [e.value for e in EventType],
+            selection_mode="multi",
+            format_func=event_label,
+            key="f_ep_kinds",
+            help="None picked: every kind",
+        )
+        or []
     )
+    f2, f3, f4 = st.columns(3)
     with f2:
         since, until = _date_filter("f_ep_dates")
     tags = parse_tags(f3.text_input("Tags", key="f_ep_tags", placeholder="diet, running"))
@@ -315,9 +323,7 @@ def _edit_episodic(ctx: PageContext, memory_id: str, table_key: str) -> None:
         )
         c2.text_input("Tags", value=", ".join(tag_list(rec.get("tags"))), key=f"{p}_tags")
         c3, c4 = st.columns(2)
-        c3.slider(
-            "Importance", 0.0, 1.0, float(rec.get("importance") or 0.5), 0.05, key=f"{p}_importance"
-        )
+        importance_picker(c3, f"{p}_importance", rec.get("importance") or 0.5)
         with c4:
             expiry_inputs(p, rec.get("expires_at"))
         if origin := _origin(rec):
@@ -375,9 +381,9 @@ def _on_save_episodic(
     tags = parse_tags(ss[f"{p}_tags"]) + hidden_tags(rec.get("tags"))
     if tags != list(rec.get("tags") or []):
         changes["tags"] = tags
-    importance = ss[f"{p}_importance"]
-    if abs(importance - float(rec.get("importance") or 0.5)) > 1e-9:
-        changes["importance"] = importance
+    # a word changes the number only when it is another word: 0.9 stays 0.9 while "high"
+    if (said := ss[f"{p}_importance"]) != importance_word(rec.get("importance") or 0.5):
+        changes["importance"] = IMPORTANCE_VALUES[said]
     expires = expiry_value(p)
     if expires != rec.get("expires_at") and not (expires is None and not rec.get("expires_at")):
         changes["expires_at"] = expires

@@ -11,6 +11,7 @@ import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 
+from memory import words
 from memory.words import step_word
 from ui.format import (
     CHART_DAY,
@@ -439,7 +440,7 @@ def hit_rate_figure(hr: pd.DataFrame) -> go.Figure:
         color_discrete_map=TYPE_COLORS,
         text=hr["rate"].map(lambda r: f"{r:.0%}"),
         hover_data={"hits": True, "misses": True, "type": False},
-        labels={"rate": "hit rate", "Type": ""},
+        labels={"rate": "found something", "hits": "found", "misses": "found nothing", "Type": ""},
         title="How often recall found something",
         legend=False,
     )
@@ -547,20 +548,25 @@ def growth_figure(gf: pd.DataFrame) -> go.Figure:
 # --- extraction --------------------------------------------------------------------------
 
 
+#: a memory extraction found again (a duplicate), in words
+KNOWN = "already known, not stored again"
+
+
 def extraction_frame(counters: dict[str, int], outcomes: list[Any] | None = None) -> pd.DataFrame:
     """Extraction outcomes from the `extraction_*` counters; when there are none, from the
     agent's in-process extraction log (jobs by status, memories stored, duplicates)."""
     rows = [
-        {"outcome": k.removeprefix("extraction_").replace("_", " "), "count": int(v)}
+        {"outcome": words.extraction_words(k.removeprefix("extraction_")), "count": int(v)}
         for k, v in counters.items()
         if k.startswith("extraction_")
     ]
     if not rows and outcomes:
         tally: dict[str, int] = {}
         for o in outcomes:
-            tally[f"jobs {o.status}"] = tally.get(f"jobs {o.status}", 0) + 1
+            said = words.extraction_words(o.status)
+            tally[said] = tally.get(said, 0) + 1
             tally["memories stored"] = tally.get("memories stored", 0) + len(o.stored)
-            tally["duplicates skipped"] = tally.get("duplicates skipped", 0) + int(o.duplicates)
+            tally[KNOWN] = tally.get(KNOWN, 0) + int(o.duplicates)
         rows = [{"outcome": k, "count": v} for k, v in tally.items()]
     return pd.DataFrame(rows, columns=["outcome", "count"]).sort_values("count", ascending=False)
 
@@ -568,11 +574,11 @@ def extraction_frame(counters: dict[str, int], outcomes: list[Any] | None = None
 def extraction_figure(ef: pd.DataFrame) -> go.Figure:
     def color(outcome: str) -> str:
         o = outcome.lower()
-        if any(w in o for w in ("fail", "error", "invalid")):
+        if any(w in o for w in ("could not", "made up", "error", "invalid")):
             return "#E15759"
-        if any(w in o for w in ("dup", "skip")):
+        if any(w in o for w in ("already", "without a model")):
             return "#BAB0AC"
-        if any(w in o for w in ("supersed", "retry")):
+        if any(w in o for w in ("waiting", "retry")):
             return "#F28E2B"
         return "#59A14F"
 

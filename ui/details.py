@@ -4,12 +4,13 @@ is shown escaped (`md_text`), image-free (`no_images`) or in `st.code`, never as
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 
-from agent.prompt import BlockLine, read_block
+from agent.prompt import BlockLine, read_block, unfenced
 from agent.replies import answer_hits, in_prompt, is_conversation
 from agent.speed import speed_text
 from agent.types import BudgetSplit, StoredMemory, ToolCallRecord, TurnResult, WindowReport
@@ -185,7 +186,42 @@ def render_status(r: TurnResult) -> None:
         box.write(line)
 
 
-def render_details(r: TurnResult, *, key: str, expanded: bool = False) -> None:
+def without_forgotten(r: TurnResult, forgotten: Collection[str]) -> TurnResult:
+    """The details once *Forget this* took back memories the turn stored (`forgotten`: their
+    ids): their texts leave what it stored and the memory block shown (their lines under
+    "stored from the current message", and a title left with nothing under it)."""
+    gone = {unfenced(m.text) for m in r.stored if m.id in forgotten}
+    if not gone:
+        return r
+    lines = []
+    for raw in r.memory_block.splitlines():
+        read = read_block(raw)
+        if read and read[0].label.startswith("stored/") and read[0].text in gone:
+            continue
+        lines.append(raw)
+    after = [read_block(raw) for raw in [*lines[1:], ""]]  # the line after each, read
+    kept = [  # a title stays while a line of its own follows (not the fence, not a title)
+        raw
+        for raw, nxt in zip(lines, after, strict=True)
+        if not (read := read_block(raw))
+        or read[0].kind != "title"
+        or (bool(nxt) and nxt[0].kind != "title")
+    ]
+    return r.model_copy(
+        update={
+            "stored": [m for m in r.stored if m.id not in forgotten],
+            "memory_block": "\n".join(kept),
+        }
+    )
+
+
+def render_details(
+    r: TurnResult, *, key: str, expanded: bool = False, forgotten: Collection[str] = ()
+) -> None:
+    """`forgotten`: ids of memories the turn stored that were forgotten since (shown without
+    their text, `without_forgotten`)."""
+    n_forgotten = sum(m.id in forgotten for m in r.stored)
+    r = without_forgotten(r, forgotten)
     tools, stored, thinking = r.tools, r.stored, r.thinking
     with st.expander("🔍 Execution details", expanded=expanded):
         st.markdown(lead_line(r))
@@ -205,7 +241,9 @@ def render_details(r: TurnResult, *, key: str, expanded: bool = False) -> None:
         with tabs[1]:
             _tools(tools)
         with tabs[2]:
-            _stored(stored, r.extraction, r.recalled)
+            if n_forgotten:
+                st.caption(f"Forgotten since: {n_forgotten} memory this answer stored.")
+            _stored(stored, r.extraction, r.recalled, forgotten=n_forgotten)
         with tabs[3]:
             _prompt(r)
             _window(r.window, key)
@@ -476,11 +514,13 @@ def _tools(tools: list[ToolCallRecord]) -> None:
                     st.code(str(result), language=None, wrap_lines=True)
 
 
-def _stored(stored: list[StoredMemory], extraction: str, recalled: MemoryContext) -> None:
+def _stored(
+    stored: list[StoredMemory], extraction: str, recalled: MemoryContext, *, forgotten: int = 0
+) -> None:
     # The memory a new one replaced is usually among this turn's recalled hits: name it by
     # its text rather than its id.
     known = {h.id: h.text for h in recalled.episodic}
-    if not stored:
+    if not stored and not forgotten:
         st.caption("Nothing new was stored by this turn (besides the chat history).")
     for m in stored:
         kind = event_label(m.event_type) if m.event_type else ""

@@ -1,4 +1,5 @@
-"""Memories page, *Forget a topic* tab: a topic -> the preview (what mentions it; untick what
+"""Memories page, *Forget* tab (below it, clearing a chat and purging the user: ui.manage).
+Forgetting a topic: a topic -> the preview (what mentions it; untick what
 should stay) -> "Forget N items and what came from them" -> an undo window of `UNDO_S`
 seconds -> done, with a count of what went in the same unit (`memory.TopicForget`,
 `ForgetReport.summary`: the CLI says the same).
@@ -21,6 +22,7 @@ import streamlit as st
 from ui import state
 from ui.errors import guard, run_action
 from ui.format import fmt_ms_time, md_text, snippet, type_label
+from ui.manage import cleanup_tab
 
 if TYPE_CHECKING:
     from memory import TopicForget
@@ -31,6 +33,13 @@ PENDING_KEY = "forget_pending"  # {"user_id", "query", "keep", "n", "at"}
 DONE_KEY = "forget_done"  # {"user_id", "query", "summary"}
 #: Seconds the Undo stays offered before the forget is carried out.
 UNDO_S = 8.0
+
+
+def forget_and_clear_tab(ctx: PageContext) -> None:
+    """Every way to delete for good, in one tab: a topic, then a chat or the whole user."""
+    forget_tab(ctx)
+    st.divider()
+    cleanup_tab(ctx)
 
 
 def forget_tab(ctx: PageContext) -> None:

@@ -121,6 +121,14 @@ def about_words(tokens: int) -> int:
 IMPORTANCE_WORDS = ((0.7, "high"), (0.4, "medium"), (0.0, "low"))
 
 
+#: The importance a word sets when a person picks it (inside its range; medium: the default)
+IMPORTANCE_VALUES = {"low": 0.2, "medium": 0.5, "high": 0.8}
+IMPORTANCE_HELP = (
+    "How much it matters: more important memories come first in what I know about you and "
+    "weigh a little more when I recall."
+)
+
+
 def importance_word(value: Any) -> str:
     """`high` for 0.7 and above, `medium` from 0.4, else `low` ("" for no number)."""
     try:
@@ -128,6 +136,20 @@ def importance_word(value: Any) -> str:
     except (TypeError, ValueError):
         return ""
     return next((w for least, w in IMPORTANCE_WORDS if v >= least), "low")
+
+
+def importance_picker(where: Any, key: str, value: Any = None) -> str:
+    """A low / medium / high slider for a memory's importance (`value`: its number now), in
+    words as the tables show it; `IMPORTANCE_VALUES` turns a changed word into a number."""
+    return str(
+        where.select_slider(
+            "Importance",
+            list(IMPORTANCE_VALUES),
+            value=importance_word(value) or "medium",
+            key=key,
+            help=IMPORTANCE_HELP,
+        )
+    )
 
 
 def tag_list(value: Any) -> list[str]:
@@ -164,15 +186,17 @@ def day_end_ms(d: date) -> int:
 
 
 def fmt_duration(ms: Any) -> str:
+    """A time as people say it: `under a tenth of a second`, `0.3 seconds`, `2.4 seconds`,
+    `14 seconds` (milliseconds are the charts' unit, for those who measure)."""
     try:
         v = float(ms)
     except (TypeError, ValueError):
         return "–"
-    if v >= 1000:
-        return f"{v / 1000:.2f} s"
-    if v >= 10:
-        return f"{v:.0f} ms"
-    return f"{v:.1f} ms"
+    if v < 100:
+        return "under a tenth of a second"
+    if v >= 9_950:
+        return f"{v / 1000:.0f} seconds"
+    return f"{v / 1000:.1f} second{'s' if round(v / 100) != 10 else ''}"
 
 
 def snippet(text: Any, n: int = 80) -> str:

@@ -20,8 +20,10 @@ from ui.details import HIT_COLUMNS, hits_frame, why_words
 from ui.errors import guard, message_for
 from ui.expiry import expiry_inputs, expiry_value
 from ui.format import (
+    IMPORTANCE_VALUES,
     NO_MORE_RELEVANT,
     event_label,
+    importance_picker,
     md_text,
     no_images,
     parse_tags,
@@ -50,7 +52,7 @@ def search_tab(ctx: PageContext) -> None:
         )
         c3.form_submit_button("Search", type="primary", key="s_go", icon="🔎")
         with st.expander("Options"):
-            o1, o2, o3 = st.columns(3)
+            o1, o2 = st.columns(2)
             k = o1.slider("Results per type", 1, 30, 10, key="s_k")
             min_score = o2.slider(
                 "Minimum score",
@@ -61,9 +63,10 @@ def search_tab(ctx: PageContext) -> None:
                 key="s_min",
                 help="Weaker matches are hidden; lower it to see them too.",
             )
-            kinds = o3.multiselect(
+            kinds = st.pills(  # a multiselect's list stays open after every pick
                 "Kinds (episodic)",
                 [e.value for e in EventType],
+                selection_mode="multi",
                 format_func=event_label,
                 key="s_kinds",
             )
@@ -154,7 +157,7 @@ def add_tab(ctx: PageContext) -> None:
                 key="a_kind",
             )
             tags = c2.text_input("Tags", key="a_tags", placeholder="health, food")
-            importance = c3.slider("Importance", 0.0, 1.0, 0.5, 0.05, key="a_importance")
+            importance = IMPORTANCE_VALUES[importance_picker(c3, "a_importance")]
         else:
             kind = c1.text_input("Category", key="a_category", placeholder="general")
             fact_type = c2.text_input("Fact type", key="a_fact_type", placeholder="general")

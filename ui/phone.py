@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from ui.format import fmt_ms_time, importance_word, md_text
+from ui.format import fmt_ms_time, md_text
 
 #: Streamlit lays the sidebar over the page (instead of beside it) below this width
 NARROW_PX = 768
@@ -36,10 +36,24 @@ _ROWS_ONLY_WHEN_NARROW = f"""
 @media (min-width: {NARROW_PX}px) {{ div[class*="st-key-rows_"] {{ display: none; }} }}
 </style>
 """
+#: A row of tabs wider than a phone scrolls, and the tabs past its edge are never seen: below
+#: NARROW_PX they wrap onto more rows, the chosen one underlined itself (the sliding underline
+#: follows one row only)
+_TABS_WRAP_WHEN_NARROW = f"""
+<style>
+@media (max-width: {NARROW_PX - 1}px) {{
+  [data-testid="stMain"] [role="tablist"] {{ flex-wrap: wrap; row-gap: 0.25rem; }}
+  [data-testid="stMain"] [data-baseweb="tab-highlight"] {{ display: none; }}
+  [data-testid="stMain"] [role="tab"][aria-selected="true"] {{
+    box-shadow: inset 0 -2px 0 currentColor;
+  }}
+}}
+</style>
+"""
 #: columns a row's text leaves out: ids and the pin (shown as a 📌 before the text)
 _NOT_SHOWN = {"id", "📌"}
 #: columns said in words rather than as their number (the grid draws a bar for it)
-_IN_WORDS = {"Importance": importance_word, "Avg score": lambda v: f"{float(v):.0%}"}
+_IN_WORDS = {"Avg score": lambda v: f"{float(v):.0%}"}
 
 
 def _value(v: Any) -> str:
@@ -71,6 +85,11 @@ def readable_rows(df: pd.DataFrame, key: str) -> None:
             )
             st.markdown(f"{pin}{md_text(_value(row[text]))}  \n:gray[{md_text(meta)}]")
         st.caption("Tick a row in the table below to edit it.")
+
+
+def tabs_wrap_when_narrow() -> None:
+    """Every tab of the page in sight on a phone (`_TABS_WRAP_WHEN_NARROW`); draws nothing."""
+    st.html(_TABS_WRAP_WHEN_NARROW)
 
 
 def close_sidebar_after_navigation() -> None:

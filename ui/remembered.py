@@ -28,6 +28,18 @@ def named(r: TurnResult) -> list[StoredMemory]:
     return [m for m in r.stored if m.how in NAMED_HOW and m.memory_type == "episodic"]
 
 
+def forgotten(ctx: PageContext, r: TurnResult) -> set[str]:
+    """Ids of the memories this answer remembered that are gone (*Forget this*, a delete)."""
+    gone: set[str] = set()
+    with guard("Reading what this answer stored"):
+        for m in named(r):
+            try:
+                ctx.coordinator.get_memory(ctx.user_id, "episodic", m.id)
+            except NotFoundError:
+                gone.add(m.id)
+    return gone
+
+
 def masked_note(labels: list[str]) -> str:
     return f"🔒 stored without your {', '.join(labels)}"
 

@@ -32,7 +32,8 @@ def window_samples(
 
 
 def recall_details(df: pd.DataFrame, window: str) -> None:
-    """Latency of every stage per memory type, hit rates per type, and the numbers."""
+    """Latency of every stage per memory type, how often recall found something per type,
+    and the numbers."""
     if df.empty:
         st.caption(
             f"No measurements in this window ({window.lower()}) yet. Chat on the **Chat** "
@@ -66,7 +67,7 @@ def recall_details(df: pd.DataFrame, window: str) -> None:
     a.plotly_chart(charts.latency_bars(table), key="chart_latency_bars")
     hr = charts.hit_rate_frame(df)
     if hr.empty:
-        b.caption("Hit rates per memory type appear once a recall has found or missed.")
+        b.caption("How often recall found something, per memory type, shows once one has run.")
     else:
         b.plotly_chart(charts.hit_rate_figure(hr), key="chart_hit_rate")
     st.dataframe(

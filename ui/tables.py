@@ -13,7 +13,10 @@ from ui.format import (
     GRID_DAY,
     GRID_SECONDS,
     GRID_TIME,
+    IMPORTANCE_HELP,
     event_label,
+    fmt_duration,
+    importance_word,
     snippet,
     tag_list,
     to_datetime,
@@ -31,17 +34,17 @@ def _bool(value: Any) -> bool:
     return bool(value)
 
 
-#: Memory first and wrapped, then what a reader scans (kind, tags, dates, status); bookkeeping
+#: Memory first and wrapped, then what a reader scans (kind, tags, status, dates); bookkeeping
 #: (replaced by, chat) last; the id is kept for the selection, never drawn (ID_HIDDEN). At
-#: 1280 px wide (sidebar open) Expires stays on screen.
+#: 1280 px wide (sidebar open) the status (↪ replaced) and the expiry stay on screen.
 EPISODIC_ORDER = [
     "📌",
     "Memory",
     "Kind",
     "Tags",
+    "Status",
     "When",
     "Expires",
-    "Status",
     "Importance",
     "Replaced by",
     "Chat",
@@ -69,7 +72,7 @@ def episodic_frame(
                 if r.get("superseded_by")
                 else ("⏸ paused" if _bool(r.get("paused")) else "active"),
                 "Tags": ", ".join(tag_list(r.get("tags"))),
-                "Importance": float(r.get("importance") or 0.0),
+                "Importance": importance_word(r.get("importance") or 0.0),
                 "Replaced by": _replaced_by(r.get("superseded_by"), texts),
                 "Chat": chat_label(str(r["session_id"]), titles) if r.get("session_id") else "",
                 "id": r.get("id", ""),
@@ -100,11 +103,11 @@ EPISODIC_COLUMNS = {
     "When": st.column_config.DatetimeColumn(format=GRID_TIME, width=130),
     "Expires": st.column_config.DatetimeColumn(format=GRID_DAY, width=100, help="Empty: never"),
     "Status": st.column_config.TextColumn(
-        width="small",
+        width=90,  # "↪ replaced" whole
         help="Replaced memories are kept as history and hidden from recall",
     ),
     "Tags": st.column_config.TextColumn(width=80, help="The tags given when it was saved"),
-    "Importance": st.column_config.ProgressColumn(min_value=0.0, max_value=1.0, format="%.2f"),
+    "Importance": st.column_config.TextColumn(width=80, help=IMPORTANCE_HELP),
     "Replaced by": st.column_config.TextColumn(
         help="Superseded memories are kept as history and hidden from recall"
     ),
@@ -167,7 +170,7 @@ def procedural_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
                 "Successes": int(r.get("successes") or 0),
                 "Failures": int(r.get("failures") or 0),
                 "Avg score": float(r.get("avg_score") or 0.0),
-                "Avg time (ms)": float(r.get("avg_time_ms") or 0.0),
+                "Typical time": fmt_duration(r.get("avg_time_ms")),
                 "Last used": to_datetime(r.get("last_used")),
                 "id": r.get("id", ""),
             }
@@ -184,7 +187,7 @@ def procedural_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
             "Successes",
             "Failures",
             "Avg score",
-            "Avg time (ms)",
+            "Typical time",
             "Last used",
             "id",
         ],
@@ -201,7 +204,7 @@ PROCEDURAL_COLUMNS = {
         help="Suggested to the agent once confidence passes the threshold"
     ),
     "Avg score": st.column_config.NumberColumn(format="%.2f"),
-    "Avg time (ms)": st.column_config.NumberColumn(format="%.0f"),
+    "Typical time": st.column_config.TextColumn(help="Average time of a run"),
     "Last used": st.column_config.DatetimeColumn(format=GRID_TIME),
     **ID_HIDDEN,
 }
@@ -221,7 +224,7 @@ def sequences_frame(pattern: dict[str, Any]) -> pd.DataFrame:
                 "Failures": int(s.get("failures") or 0),
                 "Success rate": round(100 * int(s.get("successes") or 0) / runs) if runs else 0,
                 "Avg score": float(s.get("avg_score") or 0.0),
-                "Avg time (ms)": float(s.get("avg_time_ms") or 0.0),
+                "Typical time": fmt_duration(s.get("avg_time_ms")),
                 "Last used": to_datetime(s.get("last_used")),
             }
         )
@@ -231,7 +234,7 @@ def sequences_frame(pattern: dict[str, Any]) -> pd.DataFrame:
 SEQUENCE_COLUMNS = {
     "Success rate": st.column_config.ProgressColumn(min_value=0, max_value=100, format="%d%%"),
     "Avg score": st.column_config.NumberColumn(format="%.2f"),
-    "Avg time (ms)": st.column_config.NumberColumn(format="%.0f"),
+    "Typical time": st.column_config.TextColumn(help="Average time of a run"),
     "Last used": st.column_config.DatetimeColumn(format=GRID_TIME),
 }
 

@@ -73,14 +73,16 @@ def test_tables_show_each_type_for_this_user_only(alice, make_app) -> None:
 
 def test_filters_by_kind_tags_date_and_pinned(alice, make_app) -> None:
     at = make_app("pages/memories.py")
-    at.multiselect(key="f_ep_kinds").set_value(["goal", "milestone"]).run()
+    at.button_group(key="f_ep_kinds").set_value(["goal", "milestone"]).run()
     assert episodic_texts(at) == ["Train for a half marathon", "Ran my first 10k"]
-    at.multiselect(key="f_ep_kinds").set_value([]).run()
+    at.button_group(key="f_ep_kinds").set_value([]).run()
 
     at.text_input(key="f_ep_tags").input("food").run()
     assert episodic_texts(at) == ["I am vegetarian"]
     table = at.dataframe(key="tbl_episodic").value  # tags read as text, next to the kind
     assert list(table["Tags"]) == ["food"] and list(table.columns).index("Tags") == 3
+    # then whether it is replaced, before the dates: on a laptop's screen, not past its edge
+    assert list(table.columns)[4:6] == ["Status", "When"]
     at.text_input(key="f_ep_tags").input("").run()
 
     start = date.today() - timedelta(days=20)
@@ -100,13 +102,15 @@ def test_edit_re_embeds_and_pins(alice, make_app) -> None:
                if r["text"] == "I am vegetarian")  # fmt: skip
     form = f"ed_ep_{mid}"
     at.text_area(key=f"{form}_text").input("I am vegan")
-    at.slider(key=f"{form}_importance").set_value(0.9)
+    importance = at.select_slider(key=f"{form}_importance")
+    assert (importance.value, importance.options) == ("medium", ["low", "medium", "high"])
+    importance.set_value("high")
     at.checkbox(key=f"{form}_pinned").check()
     at.button(key=f"{form}_save").click().run()
     no_errors(at)
 
     rec = alice.get_memory("alice", "episodic", mid)
-    assert (rec["text"], rec["importance"], rec["pinned"]) == ("I am vegan", 0.9, True)
+    assert (rec["text"], rec["importance"], rec["pinned"]) == ("I am vegan", 0.8, True)
     assert at.toast[0].value == "Saved “I am vegan”: text, importance and pin."
     hits = alice.search("alice", "vegan diet", "episodic", k=1)
     assert hits[0].id == mid  # found by the new text: the vector was recomputed
@@ -176,16 +180,16 @@ def test_a_ticked_memory_stays_ticked_by_its_id_when_the_filters_change(alice, m
         "Ran my first 10k",
     ]
     at = select_rows(at, "tbl_episodic", [2])  # "Ran my first 10k"
-    at.multiselect(key="f_ep_kinds").set_value(["milestone"]).run()  # now its first row
+    at.button_group(key="f_ep_kinds").set_value(["milestone"]).run()  # now its first row
     no_errors(at)
     assert episodic_texts(at) == ["Ran my first 10k"]
     assert "**Selected:** “Ran my first 10k”" in texts(at)  # named before any bulk action
     assert editors(at) == ["Ran my first 10k"]  # the editor opens on the same memory
 
     at = select_rows(at, "tbl_episodic", [])
-    at.multiselect(key="f_ep_kinds").set_value([]).run()
+    at.button_group(key="f_ep_kinds").set_value([]).run()
     at = select_rows(at, "tbl_episodic", [1])  # "Train for a half marathon"
-    at.multiselect(key="f_ep_kinds").set_value(["preference", "milestone"]).run()
+    at.button_group(key="f_ep_kinds").set_value(["preference", "milestone"]).run()
     no_errors(at)
     # its row number now belongs to "Ran my first 10k": nothing is ticked, nothing offered
     assert episodic_texts(at) == ["I am vegetarian", "Ran my first 10k"]
@@ -254,7 +258,7 @@ def test_add_with_kind_tags_importance_and_expiry(app_env, make_app, coordinator
     at.text_area(key="a_text").input("Knee injury, no running for two weeks")
     at.selectbox(key="a_kind").set_value("health_event")
     at.text_input(key="a_tags").input("knee, injury")
-    at.slider(key="a_importance").set_value(0.8)
+    at.select_slider(key="a_importance").set_value("high")
     at.button(key="a_go").click().run()
     no_errors(at)
     assert at.success[0].value.startswith("Added: Knee injury")
@@ -263,6 +267,14 @@ def test_add_with_kind_tags_importance_and_expiry(app_env, make_app, coordinator
         "health_event", ["knee", "injury"], 0.8,
     )  # fmt: skip
     assert rec["expires_at"] > rec["timestamp"]
+    # the grid says it in words too (the number is no person's measure)
+    grid = at.dataframe(key="tbl_episodic").value
+    assert grid.loc[grid["Memory"].str.startswith("Knee injury"), "Importance"].tolist() == ["high"]
+    # and the rows a phone reads instead of the grid (markdown: its colons escaped)
+    (row,) = [
+        m.value for m in at.markdown if m.value.startswith("Knee injury") and "Kind" in m.value
+    ]
+    assert "Importance\\: high" in row, row
 
 
 def test_export_then_import_into_a_purged_user(alice, make_app) -> None:

@@ -65,6 +65,13 @@ def test_the_answer_ends_with_what_it_remembered_and_undo_takes_it_back(env, mak
     for shown in (at, again):
         texts = [md.value for m in shown.chat_message if m.name == "assistant" for md in m.markdown]
         assert texts and not any("remembered what it told me" in t for t in texts), texts
+        # nor do its details: not in what it stored (the status box, the Stored tab), nor in
+        # the prompt's "stored from the current message" (the list and the exact block)
+        shown_all = texts + [c.value for m in shown.chat_message for c in m.code]
+        assert not [t for t in shown_all if "💾 I am veg" in t or "current message" in t]
+        assert "Forgotten since: 1 memory this answer stored." in [
+            c.value for m in shown.chat_message for c in m.caption
+        ]
 
 
 def test_undo_of_a_replacing_memory_brings_the_old_one_back(app_env, make_app, coordinator):  # type: ignore[no-untyped-def]

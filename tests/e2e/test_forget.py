@@ -23,7 +23,7 @@ HOSTILE = "Ms **Okafor** <img src=x onerror=alert(1)> [call](javascript:alert(1)
 
 
 def preview(page: Page, topic: str) -> None:
-    page.get_by_role("tab", name="🧹 Forget a topic").click()
+    page.get_by_role("tab", name="🗑️ Forget").click()
     by_key(page, "fg_query").get_by_label("Topic").fill(topic)
     by_key(page, "fg_preview").get_by_role("button", name="Preview").click()
     wait_idle(page)

@@ -81,16 +81,19 @@ def test_the_checker_finds_internal_names() -> None:
         "[health_event] Sprained ankle · search_workouts → compare_periods · "
         "Session: s-20261117-1845-demo · 01JD3Z6Q4W8X9Y2B5C7E1F0G3H · id 9f3a61c2e0 · "
         "p50 (solid) and p95 (dotted), 1min buckets · Importance: 0.70 · Tags: running, demo · "
-        "about 150 tokens · Context: LLM extraction · Redis hit · Miss (model ran) · id 3fa1c2"
+        "about 150 tokens · Context: LLM extraction · Redis hit · Miss (model ran) · id 3fa1c2 · "
+        "hit rate · Typical recall time 12 ms · Avg time (ms) · extraction so far: 16 skipped"
     )
     found = " ".join(internal_words(text))
     for name in ("health_event", "search_workouts", "s-20261117-1845", "01JD3Z6Q4W8X9Y2B5C7E1F0G3H",
                  "9f3a61c2e0", "[health_event]", "'Session'", "'p50'", "'p95'", "1min buckets",
                  "Importance: 0.70", "running, demo", "'150 tokens'", "'LLM'", "'Redis'",
-                 "(model ran)", "'3fa1c2'"):  # fmt: skip
+                 "(model ran)", "'3fa1c2'", "'hit rate'", "'12 ms'", "'(ms)'",
+                 "'16 skipped'"):  # fmt: skip
         assert name in found, name
     assert internal_words("Health event: Sprained ankle · strong match · 26 Nov 2026") == []
     assert internal_words("Importance: high · Tags: running, race · typical, per minute") == []
+    assert internal_words("Typical recall time: under a tenth of a second · 2.4 seconds") == []
 
 
 @pytest.fixture(scope="module")

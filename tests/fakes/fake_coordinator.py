@@ -292,6 +292,7 @@ class FakeCoordinator:
         store_episode: bool = True,
         turn_id: str | None = None,
         used: Sequence[str] = (),
+        episode_answer: str | None = None,
     ) -> StoredInteraction:
         self._log(
             "store_interaction",
@@ -323,6 +324,7 @@ class FakeCoordinator:
                     "session_id": session_id,
                     "user_message": user_message,
                     "assistant_response": assistant_response,
+                    "episode_answer": episode_answer,
                     "tools_used": tools_used,
                     "success_score": success_score,
                 }

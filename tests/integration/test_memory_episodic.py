@@ -380,6 +380,20 @@ def test_a_logged_exchange_gets_its_vector_of_record_off_the_answer_path(
     assert "cycling" in mem.context
 
 
+def test_the_logged_exchange_keeps_the_answer_it_is_given_the_chat_the_whole_reply(
+    coordinator: MemoryCoordinator,
+) -> None:
+    """The agent leaves its own notices out of the exchange it logs (`episode_answer`); the
+    chat's message keeps what was shown."""
+    shown = "Rest two days. (No answer: the model went on; this part is the app's.)"
+    result = coordinator.store_interaction(
+        "ana", "s1", "My knee hurts", shown, episode_answer="Rest two days."
+    )
+    mem = coordinator.episodic.get("ana", str(result["episodic"]))
+    assert "Rest two days." in mem.context and "No answer" not in mem.context
+    assert coordinator.recent_messages("ana", "s1")[-1].content == shown
+
+
 def test_refining_a_deleted_memory_does_not_bring_it_back(coordinator: MemoryCoordinator) -> None:
     mem = coordinator.add_episodic("ana", "I like rowing")
     coordinator.delete_memory("ana", "episodic", mem.id)

@@ -540,6 +540,9 @@ def test_a_tool_call_too_long_for_the_reply_budget_is_explained_not_an_empty_ans
     assert result.tools == [] and fake_coordinator.active_texts("alice") == []
     assert result.reply == CUT_REPLY.format(tokens=128)
     assert "AGENT_REPLY_TOKENS" in result.reply and result.reply != EMPTY_REPLY
+    # the chat keeps the notice; the logged exchange keeps the model's words only (none)
+    logged = fake_coordinator.interactions[-1]
+    assert (logged["assistant_response"], logged["episode_answer"]) == (result.reply, "")
 
 
 @pytest.mark.parametrize(

@@ -10,6 +10,7 @@ from typing import get_args
 import pytest
 
 from agent.tools import MemoryToolkit, ToolRegistry, WellnessToolkit
+from agent.types import ExtractionOutcome
 from memory import words
 from memory.models import EventType, RelevanceBand
 from memory.writing.policy import How
@@ -29,6 +30,9 @@ def test_every_name_the_code_has_is_in_the_table() -> None:
     assert set(get_args(How)) == set(table.how)
     assert set(tools) <= set(table.tools)
     assert set(OPERATIONS) <= set(table.steps)
+    # what became of a memory extraction, as counted (`extraction_<outcome>`, agent/loop.py)
+    statuses = get_args(ExtractionOutcome.model_fields["status"].annotation)
+    assert {*statuses, "ungrounded"} == set(table.extraction)
 
 
 def test_no_word_reads_as_code() -> None:
@@ -50,6 +54,8 @@ def test_no_word_reads_as_code() -> None:
         (words.step_word("retrieve_all_context"), "recall before an answer"),
         (words.records_word("short_term"), "chat messages"),
         (words.field_word("event_type"), "kind"),
+        (words.extraction_words("skipped"),  # "16 skipped" said why
+         "messages without a model: only “remember that …” and #tags were read"),
     ],
 )  # fmt: skip
 def test_names_read_as_words(said: str, expected: str) -> None:

@@ -7,7 +7,14 @@ from agent.prompt import read_block, render_memory_block
 from agent.types import ExtractionOutcome, StoredMemory, ToolCallRecord, TurnResult
 from memory.models import ChatMessage, MemoryContext, RecallHit, ScoreParts
 from memory.stores.episodic import interaction_context
-from ui.details import lead_line, prompt_markdown, short, status_label, summary_line
+from ui.details import (
+    lead_line,
+    prompt_markdown,
+    short,
+    status_label,
+    summary_line,
+    without_forgotten,
+)
 
 
 def hit(text: str, i: int = 0, kind: str = "preference") -> RecallHit:
@@ -131,3 +138,28 @@ def test_the_status_line_says_what_was_checked_and_what_the_answer_used() -> Non
     r.memory_block, r.mode = "", "llm"
     assert status_label(r).startswith("Checked 7 memories, used none")
     assert status_label(result()).startswith("No memory checked")
+
+
+def test_a_forgotten_memory_leaves_the_details_and_the_block_keeps_the_rest() -> None:
+    """*Forget this*: what the turn stored leaves its details, the block's line and section
+    title with it; the recalled memories and their section stay (ui.details.without_forgotten)."""
+    stored = [
+        StoredMemory(id="n1", memory_type="episodic", text="I love trail mix", how="trigger"),
+        StoredMemory(id="n2", memory_type="episodic", text="I run at dawn", how="trigger"),
+    ]
+    r = result(hit("I am vegetarian"))
+    block = render_memory_block(r.recalled, stored_now=stored).text
+    r = r.model_copy(update={"stored": stored, "memory_block": block})
+
+    one = without_forgotten(r, {"n1"})
+    texts = [line.text for line in read_block(one.memory_block)]
+    assert [m.id for m in one.stored] == ["n2"] and "I love trail mix" not in one.memory_block
+    assert "I run at dawn" in texts and "I am vegetarian" in texts
+    assert "Stored from the current message" in texts  # n2 is still under it
+
+    both = without_forgotten(r, {"n1", "n2"})
+    titles = [line.text for line in read_block(both.memory_block) if line.kind == "title"]
+    assert both.stored == [] and "Stored from the current message" not in titles
+    assert "I am vegetarian" in [line.text for line in read_block(both.memory_block)]
+    assert titles and both.memory_block.splitlines()[0] == block.splitlines()[0]  # the fence
+    assert without_forgotten(r, set()) is r

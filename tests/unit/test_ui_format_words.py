@@ -1,0 +1,38 @@
+"""Numbers people read on screens said in words (ui/format.py): a time in seconds, not
+milliseconds; a memory's importance as low / medium / high, the word a person picks setting
+a number that reads back as the same word."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.not_words import internal_words
+from ui.format import IMPORTANCE_VALUES, fmt_duration, importance_word
+
+
+@pytest.mark.parametrize(
+    ("ms", "said"),
+    [
+        (3.2, "under a tenth of a second"),
+        (99.9, "under a tenth of a second"),
+        (340, "0.3 seconds"),
+        (1000, "1.0 second"),
+        (2_430, "2.4 seconds"),
+        (14_200, "14 seconds"),
+        (None, "–"),
+    ],
+)
+def test_a_time_reads_in_seconds(ms: float | None, said: str) -> None:
+    assert fmt_duration(ms) == said
+    assert internal_words(f"Typical recall time: {said}") == []
+
+
+def test_each_importance_word_sets_a_number_that_reads_back_as_that_word() -> None:
+    assert list(IMPORTANCE_VALUES) == ["low", "medium", "high"]
+    assert {w: importance_word(v) for w, v in IMPORTANCE_VALUES.items()} == {
+        "low": "low",
+        "medium": "medium",
+        "high": "high",
+    }
+    assert importance_word(0.9) == "high" and importance_word(0.5) == "medium"
+    assert importance_word(None) == ""
