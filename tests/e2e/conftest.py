@@ -85,6 +85,15 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     return result
 
 
+@pytest.fixture(autouse=True)
+def no_reply_left_queued(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test that stops before the app takes its queued reply must not hand that reply to the
+    next test on the shared fake (a failed re-answer once made test_secrets' echo a meal plan)."""
+    yield
+    if "shared_fake_ollama" in request.fixturenames:
+        request.getfixturevalue("shared_fake_ollama").reset()
+
+
 # --- the Streamlit server ------------------------------------------------------------------
 
 

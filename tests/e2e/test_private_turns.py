@@ -50,10 +50,14 @@ def test_answer_again_without_a_memory_shows_both_answers(
     stored_before = len(seed.recent_messages(user, seed.list_sessions(user)[0], 50))
 
     answer.get_by_text("🔁 Answer without a memory").click()
-    answer.get_by_test_id("stCheckbox").filter(has_text="I follow a vegetarian diet").click()
+    tick = answer.get_by_test_id("stCheckbox").filter(has_text="I follow a vegetarian diet")
+    tick.click()
+    expect(tick.get_by_role("checkbox")).to_be_checked()
+    again_button = answer.get_by_role("button", name="Answer again without them")
+    expect(again_button).to_be_enabled(timeout=TIMEOUT_MS)  # the tick's rerun has run
     wait_idle(page)
     shared_fake_ollama.queue_reply("Race-week meals: chicken, rice, pasta.")
-    answer.get_by_role("button", name="Answer again without them").click()
+    again_button.click()
     wait_idle(page)
 
     expect(answer).to_contain_text("With every memory")
