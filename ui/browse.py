@@ -593,7 +593,7 @@ def short_term_tab(ctx: PageContext) -> None:
     current = ctx.session_id  # format_func must not read session state (AppTest calls it)
     options = list(dict.fromkeys([current, *sessions]))
     titles = sessions_ui.titles_of(ctx.coordinator, ctx.user_id)  # the sidebar's names
-    names = {s: sessions_ui.label(s, titles) for s in options}
+    names = sessions_ui.distinct({s: sessions_ui.label(s, titles) for s in options})
     session = st.selectbox(
         "Chat",
         options,

@@ -333,7 +333,7 @@ def cleanup_tab(ctx: PageContext) -> None:
         options = list(dict.fromkeys([ctx.session_id, *sessions]))
         show_notice("clear")
         titles = sessions_ui.titles_of(ctx.coordinator, ctx.user_id)  # the sidebar's names
-        names = {s: sessions_ui.label(s, titles) for s in options}
+        names = sessions_ui.distinct({s: sessions_ui.label(s, titles) for s in options})
         session = st.selectbox("Chat", options, key="c_session", format_func=names.__getitem__)
         name = md_text(names[session])
         sure = st.checkbox(f"Yes, delete the messages of “{name}”", key="c_session_sure")

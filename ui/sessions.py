@@ -52,6 +52,19 @@ def picker_label(session_id: str, titles: dict[str, str]) -> str:
     return title_from(label(session_id, titles), PICKER_CHARS)
 
 
+def distinct(names: dict[str, str]) -> dict[str, str]:
+    """Chat names told apart ("Marathon", "Marathon (2)"): a select box hands back the option
+    whose name was picked, so two chats of one name would act on the first of them."""
+    out: dict[str, str] = {}
+    for session_id, name in names.items():
+        n, candidate = 1, name
+        while candidate in out.values():
+            n += 1
+            candidate = f"{name} ({n})"
+        out[session_id] = candidate
+    return out
+
+
 def titles_of(coord: MemoryService, user_id: str) -> dict[str, str]:
     titles: dict[str, str] = {}
     with guard("Reading the chat titles"):

@@ -100,9 +100,10 @@ def _who(ctx: PageContext) -> None:
         sessions = list(coord.list_sessions(ss.user_id) or [])
     session_options = list(dict.fromkeys([ss.session_id, *sessions]))
     titles = sessions_ui.titles_of(coord, ss.user_id)
-    labels = {s: sessions_ui.picker_label(s, titles) for s in session_options}
+    named = dict(titles)
     if ss.session_id not in sessions and ss.session_id not in titles:
-        labels[ss.session_id] = "New chat"  # no message yet
+        named[ss.session_id] = "New chat"  # no message yet
+    labels = sessions_ui.distinct({s: sessions_ui.picker_label(s, named) for s in session_options})
 
     if ctx.viewer.may_switch_users:  # no user list for a signed-in non-admin
         users: list[str] = []
@@ -140,14 +141,17 @@ def _who(ctx: PageContext) -> None:
     with row.popover(
         "Rename", icon=":material/edit:", type="tertiary", help="Rename this chat", key="sb_rename"
     ):
-        ss["sb_title"] = titles.get(ss.session_id, "")
+        # One box per chat: a box's value, sent late by the browser, renames its own chat only
+        # (one shared box once renamed the next new chat with the last one's title).
+        title_key = f"sb_title_{ss.session_id}"
+        ss[title_key] = titles.get(ss.session_id, "")
         st.text_input(
             "Title of this chat",
-            key="sb_title",
+            key=title_key,
             max_chars=sessions_ui.MAX_TITLE_CHARS,
             placeholder="e.g. Marathon training",
             on_change=_on_title,
-            args=(coord,),
+            args=(coord, ss.session_id, title_key),
         )
         st.caption("Press Enter to save.")
     row.button(
@@ -179,15 +183,13 @@ def _on_session() -> None:
     state.switch_session(st.session_state.sb_session)
 
 
-def _on_title(coord: MemoryService) -> None:
+def _on_title(coord: MemoryService, session_id: str, title_key: str) -> None:
     ss = st.session_state
-    title = str(ss.get("sb_title") or "").strip()
+    title = str(ss.get(title_key) or "").strip()
     if is_blank(title):
         state.flash("A chat title cannot be empty.", "warning")
         return
-    ok, _ = run_action(
-        "Renaming the chat", coord.set_session_title, ss.user_id, ss.session_id, title
-    )
+    ok, _ = run_action("Renaming the chat", coord.set_session_title, ss.user_id, session_id, title)
     if ok:
         state.flash(f"Renamed the chat: {snippet(title, 60)}", "success")
 

@@ -147,3 +147,32 @@ def test_edit_and_pin_a_memory_from_the_sidebar(app_env, make_app, coordinator) 
     assert "📌 I run on Saturdays" in texts(at.sidebar)
     at.sidebar.button(key=f"{key}_pin").click().run()  # the same button unpins
     assert coordinator.get_memory("alice", "episodic", mem.id)["pinned"] is False
+
+
+def test_two_chats_of_one_name_are_told_apart_and_each_can_be_picked(
+    app_env, make_app, coordinator
+) -> None:
+    for session in ("s-first", "s-second"):
+        coordinator.add_message("alice", session, "user", "Which days do I swim?")
+        coordinator.set_session_title("alice", session, "Maya demo walk")
+    at = make_app("app.py", session="s-first")
+    picker = at.sidebar.selectbox(key="sb_session")
+    names = [picker.format_func(s) for s in picker.options]
+    assert len(set(names)) == len(names)  # the picker hands back the chat of the name picked
+    assert {"Maya demo walk", "Maya demo walk (2)"} <= set(names)
+    picker.set_value("s-second").run()
+    no_errors(at)
+    assert at.session_state["session_id"] == "s-second"
+
+
+def test_a_rename_names_only_its_own_chat(app_env, make_app, coordinator) -> None:
+    coordinator.add_message("alice", "s-old", "user", "Plan my running this week")
+    at = make_app("app.py", session="s-old")
+    at.sidebar.text_input(key="sb_title_s-old").input("Maya demo walk").run()
+    no_errors(at)
+    at.sidebar.button(key="sb_new_session").click().run()
+    no_errors(at)
+    new = at.session_state["session_id"]
+    assert at.sidebar.text_input(key=f"sb_title_{new}").value == ""  # a box of its own
+    titles = coordinator.session_titles("alice")
+    assert titles.get("s-old") == "Maya demo walk" and new not in titles

@@ -11,7 +11,7 @@ from agent.loop import ChatAgent
 from memory.config import PROJECT_ROOT
 from tests.fakes.fake_coordinator import FakeCoordinator
 from tests.fakes.fake_ollama import FakeOllama
-from ui.sessions import PICKER_CHARS, fallback_label, picker_label, title_from
+from ui.sessions import PICKER_CHARS, distinct, fallback_label, picker_label, title_from
 from ui.stopping import STOPPED_MARK, stopped_reply
 
 
@@ -68,3 +68,13 @@ def test_the_chat_picker_cuts_a_long_title_at_a_word() -> None:
     label = picker_label("s1", titles)
     assert label == "Plan a vegetarian dinner for…" and len(label) <= PICKER_CHARS
     assert picker_label("s-20261123-0117-9171", titles) == "Chat of 23 Nov 2026, 01:17"
+
+
+def test_chats_of_one_name_get_names_of_their_own_in_order() -> None:
+    names = distinct({"s1": "Marathon", "s2": "Marathon", "s3": "Marathon (2)", "s4": "Swim"})
+    assert names == {
+        "s1": "Marathon",
+        "s2": "Marathon (2)",
+        "s3": "Marathon (2) (2)",
+        "s4": "Swim",
+    }
