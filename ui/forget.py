@@ -98,13 +98,18 @@ def _preview(user_id: str) -> None:
     if not matches:
         st.info(f"Nothing of {md_text(user_id)}'s mentions “{md_text(snippet(p['query'], 60))}”.")
         return
+    if any(m["partial"] for m in matches):
+        st.caption(
+            "Rows that hold only some of the topic's words (“trail” of “trail mix”) are not "
+            "ticked: tick the ones that are about it too."
+        )
     frame = pd.DataFrame(
         {
-            "forget": [True] * len(matches),
+            "forget": [not m["partial"] for m in matches],
             "text": [m["text"] for m in matches],
             "kind": [f"{type_label(m['memory_type'])} · {m['kind']}" for m in matches],
             "date": [fmt_ms_time(m["timestamp"]) for m in matches],
-            "score": ["words" if m["score"] is None else f"{m['score']:.2f}" for m in matches],
+            "found": [_found_by(m) for m in matches],
         }
     )
     edited = st.data_editor(
@@ -112,14 +117,14 @@ def _preview(user_id: str) -> None:
         key="fg_table",
         hide_index=True,
         use_container_width=True,
-        disabled=["text", "kind", "date", "score"],
+        disabled=["text", "kind", "date", "found"],
         column_config={
             "forget": st.column_config.CheckboxColumn("Forget", width="small"),
             "text": st.column_config.TextColumn("Text", width="large"),
             "kind": st.column_config.TextColumn("Kind"),
             "date": st.column_config.TextColumn("Date"),
-            "score": st.column_config.TextColumn(
-                "Score", help="Search score, or 'words' when found by the topic's words only"
+            "found": st.column_config.TextColumn(
+                "Found by", help="The topic's words in the text, or a search for the topic"
             ),
         },
     )
@@ -134,6 +139,12 @@ def _preview(user_id: str) -> None:
         on_click=_request,
         args=(user_id, p["query"], keep, n),
     )
+
+
+def _found_by(match: dict[str, Any]) -> str:
+    if match["partial"]:
+        return "some of its words"
+    return "its words" if match["score"] is None else "a search for it"
 
 
 def _request(user_id: str, query: str, keep: list[str], n: int) -> None:

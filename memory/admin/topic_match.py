@@ -29,6 +29,10 @@ class TopicMatch(BaseModel):
         default=None, description="Hybrid-search score; None when found by its words only"
     )
     session_id: str = ""
+    partial: bool = Field(
+        default=False,
+        description="Holds some of the topic's words but not all ('trail' of 'trail mix')",
+    )
 
 
 def topic_roots(query: str) -> frozenset[str]:
@@ -105,6 +109,12 @@ def message_text(session_id: str, msg: ChatMessage) -> str:
     return " ".join((msg.content, msg.id, session_id, meta))
 
 
+def holds_part_only(text: str, roots: frozenset[str]) -> bool:
+    """Does `text` hold some of a topic's words but not all of them?"""
+    held = [r for r in roots if mentions(text, frozenset({r}))]
+    return 0 < len(held) < len(roots)
+
+
 def names_any(raw: str, ids: set[str], roots: frozenset[str]) -> bool:
     """Does a stored record quote the topic or name one of these ids?"""
     return mentions(raw, roots) or any(i in raw for i in ids)
@@ -127,6 +137,7 @@ def find_matches(
                     timestamp=m.timestamp,
                     score=scores.get(ref),
                     session_id=m.session_id,
+                    partial=holds_part_only(memory_text(m), roots),
                 )
             )
     for f in data.facts.values():
@@ -140,10 +151,12 @@ def find_matches(
                     text=f.fact,
                     timestamp=f.timestamp,
                     score=scores.get(ref),
+                    partial=holds_part_only(fact_text(f), roots),
                 )
             )
     for pid, p in data.procedures.items():
-        if mentions(" ".join((p.question, pid, *p.tools)), roots):
+        said = " ".join((p.question, pid, *p.tools))
+        if mentions(said, roots):
             out.append(
                 TopicMatch(
                     ref=f"procedural:{pid}",
@@ -151,11 +164,13 @@ def find_matches(
                     kind="procedure",
                     text=p.question,
                     timestamp=p.used,
+                    partial=holds_part_only(said, roots),
                 )
             )
     for s, msgs in data.messages.items():
         for _, msg in msgs:
-            if mentions(message_text(s, msg), roots):
+            said = message_text(s, msg)
+            if mentions(said, roots):
                 out.append(
                     TopicMatch(
                         ref=f"short_term:{s}:{msg.id}",
@@ -164,6 +179,7 @@ def find_matches(
                         text=msg.content,
                         timestamp=msg.timestamp,
                         session_id=s,
+                        partial=holds_part_only(said, roots),
                     )
                 )
     out.sort(key=lambda m: (-(m.score or 0.0), -m.timestamp))

@@ -7,9 +7,10 @@ from __future__ import annotations
 import json
 import uuid
 
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Locator, Page, expect
 
 from tests.e2e.st import (
+    HEADER_PX,
     TIMEOUT_MS,
     by_key,
     grid_cell,
@@ -19,6 +20,8 @@ from tests.e2e.st import (
     wait_idle,
 )
 
+ROW_PX = 35  # the preview table's rows: st.data_editor's default height
+FORGET_BOX_PX = 44  # where the small first column draws its tick box (a click beside it selects)
 HOSTILE = "Ms **Okafor** <img src=x onerror=alert(1)> [call](javascript:alert(1))"
 
 
@@ -26,6 +29,17 @@ def preview(page: Page, topic: str) -> None:
     page.get_by_role("tab", name="🗑️ Forget").click()
     by_key(page, "fg_query").get_by_label("Topic").fill(topic)
     by_key(page, "fg_preview").get_by_role("button", name="Preview").click()
+    wait_idle(page)
+
+
+def tick_forget(page: Page, table: Locator, text: str) -> None:
+    """Tick the Forget box (the first column) of the row holding `text`, as a user clicks it."""
+    cell = grid_cell(table, text)
+    row = int(cell.locator("xpath=..").get_attribute("aria-rowindex") or "0")  # header is 1
+    box = table.get_by_test_id("stDataFrame").bounding_box()
+    assert box is not None and row >= 2, f"row of {text!r} not found"
+    y = box["y"] + HEADER_PX + ROW_PX * (row - 2) + ROW_PX / 2
+    page.mouse.click(box["x"] + FORGET_BOX_PX, y)
     wait_idle(page)
 
 
@@ -44,6 +58,10 @@ def test_forget_a_topic_with_preview_undo_and_counts(
     expect(grid_cell(table, "My divorce lawyer is Ms Okafor")).to_have_count(1)
     expect(grid_cell(table, HOSTILE)).to_have_count(1)  # the text as typed, not rendered
     expect(grid_cell(table, "I run on Sundays")).to_have_count(0)
+    # The hostile text holds "Okafor" but not "divorce": listed, left unticked until ticked
+    three = page.get_by_role("button", name="Forget 3 items and what came from them")
+    expect(three).to_be_visible()
+    tick_forget(page, table, HOSTILE)
     go = page.get_by_role("button", name="Forget 4 items and what came from them")
     # 3 memories (one the logged exchange) and the question; its answer goes with it
     expect(go).to_be_visible()
@@ -59,6 +77,7 @@ def test_forget_a_topic_with_preview_undo_and_counts(
 
     # Again, and let the window pass.
     preview(page, "Okafor divorce")
+    tick_forget(page, by_key(page, "fg_table"), HOSTILE)
     page.get_by_role("button", name="Forget 4 items and what came from them").click()
     expect(page.get_by_text("Forgetting 4 items about")).to_be_visible()
     done = page.get_by_text("Forgot “Okafor divorce”")

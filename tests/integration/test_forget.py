@@ -212,3 +212,19 @@ def test_the_result_counts_in_the_previews_unit(coordinator: MemoryCoordinator) 
     assert report.items == len(matches) - 1
     assert report.summary().startswith(f"{report.items} items and ")
     assert report.total > report.items  # the answer message and details followed
+
+
+def test_a_text_with_only_part_of_the_topic_is_listed_as_partial(
+    coordinator: MemoryCoordinator,
+) -> None:
+    """A code-naive walk forgot "trail mix" and lost "Sprained her ankle on a trail run": the
+    preview lists such rows as holding part of the topic (the page leaves them unticked)."""
+    c = coordinator
+    c.add_episodic("maya", "I love trail mix after long runs", event_type="preference")
+    c.add_episodic("maya", "Sprained her left ankle on a trail run", event_type="health_event")
+    preview = TopicForget.of(c).preview("maya", "trail mix")
+    partial = {m.text: m.partial for m in preview.matches}
+    assert partial["I love trail mix after long runs"] is False
+    assert partial["Sprained her left ankle on a trail run"] is True
+    single = TopicForget.of(c).preview("maya", "trail")  # one word: nothing is partial
+    assert not any(m.partial for m in single.matches) and len(single.matches) >= 2
