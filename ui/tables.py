@@ -91,15 +91,15 @@ def _replaced_by(newer: Any, texts: dict[Any, str]) -> str:
 
 
 #: Long text gets a fixed width and wraps (see ROW_HEIGHT in ui/browse.py); "large" (400 px)
-#: pushed the dates off a laptop screen.
-TEXT_WIDTH = 340
+#: pushed the dates off a laptop screen; 260 keeps the status and the expiry on a 1280 px one.
+TEXT_WIDTH = 260
 PIN_COLUMN = st.column_config.TextColumn(
     "📌", width=36, help="Pinned: kept when memories are cleaned up"
 )
 EPISODIC_COLUMNS = {
     "📌": PIN_COLUMN,
     "Memory": st.column_config.TextColumn(width=TEXT_WIDTH),
-    "Kind": st.column_config.TextColumn(width=100),
+    "Kind": st.column_config.TextColumn(width=90),
     "When": st.column_config.DatetimeColumn(format=GRID_TIME, width=130),
     "Expires": st.column_config.DatetimeColumn(format=GRID_DAY, width=100, help="Empty: never"),
     "Status": st.column_config.TextColumn(
