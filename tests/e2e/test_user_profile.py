@@ -93,8 +93,9 @@ def test_a_paused_memory_leaves_the_prompt_and_comes_back_on_resume(
     side.get_by_role("tab", name="🕒 Recent").click()
     by_key(page, f"sb_row_{teal}_pause").get_by_role("button").click()
     wait_idle(page)
-    assert seed.get_memory(user, "episodic", teal)["paused"] is True
+    # the page says it once the click's run is done (wait_idle can return before it starts)
     expect(side.get_by_text("⏸ paused", exact=False)).to_be_visible()
+    assert seed.get_memory(user, "episodic", teal)["paused"] is True
 
     ask(page, shared_fake_ollama, "Which colour should I paint my bike?", "Maybe red.")
     tab = prompt_tab(page)
@@ -105,6 +106,7 @@ def test_a_paused_memory_leaves_the_prompt_and_comes_back_on_resume(
     side.get_by_role("tab", name="🕒 Recent").click()
     by_key(page, f"sb_row_{teal}_pause").get_by_role("button").click()
     wait_idle(page)
+    expect(side.get_by_text("⏸ paused", exact=False)).to_have_count(0)
     assert seed.get_memory(user, "episodic", teal)["paused"] is False
     ask(page, shared_fake_ollama, "Which colour should I paint my car?", "Teal, as you like.")
     expect(prompt_tab(page).get_by_text("My favourite colour is teal").first).to_be_visible()
