@@ -12,14 +12,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any
 
 import pytest
-import redis
-from redis.client import Pipeline
 from redisvl.extensions.cache.embeddings import EmbeddingsCache
 
 from agent.loop import ChatAgent
+from lab import profile_recall as lab_recall
 from memory.block import PROFILE_TITLE
 from memory.config import Settings
 from memory.coordinator import MemoryCoordinator
@@ -30,29 +28,7 @@ from tests.integration.conftest import SessionEmbedder
 U, S = "ana", "s1"
 
 
-class CountingPipeline(Pipeline):
-    requests: list[tuple[int, list[str]]]
-
-    def execute(self, raise_on_error: bool = True) -> list[Any]:
-        names = [str(args[0]).upper() for args, _ in self.command_stack]
-        self.requests.append((threading.get_ident(), names))
-        return super().execute(raise_on_error)
-
-
-class CountingRedis(redis.Redis):
-    requests: list[tuple[int, list[str]]]
-
-    def execute_command(self, *args: Any, **options: Any) -> Any:
-        self.requests.append((threading.get_ident(), [str(args[0]).upper()]))
-        return super().execute_command(*args, **options)
-
-    def pipeline(self, transaction: bool = True, shard_hint: Any = None) -> CountingPipeline:
-        pipe = CountingPipeline(
-            self.connection_pool, self.response_callbacks, transaction, shard_hint
-        )
-        pipe.requests = self.requests
-        return pipe
-
+class CountingRedis(lab_recall.CountingRedis):
     def mine(self) -> list[list[str]]:
         me = threading.get_ident()
         return [names for ident, names in self.requests if ident == me]
