@@ -21,7 +21,7 @@ from agent.budget import (
     tool_name,
 )
 from agent.config import AgentSettings
-from agent.echo import USE_A_CHAT_MODEL, EchoGuard
+from agent.echo import ITS_OWN_WORDS, USE_A_CHAT_MODEL, EchoGuard
 from agent.errors import ToolsNotSupportedError
 from agent.knowing import UNKNOWN_RULE
 from agent.llm import LLM, LLMChunk, ToolCall
@@ -78,6 +78,8 @@ ECHO_AFTER = (
     "({model} went on to repeat its instructions ({what}), so that part is not shown. A base "
     "model does that, not a chat model: {advice}.)"
 )
+#: The reply said the same words again and again: it is stopped where the loop began to repeat.
+LOOPED = "({model} began repeating itself, so its reply was stopped here.)"
 #: How the status box's line for a prompt planned shorter for a slow reader begins.
 SHORTENED = "The prompt was shortened for a slow model"
 NO_TOOLS_NOTE = (
@@ -407,8 +409,12 @@ class Answerer:
             self._note_report(model, report, plan, done, answer)
             if answer.echoed is not None:
                 said = "".join(answer.parts).strip()
-                note = (ECHO_AFTER if said else ECHO_REPLY).format(
-                    model=model, what=answer.echoed, advice=USE_A_CHAT_MODEL
+                note = (
+                    LOOPED.format(model=model)
+                    if answer.echoed == ITS_OWN_WORDS
+                    else (ECHO_AFTER if said else ECHO_REPLY).format(
+                        model=model, what=answer.echoed, advice=USE_A_CHAT_MODEL
+                    )
                 )
                 answer.parts.append(f"\n\n{note}" if said else note)
                 yield TokenEvent(text=answer.parts[-1])

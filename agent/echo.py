@@ -2,7 +2,8 @@
 prompt (Gemma 3 270M copied the system prompt, fence and memories included). Quoting a memory
 is using it; the fence, a memory line as the block renders it, `ECHO_WORDS` words in a row of
 the rules or of the tool schemas are an echo. `python -m agent check` fails a probe on one; a
-chat turn stops the reply (`EchoGuard`, as it streams) and says what happened."""
+chat turn stops the reply (`EchoGuard`, as it streams) and says what happened. A reply that
+repeats itself (SmolLM2 135M wrote one apology to its token cap) is stopped the same way."""
 
 from __future__ import annotations
 
@@ -21,6 +22,13 @@ _WORD = re.compile(r"[a-z0-9']+")
 _BLOCK_LINE = re.compile(r"^[ \t]*- \[[a-z_]+(?:/[a-z_]+)?\] ", re.MULTILINE)
 #: What may still become such a line (held back until the line says)
 _BLOCK_LINE_START = re.compile(r"[ \t]*(?:-(?: (?:\[(?:[a-z_]+(?:/[a-z_]*)?\]?)?)?)?)?")
+#: A run of words said this many times in a row is a loop, not an answer
+LOOP_COPIES = 3
+#: ... when the run is at least this many words ("no, no, no" is an answer, and so is a
+#: longer run made of a shorter one)
+LOOP_WORDS = 4
+#: what `EchoGuard.echoed` says of a reply that repeats itself
+ITS_OWN_WORDS = "its own words"
 USE_A_CHAT_MODEL = "use an instruction-tuned chat model (for example qwen2.5:7b or llama3.2:3b)"
 
 
@@ -79,6 +87,8 @@ class EchoGuard:
         words = every[:-1] if every and every[-1].end() == len(self._text) else every
         if (start := self._scan(words)) is not None:
             return self._copied(self.echoed or "", start)
+        if (start := _loop_start(words)) is not None:
+            return self._copied(ITS_OWN_WORDS, start)
         safe = every[0].start() if every else len(self._text)
         if words:  # a copy may start at any of the last ECHO_WORDS - 1 whole words
             safe = words[max(0, len(words) - (ECHO_WORDS - 1))].start()
@@ -124,3 +134,20 @@ class EchoGuard:
         out = self._text[self._shown : upto] if upto > self._shown else ""
         self._shown = max(self._shown, upto)
         return out
+
+
+def _loop_start(words: list[re.Match[str]]) -> int | None:
+    """Where the last copy starts when the words end in one run said LOOP_COPIES times in a row
+    (the copies before it stay shown), or None."""
+    said = [m.group() for m in words]
+    for size in range(1, len(said) // LOOP_COPIES + 1):
+        if said[-1] != said[-1 - size]:  # the cheap test first: most sizes end here
+            continue
+        last = said[len(said) - size :]
+        if all(
+            said[len(said) - size * (k + 1) : len(said) - size * k] == last
+            for k in range(1, LOOP_COPIES)
+        ):
+            # the shortest run that repeats decides: "then I rested" six times is not a loop
+            return words[len(said) - size].start() if size >= LOOP_WORDS else None
+    return None

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from agent.check import CHECK_REPLY_TOKENS, EXTRACTION_PROBE
-from agent.echo import EchoGuard, repeated_instructions
+from agent.echo import ITS_OWN_WORDS, EchoGuard, repeated_instructions
 from agent.errors import LLMLimitError
 from agent.extraction import EXTRACTION_REPLY_TOKENS, LLMExtractor
 from agent.llm import OllamaLLM
@@ -317,6 +317,52 @@ def test_words_of_its_own_before_a_copy_stay_and_the_copy_is_named(
     assert "[semantic" not in result.reply and "Sudden chest pain" not in result.reply
     assert "went on to repeat its instructions (the memory lines)" in result.reply
     assert "chat model" in result.reply
+
+
+APOLOGY = "I'm sorry if I made any mistake. "
+
+
+@pytest.mark.parametrize(
+    ("reply", "looped"),
+    [
+        ("Sure. " + APOLOGY * 12, True),
+        ("Sure.\n" + "- Monday: an easy run\n" * 5, True),  # four words, five times: a loop too
+        # lines that share words but say something new each time are an answer
+        ("Plan:\n" + "".join(f"- Day {d}: easy run of {d + 4} km\n" for d in range(1, 8)), False),
+        ("No, no, no: rest today. Yes, yes, yes, run tomorrow.", False),
+        ("Day 3: I walked 3 km" + ", then I rested" * 6 + ".", False),  # a run of 3 words
+        (APOLOGY * 2 + "Here is your plan.", False),
+    ],
+)
+def test_a_reply_that_repeats_itself_is_stopped_after_two_copies(reply: str, looped: bool) -> None:
+    """SmolLM2 135M once wrote one apology again and again to its 454-token cap."""
+    guard = EchoGuard(_memory_prompt("My dog is called Biscuit"))
+    out = "".join(guard.feed(ch) for ch in reply)  # however the stream splits it
+    out += guard.finish()
+    assert (guard.echoed == ITS_OWN_WORDS) is looped
+    assert reply.startswith(out)
+    if looped:  # what came before the loop and its first two copies, not the third
+        unit = APOLOGY if APOLOGY in reply else "- Monday: an easy run\n"
+        assert out.count(unit.strip()) == 2
+    else:
+        assert out == reply
+
+
+def test_a_chat_reply_in_a_loop_ends_the_request_and_says_why(
+    agent_factory: Factory, fake_coordinator: FakeCoordinator, fake: FakeOllama
+) -> None:
+    agent = agent_factory(fake_coordinator, fake.url, ollama_model=FAST, llm_extraction="off")
+    fake.queue_responder(lambda r: Scripted(content="Sorry! " + APOLOGY * 60, delay_s=0.002))
+    result = agent.chat("alice", "s1", "Can you plan my week?")
+    (req,) = fake.chat_requests()
+    assert result.reply.startswith("Sorry! " + APOLOGY)
+    assert result.reply.count("made any mistake") == 2
+    assert result.reply.endswith(f"({FAST} began repeating itself, so its reply was stopped here.)")
+    assert "chat model" not in result.reply  # a loop is not a base model's echo
+    deadline = time.monotonic() + 10
+    while not req.client_closed and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert req.client_closed, "the loop was stopped, not written to its cap"
 
 
 # ---- 4. a slow model stays usable --------------------------------------------------------------
