@@ -9,7 +9,6 @@ import inspect
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, replace
 from typing import Any, Concatenate, ParamSpec, TypeVar, Unpack
 
 import numpy as np
@@ -207,9 +206,7 @@ class MemoryCoordinator:
     ) -> MemoryContext:
         """All that is relevant to `query`, timed per stage."""
         k = options.k_episodic or self.settings.recall_prompt_k
-        return self.recall.context(
-            user_id, session_id, query, **asdict(replace(options, k_episodic=k))
-        )
+        return self.recall.context(user_id, session_id, query, options, k)
 
     def search(
         self,
