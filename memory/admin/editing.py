@@ -154,7 +154,10 @@ def apply_update(
     if not changes:
         raise InvalidInputError("Nothing to change.")
     if mtype is MemoryType.EPISODIC:
-        _update_episodic(stores, embedder, user_id, memory_id, changes)
+        new, vec = plan_episodic_update(stores, embedder, user_id, memory_id, changes)
+        pipe = stores.client.pipeline(transaction=True)
+        queue_episodic_write(pipe, stores, new, vec)
+        pipe.execute()
     elif mtype is MemoryType.SEMANTIC:
         _update_semantic(stores, embedder, user_id, memory_id, changes, as_admin)
     elif mtype is MemoryType.PROCEDURAL:
@@ -164,19 +167,6 @@ def apply_update(
     else:
         raise InvalidInputError("Short-term messages cannot be edited; delete them instead.")
     return read_memory(stores, user_id, mtype, memory_id)
-
-
-def _update_episodic(
-    stores: Stores,
-    embedder: CachedEmbedder,
-    user_id: str,
-    memory_id: str,
-    changes: dict[str, Any],
-) -> None:
-    new, vec = plan_episodic_update(stores, embedder, user_id, memory_id, changes)
-    pipe = stores.client.pipeline(transaction=True)
-    queue_episodic_write(pipe, stores, new, vec)
-    pipe.execute()
 
 
 def plan_episodic_update(
