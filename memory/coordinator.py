@@ -9,7 +9,6 @@ import inspect
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, replace
 from typing import Any, Concatenate, ParamSpec, TypeVar, Unpack
 
 import numpy as np
@@ -21,7 +20,7 @@ from memory.bookkeeping import Bookkeeper
 from memory.boundary import translate_store_errors
 from memory.config import Settings
 from memory.embeddings import CachedEmbedder, Embedder, build_embedder
-from memory.errors import InvalidInputError, MemorySystemError
+from memory.errors import MemorySystemError
 from memory.identity import StoreIdentity, address_of
 from memory.keys import Keys
 from memory.metrics import MetricsRecorder
@@ -207,9 +206,7 @@ class MemoryCoordinator:
     ) -> MemoryContext:
         """All that is relevant to `query`, timed per stage."""
         k = options.k_episodic or self.settings.recall_prompt_k
-        return self.recall.context(
-            user_id, session_id, query, **asdict(replace(options, k_episodic=k))
-        )
+        return self.recall.context(user_id, session_id, query, options, k)
 
     def search(
         self,
@@ -282,17 +279,6 @@ class MemoryCoordinator:
         admin.note_write(self.redis, self.keys, None if fact.shared else fact.added_by)
         self.metrics.record("semantic", "add", _ms(t))
         return fact
-
-    @_changes
-    def supersede(self, user_id: str, old_id: str, new_id: str) -> None:
-        """Mark `old_id` as replaced by `new_id`: hidden from recall, kept as history."""
-        if old_id == new_id:
-            raise InvalidInputError("A memory cannot supersede itself.")
-        self.episodic.get(user_id, old_id)
-        self.episodic.get(user_id, new_id)
-        pipe = self.redis.pipeline(transaction=True)
-        self.episodic.supersede(pipe, user_id, old_id, new_id)
-        pipe.execute()
 
     @_changes
     def record_procedure(

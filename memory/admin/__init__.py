@@ -11,19 +11,13 @@ from memory.admin.editing import (
     read_memory,
 )
 from memory.admin.followups import finish_pending
-from memory.admin.forget import ForgetReport, TopicForget, TopicMatch, TopicPreview
 from memory.admin.health import check_health
 from memory.admin.knowledge import load_knowledge
-from memory.admin.purge import UserPurge, clear_session, plan_user_purge, purge_user
+from memory.admin.purge import clear_session, purge_user
 from memory.admin.stats import memory_stats, note_write, writes_version
 from memory.admin.transfer import export_user, import_user, interrupted_imports
 
 __all__ = [
-    "ForgetReport",
-    "TopicForget",
-    "TopicMatch",
-    "TopicPreview",
-    "UserPurge",
     "apply_update",
     "check_health",
     "clear_session",
@@ -38,7 +32,6 @@ __all__ = [
     "note_write",
     "writes_version",
     "plan_episodic_update",
-    "plan_user_purge",
     "purge_user",
     "queue_episodic_write",
     "read_memory",

@@ -50,51 +50,20 @@ def list_memories(
 ) -> tuple[list[dict[str, Any]], int]:
     """(rows, total). Rows are records as dicts with an `id` and a `text` key."""
     check_id(user_id)
-    page, page_size, sort_by, descending = q.page, q.page_size, q.sort_by, q.descending
     if mtype is MemoryType.EPISODIC:
-        return stores.episodic.list_page(
-            user_id,
-            sort_by=sort_by,
-            descending=descending,
-            page=page,
-            page_size=page_size,
-            event_types=q.event_types,
-            tags=q.tags,
-            since_ms=q.since_ms,
-            until_ms=q.until_ms,
-            active_only=not q.include_superseded,
-            with_paused=q.include_paused,
-            pinned=q.pinned,
-            session_id=q.session_id,
-        )
+        return stores.episodic.list_page(user_id, q)
     if mtype is MemoryType.SEMANTIC:
-        return stores.semantic.list_page(
-            added_by=q.added_by,
-            visible_to=user_id,
-            category=q.category,
-            pinned=q.pinned,
-            page=page,
-            page_size=page_size,
-            sort_by=sort_by if sort_by in ("timestamp", "importance") else "timestamp",
-            descending=descending,
-        )
+        return stores.semantic.list_page(user_id, q)
     if mtype is MemoryType.PROCEDURAL:
-        sortable = ("last_used", "confidence", "executions", "created_at")
-        return stores.procedural.list_page(
-            user_id,
-            sort_by=sort_by if sort_by in sortable else "last_used",
-            descending=descending,
-            page=page,
-            page_size=page_size,
-        )
+        return stores.procedural.list_page(user_id, q)
     sessions = [q.session_id] if q.session_id else stores.short_term.sessions(user_id)
     rows: list[dict[str, Any]] = []
     for s in sessions:
         for m in stores.short_term.all_messages(user_id, s):
             rows.append({**m.model_dump(), "session_id": s, "text": m.content})
-    rows.sort(key=lambda r: r["timestamp"], reverse=descending)
-    start = (page - 1) * page_size
-    return rows[start : start + page_size], len(rows)
+    rows.sort(key=lambda r: r["timestamp"], reverse=q.descending)
+    start = (q.page - 1) * q.page_size
+    return rows[start : start + q.page_size], len(rows)
 
 
 def read_memory(stores: Stores, user_id: str, mtype: MemoryType, memory_id: str) -> dict[str, Any]:
@@ -185,7 +154,10 @@ def apply_update(
     if not changes:
         raise InvalidInputError("Nothing to change.")
     if mtype is MemoryType.EPISODIC:
-        _update_episodic(stores, embedder, user_id, memory_id, changes)
+        new, vec = plan_episodic_update(stores, embedder, user_id, memory_id, changes)
+        pipe = stores.client.pipeline(transaction=True)
+        queue_episodic_write(pipe, stores, new, vec)
+        pipe.execute()
     elif mtype is MemoryType.SEMANTIC:
         _update_semantic(stores, embedder, user_id, memory_id, changes, as_admin)
     elif mtype is MemoryType.PROCEDURAL:
@@ -195,19 +167,6 @@ def apply_update(
     else:
         raise InvalidInputError("Short-term messages cannot be edited; delete them instead.")
     return read_memory(stores, user_id, mtype, memory_id)
-
-
-def _update_episodic(
-    stores: Stores,
-    embedder: CachedEmbedder,
-    user_id: str,
-    memory_id: str,
-    changes: dict[str, Any],
-) -> None:
-    new, vec = plan_episodic_update(stores, embedder, user_id, memory_id, changes)
-    pipe = stores.client.pipeline(transaction=True)
-    queue_episodic_write(pipe, stores, new, vec)
-    pipe.execute()
 
 
 def plan_episodic_update(
@@ -224,34 +183,10 @@ def plan_episodic_update(
     if unknown:
         raise InvalidInputError(f"Cannot change {sorted(unknown)} of an episodic memory.")
     old = stores.episodic.get(user_id, memory_id)
-    text = changes.get("text", changes.get("description", old.description))
-    expires = changes.get("expires_at", old.expires_at)
-    # Re-validate the whole record with the store's own rules (same as a new memory).
-    new = EpisodicStore.build(
-        user_id,
-        text,
-        event_type=changes.get("event_type", old.event_type),
-        context=changes.get("context", old.context),
-        metadata=changes.get("metadata", old.metadata),
-        tags=changes.get("tags", old.tags),
-        importance=changes.get("importance", old.importance),
-        timestamp_ms=changes.get("timestamp", old.timestamp),
-        expires_at_ms=expires if expires != old.expires_at else None,
-        session_id=old.session_id,
-        memory_id=old.id,
-        created_at=old.created_at,
-        pii=stores.pii,
-    )
-    new = new.model_copy(
-        update={
-            "access_count": old.access_count,
-            "last_accessed": old.last_accessed,
-            "pinned": bool(changes.get("pinned", old.pinned)),
-            "paused": bool(changes.get("paused", old.paused)),
-            "superseded_by": old.superseded_by,
-            "expires_at": expires,
-        }
-    )
+    fields = dict(changes)
+    if "text" in fields:  # the editor's name of the description
+        fields["description"] = fields.pop("text")
+    new = EpisodicStore.rebuild(old, stores.pii, **fields)
     vec: Any
     if new.description != old.description or new.context != old.context:
         vec = embedder.embed(embedding_text(new.description, new.context))
@@ -286,25 +221,10 @@ def _update_semantic(
     old = _changeable_fact(stores, user_id, fact_id, as_admin)
     if "shared" in changes and bool(changes["shared"]) != old.shared and not as_admin:
         raise NotAllowedError("Only an admin can share a fact with every user.")
-    new = SemanticStore.build(
-        changes.get("text", changes.get("fact", old.fact)),
-        category=changes.get("category", old.category),
-        fact_type=changes.get("fact_type", old.fact_type),
-        context=changes.get("context", old.context),
-        source=changes.get("source", old.source),
-        added_by=old.added_by,
-        metadata=old.metadata,
-        importance=changes.get("importance", old.importance),
-        fact_id=old.id,
-        timestamp_ms=old.timestamp,
-        pii=stores.pii,
-    )
-    new = new.model_copy(
-        update={
-            "pinned": bool(changes.get("pinned", old.pinned)),
-            "shared": bool(changes.get("shared", old.shared)),
-        }
-    )
+    fields = dict(changes)
+    if "text" in fields:  # the editor's name of the fact
+        fields["fact"] = fields.pop("text")
+    new = SemanticStore.rebuild(old, stores.pii, **fields)
     vec: Any
     if new.fact != old.fact:
         vec = embedder.embed(new.fact)

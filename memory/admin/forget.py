@@ -6,6 +6,7 @@ decides what matches; the user's keys change in one MULTI/EXEC, shared data foll
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
+from dataclasses import dataclass
 from typing import Protocol
 
 from pydantic import BaseModel, Field
@@ -133,6 +134,7 @@ class ForgetReport(BaseModel):
 
 
 @translate_store_errors
+@dataclass(eq=False)
 class TopicForget:
     """Built from the coordinator's parts (`TopicForget.of`), so the coordinator does not grow;
     every public method goes through the one error boundary."""
@@ -140,21 +142,12 @@ class TopicForget:
     #: the words of a count, for the screens that show a preview and its result (`counted`)
     counted = staticmethod(counted)
 
-    def __init__(
-        self,
-        stores: Stores,
-        embedder: CachedEmbedder,
-        search: Search,
-        check_store: Callable[[], None],
-        drain: Callable[[], None],
-        min_score: float = FORGET_MIN_SCORE,
-    ) -> None:
-        self._stores = stores
-        self._embedder = embedder
-        self._search = search
-        self._check_store = check_store
-        self._drain = drain
-        self.min_score = min_score
+    _stores: Stores
+    _embedder: CachedEmbedder
+    _search: Search
+    _check_store: Callable[[], None]
+    _drain: Callable[[], None]
+    min_score: float = FORGET_MIN_SCORE
 
     @classmethod
     def of(cls, coordinator: CoordinatorParts) -> TopicForget:

@@ -11,6 +11,7 @@ import redis
 from redisvl.query import CountQuery
 
 from memory.keys import Keys
+from memory.queries import ListQuery
 from memory.replies import as_str
 from memory.service import MemoryStats
 from memory.stores import Stores
@@ -31,7 +32,7 @@ def memory_stats(
         stats["users"] = int(stores.client.scard(stores.keys.users))
         stats["procedural"] = {"total_procedures": int(stores.procedural.index.query(CountQuery()))}
         return stats
-    rows, total = stores.procedural.list_page(user_id, page_size=1000)
+    rows, total = stores.procedural.list_page(user_id, ListQuery(page_size=1000))
     execs = sum(r["executions"] for r in rows)
     stats["procedural"] = {
         "total_procedures": total,

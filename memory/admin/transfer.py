@@ -135,45 +135,20 @@ def import_user(
         _check_times_and_ids(doc)
         ep_ids, sem_ids = _owned_ids(stores, target, doc)
         episodic = [
-            EpisodicStore.build(
-                target,
-                m.description,
-                event_type=m.event_type,
-                context=m.context,
-                metadata=m.metadata,
-                tags=m.tags,
-                importance=m.importance,
-                timestamp_ms=m.timestamp,
-                expires_at_ms=m.expires_at if m.expires_at and m.expires_at > now_ms() else None,
-                session_id=m.session_id,
-                memory_id=ep_ids[m.id],
-                created_at=m.created_at,
-                pii=stores.pii,
-            ).model_copy(
-                update={
-                    "pinned": m.pinned,
-                    "paused": m.paused,
-                    "superseded_by": ep_ids.get(m.superseded_by or "", m.superseded_by),
-                    "access_count": m.access_count,
-                    "last_accessed": m.last_accessed,
-                }
+            EpisodicStore.rebuild(
+                m,
+                stores.pii,
+                user_id=target,
+                id=ep_ids[m.id],
+                superseded_by=ep_ids.get(m.superseded_by or "", m.superseded_by),
             )
             for m in doc.episodic
             if not (m.expires_at and m.expires_at <= now_ms())
         ]
+        # a file neither pins nor shares a fact: sharing is an admin's
         semantic = [
-            SemanticStore.build(
-                f.fact,
-                category=f.category,
-                fact_type=f.fact_type,
-                context=f.context,
-                source=f.source,
-                added_by=target,
-                metadata=f.metadata,
-                importance=f.importance,
-                fact_id=sem_ids[f.id],
-                timestamp_ms=f.timestamp,
-                pii=stores.pii,
+            SemanticStore.rebuild(
+                f, stores.pii, added_by=target, id=sem_ids[f.id], pinned=False, shared=False
             )
             for f in doc.semantic
         ]

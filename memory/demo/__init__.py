@@ -4,32 +4,23 @@ her dates and distances), `persona` reads `memory/data/demo_persona.toml`, `load
 resets through the coordinator."""
 
 from memory.demo.loader import (
-    DEMO_SOURCE,
     DEMO_TAG,
-    DemoReport,
     OwnMemoriesError,
-    UserContents,
     demo_contents,
-    is_demo_session,
     load_demo,
     reset_demo,
 )
 from memory.demo.persona import DEMO_QUESTIONS, build_persona
-from memory.demo.training import DEMO_PREFIX, DEMO_USER, planned_workout
+from memory.demo.training import DEMO_PREFIX, DEMO_USER
 
 __all__ = [
     "DEMO_PREFIX",
     "DEMO_QUESTIONS",
-    "DEMO_SOURCE",
     "DEMO_TAG",
     "DEMO_USER",
-    "DemoReport",
     "OwnMemoriesError",
-    "UserContents",
     "build_persona",
     "demo_contents",
-    "is_demo_session",
     "load_demo",
-    "planned_workout",
     "reset_demo",
 ]

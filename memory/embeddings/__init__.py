@@ -11,7 +11,6 @@ from memory.embeddings.onnx_minilm import OnnxMiniLMEmbedder
 __all__ = [
     "CachedEmbedder",
     "Embedder",
-    "OllamaEmbedder",
     "OnnxMiniLMEmbedder",
     "build_embedder",
     "l2_normalise",

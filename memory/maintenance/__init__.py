@@ -4,13 +4,11 @@ by kind, importance decay, and the `maintain` run that does them all (docs/maint
 
 from memory.maintenance.background import MaintenanceScheduler
 from memory.maintenance.consolidate import (
-    MergeProposal,
-    MergeRecord,
     SameFactJudge,
     StaleMergeError,
     TextMerger,
 )
-from memory.maintenance.runner import MaintenanceBusyError, MaintenanceReport, UserReport
+from memory.maintenance.runner import MaintenanceBusyError, MaintenanceReport
 from memory.maintenance.service import Maintenance
 from memory.maintenance.similarity import linked, mergeable, same_fact, veto
 from memory.maintenance.summaries import Summariser, SummaryOutcome
@@ -20,14 +18,11 @@ __all__ = [
     "MaintenanceBusyError",
     "MaintenanceReport",
     "MaintenanceScheduler",
-    "MergeProposal",
-    "MergeRecord",
     "SameFactJudge",
     "StaleMergeError",
     "Summariser",
     "SummaryOutcome",
     "TextMerger",
-    "UserReport",
     "linked",
     "mergeable",
     "same_fact",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memory import admin
@@ -24,23 +25,15 @@ if TYPE_CHECKING:
 
 
 @translate_store_errors
+@dataclass(eq=False)
 class Maintenance:
-    def __init__(
-        self,
-        stores: Stores,
-        embedder: CachedEmbedder,
-        settings: Settings,
-        merger: TextMerger | None = None,
-        summariser: Summariser | None = None,
-        judge: SameFactJudge | None = None,
-    ) -> None:
-        self._stores = stores
-        self._embedder = embedder
-        self.settings = settings
-        self.merger = merger
-        self.summariser = summariser
-        # With a judge, consolidation proposes by meaning (docs/maintenance.md).
-        self.judge = judge
+    _stores: Stores
+    _embedder: CachedEmbedder
+    settings: Settings
+    merger: TextMerger | None = None
+    summariser: Summariser | None = None
+    #: with a judge, consolidation proposes by meaning (docs/maintenance.md)
+    judge: SameFactJudge | None = None
 
     @classmethod
     def of(

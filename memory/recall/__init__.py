@@ -3,22 +3,16 @@ pipeline (`memory.recall.pipeline`) is imported from its module: `memory.config`
 scoring defaults from here, and the embedder package reads the config."""
 
 from memory.recall.hybrid import (
-    HybridRequest,
     RecallWeights,
     fuse,
     run_requests,
-    time_ranges,
 )
-from memory.recall.requests import episodic_request, hydrate, hydration_groups, semantic_request
+from memory.recall.requests import hydrate, hydration_groups
 
 __all__ = [
-    "HybridRequest",
     "RecallWeights",
-    "episodic_request",
     "fuse",
     "hydrate",
     "hydration_groups",
     "run_requests",
-    "semantic_request",
-    "time_ranges",
 ]

@@ -29,7 +29,7 @@ from memory.models import (
     now_ms,
     relevance_band,
 )
-from memory.queries import SearchFilter
+from memory.queries import RecallOptions, SearchFilter
 from memory.recall.hybrid import (
     HybridRequest,
     RecallWeights,
@@ -81,31 +81,20 @@ class RecallPipeline:
         self._schedule_statement_fit()
 
     def context(
-        self,
-        user_id: str,
-        session_id: str,
-        query: str,
-        *,
-        include_episodic: bool = True,
-        include_semantic: bool = True,
-        include_procedural: bool = True,
-        include_short_term: bool = True,
-        include_profile: bool = False,
-        k_episodic: int = 5,
-        k_semantic: int = 3,
-        k_short_term: int = 10,
+        self, user_id: str, session_id: str, query: str, options: RecallOptions, k_episodic: int
     ) -> MemoryContext:
-        t0 = time.perf_counter()
+        """`options` with `k_episodic` resolved by the caller (its None: RECALL_PROMPT_K)."""
+        o, t0 = options, time.perf_counter()
         check_id(user_id)
         check_id(session_id, "session id")
         query = check_text(query, "Query")
         timings: dict[str, float] = {}
         ctx = MemoryContext(user_id=user_id, session_id=session_id, query=query)
-        need_vector = include_episodic or include_semantic or include_procedural
+        wanted = (o.include_episodic, o.include_semantic, o.include_procedural)
+        need_vector = any(wanted)
         self._schedule_statement_fit()
-        plan = _Plan(user_id, query, include_episodic, include_semantic, include_procedural)
-        plan.k_episodic, plan.k_semantic = k_episodic, k_semantic
-        if include_profile:
+        plan = _Plan(user_id, query, *wanted, k_episodic, o.k_semantic)
+        if o.include_profile:
             plan.profile = profile_commands(self._stores.episodic, user_id)
 
         t = time.perf_counter()
@@ -113,12 +102,12 @@ class RecallPipeline:
         source = "local"
         timings["embed"] = _ms(t)
         raw, exact_key = self._first_round_trip(
-            ctx, plan, qvec, need_vector, k_short_term if include_short_term else None
+            ctx, plan, qvec, need_vector, o.k_short_term if o.include_short_term else None
         )
         timings["fetch"] = _ms(t)
-        if include_short_term:
+        if o.include_short_term:
             self._take_short_term(ctx, raw, timings)
-        exact_raw = raw.pop(0) if include_procedural else None
+        exact_raw = raw.pop(0) if o.include_procedural else None
         if plan.profile is not None:
             ctx.profile = profile_lines_of([raw.pop(0) for _ in plan.profile])
         if need_vector and qvec is None:
@@ -137,7 +126,7 @@ class RecallPipeline:
             )
 
         similar_rows = self._recall_stores(ctx, plan, raw, qvec, timings)
-        if include_procedural and qvec is not None:
+        if o.include_procedural and qvec is not None:
             t = time.perf_counter()
             ctx.procedural = self._stores.procedural.best_suggestion(
                 user_id,
@@ -428,8 +417,8 @@ class _Plan:
     episodic: bool
     semantic: bool
     procedural: bool
-    k_episodic: int = 5
-    k_semantic: int = 3
+    k_episodic: int
+    k_semantic: int
     requests: list[HybridRequest] = field(default_factory=list)
     similar: VectorQuery | None = None
     profile: list[list[str]] | None = None

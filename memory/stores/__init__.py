@@ -9,10 +9,9 @@ import redis
 
 from memory.keys import Keys
 from memory.models import check_id
-from memory.stores.episodic import EpisodicStore, embedding_text
+from memory.stores.episodic import EpisodicStore
 from memory.stores.procedural import ProceduralStore
 from memory.stores.schema import (
-    VECTOR_FIELD,
     episodic_schema,
     open_index,
     procedural_schema,
@@ -96,11 +95,5 @@ class Stores:
 
 
 __all__ = [
-    "VECTOR_FIELD",
-    "EpisodicStore",
-    "ProceduralStore",
-    "SemanticStore",
-    "ShortTermStore",
     "Stores",
-    "embedding_text",
 ]

@@ -26,6 +26,7 @@ from memory.models import (
     check_unicode,
     now_ms,
 )
+from memory.queries import ListQuery
 from memory.replies import as_str
 from memory.stores.records import decode, encode, row_record, vector_bytes
 from memory.stores.schema import LIVE_FIELD, VECTOR_FIELD, matching_keys, query_page
@@ -179,6 +180,31 @@ class EpisodicStore:
         )
 
     @staticmethod
+    def rebuild(old: EpisodicMemory, pii: PiiPolicy, **changes: Any) -> EpisodicMemory:
+        """`old` with `changes` (fields of the record) validated again as a new memory is (a
+        changed expiry must lie ahead); what happened to it since (accesses, pinned, paused,
+        replaced) is kept."""
+        m = old.model_copy(update=changes)
+        new = EpisodicStore.build(
+            m.user_id,
+            m.description,
+            event_type=m.event_type,
+            context=m.context,
+            metadata=m.metadata,
+            tags=m.tags,
+            importance=m.importance,
+            timestamp_ms=m.timestamp,
+            expires_at_ms=m.expires_at if m.expires_at != old.expires_at else None,
+            session_id=m.session_id,
+            memory_id=m.id,
+            created_at=m.created_at,
+            pii=pii,
+        )
+        kept = {f: getattr(m, f) for f in ("access_count", "last_accessed", "superseded_by")}
+        flags = {"pinned": bool(m.pinned), "paused": bool(m.paused), "expires_at": m.expires_at}
+        return new.model_copy(update={**kept, **flags})
+
+    @staticmethod
     def build_interaction(
         user_id: str,
         session_id: str,
@@ -285,20 +311,21 @@ class EpisodicStore:
             f = f & (Tag("pinned") == ("1" if pinned else "0"))
         return f
 
-    def list_page(
-        self,
-        user_id: str,
-        *,
-        sort_by: str = "timestamp",
-        descending: bool = True,
-        page: int = 1,
-        page_size: int = 50,
-        **filters: Any,
-    ) -> tuple[list[dict[str, Any]], int]:
-        if sort_by not in SORTABLE:
-            raise InvalidInputError(f"Cannot sort by {sort_by!r}; use one of {sorted(SORTABLE)}.")
-        f = self.filter_for(user_id, **filters)
-        rows, total = query_page(self.index, f, RETURN_FIELDS, sort_by, descending, page, page_size)
+    def list_page(self, user_id: str, q: ListQuery) -> tuple[list[dict[str, Any]], int]:
+        if q.sort_by not in SORTABLE:
+            raise InvalidInputError(f"Cannot sort by {q.sort_by!r}; use one of {sorted(SORTABLE)}.")
+        f = self.filter_for(
+            user_id,
+            event_types=q.event_types,
+            tags=q.tags,
+            since_ms=q.since_ms,
+            until_ms=q.until_ms,
+            active_only=not q.include_superseded,
+            with_paused=q.include_paused,
+            pinned=q.pinned,
+            session_id=q.session_id,
+        )
+        rows, total = query_page(self.index, f, RETURN_FIELDS, q, q.sort_by)
         return [row_record(r, "description") for r in rows], total
 
     def ids_for_user(self, user_id: str) -> list[str]:

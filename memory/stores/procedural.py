@@ -24,6 +24,7 @@ from memory.models import (
     check_text,
     now_ms,
 )
+from memory.queries import ListQuery
 from memory.replies import as_str
 from memory.stores.records import decode, encode, vector_bytes
 from memory.stores.schema import VECTOR_FIELD, matching_keys, query_page
@@ -280,22 +281,12 @@ class ProceduralStore:
             raise NotFoundError(f"No procedural pattern {pattern_id!r}.")
         return self.parse(key, raw)
 
-    def list_page(
-        self,
-        user_id: str,
-        sort_by: str = "last_used",
-        descending: bool = True,
-        page: int = 1,
-        page_size: int = 50,
-    ) -> tuple[list[dict[str, Any]], int]:
-        if sort_by not in ("last_used", "confidence", "executions", "created_at"):
-            raise InvalidInputError(
-                "Procedural patterns sort by last_used, confidence, executions or created_at."
-            )
+    def list_page(self, user_id: str, q: ListQuery) -> tuple[list[dict[str, Any]], int]:
+        """Another order than these fields' lists by last use."""
+        sortable = ("last_used", "confidence", "executions", "created_at")
         f = Tag("owner") == owner_tag(check_id(user_id))
-        found, total = query_page(
-            self.index, f, RETURN_FIELDS, sort_by, descending, page, page_size
-        )
+        sort_by = q.sort_by if q.sort_by in sortable else "last_used"
+        found, total = query_page(self.index, f, RETURN_FIELDS, q, sort_by)
         rows = []
         for row in found:
             p = self.from_row(row)

@@ -17,6 +17,7 @@ from memory.boundary import store_error
 from memory.embeddings.model_ids import same_vector_space
 from memory.errors import EmbeddingModelMismatchError, InvalidInputError, StoreUnavailableError
 from memory.keys import Keys
+from memory.queries import ListQuery
 from memory.replies import as_str
 
 VECTOR_FIELD = "embedding"
@@ -180,20 +181,20 @@ def query_page(
     index: SearchIndex,
     filter_expression: FilterExpression | None,
     return_fields: list[str],
+    page: ListQuery,
     sort_by: str,
-    descending: bool,
-    page: int,
-    page_size: int,
 ) -> tuple[list[dict[str, Any]], int]:
-    """One sorted page of an index's documents matching a filter, and how many match."""
-    if page < 1 or not 1 <= page_size <= 1000:
+    """One page of an index's documents matching a filter, sorted by `sort_by` (the store's
+    reading of `page.sort_by`), and how many match."""
+    size = page.page_size
+    if page.page < 1 or not 1 <= size <= 1000:
         raise InvalidInputError("Page must be >= 1 and page size between 1 and 1000.")
     q = FilterQuery(
         filter_expression=filter_expression,
         return_fields=return_fields,
-        num_results=page_size,
-        sort_by=(sort_by, "DESC" if descending else "ASC"),
+        num_results=size,
+        sort_by=(sort_by, "DESC" if page.descending else "ASC"),
     )
-    q.paging((page - 1) * page_size, page_size)
+    q.paging((page.page - 1) * size, size)
     total = index.query(CountQuery(filter_expression=filter_expression))
     return index.query(q), int(total)

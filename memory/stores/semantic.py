@@ -26,6 +26,7 @@ from memory.models import (
     check_unicode,
     now_ms,
 )
+from memory.queries import ListQuery
 from memory.stores.records import decode, encode, row_record
 from memory.stores.schema import AUDIENCE_FIELD, SHARED, VECTOR_FIELD, matching_keys, query_page
 from memory.writing.secrets import PiiPolicy, check_no_secret, lenient, mask_json, mask_text
@@ -89,6 +90,26 @@ class SemanticStore:
             importance=importance,
         )
 
+    @staticmethod
+    def rebuild(old: SemanticFact, pii: PiiPolicy, **changes: Any) -> SemanticFact:
+        """`old` with `changes` (fields of the record) validated again as a new fact is;
+        pinned and shared as `changes` leave them."""
+        f = old.model_copy(update=changes)
+        new = SemanticStore.build(
+            f.fact,
+            category=f.category,
+            fact_type=f.fact_type,
+            context=f.context,
+            source=f.source,
+            added_by=f.added_by,
+            metadata=f.metadata,
+            importance=f.importance,
+            fact_id=f.id,
+            timestamp_ms=f.timestamp,
+            pii=pii,
+        )
+        return new.model_copy(update={"pinned": bool(f.pinned), "shared": bool(f.shared)})
+
     def write(self, pipe: redis.client.Pipeline, fact: SemanticFact, vec: np.ndarray) -> None:
         data = fact.model_dump(exclude={"id"})
         data[VECTOR_FIELD] = vec
@@ -135,24 +156,14 @@ class SemanticStore:
             add(Tag(AUDIENCE_FIELD) == [SHARED, owner_tag(visible_to)])
         return f
 
-    def list_page(
-        self,
-        *,
-        category: str | None = None,
-        added_by: str | None = None,
-        pinned: bool | None = None,
-        visible_to: str | None = None,
-        sort_by: str = "timestamp",
-        descending: bool = True,
-        page: int = 1,
-        page_size: int = 50,
-    ) -> tuple[list[dict[str, Any]], int]:
-        if sort_by not in ("timestamp", "importance"):
-            raise InvalidInputError("Semantic facts sort by 'timestamp' or 'importance'.")
+    def list_page(self, user_id: str, q: ListQuery) -> tuple[list[dict[str, Any]], int]:
+        """The facts `user_id` sees (shared ones and their own); another order than by time or
+        importance lists them by time."""
         f = self.filter_for(
-            category=category, added_by=added_by, pinned=pinned, visible_to=visible_to
+            category=q.category, added_by=q.added_by, pinned=q.pinned, visible_to=user_id
         )
-        rows, total = query_page(self.index, f, RETURN_FIELDS, sort_by, descending, page, page_size)
+        sort_by = q.sort_by if q.sort_by in ("timestamp", "importance") else "timestamp"
+        rows, total = query_page(self.index, f, RETURN_FIELDS, q, sort_by)
         return [row_record(r, "fact") for r in rows], total
 
     def ids_added_by(self, user_id: str, *, private_only: bool = False) -> list[str]:

@@ -7,35 +7,30 @@ from memory.writing.classify import (
     SLOTS,
     classify_event_type,
     detect_slot,
-    extract_tags,
 )
 from memory.writing.grounding import Grounding, check_grounded, stated
 from memory.writing.policy import (
     MemoryCandidate,
     StoredMemory,
     WritePolicy,
-    WriteResult,
     candidate_for,
     write_fact,
 )
-from memory.writing.secrets import Masked, PiiPolicy, found_in, mask_secrets
+from memory.writing.secrets import PiiPolicy, found_in, mask_secrets
 from memory.writing.triggers import extract_triggers
 
 __all__ = [
     "FACT_EVENT_TYPE",
     "SLOTS",
     "Grounding",
-    "Masked",
     "MemoryCandidate",
     "PiiPolicy",
     "StoredMemory",
     "WritePolicy",
-    "WriteResult",
     "candidate_for",
     "check_grounded",
     "classify_event_type",
     "detect_slot",
-    "extract_tags",
     "extract_triggers",
     "found_in",
     "mask_secrets",

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from memory.queries import ListQuery
-
 DAY_MS = 86_400_000
 
 EPISODIC = [
@@ -22,8 +20,9 @@ EPISODIC = [
 
 def seed_demo_user(coordinator: Any, user: str, session: str) -> dict[str, str]:
     """Write the demo data; returns a few ids by name."""
-    now = coordinator.add_episodic(user, "I drink two coffees a day", event_type="preference",
-                                   tags=["food"], importance=0.4).timestamp  # fmt: skip
+    coffee = coordinator.add_episodic(user, "I drink two coffees a day", event_type="preference",
+                                      tags=["food"], importance=0.4)  # fmt: skip
+    now = coffee.timestamp
     ids: dict[str, str] = {}
     for text, kind, tags, importance, days in EPISODIC:
         mem = coordinator.add_episodic(
@@ -31,12 +30,9 @@ def seed_demo_user(coordinator: Any, user: str, session: str) -> dict[str, str]:
             timestamp_ms=now - days * DAY_MS, session_id=session,
         )  # fmt: skip
         ids[text] = mem.id
-    newer = coordinator.add_episodic(user, "I drink one coffee a day, before noon",
-                                     event_type="preference", tags=["food"],
-                                     importance=0.5)  # fmt: skip
-    old = coordinator.list_memories(user, "episodic", ListQuery(tags=["food"]))[0]
-    coffee = next(r["id"] for r in old if r["text"] == "I drink two coffees a day")
-    coordinator.supersede(user, coffee, newer.id)
+    coordinator.add_episodic(user, "I drink one coffee a day, before noon",
+                             event_type="preference", tags=["food"], importance=0.5,
+                             supersedes=coffee.id)  # fmt: skip
     coordinator.update_memory(user, "episodic", ids["I am vegetarian"], pinned=True)
     coordinator.add_semantic("Lentils and chickpeas are good plant sources of iron",
                              category="nutrition", added_by=user)  # fmt: skip

@@ -209,10 +209,6 @@ class FakeCoordinator:
         self.semantic[fact.id] = fact
         return fact
 
-    def supersede(self, user_id: str, old_id: str, new_id: str) -> None:
-        with self._lock:
-            self.episodic[old_id].superseded_by = new_id
-
     def _pattern(self, user_id: str, query: str) -> dict[str, Any]:
         key = (user_id, _norm_query(query))
         return self.procedures.setdefault(key, {"query": query, "runs": []})

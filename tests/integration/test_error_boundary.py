@@ -33,7 +33,6 @@ CALLS: dict[str, Callable[[MemoryCoordinator], Any]] = {
     "add_episodic": lambda c: c.add_episodic(U, "I like running"),
     "add_episodic_many": lambda c: c.add_episodic_many(U, [{"text": "I like running"}]),
     "add_semantic": lambda c: c.add_semantic("Zone 2 is easy running", added_by=U),
-    "supersede": lambda c: c.supersede(U, MID, MID[:-1] + "1"),
     "record_procedure": lambda c: c.record_procedure(
         U, "how far did I run?", ["search_workouts"], success_score=1.0, execution_time_ms=5
     ),

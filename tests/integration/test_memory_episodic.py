@@ -320,18 +320,10 @@ def test_supersede_hides_from_recall_but_keeps_history(coordinator: MemoryCoordi
     assert old.id in {h.id for h in with_history}
 
 
-def test_supersede_after_the_fact(coordinator: MemoryCoordinator) -> None:
-    old = coordinator.add_episodic(U, "I sleep 6 hours a night")
-    new = coordinator.add_episodic(U, "I now sleep 8 hours a night")
-    coordinator.supersede(U, old.id, new.id)
-    assert [
-        h.id
-        for h in coordinator.search(U, "hours of sleep a night", where=SearchFilter(min_score=0))
-    ] == [new.id]
-    with pytest.raises(InvalidInputError, match="itself"):
-        coordinator.supersede(U, new.id, new.id)
+def test_superseding_a_missing_memory_writes_nothing(coordinator: MemoryCoordinator) -> None:
     with pytest.raises(NotFoundError):
-        coordinator.supersede(U, old.id, "01NOSUCHMEMORY0000000000000")
+        coordinator.add_episodic(U, "I now sleep 8", supersedes="01NOSUCHMEMORY0000000000000")
+    assert coordinator.list_memories(U, "episodic")[1] == 0
 
 
 def test_recall_counts_accesses(coordinator: MemoryCoordinator) -> None:

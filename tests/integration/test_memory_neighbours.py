@@ -67,8 +67,9 @@ def test_deleted_and_superseded_memories_are_no_neighbours(
     assert ids[2] not in {h.id for h in hits}
 
     ids = _conversation(coordinator, session="trip-2")
-    newer = coordinator.add_episodic(U, "The Alta Via 2 instead", event_type="interaction")
-    coordinator.supersede(U, ids[2], newer.id)
+    coordinator.add_episodic(
+        U, "The Alta Via 2 instead", event_type="interaction", supersedes=ids[2]
+    )
     hits = coordinator.search(U, "Which hiking trail for the Dolomites trip?", k=6)
     assert ids[2] not in {h.id for h in hits}
 

@@ -72,8 +72,9 @@ def store(coordinator: MemoryCoordinator) -> MemoryCoordinator:
             for i, text in enumerate(turns)
         ]
         if session == "trip":  # a superseded turn stays on the timeline: no neighbour
-            newer = coordinator.add_episodic(U, "We booked the hut instead", event_type="fact")
-            coordinator.supersede(U, ids[4], newer.id)
+            coordinator.add_episodic(
+                U, "We booked the hut instead", event_type="fact", supersedes=ids[4]
+            )
     for text, kind in FACTS:
         coordinator.add_episodic(U, text, event_type=kind)
     for text in OTHERS:

@@ -193,7 +193,6 @@ def test_every_path_keeps_each_transaction_script_and_multi_key_command_in_one_s
     c.update_memory("ana", "procedural", str(stored["procedural"]), pinned=True)
     newer = c.add_episodic("ana", "I moved to Porto", supersedes=None)
     newest = c.add_episodic("ana", "I moved to Braga", supersedes=newer.id)
-    c.supersede("ana", pinned.id, newest.id)
 
     # --- merge, undo, reject, accept, the maintenance run (summaries, retention, decay)
     m = Maintenance.of(c, summariser=_summary)
