@@ -70,23 +70,29 @@ def recall_details(df: pd.DataFrame, window: str) -> None:
         b.caption("How often recall found something, per memory type, shows once one has run.")
     else:
         b.plotly_chart(charts.hit_rate_figure(hr), key="chart_hit_rate")
+    st.caption("Times in seconds, over the whole window.")
     st.dataframe(
         table,
         hide_index=True,
         key="latency_table",
+        # one step column, pinned, and short headers: on a phone the times come first
         column_config={
-            c: st.column_config.NumberColumn(format="%.2f")
-            for c in (charts.TYPICAL_COL, charts.SLOWEST_COL, charts.MAX_COL)
+            charts.STEP: st.column_config.TextColumn(pinned=True),
+            **{
+                c: st.column_config.NumberColumn(format="%.3f", help="seconds")
+                for c in (charts.TYPICAL_COL, charts.SLOWEST_COL, charts.MAX_COL)
+            },
         },
     )
 
 
 def cache_and_extraction(counters: dict[str, int], agent: ChatAgent | None) -> None:
     a, b = st.columns(2)
-    if charts.cache_hit_rate(counters) is None:
-        a.caption("No question has been read yet.")
+    questions = charts.questions_frame(counters)
+    if questions["questions"].sum() == 0:
+        a.caption("No question has been asked yet.")
     else:
-        a.plotly_chart(charts.cache_figure(counters), key="chart_cache")
+        a.plotly_chart(charts.questions_figure(questions), key="chart_cache")
     outcomes: list[Any] = []
     if agent is not None:
         with guard("Reading the extraction log"):
