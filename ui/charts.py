@@ -68,7 +68,13 @@ def figure(
         fig.update_traces(textposition="outside", cliponaxis=False)
     fig.update_layout(
         height=height,
-        margin={"l": 8, "r": 8, "t": (84 if legend else 48) + TOOLBAR_PX, "b": 8},
+        # a bar's value beside its end needs room on the right (it was cut at the edge)
+        margin={
+            "l": 8,
+            "r": 48 if kind == "hbar" else 8,
+            "t": (84 if legend else 48) + TOOLBAR_PX,
+            "b": 8,
+        },
         title={
             "text": title,
             "x": 0,
@@ -243,13 +249,13 @@ def latency_over_time(df: pd.DataFrame) -> go.Figure:
     return fig.update_layout(legend=legend, margin={"t": 48 + TOOLBAR_PX})
 
 
-#: The time table's columns (seconds; the count last: on a phone the times come first)
+#: The time table's columns, short for a phone (seconds; the count last: the times first)
 STEP, TYPICAL_COL, SLOWEST_COL, MAX_COL, TIMES = (
     "Step",
     "Typical",
-    "Slowest 1 in 20",
+    "Slow 1 in 20",
     "Slowest",
-    "Times measured",
+    "Measured",
 )
 
 
@@ -274,11 +280,11 @@ def latency_bars(table: pd.DataFrame) -> go.Figure:
         color_discrete_map={TYPICAL: BLUE, SLOWEST: ORANGE},
         labels={STEP: "", "value": SECONDS, "pct": ""},
         title="Time per step, whole window",
-        text="value",
+        text=long["value"].map(lambda s: f"{s:.3f}" if s >= 0.001 else "under 0.001"),
         barmode="group",
         height=max(HEIGHT, 110 + 46 * long[STEP].nunique()),
     )
-    fig.update_traces(texttemplate="%{x:.3f}", textfont_size=11)
+    fig.update_traces(textfont_size=11)
     return fig.update_yaxes(categoryorder="category descending")
 
 

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from memory.service import MemoryService
 
 SAMPLES_TTL_S = 30
+#: The time table's step column and rows: three lines of words beside three times at 390 px
+STEP_PX, ROW_HEIGHT = 130, 72
 
 
 @st.cache_data(ttl=SAMPLES_TTL_S, max_entries=8, show_spinner=False)
@@ -70,16 +72,19 @@ def recall_details(df: pd.DataFrame, window: str) -> None:
         b.caption("How often recall found something, per memory type, shows once one has run.")
     else:
         b.plotly_chart(charts.hit_rate_figure(hr), key="chart_hit_rate")
-    st.caption("Times in seconds, over the whole window.")
+    st.caption(
+        "Times in seconds over the whole window: the typical one, the one that only 1 in 20 "
+        "took longer than, the slowest; and how many times each step was measured."
+    )
     st.dataframe(
         table,
         hide_index=True,
         key="latency_table",
-        # one step column, pinned, and short headers: on a phone the times come first
+        row_height=ROW_HEIGHT,  # tall enough to wrap a step's words: a phone sees the times
         column_config={
-            charts.STEP: st.column_config.TextColumn(pinned=True),
+            charts.STEP: st.column_config.TextColumn(pinned=True, width=STEP_PX),
             **{
-                c: st.column_config.NumberColumn(format="%.3f", help="seconds")
+                c: st.column_config.NumberColumn(format="%.3f")
                 for c in (charts.TYPICAL_COL, charts.SLOWEST_COL, charts.MAX_COL)
             },
         },
