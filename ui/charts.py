@@ -363,7 +363,7 @@ def questions_figure(qf: pd.DataFrame) -> go.Figure:
         title="Questions asked before",
     )
     fig.update_traces(textinfo="percent", sort=False)
-    return fig.add_annotation(text=f"{seen:.0%}<br>sooner", showarrow=False, font_size=16)
+    return fig.add_annotation(text=f"{seen:.0%}<br>asked before", showarrow=False, font_size=16)
 
 
 # --- memories ------------------------------------------------------------------------------

@@ -183,6 +183,9 @@ def test_the_latency_and_cache_charts_read_in_words() -> None:
         charts.SEEN: 5,
         charts.NEW: 0,
     }
+    donut = figures[-1]  # 5 of the 6 questions asked before: what a person gains, in words
+    assert donut.layout.annotations[0].text == "83%<br>asked before"
+    assert donut.layout.title.text == "Questions asked before"
     # one step column and the times before the count: a phone's 390 px sees the times
     table = charts.latency_table(df)
     assert list(table.columns) == ["Step", "Typical", "Slow 1 in 20", "Slowest", "Measured"]
