@@ -47,7 +47,7 @@ def figure(
     df: pd.DataFrame,
     *,
     x: str,
-    y: str,
+    y: str | list[str],
     title: str,
     daily: bool = False,
     height: int = HEIGHT,
@@ -537,58 +537,41 @@ def extraction_figure(ef: pd.DataFrame) -> go.Figure:
     return fig.update_yaxes(categoryorder="total ascending")
 
 
-MAINTENANCE = {"consolidated": ("Consolidated", BLUE), "expired": ("Expired", RED)}
+MAINTENANCE_COLORS = {"Consolidated": BLUE, "Expired": RED}
 
 
-def _history_days(history: list[dict[str, Any]]) -> pd.DataFrame:
+def maintenance_days(history: list[dict[str, Any]]) -> pd.DataFrame:
     """Per day (UTC) of the real maintenance runs (`Maintenance.history()`): the memories
-    consolidated and expired, the active ones before the day's first run, the runs."""
+    consolidated and expired, those taken out of recall (both) and that as a share of the
+    active memories before the day's first run (NaN for older runs), the runs."""
     totals = ["consolidated", "expired", "active_before"]
     df = pd.DataFrame(history, columns=["at_ms", *totals]).sort_values("at_ms")
     df[totals] = df[totals].apply(pd.to_numeric, errors="coerce").fillna(0).astype(int)
     df["day"] = _utc(df["at_ms"]).dt.floor("D")
-    return df.groupby("day", as_index=False).agg(
-        consolidated=("consolidated", "sum"),
-        expired=("expired", "sum"),
+    days = df.groupby("day", as_index=False).agg(
+        Consolidated=("consolidated", "sum"),
+        Expired=("expired", "sum"),
         active_before=("active_before", "first"),
         runs=("at_ms", "size"),
     )
+    days["saved"] = days["Consolidated"] + days["Expired"]
+    share = days["saved"] / days["active_before"].where(days["active_before"] > 0)
+    return days.assign(share=share.round(3))
 
 
-def maintenance_frame(history: list[dict[str, Any]]) -> pd.DataFrame:
-    """Memories consolidated and expired per day, long: day, series, count, runs."""
-    days = _history_days(history)
-    out = days.melt(id_vars=["day", "runs"], value_vars=list(MAINTENANCE), var_name="series")
-    out["series"] = out["series"].map(lambda s: MAINTENANCE[s][0])
-    out = out.rename(columns={"value": "count"})[["day", "series", "count", "runs"]]
-    return out.sort_values(["day", "series"], ignore_index=True)
-
-
-def maintenance_figure(mf: pd.DataFrame) -> go.Figure:
+def maintenance_figure(days: pd.DataFrame) -> go.Figure:
     return figure(
         "bar",
-        mf,
+        days,
         x="day",
-        y="count",
-        color="series",
-        color_discrete_map=dict(MAINTENANCE.values()),
+        y=list(MAINTENANCE_COLORS),
+        color_discrete_map=MAINTENANCE_COLORS,
         hover_data={"runs": True},
-        labels={"day": "", "count": "memories", "series": "", "runs": "runs that day"},
+        labels={"day": "", "value": "memories", "variable": "", "runs": "runs that day"},
         title="Merged and expired per day",
         daily=True,
         barmode="group",
     )
-
-
-def savings_frame(history: list[dict[str, Any]]) -> pd.DataFrame:
-    """Active memories maintenance took out of recall per day (merged or expired), and that
-    as a share of the active memories before the day's first run (NaN for older runs)."""
-    days = _history_days(history)
-    days["saved"] = days["consolidated"] + days["expired"]
-    days["share"] = (days["saved"] / days["active_before"].where(days["active_before"] > 0)).round(
-        3
-    )
-    return days[["day", "saved", "active_before", "share", "runs"]]
 
 
 def savings_figure(sf: pd.DataFrame) -> go.Figure:

@@ -116,20 +116,19 @@ def cache_and_extraction(counters: dict[str, int], agent: ChatAgent | None) -> N
 
 
 def maintenance(history: list[dict[str, Any]]) -> None:
-    mf = charts.maintenance_frame(history)
-    if mf.empty:
+    days = charts.maintenance_days(history)
+    if days.empty:
         st.caption(
             "No maintenance run yet: it runs in the background, or press **Run now** in the "
             "Maintenance tab of the Memories page."
         )
         return
-    st.plotly_chart(charts.maintenance_figure(mf), key="chart_maintenance")
+    st.plotly_chart(charts.maintenance_figure(days), key="chart_maintenance")
     st.caption(
         "Every real maintenance run, all users; dry runs change nothing and are not counted."
     )
-    sf = charts.savings_frame(history)
-    if sf["saved"].sum() > 0:
-        st.plotly_chart(charts.savings_figure(sf), key="chart_savings")
+    if days["saved"].sum() > 0:
+        st.plotly_chart(charts.savings_figure(days), key="chart_savings")
         st.caption(
             "Memories merged into another one (kept as history) or expired leave recall: "
             "fewer, cleaner memories to search. The share is of the active memories before "

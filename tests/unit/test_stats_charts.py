@@ -106,8 +106,8 @@ def test_every_date_chart_of_stats_uses_the_one_date_axis() -> None:
         charts.growth_figure(
             charts.growth_frame({"episodic": [{"timestamp": 1}, {"timestamp": 2}]})
         ),
-        charts.maintenance_figure(charts.maintenance_frame(history)),
-        charts.savings_figure(charts.savings_frame(history)),
+        charts.maintenance_figure(charts.maintenance_days(history)),
+        charts.savings_figure(charts.maintenance_days(history)),
         charts.activity_figure(activity),
     ]
     for fig in figures:
