@@ -62,7 +62,8 @@ def seconds(ms: float) -> str:
     s = float(ms) / 1000
     if s < 0.001:
         return "under 0.001 seconds"
-    return f"{s:.2g} seconds" if s < 10 else f"{s:.0f} seconds"
+    said = f"{s:.2g}" if s < 10 else f"{s:.0f}"
+    return f"{said} second{'' if said == '1' else 's'}"
 
 
 @dataclass(frozen=True)
