@@ -13,10 +13,10 @@ import streamlit as st
 
 from memory import ListQuery
 from memory.service import MemoryService
-from ui import activity_chart, charts, resources
+from ui import charts, resources
 from ui.counts import Counts, counts_of
 from ui.errors import guard
-from ui.format import REMEMBERED_KINDS, fmt_day, fmt_duration, md_text
+from ui.format import REMEMBERED_KINDS, fmt_day, md_text
 from ui.layout import page_setup
 from ui.stats_details import cache_and_extraction, maintenance, recall_details, window_samples
 
@@ -55,6 +55,15 @@ else:
         "this store, so they are shown to admins only. Below: your own memories.",
         icon="🔒",
     )
+
+
+def seconds(ms: float) -> str:
+    """A time in seconds short enough for a tile at a phone's width ("0.012 seconds")."""
+    s = float(ms) / 1000
+    if s < 0.001:
+        return "under 0.001 seconds"
+    said = f"{s:.2g}" if s < 10 else f"{s:.0f}"
+    return f"{said} second{'' if said == '1' else 's'}"
 
 
 @dataclass(frozen=True)
@@ -142,9 +151,9 @@ if store_wide:
     )
     tiles[2].metric(
         "Typical recall time",
-        fmt_duration(recall["ms"].median()) if not recall.empty else "–",
+        seconds(recall["ms"].median()) if not recall.empty else "–",
         help="Median time to recall memories before an answer (all memory types at once); "
-        + (f"1 in 20 took over {fmt_duration(recall['ms'].quantile(0.95))}." if len(recall) else "")
+        + (f"1 in 20 took over {seconds(recall['ms'].quantile(0.95))}." if len(recall) else "")
         + f" Window: {window.lower()}, all users.",
         border=True,
     )
@@ -174,11 +183,11 @@ if store_wide:
             "📈 Recall time: no answers in this window yet. Chat on the **Chat** page, then "
             "press Refresh."
         )
-    elif len(charts.recall_points(recall)) < 2:
+    elif charts.time_points(recall)["when"].nunique() < 2:
         st.caption(
             f"📈 Recall time: {len(recall)} answer{'s' if len(recall) != 1 else ''} in this "
-            f"window, typically {fmt_duration(recall['ms'].median())}, the slowest "
-            f"{fmt_duration(recall['ms'].max())}. The chart appears once answers span more "
+            f"window, typically {seconds(recall['ms'].median())}, the slowest "
+            f"{seconds(recall['ms'].max())}. The chart appears once answers span more "
             "than one moment."
         )
     else:
@@ -202,15 +211,13 @@ elif len(days) < 2:
 else:
     st.plotly_chart(resources.shared_figure(charts.growth_figure, gf), key="chart_growth")
 
-af = activity_chart.activity_frame(mine.activity)
+af = charts.activity_frame(mine.activity)
 if af.empty:
     st.caption("🗓️ Nothing has happened to your memories yet.")
 elif af["day"].nunique() < 2:
-    st.caption("🗓️ " + md_text(activity_chart.activity_sentence(af)))
+    st.caption("🗓️ " + md_text(charts.activity_sentence(af)))
 else:
-    st.plotly_chart(
-        resources.shared_figure(activity_chart.activity_figure, af), key="chart_activity"
-    )
+    st.plotly_chart(resources.shared_figure(charts.activity_figure, af), key="chart_activity")
 st.caption(
     "Each memory is counted on its own date (when it happened or was said). Forgotten and "
     "expired memories are only counted: nothing of what they said is kept."
@@ -239,7 +246,7 @@ if store_wide:
         with details:
             recall_details(df, window)
     cache_box = st.expander(
-        "Reading questions and learning from chats", key="stats_cache", on_change="rerun"
+        "Questions asked before and learning from chats", key="stats_cache", on_change="rerun"
     )
     if cache_box.open:
         with cache_box, guard("Reading the metrics counters"):

@@ -24,7 +24,7 @@ NOT_WORDS = {
         r"|\(model ran\)"
     ),
     # a time as an engineer measures it: people read seconds ("under a tenth of a second")
-    "milliseconds": re.compile(r"\b\d+(?:[.,]\d+)?\s?ms\b|\(ms\)"),
+    "milliseconds": re.compile(r"\b\d+(?:[.,]\d+)?\s?ms\b|\(ms\)|\b[Mm]illiseconds?\b"),
     # a count of something left undone that does not say why ("16 skipped")
     "bare count": re.compile(r"\b\d+ (?:skipped|jobs?)\b"),
     # a score shown as its number beside its name (a slider's own value is a control's)

@@ -1,6 +1,6 @@
-"""Stats page data shaping (pandas) and plotly figures, all drawn by one builder (`figure`):
-the same title, legend, margins and a date axis whose labels never overlap at a phone's width.
-No Streamlit calls here."""
+"""The Stats page's data (pandas frames) and its plotly figures, every figure drawn by one
+builder (`figure`): the same title, legend, margins, value axis and a date axis whose labels
+never overlap at a phone's width. No Streamlit calls here."""
 
 from __future__ import annotations
 
@@ -20,40 +20,26 @@ from ui.format import (
     SERIES_LABELS,
     TYPE_COLORS,
     TYPE_LABELS,
+    fmt_day,
     own_date_ms,
 )
 
-#: The embedding cache's counters in words: a hit (this process's or the store's) is remembered
-REMEMBERED, WORKED_OUT = "Remembered from before", "Worked out again"
-CACHE_COUNTERS = {
-    "embed_cache_local_hit": REMEMBERED,
-    "embed_cache_redis_hit": REMEMBERED,
-    "embed_cache_miss": WORKED_OUT,
-}
-CACHE_COLORS = {REMEMBERED: "#59A14F", WORKED_OUT: "#E15759"}
-#: The two percentiles every latency chart draws, in words (p50 and p95)
-TYPICAL, SLOWEST = "typical", "slowest 1 in 20"
-MS = "milliseconds"
 HEIGHT = 320
 #: Titles start below plotly's toolbar strip (on a phone-width chart they ran under it)
 TOOLBAR_PX = 34
-
-
-DAY_MS = 86_400_000
+DAY_MS, MINUTE_MS = 86_400_000, 60_000
 #: Most date ticks on an axis: five labels such as "Nov 2026" fit a phone's 320 px of plot.
 MAX_DATE_TICKS = 5
 #: Steps of a daily axis, smallest first, so a tick falls on a whole day, week or month.
 DAY_STEPS, MONTH_STEPS = (1, 2, 7, 14), (1, 2, 3, 6, 12)
-#: The label follows the step: times within a day, days within a month, then months.
-MINUTE_MS = 60_000
-DATE_FORMATS = [  # plotly takes the first range holding the step, ends included
-    # seconds apart (a burst of answers): "04:42" three times said nothing
-    {"dtickrange": [None, MINUTE_MS - 1], "value": f"{CHART_TIME}:%S"},
+DATE_FORMATS = [  # the label follows the step; plotly takes the first range holding it
+    {"dtickrange": [None, MINUTE_MS - 1], "value": f"{CHART_TIME}:%S"},  # a burst of answers
     {"dtickrange": [MINUTE_MS, DAY_MS - 1], "value": CHART_TIME},
     {"dtickrange": [DAY_MS, 14 * DAY_MS], "value": CHART_DAY},
     {"dtickrange": ["M1", None], "value": CHART_MONTH},
 ]
 TYPE_LINE_COLORS = {TYPE_LABELS[t]: c for t, c in TYPE_COLORS.items() if t in TYPE_LABELS}
+BLUE, ORANGE, GREEN, RED, GREY = "#4C78A8", "#F28E2B", "#59A14F", "#E15759", "#BAB0AC"
 
 
 def figure(
@@ -61,70 +47,54 @@ def figure(
     df: pd.DataFrame,
     *,
     x: str,
-    y: str,
+    y: str | list[str],
     title: str,
     daily: bool = False,
     height: int = HEIGHT,
     legend: bool = True,
     **px_args: Any,
 ) -> go.Figure:
-    """One Stats chart from a frame: bars (`bar`, horizontal `hbar`), lines or a donut (x
-    names the slices, y sizes them), with plotly express's own arguments; an x column of
-    dates gets the shared date axis (`daily`: one bar per day)."""
+    """One Stats chart from a frame: bars (`bar`, horizontal `hbar`), lines or a donut (x names
+    the slices, y sizes them), with plotly express's own arguments. Shared: the title top-left
+    under the toolbar, the legend in one row under it, a value axis from zero, and an x column
+    of dates on the date axis (`daily`: one bar per day)."""
     if kind == "donut":
         fig = px.pie(df, names=x, values=y, hole=0.55, **px_args)
-        return style_figure(fig, title=title, height=height, legend=legend, from_zero=None)
-    if kind == "line":
+    elif kind == "line":
         fig = px.line(df, x=x, y=y, **px_args)
     else:
         fig = px.bar(df, x=x, y=y, orientation="h" if kind == "hbar" else "v", **px_args)
-    if px_args.get("text") is not None:
+    if kind != "donut" and px_args.get("text") is not None:
         fig.update_traces(textposition="outside", cliponaxis=False)
-    dates = df[x] if kind != "hbar" and pd.api.types.is_datetime64_any_dtype(df[x]) else None
-    return style_figure(
-        fig,
-        title=title,
-        when=dates,
-        daily=daily,
-        height=height,
-        legend=legend,
-        from_zero="x" if kind == "hbar" else "y",
-    )
-
-
-def style_figure(
-    fig: go.Figure,
-    *,
-    title: str,
-    when: pd.Series | None = None,
-    daily: bool = False,
-    height: int = HEIGHT,
-    legend: bool = True,
-    from_zero: Literal["x", "y", None] = "y",
-) -> go.Figure:
-    """What every figure shares: its title top-left under the toolbar, the legend in one row
-    under it, small margins, a value axis from zero, and the date axis when `when` is its x."""
     fig.update_layout(
         height=height,
-        margin={"l": 8, "r": 8, "t": (84 if legend else 48) + TOOLBAR_PX, "b": 8},
+        # a bar's value beside its end needs room on the right (it was cut at the edge)
+        margin={
+            "l": 8,
+            "r": 48 if kind == "hbar" else 8,
+            "t": (84 if legend else 48) + TOOLBAR_PX,
+            "b": 8,
+        },
         title={
             "text": title,
             "x": 0,
-            "xanchor": "left",
             "y": 1,
-            "yanchor": "top",
             "yref": "container",
             "pad": {"t": TOOLBAR_PX},
+            "xanchor": "left",
+            "yanchor": "top",
             "font": {"size": 16},
         },
         legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0, "title": None},
         showlegend=legend,
         hoverlabel={"namelength": -1},
     )
-    if when is not None:
-        date_axis(fig, when, daily=daily)
-    if from_zero:
-        fig.update_layout({f"{from_zero}axis": {"rangemode": "tozero"}})
+    if kind in ("bar", "line"):
+        fig.update_yaxes(rangemode="tozero")
+        if pd.api.types.is_datetime64_any_dtype(df[x]):
+            date_axis(fig, df[x], daily=daily)
+    elif kind == "hbar":
+        fig.update_xaxes(rangemode="tozero")
     return fig
 
 
@@ -156,13 +126,6 @@ def date_axis(fig: go.Figure, when: pd.Series, *, daily: bool) -> None:
     )
 
 
-def _color_for(label: str) -> str:
-    for key, color in TYPE_COLORS.items():
-        if label.startswith(key) or label.startswith(SERIES_LABELS.get(key, "~")):
-            return color
-    return TYPE_COLORS["other"]
-
-
 def _utc(ms: pd.Series) -> pd.Series:
     return pd.to_datetime(ms, unit="ms", utc=True).dt.tz_convert(None)
 
@@ -171,16 +134,27 @@ def type_words(types: pd.Series) -> pd.Series:
     return types.map(SERIES_LABELS).fillna(types)
 
 
-def _history_frame(history: list[dict[str, Any]]) -> pd.DataFrame:
-    """The maintenance runs' totals (`Maintenance.history()`, no dry runs) with each run's day."""
-    totals = ["consolidated", "expired", "active_before"]
-    df = pd.DataFrame(history, columns=["at_ms", *totals]).sort_values("at_ms")
-    df[totals] = df[totals].apply(pd.to_numeric, errors="coerce").fillna(0).astype(int)
-    df["day"] = _utc(df["at_ms"]).dt.floor("D")
-    return df
+# --- time taken ----------------------------------------------------------------------------
 
-
-# --- latency -----------------------------------------------------------------------------
+#: The two percentiles every time chart draws, in words (p50 and p95); times are in seconds
+TYPICAL, SLOWEST = "typical", "slowest 1 in 20"
+SECONDS = "seconds"
+#: Fewest samples in a time bucket for its p95 to be drawn: with fewer, "1 in 20 is slower"
+#: is not measured and the line would lie on the median.
+P95_MIN_SAMPLES = 20
+WHOLE_RECALL = "retrieve_all_context"  # the whole recall before an answer, all memory types
+STORED_ANSWER = "store_interaction"  # an answer stored; its hit: it used a memory
+#: A time bucket (`bucket_for`, ~30–60 points over the samples' span) and its words
+BUCKETS = {
+    "1s": "per second",
+    "5s": "per 5 seconds",
+    "1min": "per minute",
+    "5min": "per 5 minutes",
+    "30min": "per half hour",
+    "3h": "per 3 hours",
+    "1D": "per day",
+}
+BUCKET_SPANS_S = (30, 120, 1800, 3 * 3600, 86400, 7 * 86400)
 
 
 def samples_frame(samples: list[dict[str, Any]]) -> pd.DataFrame:
@@ -188,22 +162,16 @@ def samples_frame(samples: list[dict[str, Any]]) -> pd.DataFrame:
     if df.empty:
         return df.assign(when=pd.Series(dtype="datetime64[ms]"), series=pd.Series(dtype=str))
     df["ms"] = df["ms"].astype(float)
-    df = df[df["ms"] > 0].copy()  # deletes are counted with 0 ms: not a latency
+    df = df[df["ms"] > 0].copy()  # deletes are counted with 0 ms: not a time taken
     df["when"] = _utc(df["ts"])
     # Vectorised: a Python call per sample cost a tenth of a second per 50k samples.
     df["series"] = type_words(df["type"]) + " · " + df["op"].map(step_word)
     return df
 
 
-WHOLE_RECALL = "retrieve_all_context"  # the whole recall before an answer, all memory types
-
-
 def recall_samples(df: pd.DataFrame) -> pd.DataFrame:
     """The samples of the whole recall before an answer (what a user waits for)."""
     return df[df["op"] == WHOLE_RECALL] if not df.empty else df
-
-
-STORED_ANSWER = "store_interaction"  # an answer stored; its hit: it used a memory
 
 
 def answers_using_memory(df: pd.DataFrame) -> tuple[int, int]:
@@ -215,98 +183,112 @@ def answers_using_memory(df: pd.DataFrame) -> tuple[int, int]:
     return int(known["hit"].astype(bool).sum()), len(known)
 
 
-#: Fewest samples in a time bucket for its p95 to be drawn: with fewer, "1 in 20 is slower"
-#: is not measured and the line would lie on the median.
-P95_MIN_SAMPLES = 20
+def bucket_for(df: pd.DataFrame) -> str:
+    span_s = (df["when"].max() - df["when"].min()).total_seconds() if not df.empty else 0
+    return next((r for r, s in zip(BUCKETS, BUCKET_SPANS_S, strict=False) if span_s <= s), "1D")
 
 
-def recall_points(recall: pd.DataFrame) -> pd.DataFrame:
-    """The recall chart's points: p50 per time bucket, and p95 where a bucket has enough
-    samples (`P95_MIN_SAMPLES`)."""
-    rule = bucket_for(recall)
-    ms = recall.set_index("when")["ms"].resample(rule)
-    pts = pd.concat({"p50": ms.quantile(0.5), "p95": ms.quantile(0.95), "n": ms.count()}, axis=1)
-    pts = pts[pts["n"] > 0]
-    pts.loc[pts["n"] < P95_MIN_SAMPLES, "p95"] = float("nan")
-    return pts
+def time_points(df: pd.DataFrame) -> pd.DataFrame:
+    """Per series and time bucket: the typical and the slowest-1-in-20 seconds, long (series,
+    when, percentile, seconds); a slowest point only where its bucket holds
+    `P95_MIN_SAMPLES`, so no line and no legend entry stands for what was not measured."""
+    g = df.set_index("when").groupby("series")["ms"].resample(bucket_for(df))
+    pts = pd.concat({TYPICAL: g.quantile(0.5), SLOWEST: g.quantile(0.95), "n": g.count()}, axis=1)
+    pts.loc[pts["n"] < P95_MIN_SAMPLES, SLOWEST] = float("nan")
+    long = pts[pts["n"] > 0].drop(columns="n").reset_index()
+    long = long.melt(id_vars=["series", "when"], var_name="percentile", value_name="seconds")
+    return long.dropna().assign(seconds=lambda f: f["seconds"] / 1000)
 
 
 def recall_time_figure(recall: pd.DataFrame) -> go.Figure:
-    """Two lines only: the typical (p50) and a slow (p95) recall before an answer."""
-    pts = recall_points(recall)
-    fig = go.Figure()
-    for pct, name, color, dash in (
-        ("p50", TYPICAL, "#4C78A8", "solid"),
-        ("p95", SLOWEST, "#F28E2B", "dot"),
-    ):
-        fig.add_trace(
-            go.Scatter(
-                x=pts.index,
-                y=pts[pct],
-                name=name,
-                mode="lines+markers",
-                line={"color": color, "width": 2, "dash": dash},
-                marker={"size": 4},
-                hovertemplate=f"{name}: %{{y:.1f}} {MS}<extra></extra>",
-            )
+    """Two lines only: the typical and a slow recall before an answer."""
+    return figure(
+        "line",
+        time_points(recall),
+        x="when",
+        y="seconds",
+        color="percentile",
+        line_dash="percentile",
+        color_discrete_map={TYPICAL: BLUE, SLOWEST: ORANGE},
+        line_dash_map={TYPICAL: "solid", SLOWEST: "dot"},
+        markers=True,
+        labels={"when": "", "seconds": SECONDS},
+        title="Recall time before an answer",
+    ).update_traces(hovertemplate="%{fullData.name}: %{y:.3f} seconds<extra></extra>")
+
+
+def latency_over_time(df: pd.DataFrame) -> go.Figure:
+    """Typical (solid) and slowest 1 in 20 (dotted, same colour) per memory type · step, the
+    legend at the figure's foot: beside the plot it took 60 % of a phone's 390 px."""
+    pts = time_points(df)
+    fig = figure(
+        "line",
+        pts,
+        x="when",
+        y="seconds",
+        color="series",
+        line_dash="percentile",
+        line_dash_map={TYPICAL: "solid", SLOWEST: "dot"},
+        markers=True,
+        labels={"when": "", "seconds": SECONDS},
+        title=f"Time per step, {BUCKETS[bucket_for(df)]}",
+        # on a phone the legend takes a row per series: the plot keeps its height
+        height=max(460, 360 + 24 * pts["series"].nunique()),
+    )
+    for trace in fig.data:  # px names a trace "series, percentile": one legend entry a series
+        series, pct = trace.name.rsplit(", ", 1)
+        trace.update(
+            name=series,
+            legendgroup=series,
+            showlegend=pct == TYPICAL,
+            hovertemplate=f"{series}, {pct}: %{{y:.3f}} seconds<extra></extra>",
         )
-    fig.update_layout(yaxis_title=MS)
-    return style_figure(fig, title="Recall time before an answer", when=pd.Series(pts.index))
+    # at the figure's foot (not the plot's): the margin grows with its rows, so the time
+    # labels keep their place above it at any width
+    legend = {"x": 0, "xanchor": "left", "yref": "container", "y": 0, "yanchor": "bottom"}
+    return fig.update_layout(legend=legend, margin={"t": 48 + TOOLBAR_PX})
 
 
-def bucket_for(df: pd.DataFrame) -> str:
-    """A time bucket giving ~30–60 points over the samples' span."""
-    if df.empty:
-        return "1min"
-    span_s = (df["when"].max() - df["when"].min()).total_seconds()
-    steps = ((30, "1s"), (120, "5s"), (1800, "1min"), (3 * 3600, "5min"), (86400, "30min"))
-    for seconds, rule in steps:
-        if span_s <= seconds:
-            return rule
-    return "3h" if span_s <= 7 * 86400 else "1D"
-
-
-#: A time bucket (`bucket_for`) as the end of "…, per minute"
-BUCKET_WORDS = {
-    "1s": "per second",
-    "5s": "per 5 seconds",
-    "1min": "per minute",
-    "5min": "per 5 minutes",
-    "30min": "per half hour",
-    "3h": "per 3 hours",
-    "1D": "per day",
-}
-#: The latency table's columns: the two percentiles and the slowest, in milliseconds
-TYPICAL_COL, SLOWEST_COL, MAX_COL = (
-    f"Typical ({MS})",
-    f"Slowest 1 in 20 ({MS})",
-    f"Slowest ({MS})",
+#: The time table's columns, short for a phone (seconds; the count last: the times first)
+STEP, TYPICAL_COL, SLOWEST_COL, MAX_COL, TIMES = (
+    "Step",
+    "Typical",
+    "Slow 1 in 20",
+    "Slowest",
+    "Measured",
 )
 
 
 def latency_table(df: pd.DataFrame) -> pd.DataFrame:
-    """p50/p95/max and count per memory type and operation (the whole window)."""
-    if df.empty:
-        return pd.DataFrame(
-            columns=["Type", "Operation", "Count", TYPICAL_COL, SLOWEST_COL, MAX_COL]
-        )
-    g = df.groupby(["type", "op"])["ms"]
+    """Typical, slowest 1 in 20 and slowest seconds, and how often, per type · step."""
+    g = df.groupby("series")["ms"]
     out = pd.DataFrame(
-        {
-            "Count": g.size(),
-            TYPICAL_COL: g.quantile(0.5),
-            SLOWEST_COL: g.quantile(0.95),
-            MAX_COL: g.max(),
-        }
-    ).reset_index()
-    out["type"] = type_words(out["type"])
-    out["op"] = out["op"].map(step_word)
-    return out.rename(columns={"type": "Type", "op": "Operation"}).sort_values(
-        ["Type", "Operation"]
+        {TYPICAL_COL: g.quantile(0.5), SLOWEST_COL: g.quantile(0.95), MAX_COL: g.max()}
     )
+    return (out / 1000).assign(**{TIMES: g.size()}).rename_axis(STEP).reset_index()
 
 
-RECALL_OPS = {"recall", "search", "retrieve_all_context", "embed_query"}
+def latency_bars(table: pd.DataFrame) -> go.Figure:
+    long = table.melt(id_vars=[STEP], value_vars=[TYPICAL_COL, SLOWEST_COL], var_name="pct")
+    long["pct"] = long["pct"].map({TYPICAL_COL: TYPICAL, SLOWEST_COL: SLOWEST})
+    fig = figure(
+        "hbar",
+        long,
+        x="value",
+        y=STEP,
+        color="pct",
+        color_discrete_map={TYPICAL: BLUE, SLOWEST: ORANGE},
+        labels={STEP: "", "value": SECONDS, "pct": ""},
+        title="Time per step, whole window",
+        text=long["value"].map(lambda s: f"{s:.3f}" if s >= 0.001 else "under 0.001"),
+        barmode="group",
+        height=max(HEIGHT, 110 + 46 * long[STEP].nunique()),
+    )
+    fig.update_traces(textfont_size=11)
+    return fig.update_yaxes(categoryorder="category descending")
+
+
+RECALL_OPS = {"recall", "search", WHOLE_RECALL, "embed_query"}
 BEFORE_ANSWER, SAVING = "Before an answer", "Saving"
 OP_GROUPS = {
     BEFORE_ANSWER: lambda op: op in RECALL_OPS,
@@ -325,109 +307,13 @@ def filter_samples(df: pd.DataFrame, types: list[str] | None, group: str) -> pd.
     return df[keep]
 
 
-def latency_over_time(df: pd.DataFrame) -> go.Figure:
-    """p50 (solid) and p95 (dotted, same colour) per type · operation, the legend under the
-    plot: beside it, it took 60 % of a phone's 390 px."""
-    rule = bucket_for(df)
-    g = df.set_index("when").groupby("series")["ms"].resample(rule)
-    pts = pd.concat({"p50": g.quantile(0.5), "p95": g.quantile(0.95)}, axis=1).dropna()
-    pts = pts.reset_index()
-    fig = go.Figure()
-    for series, part in pts.groupby("series", sort=True):
-        color = _color_for(str(series))
-        dash = _dash_for(str(series))
-        for pct, width, line_dash, show in (("p50", 2.2, dash, True), ("p95", 1.4, "dot", False)):
-            fig.add_trace(
-                go.Scatter(
-                    x=part["when"],
-                    y=part[pct],
-                    name=str(series),
-                    legendgroup=str(series),
-                    showlegend=show,
-                    mode="lines+markers",
-                    line={"color": color, "width": width, "dash": line_dash},
-                    marker={"size": 5 if show else 3},
-                    hovertemplate=f"{series}, {TYPICAL if show else SLOWEST}: "
-                    f"%{{y:.1f}} {MS}<extra></extra>",
-                )
-            )
-    fig.update_layout(yaxis_title=MS)
-    style_figure(
-        fig,
-        title=f"Time per step, {BUCKET_WORDS.get(rule, rule)}",
-        when=pts["when"],
-        # on a phone the legend takes a row per series: the plot keeps its height
-        height=max(460, 360 + 24 * pts["series"].nunique()),
-    )
-    fig.update_layout(
-        # at the figure's foot (not the plot's): the margin grows with its rows, so the
-        # time labels keep their place above it at any width
-        legend={
-            "orientation": "h",
-            "x": 0,
-            "xanchor": "left",
-            "yref": "container",
-            "y": 0,
-            "yanchor": "bottom",
-        },
-        margin={"t": 48 + TOOLBAR_PX, "r": 8},
-    )
-    return fig
-
-
-def _dash_for(series: str) -> str:
-    """Operations of one memory type share a colour; tell them apart by dash."""
-    op = series.split(" · ", 1)[-1]
-    return {
-        step_word("search"): "dash",
-        step_word("add"): "dashdot",
-        step_word("record"): "dashdot",
-        step_word("add_many"): "longdash",
-        step_word("store_interaction"): "dashdot",
-    }.get(op, "solid")
-
-
-def latency_bars(table: pd.DataFrame) -> go.Figure:
-    long = table.assign(series=table["Type"] + " · " + table["Operation"]).melt(
-        id_vars=["series", "Type"],
-        value_vars=[TYPICAL_COL, SLOWEST_COL],
-        var_name="percentile",
-        value_name="ms",
-    )
-    long["percentile"] = long["percentile"].map({TYPICAL_COL: TYPICAL, SLOWEST_COL: SLOWEST})
-    fig = figure(
-        "hbar",
-        long,
-        x="ms",
-        y="series",
-        color="percentile",
-        color_discrete_map={TYPICAL: "#4C78A8", SLOWEST: "#F28E2B"},
-        labels={"series": "", "ms": MS, "percentile": ""},
-        title="Time per step, whole window",
-        text=long["ms"],
-        barmode="group",
-        height=max(HEIGHT, 110 + 46 * long["series"].nunique()),
-    )
-    fig.update_traces(texttemplate="%{x:.1f}", textfont_size=11)
-    fig.update_yaxes(categoryorder="category descending")
-    return fig
-
-
-# --- hit rates ---------------------------------------------------------------------------
-
-
 def hit_rate_frame(df: pd.DataFrame) -> pd.DataFrame:
-    """Recall hit rate per memory type from samples that recorded a hit or a miss."""
-    if df.empty:
-        return pd.DataFrame(columns=["type", "Type", "hits", "misses", "rate"])
+    """How often recall found something, per memory type, from samples with a hit or miss."""
     known = df[df["hit"].notna() & df["op"].isin(RECALL_OPS) & (df["type"] != "embedding")]
-    if known.empty:
-        return pd.DataFrame(columns=["type", "Type", "hits", "misses", "rate"])
     hits = known["hit"].astype(bool)
-    g = known.assign(h=hits, m=~hits).groupby("type")[["h", "m"]].sum().reset_index()
-    g["rate"] = g["h"] / (g["h"] + g["m"])
-    g["Type"] = type_words(g["type"])
-    return g.rename(columns={"h": "hits", "m": "misses"})
+    g = known.assign(hits=hits, misses=~hits).groupby("type")[["hits", "misses"]].sum()
+    g = g.reset_index().assign(rate=lambda f: f["hits"] / (f["hits"] + f["misses"]))
+    return g.assign(Type=type_words(g["type"]))
 
 
 def hit_rate_figure(hr: pd.DataFrame) -> go.Figure:
@@ -444,48 +330,43 @@ def hit_rate_figure(hr: pd.DataFrame) -> go.Figure:
         title="How often recall found something",
         legend=False,
     )
-    fig.update_yaxes(range=[0, 1.1], tickformat=".0%")
-    return fig
+    return fig.update_yaxes(range=[0, 1.1], tickformat=".0%")
 
 
-def cache_frame(counters: dict[str, int]) -> pd.DataFrame:
-    rows = pd.DataFrame(
-        [
-            {"outcome": label, "count": int(counters.get(k, 0))}
-            for k, label in CACHE_COUNTERS.items()
-        ]
-    )
-    return rows.groupby("outcome", as_index=False, sort=False)["count"].sum()
+#: A question's meaning remembered from an earlier asking (this process's or the store's
+#: cache): recall starts without working it out again
+SEEN, NEW = "Asked before: recall started sooner", "New question: meaning worked out"
+QUESTION_COUNTERS = {
+    "embed_cache_local_hit": SEEN,
+    "embed_cache_redis_hit": SEEN,
+    "embed_cache_miss": NEW,
+}
 
 
-def cache_hit_rate(counters: dict[str, int]) -> float | None:
-    hits = counters.get("embed_cache_local_hit", 0) + counters.get("embed_cache_redis_hit", 0)
-    total = hits + counters.get("embed_cache_miss", 0)
-    return hits / total if total else None
+def questions_frame(counters: dict[str, int]) -> pd.DataFrame:
+    rows = [
+        {"outcome": said, "questions": int(counters.get(k, 0))}
+        for k, said in QUESTION_COUNTERS.items()
+    ]
+    return pd.DataFrame(rows).groupby("outcome", as_index=False, sort=False).sum()
 
 
-def cache_figure(counters: dict[str, int]) -> go.Figure:
-    cf = cache_frame(counters)
+def questions_figure(qf: pd.DataFrame) -> go.Figure:
+    seen = qf.set_index("outcome")["questions"].get(SEEN, 0) / max(qf["questions"].sum(), 1)
     fig = figure(
         "donut",
-        cf,
+        qf,
         x="outcome",
-        y="count",
+        y="questions",
         color="outcome",
-        color_discrete_map=CACHE_COLORS,
-        title="Reading a question",
+        color_discrete_map={SEEN: GREEN, NEW: GREY},
+        title="Questions asked before",
     )
-    rate = cache_hit_rate(counters)
     fig.update_traces(textinfo="percent", sort=False)
-    fig.add_annotation(
-        text=f"{rate:.0%}<br>remembered" if rate is not None else "–",
-        showarrow=False,
-        font_size=16,
-    )
-    return fig
+    return fig.add_annotation(text=f"{seen:.0%}<br>asked before", showarrow=False, font_size=16)
 
 
-# --- memory counts -----------------------------------------------------------------------
+# --- memories ------------------------------------------------------------------------------
 
 
 def counts_figure(counts: dict[str, int]) -> go.Figure:
@@ -514,21 +395,16 @@ def growth_frame(
     now_ms = int(now_ms if now_ms is not None else time.time() * 1000)
     frames = []
     for mtype, rows in rows_by_type.items():
-        ts = [own_date_ms(r) for r in rows]
-        ts = sorted(t for t in ts if t > 0)
+        ts = sorted(t for t in map(own_date_ms, rows) if t > 0)
         if not ts:
             continue
-        counts_list = list(range(1, len(ts) + 1))
+        n = list(range(1, len(ts) + 1))
         if now_ms > ts[-1]:
-            ts.append(now_ms)
-            counts_list.append(counts_list[-1])
-        counts = pd.DataFrame({"when": _utc(pd.Series(ts)), "count": counts_list, "type": mtype})
-        frames.append(counts.groupby("when", as_index=False).last())  # one point per instant
-    if not frames:
-        return pd.DataFrame(columns=["when", "count", "type", "Type"])
-    out = pd.concat(frames, ignore_index=True)
-    out["Type"] = type_words(out["type"])
-    return out
+            ts, n = [*ts, now_ms], [*n, n[-1]]
+        one = pd.DataFrame({"when": _utc(pd.Series(ts)), "count": n, "type": mtype})
+        frames.append(one.groupby("when", as_index=False).last())  # one point per instant
+    out = pd.concat(frames) if frames else pd.DataFrame(columns=["when", "count", "type"])
+    return out.assign(Type=type_words(out["type"]))
 
 
 def growth_figure(gf: pd.DataFrame) -> go.Figure:
@@ -545,153 +421,14 @@ def growth_figure(gf: pd.DataFrame) -> go.Figure:
     )
 
 
-# --- extraction --------------------------------------------------------------------------
-
-
-#: a memory extraction found again (a duplicate), in words
-KNOWN = "already known, not stored again"
-
-
-def extraction_frame(counters: dict[str, int], outcomes: list[Any] | None = None) -> pd.DataFrame:
-    """Extraction outcomes from the `extraction_*` counters; when there are none, from the
-    agent's in-process extraction log (jobs by status, memories stored, duplicates)."""
-    rows = [
-        {"outcome": words.extraction_words(k.removeprefix("extraction_")), "count": int(v)}
-        for k, v in counters.items()
-        if k.startswith("extraction_")
-    ]
-    if not rows and outcomes:
-        tally: dict[str, int] = {}
-        for o in outcomes:
-            said = words.extraction_words(o.status)
-            tally[said] = tally.get(said, 0) + 1
-            tally["memories stored"] = tally.get("memories stored", 0) + len(o.stored)
-            tally[KNOWN] = tally.get(KNOWN, 0) + int(o.duplicates)
-        rows = [{"outcome": k, "count": v} for k, v in tally.items()]
-    return pd.DataFrame(rows, columns=["outcome", "count"]).sort_values("count", ascending=False)
-
-
-def extraction_figure(ef: pd.DataFrame) -> go.Figure:
-    def color(outcome: str) -> str:
-        o = outcome.lower()
-        if any(w in o for w in ("could not", "made up", "error", "invalid")):
-            return "#E15759"
-        if any(w in o for w in ("already", "without a model")):
-            return "#BAB0AC"
-        if any(w in o for w in ("waiting", "retry")):
-            return "#F28E2B"
-        return "#59A14F"
-
-    fig = figure(
-        "hbar",
-        ef,
-        x="count",
-        y="outcome",
-        color="outcome",
-        color_discrete_map={o: color(o) for o in ef["outcome"]},
-        text="count",
-        labels={"outcome": "", "count": "jobs / memories"},
-        title="Memory extraction outcomes",
-        legend=False,
-        height=max(HEIGHT, 60 + 36 * len(ef)),
-    )
-    fig.update_yaxes(categoryorder="total ascending")
-    return fig
-
-
-# --- maintenance -------------------------------------------------------------------------
-
-MAINTENANCE_SERIES = {"consolidated": "Consolidated", "expired": "Expired"}
-MAINTENANCE_COLORS = {"Consolidated": "#4C78A8", "Expired": "#E15759"}
-
-
-def maintenance_frame(history: list[dict[str, Any]]) -> pd.DataFrame:
-    """Memories consolidated and expired per day (UTC), long format: day, series, count, runs."""
-    columns = ["day", "series", "count", "runs"]
-    if not history:
-        return pd.DataFrame(columns=columns)
-    per_day = (
-        _history_frame(history)
-        .groupby("day")
-        .agg(runs=("at_ms", "size"), **{name: (name, "sum") for name in MAINTENANCE_SERIES})
-    )
-    out = per_day.reset_index().melt(
-        id_vars=["day", "runs"], value_vars=list(MAINTENANCE_SERIES), var_name="series"
-    )
-    out["series"] = out["series"].map(MAINTENANCE_SERIES)
-    out = out.rename(columns={"value": "count"})[columns]
-    return out.sort_values(["day", "series"], ignore_index=True)
-
-
-def maintenance_figure(mf: pd.DataFrame) -> go.Figure:
-    return figure(
-        "bar",
-        mf,
-        x="day",
-        y="count",
-        color="series",
-        color_discrete_map=MAINTENANCE_COLORS,
-        hover_data={"runs": True},
-        labels={"day": "", "count": "memories", "series": "", "runs": "runs that day"},
-        title="Merged and expired per day",
-        daily=True,
-        barmode="group",
-    )
-
-
-# --- storage saved and growth per day -------------------------------------------------------
-
-
-def savings_frame(history: list[dict[str, Any]]) -> pd.DataFrame:
-    """Active memories maintenance took out of recall per day (merged or expired), and that
-    as a share of the active memories before the day's first run (NaN for older runs)."""
-    columns = ["day", "saved", "active_before", "share", "runs"]
-    if not history:
-        return pd.DataFrame(columns=columns)
-    df = _history_frame(history)
-    df["saved"] = df["consolidated"] + df["expired"]
-    out = df.groupby("day", as_index=False).agg(
-        saved=("saved", "sum"), active_before=("active_before", "first"), runs=("at_ms", "size")
-    )
-    before = out["active_before"].where(out["active_before"] > 0)
-    out["share"] = (out["saved"] / before).round(3)
-    return out[columns]
-
-
-def savings_figure(sf: pd.DataFrame) -> go.Figure:
-    text = [f"{s:.0%}" if pd.notna(s) else "" for s in sf["share"]]
-    fig = figure(
-        "bar",
-        sf,
-        x="day",
-        y="saved",
-        text=text,
-        hover_data={"active_before": True, "runs": True},
-        labels={"day": "", "saved": "memories out of recall", "active_before": "active before"},
-        title="Taken out of recall per day",
-        daily=True,
-        legend=False,
-    )
-    fig.update_traces(marker_color=MAINTENANCE_COLORS["Consolidated"])
-    return fig
-
-
 def growth_per_day_frame(rows_by_type: dict[str, list[dict[str, Any]]]) -> pd.DataFrame:
-    """New memories per day (UTC) and type, by each memory's own date (the cumulative growth
-    chart shows the total; this one shows the pace)."""
-    rows = [
-        {"type": mtype, "ts": own_date_ms(r)}
-        for mtype, items in rows_by_type.items()
-        for r in items
-    ]
-    df = pd.DataFrame(rows, columns=["type", "ts"])
-    df = df[df["ts"] > 0]
-    if df.empty:
-        return pd.DataFrame(columns=["day", "type", "Type", "new"])
-    df["day"] = _utc(df["ts"]).dt.floor("D")
+    """New memories per day (UTC) and type, by each memory's own date (the growth chart shows
+    the total; this one the pace)."""
+    rows = [{"type": t, "ts": own_date_ms(r)} for t, items in rows_by_type.items() for r in items]
+    df = pd.DataFrame(rows, columns=["type", "ts"]).query("ts > 0")
+    df = df.assign(day=_utc(df["ts"]).dt.floor("D"))
     out = df.groupby(["day", "type"], as_index=False).size().rename(columns={"size": "new"})
-    out["Type"] = type_words(out["type"])
-    return out[["day", "type", "Type", "new"]].sort_values(["day", "type"], ignore_index=True)
+    return out.assign(Type=type_words(out["type"])).sort_values(["day", "type"], ignore_index=True)
 
 
 def growth_per_day_figure(gd: pd.DataFrame) -> go.Figure:
@@ -706,3 +443,148 @@ def growth_per_day_figure(gd: pd.DataFrame) -> go.Figure:
         title="Growth per day",
         daily=True,
     )
+
+
+#: What happened to a user's memories per day (`MemoryHistory.per_day` rows), in words
+ACTIVITY = {
+    "created": ("Remembered", GREEN),
+    "replaced": ("Replaced", ORANGE),
+    "merged": ("Merged", BLUE),
+    "forgotten": ("Forgotten", RED),
+    "expired": ("Expired", GREY),
+}
+
+
+def activity_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """The activity rows (day, event, count) with a date and the event in words."""
+    df = pd.DataFrame(rows, columns=["day", "event", "count"])
+    said = {event: word for event, (word, _) in ACTIVITY.items()}
+    return df.assign(day=pd.to_datetime(df["day"]), What=df["event"].map(said).fillna(df["event"]))
+
+
+def activity_figure(af: pd.DataFrame) -> go.Figure:
+    return figure(
+        "bar",
+        af,
+        x="day",
+        y="count",
+        color="What",
+        color_discrete_map=dict(ACTIVITY.values()),
+        labels={"day": "", "count": "memories", "What": ""},
+        title="What happened to your memories, per day",
+        daily=True,  # months apart: the bars keep their place in time
+        category_orders={"What": [word for word, _ in ACTIVITY.values()]},
+    )
+
+
+def activity_sentence(af: pd.DataFrame) -> str:
+    """A single day of activity, said in words (one bar is not a chart)."""
+    parts = [
+        f"{int(n)} {w.lower()}" for w, n in af.groupby("What", sort=False)["count"].sum().items()
+    ]
+    return f"On {fmt_day(pd.Timestamp(af['day'].iloc[0]).to_pydatetime())}: {', '.join(parts)}."
+
+
+# --- learning from chats and maintenance ---------------------------------------------------
+
+#: a memory extraction found again (a duplicate), in words
+KNOWN = "already known, not stored again"
+
+
+def extraction_frame(counters: dict[str, int], outcomes: list[Any] | None = None) -> pd.DataFrame:
+    """Extraction outcomes from the `extraction_*` counters; when there are none, from the
+    agent's in-process extraction log (jobs by status, memories stored, duplicates)."""
+    tally: dict[str, int] = {}
+    for k, v in counters.items():
+        if k.startswith("extraction_"):
+            tally[words.extraction_words(k.removeprefix("extraction_"))] = int(v)
+    for o in [] if tally else outcomes or []:
+        for said, n in (
+            (words.extraction_words(o.status), 1),
+            ("memories stored", len(o.stored)),
+            (KNOWN, int(o.duplicates)),
+        ):
+            tally[said] = tally.get(said, 0) + n
+    rows = pd.DataFrame(tally.items(), columns=["outcome", "count"])
+    return rows.sort_values("count", ascending=False)
+
+
+def _outcome_color(outcome: str) -> str:
+    for color, hints in (
+        (RED, ("could not", "made up", "error", "invalid")),
+        (GREY, ("already", "without a model")),
+        (ORANGE, ("waiting", "retry")),
+    ):
+        if any(w in outcome.lower() for w in hints):
+            return color
+    return GREEN
+
+
+def extraction_figure(ef: pd.DataFrame) -> go.Figure:
+    fig = figure(
+        "hbar",
+        ef,
+        x="count",
+        y="outcome",
+        color="outcome",
+        color_discrete_map={o: _outcome_color(o) for o in ef["outcome"]},
+        text="count",
+        labels={"outcome": "", "count": "jobs / memories"},
+        title="Memory extraction outcomes",
+        legend=False,
+        height=max(HEIGHT, 60 + 36 * len(ef)),
+    )
+    return fig.update_yaxes(categoryorder="total ascending")
+
+
+MAINTENANCE_COLORS = {"Consolidated": BLUE, "Expired": RED}
+
+
+def maintenance_days(history: list[dict[str, Any]]) -> pd.DataFrame:
+    """Per day (UTC) of the real maintenance runs (`Maintenance.history()`): the memories
+    consolidated and expired, those taken out of recall (both) and that as a share of the
+    active memories before the day's first run (NaN for older runs), the runs."""
+    totals = ["consolidated", "expired", "active_before"]
+    df = pd.DataFrame(history, columns=["at_ms", *totals]).sort_values("at_ms")
+    df[totals] = df[totals].apply(pd.to_numeric, errors="coerce").fillna(0).astype(int)
+    df["day"] = _utc(df["at_ms"]).dt.floor("D")
+    days = df.groupby("day", as_index=False).agg(
+        Consolidated=("consolidated", "sum"),
+        Expired=("expired", "sum"),
+        active_before=("active_before", "first"),
+        runs=("at_ms", "size"),
+    )
+    days["saved"] = days["Consolidated"] + days["Expired"]
+    share = days["saved"] / days["active_before"].where(days["active_before"] > 0)
+    return days.assign(share=share.round(3))
+
+
+def maintenance_figure(days: pd.DataFrame) -> go.Figure:
+    return figure(
+        "bar",
+        days,
+        x="day",
+        y=list(MAINTENANCE_COLORS),
+        color_discrete_map=MAINTENANCE_COLORS,
+        hover_data={"runs": True},
+        labels={"day": "", "value": "memories", "variable": "", "runs": "runs that day"},
+        title="Merged and expired per day",
+        daily=True,
+        barmode="group",
+    )
+
+
+def savings_figure(sf: pd.DataFrame) -> go.Figure:
+    fig = figure(
+        "bar",
+        sf,
+        x="day",
+        y="saved",
+        text=[f"{s:.0%}" if pd.notna(s) else "" for s in sf["share"]],
+        hover_data={"active_before": True, "runs": True},
+        labels={"day": "", "saved": "memories out of recall", "active_before": "active before"},
+        title="Taken out of recall per day",
+        daily=True,
+        legend=False,
+    )
+    return fig.update_traces(marker_color=BLUE)

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from memory.service import MemoryService
 
 SAMPLES_TTL_S = 30
+#: The time table's step column and rows: three lines of words beside three times at 390 px
+STEP_PX, ROW_HEIGHT = 130, 72
 
 
 @st.cache_data(ttl=SAMPLES_TTL_S, max_entries=8, show_spinner=False)
@@ -70,23 +72,32 @@ def recall_details(df: pd.DataFrame, window: str) -> None:
         b.caption("How often recall found something, per memory type, shows once one has run.")
     else:
         b.plotly_chart(charts.hit_rate_figure(hr), key="chart_hit_rate")
+    st.caption(
+        "Times in seconds over the whole window: the typical one, the one that only 1 in 20 "
+        "took longer than, the slowest; and how many times each step was measured."
+    )
     st.dataframe(
         table,
         hide_index=True,
         key="latency_table",
+        row_height=ROW_HEIGHT,  # tall enough to wrap a step's words: a phone sees the times
         column_config={
-            c: st.column_config.NumberColumn(format="%.2f")
-            for c in (charts.TYPICAL_COL, charts.SLOWEST_COL, charts.MAX_COL)
+            charts.STEP: st.column_config.TextColumn(pinned=True, width=STEP_PX),
+            **{
+                c: st.column_config.NumberColumn(format="%.3f")
+                for c in (charts.TYPICAL_COL, charts.SLOWEST_COL, charts.MAX_COL)
+            },
         },
     )
 
 
 def cache_and_extraction(counters: dict[str, int], agent: ChatAgent | None) -> None:
     a, b = st.columns(2)
-    if charts.cache_hit_rate(counters) is None:
-        a.caption("No question has been read yet.")
+    questions = charts.questions_frame(counters)
+    if questions["questions"].sum() == 0:
+        a.caption("No question has been asked yet.")
     else:
-        a.plotly_chart(charts.cache_figure(counters), key="chart_cache")
+        a.plotly_chart(charts.questions_figure(questions), key="chart_cache")
     outcomes: list[Any] = []
     if agent is not None:
         with guard("Reading the extraction log"):
@@ -105,20 +116,19 @@ def cache_and_extraction(counters: dict[str, int], agent: ChatAgent | None) -> N
 
 
 def maintenance(history: list[dict[str, Any]]) -> None:
-    mf = charts.maintenance_frame(history)
-    if mf.empty:
+    days = charts.maintenance_days(history)
+    if days.empty:
         st.caption(
             "No maintenance run yet: it runs in the background, or press **Run now** in the "
             "Maintenance tab of the Memories page."
         )
         return
-    st.plotly_chart(charts.maintenance_figure(mf), key="chart_maintenance")
+    st.plotly_chart(charts.maintenance_figure(days), key="chart_maintenance")
     st.caption(
         "Every real maintenance run, all users; dry runs change nothing and are not counted."
     )
-    sf = charts.savings_frame(history)
-    if sf["saved"].sum() > 0:
-        st.plotly_chart(charts.savings_figure(sf), key="chart_savings")
+    if days["saved"].sum() > 0:
+        st.plotly_chart(charts.savings_figure(days), key="chart_savings")
         st.caption(
             "Memories merged into another one (kept as history) or expired leave recall: "
             "fewer, cleaner memories to search. The share is of the active memories before "

@@ -68,7 +68,7 @@ def test_stats_leads_with_three_plain_tiles(app_env, make_app, coordinator, agen
     at = open_section(at, "stats_cache")
     at = open_section(at, "stats_more_memories")
     no_errors(at)
-    assert {"Reading a question", "Memories per type"} <= set(charts(at))
+    assert {"Questions asked before", "Memories per type"} <= set(charts(at))
 
 
 def test_answers_that_used_memory_counts_what_the_answers_used(

@@ -1,4 +1,4 @@
-"""The Stats page's maintenance chart data: runs summed per day (ui/charts.py)."""
+"""The Stats page's maintenance charts: runs summed per day (ui/charts.py)."""
 
 from __future__ import annotations
 
@@ -14,20 +14,16 @@ def test_runs_of_one_day_are_summed_and_days_stay_apart() -> None:
         {"at_ms": T0 + 60_000, "consolidated": 1, "expired": 0, "decayed": 0, "summarised": 0},
         {"at_ms": T0 + 2 * DAY_MS, "consolidated": 0, "expired": 4},
     ]
-    mf = charts.maintenance_frame(history)
-    rows = {(str(r.day.date()), r.series): (r.count, r.runs) for r in mf.itertuples(index=False)}
-    assert rows == {
-        ("2023-11-14", "Consolidated"): (3, 2),
-        ("2023-11-14", "Expired"): (1, 2),
-        ("2023-11-16", "Consolidated"): (0, 1),
-        ("2023-11-16", "Expired"): (4, 1),
-    }
-    fig = charts.maintenance_figure(mf)
-    assert {t.name for t in fig.data} == {"Consolidated", "Expired"}
+    days = charts.maintenance_days(history)
+    rows = {str(r.day.date()): (r.Consolidated, r.Expired, r.runs) for r in days.itertuples()}
+    assert rows == {"2023-11-14": (3, 1, 2), "2023-11-16": (0, 4, 1)}
+    fig = charts.maintenance_figure(days)
+    bars = {t.name: [int(v) for v in t.y] for t in fig.data}
+    assert bars == {"Consolidated": [3, 0], "Expired": [1, 4]}
 
 
 def test_no_history_is_an_empty_frame() -> None:
-    assert charts.maintenance_frame([]).empty
+    assert charts.maintenance_days([]).empty
 
 
 def test_storage_saved_per_day_is_merged_plus_expired_as_a_share_of_the_active_memories() -> None:
@@ -36,7 +32,7 @@ def test_storage_saved_per_day_is_merged_plus_expired_as_a_share_of_the_active_m
         {"at_ms": T0 + 60_000, "consolidated": 1, "expired": 0, "active_before": 16},
         {"at_ms": T0 + DAY_MS, "consolidated": 2, "expired": 0},  # before active counts existed
     ]
-    sf = charts.savings_frame(history)
+    sf = charts.maintenance_days(history)
     rows = [(str(r.day.date()), r.saved, r.runs) for r in sf.itertuples(index=False)]
     assert rows == [("2023-11-14", 5, 2), ("2023-11-15", 2, 1)]
     assert sf["share"].iloc[0] == 0.25  # 5 of the 20 active before the day's first run

@@ -7,26 +7,30 @@ from __future__ import annotations
 import pandas as pd
 
 from memory.activity import per_day
-from ui import activity_chart, charts
+from ui import charts
 
 DAY = 86_400_000
 
 
 def _recall(ms: list[float], every_s: int) -> pd.DataFrame:
     t0 = pd.Timestamp("2026-11-26 10:00")
-    return pd.DataFrame(
-        {"when": [t0 + pd.Timedelta(seconds=i * every_s) for i in range(len(ms))], "ms": ms}
-    )
+    when = [t0 + pd.Timedelta(seconds=i * every_s) for i in range(len(ms))]
+    return pd.DataFrame({"when": when, "ms": ms, "series": "All types · recall"})
 
 
-def test_p95_is_drawn_only_where_a_bucket_has_enough_samples() -> None:
-    few = charts.recall_points(_recall([5.0, 9.0, 40.0], every_s=1))
-    assert few["p50"].notna().all() and few["p95"].isna().all()
+def test_the_slowest_1_in_20_is_drawn_and_listed_only_where_a_bucket_measures_it() -> None:
+    """The walk saw "slowest 1 in 20" in the legend of a chart that drew no such line."""
+    few = charts.time_points(_recall([5.0, 9.0, 40.0], every_s=1))
+    assert set(few["percentile"]) == {charts.TYPICAL}
+    fig = charts.recall_time_figure(_recall([5.0, 9.0, 40.0], every_s=1))
+    assert [t.name for t in fig.data] == [charts.TYPICAL]
     burst = [5.0] * 36 + [50.0] * 4
-    t0 = pd.Timestamp("2026-11-26 10:00")
-    two = pd.DataFrame({"when": [t0] * 40 + [t0 + pd.Timedelta(hours=1)] * 40, "ms": burst + burst})
-    many = charts.recall_points(two)
-    assert len(many) == 2 and (many["p95"] > many["p50"]).all()
+    two = _recall(burst + burst, every_s=0)
+    two.loc[40:, "when"] += pd.Timedelta(hours=1)
+    many = charts.time_points(two).pivot(index="when", columns="percentile", values="seconds")
+    assert len(many) == 2 and (many[charts.SLOWEST] > many[charts.TYPICAL]).all()
+    assert many[charts.TYPICAL].iloc[0] == 0.005  # seconds, as the rest of the app says
+    assert [t.name for t in charts.recall_time_figure(two).data] == [charts.TYPICAL, charts.SLOWEST]
 
 
 def test_own_date_wins_over_the_write_time() -> None:
@@ -56,8 +60,8 @@ def test_activity_per_day_counts_only_and_dates_replacements_by_the_new_memory()
         (charts_day(aug), "merged"): 2,
         ("2026-11-26", "forgotten"): 3,
     }
-    one_day = activity_chart.activity_frame([r for r in rows if r["day"] == "2026-11-26"])
-    assert activity_chart.activity_sentence(one_day) == "On 26 Nov 2026: 3 forgotten."
+    one_day = charts.activity_frame([r for r in rows if r["day"] == "2026-11-26"])
+    assert charts.activity_sentence(one_day) == "On 26 Nov 2026: 3 forgotten."
 
 
 def charts_day(ms: int) -> str:
@@ -89,12 +93,11 @@ def test_a_daily_axis_keeps_to_a_few_whole_day_ticks_in_the_app_s_date_format() 
 
 
 def test_every_date_chart_of_stats_uses_the_one_date_axis() -> None:
-    t0 = pd.Timestamp("2026-11-20")
-    recall = pd.DataFrame({"when": [t0 + pd.Timedelta(minutes=i) for i in range(60)], "ms": 5.0})
+    recall = _recall([5.0] * 60, every_s=60)
     samples = recall.assign(series="Episodic · search", type="episodic", op="search")
     history = [{"at_ms": 1_780_000_000_000 + d * DAY, "consolidated": 1, "expired": 1,
                 "active_before": 10} for d in range(9)]  # fmt: skip
-    activity = activity_chart.activity_frame(
+    activity = charts.activity_frame(
         [{"day": f"2026-11-{d:02d}", "event": "created", "count": 1} for d in range(1, 20)]
     )
     figures = [
@@ -103,9 +106,9 @@ def test_every_date_chart_of_stats_uses_the_one_date_axis() -> None:
         charts.growth_figure(
             charts.growth_frame({"episodic": [{"timestamp": 1}, {"timestamp": 2}]})
         ),
-        charts.maintenance_figure(charts.maintenance_frame(history)),
-        charts.savings_figure(charts.savings_frame(history)),
-        activity_chart.activity_figure(activity),
+        charts.maintenance_figure(charts.maintenance_days(history)),
+        charts.savings_figure(charts.maintenance_days(history)),
+        charts.activity_figure(activity),
     ]
     for fig in figures:
         assert fig.layout.xaxis.type == "date", fig.layout.title.text
@@ -164,21 +167,30 @@ def test_the_latency_and_cache_charts_read_in_words() -> None:
         charts.latency_bars(charts.latency_table(df)),
         charts.recall_time_figure(charts.recall_samples(df)),
         charts.hit_rate_figure(charts.hit_rate_frame(df)),
-        charts.cache_figure(
-            {"embed_cache_local_hit": 3, "embed_cache_redis_hit": 2, "embed_cache_miss": 1}
+        charts.questions_figure(
+            charts.questions_frame(
+                {"embed_cache_local_hit": 3, "embed_cache_redis_hit": 2, "embed_cache_miss": 1}
+            )
         ),
     ]
     texts = [t for fig in figures for t in _figure_texts(fig)]
     assert [bad for t in texts for bad in internal_words(t)] == []
     assert over_time.layout.title.text == "Time per step, per minute"
-    # both kinds of cache hit are one slice: the meaning remembered from before
-    cache = charts.cache_frame({"embed_cache_local_hit": 3, "embed_cache_redis_hit": 2})
-    assert dict(zip(cache["outcome"], cache["count"], strict=True)) == {
-        charts.REMEMBERED: 5,
-        charts.WORKED_OUT: 0,
+    assert not any("millisecond" in t.lower() for t in texts)
+    # both kinds of cache hit are one slice, said as what a person gains
+    asked = charts.questions_frame({"embed_cache_local_hit": 3, "embed_cache_redis_hit": 2})
+    assert dict(zip(asked["outcome"], asked["questions"], strict=True)) == {
+        charts.SEEN: 5,
+        charts.NEW: 0,
     }
+    donut = figures[-1]  # 5 of the 6 questions asked before: what a person gains, in words
+    assert donut.layout.annotations[0].text == "83%<br>asked before"
+    assert donut.layout.title.text == "Questions asked before"
+    # one step column and the times before the count: a phone's 390 px sees the times
+    table = charts.latency_table(df)
+    assert list(table.columns) == ["Step", "Typical", "Slow 1 in 20", "Slowest", "Measured"]
     assert list(charts.OP_GROUPS) == ["Before an answer", "Saving", "All"]
-    assert set(charts.BUCKET_WORDS) >= {charts.bucket_for(df)}
+    assert set(charts.BUCKETS) >= {charts.bucket_for(df)}
 
 
 def test_the_time_per_step_legend_is_under_the_plot_in_rows() -> None:
