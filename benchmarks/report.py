@@ -45,6 +45,8 @@ FLOOR_PERSONAL = ("floor", "personal-dev.json")
 FLOOR_LOCOMO = ("floor", "locomo-dev.json")
 
 Run = tuple[str, str | None]
+#: the kind of CPU of a record written before records described their CPU
+NOT_RECORDED = "CPU not recorded"
 
 
 def current_runs(records: list[dict[str, Any]]) -> dict[Run, list[dict[str, Any]]]:
@@ -61,7 +63,7 @@ def current_runs(records: list[dict[str, Any]]) -> dict[Run, list[dict[str, Any]
 
 def cpu_kind_of(record: dict[str, Any]) -> str:
     """The record's kind of CPU (`benchmarks.results.cpu_kind`); older records lack it."""
-    return str(record.get("cpu", {}).get("kind") or "CPU flags not recorded")
+    return str(record.get("cpu", {}).get("kind") or NOT_RECORDED)
 
 
 def runs_per_cpu(records: list[dict[str, Any]], run: Run) -> dict[str, list[dict[str, Any]]]:
@@ -249,9 +251,18 @@ def render_report(records: list[dict[str, Any]], decisions: list[dict[str, Any]]
         "",
         "## Machine",
         "",
+        "Each kind of CPU the current figures were measured on (the embedder's graph and speed",
+        "depend on its flags), with the machines of that kind:",
+        "",
     ]
-    for machine in dict.fromkeys(r["machine"] for key in order for r in runs[key]):
-        out.append(f"- {machine}")
+    current = [r for key in order for r in runs[key]]
+    for kind in dict.fromkeys(cpu_kind_of(r) for r in current):
+        machines = dict.fromkeys(
+            f"{_cpu_text(r)}, on {r['machine']}" if r.get("cpu") else r["machine"]
+            for r in current
+            if cpu_kind_of(r) == kind
+        )
+        out.append(f"- {kind}: {'; '.join(machines)}")
     out += [
         "",
         "Figures are medians of the recorded runs of one command. Latency depends on the load",
@@ -367,9 +378,17 @@ def _speed_per_cpu(records: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-def _cpu_and_load(record: dict[str, Any]) -> str:
+def _cpu_text(record: dict[str, Any]) -> str:
+    """The CPU's model, its flags and cores (older records: the machine as described)."""
     cpu = record.get("cpu")
-    text = f"{cpu['model']} ({', '.join(cpu['flags']) or 'no AVX2'})" if cpu else record["machine"]
+    if not cpu:
+        return str(record["machine"])
+    cores = f", {cpu['cores']} cores" if cpu.get("cores") else ""
+    return f"{cpu['model']} ({', '.join(cpu['flags']) or 'no AVX2'}){cores}"
+
+
+def _cpu_and_load(record: dict[str, Any]) -> str:
+    text = _cpu_text(record)
     loaded = record.get("load_average")
     text += f", load {_load(record)} (start–end)" if loaded else ", load not recorded"
     return f"{text}; {record['date']}"
