@@ -124,6 +124,8 @@ GOALS = (
     Goal("chat page usable ≤ 2.5 s after a cold first open", PAGES, "cold_open_s", operator.le,
          2.5, _s),
     Goal("Stats page usable ≤ 1.5 s", PAGES, "stats_s", operator.le, 1.5, _s),
+    Goal("a memory-only turn, Enter to answer ≤ 0.5 s", PAGES, "answer_s", operator.le, 0.5,
+         _s),
 )  # fmt: skip
 
 #: rows of the results table: (label, run, figure, format); a block row adds its tokens
@@ -143,6 +145,7 @@ RESULT_ROWS = (
     ("Redis memory per memory, 100k", LATENCY, "bytes_per_memory_100k", lambda v: f"{v:,.0f} B"),
     ("Chat page usable, cold first open (browser)", PAGES, "cold_open_s", _s),
     ("Stats page usable (browser)", PAGES, "stats_s", _s),
+    ("A memory-only turn, Enter to answer (browser)", PAGES, "answer_s", _s),
     ("Search floor, fitted on both dev files and the unanswerable set", FLOOR_PERSONAL,
      "fitted_floor", lambda v: f"{v:.3f}"),
     ("Search floor in use (the fit, rounded)", FLOOR_PERSONAL, "floor", lambda v: f"{v:.2f}"),
@@ -206,7 +209,7 @@ DEV=../shared/bench   # the dev files: outside the repository (their licences: D
 python -m benchmarks locomo --data $DEV/personal/personal-dev.json --prompt-budget 800 --record
 python -m benchmarks locomo --data $DEV/locomo/locomo-dev.json --prompt-budget 800 --record
 python -m benchmarks latency --record         # sizes 1k, 10k, 100k; 200 timed runs each
-python -m lab.page_times browser --record       # a real browser: cold first open, Stats
+python -m lab.page_times browser --record       # a real browser: cold first open, Stats, a turn
 python -m benchmarks floor --data $DEV/personal/personal-dev.json $DEV/locomo/locomo-dev.json \\
     --unanswerable tests/data/unanswerable.json --record   # the search floor, fitted
 python -m lab.fit_recall --data $DEV/personal/personal-dev.json $DEV/locomo/locomo-dev.json --record
