@@ -184,9 +184,7 @@ def _profile_reads(coordinator) -> int:
     return int(stats.get("calls", 0))
 
 
-def test_the_profile_panel_reads_the_profile_once_per_write(
-    app_env, make_app, coordinator
-) -> None:
+def test_the_profile_panel_reads_the_profile_once_per_write(app_env, make_app, coordinator) -> None:
     coordinator.add_episodic("alice", "I prefer short answers", event_type="preference")
     at = make_app("app.py")
     no_errors(at)
