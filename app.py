@@ -27,6 +27,7 @@ from ui.errors import guard, message_for
 from ui.format import ImageFreeStream, fmt_duration, md_text, no_images
 from ui.layout import PageContext, page_setup
 from ui.remembered import forgotten, remembered_line
+from ui.sidebar import render_sidebar
 from ui.stopping import StreamGuard, turn_started
 
 SUGGESTIONS = (
@@ -156,8 +157,17 @@ def empty_state(ctx: PageContext) -> None:
             demo.load_button(ctx, "es_demo")
 
 
-def run_turn(ctx: PageContext, prompt: str) -> bool:
-    """Stream one turn; True when it ended with its exchange saved."""
+def memory_only_turn_sent(ctx: PageContext) -> bool:
+    """A message is sent (typed, or a suggestion picked) while no model answers: a quick turn
+    whose sidebar is best drawn after it (`run_turn`)."""
+    sent = st.session_state.get("chat_input") or st.session_state.get("pending_prompt")
+    status = ctx.llm_status
+    return bool(sent) and ctx.agent is not None and not (status is not None and status.ok)
+
+
+def run_turn(ctx: PageContext, prompt: str, *, sidebar_after: bool = False) -> bool:
+    """Stream one turn; True when it ended with its exchange saved. `sidebar_after`: the
+    sidebar is drawn after this run's turn, so what the turn stored shows without a rerun."""
     agent = ctx.agent
     assert agent is not None
     with st.chat_message("user"):
@@ -218,7 +228,7 @@ def run_turn(ctx: PageContext, prompt: str) -> bool:
             box.update(label="The turn ended without a result", state="error")
             return False
         _show_result(ctx, box, result, streamed=bool(got.get("streamed")))
-    if result.stored or result.masked:
+    if result.masked or (result.stored and not sidebar_after):
         # the sidebar's recent memories show what this turn stored; the user's own bubble
         # shows the message as stored (a secret as its label, never the digits typed)
         st.rerun()
@@ -306,7 +316,13 @@ def too_long_for_model(prompt: str, refusal: str) -> None:
     st.code(prompt, language=None, wrap_lines=True)
 
 
-ctx = page_setup("Chat", "💬", layout="centered")
+ctx = page_setup("Chat", "💬", layout="centered", sidebar=False)
+# A memory-only turn takes a fraction of a second: its run draws the sidebar after it, once,
+# with what it stored, instead of before it and again in a rerun (docs/performance.md). A
+# model's turn takes seconds: the sidebar is drawn first, and stays usable while it streams.
+sidebar_after = memory_only_turn_sent(ctx)
+if not sidebar_after:
+    render_sidebar(ctx)
 st.title("💬 Chat with memory")
 chat_title = sessions.titles_of(ctx.coordinator, ctx.user_id).get(ctx.session_id)
 st.caption(
@@ -353,6 +369,8 @@ elif prompt:
     first = shown_messages == 0 and not chat_title
     if first:  # the chat is named after its first message
         sessions.name_after(ctx.coordinator, ctx.user_id, ctx.session_id, prompt)
-    if run_turn(ctx, prompt) and first:
+    if run_turn(ctx, prompt, sidebar_after=sidebar_after) and first:
         st.rerun()  # the sidebar and the caption show the new title
+if sidebar_after:
+    render_sidebar(ctx)
 resources.warm_charts()  # after the page has drawn: the Stats page's chart library

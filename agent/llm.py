@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import ssl
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -191,6 +192,42 @@ def _same_model(a: str, b: str) -> bool:
     return norm(a) == norm(b)
 
 
+def ollama_client(host: str, timeout_s: float) -> ollama.Client:
+    """The official client for `host`. For a plain http:// host (Ollama's usual), without the
+    TLS set-up its requests never use (the certificates loaded: about 60 ms of CPU a client,
+    two clients, at the app's cold open): an https:// URL, such as a redirect, goes through a
+    transport built, verifying as usual, on its first request."""
+    scheme = host.partition("://")[0].lower() if "://" in host else "http"  # as ollama reads it
+    if scheme != "http":
+        return ollama.Client(host=host, timeout=timeout_s)
+    return ollama.Client(
+        host=host,
+        timeout=timeout_s,
+        # given, not built: a context without trust roots, which would refuse any server;
+        # no https request reaches it (the mount below takes them)
+        transport=httpx.HTTPTransport(verify=ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)),
+        mounts={"https://": _VerifiedOnFirstUse()},
+    )
+
+
+class _VerifiedOnFirstUse(httpx.BaseTransport):
+    """httpx's own transport (certificates verified), built at its first request."""
+
+    def __init__(self) -> None:
+        self._transport: httpx.HTTPTransport | None = None
+        self._lock = threading.Lock()
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        with self._lock:
+            if self._transport is None:
+                self._transport = httpx.HTTPTransport()
+        return self._transport.handle_request(request)
+
+    def close(self) -> None:
+        if self._transport is not None:
+            self._transport.close()
+
+
 class OllamaLLM:
     """Chat with a local Ollama server through the official client."""
 
@@ -206,8 +243,8 @@ class OllamaLLM:
         self._host = host
         self._timeout_s = timeout_s
         self._num_ctx = num_ctx
-        self._client = ollama.Client(host=host, timeout=timeout_s)
-        self._probe = ollama.Client(host=host, timeout=status_timeout_s)
+        self._client = ollama_client(host, timeout_s)
+        self._probe = ollama_client(host, status_timeout_s)
         self._profiles: dict[str, ModelProfile] = {}
         self._profiles_lock = threading.Lock()
         self._speeds = SpeedMeter(host, speed_file)

@@ -45,6 +45,8 @@ FLOOR_PERSONAL = ("floor", "personal-dev.json")
 FLOOR_LOCOMO = ("floor", "locomo-dev.json")
 
 Run = tuple[str, str | None]
+#: the kind of CPU of a record written before records described their CPU
+NOT_RECORDED = "CPU not recorded"
 
 
 def current_runs(records: list[dict[str, Any]]) -> dict[Run, list[dict[str, Any]]]:
@@ -61,7 +63,7 @@ def current_runs(records: list[dict[str, Any]]) -> dict[Run, list[dict[str, Any]
 
 def cpu_kind_of(record: dict[str, Any]) -> str:
     """The record's kind of CPU (`benchmarks.results.cpu_kind`); older records lack it."""
-    return str(record.get("cpu", {}).get("kind") or "CPU flags not recorded")
+    return str(record.get("cpu", {}).get("kind") or NOT_RECORDED)
 
 
 def runs_per_cpu(records: list[dict[str, Any]], run: Run) -> dict[str, list[dict[str, Any]]]:
@@ -122,6 +124,8 @@ GOALS = (
     Goal("chat page usable ≤ 2.5 s after a cold first open", PAGES, "cold_open_s", operator.le,
          2.5, _s),
     Goal("Stats page usable ≤ 1.5 s", PAGES, "stats_s", operator.le, 1.5, _s),
+    Goal("a memory-only turn, Enter to answer ≤ 0.5 s", PAGES, "answer_s", operator.le, 0.5,
+         _s),
 )  # fmt: skip
 
 #: rows of the results table: (label, run, figure, format); a block row adds its tokens
@@ -141,6 +145,7 @@ RESULT_ROWS = (
     ("Redis memory per memory, 100k", LATENCY, "bytes_per_memory_100k", lambda v: f"{v:,.0f} B"),
     ("Chat page usable, cold first open (browser)", PAGES, "cold_open_s", _s),
     ("Stats page usable (browser)", PAGES, "stats_s", _s),
+    ("A memory-only turn, Enter to answer (browser)", PAGES, "answer_s", _s),
     ("Search floor, fitted on both dev files and the unanswerable set", FLOOR_PERSONAL,
      "fitted_floor", lambda v: f"{v:.3f}"),
     ("Search floor in use (the fit, rounded)", FLOOR_PERSONAL, "floor", lambda v: f"{v:.2f}"),
@@ -204,7 +209,7 @@ DEV=../shared/bench   # the dev files: outside the repository (their licences: D
 python -m benchmarks locomo --data $DEV/personal/personal-dev.json --prompt-budget 800 --record
 python -m benchmarks locomo --data $DEV/locomo/locomo-dev.json --prompt-budget 800 --record
 python -m benchmarks latency --record         # sizes 1k, 10k, 100k; 200 timed runs each
-python -m lab.page_times browser --record       # a real browser: cold first open, Stats
+python -m lab.page_times browser --record       # a real browser: cold first open, Stats, a turn
 python -m benchmarks floor --data $DEV/personal/personal-dev.json $DEV/locomo/locomo-dev.json \\
     --unanswerable tests/data/unanswerable.json --record   # the search floor, fitted
 python -m lab.fit_recall --data $DEV/personal/personal-dev.json $DEV/locomo/locomo-dev.json --record
@@ -249,9 +254,18 @@ def render_report(records: list[dict[str, Any]], decisions: list[dict[str, Any]]
         "",
         "## Machine",
         "",
+        "Each kind of CPU the current figures were measured on (the embedder's graph and speed",
+        "depend on its flags), with the machines of that kind:",
+        "",
     ]
-    for machine in dict.fromkeys(r["machine"] for key in order for r in runs[key]):
-        out.append(f"- {machine}")
+    current = [r for key in order for r in runs[key]]
+    for kind in dict.fromkeys(cpu_kind_of(r) for r in current):
+        machines = dict.fromkeys(
+            f"{_cpu_text(r)}, on {r['machine']}" if r.get("cpu") else r["machine"]
+            for r in current
+            if cpu_kind_of(r) == kind
+        )
+        out.append(f"- {kind}: {'; '.join(machines)}")
     out += [
         "",
         "Figures are medians of the recorded runs of one command. Latency depends on the load",
@@ -367,9 +381,17 @@ def _speed_per_cpu(records: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-def _cpu_and_load(record: dict[str, Any]) -> str:
+def _cpu_text(record: dict[str, Any]) -> str:
+    """The CPU's model, its flags and cores (older records: the machine as described)."""
     cpu = record.get("cpu")
-    text = f"{cpu['model']} ({', '.join(cpu['flags']) or 'no AVX2'})" if cpu else record["machine"]
+    if not cpu:
+        return str(record["machine"])
+    cores = f", {cpu['cores']} cores" if cpu.get("cores") else ""
+    return f"{cpu['model']} ({', '.join(cpu['flags']) or 'no AVX2'}){cores}"
+
+
+def _cpu_and_load(record: dict[str, Any]) -> str:
+    text = _cpu_text(record)
     loaded = record.get("load_average")
     text += f", load {_load(record)} (start–end)" if loaded else ", load not recorded"
     return f"{text}; {record['date']}"

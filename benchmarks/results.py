@@ -9,7 +9,7 @@ small record of what it measured and where:
      "command": "python -m benchmarks ...",  # as typed, without --record
      "commit": "d1626e9", "date": "2026-11-25 17:43",
      "machine": "2 vCPU (...), 24 GB RAM, ...",
-     "cpu": {"model": "...", "flags": ["avx2", ...], "kind": "AVX2, no VNNI"},
+     "cpu": {"model": "...", "flags": ["avx2", ...], "kind": "AVX2, no VNNI", "cores": 2},
      "load_average": {"start": [1.2, 0.9, 0.7], "end": [...]},  # 1, 5, 15 min
      "embedder": "all-MiniLM-L6-v2-int8-onnx-tok8v2",   # the model id that embedded
      "figures": {"warm_p95_ms_1k": 3.78, ...},          # a number, or one number per run
@@ -17,8 +17,9 @@ small record of what it measured and where:
 
 The headline figures are flat, named keys (each `*_figures` function says what they mean);
 the full result stays what `--json` prints. The CPU's flags that decide how the embedder runs
-(AVX2, AVX-512, VNNI: `memory.embeddings.token_int8`) and the load average when the process
-started and when it recorded say which machine and how busy: timings are compared per kind.
+(AVX2, AVX-512, VNNI: `memory.embeddings.token_int8`), the cores the process may use and the
+load average when the measurement started and when it recorded say which machine and how
+busy: timings are compared per kind.
 A figure given as a list is one value per run of the same command; `python -m benchmarks
 report` (`benchmarks.report`) shows their median.
 One file per record, so runs recorded on two branches never conflict.
@@ -45,6 +46,7 @@ __all__ = [
     "RESULTS_DIR",
     "cpu_description",
     "cpu_kind",
+    "note_start",
     "results_dir",
     "figure",
     "latency_figures",
@@ -54,6 +56,7 @@ __all__ = [
     "make_record",
     "qa_figures",
     "record_run",
+    "usable_cores",
     "write_record",
 ]
 
@@ -87,13 +90,18 @@ def results_dir() -> Path:
     return Path(os.environ.get(RESULTS_DIR_ENV) or RESULTS_DIR)
 
 
+def usable_cores() -> int:
+    """The CPUs this process may run on (a container's or `taskset`'s share, not the host's)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - macOS, Windows
+        return os.cpu_count() or 1
+
+
 def machine_description() -> str:
     """CPUs this process may use, the CPU model, RAM, OS and Python: enough to tell two
     machines' figures apart."""
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - macOS, Windows
-        cpus = os.cpu_count() or 1
+    cpus = usable_cores()
     model = _proc_field("/proc/cpuinfo", "model name") or platform.processor() or "?"
     mem_kb = _proc_field("/proc/meminfo", "MemTotal")
     ram = f"{round(int(mem_kb.split()[0]) / 1024**2)} GB RAM" if mem_kb else "RAM ?"
@@ -103,10 +111,11 @@ def machine_description() -> str:
 
 
 def cpu_description(cpuinfo: Path = Path("/proc/cpuinfo")) -> dict[str, Any]:
-    """The CPU's model, its flags that matter to the embedder, and their kind (`cpu_kind`)."""
+    """The CPU's model, its flags that matter to the embedder, their kind (`cpu_kind`) and the
+    cores this process may use."""
     model = _proc_field(str(cpuinfo), "model name") or platform.processor() or "?"
     flags = sorted(set(EMBEDDER_FLAGS.findall(_proc_field(str(cpuinfo), "flags"))))
-    return {"model": model, "flags": flags, "kind": cpu_kind(flags)}
+    return {"model": model, "flags": flags, "kind": cpu_kind(flags), "cores": usable_cores()}
 
 
 def cpu_kind(flags: list[str]) -> str:

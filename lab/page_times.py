@@ -1,6 +1,7 @@
 """How long a person waits for a usable page: in a real browser, and the Stats page's own run.
 
-    python -m lab.page_times browser [--runs 3] [--store demo|busy] [--app-dir DIR] [--record]
+    python -m lab.page_times browser [--runs 3] [--store demo|busy] [--app-dir DIR] [--question Q]
+                                     [--record]
     python -m lab.page_times stats [--runs 7] [--store busy|demo] [--profile]
 
 Both start a private Redis Stack (or a fresh namespace of `--redis-url`) and fill it with one
@@ -21,6 +22,9 @@ by `make setup-test`) opens it:
     warm open   the chat page again in a new browser tab of the same server
     stats       the Stats page of the user in a new tab: until its run is over and the
                 growth chart is drawn
+    answer      a memory-only turn in a new tab of the chat: from the Enter that sends
+                `--question` to the page idle with its answer (the turn's run and the rerun
+                that shows what it stored), timed inside the page
 
 Each figure is measured `--runs` times (a new server for each cold open); the median and the
 slowest are reported, with the load average. `--record` writes the runs to
@@ -53,6 +57,7 @@ from typing import Any
 import redis
 from redis.typing import EncodableT, FieldT
 
+from benchmarks import results
 from benchmarks.common import (
     Progress,
     add_output_args,
@@ -178,6 +183,50 @@ def time_open(browser: Any, url: str, heading: str, chart: str | None = None) ->
         page.close()
 
 
+#: Notes, inside the page, when Enter is pressed and each change of the script's run state.
+WATCH_RUNS = """() => {
+  window.__enterAt = null; window.__runStates = [];
+  document.addEventListener('keydown', e => {
+    if (e.key === 'Enter' && window.__enterAt === null) window.__enterAt = performance.now();
+  }, true);
+  const app = document.querySelector("[data-testid='stApp']");
+  new MutationObserver(() => window.__runStates.push(
+    [performance.now(), app.getAttribute('data-test-script-state')]
+  )).observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+}"""
+#: Resolves once the run state has been `notRunning` for `settle` ms since the answer was drawn
+#: (a turn that stored something reruns the page: a few ms of `notRunning` between the runs).
+SETTLED = """([before, settle]) => {
+  const states = window.__runStates, last = states[states.length - 1];
+  const answers = document.querySelectorAll("[data-testid='stChatMessage']").length;
+  return answers >= before + 2 && last && last[1] === 'notRunning'
+    && performance.now() - last[0] >= settle;
+}"""
+#: How long the page must stay idle to count as settled (far longer than the gap between the
+#: turn's run and its rerun, which the server starts at once).
+SETTLE_MS = 500
+
+
+def time_answer(browser: Any, url: str, question: str) -> float:
+    """Seconds from the Enter that sends `question` to the page idle with its answer, timed
+    with the page's own clock (the wait for it to stay idle is not counted)."""
+    page = browser.new_page(viewport={"width": 1440, "height": 1000})
+    try:
+        page.goto(url)
+        page.get_by_role("heading", name="💬 Chat with memory", level=1).wait_for(timeout=60_000)
+        page.wait_for_selector(USABLE, timeout=60_000)
+        before = page.get_by_test_id("stChatMessage").count()
+        page.evaluate(WATCH_RUNS)
+        box = page.get_by_test_id("stChatInputTextArea")
+        box.fill(question)
+        box.press("Enter")
+        page.wait_for_function(SETTLED, arg=[before, SETTLE_MS], timeout=60_000, polling=50)
+        enter, settled = page.evaluate("[window.__enterAt, window.__runStates.at(-1)[0]]")
+        return (settled - enter) / 1000
+    finally:
+        page.close()
+
+
 def summary(samples: list[float]) -> dict[str, Any]:
     return {
         "median_s": round(statistics.median(samples), 3),
@@ -193,6 +242,7 @@ def figures(result: dict[str, Any]) -> dict[str, Any]:
         "cold_open_s": result["cold_open"]["runs_s"],
         "warm_open_s": result["warm_open"]["runs_s"],
         "stats_s": result["stats"]["runs_s"],
+        "answer_s": result["answer"]["runs_s"],
         "load_average_1m": result["load_average"][0],
     }
 
@@ -209,10 +259,12 @@ def browser_main(args: argparse.Namespace) -> int:
     cold: list[float] = []
     warm: list[float] = []
     stats: list[float] = []
+    answers: list[float] = []
     commit = git_commit()
     with bench_redis(args.redis_url) as (client, ns):
         say(f"Loading the {args.store} store…", force=True)
         user, embedder = load_store(client, ns, args)
+        results.note_start()  # the record's load at the start: of the measurement, not the set-up
         chat, stats_page = f"?user={user}", f"stats?user={user}"
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -235,6 +287,8 @@ def browser_main(args: argparse.Namespace) -> int:
                                 browser, f"{app.url}/{stats_page}", "📊 Stats", "Growth over time"
                             )
                         )
+                        # last: its write would have Stats read the user's memories again
+                        answers.append(time_answer(browser, f"{app.url}/{chat}", args.question))
                     finally:
                         app.stop()
             finally:
@@ -251,10 +305,9 @@ def browser_main(args: argparse.Namespace) -> int:
         "cold_open": summary(cold),
         "warm_open": summary(warm),
         "stats": summary(stats),
+        "answer": summary(answers),
     }
     if args.record:
-        from benchmarks import results
-
         results.record_run(
             "pages",
             figures(result),
@@ -273,6 +326,7 @@ def browser_main(args: argparse.Namespace) -> int:
             ("cold first open (chat)", "cold_open"),
             ("open again (chat)", "warm_open"),
             ("Stats", "stats"),
+            ("a memory-only turn, Enter to answer", "answer"),
         )  # fmt: skip
     ]
     print(table(["page", "median s", "slowest s"], rows))
@@ -379,8 +433,15 @@ def main(argv: list[str] | None = None) -> int:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = p.add_subparsers(dest="how", required=True)
-    browser = sub.add_parser("browser", help="cold first open, open again, Stats: in Chromium")
+    browser = sub.add_parser(
+        "browser", help="cold first open, open again, Stats, a memory-only turn: in Chromium"
+    )
     browser.add_argument("--runs", type=int, default=3, help="measurements per figure")
+    browser.add_argument(
+        "--question",
+        default="What do you remember about me?",
+        help="what the timed turn asks (answered from memory: nothing listens at Ollama)",
+    )
     browser.add_argument(
         "--app-dir",
         type=Path,

@@ -31,9 +31,10 @@ delta_generator._use_warning_has_been_displayed = True
 APP_NAME = "Memory Chat"
 
 
-def page_setup(title: str, icon: str, *, layout: str = "wide") -> PageContext:
+def page_setup(title: str, icon: str, *, layout: str = "wide", sidebar: bool = True) -> PageContext:
     """Configure the page and return its context; on a fatal problem show how to fix it and
-    stop the run (no traceback on screen)."""
+    stop the run (no traceback on screen). `sidebar=False`: the page draws the sidebar itself
+    (`render_sidebar`), later in its run."""
     st.set_page_config(page_title=f"{title} · {APP_NAME}", page_icon=icon, layout=layout)  # type: ignore[arg-type]
 
     try:
@@ -87,7 +88,8 @@ def page_setup(title: str, icon: str, *, layout: str = "wide") -> PageContext:
 
     stopping.wait_for_stopped_turn()  # a turn this click stopped stores its partial answer
     undo.settle(coordinator)  # a delete whose Undo was offered is carried out now
-    render_sidebar(ctx)
+    if sidebar:
+        render_sidebar(ctx)
     show_flashes()
     return ctx
 

@@ -10,7 +10,7 @@ import streamlit as st
 from agent.prompt import PROFILE_TOKENS, fit_profile
 from memory.models import ProfileLine, is_blank
 from memory.service import MemoryService
-from ui import state, undo
+from ui import resources, state, undo
 from ui.context import PageContext
 from ui.errors import guard, run_action
 from ui.format import about_words, event_label, md_text, no_images, snippet
@@ -32,7 +32,14 @@ def user_profile_panel(ctx: PageContext, where: str) -> None:
 def _lines(ctx: PageContext, where: str) -> None:
     lines: list[ProfileLine] = []
     with guard("Reading what I know about you"):
-        lines = ctx.coordinator.user_profile(ctx.user_id)
+        # read once per write (its three index queries), as Stats reads its figures: the
+        # sidebar draws it at every rerun, and twice in a turn that stores something
+        store = f"{ctx.settings.redis_url} {ctx.settings.memory_namespace}"
+        lines = resources.per_version(
+            f"profile {store} {ctx.user_id}",
+            ctx.coordinator.stats_version(ctx.user_id),
+            lambda: ctx.coordinator.user_profile(ctx.user_id),
+        )
     lines = [p for p in lines if p.id not in undo.pending_ids()]  # removed, Undo offered
     if not lines:
         st.caption(

@@ -245,9 +245,7 @@ def queue_neighbours(pipe: Any, req: HybridRequest) -> None:
     `take_neighbours` reads their replies."""
     assert req.timeline_key is not None  # seeds exist only then
     w = req.weights
-    neighbours.queue_timeline_reads(
-        pipe, req.seeds, req.timeline_key, w.neighbour_hops, w.neighbour_window_ms
-    )
+    neighbours.queue_timeline_reads(pipe, req.seeds, req.timeline_key, w.neighbour_window_ms)
 
 
 def likely_hits(req: HybridRequest) -> list[str]:
@@ -276,7 +274,7 @@ def take_neighbours(
     if not req.seeds:
         return
     assert req.scored is not None and req.query_vec is not None
-    links = neighbours.links_from(req.seeds, sides)
+    links = neighbours.links_from(req.seeds, sides, req.weights.neighbour_hops)
     known: dict[str, list[dict[str, Any]]] = {}
     for row in (*vector_rows, *text_rows):
         known.setdefault(row_id(row), []).append(row)

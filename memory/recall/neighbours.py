@@ -29,28 +29,34 @@ def queue_timeline_reads(
     pipe: Any,
     seeds: Sequence[dict[str, Any]],
     timeline_key: Callable[[str], str],
-    hops: int,
     window_ms: int,
 ) -> None:
-    """Per seed: the `hops` nearest earlier and later memories of its session, read from the
-    session's timeline (a sorted set: two O(log n) range reads per seed)."""
+    """Per seed: one O(log n) range read of its session's timeline (a sorted set by time),
+    the turns within `window_ms` either side of it with their times; `links_from` keeps the
+    nearest ones each way. A session's turns that close together are few: one read of both
+    sides costs less than a read per side."""
     for c in seeds:
         key, t = timeline_key(c["session"]), c["timestamp"]
-        pipe.zrevrangebyscore(key, f"({t}", t - window_ms, start=0, num=hops)
-        pipe.zrangebyscore(key, f"({t}", t + window_ms, start=0, num=hops)
+        pipe.zrangebyscore(key, t - window_ms, t + window_ms, withscores=True)
 
 
-def links_from(seeds: Sequence[dict[str, Any]], sides: list[Any]) -> dict[str, dict[str, int]]:
+def links_from(
+    seeds: Sequence[dict[str, Any]], windows: list[Any], hops: int
+) -> dict[str, dict[str, int]]:
     """Neighbour id -> {seed id: hops}, from the replies of `queue_timeline_reads` (popped from
-    the front of `sides`)."""
+    the front of `windows`): the `hops` nearest earlier and later turns of each seed (a turn
+    of the seed's very time is neither), nearest first; ties in time in the order Redis
+    gives them each way (by member, reversed for the earlier side)."""
     links: dict[str, dict[str, int]] = {}
     for c in seeds:
-        seed_id = c["rec"]["id"]
-        for _ in range(2):
-            for hops, member in enumerate(sides.pop(0), 1):
-                rid = as_str(member)
+        seed_id, t = c["rec"]["id"], c["timestamp"]
+        window = [(as_str(member), float(score)) for member, score in windows.pop(0)]
+        earlier = [rid for rid, score in reversed(window) if score < t][:hops]
+        later = [rid for rid, score in window if score > t][:hops]
+        for side in (earlier, later):
+            for n, rid in enumerate(side, 1):
                 prev = links.setdefault(rid, {}).get(seed_id)
-                links[rid][seed_id] = hops if prev is None else min(prev, hops)
+                links[rid][seed_id] = n if prev is None else min(prev, n)
     return links
 
 

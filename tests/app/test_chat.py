@@ -290,3 +290,25 @@ def test_two_answers_in_the_same_words_each_keep_their_own_controls(offline_env,
     nothing = "I saved your message.  \n\nI have nothing about that yet."
     assert len(answers) == 4 and answers[0].startswith(nothing) and answers[3].startswith(nothing)
     assert "4111" not in texts(at)
+
+
+def test_a_memory_only_turn_draws_the_sidebar_once_with_what_it_stored(
+    offline_env, make_app, monkeypatch
+) -> None:
+    """Without a model a turn is quick: the sidebar is drawn after it, in the same run, instead
+    of before it and again in a rerun; it lists the memory the turn stored."""
+    import ui.sidebar
+
+    drawn: list[str] = []
+    draw = ui.sidebar.render_sidebar
+    monkeypatch.setattr(ui.sidebar, "render_sidebar", lambda ctx: [drawn.append("x"), draw(ctx)])
+    at = make_app("app.py", user="alice")
+    at.chat_input(key="chat_input").set_value("How are you?").run()  # names the chat: reruns
+    no_errors(at)
+    drawn.clear()
+
+    at.chat_input(key="chat_input").set_value("Remember that I live in Lyon").run()
+    no_errors(at)
+    assert "I saved your message" in answer(at, 3)
+    assert len(drawn) == 1
+    assert "I live in Lyon" in texts(at.sidebar)  # the sidebar's recent memories

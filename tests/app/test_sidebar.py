@@ -176,3 +176,28 @@ def test_a_rename_names_only_its_own_chat(app_env, make_app, coordinator) -> Non
     assert at.sidebar.text_input(key=f"sb_title_{new}").value == ""  # a box of its own
     titles = coordinator.session_titles("alice")
     assert titles.get("s-old") == "Maya demo walk" and new not in titles
+
+
+def _profile_reads(coordinator) -> int:
+    """The profile's index queries the server has run (its three aggregations per read)."""
+    stats = coordinator.redis.info("commandstats").get("cmdstat_FT.AGGREGATE", {})
+    return int(stats.get("calls", 0))
+
+
+def test_the_profile_panel_reads_the_profile_once_per_write(app_env, make_app, coordinator) -> None:
+    coordinator.add_episodic("alice", "I prefer short answers", event_type="preference")
+    at = make_app("app.py")
+    no_errors(at)
+    assert "I prefer short answers" in texts(at.sidebar)
+    before = _profile_reads(coordinator)
+
+    at.run()  # a rerun (a click elsewhere) with nothing written: the profile is not read again
+    no_errors(at)
+    assert _profile_reads(coordinator) == before
+    assert "I prefer short answers" in texts(at.sidebar)
+
+    coordinator.add_episodic("alice", "I am allergic to peanuts", event_type="health_event")
+    at.run()  # a write: read again, the new line shown
+    no_errors(at)
+    assert _profile_reads(coordinator) > before
+    assert "I am allergic to peanuts" in texts(at.sidebar)

@@ -227,6 +227,7 @@ def test_the_cpu_is_described_by_its_model_and_the_flags_the_embedder_uses(tmp_p
         "model": "Intel(R) Xeon(R) Platinum 8375C",
         "flags": ["amx_tile", "avx2", "avx512_vnni", "avx512bw", "avx512f"],
         "kind": "AVX-512 VNNI",
+        "cores": results.usable_cores(),
     }
 
 
@@ -259,3 +260,18 @@ def test_the_report_shows_speed_figures_per_kind_of_cpu_with_their_load() -> Non
     assert "| figure | AVX2, no VNNI | AVX-512 VNNI |" in section
     assert "| Recall p95, warm, 1k memories | 8.0 ms | 3.0 ms |" in section  # each kind's newest
     assert "model AVX-512 VNNI (avx2), load 1.5–2 (start–end)" in section
+
+
+def test_the_machine_section_lists_each_kind_of_cpu_and_older_records_as_not_recorded() -> None:
+    cpu = {"model": "Intel Xeon", "flags": ["avx2", "avx_vnni"], "kind": "AVX2, AVX-VNNI",
+           "cores": 2}  # fmt: skip
+    records = [
+        _record(machine="old box"),
+        _record("locomo", "personal-dev.json", figures={"R@5": 0.9}, cpu=cpu, machine="m2"),
+    ]
+    del records[0]["cpu"]  # written before records described their CPU
+    text = report.render_report(records, [])
+    section = text[text.index("## Machine") : text.index("## How to reproduce")]
+    assert "- AVX2, AVX-VNNI: Intel Xeon (avx2, avx_vnni), 2 cores, on m2\n" in section
+    assert "- CPU not recorded: old box\n" in section
+    assert "| figure | CPU not recorded |" in text  # the speed table's column for it

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import ssl
+from typing import Any
+
 import pytest
 
 from agent.errors import (
@@ -123,3 +126,22 @@ def test_a_garbled_line_in_the_stream_is_a_response_error_not_a_decode_traceback
         for chunk in OllamaLLM(fake_ollama.url).stream_chat("qwen2.5:7b", [{"role": "user"}]):
             got.append(chunk.content)
     assert "".join(got).startswith("Half")
+
+
+def test_an_http_host_loads_no_certificates_and_an_https_host_still_verifies(
+    fake_ollama: FakeOllama, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The TLS set-up (certificates loaded) is left out for Ollama's usual http:// host, which
+    never uses it; an https:// host verifies its server as before."""
+    loads: list[dict[str, object]] = []
+    real = ssl.create_default_context
+
+    def counted(*args: Any, **kwargs: Any) -> ssl.SSLContext:
+        loads.append(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ssl, "create_default_context", counted)
+    assert OllamaLLM(fake_ollama.url).status("qwen2.5:7b").ok
+    assert loads == []
+    OllamaLLM("https://127.0.0.1:9")
+    assert len(loads) == 2  # its chat and its status client each verify
