@@ -20,6 +20,11 @@ DUTCH = (
     "ik last van mijn enkel en moest ik een paar dagen rust nemen. "
 )
 
+DUTCH_AGAIN = (
+    "Gisteren heb ik weer rustig gelopen en dat ging goed, dus morgen probeer ik een langere "
+    "ronde door het park met mijn zus, als het niet regent. "
+)
+
 
 @pytest.fixture
 def fake() -> Iterator[FakeOllama]:
@@ -102,7 +107,8 @@ def test_a_message_the_check_lets_through_is_answered(
 
 
 def _dutch_reply(req: RecordedRequest) -> Scripted:
-    return Scripted(content=DUTCH * 3)
+    # not one sentence three times in a row: the agent stops a reply in a loop after two
+    return Scripted(content=DUTCH + DUTCH_AGAIN + DUTCH)
 
 
 def test_text_the_estimate_undercounts_is_learned_from_the_servers_count(
