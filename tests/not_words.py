@@ -33,7 +33,8 @@ NOT_WORDS = {
     "raw score": re.compile(r"\b(?:[Ii]mportance|[Ss]core|[Cc]onfidence):?[ \t]*[01]\.\d{2}\b"),
     "the app's own tag": re.compile(r"\b[Tt]ags?:[^·\n]*\bdemo\b"),
     # a setting's name is for the docs: a person is told in words what to change
-    "environment variable": re.compile(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b"),
+    # (words of two letters or more: a model file's "Q4_K_M" is the model's own name)
+    "environment variable": re.compile(r"\b[A-Z]{2,}(?:_[A-Z0-9]{2,})+\b"),
     # the memory types as the code names them: screens say what they hold ("About you")
     "memory type's code name": re.compile(r"\b(?:[Ee]pisodic|[Ss]emantic|[Pp]rocedur(?:al|es?))\b"),
     # a relevance band is said as how well a memory matched ("strong match")

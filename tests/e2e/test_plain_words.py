@@ -100,6 +100,7 @@ def test_the_checker_finds_internal_names() -> None:
     assert internal_words("Typical recall time: under a tenth of a second · 2.4 seconds") == []
     said = "looked through 10 things about you, 3 general facts, 1 way of working · About you"
     assert internal_words(f"{said} · General knowledge · How relevant") == []
+    assert internal_words("Chat model qwen2 · 7.6B · Q4_K_M · uses tools") == []  # its file
 
 
 @pytest.fixture(scope="module")
@@ -187,6 +188,7 @@ def test_every_screen_of_the_demo_reads_in_words(
     query.press("Enter")
     wait_idle(page)
     expect(main.get_by_text(re.compile(r"\d+ results? for"))).to_be_visible()
+    screenshot(page, screenshots_dir / f"plain-words-search-{width}.png")  # types shown whole
     walk.tabs("Memories", main)
     main.get_by_role("tab", name=re.compile("Ways of working")).click()  # tools in words
     screenshot(page, screenshots_dir / f"plain-words-memories-{width}.png")
