@@ -22,7 +22,7 @@ NOT_WORDS = {
     "tokens": re.compile(r"\b[\d,]+[ -]tokens?\b(?!/s)"),
     "engineering word": re.compile(
         r"\b(?:Redis|In-process|LLM|Recall path|[Ss]essions?|[Ee]mbeddings?|[Hh]it rates?"
-        r"|[Uu]ser ids?)\b"
+        r"|[Uu]ser ids?|Avg)\b"
         r"|\(model ran\)"
     ),
     # a time as an engineer measures it: people read seconds ("under a tenth of a second")

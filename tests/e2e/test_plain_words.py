@@ -93,7 +93,7 @@ def test_the_checker_finds_internal_names() -> None:
                  "Importance: 0.70", "running, demo", "'150 tokens'", "'LLM'", "'Redis'",
                  "(model ran)", "'3fa1c2'", "'hit rate'", "'12 ms'", "'(ms)'",
                  "'16 skipped'", "'episodic'", "'semantic'", "'procedure'", "'Procedural'",
-                 "'OLLAMA_HOST'", "'Band'", "'user id'"):  # fmt: skip
+                 "'OLLAMA_HOST'", "'Band'", "'user id'", "'Avg'"):  # fmt: skip
         assert name in found, name
     assert internal_words("Health event: Sprained ankle · strong match · 26 Nov 2026") == []
     assert internal_words("Importance: high · Tags: running, race · typical, per minute") == []
