@@ -715,7 +715,6 @@ def _timings(r: TurnResult, key: str) -> None:
         hide_index=True,
         key=f"det_{key}_timings",
         column_config={
-            # short: "Time (seconds)" was cut on a phone beside the stage's words
             "Seconds": st.column_config.NumberColumn("Seconds", format="%.3f"),
             "Share": st.column_config.ProgressColumn(
                 "Share of the turn", min_value=0.0, max_value=1.0, format="percent"

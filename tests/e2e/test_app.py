@@ -83,7 +83,8 @@ def test_chat_streams_a_reply_with_execution_details(
     wait_idle(page)
     details = page.get_by_test_id("stExpander").filter(has_text="Execution details").last
     details.get_by_text("Execution details").click()
-    expect(details.get_by_text(re.compile(r"🤖 qwen2\.5:7b · looked through 1 thing about you"))).to_be_visible()
+    header = re.compile(r"🤖 qwen2\.5:7b · looked through 1 thing about you")
+    expect(details.get_by_text(header)).to_be_visible()
     expect(details.get_by_text("Used 1 thing I know about you: “I am vegetarian”")).to_be_visible()
     expect(details.get_by_role("tab", name="Recalled")).to_be_visible()
     details.get_by_role("tab", name="Prompt").click()
