@@ -174,8 +174,8 @@ def ask_json(
 
 def start_hint(host: str) -> str:
     return (
-        f"Ollama is not reachable at {host}: start it with `ollama serve` "
-        "(or set OLLAMA_HOST to where it runs)."
+        f"Ollama is not reachable at {host}: start it with `ollama serve`, or tell the app "
+        "where it runs (Getting started says how)."
     )
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from memory.block import (
     NO_MEMORY_NOTE,
     PROFILE_TOKENS,
+    SECTION_TITLES,
     BlockLine,
     MemoryBlock,
     ProfileFit,
@@ -30,6 +31,7 @@ from memory.tokens import newest_within_budget
 __all__ = [
     "NO_MEMORY_NOTE",
     "PROFILE_TOKENS",
+    "SECTION_TITLES",
     "BlockLine",
     "MemoryBlock",
     "ProfileFit",

@@ -63,7 +63,8 @@ def recall_status(ctx: MemoryContext) -> str:
     if ctx.semantic:
         parts.append(f"{len(ctx.semantic)} general facts")
     if ctx.procedural is not None:
-        parts.append(f"a tool habit ({words.tools_words(ctx.procedural.tool_sequence)})")
+        tools = words.tools_words(ctx.procedural.tool_sequence)
+        parts.append(f"a way of working I learned ({tools})")
     if ctx.short_term:
         parts.append(f"{len(ctx.short_term)} recent messages")
     return "Checked " + ", ".join(parts) if parts else "No memory checked"

@@ -139,9 +139,22 @@ EPISODIC_TITLE = (
     'About this user (episodic, most relevant first), [kind] "memory" (relevance, date):'
 )
 SEMANTIC_TITLE = 'General knowledge (semantic), [semantic/topic] "fact" (relevance):'
+STORED_TITLE = "Stored from the current message:"
+PROCEDURAL_TITLE = "Learned tool pattern (procedural, a suggestion):"
 SUMMARY_TITLE = (
     "Earlier in this conversation (summary of turns no longer shown), (relevance, date):"
 )
+
+
+#: Each section's title by its name (the words table's `block_sections` says them to people).
+SECTION_TITLES = {
+    "profile": PROFILE_TITLE,
+    "stored": STORED_TITLE,
+    "summary": SUMMARY_TITLE,
+    "episodic": EPISODIC_TITLE,
+    "semantic": SEMANTIC_TITLE,
+    "procedural": PROCEDURAL_TITLE,
+}
 
 
 def _hit_line(hit: RecallHit, label: str) -> str:
@@ -339,7 +352,7 @@ def _candidates(
     section(PROFILE_TITLE, [(math.inf, (line,)) for _, line in profile])
     in_profile = {mid for mid, _ in profile}
     section(
-        "Stored from the current message:",
+        STORED_TITLE,
         [
             (math.inf, (f"- [stored/{label(m.event_type or m.memory_type)}] {neutralise(m.text)}",))
             for m in stored_now
@@ -372,7 +385,7 @@ def _candidates(
             + ")"
         )
         section(
-            "Learned tool pattern (procedural, a suggestion):",
+            PROCEDURAL_TITLE,
             [(proc.similarity * proc.confidence, (f"- [procedural] {neutralise(desc)}",))],
         )
     return titles, out

@@ -25,6 +25,10 @@ class Words(BaseModel):
     origins: dict[str, str]
     extraction: dict[str, str]
     fields: dict[str, str]
+    counted: dict[str, tuple[str, str]]
+    block_sections: dict[str, str]
+    fact_types: dict[str, str]
+    forgotten: dict[str, tuple[str, str]]
 
 
 @cache
@@ -74,6 +78,26 @@ def extraction_words(outcome: object) -> str:
 
 def field_word(field: object) -> str:
     return _say(table().fields, field)  # event_type → kind
+
+
+def fact_type_word(fact_type: object) -> str:
+    """A fact's type (`guideline` → `Advice`); one a person typed stays, capitalised."""
+    return _say(table().fact_types, fact_type, capital=True)
+
+
+def _count(section: dict[str, tuple[str, str]], n: int, name: object) -> str:
+    one, many = section.get(str(name)) or (_say({}, name),) * 2
+    return f"{n} {one if n == 1 else many}"
+
+
+def counted_words(n: int, memory_type: object) -> str:
+    """`10 things about you`, `1 way of working`: what recall looked through."""
+    return _count(table().counted, n, memory_type)
+
+
+def forgotten_words(n: int, what: object) -> str:
+    """`1 chat message`, `3 searches you made`: what a forget deleted."""
+    return _count(table().forgotten, n, what)
 
 
 def origin_words(context: object) -> str | None:

@@ -1,8 +1,9 @@
 """What no person should read on a screen: code names, ids, bracketed kinds, the engineering
 words and raw numbers a walk found (p50, "1min buckets", tokens, a score as 0.70, a hit rate,
-milliseconds, "16 skipped"), a tag the
-app added itself. One checker for the browser walk (tests/e2e/test_plain_words.py), the help
-texts AppTest reads (tests/app/test_plain_words.py) and the word tables (tests/unit)."""
+milliseconds, "16 skipped"), a tag the app added itself, a setting's name (OLLAMA_HOST), the
+memory types' code names ("Episodic") and a relevance "band". One checker for the browser walk
+(tests/e2e/test_plain_words.py), the help texts AppTest reads (tests/app/test_plain_words.py)
+and the word tables (tests/unit)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ NOT_WORDS = {
     # a model's measure where a person reads a size ("about 150 tokens", "8,192-token window")
     "tokens": re.compile(r"\b[\d,]+[ -]tokens?\b(?!/s)"),
     "engineering word": re.compile(
-        r"\b(?:Redis|In-process|LLM|Recall path|[Ss]essions?|[Ee]mbeddings?|[Hh]it rates?)\b"
+        r"\b(?:Redis|In-process|LLM|Recall path|[Ss]essions?|[Ee]mbeddings?|[Hh]it rates?"
+        r"|[Uu]ser ids?|Avg)\b"
         r"|\(model ran\)"
     ),
     # a time as an engineer measures it: people read seconds ("under a tenth of a second")
@@ -30,15 +32,30 @@ NOT_WORDS = {
     # a score shown as its number beside its name (a slider's own value is a control's)
     "raw score": re.compile(r"\b(?:[Ii]mportance|[Ss]core|[Cc]onfidence):?[ \t]*[01]\.\d{2}\b"),
     "the app's own tag": re.compile(r"\b[Tt]ags?:[^·\n]*\bdemo\b"),
+    # a setting's name is for the docs: a person is told in words what to change
+    # (words of two letters or more: a model file's "Q4_K_M" is the model's own name)
+    "environment variable": re.compile(r"\b[A-Z]{2,}(?:_[A-Z0-9]{2,})+\b"),
+    # the memory types as the code names them: screens say what they hold ("About you")
+    "memory type's code name": re.compile(r"\b(?:[Ee]pisodic|[Ss]emantic|[Pp]rocedur(?:al|es?))\b"),
+    # a relevance band is said as how well a memory matched ("strong match")
+    "relevance band": re.compile(r"\b[Bb]ands?\b"),
 }
 
 
-def internal_words(text: str) -> list[str]:
-    """Each name found, with the words around it (where it is on the screen)."""
+#: A class learned after the Stats page's words went to another change (issue 45's last walk):
+#: not yet asked of Stats (pages/stats.py, ui/charts.py say "episodic", "learned procedures");
+#: drop it from here once they say these in words.
+NOT_YET_ON_STATS = ("memory type's code name",)
+
+
+def internal_words(text: str, skip: tuple[str, ...] = ()) -> list[str]:
+    """Each name found, with the words around it (where it is on the screen); `skip`: classes
+    not asked here."""
     return [
         f"{what} {m.group(0)!r} in “…{text[max(0, m.start() - 40) : m.end() + 20]}…”".replace(
             "\n", " "
         )
         for what, rx in NOT_WORDS.items()
+        if what not in skip
         for m in rx.finditer(text)
     ]

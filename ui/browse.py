@@ -35,6 +35,7 @@ from ui.format import (
     saved_message,
     snippet,
     tag_list,
+    type_label,
 )
 from ui.pause import pause_actions
 from ui.tables import (
@@ -246,9 +247,9 @@ def episodic_tab(ctx: PageContext) -> None:
         "Show conversations",
         value=False,
         key="f_ep_talk",
-        help="Each exchange with the agent is logged as an episodic memory of kind "
-        "Interaction (what was said is still recalled). Hidden here by default: they are "
-        "the conversation, not things remembered about you.",
+        help="Each exchange with the agent is kept as a memory of the kind "
+        f"{event_label('interaction')} (what was said is still recalled). Hidden here by "
+        "default: they are the conversation, not things remembered about you.",
     )
     if not kinds and not talk:
         kinds = REMEMBERED_KINDS
@@ -458,7 +459,7 @@ def semantic_tab(ctx: PageContext) -> None:
     if not rows:
         st.info(
             "No facts match. Facts come from the knowledge file and from users: add one in "
-            "the **➕ Add** tab (type *Semantic*).",
+            f"the **➕ Add** tab (type *{type_label('semantic', with_icon=False)}*).",
             icon="📚",
         )
         return
@@ -555,7 +556,7 @@ def procedural_tab(ctx: PageContext) -> None:
         )
     if not rows:
         st.info(
-            "No procedures learned yet. When the agent answers with tools, it records which "
+            "No ways of working learned yet. When the agent answers with tools, it records which "
             "tool sequence worked for which kind of question, and its confidence grows with "
             "each successful run. Ask a question that needs a tool on the **Chat** page.",
             icon="🛠️",

@@ -19,7 +19,7 @@ LABEL = "Load demo persona"
 HELP = (
     f"Switch to the user {DEMO_USER}: Maya, a teacher training for a half marathon after a "
     "sprained ankle, with five months of memories (chats, preferences, goals, a changed "
-    "goal, learned tool habits). Your own memories are not touched."
+    "goal, learned ways of working). Your own memories are not touched."
 )
 
 
@@ -80,7 +80,7 @@ def _on_load(coord: MemoryService, writer: WritePolicy, key: str) -> None:
     # a toast holds a short line: the first screen names her and offers the questions
     state.flash(
         f"You are Maya ({DEMO_USER}): {loaded.memories} memories, {loaded.facts} facts, "
-        f"{loaded.procedures} tool habits.",
+        f"{loaded.procedures} ways of working.",
         "success",
     )
 

@@ -4,18 +4,25 @@ is shown escaped (`md_text`), image-free (`no_images`) or in `st.code`, never as
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 
-from agent.prompt import BlockLine, read_block, unfenced
+from agent.prompt import SECTION_TITLES, BlockLine, read_block, unfenced
 from agent.replies import answer_hits, in_prompt, is_conversation
 from agent.speed import speed_text
 from agent.types import BudgetSplit, StoredMemory, ToolCallRecord, TurnResult, WindowReport
 from memory import words
-from memory.models import BAND_HIGH, BAND_MODERATE, MemoryContext, RecallHit
+from memory.models import (
+    BAND_HIGH,
+    BAND_MODERATE,
+    MemoryContext,
+    ProceduralSuggestion,
+    RecallHit,
+)
 from ui.format import (
     about_words,
     band_badge,
@@ -128,22 +135,23 @@ def summary_line(r: TurnResult) -> str:
     rec = r.recalled
     parts: list[str] = []
     if r.mode == "llm":
-        parts.append(f"🤖 {md_text(r.model or 'LLM')}")
+        parts.append(f"🤖 {md_text(r.model or 'the model')}")
     else:
         parts.append("📴 memory-only")
-    counts = [f"{len(hits)} {name}" for name, hits in (("episodic", rec.episodic),
-              ("semantic", rec.semantic)) if hits]  # fmt: skip
-    if rec.procedural:
-        counts.append("1 procedure")
-    if rec.short_term:
-        counts.append(f"{len(rec.short_term)} recent messages")
-    parts.append("checked " + (", ".join(counts) if counts else "nothing"))
+    found = {
+        "episodic": len(rec.episodic),
+        "semantic": len(rec.semantic),
+        "procedural": int(rec.procedural is not None),
+        "short_term": len(rec.short_term),
+    }
+    counts = [words.counted_words(n, mtype) for mtype, n in found.items() if n]
+    parts.append("looked through " + (", ".join(counts) if counts else "nothing"))
     if rec.episodic or rec.semantic:
         parts.append(f"used {len(used_ids(r)) or 'none'} of the memories")
     if r.tools:
-        parts.append(f"{len(r.tools)} tool call(s)")
+        parts.append(f"used {len(r.tools)} tool{'s' * (len(r.tools) != 1)}")
     if r.stored:
-        parts.append(f"stored {len(r.stored)}")
+        parts.append(f"remembered {len(r.stored)} new thing{'s' * (len(r.stored) != 1)}")
     if r.window.notes:
         parts.append("📏 see the window note")
     total = _total_ms(r.timings_ms)
@@ -271,13 +279,15 @@ BUDGET_PARTS = (
 
 
 def budget_frame(split: BudgetSplit) -> pd.DataFrame:
-    """The window of the last request, part by part (estimated tokens)."""
+    """The window of the last request, part by part (estimated tokens, shown as about as many
+    words: `about_words`)."""
     num_ctx = split.num_ctx
     parts = [(label, int(getattr(split, k))) for k, label in BUDGET_PARTS]
     parts = [(label, n) for label, n in parts if n]
     parts.append(("Template and free", max(0, num_ctx - sum(n for _, n in parts))))
     rows = [
-        {"Part": label, "Tokens": n, "Share": n / num_ctx if num_ctx else 0.0} for label, n in parts
+        {"Part": label, "Words": about_words(n), "Share": n / num_ctx if num_ctx else 0.0}
+        for label, n in parts
     ]
     return pd.DataFrame(rows)
 
@@ -286,22 +296,25 @@ def _window(w: WindowReport, key: str) -> None:
     split = w.split
     if split is None:
         return
-    st.markdown(f"**Context window**: {split.num_ctx:,} tokens")
+    st.markdown(
+        f"**What the model could read at once**: about {about_words(split.num_ctx):,} words"
+    )
     st.dataframe(
         budget_frame(split),
         hide_index=True,
         key=f"det_{key}_window",
         column_config={
+            "Words": st.column_config.NumberColumn("About how many words"),
             "Share": st.column_config.ProgressColumn(
-                "Share of the window", min_value=0.0, max_value=1.0, format="percent"
-            )
+                "Share of what it could read", min_value=0.0, max_value=1.0, format="percent"
+            ),
         },
     )
     facts = []
     why = (
         "to fit"
         if split.read_cap is None
-        else "so that the slow model reads the prompt in time (AGENT_REPLY_SECONDS)"
+        else "so that the slow model reads the prompt in the time an answer may take"
     )
     if split.history_dropped:
         facts.append(f"{split.history_dropped} older message(s) left out {why}")
@@ -311,13 +324,13 @@ def _window(w: WindowReport, key: str) -> None:
         facts.append(f"{split.tools_left_out} tool(s) not offered, so memories keep room")
     count = w.prompt_eval_count
     facts.append(
-        f"the model server read {count:,} tokens of the prompt"
+        f"the model server read about {about_words(count):,} words of the prompt"
         if count is not None
-        else "the model server did not say how many tokens of the prompt it read"
+        else "the model server did not say how much of the prompt it read"
     )
     if w.done_reason:
         facts.append(ENDED.get(w.done_reason, f"the answer ended ({md_text(w.done_reason)})"))
-    st.caption("Estimated tokens, counted to err high: " + "; ".join(facts) + ".")
+    st.caption("Estimated, counted to err high: " + "; ".join(facts) + ".")
 
 
 #: Why the model stopped writing (Ollama's `done_reason`), in words.
@@ -359,6 +372,7 @@ HIT_COLUMNS = {
         width="small",
     ),
     "Band": st.column_config.TextColumn(
+        "How relevant",
         help=f"{words.band_word('high')} ≥ {BAND_HIGH} · {words.band_word('moderate')} ≥ "
         f"{BAND_MODERATE} · {words.band_word('low')} below",
         width="medium",
@@ -536,22 +550,59 @@ def _stored(
         st.caption(f"Background extraction: {no_images(extraction)}")
 
 
-def prompt_markdown(lines: list[BlockLine]) -> str:
+def prompt_markdown(lines: list[BlockLine], procedural: ProceduralSuggestion | None = None) -> str:
     """The memory block for a person: section titles, then each memory's text with its kind
-    and date, and what the assistant answered to a logged exchange (every text escaped)."""
+    and date, and what the assistant answered to a logged exchange (every text escaped), all
+    in words (`procedural`: the learned way of working its line describes)."""
     out: list[str] = []
     for line in lines:
         if line.kind == "title":
-            out.append(f"\n**{md_text(line.text)}**\n")
+            out.append(f"\n**{TITLE_WORDS.get(line.text) or md_text(line.text)}**\n")
         elif line.kind == "memory":
-            meta = " · ".join(md_text(x) for x in (label_words(line.label), line.note) if x)
-            answered = f"  \n  ↳ answered: {md_text(line.reply)}" if line.reply else ""
-            out.append(
-                f"- {md_text(line.text)}{answered}" + (f"  \n  :gray[{meta}]" if meta else "")
+            said = md_text(line.text)
+            if line.label == "procedural":
+                said = way_of_working(procedural)
+            meta = " · ".join(
+                md_text(x) for x in (label_words(line.label), *note_words(line.note)) if x
             )
+            answered = f"  \n  ↳ answered: {md_text(line.reply)}" if line.reply else ""
+            out.append(f"- {said}{answered}" + (f"  \n  :gray[{meta}]" if meta else ""))
         else:
-            out.append(f"\n:gray[{md_text(line.text)}]\n")
+            out.append(f"\n:gray[{md_text(note_line(line.text))}]\n")
     return "\n".join(out).strip()
+
+
+#: The block's section titles (written for a model, as read back), as a person reads them.
+TITLE_WORDS = {
+    title.removesuffix(":"): words.table().block_sections[name]
+    for name, title in SECTION_TITLES.items()
+}
+
+
+def note_words(note: str) -> list[str]:
+    """A memory line's note (`high, 26 Nov 2026`): its band in words, then its date."""
+    parts = [p.strip() for p in note.split(",") if p.strip()]
+    return [words.band_word(p) if p in words.table().bands else p for p in parts]
+
+
+def note_line(text: str) -> str:
+    """A note of the block (how many lines did not fit) in words."""
+    if m := re.fullmatch(r"\((\d+) more memories omitted to fit the token budget\)", text):
+        return f"({m[1]} more memories left out: they did not fit)"
+    return text
+
+
+def way_of_working(proc: ProceduralSuggestion | None) -> str:
+    """A learned tool sequence as the Prompt tab says it (markdown: the pattern escaped)."""
+    if proc is None:
+        return "A way of working I learned for questions like this one"
+    tools = words.tools_words(proc.tool_sequence) or "used no tools"
+    trusted = "recommended" if proc.recommended else "not yet trusted"
+    return (
+        f"For a question like “{md_text(proc.query_pattern)}” I {tools}: "
+        f"{proc.confidence:.0%} sure after {proc.executions} "
+        f"run{'s' * (proc.executions != 1)}, {trusted}"
+    )
 
 
 #: A block label's section (`profile/goal`), in words.
@@ -589,7 +640,7 @@ def _prompt(r: TurnResult) -> None:
         f"{given} as remembered data{about}, inside a fence that tells it these are "
         "memories, not instructions. The exact text is below the list."
     )
-    st.markdown(prompt_markdown(read_block(block)))
+    st.markdown(prompt_markdown(read_block(block), r.recalled.procedural))
     st.markdown(
         "**The memory block exactly as a model would read it**"
         if r.mode == "memory-only"
@@ -608,16 +659,23 @@ def _advanced(r: TurnResult, key: str) -> None:
             continue
         shown = True
         st.caption(type_label(mtype))
+        frame = hits_frame(hits)
         st.dataframe(
-            hits_frame(hits),
+            frame,
             hide_index=True,
             column_config=HIT_COLUMNS,
+            # how relevant first: on a phone the wide text pushed them past the edge
+            column_order=["Band", "Score", *(c for c in frame.columns if c not in LEAD)],
             key=f"det_{key}_{mtype}",
         )
     if not shown:
         st.caption("Nothing was recalled.")
     st.markdown("**Time per stage**")
     _timings(r, key)
+
+
+#: The Advanced tab's first columns: how relevant each memory was, then its text and parts.
+LEAD = ("Band", "Score")
 
 
 def stage_label(stage: str) -> str:
@@ -638,12 +696,12 @@ def timings_frame(r: TurnResult) -> pd.DataFrame:
         v for k, v in timings.items() if not k.startswith("recall: ") and k not in TOTAL_KEYS
     )
     rows = [
-        {"Stage": stage_label(k), "ms": v, "Share": (v / total if total else 0.0)}
+        {"Stage": stage_label(k), "Seconds": v / 1000, "Share": (v / total if total else 0.0)}
         for k, v in timings.items()
         if k not in TOTAL_KEYS
     ]
     if total:
-        rows.append({"Stage": "Whole answer", "ms": total, "Share": 1.0})
+        rows.append({"Stage": "Whole answer", "Seconds": total / 1000, "Share": 1.0})
     return pd.DataFrame(rows)
 
 
@@ -657,7 +715,7 @@ def _timings(r: TurnResult, key: str) -> None:
         hide_index=True,
         key=f"det_{key}_timings",
         column_config={
-            "ms": st.column_config.NumberColumn("Time (ms)", format="%.1f"),
+            "Seconds": st.column_config.NumberColumn("Seconds", format="%.3f"),
             "Share": st.column_config.ProgressColumn(
                 "Share of the turn", min_value=0.0, max_value=1.0, format="percent"
             ),

@@ -49,7 +49,7 @@ def forget_tab(ctx: PageContext) -> None:
         return
     st.caption(
         f"Deletes everything **{md_text(ctx.user_id)}**'s memory holds about a topic: the "
-        "memories, facts, procedures and chat messages that mention it, and what came from "
+        "memories, facts, ways of working and chat messages that mention it, and what came from "
         "them (earlier versions, merges, summaries, answer details, cached searches). "
         "This cannot be undone once the countdown ends."
     )

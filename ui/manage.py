@@ -41,11 +41,12 @@ if TYPE_CHECKING:
 
 def search_tab(ctx: PageContext) -> None:
     with st.form("search_form", border=False):
-        c1, c2, c3 = st.columns([5, 2, 1], vertical_alignment="bottom")
+        c1, c2, c3 = st.columns([4, 3, 1], vertical_alignment="bottom")
         query = c1.text_input("Search", key="s_query", placeholder="e.g. what does she eat")
-        types = c2.multiselect(
+        types = c2.pills(  # pills wrap whole; a multiselect's chips were cut ("📚 Sema")
             "Types",
             ["episodic", "semantic"],
+            selection_mode="multi",
             default=["episodic", "semantic"],
             format_func=type_label,
             key="s_types",
@@ -64,7 +65,7 @@ def search_tab(ctx: PageContext) -> None:
                 help="Weaker matches are hidden; lower it to see them too.",
             )
             kinds = st.pills(  # a multiselect's list stays open after every pick
-                "Kinds (episodic)",
+                f"Kinds ({type_label('episodic', with_icon=False).lower()})",
                 [e.value for e in EventType],
                 selection_mode="multi",
                 format_func=event_label,
@@ -214,8 +215,8 @@ def transfer_tab(ctx: PageContext) -> None:
         st.markdown("##### ⬇️ Export")
         st.caption(
             f"Everything stored for **{md_text(ctx.user_id)}**: "
-            "episodic memories (with their history), the facts they added, "
-            "learned procedures and chats, as one JSON file."
+            "what is remembered about them (with its history), the facts they added, "
+            "learned ways of working and chats, as one JSON file."
         )
         coord, user = ctx.coordinator, ctx.user_id
         st.download_button(
@@ -347,11 +348,13 @@ def cleanup_tab(ctx: PageContext) -> None:
         st.markdown("##### 🔥 Purge this user")
         st.caption(
             f"Deletes **everything** stored for **{md_text(ctx.user_id)}**: "
-            "episodic memories, facts they added, procedures, chats. "
+            "what is remembered about them, facts they added, ways of working, chats. "
             "Export first if you may need it again."
         )
-        typed = st.text_input(
-            "Type the user id to confirm", key="c_purge_confirm", placeholder=ctx.user_id
+        typed = st.text_input(  # the name the sidebar's 👤 User shows
+            f"Type your name, {md_text(ctx.user_id)}, to confirm",
+            key="c_purge_confirm",
+            placeholder=ctx.user_id,
         )
         ok = typed.strip() == ctx.user_id
         if st.button("Purge user", key="c_purge_go", disabled=not ok, type="primary", icon="🔥"):

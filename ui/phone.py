@@ -53,7 +53,7 @@ _TABS_WRAP_WHEN_NARROW = f"""
 #: columns a row's text leaves out: ids and the pin (shown as a 📌 before the text)
 _NOT_SHOWN = {"id", "📌"}
 #: columns said in words rather than as their number (the grid draws a bar for it)
-_IN_WORDS = {"Avg score": lambda v: f"{float(v):.0%}"}
+_IN_WORDS = {c: lambda v: f"{int(v)}%" for c in ("Confidence", "How well it worked")}
 
 
 def _value(v: Any) -> str:

@@ -82,8 +82,8 @@ def _identity(ctx: PageContext) -> None:
         # notice is on every page.
         st.caption(
             "🔓 No sign-in: anyone here can change every user's memories.",
-            help="AUTH_MODE=none: fine for one person on their own machine. "
-            "To share the app, set AUTH_MODE=oidc (see docs/sharing.md).",
+            help="Fine for one person on their own machine. To share the app, turn sign-in "
+            "on first (the docs' “Sharing the app” says how).",
         )
         return
     role = " (admin)" if viewer.is_admin else ""
@@ -308,7 +308,8 @@ def _add_form(ctx: PageContext) -> None:
         format_func=type_label,
         key="sb_add_type",
         horizontal=True,
-        help="Episodic: about this user. Semantic: a general fact.",
+        help=f"{type_label('episodic', with_icon=False)}: about this user. "
+        f"{type_label('semantic', with_icon=False)}: a fact for everyone.",
     )
     text = st.text_area(
         "What should be remembered?",
@@ -395,7 +396,10 @@ def _on_add(coord: MemoryService, writer: WritePolicy) -> None:
 def _search(ctx: PageContext) -> None:
     q = st.text_input("Search memories", key="sb_search", placeholder="e.g. running")
     if not q.strip():
-        st.caption("Hybrid search (meaning + keywords) over your episodic and semantic memories.")
+        st.caption(
+            "Finds memories by meaning and by their words: what is remembered about you and "
+            "general knowledge."
+        )
         return
     hits: list[Any] = []
     with guard("Searching"):

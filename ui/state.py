@@ -11,6 +11,7 @@ from typing import Any
 
 import streamlit as st
 
+from memory import words
 from memory.errors import InvalidInputError
 from memory.models import check_id
 
@@ -20,13 +21,9 @@ DEFAULT_USER = "guest"
 #: The address's parameters for the user and the chat (session) shown.
 URL_USER, URL_CHAT = "user", "chat"
 
-#: Memory types the agent can recall before each answer, with their sidebar labels.
-RECALL_TYPES: dict[str, str] = {
-    "episodic": "Episodic (about you)",
-    "semantic": "Semantic (facts)",
-    "procedural": "Procedural (tool habits)",
-    "short_term": "Short-term (this chat)",
-}
+#: Memory types the agent can recall before each answer, with their sidebar labels (the
+#: words table's names, as every page says them).
+RECALL_TYPES: dict[str, str] = dict(words.table().memory_types)
 
 
 def new_session_id() -> str:

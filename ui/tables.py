@@ -133,7 +133,7 @@ def semantic_frame(rows: list[dict[str, Any]], viewer: str | None = None) -> pd.
                 "📌": _pin(r.get("pinned")),
                 "Fact": r.get("text") or r.get("fact") or "",
                 "Category": r.get("category") or "",
-                "Type": r.get("fact_type") or "",
+                "Type": words.fact_type_word(r["fact_type"]) if r.get("fact_type") else "",
                 "Source": r.get("source") or "",
                 "Added by": _added_by(r, viewer),
                 "When": to_datetime(r.get("timestamp")),
@@ -169,7 +169,7 @@ def procedural_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
                 "Runs": int(r.get("executions") or 0),
                 "Successes": int(r.get("successes") or 0),
                 "Failures": int(r.get("failures") or 0),
-                "Avg score": float(r.get("avg_score") or 0.0),
+                "How well it worked": round(100 * float(r.get("avg_score") or 0.0)),
                 "Typical time": fmt_duration(r.get("avg_time_ms")),
                 "Last used": to_datetime(r.get("last_used")),
                 "id": r.get("id", ""),
@@ -186,12 +186,22 @@ def procedural_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
             "Runs",
             "Successes",
             "Failures",
-            "Avg score",
+            "How well it worked",
             "Typical time",
             "Last used",
             "id",
         ],
     )
+
+
+#: A procedure's average run score (agent.learning.success_score), as a share
+HOW_WELL_COLUMN = st.column_config.ProgressColumn(
+    min_value=0,
+    max_value=100,
+    format="%d%%",
+    help="100% when every tool of a run answered; less for errors, empty results or a "
+    "correction from you (the average of its runs)",
+)
 
 
 PROCEDURAL_COLUMNS = {
@@ -201,9 +211,10 @@ PROCEDURAL_COLUMNS = {
         min_value=0, max_value=100, format="%d%%", help="Grows with successful runs"
     ),
     "Recommended": st.column_config.TextColumn(
-        help="Suggested to the agent once confidence passes the threshold"
+        width=120,  # "Recommended" whole (at 1440 px it read "Recommende")
+        help="Suggested to the agent once confidence passes the threshold",
     ),
-    "Avg score": st.column_config.NumberColumn(format="%.2f"),
+    "How well it worked": HOW_WELL_COLUMN,
     "Typical time": st.column_config.TextColumn(help="Average time of a run"),
     "Last used": st.column_config.DatetimeColumn(format=GRID_TIME),
     **ID_HIDDEN,
@@ -223,7 +234,7 @@ def sequences_frame(pattern: dict[str, Any]) -> pd.DataFrame:
                 "Successes": int(s.get("successes") or 0),
                 "Failures": int(s.get("failures") or 0),
                 "Success rate": round(100 * int(s.get("successes") or 0) / runs) if runs else 0,
-                "Avg score": float(s.get("avg_score") or 0.0),
+                "How well it worked": round(100 * float(s.get("avg_score") or 0.0)),
                 "Typical time": fmt_duration(s.get("avg_time_ms")),
                 "Last used": to_datetime(s.get("last_used")),
             }
@@ -233,7 +244,7 @@ def sequences_frame(pattern: dict[str, Any]) -> pd.DataFrame:
 
 SEQUENCE_COLUMNS = {
     "Success rate": st.column_config.ProgressColumn(min_value=0, max_value=100, format="%d%%"),
-    "Avg score": st.column_config.NumberColumn(format="%.2f"),
+    "How well it worked": HOW_WELL_COLUMN,
     "Typical time": st.column_config.TextColumn(help="Average time of a run"),
     "Last used": st.column_config.DatetimeColumn(format=GRID_TIME),
 }

@@ -49,6 +49,7 @@ from memory.replies import as_str
 from memory.stores import Stores
 from memory.stores.usage import queue_drop
 from memory.text import STOPWORDS, embedder_knows, words
+from memory.words import forgotten_words
 
 #: Hybrid-search hits at or above this final score count as mentions in other words ("high").
 FORGET_MIN_SCORE = BAND_HIGH
@@ -80,29 +81,10 @@ class TopicPreview(BaseModel):
     )
 
 
-#: What went, in people's words (one, several), per key of `ForgetReport.counts`.
-COUNT_NAMES = {
-    "memories": ("memory", "memories"),
-    "earlier_versions": ("earlier version", "earlier versions"),
-    "summaries": ("chat summary", "chat summaries"),
-    "facts": ("fact", "facts"),
-    "procedures": ("learned tool habit", "learned tool habits"),
-    "messages": ("chat message", "chat messages"),
-    "answer_details": ("answer's details", "answers' details"),
-    "extraction_log": ("note of what was learned", "notes of what was learned"),
-    "merge_records": ("record of merged memories", "records of merged memories"),
-    "sessions": ("chat", "chats"),
-    "session_titles": ("chat title", "chat titles"),
-    "recall_queries": ("search you made", "searches you made"),
-    "maintenance_report": ("clean-up report", "clean-up reports"),
-    "cached_embeddings": ("copy kept to search faster", "copies kept to search faster"),
-}
-
-
 def counted(n: int, key: str) -> str:
-    """`1 chat message`, `3 searches you made`; `items`: the rows of a preview."""
-    one, many = COUNT_NAMES.get(key, ("item", "items"))
-    return f"{n} {one if n == 1 else many}"
+    """`1 chat message`, `3 searches you made` (the words table's `forgotten`, per key of
+    `ForgetReport.counts`); `items`: the rows of a preview."""
+    return forgotten_words(n, key)
 
 
 class ForgetReport(BaseModel):

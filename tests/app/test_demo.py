@@ -136,7 +136,7 @@ def test_the_load_message_the_memories_tile_and_stats_count_alike(
     at = make_app("app.py", user="alice", session="s-test")
     at.button(key="es_demo_load").click().run()
     no_errors(at)
-    said = re.search(r": (\d+) memories, (\d+) facts, \d+ tool habits\.$", at.toast[0].value)
+    said = re.search(r": (\d+) memories, (\d+) facts, \d+ ways of working\.$", at.toast[0].value)
     assert said is not None, at.toast[0].value
     memories, facts = (int(n) for n in said.groups())
 

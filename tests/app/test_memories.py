@@ -63,7 +63,7 @@ def test_tables_show_each_type_for_this_user_only(alice, make_app) -> None:
     assert episodic_texts(at) == [
         "I am vegetarian", "Train for a half marathon", "Ran my first 10k",
     ]  # fmt: skip
-    assert {m.label: m.value for m in at.metric}["📔 Episodic"] == "3"
+    assert {m.label: m.value for m in at.metric}["📔 About you"] == "3"
     proc = at.dataframe(key="tbl_procedural").value
     assert list(proc["Best tools"]) == ["used “get sleep”, then used “aggregate”"]  # no code
     assert 0 < proc["Confidence"][0] < 100  # percent

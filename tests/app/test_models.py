@@ -36,7 +36,7 @@ def test_the_details_show_the_window_split_and_a_thinking_models_thoughts(
     assert thoughts, "the thoughts are shown in their tab"
     answer = [m for m in at.chat_message if m.name == "assistant"][-1]
     assert "THOUGHT-MARKER" not in "\n".join(str(e.value) for e in answer.markdown)
-    assert "Context window" in texts(at) and "8,192" in texts(at)
+    assert "What the model could read at once" in texts(at) and "about 6,140 words" in texts(at)
     split = next(df.value for df in at.dataframe if "Part" in df.value.columns)
     assert {"Rules and notes", "Tool schemas", "Kept for the answer"} <= set(split["Part"])
     # the stored messages hold the answer, not the thoughts

@@ -76,7 +76,7 @@ def test_search_finds_memories_with_their_relevance(app_env, make_app, coordinat
     at.sidebar.text_input(key="sb_search").input("vegetarian food").run()
     no_errors(at)
     found = texts(at.sidebar)
-    assert "I am vegetarian" in found and "📔 Episodic" in found
+    assert "I am vegetarian" in found and "📔 About you" in found
 
 
 def test_switching_users_shows_only_their_memories(app_env, make_app, coordinator) -> None:
@@ -130,7 +130,7 @@ def test_the_kind_is_guessed_from_the_text_and_can_be_chosen(app_env, make_app, 
 def test_edit_and_pin_a_memory_from_the_sidebar(app_env, make_app, coordinator) -> None:  # type: ignore[no-untyped-def]
     mem = coordinator.add_episodic("alice", "I run on Sundays", event_type="health_event")
     at = make_app("app.py")
-    assert "📔 Episodic · Health event" in texts(at.sidebar)  # people's words
+    assert "📔 About you · Health event" in texts(at.sidebar)  # people's words
     key = f"sb_row_{mem.id}"
     at.sidebar.text_area(key=f"{key}_text").input("I run on Saturdays")
     at.sidebar.selectbox(key=f"{key}_kind").set_value("preference")

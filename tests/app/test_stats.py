@@ -61,10 +61,10 @@ def test_stats_leads_with_three_plain_tiles(app_env, make_app, coordinator, agen
     at = open_section(at, "stats_recall")
     no_errors(at)
     names = {tr["name"] for tr in latency_figure(at)["data"]}
-    assert any(n.startswith("Episodic · search") for n in names)
+    assert any(n.startswith("About you · search") for n in names)
     hit_rate = next(f for t, f in charts(at).items() if t.startswith("How often recall found"))
     hit_types = {x for tr in hit_rate["data"] for x in tr["x"]}
-    assert "Episodic" in hit_types and "Meaning" not in hit_types
+    assert "About you" in hit_types and "Meaning" not in hit_types
     at = open_section(at, "stats_cache")
     at = open_section(at, "stats_more_memories")
     no_errors(at)
@@ -100,11 +100,11 @@ def test_type_operation_and_window_filters(app_env, make_app, coordinator) -> No
     at = open_section(make_app("pages/stats.py"), "stats_recall")
     assert at.radio(key="stats_ops").value == "Before an answer"
     names = {tr["name"] for tr in latency_figure(at)["data"]}
-    assert "Episodic · search" in names and "Episodic · adding" not in names  # recall path only
+    assert "About you · search" in names and "About you · adding" not in names  # recall path only
 
-    at.multiselect(key="stats_types").set_value(["Episodic"]).run()
+    at.multiselect(key="stats_types").set_value(["About you"]).run()
     at.radio(key="stats_ops").set_value("Saving").run()
-    assert {tr["name"] for tr in latency_figure(at)["data"]} == {"Episodic · adding"}
+    assert {tr["name"] for tr in latency_figure(at)["data"]} == {"About you · adding"}
     at.selectbox(key="stats_window").set_value("Last 15 minutes").run()
     at.button(key="stats_refresh").click().run()
     no_errors(at)
@@ -156,9 +156,11 @@ def test_growth_and_activity_follow_each_memorys_own_date(app_env, make_app, coo
 
     growth = charts(at)["Growth over time"]
     by_type = {trace["name"]: trace for trace in growth["data"]}
-    assert set(by_type) == {"Episodic", "Semantic"}
-    assert min(by_type["Episodic"]["x"]).startswith("2026-06-03")
-    assert max(numbers(by_type["Semantic"]["y"])) == 1  # alice's fact, not the knowledge file
+    assert set(by_type) == {"About you", "General knowledge"}
+    assert min(by_type["About you"]["x"]).startswith("2026-06-03")
+    assert (
+        max(numbers(by_type["General knowledge"]["y"])) == 1
+    )  # alice's fact, not the knowledge file
 
     activity = charts(at)["What happened to your memories, per day"]
     got = {

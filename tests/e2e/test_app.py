@@ -83,7 +83,8 @@ def test_chat_streams_a_reply_with_execution_details(
     wait_idle(page)
     details = page.get_by_test_id("stExpander").filter(has_text="Execution details").last
     details.get_by_text("Execution details").click()
-    expect(details.get_by_text(re.compile(r"🤖 qwen2\.5:7b · checked 1 episodic"))).to_be_visible()
+    header = re.compile(r"🤖 qwen2\.5:7b · looked through 1 thing about you")
+    expect(details.get_by_text(header)).to_be_visible()
     expect(details.get_by_text("Used 1 thing I know about you: “I am vegetarian”")).to_be_visible()
     expect(details.get_by_role("tab", name="Recalled")).to_be_visible()
     details.get_by_role("tab", name="Prompt").click()
@@ -150,7 +151,7 @@ def test_memories_page_edit_and_export(page: Page, app_server, seed, screenshots
     expect(grid_cell(table, "Lyon half marathon on April 19")).to_have_count(1)
     assert seed.search(user, "half marathon April 19", "episodic", k=1)[0].text.endswith("19")
 
-    page.get_by_role("tab", name="🛠️ Procedural").click()
+    page.get_by_role("tab", name="🛠️ Ways of working").click()
     procedures = by_key(page, "tbl_procedural")
     expect(grid_cell(procedures, "used “get sleep”, then added up your daily")).to_have_count(1)
     select_grid_row(page, procedures, "how did I sleep last week")

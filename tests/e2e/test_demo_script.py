@@ -277,9 +277,9 @@ def test_the_demo_script_survives_a_presenter(  # noqa: PLR0915 - one script, st
     expect(grid_cell(table, "in under 2 hours")).to_have_count(1)
     select_grid_row(page, table, "in under 2 hours")
     expect(page.get_by_text(re.compile(r"Replaced by “.*about 2 hours 10 minutes"))).to_be_visible()
-    # Short-term: the chat has the sidebar's name, not its id
+    # This chat: the chat has the sidebar's name, not its id
     main = page.get_by_test_id("stMainBlockContainer")
-    main.get_by_role("tab", name=re.compile("Short-term")).click()
+    main.get_by_role("tab", name=re.compile("This chat")).click()
     expect(by_key(page, "f_st_session")).not_to_contain_text(chat)
 
     # Add: the message, the tile and the table agree in the same run (point 6)

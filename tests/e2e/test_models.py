@@ -51,7 +51,7 @@ def test_a_thinking_model_answers_without_showing_its_thoughts_until_asked(
         expect(page.locator("img[src*='example.invalid']")).to_have_count(0)
         details.get_by_role("tab", name="Prompt").click()
         prompt = details.get_by_role("tabpanel", name="Prompt")
-        expect(prompt.get_by_text("Context window")).to_be_visible()
+        expect(prompt.get_by_text("What the model could read at once")).to_be_visible()
 
         # The model check, from the sidebar's model panel.
         bar = sidebar(page)

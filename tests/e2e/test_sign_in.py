@@ -139,7 +139,7 @@ def test_a_non_admin_cannot_change_shared_facts_an_admin_can(
         page = sign_in(browser, oidc_app, email)
         page.goto(oidc_app.url + "/memories")
         wait_idle(page)
-        page.get_by_role("tab", name="Semantic").click()
+        page.get_by_role("tab", name="General knowledge").click()
         table = by_key(page, "tbl_semantic")
         select_grid_row(page, table, SAFETY)
         form = page.get_by_test_id("stForm").filter(has_text="Save changes")

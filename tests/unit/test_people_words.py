@@ -9,6 +9,7 @@ from typing import get_args
 
 import pytest
 
+from agent.prompt import SECTION_TITLES
 from agent.tools import MemoryToolkit, ToolRegistry, WellnessToolkit
 from agent.types import ExtractionOutcome
 from memory import words
@@ -33,13 +34,27 @@ def test_every_name_the_code_has_is_in_the_table() -> None:
     # what became of a memory extraction, as counted (`extraction_<outcome>`, agent/loop.py)
     statuses = get_args(ExtractionOutcome.model_fields["status"].annotation)
     assert {*statuses, "ungrounded"} == set(table.extraction)
+    assert set(table.counted) == set(table.memory_types)
+    assert set(table.block_sections) == set(SECTION_TITLES)
+    # what a forget counts (memory/admin/forget.py: the report's keys, and its rows)
+    source = (Path(__file__).parents[2] / "memory/admin/forget.py").read_text(encoding="utf-8")
+    keys = set(re.findall(r'^ {12}"([a-z_]+)": ', source, re.M))
+    assert "cached_embeddings" in keys and {*keys, "items"} == set(table.forgotten)
+
+
+def said_of(table: words.Words) -> list[tuple[str, str, str]]:
+    """(section, name, words) of every entry; a counted one (one, several) twice."""
+    return [
+        (section, name, one)
+        for section, names in table.model_dump().items()
+        for name, said in names.items()
+        for one in ([said] if isinstance(said, str) else said)
+    ]
 
 
 def test_no_word_reads_as_code() -> None:
-    table = words.table()
-    for section, names in table.model_dump().items():
-        for name, said in names.items():
-            assert said.strip() and not SNAKE.search(said), (section, name, said)
+    for section, name, said in said_of(words.table()):
+        assert said.strip() and not SNAKE.search(said), (section, name, said)
 
 
 @pytest.mark.parametrize(
@@ -54,6 +69,13 @@ def test_no_word_reads_as_code() -> None:
         (words.step_word("retrieve_all_context"), "recall before an answer"),
         (words.records_word("short_term"), "chat messages"),
         (words.field_word("event_type"), "kind"),
+        (words.counted_words(10, "episodic"), "10 things about you"),
+        (words.counted_words(1, "procedural"), "1 way of working"),
+        (words.fact_type_word("guideline"), "Advice"),
+        (words.fact_type_word("from my coach"), "From my coach"),  # typed by a person
+        (words.forgotten_words(8, "cached_embeddings"),
+         "8 notes the search kept to find texts faster"),
+        (words.forgotten_words(12, "answer_details"), "12 notes of how answers were made"),
         (words.extraction_words("skipped"),  # "16 skipped" said why
          "messages without a model: only “remember that …” and #tags were read"),
     ],
@@ -65,9 +87,8 @@ def test_names_read_as_words(said: str, expected: str) -> None:
 def test_no_word_of_the_table_is_an_engineering_word() -> None:
     from tests.not_words import internal_words
 
-    for section, names in words.table().model_dump().items():
-        for name, said in names.items():
-            assert internal_words(said) == [], (section, name, said)
+    for section, name, said in said_of(words.table()):
+        assert internal_words(said) == [], (section, name, said)
 
 
 @pytest.mark.parametrize(

@@ -5,8 +5,15 @@ from __future__ import annotations
 
 from agent.prompt import read_block, render_memory_block
 from agent.types import ExtractionOutcome, StoredMemory, ToolCallRecord, TurnResult
-from memory.models import ChatMessage, MemoryContext, RecallHit, ScoreParts
+from memory.models import (
+    ChatMessage,
+    MemoryContext,
+    ProceduralSuggestion,
+    RecallHit,
+    ScoreParts,
+)
 from memory.stores.episodic import interaction_context
+from tests.not_words import internal_words
 from ui.details import (
     lead_line,
     prompt_markdown,
@@ -102,6 +109,31 @@ def test_the_prompt_tab_shows_what_was_answered_to_an_exchange_as_escaped_text()
     )
 
 
+def test_the_prompt_tab_lists_the_block_in_words_above_it_as_sent() -> None:
+    """Kinds, bands, section titles and a learned way of working in words (issue 45: the list
+    repeated `[kind] "memory" (relevance, date)` and `search_workouts -> compare_periods
+    (confidence 0.80, 4 runs, recommended)`); the block itself stays as sent."""
+    fact = hit("Easy runs build the aerobic base", 2)
+    fact.memory_type, fact.record = "semantic", {"category": "training"}
+    proc = ProceduralSuggestion(pattern_id="p", query_pattern="plan my running",
+                                tool_sequence=["search_workouts", "compare_periods"],
+                                confidence=0.8, recommended=True, executions=4, avg_score=0.9,
+                                similarity=1.0, match="exact")  # fmt: skip
+    ctx = MemoryContext(user_id="u", session_id="s", query="q", procedural=proc,
+                        episodic=[hit("I sprained my ankle", 1, kind="health_event")],
+                        semantic=[fact])  # fmt: skip
+    block = render_memory_block(ctx).text
+    assert "search_workouts -> compare_periods" in block and "[health_event]" in block
+    shown = prompt_markdown(read_block(block), proc)
+    assert internal_words(shown) == [], shown
+    assert "**About you, most relevant first**" in shown and "**General knowledge**" in shown
+    assert ":gray[Health event · strong match · 14 Nov 2023]" in shown
+    assert (
+        "For a question like “plan my running” I looked up your workouts, then compared two "
+        "periods: 80% sure after 4 runs, recommended" in shown
+    )
+
+
 def test_the_lead_line_names_what_reached_the_prompt_in_short_escaped() -> None:
     r = result(hit("I am training for the Riverside half marathon in April", 1), hit("**Veg**", 2))
     line = lead_line(r)
@@ -132,7 +164,9 @@ def test_the_status_line_says_what_was_checked_and_what_the_answer_used() -> Non
     two = MemoryContext(user_id="u", session_id="s", query="q", episodic=hits[:2])
     r.memory_block = render_memory_block(two).text  # only two reached the model
     assert status_label(r).startswith("Checked 7 memories, used 2")
-    assert "checked 7 episodic" in summary_line(r) and "used 2 of the memories" in summary_line(r)
+    line = summary_line(r)
+    assert "looked through 7 things about you, 1 recent message · used 2 of the memories" in line
+    assert internal_words(line) == []  # not "checked 7 episodic" (issue 45)
     r.mode = "memory-only"  # a reply without the model lists at most 5 of them
     assert status_label(r).startswith("Checked 7 memories, used 5")
     r.memory_block, r.mode = "", "llm"
