@@ -132,10 +132,10 @@ tiles = st.columns(3 if store_wide else 1)
 tiles[0].metric(
     "Things I remember about you",
     counts["episodic"] + counts["semantic"],
-    help=f"What is remembered about {md_text(ctx.user_id)} now: {counts['episodic']} episodic "
-    f"memories and {counts['semantic']} facts they added. Not counted: the conversation "
+    help=f"What is remembered about {md_text(ctx.user_id)} now: {counts['episodic']} things "
+    f"they told or did and {counts['semantic']} facts they added. Not counted: the conversation "
     "itself (logged exchanges), replaced memories kept as history, paused memories, learned "
-    "procedures and built-in knowledge shared by every user.",
+    "ways of working and built-in knowledge shared by every user.",
     border=True,
 )
 if store_wide:
@@ -162,7 +162,7 @@ if paused:
     apart.append(f"{paused} paused memor{'ies' if paused != 1 else 'y'} (kept, not used)")
 if counts["procedural"]:
     n = counts["procedural"]
-    apart.append(f"{n} learned procedure{'s' if n != 1 else ''} (tool habits)")
+    apart.append(f"{n} learned way{'s' if n != 1 else ''} of working")
 if built_in:
     apart.append(
         f"{built_in} built-in fact{'s' if built_in != 1 else ''} every user shares (the "

@@ -42,20 +42,12 @@ NOT_WORDS = {
 }
 
 
-#: A class learned after the Stats page's words went to another change (issue 45's last walk):
-#: not yet asked of Stats (pages/stats.py, ui/charts.py say "episodic", "learned procedures");
-#: drop it from here once they say these in words.
-NOT_YET_ON_STATS = ("memory type's code name",)
-
-
-def internal_words(text: str, skip: tuple[str, ...] = ()) -> list[str]:
-    """Each name found, with the words around it (where it is on the screen); `skip`: classes
-    not asked here."""
+def internal_words(text: str) -> list[str]:
+    """Each name found, with the words around it (where it is on the screen)."""
     return [
         f"{what} {m.group(0)!r} in “…{text[max(0, m.start() - 40) : m.end() + 20]}…”".replace(
             "\n", " "
         )
         for what, rx in NOT_WORDS.items()
-        if what not in skip
         for m in rx.finditer(text)
     ]

@@ -19,7 +19,6 @@ from ui.format import (
     CHART_TIME,
     SERIES_LABELS,
     TYPE_COLORS,
-    TYPE_LABELS,
     fmt_day,
     own_date_ms,
 )
@@ -38,7 +37,8 @@ DATE_FORMATS = [  # the label follows the step; plotly takes the first range hol
     {"dtickrange": [DAY_MS, 14 * DAY_MS], "value": CHART_DAY},
     {"dtickrange": ["M1", None], "value": CHART_MONTH},
 ]
-TYPE_LINE_COLORS = {TYPE_LABELS[t]: c for t, c in TYPE_COLORS.items() if t in TYPE_LABELS}
+#: The series colours by the words a chart shows (a hover names a bar by its colour's column)
+SERIES_COLORS = {SERIES_LABELS.get(t, t): c for t, c in TYPE_COLORS.items()}
 BLUE, ORANGE, GREEN, RED, GREY = "#4C78A8", "#F28E2B", "#59A14F", "#E15759", "#BAB0AC"
 
 
@@ -322,10 +322,10 @@ def hit_rate_figure(hr: pd.DataFrame) -> go.Figure:
         hr,
         x="Type",
         y="rate",
-        color="type",
-        color_discrete_map=TYPE_COLORS,
+        color="Type",
+        color_discrete_map=SERIES_COLORS,
         text=hr["rate"].map(lambda r: f"{r:.0%}"),
-        hover_data={"hits": True, "misses": True, "type": False},
+        hover_data={"hits": True, "misses": True},
         labels={"rate": "found something", "hits": "found", "misses": "found nothing", "Type": ""},
         title="How often recall found something",
         legend=False,
@@ -370,16 +370,14 @@ def questions_figure(qf: pd.DataFrame) -> go.Figure:
 
 
 def counts_figure(counts: dict[str, int]) -> go.Figure:
-    df = pd.DataFrame(
-        [{"type": t, "Type": SERIES_LABELS.get(t, t), "count": n} for t, n in counts.items()]
-    )
+    df = pd.DataFrame([{"Type": SERIES_LABELS.get(t, t), "count": n} for t, n in counts.items()])
     return figure(
         "bar",
         df,
         x="Type",
         y="count",
-        color="type",
-        color_discrete_map=TYPE_COLORS,
+        color="Type",
+        color_discrete_map=SERIES_COLORS,
         text="count",
         labels={"Type": "", "count": "memories"},
         title="Memories per type",
@@ -414,7 +412,7 @@ def growth_figure(gf: pd.DataFrame) -> go.Figure:
         x="when",
         y="count",
         color="Type",
-        color_discrete_map=TYPE_LINE_COLORS,
+        color_discrete_map=SERIES_COLORS,
         labels={"when": "", "count": "memories", "Type": ""},
         title="Growth over time",
         line_shape="hv",
@@ -438,7 +436,7 @@ def growth_per_day_figure(gd: pd.DataFrame) -> go.Figure:
         x="day",
         y="new",
         color="Type",
-        color_discrete_map=TYPE_LINE_COLORS,
+        color_discrete_map=SERIES_COLORS,
         labels={"day": "", "new": "new memories", "Type": ""},
         title="Growth per day",
         daily=True,

@@ -15,7 +15,7 @@ from memory import DEMO_USER, ListQuery, load_demo
 from tests.app.conftest import no_errors
 from tests.app.test_memories import select_rows
 from tests.fakes.fake_ollama import FakeOllama
-from tests.not_words import NOT_YET_ON_STATS, internal_words
+from tests.not_words import internal_words
 
 #: The fields of an element a person reads (its key, id and form id are not shown)
 READ = ("help", "label", "placeholder", "body", "options", "default", "caption", "text")
@@ -67,8 +67,8 @@ def read(node: Any) -> Iterator[str]:
         yield from read(child)
 
 
-def findings(at: Any, skip: tuple[str, ...] = ()) -> list[str]:
-    return sorted({bad for text in read(at._tree) for bad in internal_words(text, skip)})
+def findings(at: Any) -> list[str]:
+    return sorted({bad for text in read(at._tree) for bad in internal_words(text)})
 
 
 @pytest.fixture
@@ -94,7 +94,7 @@ def test_help_texts_and_fields_of_the_demo_read_in_words(
     at.run()
     no_errors(at)
     assert at.get("plotly_chart"), "Stats drew its charts"
-    found["Stats"] = findings(at, NOT_YET_ON_STATS)
+    found["Stats"] = findings(at)
 
     # the memory editor of one of the persona's memories (the sidebar's too)
     at = make_app("pages/memories.py", user=DEMO_USER, session=maya)
