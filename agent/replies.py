@@ -36,6 +36,8 @@ GROUPS = {
 #: Kinds that log the chat itself (the user's own questions), not something known about them
 CONVERSATION_KINDS = frozenset({"interaction", "summary"})
 NOTHING_YET = "I have nothing about that yet."
+#: How the notice of a reply given while the model is offline starts (`memory_only_reply`)
+OFFLINE_NOTICE = "The language model is offline"
 
 
 def _day(ms: object) -> str:
@@ -110,6 +112,18 @@ def memory_only_reply(
             + f" ({proc.confidence:.0%} sure).",
         ]
     return "\n".join(lines).strip()
+
+
+def without_offline_notice(text: str, instead: str = "") -> str:
+    """A memory-only reply without its offline notice (that line and the one saying what to
+    run), `instead` in their place: the chat shows the offline state in its banner, so this
+    is the reply a person reads, and the one the chat's history stores. A server that failed
+    keeps its notice: that is news."""
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if line.startswith(OFFLINE_NOTICE) and line.endswith(MEMORY_ONLY_MARK):
+            return "\n".join(lines[:i] + ([instead] if instead else []) + lines[i + 2 :]).strip()
+    return text
 
 
 def answer_hits(

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from agent.loop import ChatAgent
+from agent.replies import without_offline_notice
 from agent.types import TurnResult
 from memory.config import Settings
 from memory.coordinator import MemoryCoordinator
@@ -172,7 +173,9 @@ def test_ollama_down_gives_memory_only_mode_and_still_remembers(
     msgs = coordinator.recent_messages("alice", "s1")
     assert [m.role for m in msgs][-2:] == ["user", "assistant"]
     assert msgs[-2].content.startswith("Note this: I swim 2 km")
-    assert msgs[-1].content == result.reply
+    # as the chat shows it under its offline banner, marked memory-only in the real store
+    assert msgs[-1].content == without_offline_notice(result.reply)
+    assert msgs[-1].metadata["memory_only"] is True
 
 
 def test_a_garbled_stream_falls_back_to_memory_only_and_keeps_the_message(
