@@ -1,8 +1,7 @@
 """What the agent says without a model: the status line of a recall, and the memory-only
 reply (labelled; what was stored, and the few memories that answer the message, grouped by
-what they are, as data for the person to read). A memory-only reply carries
-`MEMORY_ONLY_MARK`; the chat's history stores it as shown (`without_offline_notice`), marked
-memory-only in its metadata, so the history sent to a model leaves it out (agent/prompt.py)."""
+what they are, as data for the person to read), stored as shown and marked memory-only: the
+history sent to a model later leaves it out (agent/prompt.py)."""
 
 from __future__ import annotations
 
@@ -91,10 +90,9 @@ def memory_only_reply(
     lines = [f"{what}, {MEMORY_ONLY_MARK}", reason, ""]
     if saved is False:
         lines.append("I could NOT save your message: it will not be in this chat's history.")
-    # The reply does not say what, or that anything, was remembered: it is stored and
-    # redrawn as shown (a forgotten memory's line aside: memory/stores/quotes.py), while the
-    # line under the answer names what was remembered and follows an edit or a *Forget
-    # this* (ui/remembered.py; the CLI prints what was stored).
+    # The reply does not say what, or that anything, was remembered: it is redrawn as shown
+    # (a forgotten memory's line aside: memory/stores/quotes.py), while the line under it
+    # names what was remembered and follows an edit or a *Forget this* (ui/remembered.py).
     if saved:
         lines.append("I saved your message.")
     lines.append("")
