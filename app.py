@@ -87,7 +87,10 @@ def history(ctx: PageContext) -> int:
                 gone = forgotten(ctx, d) if d is not None else set()
                 if d is not None:
                     render_status(without_forgotten(d, gone))
-            st.markdown(shown(answer_text(ctx, m.content) if m.role == "assistant" else m.content))
+            said = m.content
+            if m.role == "assistant":
+                said = answer_text(ctx, said, memory_only=bool(m.metadata.get("memory_only")))
+            st.markdown(shown(said))
             if d is not None:
                 # keyed by the turn, as while it streamed: a rerun keeps the picks and the result
                 key = d.turn_id if d.turn_id and d.turn_id not in drawn else m.id

@@ -27,7 +27,13 @@ from agent.prompt import (
     render_memory_block,
     without_notices,
 )
-from agent.replies import answer_hits, in_prompt, memory_only_reply, recall_status
+from agent.replies import (
+    answer_hits,
+    in_prompt,
+    memory_only_reply,
+    recall_status,
+    without_offline_notice,
+)
 from agent.summarising import LLMSummariser, SessionSummaries, SummaryWorker, dropped_before
 from agent.tools.memory_tools import MemoryToolkit
 from agent.tools.registry import ToolContext, Toolkit, ToolRegistry
@@ -496,11 +502,14 @@ class ChatAgent:
         tools_used = [] if failed else tool_sequence(t.records)
         t.score = None if failed else success_score(t.records, hit_cap=t.hit_cap)
         try:
+            memory_only = t.mode == "memory-only"
             written = self.coordinator.store_interaction(
                 t.user_id,
                 t.session_id,
                 t.message,
-                t.reply,
+                # the chat's history holds the reply as the chat shows it (the banner says
+                # the model is offline), marked memory-only for the history a model reads
+                without_offline_notice(t.reply) if memory_only else t.reply,
                 tools_used=tools_used or None,
                 execution_time_ms=t.timings["answer"],
                 success_score=t.score,
@@ -521,6 +530,7 @@ class ChatAgent:
                         else answer_hits(t.ctx, t.stored)
                     )
                 ],
+                memory_only=memory_only,
             )
             t.stored_ids = list(written.get("short_term") or [])
         except MemorySystemError as e:

@@ -79,6 +79,12 @@ MEMORY_ONLY_MARK = "so this is a memory-only reply (no AI answer)."
 AGENT_NOTICE = re.compile(r"\s*\((?:No answer: |\S+ went on to repeat its instructions \().*", re.S)
 
 
+def is_memory_only(m: ChatMessage) -> bool:
+    """Was this assistant message answered without a model? Marked in its metadata; a reply
+    stored before the mark moved there carries `MEMORY_ONLY_MARK` in its text."""
+    return bool(m.metadata.get("memory_only")) or MEMORY_ONLY_MARK in m.content
+
+
 def without_notices(reply: str) -> str:
     """A reply as the model wrote it: the agent's notice, and all after it, left out."""
     return AGENT_NOTICE.split(reply, maxsplit=1)[0].rstrip()
@@ -116,7 +122,7 @@ def history_window(
         (
             m if m.role == "user" else m.model_copy(update={"content": without_notices(m.content)})
             for m in short_term
-            if m.role == "user" or (m.role == "assistant" and MEMORY_ONLY_MARK not in m.content)
+            if m.role == "user" or (m.role == "assistant" and not is_memory_only(m))
         ),
         key=lambda m: m.timestamp,
     )

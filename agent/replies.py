@@ -1,7 +1,7 @@
 """What the agent says without a model: the status line of a recall, and the memory-only
 reply (labelled; what was stored, and the few memories that answer the message, grouped by
-what they are, as data for the person to read). A memory-only reply carries
-`MEMORY_ONLY_MARK`, so the history sent to a model later leaves it out (agent/prompt.py)."""
+what they are, as data for the person to read), stored as shown and marked memory-only: the
+history sent to a model later leaves it out (agent/prompt.py)."""
 
 from __future__ import annotations
 
@@ -36,6 +36,8 @@ GROUPS = {
 #: Kinds that log the chat itself (the user's own questions), not something known about them
 CONVERSATION_KINDS = frozenset({"interaction", "summary"})
 NOTHING_YET = "I have nothing about that yet."
+#: How the notice of a reply given while the model is offline starts (`memory_only_reply`)
+OFFLINE_NOTICE = "The language model is offline"
 
 
 def _day(ms: object) -> str:
@@ -89,9 +91,9 @@ def memory_only_reply(
     lines = [f"{what}, {MEMORY_ONLY_MARK}", reason, ""]
     if saved is False:
         lines.append("I could NOT save your message: it will not be in this chat's history.")
-    # The reply does not say what, or that anything, was remembered: it is stored and
-    # redrawn as written, while the line under the answer names what was remembered and
-    # follows an edit or a *Forget this* (ui/remembered.py; the CLI prints what was stored).
+    # The reply does not say what, or that anything, was remembered: it is redrawn as shown
+    # (a forgotten memory's line aside: memory/stores/quotes.py), while the line under it
+    # names what was remembered and follows an edit or a *Forget this* (ui/remembered.py).
     if saved:
         lines.append("I saved your message.")
     lines.append("")
@@ -111,6 +113,18 @@ def memory_only_reply(
             + f" ({proc.confidence:.0%} sure).",
         ]
     return "\n".join(lines).strip()
+
+
+def without_offline_notice(text: str, instead: str = "") -> str:
+    """A memory-only reply without its offline notice (that line and the one saying what to
+    run), `instead` in their place: the chat shows the offline state in its banner, so this
+    is the reply a person reads, and the one the chat's history stores. A server that failed
+    keeps its notice: that is news."""
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if line.startswith(OFFLINE_NOTICE) and line.endswith(MEMORY_ONLY_MARK):
+            return "\n".join(lines[:i] + ([instead] if instead else []) + lines[i + 2 :]).strip()
+    return text
 
 
 def answer_hits(

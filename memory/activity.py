@@ -15,6 +15,7 @@ import redis
 from memory.keys import Keys
 from memory.models import check_id, now_ms
 from memory.replies import as_str
+from memory.stores.quotes import drop_quotes, quoting_answers
 
 if TYPE_CHECKING:
     from memory.embeddings import CachedEmbedder
@@ -114,10 +115,12 @@ class MemoryHistory:
         mem = episodic.get(check_id(user_id), memory_id)
         # NotFoundError when it is gone
         old = episodic.get(user_id, replaced_id) if replaced_id else None
+        quoted = quoting_answers(self._stores, user_id, memory_id)
         pipe = self._stores.client.pipeline(transaction=True)
         episodic.delete_many(pipe, user_id, [memory_id])
         if old is not None:
             episodic.reinstate(pipe, user_id, old.id, old.paused)
         pipe.incr(self._stores.keys.writes(user_id))  # the Stats version (admin.note_write)
         pipe.execute()
+        drop_quotes(self._stores, user_id, quoted, mem.description)
         self._embedder.forget([mem.description])

@@ -320,15 +320,18 @@ class MemoryCoordinator:
         turn_id: str | None = None,
         used: Sequence[str] = (),
         episode_answer: str | None = None,
+        memory_only: bool = False,
     ) -> StoredInteraction:
         """Both messages to short-term, the exchange as an episodic interaction, the tool
         sequence with its outcome to procedural memory. `turn_id` is kept in the messages'
         metadata so a UI can find the turn's details again; `used`: the ids of the memories
         the answer was given, recorded under that turn in the same transaction;
         `episode_answer`: the answer as the logged exchange keeps it (the chat's own notices
-        left out by the agent), the answer itself when None."""
+        left out by the agent), the answer itself when None; `memory_only`: the answer was
+        given without a model (its message says so in its metadata: no model reads it back)."""
         t0 = time.perf_counter()
-        msgs = self._exchange(user_message, assistant_response, turn_id)
+        marks = {"memory_only": True} if memory_only else {}
+        msgs = self._exchange(user_message, assistant_response, turn_id, **marks)
         check_id(user_id)
         check_id(session_id, "session id")
         score = 1.0 if success_score is None else success_score

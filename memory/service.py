@@ -121,6 +121,7 @@ class AgentMemory(Protocol):
         turn_id: str | None = None,
         used: Sequence[str] = (),
         episode_answer: str | None = None,
+        memory_only: bool = False,
     ) -> StoredInteraction: ...
 
     def recent_messages(self, user_id: str, session_id: str, n: int = 50) -> list[ChatMessage]: ...

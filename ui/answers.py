@@ -5,10 +5,10 @@ never shown as news: left out while the banner says so, said in the past once th
 from __future__ import annotations
 
 from agent.prompt import MEMORY_ONLY_MARK
+from agent.replies import without_offline_notice
 from ui.context import PageContext
 from ui.format import no_images
 
-OFFLINE_NOTICE = "The language model is offline"
 #: What an earlier memory-only answer says once the model is back (its notice told what to run)
 OFFLINE_THEN = "*Answered from memory alone: the model was offline then.*"
 
@@ -24,21 +24,12 @@ def shown(text: str) -> str:
     return no_images(hard_breaks(text))
 
 
-def without_offline_notice(text: str, instead: str = "") -> str:
-    """A memory-only answer without its own notice (that line and the one saying what to run):
-    while the page's banner says the model is offline it would repeat the banner under every
-    answer; once the model is back it would be untrue, so `instead` says it in the past. A
-    server that failed keeps its notice: that is news."""
-    lines = text.split("\n")
-    for i, line in enumerate(lines):
-        if line.startswith(OFFLINE_NOTICE) and line.endswith(MEMORY_ONLY_MARK):
-            return "\n".join(lines[:i] + ([instead] if instead else []) + lines[i + 2 :]).strip()
-    return text
-
-
-def answer_text(ctx: PageContext, text: str) -> str:
+def answer_text(ctx: PageContext, text: str, *, memory_only: bool = False) -> str:
     """An answer as shown: no offline notice while the banner is up, and one in the past
-    tense once the model answers again."""
+    tense once the model answers again. `memory_only`: a stored memory-only answer, which the
+    history keeps as it was shown, without its notice (agent.replies.without_offline_notice)."""
     status = ctx.llm_status
     model_up = status is not None and status.ok
+    if memory_only and model_up and MEMORY_ONLY_MARK not in text:
+        return f"{OFFLINE_THEN}\n\n{text}"
     return without_offline_notice(text, OFFLINE_THEN if model_up else "")

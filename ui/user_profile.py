@@ -16,6 +16,12 @@ from ui.errors import guard, run_action
 from ui.format import about_words, event_label, md_text, no_images, snippet
 
 TITLE = "What I know about you"
+#: The lines that always go, in a person's words: what `memory.health.about_health` decides by
+#: a memory's words, not its kind (docs/agent.md): a sore ankle logged as a health event is a
+#: standing line like the others, and may not fit.
+ALWAYS_SENT = (
+    "pinned memories and what you said about allergies, intolerances, conditions or medicines"
+)
 #: Lines the sidebar shows before "Show all": the rest of the profile would push the memory
 #: editor below two phone screens.
 FOLDED_LINES = 3
@@ -49,8 +55,8 @@ def _lines(ctx: PageContext, where: str) -> None:
         return
     fit = fit_profile(lines)  # the prompt's own rule: what is listed is what is sent
     st.caption(
-        "Sent to the model with every question, in this order: pinned memories and health "
-        "facts first (paused memories are left out)."
+        f"Sent to the model with every question, in this order: {ALWAYS_SENT} first "
+        "(paused memories are left out)."
     )
     editing = f"{where}_profile_editing"
     sent = [p for p, _ in fit.sent]
@@ -113,8 +119,8 @@ def _left_out(where: str, left_out: list[ProfileLine]) -> None:
     with st.container(key=f"{where}_profile_left_out"):
         st.caption(
             f"{n} more {'memory does' if n == 1 else 'memories do'} not fit the room a question "
-            f"keeps for this list (about {PROFILE_WORDS} words for the lines that are "
-            "neither pinned nor about health and safety, which always go): "
+            f"keeps for this list (about {PROFILE_WORDS} words for the lines other than "
+            f"{ALWAYS_SENT}, which always go): "
             + ", ".join(f"“{no_images(md_text(snippet(p.text, 50)))}”" for p in left_out)
             + ". They go with a question only when its search finds them."
         )

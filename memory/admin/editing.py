@@ -15,6 +15,7 @@ from memory.queries import ListQuery
 from memory.replies import as_str
 from memory.stores import Stores
 from memory.stores.episodic import EpisodicStore, embedding_text
+from memory.stores.quotes import drop_quotes, quoting_answers
 from memory.stores.schema import VECTOR_FIELD
 from memory.stores.semantic import SemanticStore
 from memory.stores.usage import queue_drop
@@ -115,8 +116,10 @@ def delete_memory(
     pipe = stores.client.pipeline(transaction=True)
     if mtype is MemoryType.EPISODIC:
         mem = stores.episodic.get(user_id, memory_id)
+        quoted = quoting_answers(stores, user_id, memory_id)
         stores.episodic.delete_many(pipe, user_id, [memory_id])
         pipe.execute()
+        drop_quotes(stores, user_id, quoted, mem.description)
         embedder.forget([mem.description])
     elif mtype is MemoryType.SEMANTIC:
         fact = _changeable_fact(stores, user_id, memory_id, as_admin)

@@ -55,7 +55,8 @@ class HybridRequest:
     time_ranges: list[tuple[int, int]] = field(default_factory=list)
     #: session TAG value -> key of that session's timeline (episodic only: neighbours)
     timeline_key: Callable[[str], str] | None = None
-    #: the query's stemmed content words and the text fields (name -> weight) they count in
+    #: the query's content words as roots and the fields (name -> weight) they count in: the
+    #: text fields, and the tags where they count as words
     terms: list[str] = field(default_factory=list)
     text_fields: dict[str, float] = field(default_factory=dict)
     #: False when the embedder does not know the query's language: no cosine is trusted
@@ -84,16 +85,22 @@ def build_request(
     weights: RecallWeights,
     timeline_key: Callable[[str], str] | None = None,
     statements: StatementModel | None = None,
+    tag_words: tuple[str, float] | None = None,
 ) -> HybridRequest:
+    """`tag_words`: a TAG field whose tags count as words of the memory, and their weight."""
     n = max(k, weights.candidates)
+    # the fields whose words the query's words are matched in (the text fields, the tags)
+    word_fields = {**text_fields, **dict([tag_words] if tag_words else [])}
     ranges = time_ranges(query_text, _now_ms()) if weights.time_match > 0 else []
+    # a date is the time part's to judge; with that part off, its words count as words
+    query_words = scoring.terms_of_query(without_dates(query_text) if ranges else query_text)
     personal = request_kind(query_text)
     if personal is None:
         statements = None
     vq = VectorQuery(
         vector=vector_bytes(query_vec),
         vector_field_name=VECTOR_FIELD,
-        return_fields=[*SCORE_FIELDS, *text_fields],
+        return_fields=[*SCORE_FIELDS, *word_fields],
         filter_expression=filter_expression,
         num_results=n,
     )
@@ -101,7 +108,7 @@ def build_request(
         # the stored vectors, undecoded: the statement classifier reads them
         vq.return_fields(
             *SCORE_FIELDS,
-            *text_fields,
+            *word_fields,
             VECTOR_FIELD,
             vq.DISTANCE_ID,  # replacing the fields drops it otherwise
             skip_decode=[VECTOR_FIELD],
@@ -115,10 +122,12 @@ def build_request(
             filter_expression=filter_expression,
             num_results=n,
             stopwords=None,  # already removed by bm25_text
+            tag_field=tag_words[0] if tag_words else None,
+            tag_words=[f for forms in scoring.forms_of(query_words) for f in forms],
         )
         # The raw vector bytes: decoded as text they never matched the query's size, and a
         # memory only BM25 found was scored as if its cosine were 0.
-        tq.return_fields(*SCORE_FIELDS, *text_fields, VECTOR_FIELD, skip_decode=[VECTOR_FIELD])
+        tq.return_fields(*SCORE_FIELDS, *word_fields, VECTOR_FIELD, skip_decode=[VECTOR_FIELD])
     return HybridRequest(
         memory_type,
         index,
@@ -130,9 +139,8 @@ def build_request(
         filter_expression=filter_expression,
         time_ranges=ranges,
         timeline_key=timeline_key,
-        # a date is the time part's to judge; with that part off, its words count as words
-        terms=scoring.terms_of_query(without_dates(query_text) if ranges else query_text),
-        text_fields=dict(text_fields),
+        terms=query_words,
+        text_fields=word_fields,
         knows_query=embedder_knows(query_text),
         statements=statements,
         personal=personal if memory_type is MemoryType.EPISODIC else None,

@@ -17,6 +17,7 @@ from memory.models import MemoryType, RecallHit
 from memory.recall.hybrid import HybridRequest, RecallWeights, build_request
 from memory.recall.statements import StatementModel
 from memory.stores.episodic import RETURN_FIELDS as EPISODIC_FIELDS
+from memory.stores.episodic import TAG_WORDS as EPISODIC_TAGS
 from memory.stores.episodic import TEXT_FIELDS as EPISODIC_TEXT
 from memory.stores.episodic import EpisodicStore
 from memory.stores.records import decode
@@ -52,6 +53,7 @@ def episodic_request(
         # unfiltered recall (the agent's), not for a search narrowed by type, tags or time.
         timeline_key=None if _narrowed(filters) else functools.partial(keys.timeline, user_id),
         statements=statements,
+        tag_words=EPISODIC_TAGS,
     )
 
 

@@ -41,6 +41,9 @@ from memory.writing.secrets import (
 )
 
 TEXT_FIELDS = {"description": 1.0, "context": 0.5}
+#: The TAG field whose tags count as words of a memory in recall and search ("swimming" finds
+#: a memory tagged so), at the weight of a word of its text: the person chose them.
+TAG_WORDS = ("tags", 1.0)
 RETURN_FIELDS = [
     "user_id",
     "event_type",

@@ -4,6 +4,7 @@ execution details under each answer, the memory-only banner."""
 from __future__ import annotations
 
 from tests.app.conftest import no_errors, texts
+from ui.answers import OFFLINE_THEN
 
 
 def chat_texts(at) -> list[tuple[str, str]]:  # type: ignore[no-untyped-def]
@@ -99,6 +100,24 @@ def test_offline_model_shows_memory_only_banner_and_still_answers(offline_env, m
     assert "memory-only reply" not in reply and "ollama serve" not in reply
     assert len([w for w in at.warning if "Memory-only mode" in w.value]) == 1
     assert "📴 memory-only" in texts(at, "caption")
+    # the chat's history holds the reply as it was shown: a reload draws the same words
+    again = make_app("app.py", user="alice")
+    assert chat_texts(again)[1] == ("assistant", reply)
+
+
+def test_a_memory_only_answer_says_so_in_the_past_once_the_model_is_back(
+    app_env, make_app, coordinator
+) -> None:
+    """The history keeps the answer as shown under the offline banner (no notice), marked
+    memory-only: with the model back, the chat says it was answered from memory alone."""
+    coordinator.store_interaction(
+        "alice", "s-test", "Where do I live?", "I saved your message.", memory_only=True
+    )
+    at = make_app("app.py", user="alice")
+    no_errors(at)
+    role, answer = chat_texts(at)[1]
+    assert role == "assistant" and answer.startswith(OFFLINE_THEN)
+    assert answer.endswith("I saved your message.")
 
 
 def test_model_choice_lists_models_from_ollama(app_env, make_app) -> None:

@@ -498,3 +498,33 @@ def test_a_50_mb_upload_is_scanned_once_whatever_the_reruns(app_env, make_app, m
     at.run()
     no_errors(at)
     assert scans == [len(hostile)]
+
+
+def test_the_profile_says_truly_which_lines_always_go(app_env, make_app, coordinator) -> None:
+    """A line about an allergy, condition or medicine always goes (decided by its words, as
+    docs/agent.md says); a sore ankle logged as a health event is a standing line that may not
+    fit, and the page says so instead of promising every health fact."""
+    from agent.prompt import fit_profile
+    from memory.demo import load_demo
+    from memory.health import about_health
+
+    load_demo(coordinator, "alice")
+    allergy = coordinator.add_episodic(
+        "alice", "I'm allergic to peanuts", event_type="health_event", importance=0.1
+    )
+    fit = fit_profile(coordinator.user_profile("alice"))
+    assert allergy.id in [p.id for p, _ in fit.sent]  # least important, and still sent
+    ankle = [p for p in fit.left_out if p.text.startswith("Left ankle a bit stiff")]
+    assert ankle and ankle[0].kind == "health_event"
+    assert not [p.text for p in fit.left_out if p.pinned or about_health(p.text)]
+
+    at = make_app("pages/memories.py")
+    no_errors(at)
+    captions = [c.value for c in at.main.caption]  # the page (the sidebar folds it)
+    sent = [c for c in captions if c.startswith("Sent to the model with every question")]
+    left = [c for c in captions if "not fit the room" in c]
+    assert len(sent) == 1 and len(left) == 1, captions
+    assert "Left ankle a bit stiff" in left[0]
+    for caption in (sent[0], left[0]):
+        assert "about allergies, intolerances, conditions or medicines" in caption
+        assert "health facts" not in caption and "health and safety" not in caption

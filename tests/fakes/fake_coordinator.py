@@ -289,6 +289,7 @@ class FakeCoordinator:
         turn_id: str | None = None,
         used: Sequence[str] = (),
         episode_answer: str | None = None,
+        memory_only: bool = False,
     ) -> StoredInteraction:
         self._log(
             "store_interaction",
@@ -305,12 +306,13 @@ class FakeCoordinator:
             msgs = self.messages.setdefault((user_id, session_id), [])
             ids = []
             for role, content in (("user", user_message), ("assistant", assistant_response)):
+                marks = {"memory_only": True} if memory_only and role == "assistant" else {}
                 m = ChatMessage(
                     id=str(ULID()),
                     role=role,
                     content=content,
                     timestamp=now,
-                    metadata={"turn_id": turn_id} if turn_id else {},
+                    metadata={**marks, **({"turn_id": turn_id} if turn_id else {})},
                 )
                 msgs.append(m)
                 ids.append(m.id)

@@ -7,11 +7,13 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from agent.loop import ChatAgent
+from agent.replies import answer_hits, without_offline_notice
 from agent.types import TurnResult
 from memory.config import Settings
 from memory.coordinator import MemoryCoordinator
 from memory.models import EventType, MemoryType
 from memory.queries import ListQuery
+from memory.stores.quotes import FORGOTTEN_LINE
 from tests.fakes.fake_ollama import FakeOllama, remembered_lines
 
 # Until tests/conftest.py lists it for the whole suite.
@@ -172,7 +174,9 @@ def test_ollama_down_gives_memory_only_mode_and_still_remembers(
     msgs = coordinator.recent_messages("alice", "s1")
     assert [m.role for m in msgs][-2:] == ["user", "assistant"]
     assert msgs[-2].content.startswith("Note this: I swim 2 km")
-    assert msgs[-1].content == result.reply
+    # as the chat shows it under its offline banner, marked memory-only in the real store
+    assert msgs[-1].content == without_offline_notice(result.reply)
+    assert msgs[-1].metadata["memory_only"] is True
 
 
 def test_a_garbled_stream_falls_back_to_memory_only_and_keeps_the_message(
@@ -287,3 +291,32 @@ def test_what_the_assistant_answered_reaches_the_prompt_of_a_later_question(
     line = next(x for x in later.memory_block.splitlines() if "novel for my holiday" in x)
     assert line.endswith(', you answered "Try Project Hail Mary by Andy Weir."')
     assert later.memory_block in fake_ollama.chat_requests()[-1].system_prompt
+
+
+@pytest.mark.parametrize("how", ["forget this", "delete"])
+def test_a_stored_memory_only_reply_stops_quoting_a_forgotten_memory(
+    agent_factory: Factory,
+    coordinator: MemoryCoordinator,
+    settings: Settings,
+    closed_ollama_url: str,
+    how: str,
+) -> None:
+    """The reply is stored as it was shown, listing the memory word for word: once the memory
+    is forgotten (*Forget this* on the answer that stored it, or a delete), the stored reply
+    says a memory was forgotten instead of still quoting it; the other lines stay."""
+    agent = agent_factory(coordinator, closed_ollama_url, settings=settings)
+    (told,) = agent.chat("alice", "s1", "Note this: I swim at the lake on Mondays").stored
+    asked = agent.chat("alice", "s1", "When do I go swimming at the lake?")
+    assert told.id in [h.id for h in answer_hits(asked.recalled, [])]
+    if how == "forget this":
+        coordinator.history.undo_write("alice", told.id)
+    else:
+        coordinator.delete_memory("alice", "episodic", told.id)
+    reply = coordinator.recent_messages("alice", "s1")[-1]
+    assert reply.metadata["turn_id"] == asked.turn_id
+    assert told.text not in reply.content and FORGOTTEN_LINE in reply.content
+    # the rest as it was shown
+    assert reply.content == without_offline_notice(asked.reply).replace(
+        next(x for x in asked.reply.splitlines() if x.startswith(f"- {told.text}")),
+        FORGOTTEN_LINE,
+    )

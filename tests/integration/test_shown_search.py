@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from agent.replies import answer_hits
 from memory.coordinator import MemoryCoordinator
 from memory.demo import load_demo
 from memory.models import SHOWN_FLOOR, EventType, RecallHit, shown_hits
@@ -64,6 +65,23 @@ def test_a_question_about_nothing_she_told_shows_nothing(
     kept, weaker = searched(persona, query)
     assert kept == [], [(h.text, h.score) for h in kept]
     assert weaker > 0  # there were candidates, none relevant enough to show
+
+
+def test_search_finds_a_memory_by_its_tag(persona: MemoryCoordinator) -> None:
+    """Tags count as words of the memory: "swimming" finds the pool she tagged so, whose
+    text never says the word."""
+    pool = persona.add_episodic(U, "Pool on Mondays", event_type=EventType.FACT, tags=["swimming"])
+    persona.bookkeeping.drain()
+    kept, _ = searched(persona, "swimming")
+    assert pool.id in [h.id for h in kept], [(h.text, h.score) for h in kept]
+
+
+def test_which_days_she_swims_is_answered_without_a_model(persona: MemoryCoordinator) -> None:
+    """ "swim" and "swimming" are one word to recall's word score: the memory-only answer
+    lists her cross-training days."""
+    ctx = persona.retrieve_all_context(U, "s-check", "Which days do I swim?")
+    listed = [h.text for h in answer_hits(ctx, [])]
+    assert any(t.startswith("Cross-training while") for t in listed), listed
 
 
 def test_the_prompt_recall_is_not_floored(persona: MemoryCoordinator) -> None:

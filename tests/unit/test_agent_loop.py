@@ -9,6 +9,8 @@ import pytest
 
 from agent.answering import CUT_REPLY
 from agent.loop import CAP_NOTE, EMPTY_REPLY, ChatAgent
+from agent.prompt import history_window
+from agent.replies import without_offline_notice
 from agent.types import TurnResult
 from memory.errors import StoreUnavailableError
 from memory.models import EventType
@@ -158,7 +160,14 @@ def test_ollama_down_gives_a_memory_only_reply_that_still_remembers(
     assert result.extraction == "skipped (offline)"
     stored = fake_coordinator.interactions[-1]
     assert stored["user_message"].startswith("Remember: I like swimming laps")
-    assert stored["assistant_response"] == result.reply
+    # the chat's history holds the reply as the chat shows it under its offline banner
+    seen = without_offline_notice(result.reply)
+    assert stored["assistant_response"] == seen != result.reply
+    assert seen.startswith("I saved your message.") and "ollama serve" not in seen
+    reply = fake_coordinator.recent_messages("alice", "s1")[-1]
+    assert (reply.content, reply.metadata["memory_only"]) == (seen, True)
+    # marked, not worded, as memory-only: the history a model reads still leaves it out
+    assert [m.role for m in history_window([reply], budget_tokens=1000)] == []
     assert agent.list_models() == []
     log = agent.extraction_log("alice")
     assert log[0].status == "skipped" and "offline" in log[0].detail
@@ -486,7 +495,8 @@ def test_the_memory_only_reply_says_saved_only_when_the_exchange_was_stored(
     # what was remembered is named under the answer, where an edit or a forget shows: the
     # stored reply, redrawn as written, claims nothing a forget could make untrue
     assert "I like tea" not in saved.reply and "remembered" not in saved.reply
-    assert fake_coordinator.interactions[-1]["assistant_response"] == saved.reply
+    stored = fake_coordinator.interactions[-1]["assistant_response"]
+    assert stored == without_offline_notice(saved.reply)  # as shown under the banner
 
     def refuse(*args: object, **kwargs: object) -> None:
         raise StoreUnavailableError("OOM command not allowed when used memory > 'maxmemory'")

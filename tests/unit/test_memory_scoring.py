@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -12,6 +14,7 @@ from memory.recall.hybrid import DAY_MS, RecallWeights, annotate_coverage, fuse,
 from memory.recall.scoring import terms_of_query
 from memory.stores.procedural import confidence, normalize_query, query_hash
 from memory.stores.records import vector_bytes
+from memory.text import words
 
 NOW = 1_750_000_000_000
 THRESHOLD = Settings(_env_file=None).procedural_recommend_threshold
@@ -265,6 +268,36 @@ def test_term_forms_match_the_words_as_word_sets_do(texts: tuple[str, str]) -> N
     )
     assert fast == plain
     assert scoring.term_forms(tuple(terms)) is scoring.term_forms(tuple(terms))  # built once
+
+
+@pytest.mark.parametrize(
+    "family",
+    [
+        ("swim", "swims", "swimming"),
+        ("run", "running"),
+        ("stop", "stops", "stopped", "stopping"),
+        ("call", "calls", "called", "calling"),
+        ("workout", "workouts"),
+    ],
+)
+def test_a_word_matches_its_other_forms(family: tuple[str, ...]) -> None:
+    """A doubled consonant before an ending does not keep a word from its other forms: "Which
+    days do I swim?" covers "swimming on Tuesday"."""
+    for asked in family:
+        (term,) = terms_of_query(asked)
+        for written in family:
+            fast = scoring.term_forms((term,)).matches([f"I like {written} a lot"], [1.0])
+            assert fast == [1.0], (asked, written)
+
+
+def test_every_word_of_the_demo_persona_matches_itself() -> None:
+    """The forms a query word is matched in hold that word as written (they are generated
+    from its root, not read from the text)."""
+    text = (Path(__file__).parents[2] / "memory/data/demo_persona.toml").read_text()
+    vocabulary = {w for w in words(text) if len(w) > 1 and not w[0].isdigit()}
+    assert len(vocabulary) > 300  # the file was read
+    missed = [w for w in vocabulary if w not in scoring.forms_of([scoring.word_key(w)])[0]]
+    assert missed == []
 
 
 def test_candidates_read_from_hashes_score_as_search_rows_do() -> None:

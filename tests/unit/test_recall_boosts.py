@@ -54,6 +54,23 @@ def test_every_term_is_its_own_filtered_clause() -> None:
     )  # "the" is an index stopword: `(@f:the filter)` would match every memory
 
 
+def test_a_tag_holding_a_form_of_a_query_word_makes_a_candidate() -> None:
+    """Tags count as words of a memory: "swim" also asks for the memories tagged "swimming"."""
+    q = TermUnionTextQuery(
+        "swim",
+        {"description": 1.0},
+        filter_expression=Tag("owner") == "abc",
+        stopwords=None,
+        tag_field="tags",
+        tag_words=sorted(scoring.forms_of(["swim"])[0]),
+    )
+    s = str(q).split(" SCORER")[0]
+    text, tags = s.split(" | ", 1)
+    assert text == "(@description:swim @owner:{abc})"
+    assert tags.startswith("(@tags:{") and tags.endswith("} @owner:{abc})")
+    assert {"swim", "swimming", "swims"} <= set(tags.split("{", 1)[1].split("}")[0].split(" | "))
+
+
 def test_only_stopwords_match_nothing() -> None:
     q = TermUnionTextQuery(
         "the a of", "description", filter_expression=Tag("owner") == "abc", stopwords=None

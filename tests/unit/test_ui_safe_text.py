@@ -26,7 +26,8 @@ def test_a_name_is_literal_markdown():
 
 def test_a_memory_only_answer_never_shows_its_offline_notice_as_news():
     from agent.prompt import MEMORY_ONLY_MARK
-    from ui.answers import OFFLINE_THEN, without_offline_notice
+    from agent.replies import without_offline_notice
+    from ui.answers import OFFLINE_THEN
 
     stored = (
         f"The language model is offline, {MEMORY_ONLY_MARK}\n"
