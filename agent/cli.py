@@ -136,18 +136,14 @@ def print_turn(events: Any, out: Any) -> TurnResult | None:
     return result
 
 
-def _private(events: Any, args: argparse.Namespace, header: str) -> TurnResult | None:
-    """Print a turn that stores nothing (agent.private); its result."""
-    result = None
+def _show(events: Any, args: argparse.Namespace, header: str) -> TurnResult | None:
+    """Print a turn's events as they come (with --json, only run it); its result."""
     if args.json:
-        for ev in events:
-            if ev.kind == "done":
-                result = ev.result
-        return result
+        return next((ev.result for ev in list(events) if ev.kind == "done"), None)
     out = TerminalOut(sys.stdout)
     out.write(header)
     result = print_turn(events, out)
-    out.write("\n· nothing was stored\n")
+    out.write("\n")
     return result
 
 
@@ -159,8 +155,7 @@ def cmd_reanswer(args: argparse.Namespace) -> int:
         without = [i.strip() for i in args.without.split(",") if i.strip()]
         original = agent.turn_details(args.user, args.session).get(args.turn)
         events = reanswer(agent, args.user, args.session, args.turn, without, model=args.model)
-        header = f"· without {', '.join(without)}\n"
-        result = _private(events, args, header)
+        result = _show(events, args, f"· without {', '.join(without)}\n")
         if result is None:
             return 1
         if args.json:
@@ -170,7 +165,9 @@ def cmd_reanswer(args: argparse.Namespace) -> int:
                 **result_json(result),
             }
             print(json.dumps(doc, ensure_ascii=False, indent=2))
-        elif original is not None:
+            return 0
+        print("· nothing was stored")
+        if original is not None:
             print(f"· the original answer:\n{for_terminal(original.reply, multiline=True)}")
         return 0
     finally:
@@ -179,47 +176,38 @@ def cmd_reanswer(args: argparse.Namespace) -> int:
 
 
 def cmd_chat(args: argparse.Namespace) -> int:
+    """One turn, or with --incognito one that stores nothing (agent.private)."""
+    from agent.private import incognito_turn
+
     agent, coordinator = _build(args)
     try:
+        turn_args = (args.user, args.session, args.message)
         if args.incognito:
-            from agent.private import incognito_turn
-
-            events = incognito_turn(agent, args.user, args.session, args.message, model=args.model)
-            result = _private(events, args, f"{args.user} (incognito)> {args.message}\n")
-            if args.json and result is not None:
-                print(json.dumps(result_json(result), ensure_ascii=False, indent=2))
-            return 0 if result is not None else 1
-        if args.json:
-            result = agent.chat(args.user, args.session, args.message, model=args.model)
-            if args.wait:
-                agent.wait_for_background(args.wait)
-                outcome = agent.extraction_status(result.turn_id)
-                if outcome is not None:
-                    result.extraction = outcome.status + (
-                        f": {outcome.detail}" if outcome.detail else ""
-                    )
-                    result.stored += outcome.stored
-            print(json.dumps(result_json(result), ensure_ascii=False, indent=2))
-            return _not_saved(result)
+            events = incognito_turn(agent, *turn_args, model=args.model)
+        else:
+            events = agent.run_turn(*turn_args, model=args.model)
+        who = f"{args.user} (incognito)" if args.incognito else args.user
+        result = _show(events, args, f"{who}> {args.message}\n")
+        if result is None:
+            return 1
         out = TerminalOut(sys.stdout)
-        out.write(f"{args.user}> {args.message}\n")
-        result = print_turn(
-            agent.run_turn(args.user, args.session, args.message, model=args.model), out
-        )
-        out.write("\n")
-        if result is not None:
+        if args.incognito and not args.json:
+            out.write("· nothing was stored\n")
+        elif not args.json:
             out.write(
                 f"· mode: {result.mode}; extraction: {result.extraction}; "
                 f"{result.timings_ms.get('total', 0):.0f} ms\n"
             )
-            if args.wait and result.extraction == "pending":
-                agent.wait_for_background(args.wait)
-                outcome = agent.extraction_status(result.turn_id)
-                if outcome is not None:
-                    out.write(f"· extraction {outcome.status}: {outcome.detail}\n")
-                    for m in outcome.stored:
-                        out.write(f"· remembered [{m.event_type}] {for_terminal(m.text)} (llm)\n")
-        return _not_saved(result) if result is not None else 0
+        if args.wait and result.extraction == "pending":
+            agent.wait_for_background(args.wait)
+            outcome = agent.extraction_status(result.turn_id)
+            if outcome is not None and result.apply_extraction(outcome) and not args.json:
+                out.write(f"· extraction {result.extraction}\n")
+                for m in outcome.stored:
+                    out.write(f"· remembered [{m.event_type}] {for_terminal(m.text)} (llm)\n")
+        if args.json:
+            print(json.dumps(result_json(result), ensure_ascii=False, indent=2))
+        return 0 if args.incognito else _not_saved(result)
     finally:
         agent.wait_for_background(args.wait or 0.01)
         agent.close()
@@ -369,12 +357,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m agent", description=__doc__.split("\n")[0])
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging to stderr")
     sub = parser.add_subparsers(dest="command", required=True)
+    # Options several commands share, spelled once.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--model", default=None, help="Ollama model (default: OLLAMA_MODEL)")
+    common.add_argument("--json", action="store_true", help="print the result as JSON")
+    a_turn = argparse.ArgumentParser(add_help=False, parents=[common])
+    a_turn.add_argument("--user", required=True)
+    a_turn.add_argument("--session", required=True)
 
-    chat = sub.add_parser("chat", help="one chat turn")
-    chat.add_argument("--user", required=True)
-    chat.add_argument("--session", required=True)
-    chat.add_argument("--model", default=None, help="Ollama model (default: OLLAMA_MODEL)")
-    chat.add_argument("--json", action="store_true", help="print the turn as JSON")
+    chat = sub.add_parser("chat", help="one chat turn", parents=[a_turn])
     chat.add_argument(
         "--wait",
         type=float,
@@ -391,19 +382,17 @@ def main(argv: list[str] | None = None) -> int:
     chat.set_defaults(func=cmd_chat)
 
     again = sub.add_parser(
-        "reanswer", help="answer a stored turn again without some of its memories (stores nothing)"
+        "reanswer",
+        help="answer a stored turn again without some of its memories (stores nothing)",
+        parents=[a_turn],
     )
-    again.add_argument("--user", required=True)
-    again.add_argument("--session", required=True)
     again.add_argument("--turn", required=True, help="the answer's turn id (chat --json: turn_id)")
     again.add_argument("--without", required=True, help="memory ids to leave out, comma-separated")
-    again.add_argument("--model", default=None, help="Ollama model (default: OLLAMA_MODEL)")
-    again.add_argument("--json", action="store_true", help="print both answers as JSON")
     again.set_defaults(func=cmd_reanswer)
 
-    status = sub.add_parser("status", help="is Ollama reachable and the model pulled?")
-    status.add_argument("--model", default=None)
-    status.add_argument("--json", action="store_true")
+    status = sub.add_parser(
+        "status", help="is Ollama reachable and the model pulled?", parents=[common]
+    )
     status.set_defaults(func=cmd_status)
 
     check = sub.add_parser(
@@ -412,9 +401,8 @@ def main(argv: list[str] | None = None) -> int:
         description="Short probes against the chosen model, with what the agent will do about "
         "each finding. Exit 0 when the check ran, whatever it found; 1 when the model cannot "
         "be reached.",
+        parents=[common],
     )
-    check.add_argument("--model", default=None, help="Ollama model (default: OLLAMA_MODEL)")
-    check.add_argument("--json", action="store_true")
     check.set_defaults(func=cmd_check)
 
     mcp = sub.add_parser(
@@ -439,11 +427,10 @@ def main(argv: list[str] | None = None) -> int:
     maintain = sub.add_parser(
         "maintain",
         help="memory maintenance with the model (python -m memory maintain, judged merges)",
+        parents=[common],
     )
     maintain.add_argument("--user", default=None, help="only this user (default: every user)")
     maintain.add_argument("--dry-run", action="store_true", help="list proposals, change nothing")
-    maintain.add_argument("--json", action="store_true", help="print the report as JSON")
-    maintain.add_argument("--model", default=None, help="Ollama model (default: OLLAMA_MODEL)")
     maintain.set_defaults(func=cmd_maintain)
 
     args = parser.parse_args(argv)
