@@ -54,7 +54,7 @@ from agent.types import (
 from memory import RecallOptions
 from memory.config import Settings
 from memory.errors import MemorySystemError
-from memory.models import ChatMessage, MemoryContext, check_id, check_text
+from memory.models import MemoryContext, check_id, check_text
 from memory.service import AgentMemory
 from memory.writing import (
     Grounding,
@@ -305,7 +305,7 @@ class ChatAgent:
             if note:  # this message corrects the previous answer: its tool pattern was scored down
                 yield StatusEvent(text=note, stage="learning")
             with t.timed("recall"):  # before the model sees anything
-                t.ctx = self._recall(user_id, session_id, message, types, t.errors)
+                t.ctx = self._recall(t, types)
             yield RecallEvent(text=recall_status(t.ctx), context=t.ctx)
             with t.timed("triggers"):
                 yield from self._store_triggers(t)
@@ -327,15 +327,7 @@ class ChatAgent:
                 )
             # The reply is exactly what was streamed: any partial answer, then the notice.
             yield TokenEvent(text=t.reply[len(t.lead) :])
-        if private is None:
-            extraction = self._queue_extraction(
-                t.turn_id, user_id, session_id, model, message, t.mode, t.stored
-            )
-            summary = self._queue_summary(
-                user_id, session_id, model, t.mode, t.ctx, t.window, t.stored_ids
-            )
-        else:
-            extraction, summary = "skipped (nothing is stored)", "not needed"
+        extraction, summary = self._queue_extraction(t), self._queue_summary(t)
         t.timings["total"] = ms_since(t.started)
         result = self._result(t, extraction, summary)
         if t.saved:
@@ -567,9 +559,7 @@ class ChatAgent:
         )
 
     # ---- steps -------------------------------------------------------------------------
-    def _recall(
-        self, user_id: str, session_id: str, message: str, types: set[str], errors: list[str]
-    ) -> MemoryContext:
+    def _recall(self, t: TurnState, types: set[str]) -> MemoryContext:
         try:
             options = RecallOptions(
                 include_episodic="episodic" in types,
@@ -579,61 +569,47 @@ class ChatAgent:
                 # the profile is the user's episodic memories too
                 include_profile="episodic" in types,
             )
-            return self.coordinator.retrieve_all_context(user_id, session_id, message, options)
+            return self.coordinator.retrieve_all_context(
+                t.user_id, t.session_id, t.message, options
+            )
         except MemorySystemError as e:
             log.warning("recall failed: %s", e)
-            errors.append(f"recall failed: {e}")
-            return MemoryContext(user_id=user_id, session_id=session_id, query=message)
+            t.errors.append(f"recall failed: {e}")
+            return MemoryContext(user_id=t.user_id, session_id=t.session_id, query=t.message)
 
-    def _queue_extraction(
-        self,
-        turn_id: str,
-        user_id: str,
-        session_id: str,
-        model: str,
-        message: str,
-        mode: str,
-        stored: list[StoredMemory],
-    ) -> str:
+    def _queue_extraction(self, t: TurnState) -> str:
         policy = self.config.llm_extraction
+        if t.private is not None:
+            return "skipped (nothing is stored)"
         if policy == "off":
             return "skipped (disabled)"
-        if mode != "llm":
+        if t.mode != "llm":
             self.background.record(
                 ExtractionOutcome(
-                    turn_id=turn_id,
-                    user_id=user_id,
-                    session_id=session_id,
+                    turn_id=t.turn_id,
+                    user_id=t.user_id,
+                    session_id=t.session_id,
                     status="skipped",
                     detail="model offline: trigger phrases and #tags only",
                 )
             )
             return "skipped (offline)"
-        if policy == "auto" and not talks_about_user(message):
+        if policy == "auto" and not talks_about_user(t.message):
             return "skipped (nothing personal)"
-        self.background.submit(turn_id, user_id, session_id, model, message, stored)
+        self.background.submit(t.turn_id, t.user_id, t.session_id, t.model, t.message, t.stored)
         return "pending"
 
-    def _queue_summary(
-        self,
-        user_id: str,
-        session_id: str,
-        model: str,
-        mode: str,
-        ctx: MemoryContext,
-        window: list[ChatMessage],
-        stored_ids: list[str],
-    ) -> str:
+    def _queue_summary(self, t: TurnState) -> str:
         """Older messages left the prompt (the recall's window or the history budget): have
         them summarised off the answer path. Memory decides whether enough are new; without
         the model they wait (and a later turn or the maintenance run picks them up)."""
-        oldest = dropped_before(ctx, window, stored_ids)
+        oldest = None if t.private is not None else dropped_before(t.ctx, t.window, t.stored_ids)
         if self.summaries is None or oldest is None:
             return "not needed"
         summariser = (
-            LLMSummariser(self.llm, model, grounding=self.grounded) if mode == "llm" else None
+            LLMSummariser(self.llm, t.model, grounding=self.grounded) if t.mode == "llm" else None
         )
-        self.summaries.submit(user_id, session_id, summariser, oldest)
+        self.summaries.submit(t.user_id, t.session_id, summariser, oldest)
         return "queued" if summariser is not None else "waiting for the model"
 
 
