@@ -375,9 +375,9 @@ class Answerer:
         exchange: list[dict[str, Any]] = []  # this turn's tool calls, results and notes
         cap = self.config.max_tool_iterations
         round_no = 0
-        for round_no in range(cap + 1):
+        while True:
             final_round = round_no == cap
-            if final_round:
+            if final_round and exchange[-1:] != [{"role": "system", "content": CAP_NOTE}]:
                 exchange.append({"role": "system", "content": CAP_NOTE})
             plan, exchange, final_round = self._plan_round(
                 fit, use_tools, final_round, exchange, report
@@ -402,10 +402,15 @@ class Answerer:
             except ToolsNotSupportedError:
                 if not use_tools or "".join(answer.parts):
                     raise
-                use_tools = False
-                plan, content, calls, done = yield from self._answer_without_tools(
-                    model, message, fit, exchange, options, think, answer, time_limit
+                # A model that turned out not to support tools (e.g. gemma): the same round
+                # again without them; it answers from memory alone and is not offered them again.
+                log.info("model %s does not support tools; answering without them", model)
+                self._no_tools.add(model)
+                use_tools, answer.first_fit = False, None
+                yield StatusEvent(
+                    text=f"{model} cannot call tools: answering from memory only", stage="answer"
                 )
+                continue
             self._note_report(model, report, plan, done, answer)
             if answer.echoed is not None:
                 said = "".join(answer.parts).strip()
@@ -422,39 +427,12 @@ class Answerer:
             if not calls or final_round:
                 break
             yield from self._run_tools(content, calls, exchange, records, tctx)
+            round_no += 1
         hit_cap = len(records) > 0 and round_no == cap
         reply = "".join(answer.parts).strip()
         if not reply and report.done_reason == "length" and answer.fit is not None:
             reply = CUT_REPLY.format(tokens=answer.fit.split.reply)
         return reply or EMPTY_REPLY, hit_cap
-
-    def _answer_without_tools(
-        self,
-        model: str,
-        message: str,
-        fit: Callable[[bool, bool, list[dict[str, Any]]], Fit],
-        exchange: list[dict[str, Any]],
-        options: dict[str, Any],
-        think: bool,
-        answer: AnswerState,
-        time_limit: float | None,
-    ) -> Generator[TurnEvent, None, tuple[Fit, str, list[ToolCall], LLMChunk]]:
-        """The round again without tools, for a model that turned out not to support them
-        (e.g. gemma): it answers from memory alone, and is not offered tools again."""
-        log.info("model %s does not support tools; answering without them", model)
-        self._no_tools.add(model)
-        yield StatusEvent(
-            text=f"{model} cannot call tools: answering from memory only", stage="answer"
-        )
-        plan = fit(False, False, exchange)
-        plan.split.reply = min(plan.split.reply, options["num_predict"])
-        answer.fit = answer.first_fit = plan
-        answer.report.split = plan.split
-        messages = self._request_messages(plan, message, exchange)
-        content, calls, done = yield from self._stream_round(
-            model, messages, None, options, think, answer, time_limit
-        )
-        return plan, content, calls, done
 
     def _tools_for_turn(
         self,
