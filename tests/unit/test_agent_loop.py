@@ -467,6 +467,32 @@ def test_a_model_without_tool_support_still_answers_from_memory(
     assert not fake_ollama.chat_requests()[-1].body.get("tools")
 
 
+def test_a_model_that_refuses_tools_unannounced_answers_the_same_round_without_them(
+    agent_factory: Factory, fake_coordinator: FakeCoordinator, fake_ollama: FakeOllama
+) -> None:
+    # A server that lists no capabilities (Ollama < 0.6.4): tools are offered, the model
+    # answers 400 "does not support tools", and the round is asked again without them.
+    from dataclasses import replace
+
+    fake_ollama.models.append("oldgemma:2b")
+    fake_ollama.profiles["oldgemma:2b"] = replace(
+        fake_ollama.profiles["gemma2:2b"], name="oldgemma:2b", capabilities=()
+    )
+    fake_ollama.no_tools_models.append("oldgemma:2b")
+    fake_coordinator.add_episodic("alice", "I prefer yoga in the morning")
+    agent = agent_factory(fake_coordinator, fake_ollama.url)
+    events = list(agent.run_turn("alice", "s1", "When do I like yoga?", model="oldgemma:2b"))
+    result: TurnResult = events[-1].result
+    assert result.mode == "llm" and "I prefer yoga in the morning" in result.reply
+    asked = fake_ollama.chat_requests()[-2:]
+    assert asked[0].body.get("tools") and not asked[1].body.get("tools")
+    said = [e.text for e in events if e.kind == "status"]
+    assert "oldgemma:2b cannot call tools: answering from memory only" in said
+    # What the details show is the request that answered: no tool schemas in its budget.
+    assert result.window.split is not None and result.window.split.tools == 0
+    assert len([e for e in events if e.kind == "prompt"]) == 2
+
+
 def test_a_model_dying_mid_answer_keeps_the_partial_text_and_learns_nothing(
     agent_factory: Factory, fake_coordinator: FakeCoordinator, fake_ollama: FakeOllama
 ) -> None:
