@@ -344,10 +344,12 @@ class OllamaLLM:
         options: dict[str, Any] | None = None,
         think: bool | None = None,
         time_limit_s: float | None = None,
+        json_schema: dict[str, Any] | None = None,
     ) -> Iterator[LLMChunk]:
         """Stream an answer; tool calls and the server's report come in the final chunk. `think` is
         sent only to models that can think. After `time_limit_s` (at least MIN_WRITE_S after the
-        first piece: the model was loading) the stream is closed and the final chunk says "time"."""
+        first piece: the model was loading) the stream is closed and the final chunk says "time".
+        `json_schema`: the answer in that schema (structured outputs)."""
         calls: list[ToolCall] = []
         final = LLMChunk(done=True)
         started = time.monotonic()
@@ -360,6 +362,7 @@ class OllamaLLM:
                 model=model,
                 messages=list(messages),
                 tools=list(tools or []) or None,
+                format=json_schema,
                 stream=True,
                 options=self._options(model, options),
                 think=think if prof is not None and prof.thinking else None,
@@ -432,7 +435,10 @@ class OllamaLLM:
         model runs with thinking off; JSON it still put into `thinking` is the answer."""
         content = thinking = ""
         done_reason: str | None = None
-        for chunk in self._json_chunks(model, messages, schema, options, time_limit_s):
+        chunks = self.stream_chat(
+            model, messages, None, options, False, time_limit_s, json_schema=schema
+        )
+        for chunk in chunks:
             content += chunk.content
             thinking += chunk.thinking
             if chunk.done:
@@ -455,43 +461,6 @@ class OllamaLLM:
         if not content.strip() and thought.startswith("{"):
             return thought
         return content
-
-    def _json_chunks(
-        self,
-        model: str,
-        messages: Sequence[dict[str, Any]],
-        schema: dict[str, Any],
-        options: dict[str, Any] | None,
-        time_limit_s: float,
-    ) -> Iterator[LLMChunk]:
-        prof = self.profile(model)
-        started = time.monotonic()
-        deadline = started + time_limit_s
-        tags = ThinkTags()
-        with self._translate(model):
-            stream = self._client.chat(
-                model=model,
-                messages=list(messages),
-                format=schema,
-                stream=True,
-                options=self._options(model, options),
-                think=False if prof is not None and prof.thinking else None,
-            )
-            try:
-                for part in stream:
-                    tagged, content = tags.feed(part.message.content or "")
-                    yield LLMChunk(content=content, thinking=(part.message.thinking or "") + tagged)
-                    if part.done:
-                        self._observe(model, part, started)
-                        tagged, content = tags.finish()
-                        yield LLMChunk(content=content, thinking=tagged)
-                        yield LLMChunk(done=True, done_reason=part.done_reason)
-                        return
-                    if time.monotonic() > deadline:
-                        break
-            finally:
-                _close(stream)
-        yield LLMChunk(done=True, done_reason="time")
 
     # ---- errors ------------------------------------------------------------------------
     def _translate(self, model: str | None) -> _Translate:
