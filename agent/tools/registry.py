@@ -7,7 +7,6 @@ from __future__ import annotations
 import inspect
 import json
 import logging
-import re
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -54,35 +53,6 @@ class ToolSpec:
     toolkit: str = ""
 
 
-_ARGS_RE = re.compile(r"^\s*(Args|Arguments|Parameters):\s*$", re.MULTILINE)
-_SECTION_RE = re.compile(r"^\s*(Returns|Raises|Yields|Examples?|Notes?):\s*$", re.MULTILINE)
-_ARG_LINE_RE = re.compile(r"^\s{2,}(\w+)(?:\s*\([^)]*\))?:\s*(.*)$")
-
-
-def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
-    """(description, {arg: description}) from a Google-style docstring."""
-    doc = inspect.cleandoc(doc or "")
-    m = _ARGS_RE.search(doc)
-    if not m:
-        end = _SECTION_RE.search(doc)
-        return " ".join((doc[: end.start()] if end else doc).split()), {}
-    description = " ".join(doc[: m.start()].split())
-    rest = doc[m.end() :]
-    end = _SECTION_RE.search(rest)
-    if end:
-        rest = rest[: end.start()]
-    args: dict[str, str] = {}
-    current: str | None = None
-    for line in rest.splitlines():
-        am = _ARG_LINE_RE.match(line)
-        if am:
-            current = am.group(1)
-            args[current] = am.group(2).strip()
-        elif current and line.strip():
-            args[current] += " " + line.strip()
-    return description, args
-
-
 _JSON_TYPES = {"string", "integer", "number", "boolean", "array", "object"}
 
 
@@ -120,7 +90,8 @@ def _wire_property(prop: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]
 
 def build_spec(func: Callable[..., Any], *, name: str | None = None, toolkit: str = "") -> ToolSpec:
     name = name or func.__name__
-    description, arg_docs = parse_docstring(func.__doc__)
+    # The docstring describes the tool; each argument's Field (its annotation) describes it.
+    description = " ".join(inspect.cleandoc(func.__doc__ or "").split())
     hints = get_type_hints(func, include_extras=True)
     fields: dict[str, Any] = {}
     context_param: str | None = None
@@ -132,9 +103,7 @@ def build_spec(func: Callable[..., Any], *, name: str | None = None, toolkit: st
             context_param = pname
             continue
         default = ... if param.default is inspect.Parameter.empty else param.default
-        # A description from the docstring; else the one the annotation's Field carries.
-        doc = arg_docs.get(pname)
-        fields[pname] = (ann, Field(default, description=doc) if doc else Field(default))
+        fields[pname] = (ann, Field(default))
     args_model = create_model(f"{name}_args", __config__=ConfigDict(extra="forbid"), **fields)
     js = args_model.model_json_schema()
     defs = js.get("$defs", {})

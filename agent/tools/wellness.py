@@ -33,6 +33,13 @@ Metric = Literal[
 ]
 Aggregation = Literal["avg", "min", "max", "sum"]
 Days = Annotated[int, Field(ge=1, le=3650)]
+# The arguments' descriptions, as the model reads them in the tool schemas.
+MetricArg = Annotated[
+    Metric,
+    Field(description="which daily metric (workout_* and calories/distance_km sum the workouts)"),
+]
+HowArg = Annotated[Aggregation, Field(description="avg, min, max or sum")]
+DaysBack = Annotated[Days, Field(description="how many days back from today")]
 
 UNITS: dict[str, str] = {
     "resting_hr": "bpm",
@@ -254,19 +261,19 @@ class WellnessToolkit:
     def search_workouts(
         self,
         ctx: ToolContext,
-        workout_type: WorkoutType | None = None,
-        days: Days = 30,
-        min_duration_min: Annotated[int, Field(ge=0)] = 0,
-        limit: Annotated[int, Field(ge=1, le=100)] = 20,
+        workout_type: Annotated[
+            WorkoutType | None,
+            Field(description="only this kind of workout (run, cycle, swim, strength, yoga, walk)"),
+        ] = None,
+        days: Annotated[Days, Field(description="how many days back from today to search")] = 30,
+        min_duration_min: Annotated[
+            int, Field(ge=0, description="only workouts at least this long, in minutes")
+        ] = 0,
+        limit: Annotated[
+            int, Field(ge=1, le=100, description="maximum number of workouts to return")
+        ] = 20,
     ) -> dict[str, Any]:
-        """Find the user's workouts in the last N days, newest first.
-
-        Args:
-            workout_type: only this kind of workout (run, cycle, swim, strength, yoga, walk)
-            days: how many days back from today to search
-            min_duration_min: only workouts at least this long, in minutes
-            limit: maximum number of workouts to return
-        """
+        """Find the user's workouts in the last N days, newest first."""
         self._check_days(days)
         ds = self.dataset(ctx.user_id)
         first, last = ds.window(days)
@@ -288,17 +295,11 @@ class WellnessToolkit:
     def aggregate_metrics(
         self,
         ctx: ToolContext,
-        metric: Metric,
-        days: Days = 7,
-        aggregation: Aggregation = "avg",
+        metric: MetricArg,
+        days: DaysBack = 7,
+        aggregation: HowArg = "avg",
     ) -> dict[str, Any]:
-        """Average, minimum, maximum or sum of one daily metric over the last N days.
-
-        Args:
-            metric: which daily metric (workout_* and calories/distance_km sum the workouts)
-            days: how many days back from today
-            aggregation: avg, min, max or sum
-        """
+        """Average, minimum, maximum or sum of one daily metric over the last N days."""
         self._check_days(days)
         ds = self.dataset(ctx.user_id)
         first, last = ds.window(days)
@@ -315,17 +316,13 @@ class WellnessToolkit:
     def compare_periods(
         self,
         ctx: ToolContext,
-        metric: Metric,
-        period_days: Days = 7,
-        aggregation: Aggregation = "avg",
+        metric: MetricArg,
+        period_days: Annotated[
+            Days, Field(description="length of each period in days (7 = this week vs last week)")
+        ] = 7,
+        aggregation: HowArg = "avg",
     ) -> dict[str, Any]:
-        """Compare a metric over the last N days with the N days before that.
-
-        Args:
-            metric: which daily metric (workout_* and calories/distance_km sum the workouts)
-            period_days: length of each period in days (7 = this week vs last week)
-            aggregation: avg, min, max or sum
-        """
+        """Compare a metric over the last N days with the N days before that."""
         self._check_days(period_days * 2)
         ds = self.dataset(ctx.user_id)
         out: dict[str, Any] = {"metric": metric, "aggregation": aggregation, "unit": UNITS[metric]}
@@ -352,13 +349,16 @@ class WellnessToolkit:
             )
         return out
 
-    def trend_analysis(self, ctx: ToolContext, metric: Metric, days: Days = 30) -> dict[str, Any]:
-        """Linear trend of a metric over the last N days: change per week and direction.
-
-        Args:
-            metric: which daily metric (workout_* and calories/distance_km sum the workouts)
-            days: how many days back from today (at least 7 for a meaningful trend)
-        """
+    def trend_analysis(
+        self,
+        ctx: ToolContext,
+        metric: MetricArg,
+        days: Annotated[
+            Days,
+            Field(description="how many days back from today (at least 7 for a meaningful trend)"),
+        ] = 30,
+    ) -> dict[str, Any]:
+        """Linear trend of a metric over the last N days: change per week and direction."""
         self._check_days(days)
         ds = self.dataset(ctx.user_id)
         first, last = ds.window(days)

@@ -24,17 +24,12 @@ def _registry(coord: FakeCoordinator | None = None) -> ToolRegistry:
 def test_schemas_come_from_type_hints_and_docstrings() -> None:
     def lookup(
         ctx: ToolContext,
-        city: str,
+        city: Annotated[str, Field(description="the city name")],
         unit: Literal["c", "f"] = "c",
-        days: Annotated[int, Field(ge=1, le=7)] = 1,
+        days: Annotated[int, Field(ge=1, le=7, description="forecast length")] = 1,
     ) -> dict:
-        """Weather for a city.
-
-        Args:
-            city: the city name
-            unit: c or f
-            days: forecast length
-        """
+        """Weather for
+        a city."""
         return {}
 
     reg = ToolRegistry()
@@ -44,7 +39,8 @@ def test_schemas_come_from_type_hints_and_docstrings() -> None:
     props = fn["parameters"]["properties"]
     assert set(props) == {"city", "unit", "days"}  # the context is not shown to the model
     assert props["unit"]["enum"] == ["c", "f"]
-    assert "range 1..7" in props["days"]["description"]
+    assert props["days"]["description"] == "forecast length (range 1..7) (default: 1)"
+    assert props["city"]["description"] == "the city name"
     assert fn["parameters"]["required"] == ["city"]
 
 

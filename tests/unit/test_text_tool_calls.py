@@ -24,24 +24,17 @@ from agent.tools.text_calls import (
 
 def search_workouts(
     ctx: ToolContext,
-    days: Annotated[int, Field(ge=1, le=365)] = 7,
-    kind: Literal["run", "swim"] | None = None,
+    days: Annotated[int, Field(ge=1, le=365, description="how many days back")] = 7,
+    kind: Annotated[
+        Literal["run", "swim"] | None, Field(description="only this kind of workout")
+    ] = None,
 ) -> list[dict]:
-    """Workouts of the last N days.
-
-    Args:
-        days: how many days back
-        kind: only this kind of workout
-    """
+    """Workouts of the last N days."""
     return []
 
 
-def remember(ctx: ToolContext, text: str) -> dict:
-    """Store a fact about the user.
-
-    Args:
-        text: the fact
-    """
+def remember(ctx: ToolContext, text: Annotated[str, Field(description="the fact")]) -> dict:
+    """Store a fact about the user."""
     return {}
 
 
