@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from agent.errors import ExtractionError, LLMError
+from agent.errors import ExtractionError
 from agent.llm import LLM
 from memory.models import EventType
 from memory.writing import FACT_EVENT_TYPE, SLOTS, MemoryCandidate, stated
@@ -172,14 +172,3 @@ class LLMExtractor:
                     },
                 ]
         raise ExtractionError(f"invalid JSON from the model twice: {last_error}")
-
-
-__all__ = [
-    "ExtractionError",
-    "ExtractionResult",
-    "LLMError",
-    "LLMExtractor",
-    "extraction_schema",
-    "is_correction",
-    "talks_about_user",
-]

@@ -10,7 +10,9 @@ from typing import get_args
 import pytest
 
 from agent.prompt import SECTION_TITLES
-from agent.tools import MemoryToolkit, ToolRegistry, WellnessToolkit
+from agent.tools.memory_tools import MemoryToolkit
+from agent.tools.registry import ToolRegistry
+from agent.tools.wellness import WellnessToolkit
 from agent.types import ExtractionOutcome
 from memory import words
 from memory.models import EventType, RelevanceBand
