@@ -66,7 +66,6 @@ class LLMChunk:
     #: prompt tokens the model evaluated; None when not reported (with prompt caching some
     #: Ollama versions count only the uncached part, so a small count proves nothing)
     prompt_eval_count: int | None = None
-    eval_count: int | None = None
 
 
 class ThinkTags:
@@ -389,7 +388,6 @@ class OllamaLLM:
                     if part.done:
                         final.done_reason = part.done_reason
                         final.prompt_eval_count = part.prompt_eval_count
-                        final.eval_count = part.eval_count
                         self._observe(model, part, started)
                     elif deadline is not None and time.monotonic() > deadline:
                         final.done_reason = "time"

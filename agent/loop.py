@@ -11,7 +11,7 @@ import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from agent.answering import CAP_NOTE, EMPTY_REPLY, NO_TOOLS_NOTE, Answerer
+from agent.answering import Answerer
 from agent.background import BackgroundExtractor, ReplyGate
 from agent.budget import MessageTooLongError
 from agent.check import CheckReport, ModelCheck
@@ -72,7 +72,6 @@ RECALL_TYPES = ("episodic", "semantic", "procedural", "short_term")
 OFFLINE_REPLY = (
     "The language model is not available: {reason} {what} needs the model; nothing was stored."
 )
-__all__ = ["CAP_NOTE", "EMPTY_REPLY", "NO_TOOLS_NOTE", "RECALL_TYPES", "ChatAgent"]
 
 
 class ChatAgent:

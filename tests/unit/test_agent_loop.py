@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 import pytest
 
-from agent.answering import CUT_REPLY
-from agent.loop import CAP_NOTE, EMPTY_REPLY, ChatAgent
+from agent.answering import CAP_NOTE, CUT_REPLY, EMPTY_REPLY
+from agent.loop import ChatAgent
 from agent.prompt import history_window
 from agent.replies import without_offline_notice
 from agent.types import TurnResult
