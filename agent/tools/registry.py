@@ -203,7 +203,9 @@ class ToolRegistry:
         unknown or they do not fit its schema (used to judge tool calls written as text)."""
         spec = self._specs.get(name)
         if spec is None:
-            raise UnknownToolError(f"There is no tool named {name!r}.")
+            raise UnknownToolError(
+                f"There is no tool named {name!r}. Available tools: {', '.join(self._specs)}."
+            )
         return self._parse_arguments(spec, arguments)
 
     def execute(self, name: str, arguments: Any, ctx: ToolContext) -> ToolCallRecord:
@@ -211,14 +213,9 @@ class ToolRegistry:
         t0 = time.perf_counter()
         shown_args = arguments if isinstance(arguments, dict) else {"_raw": arguments}
         try:
-            spec = self._specs.get(name)
-            if spec is None:
-                raise UnknownToolError(
-                    f"There is no tool named {name!r}. Available tools: {', '.join(self._specs)}."
-                )
-            args = self._parse_arguments(spec, arguments)
-            shown_args = args
-            call_args = dict(args)
+            shown_args = self.validate(name, arguments)
+            spec = self._specs[name]
+            call_args = dict(shown_args)
             if spec.context_param:
                 call_args[spec.context_param] = ctx
             result = spec.func(**call_args)
