@@ -187,7 +187,7 @@ def render_status(r: TurnResult) -> None:
     and what was stored, as it stood when the answer was given."""
     box = st.status(status_label(r), state="error" if r.error else "complete", expanded=False)
     for t in r.tools:
-        box.write(f"{'❌' if t.error else '🔧'} {tool_title(t.name)} · {fmt_duration(t.ms)}")
+        box.write(tool_line(t))
     for m in r.stored:
         box.write(f"💾 {no_images(m.text)}")
     for line in limit_lines(r):
@@ -617,6 +617,11 @@ def label_words(label: str) -> str:
         return type_label(name, with_icon=False)
     word = name if section == "semantic" else words.kind_word(name)
     return f"{word} ({LABEL_SECTIONS.get(section, section)})" if section else word
+
+
+def tool_line(t: ToolCallRecord) -> str:
+    """A tool call's line in the status box, as it streams and after a rerun."""
+    return f"{'❌' if t.error else '🔧'} {tool_title(t.name)} · {fmt_duration(t.ms)}"
 
 
 def tool_title(name: str) -> str:
