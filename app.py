@@ -20,11 +20,11 @@ from ui.details import (
     render_details,
     render_status,
     status_label,
-    tool_title,
+    tool_line,
     without_forgotten,
 )
 from ui.errors import guard, message_for
-from ui.format import ImageFreeStream, fmt_duration, md_text, no_images
+from ui.format import ImageFreeStream, md_text, no_images
 from ui.layout import PageContext, page_setup
 from ui.remembered import forgotten, remembered_line
 from ui.sidebar import render_sidebar
@@ -261,9 +261,7 @@ def _answer_tokens(ctx: PageContext, events: Any, box: Any, got: dict[str, Any])
         elif ev.kind == "tool_start":
             working("Using a tool…")
         elif ev.kind == "tool_end":
-            ms = fmt_duration(ev.record.ms)
-            mark = "❌" if ev.record.error else "🔧"
-            box.write(f"{mark} {tool_title(ev.record.name)} · {ms}")
+            box.write(tool_line(ev.record))
         elif ev.kind == "stored":
             box.write(f"💾 {no_images(ev.text)}")
         elif ev.kind == "done":
@@ -290,32 +288,18 @@ def _show_result(ctx: PageContext, box: Any, result: TurnResult, *, streamed: bo
         expanded=False,
     )
     d = result.model_copy(deep=True)  # kept for reruns (the extraction status is updated)
+    key = result.turn_id or details_key(result.reply)
     state.remember_details(details_key(result.reply), d)
-    if result.turn_id:
-        state.remember_details(result.turn_id, d)
-    remembered_line(ctx, d, result.turn_id or details_key(result.reply))
-    render_details(d, key=result.turn_id or details_key(result.reply))
-    private.reanswer_controls(ctx, d, result.turn_id or details_key(result.reply))
+    state.remember_details(key, d)
+    remembered_line(ctx, d, key)
+    render_details(d, key=key)
+    private.reanswer_controls(ctx, d, key)
 
 
-def too_long(prompt: str) -> None:
-    """Say the limit and keep the text (the chat box is already empty) to copy and shorten."""
-    st.error(
-        f"**Not sent:** your message is {len(prompt.strip()):,} characters; the limit is "
-        f"{MAX_TEXT_CHARS:,}. Shorten it or split it into several messages. Your text is "
-        "below: copy it with the button at its top right.",
-        icon="✂️",
-    )
-    st.code(prompt, language=None, wrap_lines=True)
-
-
-def too_long_for_model(prompt: str, refusal: str) -> None:
-    """The message would not fit the model's window even alone: not sent (Ollama would cut
-    it silently); the text is kept to copy and shorten."""
-    st.error(
-        f"{no_images(refusal)} Your text is below: copy it with the button at its top right.",
-        icon="✂️",
-    )
+def not_sent(prompt: str, why: str) -> None:
+    """A message refused before it ran (`why`: markdown): the reason, and the text kept (the
+    chat box is already empty) to copy and shorten."""
+    st.error(f"{why} Your text is below: copy it with the button at its top right.", icon="✂️")
     st.code(prompt, language=None, wrap_lines=True)
 
 
@@ -356,13 +340,16 @@ if shown_messages == 0 and not prompt and not incognito:
     with greeting.container():
         empty_state(ctx)
 refusal = None
-if prompt and len(prompt.strip()) <= MAX_TEXT_CHARS:
-    with guard("Checking the message against the model's window"):
-        refusal = ctx.agent.message_fits(prompt, st.session_state.model)
 if prompt and len(prompt.strip()) > MAX_TEXT_CHARS:
-    too_long(prompt)
-elif prompt and refusal:
-    too_long_for_model(prompt, refusal)
+    refusal = (
+        f"**Not sent:** your message is {len(prompt.strip()):,} characters; the limit is "
+        f"{MAX_TEXT_CHARS:,}. Shorten it or split it into several messages."
+    )
+elif prompt:  # the model's window: Ollama would cut a message that does not fit silently
+    with guard("Checking the message against the model's window"):
+        refusal = no_images(ctx.agent.message_fits(prompt, st.session_state.model) or "")
+if prompt and refusal:
+    not_sent(prompt, refusal)
 elif prompt and "\x00" in prompt:  # refused in the memory's words, before anything runs
     with guard("Sending the message"):
         check_unicode(prompt, "message")

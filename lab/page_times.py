@@ -390,7 +390,7 @@ def profile_stats_page(user: str, client: redis.Redis) -> None:
 
 
 def stats_main(args: argparse.Namespace) -> int:
-    from ui import resources
+    import streamlit as st
 
     with bench_redis(args.redis_url) as (client, ns):
         user, _ = load_store(client, ns, args)
@@ -419,7 +419,7 @@ def stats_main(args: argparse.Namespace) -> int:
             if args.profile:
                 profile_stats_page(user, client)
         finally:
-            resources.release_all()
+            st.cache_resource.clear()  # closes the coordinator and agent (on_release)
     return 0
 
 

@@ -60,35 +60,19 @@ with guard("Counting memories"):
             f"{'s' * (built_in != 1)} every user shares."
         )
 
+#: The tabs, each with what draws it
+TABS = {
+    type_label("episodic"): episodic_tab,
+    type_label("semantic"): semantic_tab,
+    type_label("procedural"): procedural_tab,
+    type_label("short_term"): short_term_tab,
+    "🔎 Search": search_tab,
+    "➕ Add": add_tab,
+    "⇅ Import / export": transfer_tab,
+    "🩺 Maintenance": maintenance_tab,
+    "🗑️ Forget": forget_and_clear_tab,
+}
 tabs_wrap_when_narrow()  # nine tabs are wider than a phone
-tabs = st.tabs(
-    [
-        type_label("episodic"),
-        type_label("semantic"),
-        type_label("procedural"),
-        type_label("short_term"),
-        "🔎 Search",
-        "➕ Add",
-        "⇅ Import / export",
-        "🩺 Maintenance",
-        "🗑️ Forget",
-    ]
-)
-
-for tab, render in zip(
-    tabs,
-    (
-        episodic_tab,
-        semantic_tab,
-        procedural_tab,
-        short_term_tab,
-        search_tab,
-        add_tab,
-        transfer_tab,
-        maintenance_tab,
-        forget_and_clear_tab,
-    ),
-    strict=True,
-):
+for tab, render in zip(st.tabs(list(TABS)), TABS.values(), strict=True):
     with tab:
         render(ctx)

@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from memory import ListQuery, words
-from memory.models import EventType, is_blank
+from memory.models import EventType
 from memory.service import MemoryService
 from ui import phone, state, undo
 from ui import sessions as sessions_ui
@@ -29,15 +29,14 @@ from ui.format import (
     importance_picker,
     importance_word,
     md_text,
-    memory_text,
     no_images,
     parse_tags,
-    saved_message,
     snippet,
     tag_list,
     type_label,
 )
 from ui.pause import pause_actions
+from ui.row_actions import save_edit
 from ui.tables import (
     EPISODIC_COLUMNS,
     MESSAGE_COLUMNS,
@@ -371,8 +370,6 @@ def _on_save_episodic(
     table_key: str,
 ) -> None:
     ss, p = st.session_state, f"ed_ep_{memory_id}"
-    if _blank_text(ss[f"{p}_text"]):
-        return
     changes: dict[str, Any] = {}
     if ss[f"{p}_text"].strip() != (rec.get("text") or rec.get("description") or ""):
         changes["text"] = ss[f"{p}_text"]
@@ -396,17 +393,6 @@ def _on_save_episodic(
     _save(coord, user_id, as_admin, "episodic", memory_id, changes, table_key)
 
 
-def _blank_text(text: str) -> bool:
-    """An edit that empties the text is refused with a sentence (deleting is its own action)."""
-    if not is_blank(text):
-        return False
-    state.flash(
-        "The text cannot be empty: write what should be remembered, or delete the memory.",
-        "warning",
-    )
-    return True
-
-
 def _save(
     coord: MemoryService,
     user_id: str,
@@ -416,16 +402,11 @@ def _save(
     changes: dict[str, Any],
     table_key: str,
 ) -> None:
-    """Save from the editor's callback. A saved row is unticked: left ticked, it would join
-    the next bulk delete ("Delete 3 selected") without the user choosing it again."""
-    if not changes:
-        state.flash("Nothing changed.", "info")
-        return
-    ok, rec = run_action(
-        "Saving the memory", coord.update_memory, user_id, mtype, memory_id, as_admin, **changes
-    )
-    if ok:
-        state.flash(saved_message(memory_text(rec), changes))
+    """A saved row is unticked: left ticked, it would join the next bulk delete ("Delete 3
+    selected") without the user choosing it again."""
+    if save_edit(
+        coord, user_id, mtype, memory_id, changes, or_else="delete the memory", as_admin=as_admin
+    ):
         clear_selection(table_key)
 
 
@@ -479,25 +460,24 @@ def _edit_semantic(ctx: PageContext, memory_id: str, table_key: str) -> None:
     rec = _get_record(ctx, "semantic", memory_id)
     if not rec:
         return
-    p = f"ed_sem_{memory_id}"
-    _editor_title("fact", rec.get("text") or rec.get("fact") or "")
+    p, old = f"ed_sem_{memory_id}", _fact_fields(rec)
+    _editor_title("fact", old["text"])
     locked = bool(rec.get("is_shared")) and not ctx.is_admin
     if locked:
         st.info(
             "Shared knowledge, recalled for every user: only an admin can change it.", icon="🔒"
         )
     with st.form(p, border=True):
-        st.text_area("Fact", value=rec.get("text") or rec.get("fact", ""), key=f"{p}_text")
-        c1, c2, c3 = st.columns(3)
-        c1.text_input("Category", value=rec.get("category") or "", key=f"{p}_cat")
-        c2.text_input("Fact type", value=rec.get("fact_type") or "", key=f"{p}_type")
-        c3.text_input("Source", value=rec.get("source") or "", key=f"{p}_source")
-        st.text_input("Context", value=rec.get("context") or "", key=f"{p}_context")
-        st.checkbox("📌 Pinned", value=bool(rec.get("pinned")), key=f"{p}_pinned")
+        st.text_area("Fact", value=old["text"], key=f"{p}_text")
+        # category, fact type and source side by side; the context under them, whole
+        places = [*st.columns(3), st.container()]
+        for where, (field, label) in zip(places, FACT_LABELS.items(), strict=True):
+            where.text_input(label, value=old[field], key=f"{p}_{field}")
+        st.checkbox("📌 Pinned", value=old["pinned"], key=f"{p}_pinned")
         if ctx.is_admin and rec.get("added_by"):  # a user's fact: an admin may share it
             st.checkbox(
                 "🌐 Shared with every user",
-                value=bool(rec.get("shared")),
+                value=old["shared"],
                 key=f"{p}_shared",
                 help="Shared facts are recalled for every user and change only by admins.",
             )
@@ -511,6 +491,25 @@ def _edit_semantic(ctx: PageContext, memory_id: str, table_key: str) -> None:
         )
 
 
+#: A fact's fields under their editor's labels (beside its text, pin and sharing)
+FACT_LABELS = {
+    "category": "Category",
+    "fact_type": "Fact type",
+    "source": "Source",
+    "context": "Context",
+}
+
+
+def _fact_fields(rec: dict[str, Any]) -> dict[str, Any]:
+    """A fact's editable fields as its editor shows them, and as a save compares them."""
+    return {
+        "text": rec.get("text") or rec.get("fact") or "",
+        **{field: rec.get(field) or "" for field in FACT_LABELS},
+        "pinned": bool(rec.get("pinned")),
+        "shared": bool(rec.get("shared")),
+    }
+
+
 def _on_save_semantic(
     coord: MemoryService,
     user_id: str,
@@ -520,26 +519,9 @@ def _on_save_semantic(
     table_key: str,
 ) -> None:
     ss, p = st.session_state, f"ed_sem_{memory_id}"
-    if _blank_text(ss[f"{p}_text"]):
-        return
-    old = {
-        "shared": bool(rec.get("shared")),
-        "text": rec.get("text") or rec.get("fact") or "",
-        "category": rec.get("category") or "",
-        "fact_type": rec.get("fact_type") or "",
-        "source": rec.get("source") or "",
-        "context": rec.get("context") or "",
-        "pinned": bool(rec.get("pinned")),
-    }
-    new = {
-        "shared": ss.get(f"{p}_shared", old["shared"]),
-        "text": ss[f"{p}_text"].strip(),
-        "category": ss[f"{p}_cat"],
-        "fact_type": ss[f"{p}_type"],
-        "source": ss[f"{p}_source"],
-        "context": ss[f"{p}_context"],
-        "pinned": ss[f"{p}_pinned"],
-    }
+    old = _fact_fields(rec)
+    new = {k: ss.get(f"{p}_{k}", v) for k, v in old.items()}  # sharing: an admin's only
+    new["text"] = new["text"].strip()
     changes = {k: v for k, v in new.items() if v != old[k]}
     _save(coord, user_id, as_admin, "semantic", memory_id, changes, table_key)
 

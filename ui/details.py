@@ -34,7 +34,6 @@ from ui.format import (
     type_label,
 )
 
-TOTAL_KEYS = ("total", "total_ms", "turn")
 #: How many memories the lead line names (the rest are counted).
 LEAD_NAMED = 4
 #: Words of a memory the lead line quotes (cut at a word, with "…").
@@ -154,7 +153,7 @@ def summary_line(r: TurnResult) -> str:
         parts.append(f"remembered {len(r.stored)} new thing{'s' * (len(r.stored) != 1)}")
     if r.window.notes:
         parts.append("📏 see the window note")
-    total = _total_ms(r.timings_ms)
+    total = r.timings_ms.get("total")  # the agent's whole turn
     if total is not None:
         parts.append(f"⏱ {fmt_duration(total)}")
     return " · ".join(parts)
@@ -187,7 +186,7 @@ def render_status(r: TurnResult) -> None:
     and what was stored, as it stood when the answer was given."""
     box = st.status(status_label(r), state="error" if r.error else "complete", expanded=False)
     for t in r.tools:
-        box.write(f"{'❌' if t.error else '🔧'} {tool_title(t.name)} · {fmt_duration(t.ms)}")
+        box.write(tool_line(t))
     for m in r.stored:
         box.write(f"💾 {no_images(m.text)}")
     for line in limit_lines(r):
@@ -413,15 +412,17 @@ HIT_COLUMNS = {
 }
 
 
-def _hit_meta(h: RecallHit) -> str:
-    """What kind of memory, and when (one caption line)."""
+def _hit_line(h: RecallHit, mark: str = "", why: str = "") -> str:
+    """A recalled memory's text, then under it whether it was used, how well it matched, why,
+    what kind it is and when."""
     rec = h.record
     kind = rec.get("event_type") or rec.get("category") or ""
     when = fmt_day(rec.get("timestamp"))
     if h.memory_type == "semantic" and "added_by" in rec and not rec["added_by"]:
         when = ""  # built-in knowledge: its date is the day it was loaded, not a fact's
-    parts = [event_label(str(kind)) if kind else "", f"from {when}" if when else ""]
-    return " · ".join(md_text(p) for p in parts if p)
+    about = (event_label(str(kind)) if kind else "", f"from {when}" if when else "")
+    meta = " · ".join(x for x in (mark, band_badge(h.band), why, *map(md_text, about)) if x)
+    return f"- {md_text(h.text)}  \n  :gray[{meta}]"
 
 
 #: The signals "why" names, in words (their numbers are the Advanced tab's columns).
@@ -455,10 +456,7 @@ def _recalled(rec: MemoryContext, used: set[str], *, incognito: bool = False) ->
         for h in found:
             why = why_words(h.parts.model_dump())
             mark = USED_MARK if h.id in used else UNUSED_MARK
-            meta = " · ".join(
-                x for x in (mark, band_badge(h.band), why and f"why: {why}", _hit_meta(h)) if x
-            )
-            st.markdown(f"- {md_text(h.text)}  \n  :gray[{meta}]")
+            st.markdown(_hit_line(h, mark, why and f"why: {why}"))
     proc = rec.procedural
     if proc is not None:
         anything = True
@@ -496,12 +494,7 @@ def _held_back(held: list[RecallHit]) -> None:
         return
     st.markdown(f"**Held back** · {len(held)} too weak to use (weaker than a possible match):")
     for h in held:
-        meta = _hit_meta(h)
-        st.markdown(
-            f"- {md_text(h.text)}  \n  :gray[{band_badge(h.band)}"
-            + (f" · {meta}" if meta else "")
-            + "]"
-        )
+        st.markdown(_hit_line(h))
 
 
 def _tools(tools: list[ToolCallRecord]) -> None:
@@ -619,6 +612,11 @@ def label_words(label: str) -> str:
     return f"{word} ({LABEL_SECTIONS.get(section, section)})" if section else word
 
 
+def tool_line(t: ToolCallRecord) -> str:
+    """A tool call's line in the status box, as it streams and after a rerun."""
+    return f"{'❌' if t.error else '🔧'} {tool_title(t.name)} · {fmt_duration(t.ms)}"
+
+
 def tool_title(name: str) -> str:
     """A tool call's title: what it did, capitalised (`Looked up your workouts`)."""
     said = words.tool_words(name)
@@ -687,18 +685,15 @@ def stage_label(stage: str) -> str:
 
 
 def timings_frame(r: TurnResult) -> pd.DataFrame:
-    timings: dict[str, float] = {}
-    for k, v in r.recalled.timings_ms.items():
-        timings[f"recall: {k}"] = float(v)
-    for k, v in r.timings_ms.items():
-        timings[k] = float(v)
-    total = _total_ms(r.timings_ms) or sum(
-        v for k, v in timings.items() if not k.startswith("recall: ") and k not in TOTAL_KEYS
+    """The time per stage: recall's steps, then the turn's, then the whole answer."""
+    timings = {f"recall: {k}": v for k, v in r.recalled.timings_ms.items()}
+    timings.update((k, v) for k, v in r.timings_ms.items() if k != "total")
+    total = r.timings_ms.get("total") or sum(
+        v for k, v in timings.items() if not k.startswith("recall: ")
     )
     rows = [
         {"Stage": stage_label(k), "Seconds": v / 1000, "Share": (v / total if total else 0.0)}
         for k, v in timings.items()
-        if k not in TOTAL_KEYS
     ]
     if total:
         rows.append({"Stage": "Whole answer", "Seconds": total / 1000, "Share": 1.0})
@@ -721,13 +716,3 @@ def _timings(r: TurnResult, key: str) -> None:
             ),
         },
     )
-
-
-def _total_ms(timings: dict[str, Any]) -> float | None:
-    for k in TOTAL_KEYS:
-        if k in timings:
-            try:
-                return float(timings[k])
-            except (TypeError, ValueError):
-                return None
-    return None

@@ -6,6 +6,7 @@ from __future__ import annotations
 __all__ = ["PageContext", "page_header", "page_setup", "show_flashes", "show_notice"]
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
@@ -94,32 +95,32 @@ def page_setup(title: str, icon: str, *, layout: str = "wide", sidebar: bool = T
     return ctx
 
 
+#: How a message shows, by its kind: a flash (left by a callback) as a toast unless it is a
+#: problem; a notice (`state.notice_then_rerun`) in its place on the page.
+FLASH_AS: dict[str, tuple[Callable[..., Any], str]] = {
+    "error": (st.error, "⚠️"),
+    "warning": (st.warning, "✋"),
+    "info": (st.toast, "ℹ️"),
+    "success": (st.toast, "✅"),
+}
+NOTICE_AS: dict[str, tuple[Callable[..., Any], str]] = {
+    "info": (st.info, "♻️"),
+    "warning": (st.warning, "✋"),
+    "success": (st.success, "✅"),
+}
+
+
 def show_flashes() -> None:
     for kind, raw in state.pop_flashes():
-        text = no_images(raw)  # flashes quote memory texts and user names
-        if kind == "error":
-            st.error(text, icon="⚠️")
-        elif kind == "warning":
-            st.warning(text, icon="✋")
-        elif kind == "info":
-            st.toast(text, icon="ℹ️")
-        else:
-            st.toast(text, icon="✅")
+        show, icon = FLASH_AS.get(kind, FLASH_AS["success"])
+        show(no_images(raw), icon=icon)  # flashes quote memory texts and user names
 
 
 def show_notice(place: str) -> None:
     """The message an action left for this place (`state.notice_then_rerun`)."""
-    got = state.pop_notice(place)
-    if got is None:
-        return
-    kind, raw = got
-    text = no_images(raw)  # notices quote memory texts
-    if kind == "info":
-        st.info(text, icon="♻️")
-    elif kind == "warning":
-        st.warning(text, icon="✋")
-    else:
-        st.success(text, icon="✅")
+    if got := state.pop_notice(place):
+        show, icon = NOTICE_AS.get(got[0], NOTICE_AS["success"])
+        show(no_images(got[1]), icon=icon)  # notices quote memory texts
 
 
 def page_header(title: str, icon: str, caption: str) -> None:

@@ -255,48 +255,41 @@ def _user_part(report: dict[str, Any], user_id: str) -> dict[str, Any] | None:
 def _proposal_frame(p: dict[str, Any]) -> pd.DataFrame:
     rows = [{"Role": "kept", "Memory": p["canonical_text"]}]
     rows += [{"Role": "merged into it", "Memory": text} for text in p["member_texts"]]
-    return pd.DataFrame(rows, columns=["Role", "Memory"])
+    return pd.DataFrame(rows)
 
 
+# The report's lists as tables (each drawn only when it has items, so its rows name the columns)
 def _merged_frame(proposals: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(
-        [{"Kept": p["canonical_text"], "Merged": " | ".join(p["member_texts"])} for p in proposals],
-        columns=["Kept", "Merged"],
+        [{"Kept": p["canonical_text"], "Merged": " | ".join(p["member_texts"])} for p in proposals]
     )
 
 
 def _expired_frame(items: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(
-        [{"Memory": e.get("text", ""), "Kind": event_label(e.get("kind", ""))} for e in items],
-        columns=["Memory", "Kind"],
+        [{"Memory": e.get("text", ""), "Kind": event_label(e.get("kind", ""))} for e in items]
     )
 
 
 def _summary_frame(items: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(
-        [
-            {
-                "Summary": d.get("text") or "(not written yet)",
-                "Chat": chat_label(str(d.get("session_id", "")), {}),
-                "Messages": d.get("messages"),
-                "Why": d.get("reason", ""),
-            }
-            for d in items
-        ],
-        columns=["Summary", "Chat", "Messages", "Why"],
+        {
+            "Summary": d.get("text") or "(not written yet)",
+            "Chat": chat_label(str(d.get("session_id", "")), {}),
+            "Messages": d.get("messages"),
+            "Why": d.get("reason", ""),
+        }
+        for d in items
     )
 
 
 def _decayed_frame(items: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(
-        [
-            {
-                "Memory": d.get("text", ""),
-                "Before": d.get("before"),
-                "After": d.get("after"),
-                "Recalled": d.get("recalled"),
-            }
-            for d in items
-        ],
-        columns=["Memory", "Before", "After", "Recalled"],
+        {
+            "Memory": d.get("text", ""),
+            "Before": d.get("before"),
+            "After": d.get("after"),
+            "Recalled": d.get("recalled"),
+        }
+        for d in items
     )

@@ -10,13 +10,13 @@ import streamlit as st
 
 from agent.types import TurnResult
 from memory.errors import NotFoundError
-from memory.models import is_blank
 from memory.service import MemoryService
 from memory.writing import StoredMemory
 from ui import state
 from ui.context import PageContext
 from ui.errors import guard, run_action
 from ui.format import md_text, snippet
+from ui.row_actions import save_edit
 
 #: The answer's button that forgets what it remembered (not "Undo": that is a delete's).
 FORGET = "Forget this"
@@ -126,21 +126,9 @@ def _on_save(
     coord: MemoryService, user_id: str, memory_id: str, key: str, old: str, popover: str
 ) -> None:
     text = str(st.session_state.get(key) or "").strip()
-    if is_blank(text):
-        state.flash(
-            f"The text cannot be empty: write what should be remembered, or press {FORGET}.",
-            "warning",
-        )
-        return
-    if text == old:
-        state.flash("Nothing changed.", "info")
-        return
-    ok, _ = run_action(
-        "Saving the memory", coord.update_memory, user_id, "episodic", memory_id, text=text
-    )
-    if ok:
+    changes = {"text": text} if text != old else {}
+    if save_edit(coord, user_id, "episodic", memory_id, changes, or_else=f"press {FORGET}"):
         state.close_popover(popover)
-        state.flash(f"Saved: {snippet(text, 60)}")
 
 
 def _on_undo(coord: MemoryService, user_id: str, ids: list[tuple[str, Any]]) -> None:

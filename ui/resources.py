@@ -89,19 +89,6 @@ def per_version(name: str, version: str, load: Callable[[], T]) -> T:
     return cast(T, _versioned(name, version, load))
 
 
-def release_all() -> None:
-    """Close and forget every cached agent and coordinator (`on_release` closes them).
-
-    Each coordinator holds an embedding model (~120 MB): tests that build one per namespace
-    call this after each test."""
-    _scheduler.clear()
-    _versioned.clear()
-    _maintenance.clear()
-    _agent.clear()
-    _writer.clear()
-    _coordinator.clear()
-
-
 # --- cached factories -------------------------------------------------------------------
 
 

@@ -8,17 +8,22 @@ from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
-from memory.models import EventType, is_blank
+from memory.models import is_blank
 from memory.service import MemoryService
 from ui import state, undo
 from ui.errors import run_action
-from ui.format import event_label, md_text, memory_text, saved_message, snippet
+from ui.format import (
+    REMEMBERED_KINDS,
+    event_label,
+    md_text,
+    memory_text,
+    saved_message,
+    snippet,
+)
 from ui.pause import pause_toggle
 
 if TYPE_CHECKING:
     from ui.context import PageContext
-
-KINDS = [e.value for e in EventType if e is not EventType.INTERACTION]
 
 
 def row_controls(ctx: PageContext, mtype: str, row: dict[str, Any], key: str) -> None:
@@ -35,9 +40,13 @@ def _edit(ctx: PageContext, mtype: str, row: dict[str, Any], key: str) -> None:
     ):
         st.text_area("Memory", value=memory_text(row), key=f"{key}_text", height=90)
         kind = str(row.get("event_type") or "")
-        if mtype == "episodic" and kind in KINDS:
+        if mtype == "episodic" and kind in REMEMBERED_KINDS:
             st.selectbox(
-                "Kind", KINDS, index=KINDS.index(kind), format_func=event_label, key=f"{key}_kind"
+                "Kind",
+                REMEMBERED_KINDS,
+                index=REMEMBERED_KINDS.index(kind),
+                format_func=event_label,
+                key=f"{key}_kind",
             )
         st.button(
             "Save",
@@ -51,26 +60,41 @@ def _edit(ctx: PageContext, mtype: str, row: dict[str, Any], key: str) -> None:
 def _on_save(coord: MemoryService, user_id: str, mtype: str, row: dict[str, Any], key: str) -> None:
     ss = st.session_state
     text = str(ss.get(f"{key}_text") or "").strip()
-    if is_blank(text):
-        state.flash(
-            "The text cannot be empty: write what should be remembered, or delete it.", "warning"
-        )
-        return
-    changes: dict[str, Any] = {}
-    if text != memory_text(row):
-        changes["text"] = text
+    changes: dict[str, Any] = {"text": text} if text != memory_text(row) else {}
     kind = ss.get(f"{key}_kind")
     if kind and kind != row.get("event_type"):
         changes["event_type"] = kind
+    if save_edit(coord, user_id, mtype, str(row["id"]), changes):
+        state.close_popover(f"{key}_edit")
+
+
+def save_edit(
+    coord: MemoryService,
+    user_id: str,
+    mtype: str,
+    memory_id: str,
+    changes: dict[str, Any],
+    *,
+    or_else: str = "delete it",
+    as_admin: bool = False,
+) -> bool:
+    """Every editor's save, from its callback: an emptied text is refused with a sentence
+    (`or_else`: the other way out, since deleting is its own action), no change is said; True
+    once saved (the caller closes its editor)."""
+    if is_blank(changes.get("text", "-")):
+        state.flash(
+            f"The text cannot be empty: write what should be remembered, or {or_else}.", "warning"
+        )
+        return False
     if not changes:
         state.flash("Nothing changed.", "info")
-        return
+        return False
     ok, rec = run_action(
-        "Saving the memory", coord.update_memory, user_id, mtype, str(row["id"]), **changes
+        "Saving the memory", coord.update_memory, user_id, mtype, memory_id, as_admin, **changes
     )
     if ok:
-        state.close_popover(f"{key}_edit")
         state.flash(saved_message(memory_text(rec), changes))
+    return ok
 
 
 def _pin(ctx: PageContext, mtype: str, row: dict[str, Any], key: str) -> None:

@@ -9,7 +9,7 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 from memory import ListQuery
-from memory.models import EventType, check_id, is_blank, shown_hits
+from memory.models import check_id, is_blank, shown_hits
 from memory.service import MemoryService
 from memory.writing import WritePolicy, candidate_for, classify_event_type, write_fact
 from ui import demo, phone, state, undo
@@ -18,6 +18,7 @@ from ui.context import PageContext
 from ui.errors import guard, run_action
 from ui.format import (
     NO_MORE_RELEVANT,
+    REMEMBERED_KINDS,
     TYPE_HELP,
     about_words,
     band_badge,
@@ -32,7 +33,7 @@ from ui.format import (
     tags_text,
     type_label,
 )
-from ui.row_actions import KINDS, row_controls
+from ui.row_actions import row_controls
 from ui.user_profile import TITLE as PROFILE_TITLE
 from ui.user_profile import user_profile_panel
 
@@ -324,7 +325,7 @@ def _add_form(ctx: PageContext) -> None:
         # a label that followed the live guess was no option any more by the next run.
         kind = st.selectbox(
             "Kind",
-            [GUESS, *KINDS],
+            [GUESS, *REMEMBERED_KINDS],
             format_func=lambda k: GUESS_LABEL if k == GUESS else event_label(k),
             key="sb_add_event_type",
             help="Guessed from the words and tags; pick a kind to choose it yourself.",
@@ -428,9 +429,10 @@ def recent_memories(coord: MemoryService, user_id: str, n: int = RECENT_N) -> li
     one's own date (the date the list shows: when it happened or was said)."""
     rows: list[dict[str, Any]] = []
     # Logged exchanges ("interaction" episodes) are the chat itself: not listed here.
-    kept = [e.value for e in EventType if e is not EventType.INTERACTION]
     ep, _ = coord.list_memories(
-        user_id, "episodic", ListQuery(page_size=n, include_superseded=False, event_types=kept)
+        user_id,
+        "episodic",
+        ListQuery(page_size=n, include_superseded=False, event_types=REMEMBERED_KINDS),
     )
     rows.extend({**r, "_type": "episodic"} for r in ep)
     sem, _ = coord.list_memories(user_id, "semantic", ListQuery(page_size=n, added_by=user_id))

@@ -76,11 +76,6 @@ def _sessions(sessions_of: Any, user_id: str) -> list[str]:
         return []
 
 
-def _latest_session(sessions_of: Any, user_id: str) -> str | None:
-    sessions = _sessions(sessions_of, user_id)
-    return sessions[0] if sessions else None
-
-
 def url_params() -> dict[str, str]:
     """The address's parameters for the current user and chat (page links carry them)."""
     ss = st.session_state
@@ -100,7 +95,7 @@ def sync_url() -> None:
 def switch_user(user_id: str, sessions_of: Any = None) -> None:
     ss = st.session_state
     ss.user_id = user_id
-    ss.session_id = _latest_session(sessions_of, user_id) or new_session_id()
+    ss.session_id = next(iter(_sessions(sessions_of, user_id)), None) or new_session_id()
 
 
 def keep_user(user_id: str, sessions_of: Any = None) -> None:

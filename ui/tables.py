@@ -34,22 +34,6 @@ def _bool(value: Any) -> bool:
     return bool(value)
 
 
-#: Memory first and wrapped, then what a reader scans (kind, tags, status, dates); bookkeeping
-#: (replaced by, chat) last; the id is kept for the selection, never drawn (ID_HIDDEN). At
-#: 1280 px wide (sidebar open) the status (↪ replaced) and the expiry stay on screen.
-EPISODIC_ORDER = [
-    "📌",
-    "Memory",
-    "Kind",
-    "Tags",
-    "Status",
-    "When",
-    "Expires",
-    "Importance",
-    "Replaced by",
-    "Chat",
-    "id",
-]
 #: A column config that keeps a column out of the grid (ids: the selection reads them).
 ID_HIDDEN = {"id": None}
 
@@ -57,7 +41,9 @@ ID_HIDDEN = {"id": None}
 def episodic_frame(
     rows: list[dict[str, Any]], chat_titles: dict[str, str] | None = None
 ) -> pd.DataFrame:
-    """`chat_titles`: the user's chat names (ui/sessions.py), for the Chat column."""
+    """Columns in the order a reader scans them: the memory, kind, tags, status, dates, then
+    bookkeeping (at 1280 px the status and the expiry stay on screen); the id is kept for the
+    selection, never drawn. `chat_titles`: the user's chat names, for the Chat column."""
     titles = chat_titles or {}
     texts = {r.get("id"): r.get("text") or r.get("description") or "" for r in rows}
     return pd.DataFrame(
@@ -66,20 +52,19 @@ def episodic_frame(
                 "📌": _pin(r.get("pinned")),
                 "Memory": r.get("text") or r.get("description") or "",
                 "Kind": event_label(str(r.get("event_type") or "")),
-                "When": to_datetime(r.get("timestamp") or r.get("created_at")),
-                "Expires": to_datetime(r.get("expires_at")),
+                "Tags": ", ".join(tag_list(r.get("tags"))),
                 "Status": "↪ replaced"
                 if r.get("superseded_by")
                 else ("⏸ paused" if _bool(r.get("paused")) else "active"),
-                "Tags": ", ".join(tag_list(r.get("tags"))),
+                "When": to_datetime(r.get("timestamp") or r.get("created_at")),
+                "Expires": to_datetime(r.get("expires_at")),
                 "Importance": importance_word(r.get("importance") or 0.0),
                 "Replaced by": _replaced_by(r.get("superseded_by"), texts),
                 "Chat": chat_label(str(r["session_id"]), titles) if r.get("session_id") else "",
                 "id": r.get("id", ""),
             }
             for r in rows
-        ],
-        columns=EPISODIC_ORDER,
+        ]
     )
 
 
@@ -140,8 +125,7 @@ def semantic_frame(rows: list[dict[str, Any]], viewer: str | None = None) -> pd.
                 "id": r.get("id", ""),
             }
             for r in rows
-        ],
-        columns=["📌", "Fact", "Category", "Type", "Source", "Added by", "When", "id"],
+        ]
     )
 
 
@@ -175,23 +159,7 @@ def procedural_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
                 "id": r.get("id", ""),
             }
         )
-    return pd.DataFrame(
-        out,
-        columns=[
-            "📌",
-            "Question pattern",
-            "Best tools",
-            "Confidence",
-            "Recommended",
-            "Runs",
-            "Successes",
-            "Failures",
-            "How well it worked",
-            "Typical time",
-            "Last used",
-            "id",
-        ],
-    )
+    return pd.DataFrame(out)
 
 
 #: A procedure's average run score (agent.learning.success_score), as a share
@@ -259,8 +227,7 @@ def messages_frame(messages: list[Any]) -> pd.DataFrame:
                 "Message": getattr(m, "content", ""),
             }
             for m in messages
-        ],
-        columns=["When", "Role", "Message"],
+        ]
     )
 
 

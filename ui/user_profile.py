@@ -8,12 +8,13 @@ from __future__ import annotations
 import streamlit as st
 
 from agent.prompt import PROFILE_TOKENS, fit_profile
-from memory.models import ProfileLine, is_blank
+from memory.models import ProfileLine
 from memory.service import MemoryService
-from ui import resources, state, undo
+from ui import resources, undo
 from ui.context import PageContext
-from ui.errors import guard, run_action
+from ui.errors import guard
 from ui.format import about_words, event_label, md_text, no_images, snippet
+from ui.row_actions import save_edit
 
 TITLE = "What I know about you"
 #: The lines that always go, in a person's words: what `memory.health.about_health` decides by
@@ -146,12 +147,6 @@ def _edit_form(ctx: PageContext, where: str, p: ProfileLine, editing: str) -> No
 
 
 def _on_save(coord: MemoryService, user_id: str, memory_id: str, key: str, editing: str) -> None:
-    text = str(st.session_state.get(key) or "")
-    if is_blank(text):
-        state.flash("The line is empty: write it, or remove it with ✖️.", "warning")
-        return
-    edit = coord.update_memory
-    ok, _ = run_action("Editing the memory", edit, user_id, "episodic", memory_id, text=text)
-    if ok:
+    text = str(st.session_state.get(key) or "").strip()
+    if save_edit(coord, user_id, "episodic", memory_id, {"text": text}, or_else="remove it with ✖️"):
         st.session_state.pop(editing, None)
-        state.flash(f"Updated: {snippet(text, 60)}")

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from benchmarks.common import free_port
@@ -25,9 +26,7 @@ TIMEOUT_S = 30
 def _release_resources() -> Iterator[None]:
     """Close the coordinator and agent a test created (each one holds an embedding model)."""
     yield
-    from ui import resources
-
-    resources.release_all()
+    st.cache_resource.clear()  # each cache's on_release closes what it held
     gc.collect()  # AppTest keeps reference cycles: free the models now, not at some later GC
 
 

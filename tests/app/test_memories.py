@@ -528,3 +528,33 @@ def test_the_profile_says_truly_which_lines_always_go(app_env, make_app, coordin
     for caption in (sent[0], left[0]):
         assert "about allergies, intolerances, conditions or medicines" in caption
         assert "health facts" not in caption and "health and safety" not in caption
+
+
+def test_a_fact_is_edited_field_by_field_and_an_unchanged_save_says_so(
+    coordinator, make_app
+) -> None:
+    fact = coordinator.add_semantic(
+        "Stretch after every run.", added_by="alice", category="running", source="coach"
+    )
+    at = make_app("pages/memories.py")
+    at.toggle(key="f_sem_mine").set_value(True).run()
+    at = select_rows(at, "tbl_semantic", [0])
+    form = f"ed_sem_{fact.id}"
+    assert (
+        at.text_input(key=f"{form}_category").value,
+        at.text_input(key=f"{form}_source").value,
+    ) == ("running", "coach")
+    at.button(key=f"{form}_save").click().run()
+    assert at.toast[0].value == "Nothing changed."
+
+    at.text_area(key=f"{form}_text").input("Stretch after every long run.")
+    at.text_input(key=f"{form}_category").input("recovery")
+    at.button(key=f"{form}_save").click().run()
+    no_errors(at)
+    rec = coordinator.get_memory("alice", "semantic", fact.id)
+    assert (rec["text"], rec["category"], rec["source"]) == (
+        "Stretch after every long run.",
+        "recovery",
+        "coach",
+    )
+    assert at.toast[0].value == "Saved “Stretch after every long run\\.”: text and category."

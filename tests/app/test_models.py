@@ -4,6 +4,8 @@ for the window refused with its text kept."""
 
 from __future__ import annotations
 
+import streamlit as st
+
 from tests.app.conftest import no_errors, texts
 
 
@@ -48,9 +50,7 @@ def test_the_details_show_the_window_split_and_a_thinking_models_thoughts(
 def test_a_message_too_long_for_the_window_is_refused_and_kept(
     app_env, make_app, coordinator, monkeypatch
 ) -> None:
-    from ui import resources
-
-    resources.release_all()
+    st.cache_resource.clear()  # a fresh agent for the smaller window
     monkeypatch.setenv("AGENT_NUM_CTX", "2048")  # a small window: a long paste cannot fit
     at = make_app("app.py")
     paste = "Readings: " + "12345 67890 " * 300
