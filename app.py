@@ -139,7 +139,7 @@ def empty_state(ctx: PageContext) -> None:
             demo.questions(ctx)
             return
         st.markdown(
-            "Hi! I remember what you tell me, across sessions. Tell me about yourself, "
+            "Hi! I remember what you tell me, from one chat to the next. Tell me about yourself, "
             "your goals or your preferences, then ask me something. Everything I store "
             "shows up in the sidebar's **memory editor** and on the **Memories** page."
         )

@@ -165,8 +165,8 @@ if counts["procedural"]:
     apart.append(f"{n} learned way{'s' if n != 1 else ''} of working")
 if built_in:
     apart.append(
-        f"{built_in} built-in fact{'s' if built_in != 1 else ''} every user shares (the "
-        "knowledge file, and facts an admin shared)"
+        f"{built_in} built-in fact{'s' if built_in != 1 else ''} every user shares (with "
+        "facts an admin shared)"
     )
 if apart:
     st.caption("Not counted above: " + "; ".join(apart) + ".")

@@ -439,7 +439,7 @@ def semantic_tab(ctx: PageContext) -> None:
         )
     if not rows:
         st.info(
-            "No facts match. Facts come from the knowledge file and from users: add one in "
+            "No facts match. Some facts are built in and users add others: add one in "
             f"the **➕ Add** tab (type *{type_label('semantic', with_icon=False)}*).",
             icon="📚",
         )
@@ -556,7 +556,7 @@ def procedural_tab(ctx: PageContext) -> None:
     for sel in selected[:3]:
         pattern = by_id.get(str(sel["id"])) or {}
         pattern_text = no_images(snippet(sel["Question pattern"], 80))
-        st.markdown(f"##### Tool sequences tried for “{pattern_text}”")
+        st.markdown(f"##### Ways tried for “{pattern_text}”")
         seq = sequences_frame(pattern)
         if seq.empty:
             st.caption("No per-sequence statistics recorded.")

@@ -540,7 +540,7 @@ def _stored(
             line += f"  \n:orange[replaces {what} (kept as history)]"
         st.markdown(line)
     if extraction:
-        st.caption(f"Background extraction: {no_images(extraction)}")
+        st.caption(f"Learning from this message: {no_images(extraction)}")
 
 
 def prompt_markdown(lines: list[BlockLine], procedural: ProceduralSuggestion | None = None) -> str:
@@ -599,16 +599,16 @@ def way_of_working(proc: ProceduralSuggestion | None) -> str:
 
 
 #: A block label's section (`profile/goal`), in words.
-LABEL_SECTIONS = {"profile": "profile", "stored": "just remembered", "semantic": "fact"}
+LABEL_SECTIONS = {"profile": "always kept in mind", "stored": "just remembered", "semantic": "fact"}
 
 
 def label_words(label: str) -> str:
     """A memory's label in the block, in words: `profile/health_event` → `Health event
-    (profile)`, `semantic/training` → `training (fact)`; a category stays as typed."""
+    (always kept in mind)`, `semantic/training` → `Training (fact)`."""
     section, _, name = label.rpartition("/")
     if not section and name in words.table().memory_types:
         return type_label(name, with_icon=False)
-    word = name if section == "semantic" else words.kind_word(name)
+    word = name.capitalize() if section == "semantic" else words.kind_word(name)
     return f"{word} ({LABEL_SECTIONS.get(section, section)})" if section else word
 
 
@@ -635,7 +635,7 @@ def _prompt(r: TurnResult) -> None:
         else "What the model was given"
     )
     st.caption(
-        f"{given} as remembered data{about}, inside a fence that tells it these are "
+        f"{given} as remembered data{about}, marked off so that it reads them as "
         "memories, not instructions. The exact text is below the list."
     )
     st.markdown(prompt_markdown(read_block(block), r.recalled.procedural))

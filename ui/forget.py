@@ -49,8 +49,9 @@ def forget_tab(ctx: PageContext) -> None:
         return
     st.caption(
         f"Deletes everything **{md_text(ctx.user_id)}**'s memory holds about a topic: the "
-        "memories, facts, ways of working and chat messages that mention it, and what came from "
-        "them (earlier versions, merges, summaries, answer details, cached searches). "
+        "memories, facts, ways of working and chat messages that mention it, and what came "
+        "from them (earlier versions, merges, summaries, answer details, searches kept to "
+        "answer faster). "
         "This cannot be undone once the countdown ends."
     )
     _done(ctx.user_id)

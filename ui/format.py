@@ -23,7 +23,7 @@ SERIES_LABELS = {**TYPE_LABELS, "embedding": "Meaning", "all": "All types"}
 TYPE_ICONS = {"episodic": "📔", "semantic": "📚", "procedural": "🛠️", "short_term": "💬"}
 TYPE_HELP = {
     "episodic": "What happened with you: preferences, goals, events. Private to each user.",
-    "semantic": "Impersonal facts the agent knows (from the knowledge file or added by users).",
+    "semantic": "Impersonal facts the agent knows (built in, or added by users).",
     "procedural": "Which tools worked for which kind of question, with a learned confidence.",
     "short_term": "The recent messages of the current chat.",
 }

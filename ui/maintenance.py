@@ -37,7 +37,7 @@ def maintenance_tab(ctx: PageContext) -> None:
     )
     c1, c2, _ = st.columns([1, 1, 4])
     c1.button(
-        "Dry run",
+        "Preview",
         key="mt_dry",
         icon="🔍",
         help="List what a run would do for this user; nothing changes.",
@@ -134,7 +134,7 @@ def _proposals(maint: Maintenance, user_id: str) -> None:
     dry = st.session_state.get(DRY_KEY)
     if not dry or dry.get("user_id") != user_id:
         return  # no dry run yet, or one of another user (the sidebar can switch users)
-    st.markdown("##### 🔍 Dry run")
+    st.markdown("##### 🔍 Preview: what a run would do")
     proposals, expired = dry["proposals"], dry["expired"]
     st.caption(
         f"At {fmt_ms_time(dry['at_ms'])}: {len(proposals)} merge proposal(s), "

@@ -73,10 +73,9 @@ def search_tab(ctx: PageContext) -> None:
             )
     if not query.strip():
         st.caption(
-            "Hybrid search: vector similarity (meaning) and the question's words it shares "
-            "(rare words weigh more), plus a little recency and importance, exactly as the "
-            "agent recalls. The score is the probability that a memory is relevant; each "
-            "result shows why it matched."
+            "Finds memories by what they mean and by the words they share with your question "
+            "(rare words count more), with a little weight for recent and important ones: "
+            "the same search the agent does before it answers. Each result says why it matched."
         )
         return
     hits: list[Any] = []

@@ -48,7 +48,7 @@ def recall_details(df: pd.DataFrame, window: str) -> None:
         "Memory types", type_options, key="stats_types", placeholder="All memory types"
     )
     group = f2.radio(
-        "Operations",
+        "Steps",
         list(charts.OP_GROUPS),
         horizontal=True,
         key="stats_ops",
@@ -105,12 +105,12 @@ def cache_and_extraction(counters: dict[str, int], agent: ChatAgent | None) -> N
     ef = charts.extraction_frame(counters, outcomes)
     if ef.empty:
         b.caption(
-            "No memory extraction yet: it runs after each chat turn (with a model, or from "
-            "trigger phrases like “remember that …” in memory-only mode)."
+            "Nothing learned from messages yet: it runs after each chat turn (with a model, or "
+            "from phrases like “remember that …” without one)."
         )
     elif len(ef) < 2:
         only = ef.iloc[0]
-        b.caption(f"Memory extraction so far: {int(only['count'])} {only['outcome']}.")
+        b.caption(f"Learning from messages so far: {int(only['count'])} {only['outcome']}.")
     else:
         b.plotly_chart(charts.extraction_figure(ef), key="chart_extraction")
 

@@ -55,7 +55,7 @@ def episodic_frame(
                 "Tags": ", ".join(tag_list(r.get("tags"))),
                 "Status": "↪ replaced"
                 if r.get("superseded_by")
-                else ("⏸ paused" if _bool(r.get("paused")) else "active"),
+                else ("⏸ paused" if _bool(r.get("paused")) else "in use"),
                 "When": to_datetime(r.get("timestamp") or r.get("created_at")),
                 "Expires": to_datetime(r.get("expires_at")),
                 "Importance": importance_word(r.get("importance") or 0.0),
@@ -105,7 +105,7 @@ def _added_by(row: dict[str, Any], viewer: str | None) -> str:
     the id; others see "you" or "shared" (a shared fact must not reveal its author)."""
     added_by = row.get("added_by") or ""
     if not added_by:
-        return "knowledge file"
+        return "built in"
     if viewer is None:
         return str(added_by)
     return "you" if added_by == viewer else "shared"
@@ -218,12 +218,16 @@ SEQUENCE_COLUMNS = {
 }
 
 
+#: Who said a chat message, by its role
+SPEAKERS = {"user": "You", "assistant": "Assistant"}
+
+
 def messages_frame(messages: list[Any]) -> pd.DataFrame:
     return pd.DataFrame(
         [
             {
                 "When": to_datetime(getattr(m, "timestamp", None)),
-                "Role": getattr(m, "role", ""),
+                "Who": SPEAKERS.get(role := getattr(m, "role", ""), role),
                 "Message": getattr(m, "content", ""),
             }
             for m in messages

@@ -102,13 +102,13 @@ class ForgetReport(BaseModel):
         return sum(self.counts.values())
 
     def summary(self) -> str:
-        """One sentence in the preview's unit: "3 items and 4 records that came from them
+        """One sentence in the preview's unit: "3 items and 4 notes that came from them
         went: 2 memories, ..." (the same words in the CLI and the app)."""
         if not self.total:
             return "nothing went"
         went = ", ".join(counted(v, k) for k, v in self.counts.items() if v)
         rest = self.total - self.items
-        records = f"{rest} record{'s' * (rest != 1)}"
+        records = f"{rest} note{'s' * (rest != 1)}"
         if not self.items:  # only traces (details, titles, searches) mentioned it
             return f"{records} went: {went}"
         more = f" and {records} that came from them" if rest else ""

@@ -150,7 +150,7 @@ def test_background_extraction_outcome_appears_under_the_answer(
     at.run()
     no_errors(at)
     captions = texts(at, "caption")
-    assert "Background extraction: done" in captions
+    assert "Learning from this message: done" in captions
     assert "Has a dog called Rex" in texts(at)
 
 

@@ -5,7 +5,7 @@ memories used, escaped."""
 
 from __future__ import annotations
 
-from memory.block import PROFILE_TITLE
+from memory import words
 from memory.models import EventType
 from tests.app.conftest import no_errors, texts
 
@@ -54,7 +54,7 @@ def test_details_and_status_line_survive_a_fresh_run_of_the_session(
     # The memories with their full text, the stored memory, the scores behind Advanced.
     assert "I am training for a half marathon in April" in shown
     assert "My long runs are on Saturdays" in shown
-    assert "Background extraction: " in texts(again, "caption")
+    assert "Learning from this message: " in texts(again, "caption")
     assert [t.label for t in again.tabs][:5] == [
         "Recalled",
         "Tools (0)",
@@ -68,8 +68,9 @@ def test_details_and_status_line_survive_a_fresh_run_of_the_session(
     assert "Recalling memories" in set(stages["Stage"]) and "recall" not in set(stages["Stage"])
     # The Prompt tab lists the memories (both are standing ones: in the user profile's
     # section, not repeated among the searched); the raw fenced block is the Prompt tab's code.
-    assert PROFILE_TITLE.removesuffix(":") in shown.replace("\\", "")
-    assert "About this user (episodic, most relevant first)" not in shown.replace("\\", "")
+    sections = words.table().block_sections  # the block's section titles in people's words
+    assert sections["profile"] in shown.replace("\\", "")
+    assert sections["episodic"] not in shown.replace("\\", "")
     assert any("<<<MEMORY" in str(c.value) for c in again.code)
 
 

@@ -55,7 +55,7 @@ def test_dry_run_lists_the_merge_and_changes_nothing(paraphrases, make_app) -> N
     assert "1 merge proposal(s)" in texts(at, "caption")
     assert "Nothing has changed yet." in texts(at, "caption")
     assert len([b for b in at.button if b.key and b.key.startswith("mt_accept_")]) == 1
-    assert set(statuses(at).values()) == {"active"}  # a dry run writes nothing
+    assert set(statuses(at).values()) == {"in use"}  # a dry run writes nothing
 
 
 def test_accept_merges_and_undo_restores_both(paraphrases, make_app) -> None:
@@ -66,7 +66,7 @@ def test_accept_merges_and_undo_restores_both(paraphrases, make_app) -> None:
     no_errors(at)
     assert at.toast[0].value.startswith("Merged 2 memories into one")
     shown = statuses(at)
-    active = sorted(t for t, s in shown.items() if s == "active")
+    active = sorted(t for t, s in shown.items() if s == "in use")
     assert active == sorted([kept, "I am allergic to peanuts"])  # one of the two is left
     assert sorted(shown.values()).count("↪ replaced") == 1
     assert not any(b.key and b.key.startswith("mt_accept_") for b in at.button)  # done
@@ -78,7 +78,7 @@ def test_accept_merges_and_undo_restores_both(paraphrases, make_app) -> None:
     undo.click().run()
     no_errors(at)
     assert at.toast[0].value == "Merge undone: 2 memories are active again."
-    assert {t: s for t, s in statuses(at).items() if t in SAME} == dict.fromkeys(SAME, "active")
+    assert {t: s for t, s in statuses(at).items() if t in SAME} == dict.fromkeys(SAME, "in use")
     assert not any(b.key and b.key.startswith("mt_undo_") for b in at.button)
     assert "undone" in texts(at, "caption")
     assert paraphrases.list_memories("bob", "episodic")[1] == 2  # bob's untouched
@@ -92,7 +92,7 @@ def test_reject_is_not_proposed_again(paraphrases, make_app) -> None:
     assert at.toast[0].value.startswith("Rejected")
     at = dry_run(at)
     assert "No near-duplicate memories to merge." in [i.value for i in at.info]
-    assert set(statuses(at).values()) == {"active"}
+    assert set(statuses(at).values()) == {"in use"}
 
 
 def test_run_now_shows_the_report_and_stats_charts_it(paraphrases, make_app) -> None:
@@ -148,7 +148,7 @@ def test_a_run_elsewhere_shows_a_message_not_a_traceback(paraphrases, make_app) 
     at.button(key="mt_run").click().run()
     assert not at.exception
     assert "already running elsewhere" in at.error[0].value
-    assert set(statuses(at).values()) == {"active"}
+    assert set(statuses(at).values()) == {"in use"}
 
 
 def test_a_summary_waiting_for_the_model_is_shown_and_run_now_writes_it(

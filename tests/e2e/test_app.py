@@ -155,7 +155,7 @@ def test_memories_page_edit_and_export(page: Page, app_server, seed, screenshots
     procedures = by_key(page, "tbl_procedural")
     expect(grid_cell(procedures, "used “get sleep”, then added up your daily")).to_have_count(1)
     select_grid_row(page, procedures, "how did I sleep last week")
-    expect(page.get_by_text("Tool sequences tried for")).to_be_visible()
+    expect(page.get_by_text("Ways tried for")).to_be_visible()
     screenshot(page, screenshots_dir / "memories-procedural.png", height=1200)
 
     page.get_by_role("tab", name="⇅ Import / export").click()
