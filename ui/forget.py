@@ -19,10 +19,12 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 import streamlit as st
 
+from memory import words
 from ui import state
 from ui.errors import guard, run_action
 from ui.format import fmt_ms_time, md_text, snippet, type_label
 from ui.manage import cleanup_tab
+from ui.tables import SPEAKERS
 
 if TYPE_CHECKING:
     from memory import TopicForget
@@ -108,7 +110,9 @@ def _preview(user_id: str) -> None:
         {
             "forget": [not m["partial"] for m in matches],
             "text": [m["text"] for m in matches],
-            "kind": [f"{type_label(m['memory_type'])} · {m['kind']}" for m in matches],
+            "kind": [
+                " · ".join(filter(None, [type_label(m["memory_type"]), _kind(m)])) for m in matches
+            ],
             "date": [fmt_ms_time(m["timestamp"]) for m in matches],
             "found": [_found_by(m) for m in matches],
         }
@@ -201,3 +205,19 @@ def _done(user_id: str) -> None:
     if not d or d["user_id"] != user_id:
         return
     st.success(f"Forgot “{md_text(snippet(d['query'], 60))}”: {md_text(d['summary'])}.", icon="🧹")
+
+
+def _kind(match: dict[str, Any]) -> str:
+    """A previewed row's kind in words: "Fact (earlier version)", "Training", "You"; none for
+    a way of working (its type says it all)."""
+    kind, earlier = match["kind"], " (earlier version)"
+    base = kind.removesuffix(earlier)
+    if match["memory_type"] == "procedural":
+        return ""
+    if match["memory_type"] == "episodic":
+        said = words.kind_word(base)
+    elif match["memory_type"] == "short_term":
+        said = SPEAKERS.get(base.removesuffix(" message"), base)
+    else:
+        said = base[:1].upper() + base[1:]
+    return said + (earlier if kind.endswith(earlier) else "")

@@ -126,3 +126,23 @@ def test_the_contexts_the_app_writes_have_their_words() -> None:
     assert {"LLM extraction", "trigger phrase", "Added on the Memories page"} <= written
     missing = [c for c in [*written, interaction_context("Fine.")] if not words.origin_words(c)]
     assert missing == []
+
+
+@pytest.mark.parametrize(
+    ("memory_type", "kind", "said"),
+    [
+        ("episodic", "fact", "Fact"),
+        ("episodic", "health_event (earlier version)", "Health event (earlier version)"),
+        ("semantic", "training", "Training"),
+        ("procedural", "procedure", ""),
+        ("short_term", "user message", "You"),
+        ("short_term", "assistant message", "Assistant"),
+    ],
+)
+def test_a_forget_previews_kinds_read_as_words(memory_type: str, kind: str, said: str) -> None:
+    """The walk read "📔 About you · fact" and "user message" in the Forget tab's preview."""
+    from tests.not_words import internal_words
+    from ui.forget import _kind
+
+    assert _kind({"memory_type": memory_type, "kind": kind}) == said
+    assert internal_words(said) == []
