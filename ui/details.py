@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from agent.prompt import SECTION_TITLES, BlockLine, read_block, unfenced
+from agent.prompt import SECTION_TITLES, BlockLine, neutralise, read_block, unfenced
 from agent.replies import answer_hits, in_prompt, is_conversation
 from agent.speed import speed_text
 from agent.types import BudgetSplit, StoredMemory, ToolCallRecord, TurnResult, WindowReport
@@ -194,17 +194,22 @@ def render_status(r: TurnResult) -> None:
 
 
 def without_forgotten(r: TurnResult, forgotten: Collection[str]) -> TurnResult:
-    """The details once *Forget this* took back memories the turn stored (`forgotten`: their
-    ids): their texts leave what it stored and the memory block shown (their lines under
-    "stored from the current message", and a title left with nothing under it)."""
+    """The details once *Forget this* or a delete took back memories (`forgotten`: their ids):
+    one the turn stored leaves what it stored and the memory block (its line under "stored
+    from the current message", and a title left with nothing under it); one it recalled
+    stays in the Recalled list and the block (the exact one too) marked as forgotten, without
+    its text."""
     gone = {unfenced(m.text) for m in r.stored if m.id in forgotten}
-    if not gone:
+    recalled_gone = {unfenced(h.text) for h in r.recalled.episodic if h.id in forgotten}
+    if not gone and not recalled_gone:
         return r
     lines = []
     for raw in r.memory_block.splitlines():
         read = read_block(raw)
         if read and read[0].label.startswith("stored/") and read[0].text in gone:
             continue
+        if read and read[0].kind == "memory" and read[0].text in recalled_gone:
+            raw = f"- [{read[0].label}] {neutralise(words.FORGOTTEN_TEXT)} ({read[0].note})"
         lines.append(raw)
     after = [read_block(raw) for raw in [*lines[1:], ""]]  # the line after each, read
     kept = [  # a title stays while a line of its own follows (not the fence, not a title)
@@ -214,12 +219,24 @@ def without_forgotten(r: TurnResult, forgotten: Collection[str]) -> TurnResult:
         or read[0].kind != "title"
         or (bool(nxt) and nxt[0].kind != "title")
     ]
+    recalled = r.recalled.model_copy(
+        update={
+            "episodic": [forgotten_hit(h) if h.id in forgotten else h for h in r.recalled.episodic]
+        }
+    )
     return r.model_copy(
         update={
             "stored": [m for m in r.stored if m.id not in forgotten],
             "memory_block": "\n".join(kept),
+            "recalled": recalled,
         }
     )
+
+
+def forgotten_hit(h: RecallHit) -> RecallHit:
+    """A recalled memory forgotten since: its kind and date kept, its text and reply not."""
+    record = {k: h.record[k] for k in ("event_type", "timestamp") if k in h.record}
+    return h.model_copy(update={"text": words.FORGOTTEN_TEXT, "record": record})
 
 
 def render_details(
@@ -228,6 +245,7 @@ def render_details(
     """`forgotten`: ids of memories the turn stored that were forgotten since (shown without
     their text, `without_forgotten`)."""
     n_forgotten = sum(m.id in forgotten for m in r.stored)
+    n_unrecalled = sum(h.id in forgotten for h in r.recalled.episodic)
     r = without_forgotten(r, forgotten)
     tools, stored, thinking = r.tools, r.stored, r.thinking
     with st.expander("🔍 Execution details", expanded=expanded):
@@ -243,6 +261,8 @@ def render_details(
         names += ["⚙️ Advanced", *(["💭 Thoughts"] if thinking else [])]
         tabs = st.tabs(names)
         with tabs[0]:
+            if n_unrecalled:
+                st.caption(f"Forgotten since: {n_unrecalled} memory this answer recalled.")
             _recalled(r.recalled, used_ids(r), incognito=r.private == "incognito")
             _held_back(r.held_back)
         with tabs[1]:

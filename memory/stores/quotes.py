@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from memory.stores import Stores
 from memory.stores.usage import UsageRecords
+from memory.words import FORGOTTEN_TEXT
 
 #: The line that takes the place of a forgotten memory's line in a stored reply
-FORGOTTEN_LINE = "- (forgotten at your request)"
+FORGOTTEN_LINE = f"- {FORGOTTEN_TEXT}"
 #: How each line of what was answered then starts, under its memory's line: a quote inside
 #: the list item (goes with the memory's line when that is forgotten)
 ANSWER_QUOTE = "  > "
