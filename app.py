@@ -149,7 +149,7 @@ def empty_state(ctx: PageContext) -> None:
                 text,
                 key=f"suggestion_{i}",
                 on_click=lambda t=text: st.session_state.update(pending_prompt=t),
-                use_container_width=True,
+                width="stretch",
                 wrap=True,  # in columns a label is cut with an ellipsis by default
             )
         if demo.available(ctx):
