@@ -242,8 +242,8 @@ def forgotten_hit(h: RecallHit) -> RecallHit:
 def render_details(
     r: TurnResult, *, key: str, expanded: bool = False, forgotten: Collection[str] = ()
 ) -> None:
-    """`forgotten`: ids of memories the turn stored that were forgotten since (shown without
-    their text, `without_forgotten`)."""
+    """`forgotten`: ids of memories the turn stored or recalled that were forgotten since
+    (shown without their text, `without_forgotten`)."""
     n_forgotten = sum(m.id in forgotten for m in r.stored)
     n_unrecalled = sum(h.id in forgotten for h in r.recalled.episodic)
     r = without_forgotten(r, forgotten)
