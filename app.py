@@ -149,7 +149,7 @@ def empty_state(ctx: PageContext) -> None:
                 text,
                 key=f"suggestion_{i}",
                 on_click=lambda t=text: st.session_state.update(pending_prompt=t),
-                use_container_width=True,
+                width="stretch",
                 wrap=True,  # in columns a label is cut with an ellipsis by default
             )
         if demo.available(ctx):
@@ -311,7 +311,7 @@ sidebar_after = memory_only_turn_sent(ctx)
 if not sidebar_after:
     render_sidebar(ctx)
 st.title("💬 Chat with memory")
-chat_title = sessions.titles_of(ctx.coordinator, ctx.user_id).get(ctx.session_id)
+chat_title = sessions.name_of(ctx.coordinator, ctx.user_id, ctx.session_id)
 st.caption(
     f"You are **{md_text(ctx.user_id)}** in "
     + (f"“{md_text(chat_title)}”" if chat_title else "a new chat")

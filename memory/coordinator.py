@@ -453,6 +453,10 @@ class MemoryCoordinator:
     def answers_using(self, user_id: str, memory_id: str, limit: int = 5) -> list[UsedIn]:
         return self.usage.answers(user_id, memory_id, limit)
 
+    def gone_memories(self, user_id: str, memory_ids: list[str]) -> set[str]:
+        kept = {m.id for m in self.episodic.get_many(check_id(user_id), memory_ids)}
+        return set(memory_ids) - kept
+
     # =====================================================================================
     # Editor
     # =====================================================================================

@@ -235,6 +235,10 @@ class MemoryService(AgentMemory, Protocol):
         """The newest stored answers that used this memory: turn, session, time."""
         ...
 
+    def gone_memories(self, user_id: str, memory_ids: list[str]) -> set[str]:
+        """Which of these episodic memories of the user are gone (forgotten, deleted)."""
+        ...
+
     def stats_version(self, user_id: str) -> str:
         """Changes after every write to the user's memories or to shared ones (a counter
         each): the key a page caches the user's figures under."""

@@ -113,3 +113,5 @@ def origin_words(context: object) -> str | None:
 
 #: The origins entry every memory of the demo persona shows
 DEMO_ORIGIN = "(demo persona)"
+#: What stands where a forgotten memory's text was (a stored reply, an answer's details)
+FORGOTTEN_TEXT = "(forgotten at your request)"

@@ -46,7 +46,7 @@ if store_wide:
         "Refresh",
         key="stats_refresh",
         icon="🔄",
-        use_container_width=True,
+        width="stretch",
         on_click=lambda: st.session_state.update(stats_reads=st.session_state.stats_reads + 1),
     )
 else:

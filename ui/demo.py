@@ -50,7 +50,7 @@ def load_button(ctx: PageContext, key: str, *, compact: bool = False) -> None:
         help=HELP,
         on_click=_on_load,
         args=(ctx.coordinator, ctx.writer, key),
-        use_container_width=not compact,
+        width="content" if compact else "stretch",
     )
 
 
@@ -110,5 +110,5 @@ def questions(ctx: PageContext) -> None:
             q,
             key=f"demo_question_{i}",
             on_click=lambda t=q: st.session_state.update(pending_prompt=t),
-            use_container_width=True,
+            width="stretch",
         )

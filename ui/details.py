@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from agent.prompt import SECTION_TITLES, BlockLine, read_block, unfenced
+from agent.prompt import SECTION_TITLES, BlockLine, neutralise, read_block, unfenced
 from agent.replies import answer_hits, in_prompt, is_conversation
 from agent.speed import speed_text
 from agent.types import BudgetSplit, StoredMemory, ToolCallRecord, TurnResult, WindowReport
@@ -194,17 +194,22 @@ def render_status(r: TurnResult) -> None:
 
 
 def without_forgotten(r: TurnResult, forgotten: Collection[str]) -> TurnResult:
-    """The details once *Forget this* took back memories the turn stored (`forgotten`: their
-    ids): their texts leave what it stored and the memory block shown (their lines under
-    "stored from the current message", and a title left with nothing under it)."""
+    """The details once *Forget this* or a delete took back memories (`forgotten`: their ids):
+    one the turn stored leaves what it stored and the memory block (its line under "stored
+    from the current message", and a title left with nothing under it); one it recalled
+    stays in the Recalled list and the block (the exact one too) marked as forgotten, without
+    its text."""
     gone = {unfenced(m.text) for m in r.stored if m.id in forgotten}
-    if not gone:
+    recalled_gone = {unfenced(h.text) for h in r.recalled.episodic if h.id in forgotten}
+    if not gone and not recalled_gone:
         return r
     lines = []
     for raw in r.memory_block.splitlines():
         read = read_block(raw)
         if read and read[0].label.startswith("stored/") and read[0].text in gone:
             continue
+        if read and read[0].kind == "memory" and read[0].text in recalled_gone:
+            raw = f"- [{read[0].label}] {neutralise(words.FORGOTTEN_TEXT)} ({read[0].note})"
         lines.append(raw)
     after = [read_block(raw) for raw in [*lines[1:], ""]]  # the line after each, read
     kept = [  # a title stays while a line of its own follows (not the fence, not a title)
@@ -214,20 +219,33 @@ def without_forgotten(r: TurnResult, forgotten: Collection[str]) -> TurnResult:
         or read[0].kind != "title"
         or (bool(nxt) and nxt[0].kind != "title")
     ]
+    recalled = r.recalled.model_copy(
+        update={
+            "episodic": [forgotten_hit(h) if h.id in forgotten else h for h in r.recalled.episodic]
+        }
+    )
     return r.model_copy(
         update={
             "stored": [m for m in r.stored if m.id not in forgotten],
             "memory_block": "\n".join(kept),
+            "recalled": recalled,
         }
     )
+
+
+def forgotten_hit(h: RecallHit) -> RecallHit:
+    """A recalled memory forgotten since: its kind and date kept, its text and reply not."""
+    record = {k: h.record[k] for k in ("event_type", "timestamp") if k in h.record}
+    return h.model_copy(update={"text": words.FORGOTTEN_TEXT, "record": record})
 
 
 def render_details(
     r: TurnResult, *, key: str, expanded: bool = False, forgotten: Collection[str] = ()
 ) -> None:
-    """`forgotten`: ids of memories the turn stored that were forgotten since (shown without
-    their text, `without_forgotten`)."""
+    """`forgotten`: ids of memories the turn stored or recalled that were forgotten since
+    (shown without their text, `without_forgotten`)."""
     n_forgotten = sum(m.id in forgotten for m in r.stored)
+    n_unrecalled = sum(h.id in forgotten for h in r.recalled.episodic)
     r = without_forgotten(r, forgotten)
     tools, stored, thinking = r.tools, r.stored, r.thinking
     with st.expander("🔍 Execution details", expanded=expanded):
@@ -243,6 +261,8 @@ def render_details(
         names += ["⚙️ Advanced", *(["💭 Thoughts"] if thinking else [])]
         tabs = st.tabs(names)
         with tabs[0]:
+            if n_unrecalled:
+                st.caption(f"Forgotten since: {n_unrecalled} memory this answer recalled.")
             _recalled(r.recalled, used_ids(r), incognito=r.private == "incognito")
             _held_back(r.held_back)
         with tabs[1]:
@@ -417,9 +437,7 @@ def _hit_line(h: RecallHit, mark: str = "", why: str = "") -> str:
     what kind it is and when."""
     rec = h.record
     kind = rec.get("event_type") or rec.get("category") or ""
-    when = fmt_day(rec.get("timestamp"))
-    if h.memory_type == "semantic" and "added_by" in rec and not rec["added_by"]:
-        when = ""  # built-in knowledge: its date is the day it was loaded, not a fact's
+    when = "" if built_in(h) else fmt_day(rec.get("timestamp"))
     about = (event_label(str(kind)) if kind else "", f"from {when}" if when else "")
     meta = " · ".join(x for x in (mark, band_badge(h.band), why, *map(md_text, about)) if x)
     return f"- {md_text(h.text)}  \n  :gray[{meta}]"
@@ -432,9 +450,17 @@ WHY_SIGNALS = (("vector", "similar meaning"), ("text", "your words"), ("recency"
 WHY_NAMED = 2
 
 
-def why_words(parts: dict[str, Any]) -> str:
-    """The strongest signals of a score, in words (`similar meaning, recent`)."""
-    named = [(name, float(parts.get(field) or 0.0)) for field, name in WHY_SIGNALS]
+def built_in(h: RecallHit) -> bool:
+    """A fact of the knowledge file: its date is the day it was loaded, not the fact's, so no
+    screen dates it or calls it recent (recall still scores its recency)."""
+    return h.memory_type == "semantic" and "added_by" in h.record and not h.record["added_by"]
+
+
+def why_words(h: RecallHit) -> str:
+    """The strongest signals of a hit's score, in words (`similar meaning, recent`)."""
+    parts = h.parts.model_dump()
+    signals = [s for s in WHY_SIGNALS if not (s[0] == "recency" and built_in(h))]
+    named = [(name, float(parts.get(field) or 0.0)) for field, name in signals]
     ranked = [name for name, v in sorted(named, key=lambda p: -p[1]) if v > 0]
     return ", ".join(ranked[:WHY_NAMED])
 
@@ -454,7 +480,7 @@ def _recalled(rec: MemoryContext, used: set[str], *, incognito: bool = False) ->
         n = sum(h.id in used for h in found)
         st.markdown(f"**{type_label(mtype)}** · {len(found)} checked, {n or 'none'} used")
         for h in found:
-            why = why_words(h.parts.model_dump())
+            why = why_words(h)
             mark = USED_MARK if h.id in used else UNUSED_MARK
             st.markdown(_hit_line(h, mark, why and f"why: {why}"))
     proc = rec.procedural
@@ -543,10 +569,15 @@ def _stored(
         st.caption(f"Learning from this message: {no_images(extraction)}")
 
 
-def prompt_markdown(lines: list[BlockLine], procedural: ProceduralSuggestion | None = None) -> str:
+def prompt_markdown(
+    lines: list[BlockLine],
+    procedural: ProceduralSuggestion | None = None,
+    undated: Collection[str] = (),
+) -> str:
     """The memory block for a person: section titles, then each memory's text with its kind
     and date, and what the assistant answered to a logged exchange (every text escaped), all
-    in words (`procedural`: the learned way of working its line describes)."""
+    in words (`procedural`: the learned way of working its line describes; `undated`: the
+    texts, as in the block, of built-in facts, whose date is left out)."""
     out: list[str] = []
     for line in lines:
         if line.kind == "title":
@@ -556,7 +587,9 @@ def prompt_markdown(lines: list[BlockLine], procedural: ProceduralSuggestion | N
             if line.label == "procedural":
                 said = way_of_working(procedural)
             meta = " · ".join(
-                md_text(x) for x in (label_words(line.label), *note_words(line.note)) if x
+                md_text(x)
+                for x in (label_words(line.label), *note_words(line.note, line.text not in undated))
+                if x
             )
             answered = f"  \n  ↳ answered: {md_text(line.reply)}" if line.reply else ""
             out.append(f"- {said}{answered}" + (f"  \n  :gray[{meta}]" if meta else ""))
@@ -572,9 +605,12 @@ TITLE_WORDS = {
 }
 
 
-def note_words(note: str) -> list[str]:
-    """A memory line's note (`high, 26 Nov 2026`): its band in words, then its date."""
+def note_words(note: str, dated: bool = True) -> list[str]:
+    """A memory line's note (`high, 26 Nov 2026`): its band in words, then its date (not
+    `dated`: the band alone)."""
     parts = [p.strip() for p in note.split(",") if p.strip()]
+    if not dated:
+        parts = [p for p in parts if p in words.table().bands]
     return [words.band_word(p) if p in words.table().bands else p for p in parts]
 
 
@@ -638,7 +674,8 @@ def _prompt(r: TurnResult) -> None:
         f"{given} as remembered data{about}, marked off so that it reads them as "
         "memories, not instructions. The exact text is below the list."
     )
-    st.markdown(prompt_markdown(read_block(block), r.recalled.procedural))
+    undated = {unfenced(h.text) for h in r.recalled.semantic if built_in(h)}
+    st.markdown(prompt_markdown(read_block(block), r.recalled.procedural, undated))
     st.markdown(
         "**The memory block exactly as a model would read it**"
         if r.mode == "memory-only"

@@ -121,7 +121,7 @@ def _preview(user_id: str) -> None:
         frame,
         key="fg_table",
         hide_index=True,
-        use_container_width=True,
+        width="stretch",
         disabled=["text", "kind", "date", "found"],
         column_config={
             "forget": st.column_config.CheckboxColumn("Forget", width="small"),
@@ -194,7 +194,7 @@ def _pending_notice(forgetter: TopicForget) -> None:
         f"“{md_text(snippet(p['query'], 60))}” in {math.ceil(left)} s…",
         icon="⏳",
     )
-    if c2.button("Undo", key="fg_undo", icon=":material/undo:", use_container_width=True):
+    if c2.button("Undo", key="fg_undo", icon=":material/undo:", width="stretch"):
         st.session_state[PENDING_KEY] = None
         state.flash("Nothing was forgotten.", "info")
         st.rerun()

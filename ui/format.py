@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from datetime import date, datetime, time
 from typing import Any
 
+from agent.replies import md_literal
 from memory import DEMO_TAG, words
 from memory.models import EventType
 
@@ -213,9 +214,6 @@ def parse_tags(raw: str) -> list[str]:
 # An image is `![alt](url)` or `![alt][ref]`: without the `!` it is an ordinary link, which the
 # browser only follows when clicked. A run of `!` goes too (`!![x](u)` minus one is an image).
 _IMAGE_MARK = re.compile(r"!+(?=\[)")
-# Every ASCII punctuation character can be backslash-escaped in CommonMark; escaping them all
-# also stops Streamlit's extras (`:red[...]`, `:emoji:`, `$math$`) and bare-URL autolinks.
-_MD_PUNCT = re.compile(r"([!-/:-@\[-`{-~])")
 
 
 def no_images(text: Any) -> str:
@@ -223,15 +221,9 @@ def no_images(text: Any) -> str:
     return _IMAGE_MARK.sub("", str(text or ""))
 
 
-# GFM turns bare `http://…`, `www.…` and `a@b.c` into links after escapes are resolved: an
-# invisible word joiner (U+2060) after `:`, `www` and `@` keeps them plain text.
-_AUTOLINK = re.compile(r"(:(?=//)|(?i:www)(?=\.)|@)")
-
-
 def md_text(value: Any) -> str:
     """A user name (or any label) rendered literally inside markdown: no styling, no links."""
-    text = _AUTOLINK.sub("\\1\u2060", " ".join(str(value or "").split()))
-    return _MD_PUNCT.sub(r"\\\1", text)
+    return md_literal(str(value or ""))
 
 
 class ImageFreeStream:

@@ -43,7 +43,7 @@ def maintenance_tab(ctx: PageContext) -> None:
         help="List what a run would do for this user; nothing changes.",
         on_click=_dry_run,
         args=(maint, ctx.user_id),
-        use_container_width=True,
+        width="stretch",
     )
     c2.button(
         "Run now",
@@ -53,7 +53,7 @@ def maintenance_tab(ctx: PageContext) -> None:
         help="Merge, expire and decay this user's memories now.",
         on_click=_run_now,
         args=(maint, ctx.user_id),
-        use_container_width=True,
+        width="stretch",
     )
     with guard("Counting waiting summaries"):
         _waiting(maint.summaries_waiting(ctx.user_id))
@@ -160,7 +160,7 @@ def _proposals(maint: Maintenance, user_id: str) -> None:
                 "With a model, the kept text may be reworded to cover all of them.",
                 on_click=_accept,
                 args=(maint, p),
-                use_container_width=True,
+                width="stretch",
             )
             b2.button(
                 "Reject",
@@ -169,7 +169,7 @@ def _proposals(maint: Maintenance, user_id: str) -> None:
                 help="Keep them apart and never propose this merge again.",
                 on_click=_reject,
                 args=(maint, p),
-                use_container_width=True,
+                width="stretch",
             )
     if expired:
         st.caption("Would expire:")
@@ -239,7 +239,7 @@ def _past_merges(maint: Maintenance, user_id: str) -> None:
                     help="Make the merged memories active again and restore the kept one.",
                     on_click=_undo,
                     args=(maint, user_id, m["id"]),
-                    use_container_width=True,
+                    width="stretch",
                 )
     if len(merges) == MERGES_SHOWN:
         st.caption(f"The {MERGES_SHOWN} most recent merges.")

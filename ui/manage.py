@@ -99,7 +99,7 @@ def search_tab(ctx: PageContext) -> None:
         return
     df = hits_frame([h.model_dump(mode="json") for h in hits])
     df.insert(0, "Type", [type_label(getattr(h.memory_type, "value", h.memory_type)) for h in hits])
-    df.insert(len(df.columns), "Why", [why_words(h.parts.model_dump()) for h in hits])
+    df.insert(len(df.columns), "Why", [why_words(h) for h in hits])
     c1, c2 = st.columns([3, 1], vertical_alignment="center")
     c1.caption(f"{len(hits)} result{'s' if len(hits) != 1 else ''} for “{md_text(query)}”")
     scores = c2.toggle("Show the scores", key="s_scores", help="Each result's score and its parts")

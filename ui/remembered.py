@@ -29,14 +29,12 @@ def named(r: TurnResult) -> list[StoredMemory]:
 
 
 def forgotten(ctx: PageContext, r: TurnResult) -> set[str]:
-    """Ids of the memories this answer remembered that are gone (*Forget this*, a delete)."""
+    """Ids of the memories this answer remembered or recalled that are gone (*Forget this*, a
+    delete), in one look-up."""
+    ids = list(dict.fromkeys([*(m.id for m in named(r)), *(h.id for h in r.recalled.episodic)]))
     gone: set[str] = set()
     with guard("Reading what this answer stored"):
-        for m in named(r):
-            try:
-                ctx.coordinator.get_memory(ctx.user_id, "episodic", m.id)
-            except NotFoundError:
-                gone.add(m.id)
+        gone = ctx.coordinator.gone_memories(ctx.user_id, ids) if ids else set()
     return gone
 
 

@@ -72,6 +72,17 @@ def titles_of(coord: MemoryService, user_id: str) -> dict[str, str]:
     return titles
 
 
+def name_of(coord: MemoryService, user_id: str, session_id: str) -> str | None:
+    """The chat's name: its title, or its date once it holds messages; None for a new chat."""
+    title = titles_of(coord, user_id).get(session_id)
+    if title:
+        return title
+    listed: list[str] = []
+    with guard("Listing your chats"):
+        listed = list(coord.list_sessions(user_id) or [])
+    return fallback_label(session_id) if session_id in listed else None
+
+
 def name_after(coord: MemoryService, user_id: str, session_id: str, message: str) -> None:
     """Name a chat after its first message (a title it already has is kept)."""
     title = title_from(message)

@@ -263,7 +263,7 @@ def _profile(agent: Any, model: str) -> None:
         f"The agent sends this model up to about {about_words(agent.window(model)):,} words "
         "at a time" + (f" (it could take about {about_words(could):,})." if could else ".")
     )
-    if st.button("🩺 Check this model", key="sb_check_model", use_container_width=True):
+    if st.button("🩺 Check this model", key="sb_check_model", width="stretch"):
         with st.spinner(f"Probing {model}…"):
             st.session_state["model_check"] = agent.check_model(model).model_dump(mode="json")
     report = st.session_state.get("model_check")
@@ -343,7 +343,7 @@ def _add_form(ctx: PageContext) -> None:
         icon="💾",
         on_click=_on_add,
         args=(ctx.coordinator, ctx.writer),
-        use_container_width=True,
+        width="stretch",
     )
 
 

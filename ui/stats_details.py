@@ -77,17 +77,11 @@ def recall_details(df: pd.DataFrame, window: str) -> None:
         "took longer than, the slowest; and how many times each step was measured."
     )
     st.dataframe(
-        table,
+        charts.latency_rows(table),
         hide_index=True,
         key="latency_table",
         row_height=ROW_HEIGHT,  # tall enough to wrap a step's words: a phone sees the times
-        column_config={
-            charts.STEP: st.column_config.TextColumn(pinned=True, width=STEP_PX),
-            **{
-                c: st.column_config.NumberColumn(format="%.3f")
-                for c in (charts.TYPICAL_COL, charts.SLOWEST_COL, charts.MAX_COL)
-            },
-        },
+        column_config={charts.STEP: st.column_config.TextColumn(pinned=True, width=STEP_PX)},
     )
 
 

@@ -115,8 +115,9 @@ REPLY_PREFIX = "Assistant answered: "
 
 
 def interaction_context(reply: str) -> str:
-    """The context of a logged exchange: what the assistant answered (shortened)."""
-    reply = reply.strip().replace("\r\n", " ").replace("\r", " ").replace("\n", " ")
+    """The context of a logged exchange: what the assistant answered (shortened), its line
+    breaks kept (a list stays a list where it is quoted; the embedding joins the lines)."""
+    reply = reply.strip().replace("\r\n", "\n").replace("\r", "\n")
     if len(reply) > REPLY_CONTEXT_CHARS:
         reply = reply[:REPLY_CONTEXT_CHARS] + " …"
     return REPLY_PREFIX + reply

@@ -7,9 +7,13 @@ from __future__ import annotations
 
 from memory.stores import Stores
 from memory.stores.usage import UsageRecords
+from memory.words import FORGOTTEN_TEXT
 
 #: The line that takes the place of a forgotten memory's line in a stored reply
-FORGOTTEN_LINE = "- (forgotten at your request)"
+FORGOTTEN_LINE = f"- {FORGOTTEN_TEXT}"
+#: How each line of what was answered then starts, under its memory's line: a quote inside
+#: the list item (goes with the memory's line when that is forgotten)
+ANSWER_QUOTE = "  > "
 
 
 def quoting_answers(stores: Stores, user_id: str, memory_id: str) -> dict[str, set[str]]:
@@ -23,12 +27,17 @@ def quoting_answers(stores: Stores, user_id: str, memory_id: str) -> dict[str, s
 
 
 def without_quote(reply: str, text: str) -> str:
-    """`reply` with each line that lists `text` as `FORGOTTEN_LINE`."""
+    """`reply` with each line that lists `text` as `FORGOTTEN_LINE`, without the quote of what
+    was answered then that follows it."""
     quote = f"- {text}"
-    return "\n".join(
-        FORGOTTEN_LINE if line == quote or line.startswith((f"{quote} (", f"{quote}; ")) else line
-        for line in reply.split("\n")
-    )
+    out: list[str] = []
+    dropping = False
+    for line in reply.split("\n"):
+        if dropping and line.startswith(ANSWER_QUOTE):
+            continue
+        dropping = line == quote or line.startswith((f"{quote} (", f"{quote}; "))
+        out.append(FORGOTTEN_LINE if dropping else line)
+    return "\n".join(out)
 
 
 def drop_quotes(stores: Stores, user_id: str, answers: dict[str, set[str]], text: str) -> int:

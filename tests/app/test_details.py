@@ -135,3 +135,33 @@ def test_nothing_recalled_says_so_plainly(app_env, make_app, agent) -> None:
     at = make_app("app.py", user="newcomer-2", session="s-empty")
     no_errors(at)
     assert "Used nothing I know about you" in texts(at)
+
+
+def test_a_built_in_fact_is_never_called_recent_nor_dated(
+    offline_env, make_app, coordinator
+) -> None:
+    """A knowledge-file fact is dated the day it was loaded: no tab dates it or says it was
+    recalled for being recent (issue 45: "why: recent, important", and the Prompt tab's list
+    dated it today); a person's own memory keeps its date."""
+    import time
+
+    from ui.format import fmt_day
+
+    coordinator.add_semantic("Easy runs build the aerobic base", category="training")
+    coordinator.add_episodic(
+        "maya", "My easy runs are on Tuesdays", event_type=EventType.PREFERENCE
+    )
+    at = make_app("app.py", user="maya", session="s-built-in")
+    at.chat_input(key="chat_input").set_value("Why do easy runs build the aerobic base?").run()
+    no_errors(at)
+    today = fmt_day(int(time.time() * 1000))
+    details = expanders(at, "🔍 Execution details")[0]
+    shown = "\n".join(str(m.value) for m in details.markdown)
+    items = [x for x in shown.split("\n- ") if "aerobic base" in x or "Tuesdays" in x]
+    fact = [x for x in items if "aerobic base" in x]
+    mine = [x for x in items if "Tuesdays" in x]
+    assert len(fact) == 2 and len(mine) == 2, items  # the Recalled tab's and the Prompt tab's
+    recalled, prompt = fact
+    assert today not in prompt, prompt
+    assert today not in recalled and "recent" not in recalled, recalled
+    assert today in mine[0], mine  # the Recalled tab dates hers (the profile's lines: no date)

@@ -558,3 +558,23 @@ def test_a_fact_is_edited_field_by_field_and_an_unchanged_save_says_so(
         "coach",
     )
     assert at.toast[0].value == "Saved “Stretch after every long run\\.”: text and category."
+
+
+def test_no_element_passes_the_width_argument_streamlit_deprecates(
+    app_env, make_app, coordinator, caplog
+) -> None:
+    """The app's log said `use_container_width` "will be removed after 2025-12-31": the topic
+    forget's preview table passed it (buttons take it silently); every element takes `width`."""
+    import logging
+
+    logging.getLogger("streamlit.deprecation_util").addHandler(caplog.handler)
+    try:
+        coordinator.add_episodic("alice", "My lawyer is called Sam", event_type="fact")
+        at = make_app("pages/memories.py")
+        at.text_input(key="fg_query").input("lawyer")
+        at.button(key="fg_preview").click().run()
+        no_errors(at)
+        assert "My lawyer is called Sam" in set(table_with(at, "text")["text"])
+    finally:
+        logging.getLogger("streamlit.deprecation_util").removeHandler(caplog.handler)
+    assert [r.getMessage() for r in caplog.records if "use_container_width" in r.getMessage()] == []

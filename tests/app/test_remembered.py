@@ -102,3 +102,29 @@ def _turn(at) -> str:  # type: ignore[no-untyped-def]
     """The key of the last answer's line (its turn id), from its Forget this button."""
     undo = [str(b.key) for b in at.button if str(b.key).startswith("rem_undo_")]
     return undo[-1].removeprefix("rem_undo_")
+
+
+def test_forget_this_marks_the_memory_in_a_later_answers_details(
+    offline_env, make_app, coordinator
+) -> None:
+    """A later answer that recalled the memory kept showing its text in its details (the
+    Recalled list, the Prompt tab's list and the exact block): each now says it was
+    forgotten, here and after a reload."""
+    fact = "I love trail mix after long runs"
+    at = make_app("app.py", user="rita", session="s-forget")
+    at.chat_input(key="chat_input").set_value(f"Remember that {fact}").run()
+    first = _turn(at)
+    at.chat_input(key="chat_input").set_value("What do I love after long runs?").run()
+    no_errors(at)
+    at.button(key=f"rem_undo_{first}").click().run()
+    no_errors(at)
+    again = make_app("app.py", user="rita", session="s-forget")
+    for shown in (at, again):
+        later = [m for m in shown.chat_message if m.name == "assistant"][-1]
+        details = [e for e in later.expander if "Execution" in str(e.label)][0]
+        lines = [x for md in details.markdown for x in str(md.value).splitlines()]
+        assert not [x for x in lines if x.startswith(f"- {fact}")], lines  # the exchange's stays
+        assert len([x for x in lines if x.startswith("- \\(forgotten at your request\\)")]) == 2
+        assert not [c.value for c in details.code if f'"{fact}' in c.value]
+        captions = [c.value for c in details.caption]
+        assert "Forgotten since: 1 memory this answer recalled." in captions

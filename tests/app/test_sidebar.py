@@ -6,6 +6,7 @@ import pytest
 
 from memory.queries import ListQuery
 from tests.app.conftest import no_errors, texts
+from ui.format import md_text
 
 
 @pytest.mark.parametrize("page", ["app.py", "pages/memories.py", "pages/stats.py"])
@@ -201,3 +202,15 @@ def test_the_profile_panel_reads_the_profile_once_per_write(app_env, make_app, c
     no_errors(at)
     assert _profile_reads(coordinator) > before
     assert "I am allergic to peanuts" in texts(at.sidebar)
+
+
+def test_a_chat_with_messages_is_called_by_its_name_not_new(app_env, make_app, coordinator) -> None:
+    old = "s-20261117-1845-demo"  # no title, as the demo persona's chats
+    coordinator.add_message("alice", old, "user", "How is my ankle doing?")
+    at = make_app("app.py", session=old)
+    no_errors(at)
+    caption = texts(at, "caption")
+    assert f"in “{md_text('Chat of 17 Nov 2026, 18:45')}”" in caption  # escaped markdown
+    assert "new chat" not in caption
+    at.sidebar.button(key="sb_new_session").click().run()
+    assert "in a new chat" in texts(at, "caption")

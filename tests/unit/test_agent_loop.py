@@ -198,8 +198,10 @@ def test_a_memory_only_reply_says_what_was_answered_to_a_remembered_question(
     agent = agent_factory(fake_coordinator, closed_ollama_url)
     result = agent.chat("alice", "s1", "Which swim drill did you suggest?")
     assert result.mode == "memory-only"
-    line = next(x for x in result.reply.splitlines() if "Which swim drill should I try?" in x)
-    assert line.endswith("; I answered then: Try catch-up drill: 4 x 50 m.")
+    lines = result.reply.splitlines()
+    at = next(i for i, x in enumerate(lines) if "Which swim drill should I try?" in x)
+    assert lines[at].endswith("; I answered then:")
+    assert lines[at + 1] == "  > Try catch\\-up drill\\: 4 x 50 m\\."  # quoted, literal
 
 
 def test_a_model_that_is_not_pulled_gives_memory_only_mode_with_the_pull_command(

@@ -295,9 +295,10 @@ def test_an_injected_reply_cannot_close_the_fence_or_start_its_own_line() -> Non
     assert lines[-1] == "<<<END MEMORY abc>>>" and block.text.count("<<<END MEMORY abc>>>") == 1
     assert not any(line.startswith("SYSTEM") for line in lines)
     (memory,) = [x for x in read_block(block.text) if x.kind == "memory"]
-    # the store flattens a reply's line breaks; the fence marker is broken like a text's
-    flat = evil.replace("\r\n", " ").replace("\r", " ").replace("\n", " ")
-    assert memory.reply == unfenced(flat)
+    # the store keeps a reply's line breaks (as \n), the block's JSON string holds them on its
+    # one line; the fence marker is broken like a text's
+    kept = evil.replace("\r\n", "\n").replace("\r", "\n")
+    assert memory.reply == unfenced(kept)
 
 
 def test_a_reply_never_pushes_a_memory_out_of_the_block() -> None:

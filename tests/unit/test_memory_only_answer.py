@@ -16,6 +16,8 @@ from memory.models import (
     ScoreParts,
     relevance_band,
 )
+from memory.stores.episodic import interaction_context
+from memory.stores.quotes import FORGOTTEN_LINE, without_quote
 from ui.answers import shown
 from ui.details import lead_line
 
@@ -149,3 +151,27 @@ def test_a_turn_recalled_only_as_a_neighbour_is_not_listed_alone() -> None:
     listed = [h.text for h in answer_hits(ctx, [])]
     assert listed == [seed.text, matches_too.text]
     assert "short answers" not in memory_only_reply("Offline.", ctx, [])
+
+
+def test_an_earlier_answer_keeps_its_lines_inside_its_quote_as_plain_text() -> None:
+    """ "How is my ankle doing?": the answer given then was a list, shown flattened into one
+    line. Each of its lines is now a line of a quote inside its memory's item, read literally
+    (a line that looks like a heading or bold stays text); forgetting the memory takes the
+    quote with it."""
+    ctx = running_context()
+    asked = hit("My ankle was a bit stiff. Should I worry?", 0.8, "interaction")
+    then = "- Some stiffness is common\n- Keep up the balance exercises\n# Rest it **now**"
+    asked.record["context"] = interaction_context(then)
+    ctx.episodic, ctx.semantic, ctx.procedural = [asked], [], None
+    reply = memory_only_reply("offline", ctx, [])
+    lines = reply.splitlines()
+    at = lines.index("- My ankle was a bit stiff. Should I worry? (10 Sep 2026); I answered then:")
+    assert lines[at + 1 : at + 4] == [
+        "  > \\- Some stiffness is common",
+        "  > \\- Keep up the balance exercises",
+        "  > \\# Rest it \\*\\*now\\*\\*",
+    ]
+    # as markdown, each quoted line ends in a hard break: a line of its own in the quote
+    assert "  > \\- Some stiffness is common  \n  > \\- Keep up" in shown(reply)
+    forgotten = without_quote(reply, asked.text).splitlines()
+    assert FORGOTTEN_LINE in forgotten and not [x for x in forgotten if x.startswith("  > ")]

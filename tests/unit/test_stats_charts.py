@@ -203,3 +203,18 @@ def test_the_time_per_step_legend_is_under_the_plot_in_rows() -> None:
     ]  # fmt: skip
     legend = charts.latency_over_time(charts.samples_frame(samples)).layout.legend
     assert legend.orientation == "h" and legend.yref == "container" and legend.yanchor == "bottom"
+
+
+def test_the_time_table_says_a_short_time_as_the_bars_do() -> None:
+    """ "This chat · recall" took 0.4 ms: the bar read "under 0.001", the table "0.000"."""
+    samples = [
+        {"ts": 1_790_000_000_000 + i, "type": "episodic", "op": "search", "ms": ms, "hit": True}
+        for i, ms in enumerate([0.4, 0.4, 0.4, 12.0])
+    ]
+    table = charts.latency_table(charts.samples_frame(samples))
+    bars = charts.latency_bars(table)
+    said = {t for trace in bars.data for t in trace.text}
+    rows = charts.latency_rows(table)
+    assert rows.loc[0, charts.TYPICAL_COL] == "under 0.001" and "under 0.001" in said
+    assert rows.loc[0, charts.MAX_COL] == "0.012"
+    assert set(rows[[charts.TYPICAL_COL, charts.SLOWEST_COL]].iloc[0]) <= said
