@@ -51,6 +51,7 @@ CALLS: dict[str, Callable[[MemoryCoordinator], Any]] = {
     "user_profile": lambda c: c.user_profile(U),
     "memory_usage": lambda c: c.memory_usage(U),
     "answers_using": lambda c: c.answers_using(U, MID),
+    "gone_memories": lambda c: c.gone_memories(U, [MID]),
     "list_users": lambda c: c.list_users(),
     "list_sessions": lambda c: c.list_sessions(U),
     "session_titles": lambda c: c.session_titles(U),
