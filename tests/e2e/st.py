@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from playwright.sync_api import Locator, Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from ui.browse import ROW_HEIGHT as MEMORY_ROW_PX
 
@@ -70,7 +71,10 @@ def screenshot(page: Page, path: Path, height: int = 2200) -> None:
     try:
         wait_idle(page)
         for close in page.get_by_test_id("stToast").get_by_role("button").all():
-            close.click()  # toasts of earlier actions would cover the page's corner
+            try:  # toasts of earlier actions would cover the page's corner
+                close.click(timeout=2_000)
+            except PlaywrightTimeoutError:
+                pass  # it closed by itself meanwhile (clean-clone CI at 9e39b23 waited 30 s)
         settled(page)  # charts and grids redraw after the resize
         page.screenshot(path=str(path), full_page=True)
     finally:

@@ -9,6 +9,7 @@ import uuid
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from memory.writing import classify_event_type
 from tests.e2e.failures import FailureWatch
@@ -52,8 +53,15 @@ def remember(page: Page, text: str, tags: str, kind: str | None = None) -> None:
     bar.get_by_label("Tags (optional)").click()
     page.keyboard.type(tags)
     if kind is not None:
-        by_key(bar, "sb_add_event_type").click()
-        page.get_by_role("option", name=kind, exact=True).click()
+        for attempt in range(3):  # leaving Tags reruns the page, which may close the list
+            by_key(bar, "sb_add_event_type").click()
+            try:
+                page.get_by_role("option", name=kind, exact=True).click(timeout=5_000)
+                break
+            except PlaywrightTimeoutError:
+                if attempt == 2:
+                    raise
+                wait_idle(page)
     bar.get_by_role("button", name="Remember").click()
     expect(page.get_by_test_id("stToast").filter(has_text="Remembered")).to_be_visible()
     wait_idle(page)
