@@ -71,6 +71,10 @@ def used_ids(r: TurnResult) -> set[str]:
     return {h.id for h in (*episodic, *facts)}
 
 
+def _memories(n: int) -> str:
+    return f"{n} memor{'y' if n == 1 else 'ies'}"
+
+
 def checked_and_used(r: TurnResult) -> str:
     """`Checked 14 memories, used 5`: what recall brought, and what the answer used of it."""
     rec = r.recalled
@@ -78,7 +82,7 @@ def checked_and_used(r: TurnResult) -> str:
     if not checked:
         return "No memory checked"
     n = len(used_ids(r))
-    return f"Checked {checked} memor{'y' if checked == 1 else 'ies'}, used {n or 'none'}"
+    return f"Checked {_memories(checked)}, used {n or 'none'}"
 
 
 def lead_line(r: TurnResult) -> str:
@@ -262,14 +266,14 @@ def render_details(
         tabs = st.tabs(names)
         with tabs[0]:
             if n_unrecalled:
-                st.caption(f"Forgotten since: {n_unrecalled} memory this answer recalled.")
+                st.caption(f"Forgotten since: {_memories(n_unrecalled)} this answer recalled.")
             _recalled(r.recalled, used_ids(r), incognito=r.private == "incognito")
             _held_back(r.held_back)
         with tabs[1]:
             _tools(tools)
         with tabs[2]:
             if n_forgotten:
-                st.caption(f"Forgotten since: {n_forgotten} memory this answer stored.")
+                st.caption(f"Forgotten since: {_memories(n_forgotten)} this answer stored.")
             _stored(stored, r.extraction, r.recalled, forgotten=n_forgotten)
         with tabs[3]:
             _prompt(r)

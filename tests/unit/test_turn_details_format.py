@@ -172,6 +172,7 @@ def test_the_status_line_says_what_was_checked_and_what_the_answer_used() -> Non
     r.memory_block, r.mode = "", "llm"
     assert status_label(r).startswith("Checked 7 memories, used none")
     assert status_label(result()).startswith("No memory checked")
+    assert status_label(result(hits[0])).startswith("Checked 1 memory, used 1")
 
 
 def test_a_forgotten_memory_leaves_the_details_and_the_block_keeps_the_rest() -> None:
