@@ -70,11 +70,11 @@ class Progress:
         sys.stderr.flush()
 
 
-def git_commit() -> str:
+def git_commit(checkout: Path = PROJECT_ROOT) -> str:
     try:
         out = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"],
-            cwd=PROJECT_ROOT,
+            cwd=checkout,
             capture_output=True,
             text=True,
             timeout=5,

@@ -260,7 +260,7 @@ def browser_main(args: argparse.Namespace) -> int:
     warm: list[float] = []
     stats: list[float] = []
     answers: list[float] = []
-    commit = git_commit()
+    commit = git_commit(args.app_dir)  # the app measured, not this checkout
     with bench_redis(args.redis_url) as (client, ns):
         say(f"Loading the {args.store} store…", force=True)
         user, embedder = load_store(client, ns, args)
