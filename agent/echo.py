@@ -24,8 +24,8 @@ _BLOCK_LINE = re.compile(r"^[ \t]*- \[[a-z_]+(?:/[a-z_]+)?\] ", re.MULTILINE)
 _BLOCK_LINE_START = re.compile(r"[ \t]*(?:-(?: (?:\[(?:[a-z_]+(?:/[a-z_]*)?\]?)?)?)?)?")
 #: A run of words said this many times in a row is a loop, not an answer
 LOOP_COPIES = 3
-#: ... when the run is at least this many words ("no, no, no" is an answer, and so is a
-#: longer run made of a shorter one)
+#: ... and its copies make LOOP_COPIES times this many words ("no, no, no" is an answer; a
+#: short run is a loop once said often enough)
 LOOP_WORDS = 4
 #: what `EchoGuard.echoed` says of a reply that repeats itself
 ITS_OWN_WORDS = "its own words"
@@ -138,16 +138,24 @@ class EchoGuard:
 
 def _loop_start(words: list[re.Match[str]]) -> int | None:
     """Where the last copy starts when the words end in one run said LOOP_COPIES times in a row
-    (the copies before it stay shown), or None."""
+    and LOOP_COPIES * LOOP_WORDS words long in all (the copies before it stay shown), or None."""
     said = [m.group() for m in words]
     for size in range(1, len(said) // LOOP_COPIES + 1):
         if said[-1] != said[-1 - size]:  # the cheap test first: most sizes end here
             continue
-        last = said[len(said) - size :]
-        if all(
-            said[len(said) - size * (k + 1) : len(said) - size * k] == last
-            for k in range(1, LOOP_COPIES)
+        last, copies = said[len(said) - size :], 1
+        while (copies + 1) * size <= len(said) and (
+            said[len(said) - size * (copies + 1) : len(said) - size * copies] == last
         ):
-            # the shortest run that repeats decides: "then I rested" six times is not a loop
-            return words[len(said) - size].start() if size >= LOOP_WORDS else None
+            copies += 1
+        if copies >= LOOP_COPIES:
+            # the shortest run that repeats decides: "then I rested" three times is no loop,
+            # "heart rate" on a line of its own six times (Gemma 3 270M, to its cap) is
+            if copies * size < LOOP_COPIES * LOOP_WORDS:
+                return None
+            first = words[len(said) - size]
+            start = first.start()  # the copy's "<" of "<heart_rate>" goes with it
+            while start and not first.string[start - 1].isspace():
+                start -= 1
+            return start
     return None

@@ -18,7 +18,8 @@ def status_labels(at) -> list[str]:  # type: ignore[no-untyped-def]
 def test_the_status_box_shows_the_speed_and_what_a_cap_cut(
     app_env, make_app, shared_fake_ollama: FakeOllama
 ) -> None:
-    shared_fake_ollama.queue_reply("Sleep matters, " * 600)  # longer than the reply budget
+    # longer than the reply budget, and no loop (agent.echo stops one)
+    shared_fake_ollama.queue_reply(" ".join(f"Sleep matters {i}," for i in range(600)))
     at = make_app("app.py", user="lim", session="s-limits")
     at.chat_input(key="chat_input").set_value("Tell me everything about sleep").run()
     no_errors(at)

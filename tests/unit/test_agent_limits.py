@@ -205,7 +205,7 @@ def test_the_check_names_a_chat_model_that_never_stops(
 ) -> None:
     fake.queue_tool_calls([("remember_information", {"content": "My sister's name is Ines"})])
     for _ in range(3):  # small talk, the remembered fact, the earlier answer
-        fake.queue_reply("and then, " * 400)
+        fake.queue_reply(" ".join(f"and then {i}," for i in range(400)))  # no loop: it goes on
     report = agent_factory(fake_coordinator, fake.url, ollama_model=FAST).check_model(FAST)
     probes = {p.name: p for p in report.probes}
     assert probes["chat_template"].passed and probes["remember_tool_call"].passed
@@ -323,27 +323,32 @@ APOLOGY = "I'm sorry if I made any mistake. "
 
 
 @pytest.mark.parametrize(
-    ("reply", "looped"),
+    ("reply", "unit", "shown"),
     [
-        ("Sure. " + APOLOGY * 12, True),
-        ("Sure.\n" + "- Monday: an easy run\n" * 5, True),  # four words, five times: a loop too
+        ("Sure. " + APOLOGY * 12, APOLOGY, 2),
+        ("Sure.\n" + "- Monday: an easy run\n" * 5, "- Monday: an easy run\n", 2),  # 4 words
         # lines that share words but say something new each time are an answer
-        ("Plan:\n" + "".join(f"- Day {d}: easy run of {d + 4} km\n" for d in range(1, 8)), False),
-        ("No, no, no: rest today. Yes, yes, yes, run tomorrow.", False),
-        ("Day 3: I walked 3 km" + ", then I rested" * 6 + ".", False),  # a run of 3 words
-        (APOLOGY * 2 + "Here is your plan.", False),
+        ("Plan:\n" + "".join(f"- Day {d}: easy run of {d + 4} km\n" for d in range(1, 8)), "", 0),
+        ("No, no, no: rest today. Yes, yes, yes, run tomorrow.", "", 0),
+        ("No no no no no, not today.", "", 0),
+        ("Day 3: I walked 3 km" + ", then I rested" * 3 + ".", "", 0),  # 3 words, 3 times
+        ("Day 3: I walked 3 km" + ", then I rested" * 5 + ".", ", then I rested", 3),  # 12 words
+        ("Your heart rate?\n" + "<heart_rate>\n" * 25, "<heart_rate>\n", 4),  # Gemma 3 270M
+        (APOLOGY * 2 + "Here is your plan.", "", 0),
     ],
 )
-def test_a_reply_that_repeats_itself_is_stopped_after_two_copies(reply: str, looped: bool) -> None:
-    """SmolLM2 135M once wrote one apology again and again to its 454-token cap."""
+def test_a_reply_that_repeats_itself_is_stopped_at_its_last_copy(
+    reply: str, unit: str, shown: int
+) -> None:
+    """SmolLM2 135M once wrote one apology again and again to its 454-token cap: a run of four
+    words or more is stopped at its third copy, a shorter one once its copies make 12 words."""
     guard = EchoGuard(_memory_prompt("My dog is called Biscuit"))
     out = "".join(guard.feed(ch) for ch in reply)  # however the stream splits it
     out += guard.finish()
-    assert (guard.echoed == ITS_OWN_WORDS) is looped
+    assert (guard.echoed == ITS_OWN_WORDS) is bool(unit)
     assert reply.startswith(out)
-    if looped:  # what came before the loop and its first two copies, not the third
-        unit = APOLOGY if APOLOGY in reply else "- Monday: an easy run\n"
-        assert out.count(unit.strip()) == 2
+    if unit:  # what came before the loop and all its copies but the last
+        assert out.count(unit.strip()) == shown
     else:
         assert out == reply
 
@@ -421,7 +426,8 @@ def test_a_slow_readers_prompt_is_shortened_to_fit_15_s_and_the_status_says_how_
     agent = agent_factory(
         fake_coordinator, fake.url, ollama_model=SLOW_READER, llm_extraction="off"
     )
-    said = [f"Day {i}: I walked {i} km{', then I rested' * 6}." for i in range(8)]
+    rests = "".join(f", then I rested for {j} min" for j in range(4))
+    said = [f"Day {i}: I walked {i} km{rests}." for i in range(8)]
     for text in said:
         agent.chat("alice", "s1", text)
     events = list(agent.run_turn("alice", "s1", "What should I cook for dinner?"))
@@ -501,7 +507,7 @@ def test_a_model_never_measured_is_stopped_after_the_reply_time_then_capped(
     agent = agent_factory(
         fake_coordinator, fake.url, ollama_model=FAST, llm_extraction="off", reply_seconds=0.5
     )
-    words = " ".join(["more"] * 400)
+    words = " ".join(f"more{i}" for i in range(400))  # not a loop: it says something new
     fake.queue_responder(lambda req: Scripted(content=words, delay_s=0.01))
     result = agent.chat("alice", "s1", "Tell me everything about sleep")
     assert result.window.done_reason == "time"
@@ -534,7 +540,7 @@ def test_a_slow_models_cut_reply_says_what_was_cut_and_what_to_do(
 ) -> None:
     agent = agent_factory(fake_coordinator, fake.url, ollama_model=SLOW, llm_extraction="off")
     agent.chat("alice", "s1", "Hello, how are you today?")
-    fake.queue_reply("Sleep matters, " * 500)
+    fake.queue_reply(" ".join(f"Sleep matters {i}," for i in range(500)))
     result = agent.chat("alice", "s1", "Tell me everything about sleep")
     capped = _reply_caps(fake)[-1]
     assert result.window.done_reason == "length"
