@@ -302,7 +302,8 @@ class TopicForget:
             drop = [
                 f
                 for f, raw in fields.items()
-                if (s, f.split("#", 1)[0]) in turns or mentions(raw, roots)
+                if (s, f.split("#", 1)[0]) in turns
+                or names_any(raw, gone_ids | chosen.semantic, roots)
             ]
             stores.short_term.drop_details(pipe, user_id, s, drop)
             counts["extraction_log"] += sum(1 for f in drop if f.endswith("#extraction"))

@@ -115,9 +115,15 @@ def holds_part_only(text: str, roots: frozenset[str]) -> bool:
     return 0 < len(held) < len(roots)
 
 
+def mentions_all(text: str, roots: frozenset[str]) -> bool:
+    """Does `text` hold every word of the topic? What a trace (a chat's name, a search, an
+    answer's record) must hold to go: "trails along the river" is no trace of "trail mix"."""
+    return all(mentions(text, frozenset({r})) for r in roots)
+
+
 def names_any(raw: str, ids: set[str], roots: frozenset[str]) -> bool:
     """Does a stored record quote the topic or name one of these ids?"""
-    return mentions(raw, roots) or any(i in raw for i in ids)
+    return any(i in raw for i in ids) or mentions_all(raw, roots)
 
 
 def find_matches(

@@ -228,3 +228,28 @@ def test_a_text_with_only_part_of_the_topic_is_listed_as_partial(
     assert partial["Sprained her left ankle on a trail run"] is True
     single = TopicForget.of(c).preview("maya", "trail")  # one word: nothing is partial
     assert not any(m.partial for m in single.matches) and len(single.matches) >= 2
+
+
+def test_an_answers_record_goes_with_what_it_quotes_not_with_part_of_the_topic(
+    coordinator: MemoryCoordinator,
+) -> None:
+    """A code-naive walk forgot "trail mix" and every answer lost its details: each record
+    quoted "Loves running on trails along the river". A record goes when it names a forgotten
+    memory or holds the whole topic; one holding part of it stays, as a partial row does."""
+    c = coordinator
+    mix = c.add_episodic("maya", "I love trail mix after long runs", event_type="preference")
+    trails = c.add_episodic("maya", "Loves running on trails along the river")
+    c.store_interaction("maya", "s1", "Where should I run on Sunday?", "By the river.")
+    c.save_turn_details("maya", "s1", "t-trails", {"memory_block": f"- {trails.description}"})
+    c.save_turn_details("maya", "s1", "t-mix", {"used": [mix.id]})  # names it by id only
+    c.save_turn_details("maya", "s1", "t-said", {"reply": "Trail mix, then a nap."})
+    forget = TopicForget.of(c)
+    partial = [m.ref for m in forget.preview("maya", "trail mix").matches if m.partial]
+    assert partial == [f"episodic:{trails.id}"]
+
+    report = forget.forget("maya", "trail mix", keep=partial)  # as the page leaves them
+
+    assert report.counts["answer_details"] == 2
+    assert "t-trails" in c.turn_details("maya", "s1")
+    assert not {"t-mix", "t-said"} & set(c.turn_details("maya", "s1"))
+    assert c.get_memory("maya", "episodic", trails.id)
