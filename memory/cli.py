@@ -219,8 +219,8 @@ def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
     """Preview what mentions a topic, confirm, then delete it and what came from it."""
     from datetime import datetime
 
-    from memory.admin.forget import TopicForget, counted, topic_roots
-    from memory.models import check_id
+    from memory.admin.forget import TopicForget, topic_roots
+    from memory.words import forgotten_words
 
     check_id(args.user)
     topic_roots(args.query)  # bad input: exit 2 before the model loads
@@ -244,7 +244,7 @@ def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
                 print(f"({preview.shared_facts} shared facts mention it: they stay)", file=out)
             n = len(preview.matches)
             question = (
-                f"Forget {counted(n, 'items')} and what came from them"
+                f"Forget {forgotten_words(n, 'items')} and what came from them"
                 if n
                 else "Nothing mentions it; remove its traces (details, cached queries)"
             )

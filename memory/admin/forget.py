@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
@@ -29,11 +29,9 @@ from memory.admin.topic_match import (
     topic_roots,
     turns_of,
 )
-from memory.bookkeeping import Bookkeeper
 from memory.boundary import translate_store_errors
 from memory.embeddings import CachedEmbedder
 from memory.errors import NotFoundError
-from memory.identity import StoreIdentity
 from memory.keys import Keys, owner_tag
 from memory.models import (
     BAND_HIGH,
@@ -48,8 +46,11 @@ from memory.queries import SearchFilter
 from memory.replies import as_str
 from memory.stores import Stores
 from memory.stores.usage import queue_drop
-from memory.text import STOPWORDS, embedder_knows, words
+from memory.text import embedder_knows
 from memory.words import forgotten_words
+
+if TYPE_CHECKING:
+    from memory.coordinator import MemoryCoordinator
 
 #: Hybrid-search hits at or above this final score count as mentions in other words ("high").
 FORGET_MIN_SCORE = BAND_HIGH
@@ -58,33 +59,13 @@ SEARCH_K = 50
 Search = Callable[..., list[RecallHit]]
 
 
-class CoordinatorParts(Protocol):
-    """The parts of `MemoryCoordinator` a forget uses (a Protocol: the coordinator imports
-    `memory.admin`, so this module must not import it back)."""
-
-    stores: Stores
-    embedder: CachedEmbedder
-    identity: StoreIdentity
-    bookkeeping: Bookkeeper
-
-    @property
-    def search(self) -> Search: ...
-
-
 class TopicPreview(BaseModel):
     user_id: str
     query: str
-    words: list[str] = Field(description="The topic's words matched in every text")
     matches: list[TopicMatch] = Field(default_factory=list)
     shared_facts: int = Field(
         default=0, description="Facts of this user that an admin shared and mention it: kept"
     )
-
-
-def counted(n: int, key: str) -> str:
-    """`1 chat message`, `3 searches you made` (the words table's `forgotten`, per key of
-    `ForgetReport.counts`); `items`: the rows of a preview."""
-    return forgotten_words(n, key)
 
 
 class ForgetReport(BaseModel):
@@ -106,13 +87,13 @@ class ForgetReport(BaseModel):
         went: 2 memories, ..." (the same words in the CLI and the app)."""
         if not self.total:
             return "nothing went"
-        went = ", ".join(counted(v, k) for k, v in self.counts.items() if v)
+        went = ", ".join(forgotten_words(v, k) for k, v in self.counts.items() if v)
         rest = self.total - self.items
         records = f"{rest} note{'s' * (rest != 1)}"
         if not self.items:  # only traces (details, titles, searches) mentioned it
             return f"{records} went: {went}"
         more = f" and {records} that came from them" if rest else ""
-        return f"{counted(self.items, 'items')}{more} went: {went}"
+        return f"{forgotten_words(self.items, 'items')}{more} went: {went}"
 
 
 @translate_store_errors
@@ -121,18 +102,17 @@ class TopicForget:
     """Built from the coordinator's parts (`TopicForget.of`), so the coordinator does not grow;
     every public method goes through the one error boundary."""
 
-    #: the words of a count, for the screens that show a preview and its result (`counted`)
-    counted = staticmethod(counted)
+    #: the words of a count, for the screens that show a preview and its result
+    counted = staticmethod(forgotten_words)
 
     _stores: Stores
     _embedder: CachedEmbedder
     _search: Search
     _check_store: Callable[[], None]
     _drain: Callable[[], None]
-    min_score: float = FORGET_MIN_SCORE
 
     @classmethod
-    def of(cls, coordinator: CoordinatorParts) -> TopicForget:
+    def of(cls, coordinator: MemoryCoordinator) -> TopicForget:
         return cls(
             coordinator.stores,
             coordinator.embedder,
@@ -150,7 +130,6 @@ class TopicForget:
         return TopicPreview(
             user_id=user_id,
             query=query,
-            words=[w for w in dict.fromkeys(words(query)) if w not in STOPWORDS and len(w) > 1],
             matches=find_matches(data, roots, scores),
             shared_facts=sum(mentions(fact_text(f), roots) for f in data.shared_facts),
         )
@@ -179,7 +158,7 @@ class TopicForget:
 
     # --- reading -------------------------------------------------------------------------
     def _scores(self, user_id: str, query: str) -> dict[str, float]:
-        """`type:id` -> hybrid-search score, for hits at `min_score` or above; none for a
+        """`type:id` -> hybrid-search score, for hits at FORGET_MIN_SCORE or above; none for a
         topic or a text in a language the embedder does not know (its cosine would call
         unrelated texts close: `embedder_knows`)."""
         out: dict[str, float] = {}
@@ -192,7 +171,7 @@ class TopicForget:
                 mtype,
                 k=SEARCH_K,
                 # superseded memories hold the topic too (a semantic search has none)
-                where=SearchFilter(min_score=self.min_score, include_superseded=True),
+                where=SearchFilter(min_score=FORGET_MIN_SCORE, include_superseded=True),
             )
             out.update({f"{mtype.value}:{h.id}": h.score for h in hits if embedder_knows(h.text)})
         return out

@@ -385,9 +385,17 @@ def _refuse_too_deep(data: Any) -> None:
 
 #: The file's times (ms since 1970), wherever they stand (a metadata's keys are the user's own).
 TIME_FIELDS = frozenset(
-    {"exported_at", "timestamp", "created_at", "last_accessed", "expires_at", "last_used",
-     "last_ms", "at_ms"}
-)  # fmt: skip
+    {
+        "exported_at",
+        "timestamp",
+        "created_at",
+        "last_accessed",
+        "expires_at",
+        "last_used",
+        "last_ms",
+        "at_ms",
+    }
+)
 
 
 def _check_texts_and_times(value: Any, where: str = "", times: bool = True) -> None:

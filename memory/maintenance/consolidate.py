@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Protocol
@@ -195,6 +195,20 @@ def _proposal(user_id: str, kind: str, members: list[Memo], lowest: float) -> Me
     )
 
 
+def _greedy(size: int, link: Callable[[int, int], bool], taken: set[int]) -> Iterator[list[int]]:
+    """Greedy complete-linkage clusters of indexes in order: each one not taken seeds a cluster
+    of the later ones it and every member link with; the caller adds what it keeps to `taken`."""
+    for i in range(size):
+        if i in taken:
+            continue
+        cluster = [i]
+        for j in range(i + 1, size):
+            if j not in taken and all(link(c, j) for c in cluster):
+                cluster.append(j)
+        if len(cluster) > 1:
+            yield cluster
+
+
 def _clusters(
     user_id: str, kind: str, same: list[Memo], min_similarity: float, rejected: set[str]
 ) -> list[MergeProposal]:
@@ -203,15 +217,7 @@ def _clusters(
     sims = _cosine_matrix([m.vector for m in same if m.vector is not None])
     taken: set[int] = set()
     out: list[MergeProposal] = []
-    for i in range(len(same)):
-        if i in taken:
-            continue
-        cluster = [i]
-        for j in range(i + 1, len(same)):
-            if j not in taken and all(float(sims[c, j]) >= min_similarity for c in cluster):
-                cluster.append(j)
-        if len(cluster) < 2:
-            continue
+    for cluster in _greedy(len(same), lambda a, b: float(sims[a, b]) >= min_similarity, taken):
         lowest = min(float(sims[a, b]) for a, b in combinations(cluster, 2))
         p = _proposal(user_id, kind, [same[c] for c in cluster], lowest)
         if p.signature not in rejected:
@@ -248,15 +254,7 @@ def _judged_clusters(
 
     taken: set[int] = set()
     out: list[MergeProposal] = []
-    for i in range(len(group)):
-        if i in taken:
-            continue
-        cluster = [i]
-        for j in range(i + 1, len(group)):
-            if j not in taken and all(link(c, j) for c in cluster):
-                cluster.append(j)
-        if len(cluster) < 2:
-            continue
+    for cluster in _greedy(len(group), link, taken):
         members = [group[c] for c in cluster]
         pairs = list(combinations(cluster, 2))
         p = _proposal(user_id, kind, members, min(float(sims[a, b]) for a, b in pairs))

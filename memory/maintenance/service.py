@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from memory import activity, admin
@@ -113,10 +113,15 @@ class Maintenance:
                 else summaries.run_due(stores, embedder, user_id, due, self.summariser, now)
             )
             report.summarised += [
-                {"id": mid, "session_id": due.session_id, "messages": done.messages,
-                 "text": text, "reason": due.reason}
+                {
+                    "id": mid,
+                    "session_id": due.session_id,
+                    "messages": done.messages,
+                    "text": text,
+                    "reason": due.reason,
+                }
                 for mid, text in zip(done.memory_ids, done.texts, strict=True)
-            ]  # fmt: skip
+            ]
         report.summaries_waiting = len(summaries.pending(stores, user_id))
         memos = load_memos(stores, user_id)
         proposals = consolidate.propose_merges(
@@ -151,11 +156,7 @@ class Maintenance:
         gone_ids = {m.id for m in gone} | merged
         live = [m for m in memos if m.id not in gone_ids]
         changes, state = decay_changes(stores, user_id, live, settings, now)
-        report.decayed = [
-            {"id": c.id, "text": c.text, "before": c.before, "after": c.after,
-             "recalled": c.recalled}
-            for c in changes
-        ]  # fmt: skip
+        report.decayed = [asdict(c) for c in changes]  # id, text, before, after, recalled
         if not dry_run:
             write_decay(stores, user_id, changes, state)
             if report.summarised or report.merge_ids or gone or changes:
