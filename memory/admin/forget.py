@@ -229,26 +229,6 @@ class TopicForget:
         turns = turns_of(data, chosen.messages)
         gone_ids = chosen.episodic | {mid for _, mid in chosen.messages}
         mems = [data.memories[i] for i in chosen.episodic]
-        counts = {
-            "memories": sum(
-                1 for m in mems if m.event_type is not EventType.SUMMARY and not m.superseded_by
-            ),
-            "earlier_versions": sum(1 for m in mems if m.superseded_by),
-            "summaries": sum(
-                1 for m in mems if m.event_type is EventType.SUMMARY and not m.superseded_by
-            ),
-            "facts": len(chosen.semantic),
-            "procedures": len(chosen.procedural),
-            "messages": len(chosen.messages),
-            "answer_details": 0,
-            "extraction_log": 0,
-            "merge_records": 0,
-            "sessions": 0,
-            "session_titles": 0,
-            "recall_queries": 0,
-            "maintenance_report": 0,
-            "cached_embeddings": 0,
-        }
         cached, texts = self._cached_texts(query, data, chosen, mems, roots)
         # What follows in shared data (facts, cached embeddings) is a note in the transaction:
         # finished below, or by the next open if this process stops first.
@@ -277,6 +257,7 @@ class TopicForget:
         for s, msgs in data.messages.items():
             raws = [raw for raw, m in msgs if (s, m.id) in chosen.messages]
             stores.short_term.remove_raw(pipe, user_id, s, raws)
+        details = logs = 0
         for s, fields in data.details.items():
             drop = [
                 f
@@ -284,8 +265,8 @@ class TopicForget:
                 if (s, f.split("#", 1)[0]) in turns or mentions(raw, roots)
             ]
             stores.short_term.drop_details(pipe, user_id, s, drop)
-            counts["extraction_log"] += sum(1 for f in drop if f.endswith("#extraction"))
-            counts["answer_details"] += sum(1 for f in drop if "#" not in f)
+            logs += sum(1 for f in drop if f.endswith("#extraction"))
+            details += sum(1 for f in drop if "#" not in f)
         # A session whose id names the topic goes once none of its messages stays.
         named = [
             s
@@ -307,21 +288,34 @@ class TopicForget:
             pipe.delete(keys.merge(user_id, mid))
         if merges:
             pipe.zrem(keys.user_merges(user_id), *merges)
-        if data.last_report and names_any(data.last_report, gone_ids, roots):
+        report = bool(data.last_report) and names_any(data.last_report, gone_ids, roots)
+        if report:
             pipe.delete(keys.maintenance_last(user_id))
-            counts["maintenance_report"] = 1
         followups.queue(pipe, stores, note)
         pipe.execute()
         stores.short_term.clear_shared(user_id, named)
-        counts.update(
-            sessions=len(named),
-            session_titles=len(titles) + sum(1 for s in named if s in data.titles),
-            recall_queries=len(queries),
-            merge_records=len(merges),
-        )
-        # The cache entries of this user's texts were counted into the note from the user's own
-        # records (never from the shared cache); the note's step drops them with the facts.
-        counts["cached_embeddings"] = len(cached)
+        # What went per kind; the cache entries of this user's texts were counted into the
+        # note from the user's own records (never from the shared cache): its step drops them.
+        counts = {
+            "memories": sum(
+                1 for m in mems if m.event_type is not EventType.SUMMARY and not m.superseded_by
+            ),
+            "earlier_versions": sum(1 for m in mems if m.superseded_by),
+            "summaries": sum(
+                1 for m in mems if m.event_type is EventType.SUMMARY and not m.superseded_by
+            ),
+            "facts": len(chosen.semantic),
+            "procedures": len(chosen.procedural),
+            "messages": len(chosen.messages),
+            "answer_details": details,
+            "extraction_log": logs,
+            "merge_records": len(merges),
+            "sessions": len(named),
+            "session_titles": len(titles) + sum(1 for s in named if s in data.titles),
+            "recall_queries": len(queries),
+            "maintenance_report": int(report),
+            "cached_embeddings": len(cached),
+        }
         followups.run_after(
             stores, self._embedder, note, "the user's records were deleted", finish_followups
         )

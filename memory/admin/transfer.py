@@ -213,12 +213,12 @@ def import_user(
             if last:
                 pipe.delete(marker)
                 if old is not None:
-                    note.cleared_sessions = old.queue_except(
+                    note.cleared_sessions = old.queue(
                         pipe,
                         stores,
-                        episodic={m.id for m in episodic},
-                        procedure_keys={stores.keys.procedure(target, p.id) for p in procedural},
-                        sessions=set(sessions),
+                        keep_episodic={m.id for m in episodic},
+                        keep_procedures={stores.keys.procedure(target, p.id) for p in procedural},
+                        keep_sessions=set(sessions),
                     )
                 queue_import(pipe, stores.keys, target, counts, answers)
                 followups.queue(pipe, stores, note)

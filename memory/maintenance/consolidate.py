@@ -21,7 +21,7 @@ from memory import admin
 from memory.embeddings import CachedEmbedder
 from memory.errors import InvalidInputError, NotFoundError
 from memory.keys import digest
-from memory.maintenance.records import Memo, load_memos
+from memory.maintenance.records import Memo
 from memory.maintenance.similarity import FactKey, fact_key, linked, mergeable, veto
 from memory.models import MAX_TEXT_CHARS, EpisodicMemory
 from memory.replies import as_str
@@ -124,19 +124,18 @@ def propose_merges(
     stores: Stores,
     user_id: str,
     min_similarity: float,
-    memos: list[Memo] | None = None,
+    memos: list[Memo],
     *,
-    judge: SameFactJudge | None = None,
-    proposal_similarity: float = 1.0,
-    remember_apart: bool = False,
-    keep_lock: Callable[[], None] = lambda: None,
+    judge: SameFactJudge | None,
+    proposal_similarity: float,
+    remember_apart: bool,
+    keep_lock: Callable[[], None],
 ) -> list[MergeProposal]:
     """Clusters of one kind that may merge (complete linkage: A~B and B~C does not merge A
     with C unless A~C too). Without a judge every pair passes `similarity.mergeable`; with one
     see `_judged_clusters` (kinds in UNJUDGED_KINDS keep the lexical rule). `remember_apart`
     (a real run) records the clusters the model judged different; `keep_lock` is called
     before each model call."""
-    memos = load_memos(stores, user_id) if memos is None else memos
     rejected = {as_str(s) for s in stores.client.smembers(stores.keys.rejected_merges(user_id))}
     judging = None
     if judge is not None:
