@@ -171,7 +171,7 @@ def import_user(
     except InvalidInputError as e:
         raise ImportFileError(f"The file was not imported (nothing changed): {e}") from e
 
-    say = progress or _silent
+    say: Progress = progress or (lambda stage, done, total: None)
     ep_vecs = _embed(embedder, [embedding_text(m.description, m.context) for m in episodic], say)
     sem_vecs = embedder.embed_many([f.fact for f in semantic])
     proc_vecs = embedder.embed_many([p.query_pattern for p in procedural])  # masked there
@@ -245,10 +245,6 @@ def import_user(
 Write = Callable[[redis.client.Pipeline], None]
 #: (stage, done, total): "embedding", then "writing" (records; a session counts its messages)
 Progress = Callable[[str, int, int], None]
-
-
-def _silent(stage: str, done: int, total: int) -> None:
-    pass
 
 
 def _start_marker(stores: Stores, target: str, mode: str, total: int) -> str:
