@@ -219,8 +219,8 @@ def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
     """Preview what mentions a topic, confirm, then delete it and what came from it."""
     from datetime import datetime
 
-    from memory.admin.forget import TopicForget, counted, topic_roots
-    from memory.models import check_id
+    from memory.admin.forget import TopicForget, topic_roots
+    from memory.words import forgotten_words
 
     check_id(args.user)
     topic_roots(args.query)  # bad input: exit 2 before the model loads
@@ -244,7 +244,7 @@ def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
                 print(f"({preview.shared_facts} shared facts mention it: they stay)", file=out)
             n = len(preview.matches)
             question = (
-                f"Forget {counted(n, 'items')} and what came from them"
+                f"Forget {forgotten_words(n, 'items')} and what came from them"
                 if n
                 else "Nothing mentions it; remove its traces (details, cached queries)"
             )
@@ -364,9 +364,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m memory", description="CoALA memory on Redis.")
     sub = p.add_subparsers(dest="command", required=True)
 
-    def cmd(name: str, fn: Any, help_: str) -> argparse.ArgumentParser:
+    def cmd(name: str, fn: Any, help_: str, *, user: bool = False) -> argparse.ArgumentParser:
         sp = sub.add_parser(name, help=help_)
         sp.add_argument("--json", action="store_true", help="machine-readable output")
+        if user:
+            sp.add_argument("--user", required=True)
         sp.set_defaults(fn=fn)
         return sp
 
@@ -393,41 +395,36 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--metadata", help="JSON object")
     sp.add_argument("--session")
 
-    sp = cmd("recall", cmd_recall, "recall everything relevant to a query")
-    sp.add_argument("--user", required=True)
+    sp = cmd("recall", cmd_recall, "recall everything relevant to a query", user=True)
     sp.add_argument("--query", required=True)
     sp.add_argument("--session", default="cli")
     sp.add_argument("--k", type=_k_value, default=5)
 
-    sp = cmd("search", cmd_search, "hybrid search of one memory type")
-    sp.add_argument("--user", required=True)
+    sp = cmd("search", cmd_search, "hybrid search of one memory type", user=True)
     sp.add_argument("--query", required=True)
     sp.add_argument("--type", default="episodic")
     sp.add_argument("--k", type=_k_value, default=10)
 
-    sp = cmd("list", cmd_list, "list memories of a type")
-    sp.add_argument("--user", required=True)
+    sp = cmd("list", cmd_list, "list memories of a type", user=True)
     sp.add_argument("--type", default="episodic")
     sp.add_argument("--page", type=int, default=1)
     sp.add_argument("--page-size", type=int, default=50)
 
-    sp = cmd("delete", cmd_delete, "delete a memory by id")
-    sp.add_argument("--user", required=True)
+    sp = cmd("delete", cmd_delete, "delete a memory by id", user=True)
     sp.add_argument("--id", required=True)
     sp.add_argument("--type")
 
     for name, what in (("pause", "keep it, never recall it"), ("resume", "recall it again")):
-        sp = cmd(name, cmd_pause, f"{name} an episodic memory by id ({what})")
-        sp.add_argument("--user", required=True)
+        sp = cmd(name, cmd_pause, f"{name} an episodic memory by id ({what})", user=True)
         sp.add_argument("--id", required=True)
 
-    sp = cmd("forget", cmd_forget, "delete everything that mentions a topic (with a preview)")
-    sp.add_argument("--user", required=True)
+    sp = cmd(
+        "forget", cmd_forget, "delete everything that mentions a topic (with a preview)", user=True
+    )
     sp.add_argument("--query", required=True, help="the topic: a name, a subject")
     sp.add_argument("--yes", action="store_true", help="no preview, no confirmation")
 
-    sp = cmd("export", cmd_export, "export a user's memories to JSON")
-    sp.add_argument("--user", required=True)
+    sp = cmd("export", cmd_export, "export a user's memories to JSON", user=True)
     sp.add_argument("-o", "--output", required=True, help="file, or - for stdout")
 
     sp = cmd(

@@ -182,13 +182,8 @@ def plan_episodic_update(
     """The record and vector an edit of an episodic memory writes (validated, the text
     embedded again when it changed). Split from the write so maintenance can queue it on its
     own transaction with other writes."""
-    unknown = set(changes) - EPISODIC_EDITABLE
-    if unknown:
-        raise InvalidInputError(f"Cannot change {sorted(unknown)} of an episodic memory.")
+    fields = _fields(changes, EPISODIC_EDITABLE, "description", "an episodic memory")
     old = stores.episodic.get(user_id, memory_id)
-    fields = dict(changes)
-    if "text" in fields:  # the editor's name of the description
-        fields["description"] = fields.pop("text")
     new = EpisodicStore.rebuild(old, stores.pii, **fields)
     vec: Any
     if new.description != old.description or new.context != old.context:
@@ -218,15 +213,10 @@ def _update_semantic(
     changes: dict[str, Any],
     as_admin: bool,
 ) -> None:
-    unknown = set(changes) - SEMANTIC_EDITABLE
-    if unknown:
-        raise InvalidInputError(f"Cannot change {sorted(unknown)} of a semantic fact.")
+    fields = _fields(changes, SEMANTIC_EDITABLE, "fact", "a semantic fact")
     old = _changeable_fact(stores, user_id, fact_id, as_admin)
     if "shared" in changes and bool(changes["shared"]) != old.shared and not as_admin:
         raise NotAllowedError("Only an admin can share a fact with every user.")
-    fields = dict(changes)
-    if "text" in fields:  # the editor's name of the fact
-        fields["fact"] = fields.pop("text")
     new = SemanticStore.rebuild(old, stores.pii, **fields)
     vec: Any
     if new.fact != old.fact:
@@ -236,3 +226,15 @@ def _update_semantic(
     pipe = stores.client.pipeline(transaction=True)
     stores.semantic.write(pipe, new, vec)
     pipe.execute()
+
+
+def _fields(changes: dict[str, Any], editable: set[str], text: str, what: str) -> dict[str, Any]:
+    """The changes as the record's fields (`text` is the editor's name of the record's text),
+    or InvalidInputError for a field that cannot change."""
+    unknown = set(changes) - editable
+    if unknown:
+        raise InvalidInputError(f"Cannot change {sorted(unknown)} of {what}.")
+    fields = dict(changes)
+    if "text" in fields:
+        fields[text] = fields.pop("text")
+    return fields

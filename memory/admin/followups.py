@@ -7,11 +7,11 @@ from __future__ import annotations
 import base64
 import json
 import logging
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 import redis
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer
 from redisvl.exceptions import RedisVLError
 from ulid import ULID
 
@@ -24,20 +24,38 @@ from memory.stores import Stores
 log = logging.getLogger(__name__)
 
 
-@dataclass
-class FollowUp:
+def _vector(value: Any) -> np.ndarray:
+    if isinstance(value, str):  # as stored: base64 of float32 bytes
+        return np.frombuffer(base64.b64decode(value), dtype=np.float32).copy()
+    return np.asarray(value, dtype=np.float32)
+
+
+Vector = Annotated[
+    np.ndarray,
+    BeforeValidator(_vector),
+    PlainSerializer(lambda v: base64.b64encode(_vector(v).tobytes()).decode("ascii")),
+]
+#: A note written before notes were pydantic holds each fact as a JSON string.
+Fact = Annotated[
+    SemanticFact, BeforeValidator(lambda v: json.loads(v) if isinstance(v, str) else v)
+]
+
+
+class FollowUp(BaseModel):
     """What follows one transaction of `user_id` (`what`: "import", "purge"...)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
 
     what: str
     user_id: str
-    delete_facts: list[str] = field(default_factory=list)
-    write_facts: list[tuple[SemanticFact, np.ndarray]] = field(default_factory=list)
+    delete_facts: list[str] = Field(default_factory=list)
+    write_facts: list[tuple[Fact, Vector]] = Field(default_factory=list)
     #: sessions cleared in the transaction: their entries in the summaries-waiting list go
-    cleared_sessions: list[str] = field(default_factory=list)
+    cleared_sessions: list[str] = Field(default_factory=list)
     user_list: Literal["add", "remove", ""] = ""
     #: texts whose cached embeddings go
-    forget_texts: list[str] = field(default_factory=list)
-    id: str = field(default_factory=lambda: str(ULID()))
+    forget_texts: list[str] = Field(default_factory=list)
+    id: str = Field(default_factory=lambda: str(ULID()))
 
     def describe(self) -> str:
         parts = []
@@ -53,39 +71,6 @@ class FollowUp:
             parts.append(f"{len(self.forget_texts)} cached embeddings dropped")
         return ", ".join(parts) or "nothing left to do"
 
-    def to_json(self) -> str:
-        return json.dumps(
-            {
-                "what": self.what,
-                "user_id": self.user_id,
-                "delete_facts": self.delete_facts,
-                "write_facts": [
-                    [f.model_dump_json(), _vector_text(v)] for f, v in self.write_facts
-                ],
-                "cleared_sessions": self.cleared_sessions,
-                "user_list": self.user_list,
-                "forget_texts": self.forget_texts,
-                "id": self.id,
-            },
-            ensure_ascii=False,
-        )
-
-    @classmethod
-    def from_json(cls, raw: str) -> FollowUp:
-        d: dict[str, Any] = json.loads(raw)
-        return cls(
-            what=d["what"],
-            user_id=d["user_id"],
-            delete_facts=list(d["delete_facts"]),
-            write_facts=[
-                (SemanticFact.model_validate_json(f), _vector_of(v)) for f, v in d["write_facts"]
-            ],
-            cleared_sessions=list(d["cleared_sessions"]),
-            user_list=d["user_list"],
-            forget_texts=list(d["forget_texts"]),
-            id=d["id"],
-        )
-
 
 def register(stores: Stores, user_id: str) -> None:
     """Before the transaction that queues a note: where the next open looks for it."""
@@ -94,7 +79,7 @@ def register(stores: Stores, user_id: str) -> None:
 
 def queue(pipe: redis.client.Pipeline, stores: Stores, note: FollowUp) -> None:
     """The note, on the user's transaction: it exists exactly when the transaction ran."""
-    pipe.hset(stores.keys.followups(note.user_id), note.id, note.to_json())
+    pipe.hset(stores.keys.followups(note.user_id), note.id, note.model_dump_json())
 
 
 def finish_followups(stores: Stores, embedder: CachedEmbedder, note: FollowUp) -> None:
@@ -127,7 +112,7 @@ def finish_pending(stores: Stores, embedder: CachedEmbedder) -> list[str]:
             stores.client.srem(keys.followups_pending, user)
             continue
         for raw in raws.values():
-            note = FollowUp.from_json(as_str(raw))
+            note = FollowUp.model_validate_json(raw)
             finish_followups(stores, embedder, note)
             line = (
                 f"finished an interrupted {note.what} of user {note.user_id!r}: {note.describe()}"
@@ -160,11 +145,3 @@ def run_after(
 def _cause(error: BaseException) -> str:
     cause = error.__cause__ if isinstance(error, RedisVLError) and error.__cause__ else error
     return str(cause) or type(cause).__name__
-
-
-def _vector_text(vec: np.ndarray) -> str:
-    return base64.b64encode(np.asarray(vec, dtype=np.float32).tobytes()).decode("ascii")
-
-
-def _vector_of(text: str) -> np.ndarray:
-    return np.frombuffer(base64.b64decode(text), dtype=np.float32).copy()

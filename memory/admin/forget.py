@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
@@ -29,11 +29,9 @@ from memory.admin.topic_match import (
     topic_roots,
     turns_of,
 )
-from memory.bookkeeping import Bookkeeper
 from memory.boundary import translate_store_errors
 from memory.embeddings import CachedEmbedder
 from memory.errors import NotFoundError
-from memory.identity import StoreIdentity
 from memory.keys import Keys, owner_tag
 from memory.models import (
     BAND_HIGH,
@@ -48,8 +46,11 @@ from memory.queries import SearchFilter
 from memory.replies import as_str
 from memory.stores import Stores
 from memory.stores.usage import queue_drop
-from memory.text import STOPWORDS, embedder_knows, words
+from memory.text import embedder_knows
 from memory.words import forgotten_words
+
+if TYPE_CHECKING:
+    from memory.coordinator import MemoryCoordinator
 
 #: Hybrid-search hits at or above this final score count as mentions in other words ("high").
 FORGET_MIN_SCORE = BAND_HIGH
@@ -58,33 +59,13 @@ SEARCH_K = 50
 Search = Callable[..., list[RecallHit]]
 
 
-class CoordinatorParts(Protocol):
-    """The parts of `MemoryCoordinator` a forget uses (a Protocol: the coordinator imports
-    `memory.admin`, so this module must not import it back)."""
-
-    stores: Stores
-    embedder: CachedEmbedder
-    identity: StoreIdentity
-    bookkeeping: Bookkeeper
-
-    @property
-    def search(self) -> Search: ...
-
-
 class TopicPreview(BaseModel):
     user_id: str
     query: str
-    words: list[str] = Field(description="The topic's words matched in every text")
     matches: list[TopicMatch] = Field(default_factory=list)
     shared_facts: int = Field(
         default=0, description="Facts of this user that an admin shared and mention it: kept"
     )
-
-
-def counted(n: int, key: str) -> str:
-    """`1 chat message`, `3 searches you made` (the words table's `forgotten`, per key of
-    `ForgetReport.counts`); `items`: the rows of a preview."""
-    return forgotten_words(n, key)
 
 
 class ForgetReport(BaseModel):
@@ -106,13 +87,13 @@ class ForgetReport(BaseModel):
         went: 2 memories, ..." (the same words in the CLI and the app)."""
         if not self.total:
             return "nothing went"
-        went = ", ".join(counted(v, k) for k, v in self.counts.items() if v)
+        went = ", ".join(forgotten_words(v, k) for k, v in self.counts.items() if v)
         rest = self.total - self.items
         records = f"{rest} note{'s' * (rest != 1)}"
         if not self.items:  # only traces (details, titles, searches) mentioned it
             return f"{records} went: {went}"
         more = f" and {records} that came from them" if rest else ""
-        return f"{counted(self.items, 'items')}{more} went: {went}"
+        return f"{forgotten_words(self.items, 'items')}{more} went: {went}"
 
 
 @translate_store_errors
@@ -121,18 +102,17 @@ class TopicForget:
     """Built from the coordinator's parts (`TopicForget.of`), so the coordinator does not grow;
     every public method goes through the one error boundary."""
 
-    #: the words of a count, for the screens that show a preview and its result (`counted`)
-    counted = staticmethod(counted)
+    #: the words of a count, for the screens that show a preview and its result
+    counted = staticmethod(forgotten_words)
 
     _stores: Stores
     _embedder: CachedEmbedder
     _search: Search
     _check_store: Callable[[], None]
     _drain: Callable[[], None]
-    min_score: float = FORGET_MIN_SCORE
 
     @classmethod
-    def of(cls, coordinator: CoordinatorParts) -> TopicForget:
+    def of(cls, coordinator: MemoryCoordinator) -> TopicForget:
         return cls(
             coordinator.stores,
             coordinator.embedder,
@@ -150,7 +130,6 @@ class TopicForget:
         return TopicPreview(
             user_id=user_id,
             query=query,
-            words=[w for w in dict.fromkeys(words(query)) if w not in STOPWORDS and len(w) > 1],
             matches=find_matches(data, roots, scores),
             shared_facts=sum(mentions(fact_text(f), roots) for f in data.shared_facts),
         )
@@ -179,7 +158,7 @@ class TopicForget:
 
     # --- reading -------------------------------------------------------------------------
     def _scores(self, user_id: str, query: str) -> dict[str, float]:
-        """`type:id` -> hybrid-search score, for hits at `min_score` or above; none for a
+        """`type:id` -> hybrid-search score, for hits at FORGET_MIN_SCORE or above; none for a
         topic or a text in a language the embedder does not know (its cosine would call
         unrelated texts close: `embedder_knows`)."""
         out: dict[str, float] = {}
@@ -192,7 +171,7 @@ class TopicForget:
                 mtype,
                 k=SEARCH_K,
                 # superseded memories hold the topic too (a semantic search has none)
-                where=SearchFilter(min_score=self.min_score, include_superseded=True),
+                where=SearchFilter(min_score=FORGET_MIN_SCORE, include_superseded=True),
             )
             out.update({f"{mtype.value}:{h.id}": h.score for h in hits if embedder_knows(h.text)})
         return out
@@ -250,26 +229,6 @@ class TopicForget:
         turns = turns_of(data, chosen.messages)
         gone_ids = chosen.episodic | {mid for _, mid in chosen.messages}
         mems = [data.memories[i] for i in chosen.episodic]
-        counts = {
-            "memories": sum(
-                1 for m in mems if m.event_type is not EventType.SUMMARY and not m.superseded_by
-            ),
-            "earlier_versions": sum(1 for m in mems if m.superseded_by),
-            "summaries": sum(
-                1 for m in mems if m.event_type is EventType.SUMMARY and not m.superseded_by
-            ),
-            "facts": len(chosen.semantic),
-            "procedures": len(chosen.procedural),
-            "messages": len(chosen.messages),
-            "answer_details": 0,
-            "extraction_log": 0,
-            "merge_records": 0,
-            "sessions": 0,
-            "session_titles": 0,
-            "recall_queries": 0,
-            "maintenance_report": 0,
-            "cached_embeddings": 0,
-        }
         cached, texts = self._cached_texts(query, data, chosen, mems, roots)
         # What follows in shared data (facts, cached embeddings) is a note in the transaction:
         # finished below, or by the next open if this process stops first.
@@ -298,6 +257,7 @@ class TopicForget:
         for s, msgs in data.messages.items():
             raws = [raw for raw, m in msgs if (s, m.id) in chosen.messages]
             stores.short_term.remove_raw(pipe, user_id, s, raws)
+        details = logs = 0
         for s, fields in data.details.items():
             drop = [
                 f
@@ -306,8 +266,8 @@ class TopicForget:
                 or names_any(raw, gone_ids | chosen.semantic, roots)
             ]
             stores.short_term.drop_details(pipe, user_id, s, drop)
-            counts["extraction_log"] += sum(1 for f in drop if f.endswith("#extraction"))
-            counts["answer_details"] += sum(1 for f in drop if "#" not in f)
+            logs += sum(1 for f in drop if f.endswith("#extraction"))
+            details += sum(1 for f in drop if "#" not in f)
         # A session whose id names the topic goes once none of its messages stays.
         named = [
             s
@@ -329,21 +289,34 @@ class TopicForget:
             pipe.delete(keys.merge(user_id, mid))
         if merges:
             pipe.zrem(keys.user_merges(user_id), *merges)
-        if data.last_report and names_any(data.last_report, gone_ids, roots):
+        report = bool(data.last_report) and names_any(data.last_report, gone_ids, roots)
+        if report:
             pipe.delete(keys.maintenance_last(user_id))
-            counts["maintenance_report"] = 1
         followups.queue(pipe, stores, note)
         pipe.execute()
         stores.short_term.clear_shared(user_id, named)
-        counts.update(
-            sessions=len(named),
-            session_titles=len(titles) + sum(1 for s in named if s in data.titles),
-            recall_queries=len(queries),
-            merge_records=len(merges),
-        )
-        # The cache entries of this user's texts were counted into the note from the user's own
-        # records (never from the shared cache); the note's step drops them with the facts.
-        counts["cached_embeddings"] = len(cached)
+        # What went per kind; the cache entries of this user's texts were counted into the
+        # note from the user's own records (never from the shared cache): its step drops them.
+        counts = {
+            "memories": sum(
+                1 for m in mems if m.event_type is not EventType.SUMMARY and not m.superseded_by
+            ),
+            "earlier_versions": sum(1 for m in mems if m.superseded_by),
+            "summaries": sum(
+                1 for m in mems if m.event_type is EventType.SUMMARY and not m.superseded_by
+            ),
+            "facts": len(chosen.semantic),
+            "procedures": len(chosen.procedural),
+            "messages": len(chosen.messages),
+            "answer_details": details,
+            "extraction_log": logs,
+            "merge_records": len(merges),
+            "sessions": len(named),
+            "session_titles": len(titles) + sum(1 for s in named if s in data.titles),
+            "recall_queries": len(queries),
+            "maintenance_report": int(report),
+            "cached_embeddings": len(cached),
+        }
         followups.run_after(
             stores, self._embedder, note, "the user's records were deleted", finish_followups
         )

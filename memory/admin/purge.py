@@ -5,6 +5,7 @@ as a note (`memory.admin.followups`)."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 import redis
@@ -31,56 +32,36 @@ class UserPurge:
     #: maintenance records (merges keep the texts they replaced)
     maintenance_keys: list[str] = field(default_factory=list)
 
-    def queue(self, pipe: redis.client.Pipeline, stores: Stores) -> None:
-        """The user's own keys (one slot), on the caller's transaction."""
-        stores.episodic.delete_many(pipe, self.user_id, self.episodic_ids)
-        for key in self.timelines:
-            pipe.delete(key)
-        for k in self.procedure_keys:
-            pipe.delete(k)
-        for s in self.sessions:
-            stores.short_term.clear(pipe, self.user_id, s)
-        keys = stores.keys
-        pipe.delete(
-            keys.user_sessions(self.user_id),
-            keys.user_queries(self.user_id),
-            keys.session_titles(self.user_id),
-            keys.usage(self.user_id),
-            keys.usage_answers(self.user_id),
-        )
-        for k in self.maintenance_keys:
-            pipe.delete(k)
-
-    def queue_except(
+    def queue(
         self,
         pipe: redis.client.Pipeline,
         stores: Stores,
         *,
-        episodic: set[str],
-        procedure_keys: set[str],
-        sessions: set[str],
+        keep_episodic: Collection[str] = (),
+        keep_procedures: Collection[str] = (),
+        keep_sessions: Collection[str] = (),
     ) -> list[str]:
-        """Like `queue`, but keeping the records an import rewrites (same ids, written in its
-        earlier transactions). Returns the sessions cleared."""
-        gone = [m for m in self.episodic_ids if m not in episodic]
+        """The user's own keys (one slot), on the caller's transaction, but for the records an
+        import rewrites (same ids, written in its earlier transactions). Returns the sessions
+        cleared."""
+        gone = [m for m in self.episodic_ids if m not in keep_episodic]
         stores.episodic.delete_many(pipe, self.user_id, gone)
         if gone:
             for key in self.timelines:  # kept memories stay on their sessions' timelines
                 pipe.zrem(key, *gone)
         for k in self.procedure_keys:
-            if k not in procedure_keys:
+            if k not in keep_procedures:
                 pipe.delete(k)
-        cleared = [s for s in self.sessions if s not in sessions]
+        cleared = [s for s in self.sessions if s not in keep_sessions]
         for s in cleared:
             stores.short_term.clear(pipe, self.user_id, s)
-        keys = stores.keys  # the usage records too: the import writes the file's after this
+        keys = stores.keys  # the usage records too: an import writes the file's after this
         pipe.delete(
             keys.user_queries(self.user_id),
             keys.usage(self.user_id),
             keys.usage_answers(self.user_id),
+            *self.maintenance_keys,
         )
-        for k in self.maintenance_keys:
-            pipe.delete(k)
         return cleared
 
     def followup(self, what: str) -> FollowUp:
@@ -142,6 +123,8 @@ def purge_user(stores: Stores, embedder: CachedEmbedder, user_id: str) -> dict[s
     try:
         pipe = bulk.pipeline(transaction=True)
         plan.queue(pipe, stores)
+        keys = stores.keys  # whole, with any entry nothing else removes
+        pipe.delete(*plan.timelines, keys.user_sessions(user_id), keys.session_titles(user_id))
         followups.queue(pipe, stores, note)
         pipe.execute()
     finally:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from collections import Counter
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -132,7 +133,7 @@ def import_user(
     target = check_id(user_id or doc.user_id)
     # Validate every record with the same rules as the write path (raises before writing).
     try:
-        _check_times_and_ids(doc)
+        _check_ids(doc)
         ep_ids, sem_ids = _owned_ids(stores, target, doc)
         episodic = [
             EpisodicStore.rebuild(
@@ -170,7 +171,7 @@ def import_user(
     except InvalidInputError as e:
         raise ImportFileError(f"The file was not imported (nothing changed): {e}") from e
 
-    say = progress or _silent
+    say: Progress = progress or (lambda stage, done, total: None)
     ep_vecs = _embed(embedder, [embedding_text(m.description, m.context) for m in episodic], say)
     sem_vecs = embedder.embed_many([f.fact for f in semantic])
     proc_vecs = embedder.embed_many([p.query_pattern for p in procedural])  # masked there
@@ -212,12 +213,12 @@ def import_user(
             if last:
                 pipe.delete(marker)
                 if old is not None:
-                    note.cleared_sessions = old.queue_except(
+                    note.cleared_sessions = old.queue(
                         pipe,
                         stores,
-                        episodic={m.id for m in episodic},
-                        procedure_keys={stores.keys.procedure(target, p.id) for p in procedural},
-                        sessions=set(sessions),
+                        keep_episodic={m.id for m in episodic},
+                        keep_procedures={stores.keys.procedure(target, p.id) for p in procedural},
+                        keep_sessions=set(sessions),
                     )
                 queue_import(pipe, stores.keys, target, counts, answers)
                 followups.queue(pipe, stores, note)
@@ -244,10 +245,6 @@ def import_user(
 Write = Callable[[redis.client.Pipeline], None]
 #: (stage, done, total): "embedding", then "writing" (records; a session counts its messages)
 Progress = Callable[[str, int, int], None]
-
-
-def _silent(stage: str, done: int, total: int) -> None:
-    pass
 
 
 def _start_marker(stores: Stores, target: str, mode: str, total: int) -> str:
@@ -337,39 +334,30 @@ def _stopped(target: str, written: int, total: int, mode: str, error: BaseExcept
 
 
 def _parse(data: dict[str, Any] | str | bytes) -> ExportFile:
-    if isinstance(data, bytes | str):
-        if len(data) > MAX_IMPORT_BYTES:
-            raise ImportFileError("The file is larger than 50 MB; nothing was imported.")
-        _refuse_too_deep(data)
-        try:
-            # NaN and Infinity are not JSON: Python reads them, but a NaN score is never
-            # found by the index, so such a record would be "imported" and then invisible.
-            data = json.loads(data, parse_constant=_not_a_number)
-        except json.JSONDecodeError as e:
-            raise ImportFileError(
-                f"Not a JSON file (line {e.lineno}: {e.msg}); nothing was imported."
-            ) from None
-        except UnicodeDecodeError as e:
-            raise ImportFileError(
-                f"The file is not UTF-8 text (invalid byte at position {e.start}); "
-                "nothing was imported."
-            ) from None
-    else:
-        _refuse_too_deep(data)
-        try:
-            json.dumps(data, allow_nan=False)
-        except ValueError:
-            raise ImportFileError(
-                "The file holds NaN or Infinity, which are not numbers JSON allows; "
-                "nothing was imported."
-            ) from None
-    _refuse_invalid_unicode(data, "")
+    _refuse_too_deep(data)
+    if isinstance(data, dict):  # read as the file it stands for: its NaN refused alike
+        data = json.dumps(data)
+    if len(data) > MAX_IMPORT_BYTES:
+        raise ImportFileError("The file is larger than 50 MB; nothing was imported.")
+    try:
+        # NaN and Infinity are not JSON: Python reads them, but a NaN score is never
+        # found by the index, so such a record would be "imported" and then invisible.
+        data = json.loads(data, parse_constant=_not_a_number)
+    except json.JSONDecodeError as e:
+        raise ImportFileError(
+            f"Not a JSON file (line {e.lineno}: {e.msg}); nothing was imported."
+        ) from None
+    except UnicodeDecodeError as e:
+        raise ImportFileError(
+            f"The file is not UTF-8 text (invalid byte at position {e.start}); "
+            "nothing was imported."
+        ) from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ImportFileError(
             f'Not a memory export (expected "format": "{FORMAT}"); nothing was imported.'
         )
     try:
-        return ExportFile.model_validate(data)
+        doc = ExportFile.model_validate(data)
     except ValidationError as e:
         first = e.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
@@ -377,6 +365,8 @@ def _parse(data: dict[str, Any] | str | bytes) -> ExportFile:
             f"Invalid export file at {where}: {first['msg']} "
             f"({e.error_count()} problem(s)); nothing was imported."
         ) from None
+    _check_texts_and_times(doc.model_dump())
+    return doc
 
 
 def _refuse_too_deep(data: Any) -> None:
@@ -389,25 +379,44 @@ def _refuse_too_deep(data: Any) -> None:
         ) from None
 
 
-def _refuse_invalid_unicode(value: Any, where: str) -> None:
-    """JSON may spell a lone surrogate (`"\\ud800"`) that no UTF-8 text holds; every string of
-    the file (keys too) is checked here, as not every field passes the write path's checks."""
+#: The file's times (ms since 1970), wherever they stand (a metadata's keys are the user's own).
+TIME_FIELDS = frozenset(
+    {
+        "exported_at",
+        "timestamp",
+        "created_at",
+        "last_accessed",
+        "expires_at",
+        "last_used",
+        "last_ms",
+        "at_ms",
+    }
+)
+
+
+def _check_texts_and_times(value: Any, where: str = "", times: bool = True) -> None:
+    """Every string of the file (keys too) valid Unicode and every time between 1970 and 9999,
+    before anything is embedded or written: JSON may spell a lone surrogate (`"\\ud800"`) that no
+    UTF-8 text holds, and not every field passes the write path's checks."""
     if isinstance(value, str):
         try:
             check_unicode(value, f"text at {where or 'the top'}")
         except InvalidInputError as e:
             raise ImportFileError(f"{e} Nothing was imported.") from None
         return
-    items: Any = ()
-    if isinstance(value, dict):
-        items = value.items()
-    elif isinstance(value, list):
+    items: Any = value.items() if isinstance(value, dict) else ()
+    if isinstance(value, list):
         items = enumerate(value)
     for k, v in items:
         path = f"{where}.{k}" if where else str(k)
         if isinstance(k, str):
-            _refuse_invalid_unicode(k, f"{path} (a key)")
-        _refuse_invalid_unicode(v, path)
+            _check_texts_and_times(k, f"{path} (a key)", times=False)
+        if times and k in TIME_FIELDS and v is not None and not in_time_range(v):
+            raise ImportFileError(
+                f"The time at {path} ({v}) is not between 1970 and 9999 (milliseconds since "
+                "1970); nothing was imported."
+            )
+        _check_texts_and_times(v, path, times and k != "metadata")
 
 
 def _not_a_number(name: str) -> Any:
@@ -418,18 +427,16 @@ def _not_a_number(name: str) -> Any:
 
 def _refuse_duplicate_ids(doc: ExportFile) -> None:
     """Two records with one id would both be counted but only the last one kept."""
-    for what, ids in (
-        ("episodic", [m.id for m in doc.episodic]),
-        ("semantic", [f.id for f in doc.semantic]),
-        ("procedural", [p.id for p in doc.procedural]),
+    for what, records in (
+        ("episodic", doc.episodic),
+        ("semantic", doc.semantic),
+        ("procedural", doc.procedural),
     ):
-        seen: set[str] = set()
-        for i in ids:
-            if i in seen:
-                raise ImportFileError(
-                    f"The file has two {what} records with the id {i!r}; nothing was imported."
-                )
-            seen.add(i)
+        twice = [i for i, n in Counter(r.id for r in records).items() if n > 1]
+        if twice:
+            raise ImportFileError(
+                f"The file has two {what} records with the id {twice[0]!r}; nothing was imported."
+            )
 
 
 def _owned_ids(
@@ -476,7 +483,7 @@ def _imported_usage(
         return [new_id[i] for i in ids if new_id.get(i) in imported]
 
     answers = []
-    for a in doc.used_in:  # its ids checked with the file's (`_check_times_and_ids`)
+    for a in doc.used_in:  # its ids checked with the file's (`_check_ids`)
         if ids := kept(a.memory_ids):
             answers.append(a.model_copy(update={"memory_ids": ids}))
     return {new_id[i]: u for i, u in doc.usage.items() if kept([i])}, answers
@@ -502,45 +509,27 @@ def _safe_id(value: str, what: str = "memory id") -> str:
     return check_no_secret(value, what)
 
 
-def _check_time(value: int | None, where: str) -> None:
-    if value is not None and not in_time_range(value):
-        raise InvalidInputError(
-            f"The time at {where} ({value}) is not between 1970 and 9999 (milliseconds since 1970)."
-        )
-
-
-def _check_times_and_ids(doc: ExportFile) -> None:
-    """Every time within range and every id and key of the file free of secrets, before
-    anything is embedded or written (a refusal mid-way would leave part of the file)."""
-    _check_time(doc.exported_at, "exported_at")
-    for i, m in enumerate(doc.episodic):
-        for name in ("timestamp", "created_at", "last_accessed", "expires_at"):
-            _check_time(getattr(m, name), f"episodic.{i}.{name}")
+def _check_ids(doc: ExportFile) -> None:
+    """Every id and key of the file free of secrets, before anything is embedded or written
+    (a refusal mid-way would leave part of the file)."""
+    for m in doc.episodic:
         if m.superseded_by:
             _safe_id(m.superseded_by, "id of the memory that replaced it")
-    for i, f in enumerate(doc.semantic):
-        _check_time(f.timestamp, f"semantic.{i}.timestamp")
-    for i, p in enumerate(doc.procedural):
-        _check_time(p.created_at, f"procedural.{i}.created_at")
-        _check_time(p.last_used, f"procedural.{i}.last_used")
+    for p in doc.procedural:
         for key, seq in p.sequences.items():
             check_no_secret(key, "name of a tool sequence")
-            _check_time(seq.last_used, f"procedural.{i}.sequences.last_used")
             for t in seq.tools:
                 check_no_secret(t, "tool name")
         for t in p.tool_sequence:
             check_no_secret(t, "tool name")
     for session, msgs in doc.short_term.items():
-        for j, msg in enumerate(msgs):
-            _check_time(msg.timestamp, f"short_term.{j}.timestamp")
+        for msg in msgs:
             check_no_secret(msg.id, "message id")
         check_id(session, "session id")
-    for mid, used in doc.usage.items():
+    for mid in doc.usage:
         _safe_id(mid, "memory id in usage")
-        _check_time(used.last_ms, "usage.last_ms")
-    for j, a in enumerate(doc.used_in):
+    for a in doc.used_in:
         check_id(a.turn_id, "turn id")
         check_id(a.session_id, "session id")
-        _check_time(a.at_ms, f"used_in.{j}.at_ms")
         for mid in a.memory_ids:
             _safe_id(mid, "memory id in used_in")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Protocol
@@ -21,7 +21,7 @@ from memory import admin
 from memory.embeddings import CachedEmbedder
 from memory.errors import InvalidInputError, NotFoundError
 from memory.keys import digest
-from memory.maintenance.records import Memo, load_memos
+from memory.maintenance.records import Memo
 from memory.maintenance.similarity import FactKey, fact_key, linked, mergeable, veto
 from memory.models import MAX_TEXT_CHARS, EpisodicMemory
 from memory.replies import as_str
@@ -124,19 +124,18 @@ def propose_merges(
     stores: Stores,
     user_id: str,
     min_similarity: float,
-    memos: list[Memo] | None = None,
+    memos: list[Memo],
     *,
-    judge: SameFactJudge | None = None,
-    proposal_similarity: float = 1.0,
-    remember_apart: bool = False,
-    keep_lock: Callable[[], None] = lambda: None,
+    judge: SameFactJudge | None,
+    proposal_similarity: float,
+    remember_apart: bool,
+    keep_lock: Callable[[], None],
 ) -> list[MergeProposal]:
     """Clusters of one kind that may merge (complete linkage: A~B and B~C does not merge A
     with C unless A~C too). Without a judge every pair passes `similarity.mergeable`; with one
     see `_judged_clusters` (kinds in UNJUDGED_KINDS keep the lexical rule). `remember_apart`
     (a real run) records the clusters the model judged different; `keep_lock` is called
     before each model call."""
-    memos = load_memos(stores, user_id) if memos is None else memos
     rejected = {as_str(s) for s in stores.client.smembers(stores.keys.rejected_merges(user_id))}
     judging = None
     if judge is not None:
@@ -195,6 +194,20 @@ def _proposal(user_id: str, kind: str, members: list[Memo], lowest: float) -> Me
     )
 
 
+def _greedy(size: int, link: Callable[[int, int], bool], taken: set[int]) -> Iterator[list[int]]:
+    """Greedy complete-linkage clusters of indexes in order: each one not taken seeds a cluster
+    of the later ones it and every member link with; the caller adds what it keeps to `taken`."""
+    for i in range(size):
+        if i in taken:
+            continue
+        cluster = [i]
+        for j in range(i + 1, size):
+            if j not in taken and all(link(c, j) for c in cluster):
+                cluster.append(j)
+        if len(cluster) > 1:
+            yield cluster
+
+
 def _clusters(
     user_id: str, kind: str, same: list[Memo], min_similarity: float, rejected: set[str]
 ) -> list[MergeProposal]:
@@ -203,15 +216,7 @@ def _clusters(
     sims = _cosine_matrix([m.vector for m in same if m.vector is not None])
     taken: set[int] = set()
     out: list[MergeProposal] = []
-    for i in range(len(same)):
-        if i in taken:
-            continue
-        cluster = [i]
-        for j in range(i + 1, len(same)):
-            if j not in taken and all(float(sims[c, j]) >= min_similarity for c in cluster):
-                cluster.append(j)
-        if len(cluster) < 2:
-            continue
+    for cluster in _greedy(len(same), lambda a, b: float(sims[a, b]) >= min_similarity, taken):
         lowest = min(float(sims[a, b]) for a, b in combinations(cluster, 2))
         p = _proposal(user_id, kind, [same[c] for c in cluster], lowest)
         if p.signature not in rejected:
@@ -248,15 +253,7 @@ def _judged_clusters(
 
     taken: set[int] = set()
     out: list[MergeProposal] = []
-    for i in range(len(group)):
-        if i in taken:
-            continue
-        cluster = [i]
-        for j in range(i + 1, len(group)):
-            if j not in taken and all(link(c, j) for c in cluster):
-                cluster.append(j)
-        if len(cluster) < 2:
-            continue
+    for cluster in _greedy(len(group), link, taken):
         members = [group[c] for c in cluster]
         pairs = list(combinations(cluster, 2))
         p = _proposal(user_id, kind, members, min(float(sims[a, b]) for a, b in pairs))

@@ -25,7 +25,6 @@ class Memo:
     timestamp: int
     created_at: int
     access_count: int
-    last_accessed: int
     vector: np.ndarray | None
 
     @property
@@ -58,7 +57,6 @@ def load_memos(stores: Stores, user_id: str) -> list[Memo]:
                 timestamp=int(rec.get("timestamp", 0) or 0),
                 created_at=int(rec.get("created_at", 0) or 0),
                 access_count=int(rec.get("access_count", 0) or 0),
-                last_accessed=int(rec.get("last_accessed", 0) or 0),
                 vector=bytes_vector(vec_raw) if isinstance(vec_raw, bytes) else None,
             )
         )

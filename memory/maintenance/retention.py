@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from memory.config import Settings
 from memory.embeddings import CachedEmbedder
 from memory.maintenance.records import Memo
 from memory.replies import as_str
@@ -17,15 +18,6 @@ DAY_MS = 24 * 3600 * 1000
 MIN_CHANGE = 0.01
 
 
-@dataclass(frozen=True)
-class RetentionPolicy:
-    days: dict[str, int]
-    keep_importance: float
-    half_life_days: float
-    floor: float
-    boost: float
-
-
 @dataclass
 class ImportanceChange:
     id: str
@@ -35,13 +27,13 @@ class ImportanceChange:
     recalled: int
 
 
-def expired(memos: list[Memo], policy: RetentionPolicy, now_ms: int) -> list[Memo]:
+def expired(memos: list[Memo], settings: Settings, now_ms: int) -> list[Memo]:
     out = []
     for m in memos:
-        days = policy.days.get(m.event_type)
+        days = settings.retention_days.get(m.event_type)
         if days is None or m.pinned or m.access_count > 0:
             continue
-        if m.importance >= policy.keep_importance:
+        if m.importance >= settings.retention_keep_importance:
             continue
         if now_ms - m.timestamp > days * DAY_MS:
             out.append(m)
@@ -72,7 +64,7 @@ def _state(stores: Stores, user_id: str) -> dict[str, tuple[int, int]]:
 
 
 def decay_changes(
-    stores: Stores, user_id: str, memos: list[Memo], policy: RetentionPolicy, now_ms: int
+    stores: Stores, user_id: str, memos: list[Memo], settings: Settings, now_ms: int
 ) -> tuple[list[ImportanceChange], dict[str, str]]:
     """(changes worth writing, the new decay state of every active memory)."""
     state = _state(stores, user_id)
@@ -85,14 +77,16 @@ def decay_changes(
         recalled = max(0, m.access_count - seen)
         after = m.importance
         if recalled:
-            after = 1 - (1 - after) * (1 - policy.boost) ** recalled
-        elif m.access_count == 0 and not m.pinned and after > policy.floor:
+            after = 1 - (1 - after) * (1 - settings.recall_boost) ** recalled
+        elif m.access_count == 0 and not m.pinned and after > settings.decay_floor:
             dt_days = max(0, now_ms - at) / DAY_MS
-            after = max(policy.floor, after * 0.5 ** (dt_days / policy.half_life_days))
-            if m.importance >= policy.keep_importance:
+            after = max(
+                settings.decay_floor, after * 0.5 ** (dt_days / settings.decay_half_life_days)
+            )
+            if m.importance >= settings.retention_keep_importance:
                 # Decay must not turn "important" (kept forever) into "expires" behind the
                 # user's back: it stops at the retention threshold.
-                after = max(after, policy.keep_importance)
+                after = max(after, settings.retention_keep_importance)
         after = round(min(1.0, after), 4)
         if abs(after - m.importance) >= MIN_CHANGE:
             changes.append(ImportanceChange(m.id, m.text, m.importance, after, recalled))

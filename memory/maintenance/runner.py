@@ -1,7 +1,6 @@
-"""`maintain`: consolidation, session summaries, retention and decay for one user or all,
-under a Redis lock (redis-py's `Lock`, short TTL, a heartbeat; a dead holder on this host is
-taken over: docs/maintenance.md). Merges, undo, accept and reject take it too; a dry run does
-not. The last real report per user and each run's totals (the Stats chart) are kept."""
+"""The maintenance lock (redis-py's `Lock`, short TTL, a heartbeat; a dead holder on this host is
+taken over: docs/maintenance.md) that runs, merges, undo, accept and reject take (a dry run does
+not), and the reports: the last real one per user and each run's totals (the Stats chart)."""
 
 from __future__ import annotations
 
@@ -12,34 +11,15 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 
 import redis
 from pydantic import BaseModel, Field
 from redisvl.query import CountQuery
 
-from memory import activity, admin
-from memory.config import Settings
-from memory.embeddings import CachedEmbedder
 from memory.errors import MemorySystemError
-from memory.maintenance import summaries
-from memory.maintenance.consolidate import (
-    MergeProposal,
-    SameFactJudge,
-    StaleMergeError,
-    TextMerger,
-    apply_merge,
-    propose_merges,
-)
-from memory.maintenance.records import load_memos
-from memory.maintenance.retention import (
-    RetentionPolicy,
-    decay_changes,
-    delete_expired,
-    expired,
-    write_decay,
-)
-from memory.maintenance.summaries import Summariser
+from memory.keys import Keys
+from memory.maintenance.consolidate import MergeProposal
 from memory.models import check_id
 from memory.replies import as_str
 from memory.stores import Stores
@@ -121,20 +101,6 @@ class MaintenanceReport(BaseModel):
         }
 
 
-def policy_of(settings: Settings) -> RetentionPolicy:
-    return RetentionPolicy(
-        days=dict(settings.retention_days),
-        keep_importance=settings.retention_keep_importance,
-        half_life_days=settings.decay_half_life_days,
-        floor=settings.decay_floor,
-        boost=settings.recall_boost,
-    )
-
-
-def _no_lock() -> None:
-    """`keep` of a dry run, which holds no lock."""
-
-
 def _holder() -> dict[str, object]:
     return {"host": socket.gethostname(), "pid": os.getpid(), "since": int(time.time())}
 
@@ -184,17 +150,11 @@ def _busy(holder: dict[str, object] | None) -> MaintenanceBusyError:
 
 
 @contextmanager
-def maintenance_lock(
-    client: redis.Redis,
-    key: str,
-    timeout_s: float = LOCK_TTL_S,
-    *,
-    holder_key: str | None = None,
-) -> Iterator[Callable[[], None]]:
+def maintenance_lock(client: redis.Redis, keys: Keys) -> Iterator[Callable[[], None]]:
     """Hold the maintenance lock (never wait for it: busy -> MaintenanceBusyError naming the
     holder). A heartbeat thread keeps it while the body runs; `keep` (call it before each long
     step) raises MaintenanceBusyError if the lock was lost to another runner."""
-    holder_key = holder_key or f"{key}:holder"
+    key, holder_key, timeout_s = keys.maintenance_lock, keys.maintenance_lock_holder, LOCK_TTL_S
     lock = client.lock(key, timeout=timeout_s, blocking=False)
     if not lock.acquire():
         stale = client.get(key)
@@ -219,7 +179,7 @@ def maintenance_lock(
             lost.set()
 
     def beat() -> None:
-        while not stop.wait(min(HEARTBEAT_S, timeout_s / 4)):
+        while not stop.wait(HEARTBEAT_S):
             try:
                 extend()
             except redis.exceptions.RedisError:  # Redis away for a moment: try on the next beat
@@ -244,154 +204,6 @@ def maintenance_lock(
             client.delete(holder_key)
         except redis.exceptions.LockError:  # expired: the key is someone else's now, or gone
             log.warning("maintenance lock had expired before it was released")
-
-
-def maintain_user(
-    stores: Stores,
-    embedder: CachedEmbedder,
-    settings: Settings,
-    user_id: str,
-    *,
-    now_ms: int,
-    dry_run: bool,
-    merger: TextMerger | None = None,
-    summariser: Summariser | None = None,
-    judge: SameFactJudge | None = None,
-    keep_lock: Callable[[], None] = _no_lock,
-) -> UserReport:
-    policy = policy_of(settings)
-    report = UserReport(user_id=user_id)
-    # Summaries first: they are new memories, so the rest of the run sees them.
-    for due in summaries.due_sessions(stores, user_id, now_ms, settings.summary_idle_s):
-        if dry_run:
-            report.summarised.append(
-                {
-                    "id": "",
-                    "session_id": due.session_id,
-                    "messages": due.messages,
-                    "text": "",
-                    "reason": due.reason,
-                }
-            )
-            continue
-        done = summaries.run_due(stores, embedder, user_id, due, summariser, now_ms)
-        report.summarised += [
-            {
-                "id": mid,
-                "session_id": due.session_id,
-                "messages": done.messages,
-                "text": text,
-                "reason": due.reason,
-            }
-            for mid, text in zip(done.memory_ids, done.texts, strict=True)
-        ]
-    report.summaries_waiting = len(summaries.pending(stores, user_id))
-    memos = load_memos(stores, user_id)
-    thresholds = {
-        "min_similarity": settings.consolidation_min_similarity,
-        "proposal_similarity": settings.consolidation_proposal_similarity,
-    }
-    proposals = propose_merges(
-        stores,
-        user_id,
-        settings.consolidation_min_similarity,
-        memos,
-        judge=judge,
-        proposal_similarity=settings.consolidation_proposal_similarity,
-        remember_apart=not dry_run,
-        keep_lock=keep_lock,
-    )
-    for p in proposals:
-        if dry_run:
-            report.consolidated.append(p)
-            continue
-        keep_lock()  # each merge may wait on the model
-        try:
-            record = apply_merge(stores, embedder, p, now_ms, merger, **thresholds)
-        except StaleMergeError as e:  # edited while the run went on: next run sees the edit
-            log.info("merge skipped: %s", e)
-            continue
-        report.consolidated.append(p.model_copy(update={"canonical_text": record.text_after}))
-        report.merge_ids.append(record.id)
-    gone = expired(memos, policy, now_ms)
-    report.expired = [{"id": m.id, "text": m.text, "kind": m.event_type} for m in gone]
-    if not dry_run:
-        delete_expired(stores, embedder, user_id, gone)
-        activity.record(stores.client, stores.keys, user_id, "expired", len(gone), now_ms)
-    # Merged members left recall; canonicals just got a new importance: neither decays now.
-    merged = {mid for p in report.consolidated for mid in [p.canonical_id, *p.member_ids]}
-    gone_ids = {m.id for m in gone} | merged
-    live = [m for m in memos if m.id not in gone_ids]
-    changes, state = decay_changes(stores, user_id, live, policy, now_ms)
-    report.decayed = [
-        {"id": c.id, "text": c.text, "before": c.before, "after": c.after, "recalled": c.recalled}
-        for c in changes
-    ]
-    if not dry_run:
-        write_decay(stores, user_id, changes, state)
-        if report.summarised or report.merge_ids or gone or changes:
-            admin.note_write(stores.client, stores.keys, user_id)  # the Stats version
-    return report
-
-
-def run_maintenance(
-    stores: Stores,
-    embedder: CachedEmbedder,
-    settings: Settings,
-    *,
-    now_ms: int,
-    user_id: str | None = None,
-    dry_run: bool = False,
-    merger: TextMerger | None = None,
-    summariser: Summariser | None = None,
-    judge: SameFactJudge | None = None,
-    progress: Callable[[str, int, int], None] | None = None,
-) -> MaintenanceReport:
-    """One run; raises MaintenanceBusyError when another holds the lock (a dry run, which
-    writes nothing, runs without it). `progress` hears ("users", done, total) per user."""
-    users = (
-        [check_id(user_id)]
-        if user_id
-        else sorted(as_str(u) for u in stores.client.smembers(stores.keys.users))
-    )
-    report = MaintenanceReport(at_ms=now_ms, dry_run=dry_run)
-    lock = (
-        nullcontext(_no_lock)
-        if dry_run
-        else maintenance_lock(
-            stores.client,
-            stores.keys.maintenance_lock,
-            holder_key=stores.keys.maintenance_lock_holder,
-        )
-    )
-    with lock as keep:
-        report.active_before = count_active(stores, users)
-        for u in users:
-            keep()
-            report.users.append(
-                maintain_user(
-                    stores,
-                    embedder,
-                    settings,
-                    u,
-                    now_ms=now_ms,
-                    dry_run=dry_run,
-                    merger=merger,
-                    summariser=summariser,
-                    judge=judge,
-                    keep_lock=keep,
-                )
-            )
-            if progress is not None:
-                progress("users", len(report.users), len(users))
-        if not dry_run and not user_id:
-            summaries.drop_stale_markers(stores, set(users))
-        report.active_after = count_active(stores, users)
-        report.summaries_waiting = len(summaries.pending(stores))
-        if not dry_run:
-            save_report(stores, report)
-    log.info("maintenance%s: %s", " (dry run)" if dry_run else "", report.totals())
-    return report
 
 
 def save_report(stores: Stores, report: MaintenanceReport) -> None:

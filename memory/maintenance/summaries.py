@@ -99,10 +99,6 @@ def pending(stores: Stores, user_id: str | None = None) -> list[dict[str, object
     return [r for r in rows if user_id is None or r.get("user_id") == user_id]
 
 
-def _clear_pending(pipe: redis.client.Pipeline, stores: Stores, user_id: str, session: str) -> None:
-    pipe.hdel(stores.keys.summaries_pending, digest(user_id, session))
-
-
 # --- writing -------------------------------------------------------------------------------
 
 
@@ -196,9 +192,7 @@ def summarise_session(
                 out.memory_ids.append(mem.id)
                 out.texts.append(mem.description)
                 out.messages += len(turns)
-        pipe = stores.client.pipeline(transaction=True)
-        _clear_pending(pipe, stores, user_id, session_id)
-        pipe.execute()
+        stores.client.hdel(stores.keys.summaries_pending, digest(user_id, session_id))
         return out
     finally:
         try:

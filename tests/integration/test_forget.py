@@ -128,7 +128,6 @@ def test_a_forgotten_topic_leaves_no_trace_and_the_rest_stays(
     assert "Ms Okafor's office is on Elm Street." in texts
     assert "How many hours did Ms Okafor bill?" in texts
     assert not any("marathon" in t or "ten km" in t for t in texts)
-    assert {"okafor", "divorce", "lawyer"} <= set(preview.words)
 
     report = forget.forget("ana", TOPIC)
 

@@ -13,7 +13,7 @@ from memory.errors import InvalidInputError
 from memory.maintenance import Maintenance, MaintenanceBusyError
 from memory.maintenance.records import load_memos
 from memory.maintenance.retention import decay_changes, write_decay
-from memory.maintenance.runner import maintenance_lock, policy_of
+from memory.maintenance.runner import maintenance_lock
 from memory.models import now_ms
 from memory.queries import ListQuery
 
@@ -183,7 +183,7 @@ def test_one_runner_at_a_time_and_only_the_owner_releases(coordinator: MemoryCoo
         c.add_episodic("ana", text)
     m = Maintenance.of(c)
     key = c.keys.maintenance_lock
-    with maintenance_lock(c.redis, key):
+    with maintenance_lock(c.redis, c.keys):
         with pytest.raises(MaintenanceBusyError, match="already running elsewhere"):
             m.run()
         # A dry run writes nothing: it does not need (nor wait for) the lock.
@@ -195,11 +195,11 @@ def test_one_runner_at_a_time_and_only_the_owner_releases(coordinator: MemoryCoo
     assert not c.redis.exists(key)
     m.run()
     (merge,) = m.merges("ana")
-    with maintenance_lock(c.redis, key), pytest.raises(MaintenanceBusyError):
+    with maintenance_lock(c.redis, c.keys), pytest.raises(MaintenanceBusyError):
         m.undo_merge("ana", merge["id"])
     assert m.merges("ana")[0]["undone"] is False
     # Ours expired and another runner took the key: leaving must not free the other's lock.
-    with maintenance_lock(c.redis, key):
+    with maintenance_lock(c.redis, c.keys):
         c.redis.set(key, "another-runner")
     assert c.redis.get(key) == b"another-runner"
 
@@ -331,8 +331,7 @@ def test_decay_never_recreates_a_memory_deleted_meanwhile(
     mem = c.add_episodic("ana", "I once tried rock climbing", importance=0.6)
     key = c.keys.episodic("ana", mem.id)
     memos = load_memos(c.stores, "ana")
-    policy = policy_of(c.settings)
-    changes, state = decay_changes(c.stores, "ana", memos, policy, now_ms() + 90 * DAY)
+    changes, state = decay_changes(c.stores, "ana", memos, c.settings, now_ms() + 90 * DAY)
     assert [ch.id for ch in changes] == [mem.id]
     # The memory is deleted right after write_decay's first round trip to Redis.
     execute = Pipeline.execute
@@ -418,7 +417,7 @@ def test_a_live_runs_lock_is_short_and_names_its_holder(coordinator: MemoryCoord
     from memory.maintenance.runner import LOCK_TTL_S, lock_holder
 
     c = coordinator
-    with maintenance_lock(c.redis, c.keys.maintenance_lock):
+    with maintenance_lock(c.redis, c.keys):
         assert 0 < c.redis.ttl(c.keys.maintenance_lock) <= LOCK_TTL_S <= 60
         holder = lock_holder(c.redis, c.keys.maintenance_lock_holder)
         assert holder is not None and holder["pid"] == os.getpid()
