@@ -127,10 +127,6 @@ class RecallPipeline:
             )
 
         similar_rows = self._recall_stores(ctx, plan, raw, qvec, timings)
-        if plan.stale_profile is not None:  # no read-ahead trip to ride in: a trip of its own
-            pipe = self._stores.client.pipeline(transaction=False)
-            self._queue_profile(pipe, plan)
-            self._keep_profile(plan, ctx, pipe.execute())
         if o.include_procedural and qvec is not None:
             t = time.perf_counter()
             ctx.procedural = self._stores.procedural.best_suggestion(
@@ -225,7 +221,7 @@ class RecallPipeline:
                 self._keep(ctx, req, fuse_request(req, rows[req.memory_type], qvec, now))
             timings[req.memory_type.value] = _ms(t)
         similar_rows = reply_rows(raw.pop(0), plan.similar) if plan.similar else None
-        if not plan.requests and ctx.session_summary is None:
+        if not plan.requests and ctx.session_summary is None and plan.stale_profile is None:
             return similar_rows
         t = time.perf_counter()
         seeded = [req for req in plan.requests if req.seeds]
@@ -284,7 +280,11 @@ class RecallPipeline:
             self._stores.keys, plan.user_id, ctx.episodic, ctx.semantic, ctx.session_summary
         )
         pipe = self._stores.client.pipeline(transaction=False)
-        first = self._queue_profile(pipe, plan)
+        first = 0
+        if plan.stale_profile is not None:  # the profile changed since it was kept
+            for command in profile_commands(self._stores.episodic, plan.user_id):
+                pipe.execute_command(*command)
+            first = len(pipe)
         slots: list[str] = []  # per command: the key it reads whole, "" for a timeline read
         for hits, key_of, fields, _ in groups:
             slots += queue_reads(pipe, key_of, fields, [h.id for h in hits])
@@ -294,23 +294,11 @@ class RecallPipeline:
             _, key_of, fields, _ = groups[0]
             slots += queue_reads(pipe, key_of, fields, likely_hits(req))
         replies = pipe.execute() if len(pipe) else []
-        self._keep_profile(plan, ctx, replies[:first])
+        if plan.stale_profile is not None:
+            ctx.profile = self.profile.keep(plan.user_id, plan.stale_profile, replies[:first])
         replies = replies[first:]
         prefetched = {key: r for key, r in zip(slots, replies, strict=True) if key}
         return prefetched, [r for key, r in zip(slots, replies, strict=True) if not key]
-
-    def _queue_profile(self, pipe: Any, plan: _Plan) -> int:
-        """Queue the profile's aggregations when the kept one is of another version."""
-        if plan.stale_profile is None:
-            return 0
-        for command in profile_commands(self._stores.episodic, plan.user_id):
-            pipe.execute_command(*command)
-        return len(pipe)
-
-    def _keep_profile(self, plan: _Plan, ctx: MemoryContext, replies: list[Any]) -> None:
-        if plan.stale_profile is not None:
-            ctx.profile = self.profile.keep(plan.user_id, plan.stale_profile, replies)
-            plan.stale_profile = None
 
     def _keep(self, ctx: MemoryContext, req: HybridRequest, hits: list[RecallHit]) -> None:
         if req.memory_type is MemoryType.EPISODIC:
