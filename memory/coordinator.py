@@ -305,7 +305,7 @@ class MemoryCoordinator:
         """Lower (or raise) the score of the last run of `tools` for `query`."""
         self.procedural.adjust_last(user_id, query, tools, success_score)
 
-    @_changes
+    @_writes
     def store_interaction(
         self,
         user_id: str,
@@ -381,6 +381,9 @@ class MemoryCoordinator:
             # queued last so it does not compete with the rest of this write.
             text = embedding_text(mem.description, mem.context)
             self.bookkeeping.refine_vector(user_id, mem.id, text, self.embedder.embed)
+        # the Stats version, as `_changes` bumps it; an exchange is no profile line, so a
+        # profile kept at the count before is the profile at this one
+        self.recall.profile.carry(user_id, admin.note_write(self.redis, self.keys, user_id))
         return result
 
     @_writes

@@ -4,6 +4,7 @@ The model's capabilities are the *model profile* (agent/profile.py)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,6 +27,8 @@ HEALTH_KINDS = tuple(k for k in EventType if k not in (EventType.INTERACTION, Ev
 #: shorter one.
 PROFILE_READ = 12
 _FIELDS = ("event_type", "description", "importance", "timestamp")
+#: Seconds lines read at one write version serve: a memory's key may expire (its TTL) unannounced.
+KEPT_S = 60.0
 
 
 def profile_commands(episodic: EpisodicStore, user_id: str) -> list[list[str]]:
@@ -102,3 +105,33 @@ def read_profile(episodic: EpisodicStore, user_id: str) -> list[ProfileLine]:
     for command in profile_commands(episodic, user_id):
         pipe.execute_command(*command)
     return profile_lines_of(pipe.execute())
+
+
+class ProfileCache:
+    """The profile's lines per user, read again when the user's write counter moved
+    (`admin.note_write`) or after KEPT_S: a recall reads the counter, and the three
+    aggregations only then (docs/performance.md)."""
+
+    def __init__(self) -> None:
+        self._kept: dict[str, tuple[str, float, list[ProfileLine]]] = {}
+
+    def take(self, reply: Any, user_id: str) -> tuple[str, list[ProfileLine] | None]:
+        """(the version, a GET of `Keys.writes`; the lines kept at it, None: read, `keep`)."""
+        version, kept = as_str(reply or b"0"), self._kept.get(user_id)
+        fresh = kept is not None and kept[0] == version and time.monotonic() - kept[1] < KEPT_S
+        return version, list(kept[2]) if kept is not None and fresh else None
+
+    def keep(self, user_id: str, version: str, replies: Sequence[Any]) -> list[ProfileLine]:
+        """The lines of `profile_commands`' replies, read after the counter said `version` (a
+        write in between only has the next recall read them again)."""
+        if len(self._kept) >= 1024:  # a process serving many users keeps the recent ones
+            self._kept.clear()
+        self._kept[user_id] = (version, time.monotonic(), profile_lines_of(replies))
+        return list(self._kept[user_id][2])
+
+    def carry(self, user_id: str, count: int) -> None:
+        """A write that changed no profile line made the user's counter `count`: lines kept at
+        the count before it (no other write between) are the profile at this one."""
+        kept = self._kept.get(user_id)
+        if kept is not None and kept[0] == str(count - 1):
+            self._kept[user_id] = (str(count), kept[1], kept[2])

@@ -109,7 +109,7 @@ with guard("Counting memories"):
     # read once per write: the user's write counter is the cache's version
     mine = resources.per_version(
         f"stats {store} {ctx.user_id}",
-        ctx.coordinator.stats_version(ctx.user_id),
+        ctx.write_version,
         lambda: read_remembered(ctx.coordinator, ctx.user_id),
     )
 counts = {"episodic": mine.counts.memories, "semantic": mine.counts.facts}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -27,6 +28,12 @@ class PageContext:
     agent_error: str = ""
     # Fails closed: page_setup always passes the real viewer.
     viewer: Viewer = field(default_factory=lambda: Viewer(mode="none", is_admin=False))
+
+    @functools.cached_property
+    def write_version(self) -> str:
+        """The user's write version (`MemoryService.stats_version`), read once per run: the
+        sidebar's and the page's caches are checked against the same reading."""
+        return self.coordinator.stats_version(self.user_id)
 
     @property
     def is_admin(self) -> bool:

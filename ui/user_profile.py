@@ -44,7 +44,7 @@ def _lines(ctx: PageContext, where: str) -> None:
         store = f"{ctx.settings.redis_url} {ctx.settings.memory_namespace}"
         lines = resources.per_version(
             f"profile {store} {ctx.user_id}",
-            ctx.coordinator.stats_version(ctx.user_id),
+            ctx.write_version,
             lambda: ctx.coordinator.user_profile(ctx.user_id),
         )
     lines = [p for p in lines if p.id not in undo.pending_ids()]  # removed, Undo offered

@@ -50,11 +50,11 @@ def memory_stats(
     return stats
 
 
-def note_write(client: redis.Redis, keys: Keys, user_id: str | None) -> None:
+def note_write(client: redis.Redis, keys: Keys, user_id: str | None) -> int:
     """Bump the user's write counter after a write to their memories (the shared counter when
     the write names no user): one INCR, after the write, so a reader that sees the new
-    version reads the new data."""
-    client.incr(keys.writes(user_id) if user_id else keys.shared_writes)
+    version reads the new data. Returns the new count."""
+    return int(client.incr(keys.writes(user_id) if user_id else keys.shared_writes))
 
 
 def writes_version(client: redis.Redis, keys: Keys, user_id: str) -> str:

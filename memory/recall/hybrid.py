@@ -225,16 +225,7 @@ def prepare(
     vector_rows = reply_rows(replies.pop(0), req.vector_query)
     text_rows = reply_rows(replies.pop(0), req.text_query) if req.text_query is not None else []
     w = req.weights
-    req.idf = annotate_coverage([*vector_rows, *text_rows], req.terms, req.text_fields)
-    _mark_foreign(req, [*vector_rows, *text_rows])
-    _mark_stated(req, [*vector_rows, *text_rows])
-    if req.personal == "advice":
-        for row in (*vector_rows, *text_rows):
-            row["_own"] = True
-    if req.time_ranges:
-        for row in (*vector_rows, *text_rows):
-            if _in_ranges(row, req.time_ranges):
-                row["_time_match"] = True
+    req.idf = _mark(req, [*vector_rows, *text_rows])
     req.scored, req.seeds, req.now_ms = None, [], now_ms
     if (
         req.timeline_key is not None
@@ -304,22 +295,24 @@ def take_neighbours(
         elif rid in row_of:  # deleted or superseded memories are no neighbours
             new_rows.append({**row_of[rid], "score": 0.0, "_neighbour_of": seeds_of})
     if new_rows:
-        _annotate_new(req, new_rows, req.idf)
+        _mark(req, new_rows, req.idf)
         text_rows.extend(new_rows)
         score_candidates([], new_rows, req.query_vec, req.weights, req.now_ms, into=req.scored)
 
 
-def _annotate_new(req: HybridRequest, rows: list[dict[str, Any]], idf: list[float]) -> None:
-    """Mark candidates found after the first queries as `prepare` marks those."""
-    if not rows:
-        return
-    annotate_coverage(rows, req.terms, req.text_fields, idf)
+def _mark(
+    req: HybridRequest, rows: list[dict[str, Any]], idf: list[float] | None = None
+) -> list[float]:
+    """Mark candidates for `fuse` (`prepare`'s docstring), the neighbours found later with the
+    first ones' `idf`; returns the IDF."""
+    idf = annotate_coverage(rows, req.terms, req.text_fields, idf)
     _mark_foreign(req, rows)
     _mark_stated(req, rows)
     for row in rows:
         row["_own"] = req.personal == "advice"
-        if _in_ranges(row, req.time_ranges):
+        if req.time_ranges and _in_ranges(row, req.time_ranges):
             row["_time_match"] = True
+    return idf
 
 
 def _mark_foreign(req: HybridRequest, rows: Sequence[dict[str, Any]]) -> None:

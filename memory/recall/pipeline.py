@@ -54,7 +54,7 @@ from memory.replies import as_str
 from memory.stores import Stores
 from memory.stores.episodic import embedding_text
 from memory.text import embedder_knows
-from memory.user_profile import profile_commands, profile_lines_of
+from memory.user_profile import ProfileCache, profile_commands
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +78,7 @@ class RecallPipeline:
         self._history_budget = history_budget_tokens
         self._identity = identity
         self._statements = statement_model_for(embedder)
+        self.profile = ProfileCache()
         self._schedule_statement_fit()
 
     def context(
@@ -94,8 +95,7 @@ class RecallPipeline:
         need_vector = any(wanted)
         self._schedule_statement_fit()
         plan = _Plan(user_id, query, *wanted, k_episodic, o.k_semantic)
-        if o.include_profile:
-            plan.profile = profile_commands(self._stores.episodic, user_id)
+        plan.profile = o.include_profile
 
         t = time.perf_counter()
         qvec = self._embedder.local(query) if need_vector else None
@@ -108,8 +108,9 @@ class RecallPipeline:
         if o.include_short_term:
             self._take_short_term(ctx, raw, timings)
         exact_raw = raw.pop(0) if o.include_procedural else None
-        if plan.profile is not None:
-            ctx.profile = profile_lines_of([raw.pop(0) for _ in plan.profile])
+        if plan.profile:
+            version, lines = self.profile.take(raw.pop(0), user_id)
+            ctx.profile, plan.stale_profile = lines or [], None if lines is not None else version
         if need_vector and qvec is None:
             t = time.perf_counter()
             pipe = self._stores.client.pipeline(transaction=False)
@@ -154,10 +155,10 @@ class RecallPipeline:
         """(replies after the marker, the exact procedural hash's key). One pipelined round
         trip: the store marker first (a Redis that replaced ours is found before anything,
         even the query's cache entry, is written to it), short-term (`k_short_term` messages;
-        None: none), the exact procedural hash, the profile's query and, when this process
-        knows the query's vector, every store's searches. Otherwise the embedding cache's
-        lookup rides along instead and the searches go in a second round trip with the cache
-        write."""
+        None: none), the exact procedural hash, the profile's version (`ProfileCache`) and, when
+        this process knows the query's vector, every store's searches. Otherwise the embedding
+        cache's lookup rides along instead and the searches go in a second round trip with the
+        cache write."""
         stores, user_id, session_id = self._stores, ctx.user_id, ctx.session_id
         pipe = stores.client.pipeline(transaction=False)
         self._identity.request(pipe)
@@ -169,8 +170,8 @@ class RecallPipeline:
         exact_key = ""
         if plan.procedural:
             exact_key = stores.procedural.exact_request(pipe, user_id, ctx.query)
-        for command in plan.profile or ():
-            pipe.execute_command(*command)
+        if plan.profile:
+            pipe.get(stores.keys.writes(user_id))  # its version
         if need_vector and qvec is None:
             self._embedder.queue_lookup(pipe, ctx.query)
         elif qvec is not None:
@@ -220,11 +221,11 @@ class RecallPipeline:
                 self._keep(ctx, req, fuse_request(req, rows[req.memory_type], qvec, now))
             timings[req.memory_type.value] = _ms(t)
         similar_rows = reply_rows(raw.pop(0), plan.similar) if plan.similar else None
-        if not plan.requests and ctx.session_summary is None:
+        if not plan.requests and ctx.session_summary is None and plan.stale_profile is None:
             return similar_rows
         t = time.perf_counter()
         seeded = [req for req in plan.requests if req.seeds]
-        prefetched, sides = self._read_ahead(user_id, ctx, seeded)
+        prefetched, sides = self._read_ahead(plan, ctx, seeded)
         hydrate_ms = _ms(t)
         for req in seeded:
             t = time.perf_counter()
@@ -269,24 +270,33 @@ class RecallPipeline:
         return ctx
 
     def _read_ahead(
-        self, user_id: str, ctx: MemoryContext, seeded: list[HybridRequest]
+        self, plan: _Plan, ctx: MemoryContext, seeded: list[HybridRequest]
     ) -> tuple[dict[str, list[Any]], list[Any]]:
-        """One round trip: the hits found so far (and the session's summary), then the seeds'
-        timeline reads of the store in `seeded` with the ids likely to be its hits. Returns
-        key -> values read (for `hydrate`) and the timeline replies."""
+        """One round trip: a user profile that changed since it was kept, the hits found so
+        far (and the session's summary), then the seeds' timeline reads of the store in
+        `seeded` with the ids likely to be its hits. Returns key -> values read (for
+        `hydrate`) and the timeline replies."""
         groups = hydration_groups(
-            self._stores.keys, user_id, ctx.episodic, ctx.semantic, ctx.session_summary
+            self._stores.keys, plan.user_id, ctx.episodic, ctx.semantic, ctx.session_summary
         )
         pipe = self._stores.client.pipeline(transaction=False)
+        first = 0
+        if plan.stale_profile is not None:  # the profile changed since it was kept
+            for command in profile_commands(self._stores.episodic, plan.user_id):
+                pipe.execute_command(*command)
+            first = len(pipe)
         slots: list[str] = []  # per command: the key it reads whole, "" for a timeline read
         for hits, key_of, fields, _ in groups:
             slots += queue_reads(pipe, key_of, fields, [h.id for h in hits])
         for req in seeded:  # episodic, the only store with neighbours: the first group
             queue_neighbours(pipe, req)
-            slots += [""] * (len(pipe) - len(slots))
+            slots += [""] * (len(pipe) - first - len(slots))
             _, key_of, fields, _ = groups[0]
             slots += queue_reads(pipe, key_of, fields, likely_hits(req))
-        replies = pipe.execute() if slots else []
+        replies = pipe.execute() if len(pipe) else []
+        if plan.stale_profile is not None:
+            ctx.profile = self.profile.keep(plan.user_id, plan.stale_profile, replies[:first])
+        replies = replies[first:]
         prefetched = {key: r for key, r in zip(slots, replies, strict=True) if key}
         return prefetched, [r for key, r in zip(slots, replies, strict=True) if not key]
 
@@ -421,7 +431,9 @@ class _Plan:
     k_semantic: int
     requests: list[HybridRequest] = field(default_factory=list)
     similar: VectorQuery | None = None
-    profile: list[list[str]] | None = None
+    profile: bool = False
+    #: the write version to read the profile at (in the read-ahead): the one kept is of another
+    stale_profile: str | None = None
 
 
 def fuse_request(

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 
 from memory.queries import ListQuery, SearchFilter
 from tests.app.conftest import no_errors
@@ -216,3 +218,33 @@ def test_stats_reads_a_users_memories_once_per_write(  # type: ignore[no-untyped
 
     coordinator.add_episodic("alice", "I run on Sundays", event_type="preference")
     assert remembered(make_app("pages/stats.py")) == "2" and reads == ["alice", "alice"]
+
+
+def _reads_of(coordinator, key: str, run) -> int:  # type: ignore[no-untyped-def]
+    """How many commands the server ran on `key` while `run()` ran (Redis' MONITOR)."""
+    seen: list[str] = []
+    stop = f"stop-{key}"
+    monitor = coordinator.redis.monitor()
+
+    def watch() -> None:
+        with monitor as m:
+            while stop not in (command := m.next_command()["command"]):
+                seen.append(command)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    time.sleep(0.5)  # MONITOR is on before the run
+    run()
+    coordinator.redis.echo(stop)
+    watcher.join(timeout=30)
+    return sum(1 for command in seen if key in command.split())
+
+
+def test_a_stats_run_reads_the_write_version_once(app_env, make_app, coordinator) -> None:
+    coordinator.add_episodic("alice", "I am vegetarian", event_type="preference")
+    at = make_app("pages/stats.py")
+    no_errors(at)
+    # the sidebar's profile and the page's figures, both cached under the same reading
+    assert _reads_of(coordinator, coordinator.keys.writes("alice"), at.run) == 1
+    no_errors(at)
+    assert "I am vegetarian" in " ".join(m.value for m in at.sidebar.markdown)

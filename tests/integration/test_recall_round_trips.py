@@ -1,8 +1,9 @@
 """Recall's round trips to Redis: a warm recall reads everything it searches
 in one pipelined round trip, plus one that reads the kept hits whole (with the timelines of
 the session neighbours of its best candidates); an uncached query adds one (the embedding
-cache's lookup rides in the first, its write in the second). A chat turn's user profile is one
-more query in the first round trip, not a round trip of its own.
+cache's lookup rides in the first, its write in the second). A chat turn's user profile is its
+version (the user's write counter) in the first round trip, and its queries, only when a write
+changed it, in the one that reads the hits.
 
 A client that notes every request (a pipeline or a lone command) with the thread that sent it
 is handed to the coordinator; only the calling thread's requests count (the metrics flush and
@@ -77,11 +78,62 @@ def test_a_warm_recall_searches_every_store_in_one_round_trip(
     # and text each) and the most similar procedure
     assert first[0] == "GET" and first.count("FT.SEARCH") == 5
     assert set(hydrate) == {"HMGET"}
-    # a chat turn's user profile is three more queries (aggregations: pinned, about health,
-    # standing) in the same round trip
+    # a chat turn's user profile is the user's write counter and, the first time, three more
+    # queries (aggregations: pinned, about health, standing) in the round trip of the hits
     first, hydrate = _recall(coord, client, query, include_profile=True)
-    assert first.count("FT.SEARCH") == 5 and first.count("FT.AGGREGATE") == 3
-    assert set(hydrate) == {"HMGET"}
+    assert first.count("FT.SEARCH") == 5 and first.count("GET") == 2
+    assert hydrate.count("FT.AGGREGATE") == 3 and set(hydrate) == {"HMGET", "FT.AGGREGATE"}
+
+
+def _profile(
+    coord: MemoryCoordinator, client: CountingRedis, query: str
+) -> tuple[list[list[str]], set[str]]:
+    client.requests.clear()
+    ctx = coord.retrieve_all_context(U, S, query, RecallOptions(include_profile=True))
+    return client.mine(), {p.text for p in ctx.profile}
+
+
+def test_the_profile_is_read_again_only_after_a_write_that_changes_it(
+    counting: tuple[MemoryCoordinator, CountingRedis],
+) -> None:
+    coord, client = counting
+    query = "What did I say about my knee?"
+    coord.retrieve_all_context(U, S, query)  # the query's vector is now known
+    coord.bookkeeping.drain()
+    known = {"My left knee hurts after long runs", "I prefer running in the morning"}
+
+    def aggregations(requests: list[list[str]]) -> list[int]:
+        return [r.count("FT.AGGREGATE") for r in requests]
+
+    requests, lines = _profile(coord, client, query)
+    assert aggregations(requests) == [0, 3] and lines == known
+    # the same write version: the counter is read (one GET more), no aggregation runs
+    requests, lines = _profile(coord, client, query)
+    assert aggregations(requests) == [0, 0] and lines == known
+    assert requests[0].count("GET") == 2  # the store marker and the write counter
+    # a chat turn's exchange is no profile line: the profile read before it still holds
+    coord.store_interaction(U, S, query, "Rest it.")
+    coord.bookkeeping.drain()
+    requests, lines = _profile(coord, client, query)
+    assert aggregations(requests) == [0, 0] and lines == known
+    # a new preference is: the profile is read again, in the round trip that reads the hits
+    coord.add_episodic(U, "I prefer trails to roads", event_type="preference")
+    coord.bookkeeping.drain()
+    requests, lines = _profile(coord, client, query)
+    assert aggregations(requests) == [0, 3] and "HMGET" in requests[1]
+    assert lines == known | {"I prefer trails to roads"}
+    requests, lines = _profile(coord, client, query)
+    assert aggregations(requests) == [0, 0] and "I prefer trails to roads" in lines
+    # a recall that searches nothing has no such round trip: the profile takes one of its own
+    coord.add_episodic(U, "I am allergic to ibuprofen", event_type="health_event")
+    client.requests.clear()
+    only = RecallOptions(
+        include_episodic=False, include_semantic=False, include_procedural=False,
+        include_profile=True,
+    )  # fmt: skip
+    ctx = coord.retrieve_all_context(U, S, query, only)
+    assert aggregations(client.mine()) == [0, 3]
+    assert "I am allergic to ibuprofen" in {p.text for p in ctx.profile}
 
 
 def test_an_unseen_query_adds_one_round_trip_and_writes_the_embedding_cache(
@@ -156,14 +208,14 @@ def test_a_chat_turn_reads_its_profile_in_its_recall(
         prompt = fake.chat_requests()[-1].seen_system_prompt
     requests = client.mine()
 
-    # an unseen query: the cache lookup, then the searches with the cache write; the profile's
-    # queries are the only searches of the first round trip, and no later request searches
+    # an unseen query: the cache lookup (and the profile's version), then the searches with the
+    # cache write, then the hits read whole with the profile's queries; nothing later searches
     def searches(request: list[str]) -> int:
         return request.count("FT.SEARCH") + request.count("FT.AGGREGATE")
 
-    assert [r for r in requests if searches(r)] == requests[:2]
-    assert requests[0].count("FT.AGGREGATE") == 3 and searches(requests[0]) == 3
+    assert [r for r in requests if searches(r)] == requests[1:3]
     assert requests[1].count("FT.SEARCH") == 5 and searches(requests[1]) == 5
+    assert requests[2].count("FT.AGGREGATE") == 3 and searches(requests[2]) == 3
     assert {p.text for p in done.recalled.profile} == {
         "My left knee hurts after long runs",
         "I prefer running in the morning",
