@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import redis
 
+from memory.admin.stats import queue_write_note
 from memory.keys import Keys
 from memory.models import check_id, now_ms
 from memory.replies import as_str
@@ -120,7 +121,7 @@ class MemoryHistory:
         episodic.delete_many(pipe, user_id, [memory_id])
         if old is not None:
             episodic.reinstate(pipe, user_id, old.id, old.paused)
-        pipe.incr(self._stores.keys.writes(user_id))  # the Stats version (admin.note_write)
+        queue_write_note(pipe, self._stores.keys, user_id)  # the Stats version
         pipe.execute()
         drop_quotes(self._stores, user_id, quoted, mem.description)
         self._embedder.forget([mem.description])

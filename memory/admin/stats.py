@@ -7,6 +7,8 @@ their own); how many other people use the store is in the store-wide stats (no u
 
 from __future__ import annotations
 
+import time
+
 import redis
 from redisvl.query import CountQuery
 
@@ -52,9 +54,20 @@ def memory_stats(
 
 def note_write(client: redis.Redis, keys: Keys, user_id: str | None) -> int:
     """Bump the user's write counter after a write to their memories (the shared counter when
-    the write names no user): one INCR, after the write, so a reader that sees the new
-    version reads the new data. Returns the new count."""
-    return int(client.incr(keys.writes(user_id) if user_id else keys.shared_writes))
+    the write names no user): after the write, so a reader that sees the new version reads
+    the new data. Returns the new count."""
+    pipe = client.pipeline(transaction=True)
+    queue_write_note(pipe, keys, user_id)
+    return int(pipe.execute()[-1])
+
+
+def queue_write_note(pipe: redis.client.Pipeline, keys: Keys, user_id: str | None) -> None:
+    """`note_write` inside the caller's transaction. A counter that is gone (a purge leaves
+    nothing of the user) starts again at the clock in microseconds, not at 1: a version cached
+    before the purge is never met again."""
+    key = keys.writes(user_id) if user_id else keys.shared_writes
+    pipe.set(key, time.time_ns() // 1000, nx=True)
+    pipe.incr(key)
 
 
 def writes_version(client: redis.Redis, keys: Keys, user_id: str) -> str:

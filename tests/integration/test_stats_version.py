@@ -63,3 +63,16 @@ def test_reads_and_other_users_writes_leave_it(coordinator: MemoryCoordinator) -
     assert _changes(c, lambda: c.add_semantic("Lyon is in France"))
     assert not _changes(c, lambda: c.sweep_secrets(U, apply=False))
     assert not _changes(c, c.load_knowledge)  # each open: the knowledge file is loaded already
+
+
+def test_a_version_from_before_a_purge_is_never_met_again(coordinator: MemoryCoordinator) -> None:
+    """A purge leaves nothing of the user, the counter too: as many writes after it must not
+    give a version the caches (Stats, the profile panel, recall's profile) kept before it."""
+    c = coordinator
+    c.add_episodic(U, "I am vegetarian", event_type="preference")
+    c.add_episodic(U, "I run on Sundays", event_type="preference")
+    before = c.stats_version(U)
+    c.clear_user_memories(U)
+    c.add_episodic(U, "I eat fish now", event_type="preference")
+    c.add_episodic(U, "I run on Mondays", event_type="preference")
+    assert c.stats_version(U) != before
