@@ -199,7 +199,7 @@ def test_a_memory_only_reply_says_what_was_answered_to_a_remembered_question(
     result = agent.chat("alice", "s1", "Which swim drill did you suggest?")
     assert result.mode == "memory-only"
     lines = result.reply.splitlines()
-    at = next(i for i, x in enumerate(lines) if "Which swim drill should I try?" in x)
+    at = next(i for i, x in enumerate(lines) if "Which swim drill should I try\\?" in x)
     assert lines[at].endswith("; I answered then:")
     assert lines[at + 1] == "  > Try catch\\-up drill\\: 4 x 50 m\\."  # quoted, literal
 
