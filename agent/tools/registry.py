@@ -192,8 +192,11 @@ class ToolRegistry:
     def toolkit_of(self, name: str) -> str:
         return self._specs[name].toolkit
 
+    def specs(self) -> list[ToolSpec]:
+        return list(self._specs.values())
+
     def schemas(self) -> list[dict[str, Any]]:
-        return [s.schema for s in self._specs.values()]
+        return [s.schema for s in self.specs()]
 
     def __len__(self) -> int:
         return len(self._specs)
