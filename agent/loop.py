@@ -9,7 +9,7 @@ import logging
 import threading
 import time
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent.answering import Answerer
 from agent.background import BackgroundExtractor, ReplyGate
@@ -34,7 +34,7 @@ from agent.replies import (
     recall_status,
     without_offline_notice,
 )
-from agent.summarising import LLMSummariser, SessionSummaries, SummaryWorker, dropped_before
+from agent.summarising import LLMSummariser, SummaryWorker, dropped_before
 from agent.tools.memory_tools import MemoryToolkit
 from agent.tools.registry import ToolContext, Toolkit, ToolRegistry
 from agent.tools.wellness import WellnessToolkit
@@ -64,6 +64,9 @@ from memory.writing import (
     mask_secrets,
 )
 
+if TYPE_CHECKING:  # the app and the CLI give the maintenance; the agent does not load it
+    from memory.maintenance import Maintenance
+
 log = logging.getLogger(__name__)
 
 RECALL_TYPES = ("episodic", "semantic", "procedural", "short_term")
@@ -89,10 +92,10 @@ class ChatAgent:
         toolkits: Iterable[Toolkit] | None = None,
         *,
         agent_settings: AgentSettings | None = None,
-        summaries: SessionSummaries | None = None,
+        summaries: Maintenance | None = None,
         writer: WritePolicy | None = None,
     ) -> None:
-        """`summaries` (e.g. `memory.Maintenance`): where turns that leave the prompt are
+        """`summaries`: where turns that leave the prompt are
         summarised; None = no session summaries. `writer`: the write policy to share with the
         app's editors (one per-user lock for every writer); a new one by default."""
         self.settings = settings

@@ -12,24 +12,6 @@ from pydantic import BaseModel, Field
 from memory.models import MemoryContext, RecallHit
 from memory.writing import StoredMemory
 
-__all__ = [
-    "BudgetSplit",
-    "DoneEvent",
-    "RecallEvent",
-    "StatusEvent",
-    "StoredEvent",
-    "ThinkingEvent",
-    "TokenEvent",
-    "ToolEndEvent",
-    "ToolStartEvent",
-    "ExtractionOutcome",
-    "LLMStatus",
-    "StoredMemory",
-    "ToolCallRecord",
-    "TurnEvent",
-    "TurnResult",
-]
-
 
 class LLMStatus(BaseModel):
     """Reachability of the Ollama server and availability of the chosen model."""
