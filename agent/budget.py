@@ -166,7 +166,6 @@ def fit_request(
         message=msg,
         tool_results=done,
         reply=reply,
-        history_kept=len(window),
         history_dropped=len(history) - len(window),
         memories_omitted=block.omitted,
         tools_left_out=tools_left_out,

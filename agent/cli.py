@@ -38,22 +38,12 @@ def _build(args: argparse.Namespace) -> Any:
 
 
 def _recalled_json(result: TurnResult) -> dict[str, Any]:
+    from agent.tools.memory_tools import recalled
+
     ctx = result.recalled
-
-    def hit(h: Any) -> dict[str, Any]:
-        et = h.record.get("event_type") or h.record.get("category")
-        return {
-            "id": h.id,
-            "type": h.memory_type.value,
-            "kind": str(et) if et else None,
-            "text": h.text,
-            "score": round(h.score, 4),
-            "band": h.band,
-        }
-
     return {
-        "episodic": [hit(h) for h in ctx.episodic],
-        "semantic": [hit(h) for h in ctx.semantic],
+        "episodic": [recalled(h).model_dump(mode="json") for h in ctx.episodic],
+        "semantic": [recalled(h).model_dump(mode="json") for h in ctx.semantic],
         "procedural": ctx.procedural.model_dump(mode="json") if ctx.procedural else None,
         "short_term": len(ctx.short_term),
         "prompt_block": result.memory_block,

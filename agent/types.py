@@ -45,7 +45,6 @@ class BudgetSplit(BaseModel):
     message: int = Field(default=0, description="The user's message")
     tool_results: int = Field(default=0, description="This turn's tool calls and results")
     reply: int = Field(default=0, description="Kept free for the answer (num_predict)")
-    history_kept: int = 0
     history_dropped: int = Field(default=0, description="Older messages left out to fit")
     memories_omitted: int = Field(default=0, description="Recalled memories left out to fit")
     tools_left_out: int = Field(
@@ -242,7 +241,6 @@ class ExtractionOutcome(BaseModel):
         default_factory=list,
         description="Memories the model extracted that the message does not support (dropped)",
     )
-    attempts: int = 0
     limit: str = Field(
         default="", description="What was cut (a token cap, a time limit) and what to do"
     )

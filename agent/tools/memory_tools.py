@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 
 from agent.errors import ToolError
 from agent.tools.registry import ToolContext
-from memory.models import MemoryType
+from memory.models import MemoryType, RecallHit
 from memory.service import AgentMemory
 from memory.writing import Grounding, WritePolicy, candidate_for
 
@@ -109,6 +109,24 @@ class ForgetResult(BaseModel):
     memory_type: str
     paused: bool | None = Field(default=None, description="After a pause or a resume")
     id: str | None = Field(default=None, description="The memory paused or resumed")
+
+
+def recalled(hit: RecallHit) -> RecalledMemory:
+    """A recalled memory as a tool result (and `python -m agent chat --json`) shows it."""
+    kind = hit.record.get("event_type") or hit.record.get("category")
+    return RecalledMemory(
+        id=hit.id,
+        type=hit.memory_type.value,
+        kind=str(getattr(kind, "value", kind)) if kind else None,
+        text=hit.text,
+        score=round(float(hit.score), 4),
+        band=hit.band,
+        parts={
+            k: round(float(v), 4)
+            for k, v in hit.parts.model_dump(mode="json").items()
+            if isinstance(v, int | float)
+        },
+    )
 
 
 def _out(model: BaseModel) -> dict[str, Any]:
@@ -218,25 +236,11 @@ class MemoryToolkit:
         final score, relevance band (high/moderate/low) and the score parts."""
         # The chat's own hybrid recall (vector + BM25 fusion, same threshold), per type.
         types = [memory_type] if memory_type else ["episodic", "semantic"]
-        hits: list[RecalledMemory] = []
-        for mt in types:
-            for hit in self.coordinator.search(ctx.user_id, query, MemoryType(mt), k=limit):
-                kind = hit.record.get("event_type") or hit.record.get("category")
-                hits.append(
-                    RecalledMemory(
-                        id=hit.id,
-                        type=hit.memory_type.value,
-                        kind=str(getattr(kind, "value", kind)) if kind else None,
-                        text=hit.text,
-                        score=round(float(hit.score), 4),
-                        band=hit.band,
-                        parts={
-                            k: round(float(v), 4)
-                            for k, v in hit.parts.model_dump(mode="json").items()
-                            if isinstance(v, int | float)
-                        },
-                    )
-                )
+        hits = [
+            recalled(hit)
+            for mt in types
+            for hit in self.coordinator.search(ctx.user_id, query, MemoryType(mt), k=limit)
+        ]
         return _out(RecallResult(query=query, count=len(hits), memories=hits))
 
     def get_memory_stats(self, ctx: ToolContext) -> dict[str, Any]:
