@@ -421,9 +421,7 @@ class ChatAgent:
         if t.private is not None:
             t.history = t.private.history
         else:
-            t.history = history_window(
-                t.ctx.short_term, budget_tokens=1 << 30, exclude_text=t.message
-            )
+            t.history = history_window(t.ctx.short_term, exclude_text=t.message)
         t.window = t.history
 
     def _answer_step(self, t: TurnState) -> Iterator[TurnEvent]:

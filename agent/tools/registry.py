@@ -88,8 +88,8 @@ def _wire_property(prop: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]
     return out
 
 
-def build_spec(func: Callable[..., Any], *, name: str | None = None, toolkit: str = "") -> ToolSpec:
-    name = name or func.__name__
+def build_spec(func: Callable[..., Any], *, toolkit: str = "") -> ToolSpec:
+    name = func.__name__
     # The docstring describes the tool; each argument's Field (its annotation) describes it.
     description = " ".join(inspect.cleandoc(func.__doc__ or "").split())
     hints = get_type_hints(func, include_extras=True)
@@ -174,10 +174,8 @@ class ToolRegistry:
         for func in toolkit.tools():
             self.register(func, toolkit=toolkit.name)
 
-    def register(
-        self, func: Callable[..., Any], *, name: str | None = None, toolkit: str = ""
-    ) -> ToolSpec:
-        spec = build_spec(func, name=name, toolkit=toolkit)
+    def register(self, func: Callable[..., Any], *, toolkit: str = "") -> ToolSpec:
+        spec = build_spec(func, toolkit=toolkit)
         if spec.name in self._specs:
             raise ValueError(f"A tool named {spec.name!r} is already registered.")
         self._specs[spec.name] = spec

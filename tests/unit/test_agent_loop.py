@@ -167,7 +167,7 @@ def test_ollama_down_gives_a_memory_only_reply_that_still_remembers(
     reply = fake_coordinator.recent_messages("alice", "s1")[-1]
     assert (reply.content, reply.metadata["memory_only"]) == (seen, True)
     # marked, not worded, as memory-only: the history a model reads still leaves it out
-    assert [m.role for m in history_window([reply], budget_tokens=1000)] == []
+    assert [m.role for m in history_window([reply])] == []
     assert agent.list_models() == []
     log = agent.extraction_log("alice")
     assert log[0].status == "skipped" and "offline" in log[0].detail
