@@ -529,7 +529,7 @@ class ChatAgent:
             t.saved = False
             t.errors.append(f"could not store the exchange: {e}")
             log.warning("store_interaction failed: %s", e)
-        self.learning.remember_turn(t.user_id, t.session_id, t.message, tools_used, t.score)
+        self.learning.remember_turn(t.user_id, t.session_id, t.message, tools_used)
 
     def _result(self, t: TurnState, extraction: str, summary: str) -> TurnResult:
         return TurnResult(
