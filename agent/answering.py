@@ -26,7 +26,7 @@ from agent.errors import ToolsNotSupportedError
 from agent.knowing import UNKNOWN_RULE
 from agent.llm import LLM, LLMChunk, ToolCall
 from agent.profile import ModelProfile
-from agent.prompt import profile_tokens, render_memory_block, system_rules
+from agent.prompt import render_memory_block, system_rules
 from agent.speed import Speed, speed_text
 from agent.tools.memory_tools import MemoryToolkit
 from agent.tools.registry import ToolContext, ToolRegistry, result_for_model
@@ -45,6 +45,7 @@ from agent.types import (
     TurnEvent,
     WindowReport,
 )
+from memory.block import profile_tokens
 from memory.models import ChatMessage, MemoryContext
 from memory.tokens import truncate_to_tokens
 

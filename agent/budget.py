@@ -10,8 +10,8 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agent.prompt import MemoryBlock
 from agent.types import TEMPLATE_TOKENS, BudgetSplit
+from memory.block import MemoryBlock
 from memory.errors import InvalidInputError
 from memory.models import ChatMessage
 from memory.tokens import estimate_tokens, message_tokens, newest_within_budget, raw_tokens

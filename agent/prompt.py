@@ -1,7 +1,8 @@
 """The system prompt, with recalled memories fenced as DATA (`memory.block`), and the history.
 
 A rule stated before the memory block says it is data, never instructions; the block itself
-is `memory.block`'s, re-exported here for the agent's modules."""
+is `memory.block`'s, the names the UI reads re-exported here (it reaches memory's public
+names only)."""
 
 from __future__ import annotations
 
@@ -9,42 +10,31 @@ import re
 from collections.abc import Sequence
 
 from memory.block import (
-    NO_MEMORY_NOTE,
     PROFILE_TOKENS,
     SECTION_TITLES,
     BlockLine,
     MemoryBlock,
-    ProfileFit,
     fit_profile,
-    label,
     neutralise,
-    profile_tokens,
     read_block,
     render_memory_block,
     unfenced,
-    without_replaced,
 )
 from memory.models import ChatMessage
 
 __all__ = [
-    "NO_MEMORY_NOTE",
     "PROFILE_TOKENS",
     "SECTION_TITLES",
     "BlockLine",
-    "MemoryBlock",
-    "ProfileFit",
     "build_system_prompt",
     "fit_profile",
     "history_window",
-    "label",
     "neutralise",
-    "profile_tokens",
     "read_block",
     "render_memory_block",
     "system_rules",
     "unfenced",
     "without_notices",
-    "without_replaced",
 ]
 
 SYSTEM_RULES = """\

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from agent.prompt import MEMORY_ONLY_MARK, read_block, unfenced, without_replaced
+from agent.prompt import MEMORY_ONLY_MARK
 from agent.types import StoredMemory
 from memory import words
-from memory.block import shown_reply
+from memory.block import read_block, shown_reply, unfenced, without_replaced
 from memory.models import MemoryContext, RecallHit, shown_hits
 from memory.recall.scoring import NEIGHBOUR_FLOOR
 from memory.stores.quotes import ANSWER_QUOTE, listed, md_literal
