@@ -15,7 +15,7 @@ from typing import Any
 
 from agent.types import TurnEvent, TurnResult
 from memory.errors import EmbedderError, InvalidInputError, MemorySystemError
-from memory.terminal import for_terminal, invalid_utf8_argument
+from memory.terminal import for_terminal, invalid_utf8_argument, open_coordinator, print_result
 
 
 def _build(args: argparse.Namespace) -> Any:
@@ -290,35 +290,30 @@ def cmd_maintain(args: argparse.Namespace) -> int:
     from agent.merging import LLMJudge, LLMMerger
     from agent.summarising import LLMSummariser
     from memory.config import Settings
-    from memory.coordinator import MemoryCoordinator
     from memory.maintenance import Maintenance, MaintenanceBusyError
 
     llm, _, model = _model_client(args)
     st = llm.status(model)
-    coordinator = MemoryCoordinator.from_settings(Settings())
+    if not st.ok:
+        why = for_terminal(st.message or f"{model} is not available", multiline=True)
+        print(f"warning: {why}\nRunning without the model (lexical rule).", file=sys.stderr)
     try:
-        if st.ok:
-            maint = Maintenance.of(
-                coordinator,
-                merger=LLMMerger(llm, model),
-                summariser=LLMSummariser(llm, model),
-                judge=LLMJudge(llm, model),
+        with open_coordinator(Settings()) as coordinator:
+            maint = (
+                Maintenance.of(
+                    coordinator,
+                    merger=LLMMerger(llm, model),
+                    summariser=LLMSummariser(llm, model),
+                    judge=LLMJudge(llm, model),
+                )
+                if st.ok
+                else Maintenance.of(coordinator)
             )
-        else:
-            why = for_terminal(st.message or f"{model} is not available", multiline=True)
-            print(f"warning: {why}\nRunning without the model (lexical rule).", file=sys.stderr)
-            maint = Maintenance.of(coordinator)
-        report = maint.run(user_id=args.user, dry_run=args.dry_run)
+            report = maint.run(user_id=args.user, dry_run=args.dry_run)
     except MaintenanceBusyError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
-    finally:
-        coordinator.close()
-    if args.json:
-        payload = {**report.as_json(), "model": model if st.ok else None}
-        print(json.dumps(payload, ensure_ascii=False, default=str))
-    else:
-        print(for_terminal(report.as_text(), multiline=True))
+    print_result(args, {**report.as_json(), "model": model if st.ok else None}, report.as_text())
     return 0
 
 
