@@ -14,7 +14,7 @@ from typing import Any, Protocol, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from agent.errors import ToolArgumentsError, ToolError, UnknownToolError
+from agent.errors import ToolArgumentsError, ToolError, UnknownToolError, describe_validation
 from agent.types import StoredMemory, ToolCallRecord
 
 log = logging.getLogger(__name__)
@@ -154,14 +154,6 @@ def result_for_model(record: ToolCallRecord) -> str:
     return text
 
 
-def _describe_validation(e: ValidationError) -> str:
-    parts = []
-    for err in e.errors():
-        loc = ".".join(str(x) for x in err["loc"]) or "arguments"
-        parts.append(f"{loc}: {err['msg']}")
-    return "; ".join(parts)
-
-
 class ToolRegistry:
     """Holds tool specs; builds the schemas for the model; runs calls safely."""
 
@@ -264,6 +256,6 @@ class ToolRegistry:
             model = spec.args_model.model_validate(arguments)
         except ValidationError as e:
             raise ToolArgumentsError(
-                f"Invalid arguments for {spec.name}: {_describe_validation(e)}."
+                f"Invalid arguments for {spec.name}: {describe_validation(e)}."
             ) from None
         return {k: getattr(model, k) for k in spec.args_model.model_fields}
