@@ -237,7 +237,7 @@ class Answerer:
             answer.limits.append(self.shortened_note(model, speed, plan.split))
             said.append("its prompt shortened to be read in time")
         if said:
-            yield StatusEvent(text=f"Thinking… ({'; '.join(said)})", stage="answer")
+            yield StatusEvent(text=f"Thinking… ({'; '.join(said)})")
         return None
 
     def scale(self, model: str) -> float:
@@ -408,9 +408,7 @@ class Answerer:
                 log.info("model %s does not support tools; answering without them", model)
                 self._no_tools.add(model)
                 use_tools, answer.first_fit = False, None
-                yield StatusEvent(
-                    text=f"{model} cannot call tools: answering from memory only", stage="answer"
-                )
+                yield StatusEvent(text=f"{model} cannot call tools: answering from memory only")
                 continue
             self._note_report(model, report, plan, done, answer)
             if answer.echoed is not None:
@@ -458,9 +456,7 @@ class Answerer:
                 )
         if len(self.registry) and not use_tools:
             why = "its window is too small for them" if report.notes else "it cannot call tools"
-            yield StatusEvent(
-                text=f"{model} answers without tools ({why}): from memory only", stage="answer"
-            )
+            yield StatusEvent(text=f"{model} answers without tools ({why}): from memory only")
         return use_tools
 
     @staticmethod
@@ -603,9 +599,7 @@ class Answerer:
             if parsed is not None and parsed.calls:
                 calls = list(parsed.calls)
                 log.info("model %s wrote %d tool call(s) as text", model, len(calls))
-                yield StatusEvent(
-                    text=f"{model} wrote a tool call as text: running it", stage="answer"
-                )
+                yield StatusEvent(text=f"{model} wrote a tool call as text: running it")
                 # The call's text is not an answer: only the prose around it is shown.
                 shown_before = content[: len(content) - len(rest)]
                 content = (shown_before + parsed.prose).strip()

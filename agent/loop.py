@@ -88,7 +88,6 @@ class ChatAgent:
         self,
         settings: Settings,
         coordinator: AgentMemory,
-        llm: LLM | None = None,
         toolkits: Iterable[Toolkit] | None = None,
         *,
         agent_settings: AgentSettings | None = None,
@@ -101,7 +100,7 @@ class ChatAgent:
         self.settings = settings
         self.config = agent_settings or AgentSettings()
         self.coordinator = coordinator
-        self.llm: LLM = llm or OllamaLLM.from_settings(settings, self.config)
+        self.llm: LLM = OllamaLLM.from_settings(settings, self.config)
         self.writer = writer or WritePolicy(
             coordinator, dedup_threshold=settings.dedup_threshold, pii_policy=settings.pii_policy
         )
@@ -212,13 +211,10 @@ class ChatAgent:
         message: str,
         *,
         model: str | None = None,
-        recall_types: Iterable[str] | None = None,
     ) -> TurnResult:
         """Run a turn to the end and return its result."""
         result: TurnResult | None = None
-        for ev in self.run_turn(
-            user_id, session_id, message, model=model, recall_types=recall_types
-        ):
+        for ev in self.run_turn(user_id, session_id, message, model=model):
             if isinstance(ev, DoneEvent):
                 result = ev.result
         assert result is not None
@@ -305,7 +301,7 @@ class ChatAgent:
         if private is None:
             note = self.learning.observe_message(user_id, session_id, message)
             if note:  # this message corrects the previous answer: its tool pattern was scored down
-                yield StatusEvent(text=note, stage="learning")
+                yield StatusEvent(text=note)
             with t.timed("recall"):  # before the model sees anything
                 t.ctx = self._recall(t, types)
             yield RecallEvent(text=recall_status(t.ctx), context=t.ctx)
@@ -377,12 +373,7 @@ class ChatAgent:
             offline = f"Model not available: {t.status.message}"
         else:
             ready, offline = f"Model {t.model} ready", f"Memory-only mode: {t.status.message}"
-        yield StatusEvent(
-            text=ready if t.status.ok else offline,
-            stage="llm_status",
-            mode=t.mode,
-            llm=t.status,
-        )
+        yield StatusEvent(text=ready if t.status.ok else offline, mode=t.mode)
 
     def _store_triggers(self, t: TurnState) -> Iterator[TurnEvent]:
         """Explicit trigger phrases and #tags, stored now (read-after-write next turn)."""
@@ -400,11 +391,7 @@ class ChatAgent:
                 said = f"Not stored ({res.reason})"
                 if res.duplicate_of:
                     said = res.already_remembered()
-                yield StatusEvent(
-                    text=f"{said}: {cand.text}",
-                    stage="dedup",
-                    duplicate_of=res.duplicate_of,
-                )
+                yield StatusEvent(text=f"{said}: {cand.text}")
 
     def _plan_prompt(self, t: TurnState) -> None:
         """What the prompt may say about the user, the memory block and the history."""
@@ -427,7 +414,7 @@ class ChatAgent:
     def _answer_step(self, t: TurnState) -> Iterator[TurnEvent]:
         """The model's answer with tools, or (offline, or failing) the memory-only reply."""
         if t.mode == "llm":
-            yield StatusEvent(text="Thinking…", stage="answer")  # a slow model's note follows
+            yield StatusEvent(text="Thinking…")  # a slow model's note follows
             # A turn that stores nothing has no grounding: nothing it says can be remembered.
             grounding = [t.message, *(m.content for m in t.history if m.role == "user")]
             tctx = ToolContext(
@@ -455,7 +442,7 @@ class ChatAgent:
                 with self._status_lock:
                     self._status.pop(t.model, None)
                 said = "Model not available" if t.private is not None else "Memory-only mode"
-                yield StatusEvent(text=f"{said}: {e}", stage="answer", mode=t.mode)
+                yield StatusEvent(text=f"{said}: {e}", mode=t.mode)
             if t.answer.fit is not None:
                 t.block = t.answer.fit.block  # what the model saw last
             if t.answer.first_fit is not None:  # what the conversation showed this turn

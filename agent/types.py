@@ -255,10 +255,7 @@ class StatusEvent(_Event):
     """Progress: the model's status, a correction learned, a duplicate, the answer's mode."""
 
     kind: Literal["status"] = "status"
-    stage: Literal["llm_status", "learning", "dedup", "answer"]
     mode: Literal["llm", "memory-only"] | None = None
-    llm: LLMStatus | None = Field(default=None, description="On the first event of a turn")
-    duplicate_of: str | None = Field(default=None, description="dedup: the memory it repeats")
 
 
 class RecallEvent(_Event):
