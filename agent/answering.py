@@ -26,7 +26,7 @@ from agent.errors import ToolsNotSupportedError
 from agent.knowing import UNKNOWN_RULE
 from agent.llm import LLM, LLMChunk, ToolCall
 from agent.profile import ModelProfile
-from agent.prompt import profile_tokens, render_memory_block, system_rules
+from agent.prompt import render_memory_block, system_rules
 from agent.speed import Speed, speed_text
 from agent.tools.memory_tools import MemoryToolkit
 from agent.tools.registry import ToolContext, ToolRegistry, result_for_model
@@ -45,6 +45,7 @@ from agent.types import (
     TurnEvent,
     WindowReport,
 )
+from memory.block import profile_tokens
 from memory.models import ChatMessage, MemoryContext
 from memory.tokens import truncate_to_tokens
 
@@ -236,7 +237,7 @@ class Answerer:
             answer.limits.append(self.shortened_note(model, speed, plan.split))
             said.append("its prompt shortened to be read in time")
         if said:
-            yield StatusEvent(text=f"Thinking… ({'; '.join(said)})", stage="answer")
+            yield StatusEvent(text=f"Thinking… ({'; '.join(said)})")
         return None
 
     def scale(self, model: str) -> float:
@@ -407,9 +408,7 @@ class Answerer:
                 log.info("model %s does not support tools; answering without them", model)
                 self._no_tools.add(model)
                 use_tools, answer.first_fit = False, None
-                yield StatusEvent(
-                    text=f"{model} cannot call tools: answering from memory only", stage="answer"
-                )
+                yield StatusEvent(text=f"{model} cannot call tools: answering from memory only")
                 continue
             self._note_report(model, report, plan, done, answer)
             if answer.echoed is not None:
@@ -457,9 +456,7 @@ class Answerer:
                 )
         if len(self.registry) and not use_tools:
             why = "its window is too small for them" if report.notes else "it cannot call tools"
-            yield StatusEvent(
-                text=f"{model} answers without tools ({why}): from memory only", stage="answer"
-            )
+            yield StatusEvent(text=f"{model} answers without tools ({why}): from memory only")
         return use_tools
 
     @staticmethod
@@ -602,9 +599,7 @@ class Answerer:
             if parsed is not None and parsed.calls:
                 calls = list(parsed.calls)
                 log.info("model %s wrote %d tool call(s) as text", model, len(calls))
-                yield StatusEvent(
-                    text=f"{model} wrote a tool call as text: running it", stage="answer"
-                )
+                yield StatusEvent(text=f"{model} wrote a tool call as text: running it")
                 # The call's text is not an answer: only the prose around it is shown.
                 shown_before = content[: len(content) - len(rest)]
                 content = (shown_before + parsed.prose).strip()

@@ -155,12 +155,12 @@ class BackgroundExtractor(SerialWorker):
         already_stored: list[StoredMemory],
     ) -> None:
         status, detail, limit = "failed", "", ""
-        stored, dups, attempts = [], 0, 0
+        stored, dups = [], 0
         ungrounded: list[str] = []
         if self._gate is not None and self._slow is not None and self._slow(model):
             self._gate.wait_idle(DEFER_LIMIT_S)
         try:
-            candidates, attempts = self._extractor.extract(
+            candidates, _ = self._extractor.extract(
                 model, message, [m.text for m in already_stored]
             )
             same_turn = frozenset(m.id for m in already_stored)
@@ -191,10 +191,8 @@ class BackgroundExtractor(SerialWorker):
                 else "nothing to remember"
             )
         except ExtractionError as e:
-            attempts = 2
             detail = str(e)
         except LLMLimitError as e:
-            attempts = 1
             detail = f"cut: {e}"
             why = "its time limit" if e.what == "time" else "its token cap"
             limit = EXTRACTION_CUT.format(why=why)
@@ -214,7 +212,6 @@ class BackgroundExtractor(SerialWorker):
             outcome.stored = stored
             outcome.duplicates = dups
             outcome.ungrounded = ungrounded
-            outcome.attempts = attempts
             final = outcome.model_copy(deep=True)
         self._count(status)
         if self._on_finished is not None:

@@ -10,8 +10,8 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agent.prompt import MemoryBlock
 from agent.types import TEMPLATE_TOKENS, BudgetSplit
+from memory.block import MemoryBlock
 from memory.errors import InvalidInputError
 from memory.models import ChatMessage
 from memory.tokens import estimate_tokens, message_tokens, newest_within_budget, raw_tokens
@@ -166,7 +166,6 @@ def fit_request(
         message=msg,
         tool_results=done,
         reply=reply,
-        history_kept=len(window),
         history_dropped=len(history) - len(window),
         memories_omitted=block.omitted,
         tools_left_out=tools_left_out,

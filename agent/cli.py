@@ -15,7 +15,7 @@ from typing import Any
 
 from agent.types import TurnEvent, TurnResult
 from memory.errors import EmbedderError, InvalidInputError, MemorySystemError
-from memory.terminal import for_terminal, invalid_utf8_argument
+from memory.terminal import for_terminal, invalid_utf8_argument, open_coordinator, print_result
 
 
 def _build(args: argparse.Namespace) -> Any:
@@ -38,22 +38,12 @@ def _build(args: argparse.Namespace) -> Any:
 
 
 def _recalled_json(result: TurnResult) -> dict[str, Any]:
+    from agent.tools.memory_tools import recalled
+
     ctx = result.recalled
-
-    def hit(h: Any) -> dict[str, Any]:
-        et = h.record.get("event_type") or h.record.get("category")
-        return {
-            "id": h.id,
-            "type": h.memory_type.value,
-            "kind": str(et) if et else None,
-            "text": h.text,
-            "score": round(h.score, 4),
-            "band": h.band,
-        }
-
     return {
-        "episodic": [hit(h) for h in ctx.episodic],
-        "semantic": [hit(h) for h in ctx.semantic],
+        "episodic": [recalled(h).model_dump(mode="json") for h in ctx.episodic],
+        "semantic": [recalled(h).model_dump(mode="json") for h in ctx.semantic],
         "procedural": ctx.procedural.model_dump(mode="json") if ctx.procedural else None,
         "short_term": len(ctx.short_term),
         "prompt_block": result.memory_block,
@@ -300,35 +290,30 @@ def cmd_maintain(args: argparse.Namespace) -> int:
     from agent.merging import LLMJudge, LLMMerger
     from agent.summarising import LLMSummariser
     from memory.config import Settings
-    from memory.coordinator import MemoryCoordinator
     from memory.maintenance import Maintenance, MaintenanceBusyError
 
     llm, _, model = _model_client(args)
     st = llm.status(model)
-    coordinator = MemoryCoordinator.from_settings(Settings())
+    if not st.ok:
+        why = for_terminal(st.message or f"{model} is not available", multiline=True)
+        print(f"warning: {why}\nRunning without the model (lexical rule).", file=sys.stderr)
     try:
-        if st.ok:
-            maint = Maintenance.of(
-                coordinator,
-                merger=LLMMerger(llm, model),
-                summariser=LLMSummariser(llm, model),
-                judge=LLMJudge(llm, model),
+        with open_coordinator(Settings()) as coordinator:
+            maint = (
+                Maintenance.of(
+                    coordinator,
+                    merger=LLMMerger(llm, model),
+                    summariser=LLMSummariser(llm, model),
+                    judge=LLMJudge(llm, model),
+                )
+                if st.ok
+                else Maintenance.of(coordinator)
             )
-        else:
-            why = for_terminal(st.message or f"{model} is not available", multiline=True)
-            print(f"warning: {why}\nRunning without the model (lexical rule).", file=sys.stderr)
-            maint = Maintenance.of(coordinator)
-        report = maint.run(user_id=args.user, dry_run=args.dry_run)
+            report = maint.run(user_id=args.user, dry_run=args.dry_run)
     except MaintenanceBusyError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
-    finally:
-        coordinator.close()
-    if args.json:
-        payload = {**report.as_json(), "model": model if st.ok else None}
-        print(json.dumps(payload, ensure_ascii=False, default=str))
-    else:
-        print(for_terminal(report.as_text(), multiline=True))
+    print_result(args, {**report.as_json(), "model": model if st.ok else None}, report.as_text())
     return 0
 
 

@@ -45,19 +45,12 @@ def _instructions(system: str, tools: Sequence[dict[str, Any]] | None) -> tuple[
 def repeated_instructions(
     reply: str, system: str, tools: Sequence[dict[str, Any]] | None = None
 ) -> str | None:
-    """What of the agent's instructions `reply` repeats ("the memory fence", "the system
-    prompt", "the tool schemas"), or None."""
-    if _FENCE.search(reply):
-        return "the memory fence"
-    if _BLOCK_LINE.search(reply):
-        return "the memory lines"
-    rules, schemas = _instructions(system, tools)
-    said = _shingles(reply)
-    if said & rules:
-        return "the system prompt"
-    if said & schemas:
-        return "the tool schemas"
-    return None
+    """What of the agent's instructions a whole `reply` repeats ("the memory fence", "the
+    system prompt", "the tool schemas"), as `EchoGuard` judges it while one streams; None."""
+    guard = EchoGuard(system, tools)
+    guard.feed(reply)
+    guard.finish()
+    return None if guard.echoed == ITS_OWN_WORDS else guard.echoed
 
 
 class EchoGuard:

@@ -20,6 +20,8 @@ The `ollama`/`httpx` errors are translated in `agent.llm` only, with `raise ... 
 
 from __future__ import annotations
 
+from pydantic import ValidationError
+
 
 class AgentError(Exception):
     """Base class of every error raised by the agent package."""
@@ -76,3 +78,12 @@ class ExtractionError(AgentError):
 
 class ServerConfigError(AgentError, ValueError):
     """The MCP server was started with a configuration it cannot use."""
+
+
+def describe_validation(e: ValidationError) -> str:
+    """What did not validate, for the model to correct: `where: why; ...`."""
+    parts = []
+    for err in e.errors():
+        loc = ".".join(str(x) for x in err["loc"]) or "top level"
+        parts.append(f"{loc}: {err['msg']}")
+    return "; ".join(parts)

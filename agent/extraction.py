@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from agent.errors import ExtractionError
+from agent.errors import ExtractionError, describe_validation
 from agent.llm import LLM
 from memory.models import EventType
 from memory.writing import FACT_EVENT_TYPE, SLOTS, MemoryCandidate, stated
@@ -111,16 +111,6 @@ def _to_candidates(result: ExtractionResult) -> list[MemoryCandidate]:
     return out
 
 
-def _describe(e: Exception) -> str:
-    if isinstance(e, ValidationError):
-        errs = e.errors()
-        if not errs:
-            return str(e)
-        loc = ".".join(str(x) for x in errs[0]["loc"]) or "answer"
-        return f"{loc}: {errs[0]['msg']}" + (f" (+{len(errs) - 1} more)" if len(errs) > 1 else "")
-    return str(e)
-
-
 #: Room for the answer: five memories of a sentence each, in JSON (a model that writes JSON
 #: until the window is full is cut here; Gemma 3 270M wrote 3,840 tokens in 197 s).
 EXTRACTION_REPLY_TOKENS = 512
@@ -156,7 +146,7 @@ class LLMExtractor:
                 result = ExtractionResult.model_validate_json(raw)
                 return _to_candidates(result), attempt
             except ValidationError as e:
-                last_error = _describe(e)
+                last_error = describe_validation(e)
                 log.warning(
                     "extraction attempt %d invalid: %s; raw=%r", attempt, last_error, raw[:300]
                 )

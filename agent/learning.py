@@ -43,7 +43,6 @@ def success_score(records: list[ToolCallRecord], *, hit_cap: bool = False) -> fl
 class _LastTurn:
     query: str
     tools: list[str]
-    score: float | None
 
 
 class LearningTracker:
@@ -54,11 +53,9 @@ class LearningTracker:
         self._last: dict[tuple[str, str], _LastTurn] = {}
         self._lock = threading.Lock()
 
-    def remember_turn(
-        self, user_id: str, session_id: str, query: str, tools: list[str], score: float | None
-    ) -> None:
+    def remember_turn(self, user_id: str, session_id: str, query: str, tools: list[str]) -> None:
         with self._lock:
-            self._last[(user_id, session_id)] = _LastTurn(query, list(tools), score)
+            self._last[(user_id, session_id)] = _LastTurn(query, list(tools))
             if len(self._last) > 10_000:
                 self._last.pop(next(iter(self._last)))
 
@@ -77,8 +74,6 @@ class LearningTracker:
         except MemorySystemError as e:
             log.warning("could not re-score the corrected tool sequence: %s", e)
             return f"Could not lower the corrected pattern's score: {e}"
-        with self._lock:
-            last.score = CORRECTION_SCORE
         seq = " -> ".join(last.tools)
         log.info("correction: lowered %s for %r", seq, last.query)
         return f"Your correction lowered the score of the tool pattern {seq}."

@@ -11,6 +11,7 @@ import ssl
 import threading
 import time
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -121,8 +122,6 @@ class LLM(Protocol):
     def host(self) -> str: ...
 
     def status(self, model: str) -> LLMStatus: ...
-
-    def list_models(self) -> list[str]: ...
 
     def profile(self, model: str, refresh: bool = False) -> ModelProfile | None: ...
 
@@ -289,9 +288,6 @@ class OllamaLLM:
             message="" if available else pull_hint(model),
             checked_at=now,
         )
-
-    def list_models(self) -> list[str]:
-        return self._list(self._client)
 
     def _list(self, client: ollama.Client) -> list[str]:
         with self._translate(model=None):
@@ -461,52 +457,41 @@ class OllamaLLM:
         return content
 
     # ---- errors ------------------------------------------------------------------------
-    def _translate(self, model: str | None) -> _Translate:
-        return _Translate(self._host, model, self._timeout_s)
-
-
-class _Translate:
-    """Context manager turning ollama/httpx errors into agent errors with a hint."""
-
-    def __init__(self, host: str, model: str | None, timeout_s: float) -> None:
-        self.host, self.model, self.timeout_s = host, model, timeout_s
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: Any
-    ) -> None:
-        if exc is None or isinstance(exc, LLMError | GeneratorExit):
-            return None
-        if isinstance(exc, ollama.ResponseError):
+    @contextmanager
+    def _translate(self, model: str | None) -> Iterator[None]:
+        """ollama/httpx errors -> agent errors with a hint."""
+        host = self._host
+        try:
+            yield
+        except LLMError:
+            raise
+        except ollama.ResponseError as exc:
             text = str(exc.error)
-            if exc.status_code == 404 and self.model and "not found" in text.lower():
-                raise ModelNotFoundError(pull_hint(self.model)) from exc
+            if exc.status_code == 404 and model and "not found" in text.lower():
+                raise ModelNotFoundError(pull_hint(model)) from exc
             if "does not support tools" in text.lower():
                 raise ToolsNotSupportedError(
-                    f"Model {self.model!r} cannot call tools; pick a tool-capable model "
+                    f"Model {model!r} cannot call tools; pick a tool-capable model "
                     "such as qwen2.5:7b or llama3.1:8b."
                 ) from exc
             raise LLMResponseError(
                 f"Ollama answered with an error ({exc.status_code}): {text}"
             ) from exc
-        if isinstance(exc, httpx.ConnectTimeout):
-            raise LLMUnavailableError(start_hint(self.host)) from exc
-        if isinstance(exc, httpx.TimeoutException):
+        except httpx.ConnectTimeout as exc:
+            raise LLMUnavailableError(start_hint(host)) from exc
+        except httpx.TimeoutException as exc:
             raise LLMTimeoutError(
-                f"Ollama at {self.host} did not answer within {self.timeout_s:g} s: "
+                f"Ollama at {host} did not answer within {self._timeout_s:g} s: "
                 "the model may still be loading; try again or raise OLLAMA_TIMEOUT_S."
             ) from exc
-        if isinstance(exc, ConnectionError | httpx.TransportError | OSError):
-            raise LLMUnavailableError(start_hint(self.host)) from exc
-        if isinstance(exc, ollama.RequestError):
+        except (ConnectionError, httpx.TransportError, OSError) as exc:
+            raise LLMUnavailableError(start_hint(host)) from exc
+        except ollama.RequestError as exc:
             raise LLMResponseError(f"Invalid request to Ollama: {exc}") from exc
-        if isinstance(exc, json.JSONDecodeError):  # a garbled line in the NDJSON stream
+        except json.JSONDecodeError as exc:  # a garbled line in the NDJSON stream
             raise LLMResponseError(
-                f"Ollama at {self.host} sent a line that is not valid JSON ({exc.msg}): "
+                f"Ollama at {host} sent a line that is not valid JSON ({exc.msg}): "
                 "the answer was cut off; try again."
             ) from exc
-        if isinstance(exc, ValidationError):  # a response the client could not parse
+        except ValidationError as exc:  # a response the client could not parse
             raise LLMResponseError(f"Ollama sent an answer the client cannot read: {exc}") from exc
-        return None

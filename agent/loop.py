@@ -9,7 +9,7 @@ import logging
 import threading
 import time
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent.answering import Answerer
 from agent.background import BackgroundExtractor, ReplyGate
@@ -34,7 +34,7 @@ from agent.replies import (
     recall_status,
     without_offline_notice,
 )
-from agent.summarising import LLMSummariser, SessionSummaries, SummaryWorker, dropped_before
+from agent.summarising import LLMSummariser, SummaryWorker, dropped_before
 from agent.tools.memory_tools import MemoryToolkit
 from agent.tools.registry import ToolContext, Toolkit, ToolRegistry
 from agent.tools.wellness import WellnessToolkit
@@ -64,6 +64,9 @@ from memory.writing import (
     mask_secrets,
 )
 
+if TYPE_CHECKING:  # the app and the CLI give the maintenance; the agent does not load it
+    from memory.maintenance import Maintenance
+
 log = logging.getLogger(__name__)
 
 RECALL_TYPES = ("episodic", "semantic", "procedural", "short_term")
@@ -85,20 +88,19 @@ class ChatAgent:
         self,
         settings: Settings,
         coordinator: AgentMemory,
-        llm: LLM | None = None,
         toolkits: Iterable[Toolkit] | None = None,
         *,
         agent_settings: AgentSettings | None = None,
-        summaries: SessionSummaries | None = None,
+        summaries: Maintenance | None = None,
         writer: WritePolicy | None = None,
     ) -> None:
-        """`summaries` (e.g. `memory.Maintenance`): where turns that leave the prompt are
+        """`summaries`: where turns that leave the prompt are
         summarised; None = no session summaries. `writer`: the write policy to share with the
         app's editors (one per-user lock for every writer); a new one by default."""
         self.settings = settings
         self.config = agent_settings or AgentSettings()
         self.coordinator = coordinator
-        self.llm: LLM = llm or OllamaLLM.from_settings(settings, self.config)
+        self.llm: LLM = OllamaLLM.from_settings(settings, self.config)
         self.writer = writer or WritePolicy(
             coordinator, dedup_threshold=settings.dedup_threshold, pii_policy=settings.pii_policy
         )
@@ -209,13 +211,10 @@ class ChatAgent:
         message: str,
         *,
         model: str | None = None,
-        recall_types: Iterable[str] | None = None,
     ) -> TurnResult:
         """Run a turn to the end and return its result."""
         result: TurnResult | None = None
-        for ev in self.run_turn(
-            user_id, session_id, message, model=model, recall_types=recall_types
-        ):
+        for ev in self.run_turn(user_id, session_id, message, model=model):
             if isinstance(ev, DoneEvent):
                 result = ev.result
         assert result is not None
@@ -302,7 +301,7 @@ class ChatAgent:
         if private is None:
             note = self.learning.observe_message(user_id, session_id, message)
             if note:  # this message corrects the previous answer: its tool pattern was scored down
-                yield StatusEvent(text=note, stage="learning")
+                yield StatusEvent(text=note)
             with t.timed("recall"):  # before the model sees anything
                 t.ctx = self._recall(t, types)
             yield RecallEvent(text=recall_status(t.ctx), context=t.ctx)
@@ -374,12 +373,7 @@ class ChatAgent:
             offline = f"Model not available: {t.status.message}"
         else:
             ready, offline = f"Model {t.model} ready", f"Memory-only mode: {t.status.message}"
-        yield StatusEvent(
-            text=ready if t.status.ok else offline,
-            stage="llm_status",
-            mode=t.mode,
-            llm=t.status,
-        )
+        yield StatusEvent(text=ready if t.status.ok else offline, mode=t.mode)
 
     def _store_triggers(self, t: TurnState) -> Iterator[TurnEvent]:
         """Explicit trigger phrases and #tags, stored now (read-after-write next turn)."""
@@ -397,11 +391,7 @@ class ChatAgent:
                 said = f"Not stored ({res.reason})"
                 if res.duplicate_of:
                     said = res.already_remembered()
-                yield StatusEvent(
-                    text=f"{said}: {cand.text}",
-                    stage="dedup",
-                    duplicate_of=res.duplicate_of,
-                )
+                yield StatusEvent(text=f"{said}: {cand.text}")
 
     def _plan_prompt(self, t: TurnState) -> None:
         """What the prompt may say about the user, the memory block and the history."""
@@ -418,15 +408,13 @@ class ChatAgent:
         if t.private is not None:
             t.history = t.private.history
         else:
-            t.history = history_window(
-                t.ctx.short_term, budget_tokens=1 << 30, exclude_text=t.message
-            )
+            t.history = history_window(t.ctx.short_term, exclude_text=t.message)
         t.window = t.history
 
     def _answer_step(self, t: TurnState) -> Iterator[TurnEvent]:
         """The model's answer with tools, or (offline, or failing) the memory-only reply."""
         if t.mode == "llm":
-            yield StatusEvent(text="Thinking…", stage="answer")  # a slow model's note follows
+            yield StatusEvent(text="Thinking…")  # a slow model's note follows
             # A turn that stores nothing has no grounding: nothing it says can be remembered.
             grounding = [t.message, *(m.content for m in t.history if m.role == "user")]
             tctx = ToolContext(
@@ -454,7 +442,7 @@ class ChatAgent:
                 with self._status_lock:
                     self._status.pop(t.model, None)
                 said = "Model not available" if t.private is not None else "Memory-only mode"
-                yield StatusEvent(text=f"{said}: {e}", stage="answer", mode=t.mode)
+                yield StatusEvent(text=f"{said}: {e}", mode=t.mode)
             if t.answer.fit is not None:
                 t.block = t.answer.fit.block  # what the model saw last
             if t.answer.first_fit is not None:  # what the conversation showed this turn
@@ -528,7 +516,7 @@ class ChatAgent:
             t.saved = False
             t.errors.append(f"could not store the exchange: {e}")
             log.warning("store_interaction failed: %s", e)
-        self.learning.remember_turn(t.user_id, t.session_id, t.message, tools_used, t.score)
+        self.learning.remember_turn(t.user_id, t.session_id, t.message, tools_used)
 
     def _result(self, t: TurnState, extraction: str, summary: str) -> TurnResult:
         return TurnResult(

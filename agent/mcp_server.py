@@ -5,6 +5,7 @@ rules; every call is scoped to one user, and no language model runs here."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import sys
@@ -20,28 +21,13 @@ from mcp.types import ToolAnnotations
 
 from agent.errors import ServerConfigError
 from agent.mcp_auth import StaticTokenVerifier, load_tokens, token_user
-from agent.tools.memory_tools import (
-    FORGET_DOC,
-    RECALL_DOC,
-    REMEMBER_DOC,
-    STATS_DOC,
-    Content,
-    ForgetAction,
-    ForgetType,
-    KindArg,
-    Limit,
-    MemoryId,
-    MemoryOps,
-    Query,
-    RecallType,
-    RememberAs,
-    Tags,
-    _out,
-)
+from agent.tools.memory_tools import MemoryToolkit, plain
+from agent.tools.registry import ToolContext, ToolRegistry
 from memory.coordinator import MemoryCoordinator
 from memory.errors import InvalidInputError, MemorySystemError, NotFoundError
 from memory.models import MemoryType, check_id
 from memory.queries import ListQuery
+from memory.service import AgentMemory
 from memory.writing import WritePolicy
 
 log = logging.getLogger(__name__)
@@ -59,33 +45,25 @@ INSTRUCTIONS = (
 )
 
 
-def _plain(value: Any) -> Any:
-    """JSON-ready copy: enums to their values, models dumped."""
-    if hasattr(value, "model_dump"):
-        return value.model_dump(mode="json")
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    if hasattr(value, "value") and not isinstance(value, int | float | str | bool):
-        return value.value
-    return value
+#: What each tool does to the user's memories, as MCP clients are told.
+HINTS = {
+    "remember_information": ToolAnnotations(destructive_hint=False),
+    "recall_information": ToolAnnotations(read_only_hint=True),
+    "get_memory_stats": ToolAnnotations(read_only_hint=True),
+    "forget_memory": ToolAnnotations(destructive_hint=True, idempotent_hint=True),
+}
 
 
-class McpMemoryTools(MemoryOps):
-    """The memory tools' operations (agent/tools/memory_tools.py) plus what only MCP offers:
-    the resources listing a user's newest memories."""
-
-    def listing(self, user_id: str, memory_type: MemoryType) -> dict[str, Any]:
-        """The newest memories of one type (what the resources show)."""
-        rows, total = self._coord.list_memories(
-            user_id, memory_type, ListQuery(include_superseded=False, page_size=RESOURCE_ROWS)
-        )
-        keep: tuple[str, ...] = ("id", "text", "event_type", "category", "tags", "timestamp")
-        if memory_type is MemoryType.PROCEDURAL:
-            keep = ("id", "text", "tool_sequence", "confidence", "executions", "last_used")
-        items = [{k: _plain(r[k]) for k in keep if k in r} for r in rows]
-        return {"memory_type": memory_type.value, "total": total, "items": items}
+def listing(coordinator: AgentMemory, user_id: str, memory_type: MemoryType) -> dict[str, Any]:
+    """The newest memories of one type (what the resources show)."""
+    rows, total = coordinator.list_memories(
+        user_id, memory_type, ListQuery(include_superseded=False, page_size=RESOURCE_ROWS)
+    )
+    keep: tuple[str, ...] = ("id", "text", "event_type", "category", "tags", "timestamp")
+    if memory_type is MemoryType.PROCEDURAL:
+        keep = ("id", "text", "tool_sequence", "confidence", "executions", "last_used")
+    items = [{k: plain(r[k]) for k in keep if k in r} for r in rows]
+    return {"memory_type": memory_type.value, "total": total, "items": items}
 
 
 @contextmanager
@@ -99,18 +77,15 @@ def _tool_errors() -> Iterator[None]:
         raise ToolError(f"The memory store is unavailable: {e}") from e
 
 
-# ---- tools (arguments, descriptions and results: agent/tools/memory_tools.py) --------------
-
-
 def build_server(
-    service: McpMemoryTools,
+    toolkit: MemoryToolkit,
     current_user: Callable[[], str],
     *,
     token_verifier: StaticTokenVerifier | None = None,
     base_url: str = "http://127.0.0.1",
 ) -> MCPServer:
-    """An MCPServer whose tools act for `current_user()`. With `token_verifier`, every HTTP
-    request needs a bearer token it accepts (the SDK answers 401 otherwise)."""
+    """An MCPServer whose tools, the chat's (`toolkit`), act for `current_user()`. With
+    `token_verifier`, every HTTP request needs a bearer token it accepts (else 401)."""
     auth = None
     if token_verifier is not None:
         # Tokens are static (the tokens file), no OAuth server exists: issuer_url is required
@@ -124,47 +99,13 @@ def build_server(
         log_level="WARNING",
     )
 
-    @server.tool(annotations=ToolAnnotations(destructive_hint=False), description=REMEMBER_DOC)
-    def remember_information(
-        content: Content,
-        memory_type: RememberAs = "episodic",
-        kind: KindArg = None,
-        tags: Tags = None,
-    ) -> dict[str, Any]:
-        with _tool_errors():
-            result, _ = service.remember(
-                current_user(),
-                MCP_SESSION,
-                content,
-                memory_type,
-                kind,
-                tags,
-                context="remember_information (MCP client)",
-            )
-            return _out(result)
-
-    @server.tool(annotations=ToolAnnotations(read_only_hint=True), description=RECALL_DOC)
-    def recall_information(
-        query: Query, limit: Limit = 5, memory_type: RecallType = None
-    ) -> dict[str, Any]:
-        with _tool_errors():
-            return _out(service.recall(current_user(), query, limit, memory_type))
-
-    @server.tool(annotations=ToolAnnotations(read_only_hint=True), description=STATS_DOC)
-    def get_memory_stats() -> dict[str, Any]:
-        with _tool_errors():
-            return dict(_plain(service.stats(current_user())))
-
-    @server.tool(
-        annotations=ToolAnnotations(destructive_hint=True, idempotent_hint=True),
-        description=FORGET_DOC,
-    )
-    def forget_memory(
-        memory_id: MemoryId, memory_type: ForgetType = "episodic", action: ForgetAction = "delete"
-    ) -> dict[str, Any]:
-        with _tool_errors():
-            return _out(service.forget(current_user(), memory_id, memory_type, action))
-
+    for spec in ToolRegistry([toolkit]).specs():
+        server.add_tool(
+            _for_client(spec.func, current_user),
+            name=spec.name,
+            description=spec.description,
+            annotations=HINTS[spec.name],
+        )
     for mtype, what in (
         (MemoryType.EPISODIC, "The user's newest episodic memories (replaced ones left out)"),
         (MemoryType.SEMANTIC, "General knowledge shared by all users (read-only over MCP)"),
@@ -175,16 +116,32 @@ def build_server(
             name=f"{mtype.value} memory",
             description=what,
             mime_type="application/json",
-        )(_resource_reader(service, current_user, mtype))
+        )(_resource_reader(toolkit, current_user, mtype))
     return server
 
 
+def _for_client(tool: Callable[..., Any], current_user: Callable[[], str]) -> Callable[..., Any]:
+    """`tool` without its `ToolContext`: the SDK builds the arguments from this signature."""
+    sig = inspect.signature(tool, eval_str=True)
+
+    def call(**arguments: Any) -> Any:
+        with _tool_errors():
+            return tool(ToolContext(current_user(), MCP_SESSION), **arguments)
+
+    call.__signature__ = sig.replace(  # type: ignore[attr-defined]
+        parameters=[p for p in sig.parameters.values() if p.annotation is not ToolContext]
+    )
+    return call
+
+
 def _resource_reader(
-    service: McpMemoryTools, current_user: Callable[[], str], mtype: MemoryType
+    toolkit: MemoryToolkit, current_user: Callable[[], str], mtype: MemoryType
 ) -> Callable[[], str]:
     def read() -> str:
         try:
-            return json.dumps(service.listing(current_user(), mtype), ensure_ascii=False)
+            return json.dumps(
+                listing(toolkit.coordinator, current_user(), mtype), ensure_ascii=False
+            )
         except MemorySystemError as e:
             raise ResourceError(str(e)) from e
 
@@ -192,13 +149,13 @@ def _resource_reader(
 
 
 # ---- entry point ---------------------------------------------------------------------------
-def _service() -> tuple[McpMemoryTools, MemoryCoordinator]:
+def _service() -> tuple[MemoryToolkit, MemoryCoordinator]:
     from memory.config import Settings
 
     coordinator = MemoryCoordinator.from_settings(Settings())
     s = coordinator.settings
     writer = WritePolicy(coordinator, dedup_threshold=s.dedup_threshold, pii_policy=s.pii_policy)
-    return McpMemoryTools(coordinator, writer), coordinator
+    return MemoryToolkit(coordinator, writer, via="remember_information (MCP client)"), coordinator
 
 
 def run(
@@ -217,10 +174,10 @@ def run(
         if user is not None:
             raise ServerConfigError("--user is for stdio; over HTTP the token names the user.")
         verifier = StaticTokenVerifier(load_tokens(tokens_file))  # before touching Redis
-        service, coordinator = _service()
+        toolkit, coordinator = _service()
         try:
             server = build_server(
-                service, token_user, token_verifier=verifier, base_url=f"http://{host}:{port}"
+                toolkit, token_user, token_verifier=verifier, base_url=f"http://{host}:{port}"
             )
             print(
                 f"MCP memory server at http://{host}:{port}/mcp "
@@ -235,9 +192,9 @@ def run(
     if user is None:
         raise ServerConfigError("Name the user: `python -m agent mcp --user NAME` (or --http).")
     fixed_user = check_id(user)
-    service, coordinator = _service()
+    toolkit, coordinator = _service()
     try:
-        build_server(service, lambda: fixed_user).run("stdio")
+        build_server(toolkit, lambda: fixed_user).run("stdio")
     finally:
         coordinator.close()
     return 0

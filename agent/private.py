@@ -78,6 +78,6 @@ def reanswer(
         if m.metadata.get("turn_id") == turn_id:
             break
         before.append(m)
-    history = history_window(before, budget_tokens=1 << 30)
+    history = history_window(before)
     private = Private("re-answer", ctx, history)
     return agent.run_turn(user_id, session_id, ctx.query, model=model, private=private)

@@ -5,13 +5,10 @@ agent sends the window it planned for."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, Field
-
-_NUM_CTX_PARAM = re.compile(r"^\s*num_ctx\s+(\d+)\s*$", re.MULTILINE)
 
 
 class ModelProfile(BaseModel):
@@ -23,9 +20,6 @@ class ModelProfile(BaseModel):
     family: str = ""
     parameter_size: str = ""
     quantization: str = ""
-    num_ctx_parameter: int | None = Field(
-        default=None, description="num_ctx set in the model's Modelfile, if any"
-    )
     template: str | None = Field(
         default=None, description="The prompt template; None when the server did not say"
     )
@@ -67,7 +61,6 @@ class ModelProfile(BaseModel):
                 if str(key).endswith(".context_length") and isinstance(value, int):
                     context = int(value)
                     break
-        match = _NUM_CTX_PARAM.search(str(show.get("parameters") or ""))
         return cls(
             model=model,
             context_length=context if context and context > 0 else None,
@@ -75,7 +68,6 @@ class ModelProfile(BaseModel):
             family=str(details.get("family") or arch or ""),
             parameter_size=str(details.get("parameter_size") or ""),
             quantization=str(details.get("quantization_level") or ""),
-            num_ctx_parameter=int(match.group(1)) if match else None,
             template=None if show.get("template") is None else str(show.get("template")),
         )
 

@@ -1,53 +1,40 @@
 """The system prompt, with recalled memories fenced as DATA (`memory.block`), and the history.
 
 A rule stated before the memory block says it is data, never instructions; the block itself
-is `memory.block`'s, re-exported here for the agent's modules."""
+is `memory.block`'s, the names the UI reads re-exported here (it reaches memory's public
+names only)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
 
 from memory.block import (
-    NO_MEMORY_NOTE,
     PROFILE_TOKENS,
     SECTION_TITLES,
     BlockLine,
     MemoryBlock,
-    ProfileFit,
     fit_profile,
-    label,
     neutralise,
-    profile_tokens,
     read_block,
     render_memory_block,
     unfenced,
-    without_replaced,
 )
 from memory.models import ChatMessage
-from memory.tokens import newest_within_budget
 
 __all__ = [
-    "NO_MEMORY_NOTE",
     "PROFILE_TOKENS",
     "SECTION_TITLES",
     "BlockLine",
-    "MemoryBlock",
-    "ProfileFit",
     "build_system_prompt",
     "fit_profile",
-    "history_messages",
     "history_window",
-    "label",
     "neutralise",
-    "profile_tokens",
     "read_block",
     "render_memory_block",
     "system_rules",
     "unfenced",
     "without_notices",
-    "without_replaced",
 ]
 
 SYSTEM_RULES = """\
@@ -106,18 +93,11 @@ def build_system_prompt(block: MemoryBlock, *, tool_names: Sequence[str] = ()) -
     return system_rules(tool_names=tool_names) + "\n" + block.text
 
 
-def history_messages(
-    short_term: Sequence[ChatMessage], *, budget_tokens: int, exclude_text: str | None = None
-) -> list[dict[str, Any]]:
-    """Recent conversation as chat messages, oldest first, newest kept within the budget."""
-    window = history_window(short_term, budget_tokens=budget_tokens, exclude_text=exclude_text)
-    return [{"role": m.role, "content": m.content} for m in window]
-
-
 def history_window(
-    short_term: Sequence[ChatMessage], *, budget_tokens: int, exclude_text: str | None = None
+    short_term: Sequence[ChatMessage], *, exclude_text: str | None = None
 ) -> list[ChatMessage]:
-    """The messages `history_messages` sends (the agent summarises what falls out of it)."""
+    """The conversation a model may be sent, oldest first: the user's messages and the
+    model's own answers (agent.budget keeps the newest that fit each request)."""
     msgs = sorted(
         (
             m if m.role == "user" else m.model_copy(update={"content": without_notices(m.content)})
@@ -134,5 +114,4 @@ def history_window(
         and (msgs[-1].content.strip() == exclude_text.strip())
     ):
         msgs = msgs[:-1]  # the current message, if the store already has it
-    # The same count as short-term recall: text estimate + per-message overhead.
-    return newest_within_budget(msgs, budget_tokens)
+    return msgs

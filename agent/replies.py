@@ -5,16 +5,15 @@ history sent to a model later leaves it out (agent/prompt.py)."""
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime
 
-from agent.prompt import MEMORY_ONLY_MARK, read_block, unfenced, without_replaced
+from agent.prompt import MEMORY_ONLY_MARK
 from agent.types import StoredMemory
 from memory import words
-from memory.block import shown_reply
+from memory.block import read_block, shown_reply, unfenced, without_replaced
 from memory.models import MemoryContext, RecallHit, shown_hits
 from memory.recall.scoring import NEIGHBOUR_FLOOR
-from memory.stores.quotes import ANSWER_QUOTE
+from memory.stores.quotes import ANSWER_QUOTE, listed, md_literal
 
 #: At most this many memories answer a message without a model: the few that answer it.
 ANSWER_MEMORIES = 5
@@ -40,19 +39,6 @@ CONVERSATION_KINDS = frozenset({"interaction", "summary"})
 NOTHING_YET = "I have nothing about that yet."
 #: How the notice of a reply given while the model is offline starts (`memory_only_reply`)
 OFFLINE_NOTICE = "The language model is offline"
-
-# Every ASCII punctuation character can be backslash-escaped in CommonMark; escaping them all
-# also stops Streamlit's extras (`:red[...]`, `:emoji:`, `$math$`) and bare-URL autolinks.
-_MD_PUNCT = re.compile(r"([!-/:-@\[-`{-~])")
-# GFM turns bare `http://…`, `www.…` and `a@b.c` into links after escapes are resolved: an
-# invisible word joiner (U+2060) after `:`, `www` and `@` keeps them plain text.
-_AUTOLINK = re.compile(r"(:(?=//)|(?i:www)(?=\.)|@)")
-
-
-def md_literal(text: str) -> str:
-    """Text as one line of markdown that reads literally: no styling, link, heading or list."""
-    text = _AUTOLINK.sub("\\1\u2060", " ".join(text.split()))
-    return _MD_PUNCT.sub(r"\\\1", text)
 
 
 def _day(ms: object) -> str:
@@ -183,7 +169,7 @@ def _answer_line(h: RecallHit, query: str) -> str:
     answered = shown_reply(h, query)  # "" but for a remembered exchange
     # dated: "you ran 27 km" from two months ago must not read as this week
     day = _day(h.record.get("timestamp")) if h.memory_type == "episodic" else ""
-    line = f"- {h.text}" + (f" ({day})" if day else "")
+    line = listed(h.text) + (f" ({day})" if day else "")
     if not answered:
         return line
     # what was answered is data: a quote inside the item, line by line (a list stays a list),

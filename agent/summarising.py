@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
@@ -19,7 +19,7 @@ from memory.tokens import MESSAGE_OVERHEAD, estimate_tokens, truncate_to_tokens
 from memory.writing import Grounding
 
 if TYPE_CHECKING:  # types only: the agent does not load the maintenance code itself
-    from memory.maintenance import Summariser, SummaryOutcome
+    from memory.maintenance import Maintenance, Summariser, SummaryOutcome
     from memory.models import ChatMessage, MemoryContext
 
 log = logging.getLogger(__name__)
@@ -99,24 +99,10 @@ def dropped_before(
     return stored_ids[0] if stored_ids else None  # nothing fitted: all before this turn
 
 
-class SessionSummaries(Protocol):
-    """What the worker calls (`memory.Maintenance` satisfies it)."""
-
-    def summarise_session(
-        self,
-        user_id: str,
-        session_id: str,
-        summariser: Summariser | None,
-        *,
-        before_id: str | None = None,
-        reason: str = "trimmed",
-    ) -> SummaryOutcome: ...
-
-
 class SummaryWorker(SerialWorker):
     """One thread, jobs in submission order (two turns of one session never race)."""
 
-    def __init__(self, summaries: SessionSummaries) -> None:
+    def __init__(self, summaries: Maintenance) -> None:
         super().__init__("session-summary")
         self._summaries = summaries
 

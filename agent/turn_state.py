@@ -14,8 +14,8 @@ from ulid import ULID
 from agent.answering import AnswerState
 from agent.errors import LLMError
 from agent.knowing import Knowing
-from agent.prompt import MemoryBlock
 from agent.types import LLMStatus, StoredMemory, ToolCallRecord
+from memory.block import MemoryBlock
 from memory.models import ChatMessage, MemoryContext
 from memory.writing import PiiPolicy, found_in
 

@@ -12,24 +12,6 @@ from pydantic import BaseModel, Field
 from memory.models import MemoryContext, RecallHit
 from memory.writing import StoredMemory
 
-__all__ = [
-    "BudgetSplit",
-    "DoneEvent",
-    "RecallEvent",
-    "StatusEvent",
-    "StoredEvent",
-    "ThinkingEvent",
-    "TokenEvent",
-    "ToolEndEvent",
-    "ToolStartEvent",
-    "ExtractionOutcome",
-    "LLMStatus",
-    "StoredMemory",
-    "ToolCallRecord",
-    "TurnEvent",
-    "TurnResult",
-]
-
 
 class LLMStatus(BaseModel):
     """Reachability of the Ollama server and availability of the chosen model."""
@@ -63,7 +45,6 @@ class BudgetSplit(BaseModel):
     message: int = Field(default=0, description="The user's message")
     tool_results: int = Field(default=0, description="This turn's tool calls and results")
     reply: int = Field(default=0, description="Kept free for the answer (num_predict)")
-    history_kept: int = 0
     history_dropped: int = Field(default=0, description="Older messages left out to fit")
     memories_omitted: int = Field(default=0, description="Recalled memories left out to fit")
     tools_left_out: int = Field(
@@ -260,7 +241,6 @@ class ExtractionOutcome(BaseModel):
         default_factory=list,
         description="Memories the model extracted that the message does not support (dropped)",
     )
-    attempts: int = 0
     limit: str = Field(
         default="", description="What was cut (a token cap, a time limit) and what to do"
     )
@@ -275,10 +255,7 @@ class StatusEvent(_Event):
     """Progress: the model's status, a correction learned, a duplicate, the answer's mode."""
 
     kind: Literal["status"] = "status"
-    stage: Literal["llm_status", "learning", "dedup", "answer"]
     mode: Literal["llm", "memory-only"] | None = None
-    llm: LLMStatus | None = Field(default=None, description="On the first event of a turn")
-    duplicate_of: str | None = Field(default=None, description="dedup: the memory it repeats")
 
 
 class RecallEvent(_Event):

@@ -14,7 +14,7 @@ from typing import Any, Protocol, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from agent.errors import ToolArgumentsError, ToolError, UnknownToolError
+from agent.errors import ToolArgumentsError, ToolError, UnknownToolError, describe_validation
 from agent.types import StoredMemory, ToolCallRecord
 
 log = logging.getLogger(__name__)
@@ -88,8 +88,8 @@ def _wire_property(prop: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]
     return out
 
 
-def build_spec(func: Callable[..., Any], *, name: str | None = None, toolkit: str = "") -> ToolSpec:
-    name = name or func.__name__
+def build_spec(func: Callable[..., Any], *, toolkit: str = "") -> ToolSpec:
+    name = func.__name__
     # The docstring describes the tool; each argument's Field (its annotation) describes it.
     description = " ".join(inspect.cleandoc(func.__doc__ or "").split())
     hints = get_type_hints(func, include_extras=True)
@@ -154,14 +154,6 @@ def result_for_model(record: ToolCallRecord) -> str:
     return text
 
 
-def _describe_validation(e: ValidationError) -> str:
-    parts = []
-    for err in e.errors():
-        loc = ".".join(str(x) for x in err["loc"]) or "arguments"
-        parts.append(f"{loc}: {err['msg']}")
-    return "; ".join(parts)
-
-
 class ToolRegistry:
     """Holds tool specs; builds the schemas for the model; runs calls safely."""
 
@@ -174,10 +166,8 @@ class ToolRegistry:
         for func in toolkit.tools():
             self.register(func, toolkit=toolkit.name)
 
-    def register(
-        self, func: Callable[..., Any], *, name: str | None = None, toolkit: str = ""
-    ) -> ToolSpec:
-        spec = build_spec(func, name=name, toolkit=toolkit)
+    def register(self, func: Callable[..., Any], *, toolkit: str = "") -> ToolSpec:
+        spec = build_spec(func, toolkit=toolkit)
         if spec.name in self._specs:
             raise ValueError(f"A tool named {spec.name!r} is already registered.")
         self._specs[spec.name] = spec
@@ -192,8 +182,11 @@ class ToolRegistry:
     def toolkit_of(self, name: str) -> str:
         return self._specs[name].toolkit
 
+    def specs(self) -> list[ToolSpec]:
+        return list(self._specs.values())
+
     def schemas(self) -> list[dict[str, Any]]:
-        return [s.schema for s in self._specs.values()]
+        return [s.schema for s in self.specs()]
 
     def __len__(self) -> int:
         return len(self._specs)
@@ -263,6 +256,6 @@ class ToolRegistry:
             model = spec.args_model.model_validate(arguments)
         except ValidationError as e:
             raise ToolArgumentsError(
-                f"Invalid arguments for {spec.name}: {_describe_validation(e)}."
+                f"Invalid arguments for {spec.name}: {describe_validation(e)}."
             ) from None
         return {k: getattr(model, k) for k in spec.args_model.model_fields}

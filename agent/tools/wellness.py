@@ -6,10 +6,10 @@ out as the persona's training plan says."""
 from __future__ import annotations
 
 import hashlib
-import threading
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import date, timedelta
+from functools import lru_cache
 from typing import Annotated, Any, Literal
 
 import numpy as np
@@ -212,9 +212,13 @@ def plan_for(user_id: str, end: date) -> Callable[[date], PlannedWorkout | None]
     return lambda day: planned_workout(day, end)
 
 
-def _user_seed(seed: int, user_id: str) -> int:
+@lru_cache(maxsize=64)
+def _dataset(seed: int, days: int, user_id: str, end: date) -> WellnessDataset:
+    """A user's data, the same for the same seed and end date (cached: the tools of one answer
+    read it several times)."""
     digest = hashlib.blake2b(user_id.encode(), digest_size=4).digest()
-    return seed ^ int.from_bytes(digest, "little")
+    user_seed = seed ^ int.from_bytes(digest, "little")
+    return WellnessDataset.generate(user_seed, days, end, plan_for(user_id, end))
 
 
 class WellnessToolkit:
@@ -228,22 +232,10 @@ class WellnessToolkit:
         self._seed = seed
         self._days = days
         self._today = today
-        self._cache: dict[tuple[str, date], WellnessDataset] = {}
-        self._lock = threading.Lock()
 
     def dataset(self, user_id: str) -> WellnessDataset:
         end = self._today() if callable(self._today) else (self._today or date.today())
-        key = (user_id, end)
-        with self._lock:
-            ds = self._cache.get(key)
-            if ds is None:
-                ds = WellnessDataset.generate(
-                    _user_seed(self._seed, user_id), self._days, end, plan_for(user_id, end)
-                )
-                if len(self._cache) >= 64:
-                    self._cache.clear()
-                self._cache[key] = ds
-            return ds
+        return _dataset(self._seed, self._days, user_id, end)
 
     def tools(self) -> list[Callable[..., Any]]:
         return [

@@ -5,6 +5,8 @@ it was forgotten instead of still quoting it."""
 
 from __future__ import annotations
 
+import re
+
 from memory.stores import Stores
 from memory.stores.usage import UsageRecords
 from memory.words import FORGOTTEN_TEXT
@@ -14,6 +16,24 @@ FORGOTTEN_LINE = f"- {FORGOTTEN_TEXT}"
 #: How each line of what was answered then starts, under its memory's line: a quote inside
 #: the list item (goes with the memory's line when that is forgotten)
 ANSWER_QUOTE = "  > "
+
+# Every ASCII punctuation character can be backslash-escaped in CommonMark; escaping them all
+# also stops Streamlit's extras (`:red[...]`, `:emoji:`, `$math$`) and bare-URL autolinks.
+_MD_PUNCT = re.compile(r"([!-/:-@\[-`{-~])")
+# GFM turns bare `http://…`, `www.…` and `a@b.c` into links after escapes are resolved: an
+# invisible word joiner (U+2060) after `:`, `www` and `@` keeps them plain text.
+_AUTOLINK = re.compile(r"(:(?=//)|(?i:www)(?=\.)|@)")
+
+
+def md_literal(text: str) -> str:
+    """Text as one line of markdown that reads literally: no styling, link, heading or list."""
+    text = _AUTOLINK.sub("\\1\u2060", " ".join(text.split()))
+    return _MD_PUNCT.sub(r"\\\1", text)
+
+
+def listed(text: str) -> str:
+    """The line that lists a memory in a memory-only reply: its text, read literally."""
+    return f"- {md_literal(text)}"
 
 
 def quoting_answers(stores: Stores, user_id: str, memory_id: str) -> dict[str, set[str]]:
@@ -29,13 +49,15 @@ def quoting_answers(stores: Stores, user_id: str, memory_id: str) -> dict[str, s
 def without_quote(reply: str, text: str) -> str:
     """`reply` with each line that lists `text` as `FORGOTTEN_LINE`, without the quote of what
     was answered then that follows it."""
-    quote = f"- {text}"
+    quotes = (listed(text), f"- {text}")  # a reply stored before texts were escaped
     out: list[str] = []
     dropping = False
     for line in reply.split("\n"):
         if dropping and line.startswith(ANSWER_QUOTE):
             continue
-        dropping = line == quote or line.startswith((f"{quote} (", f"{quote}; "))
+        dropping = line in quotes or line.startswith(
+            tuple(f"{q}{end}" for q in quotes for end in (" (", "; "))
+        )
         out.append(FORGOTTEN_LINE if dropping else line)
     return "\n".join(out)
 

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from agent.mcp_server import McpMemoryTools, build_server
+from agent.mcp_server import build_server
+from agent.tools.memory_tools import MemoryToolkit
 from memory.config import Settings
 from memory.coordinator import MemoryCoordinator
 from memory.errors import InvalidInputError
@@ -47,7 +48,7 @@ def test_mcp_tools_refuse_blank_content_and_queries_with_a_sentence(
     coordinator: MemoryCoordinator, settings: Settings
 ) -> None:
     policy = WritePolicy(coordinator, dedup_threshold=settings.dedup_threshold)
-    server = build_server(McpMemoryTools(coordinator, policy), lambda: "bea")
+    server = build_server(MemoryToolkit(coordinator, policy), lambda: "bea")
     errors: list[str] = []
 
     async def calls() -> None:

@@ -20,7 +20,8 @@ import redis
 
 from agent.config import AgentSettings
 from agent.loop import ChatAgent
-from agent.mcp_server import McpMemoryTools
+from agent.tools.memory_tools import MemoryToolkit
+from agent.tools.registry import ToolContext
 from memory.config import PROJECT_ROOT, Settings
 from memory.coordinator import MemoryCoordinator
 from memory.errors import InvalidInputError
@@ -169,11 +170,13 @@ def test_no_path_stores_a_secret(
     assert tool_turn.stored == []
 
     # --- MCP remember, episodic and semantic -------------------------------------------
-    mcp = McpMemoryTools(
+    mcp = MemoryToolkit(
         coord, WritePolicy(coord, dedup_threshold=masking.dedup_threshold, pii_policy="mask")
     )
-    mcp.remember("ana", "mcp", f"My SSN is {SSN}", context="MCP client")
-    mcp.remember("ana", "mcp", f"The office wifi password is {WIFI}", "semantic", context="MCP")
+    mcp.remember_information(ToolContext("ana", "mcp"), f"My SSN is {SSN}")
+    mcp.remember_information(
+        ToolContext("ana", "mcp"), f"The office wifi password is {WIFI}", "semantic"
+    )
 
     # --- the sidebar's add (the write policy), then the editor's change -------------------
     writer = WritePolicy(coord, pii_policy="mask")
@@ -336,9 +339,9 @@ def test_the_forms_people_write_are_masked_on_every_write_path(
     assert call.name == "remember_information" and call.result["stored"] is True, call.result
     # MCP, the sidebar's and the page's add (the write policy), the editor, a shared fact.
     writer = WritePolicy(coord, pii_policy="mask")
-    mcp = McpMemoryTools(coord, writer)
-    mcp.remember("ana", "mcp", secrets, context=secrets)
-    mcp.remember("ana", "mcp", secrets, "semantic", context="MCP")
+    mcp = MemoryToolkit(coord, writer, via=secrets)
+    mcp.remember_information(ToolContext("ana", "mcp"), secrets)
+    mcp.remember_information(ToolContext("ana", "mcp"), secrets, "semantic")
     added = writer.write("cy", "s1", candidate_for(secrets, how="user"))
     assert added.stored is not None and added.stored.text == masked
     kept = writer.write("ana", "s1", candidate_for(look_alikes, how="user"))

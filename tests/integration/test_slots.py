@@ -25,7 +25,8 @@ from redis._parsers.commands import CommandsParser
 from redis.client import Pipeline
 from redis.crc import key_slot
 
-from agent.mcp_server import McpMemoryTools, build_server
+from agent.mcp_server import build_server
+from agent.tools.memory_tools import MemoryToolkit
 from memory.admin.forget import TopicForget
 from memory.config import Settings
 from memory.coordinator import MemoryCoordinator
@@ -215,7 +216,7 @@ def test_every_path_keeps_each_transaction_script_and_multi_key_command_in_one_s
     assert m.last_report("ana") and m.history()
 
     # --- MCP (the tools and resources, in process)
-    server = build_server(McpMemoryTools(c, policy), lambda: "ana")
+    server = build_server(MemoryToolkit(c, policy), lambda: "ana")
 
     async def mcp_calls() -> None:
         async with Client(server) as client:

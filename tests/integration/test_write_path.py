@@ -16,7 +16,8 @@ import pytest
 
 from agent.config import AgentSettings
 from agent.loop import ChatAgent
-from agent.mcp_server import McpMemoryTools
+from agent.tools.memory_tools import MemoryToolkit
+from agent.tools.registry import ToolContext
 from memory.config import PROJECT_ROOT, Settings
 from memory.coordinator import MemoryCoordinator
 from memory.models import MemoryType
@@ -79,11 +80,13 @@ def test_the_models_remember_tool(
 
 
 def test_mcp(coordinator: MemoryCoordinator, settings: Settings) -> None:
-    mcp = McpMemoryTools(
+    mcp = MemoryToolkit(
         coordinator, WritePolicy(coordinator, dedup_threshold=settings.dedup_threshold)
     )
     assert_one_goal_then_replaced(
-        lambda t: mcp.remember("mcp-user", "mcp", t, context="MCP client"), coordinator, "mcp-user"
+        lambda t: mcp.remember_information(ToolContext("mcp-user", "mcp"), t),
+        coordinator,
+        "mcp-user",
     )
 
 
@@ -124,20 +127,26 @@ def test_a_stated_fact_is_not_a_duplicate_of_its_own_logged_exchange(
 def test_chat_and_mcp_offer_the_same_tools_and_return_the_same_results(
     coordinator: MemoryCoordinator, settings: Settings
 ) -> None:
-    """One definition per memory tool: the same arguments, descriptions and result models."""
+    """One definition per memory tool: the same arguments, descriptions and results, over MCP's
+    protocol as in the chat."""
     import asyncio
     import concurrent.futures
 
-    from agent.mcp_server import McpMemoryTools, build_server
-    from agent.tools.memory_tools import MemoryToolkit
-    from agent.tools.registry import ToolContext, ToolRegistry
+    from agent.mcp_server import build_server
+    from agent.tools.registry import ToolRegistry
 
     writer = WritePolicy(coordinator, dedup_threshold=settings.dedup_threshold)
     chat = ToolRegistry([MemoryToolkit(coordinator, writer)])
-    mcp = McpMemoryTools(coordinator, writer)
-    # In a thread of its own: the browser tests leave a running event loop in this one.
+    server = build_server(MemoryToolkit(coordinator, writer), lambda: "both")
+
+    def over_mcp(name: str, arguments: dict) -> dict:
+        # In a thread of its own: the browser tests leave a running event loop in this one.
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+            got = pool.submit(asyncio.run, server.call_tool(name, arguments)).result()
+        return json.loads(got.content[0].text)  # type: ignore[union-attr]
+
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        tools = pool.submit(asyncio.run, build_server(mcp, lambda: "both").list_tools()).result()
+        tools = pool.submit(asyncio.run, server.list_tools()).result()
     listed = {t.name: t for t in tools}
     assert set(listed) == set(chat.names())
     for name in chat.names():
@@ -149,9 +158,9 @@ def test_chat_and_mcp_offer_the_same_tools_and_return_the_same_results(
 
     ctx = ToolContext(user_id="both", session_id="s1")
     chat_stored = chat.execute("remember_information", {"content": "I swim on Fridays"}, ctx)
-    mcp_again, _ = mcp.remember("both", "mcp", "I swim on Fridays", context="MCP client")
+    mcp_again = over_mcp("remember_information", {"content": "I swim on Fridays"})
     assert chat_stored.result["stored"] is True
-    assert mcp_again.already_remembered_as == chat_stored.result["id"]
+    assert mcp_again["already_remembered_as"] == chat_stored.result["id"]
     via_chat = chat.execute("recall_information", {"query": "swimming"}, ctx).result
-    via_mcp = mcp.recall("both", "swimming").model_dump(mode="json", exclude_none=True)
+    via_mcp = over_mcp("recall_information", {"query": "swimming"})
     assert via_chat == via_mcp and via_chat["memories"][0]["band"] in {"high", "moderate", "low"}

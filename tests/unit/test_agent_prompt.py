@@ -8,7 +8,7 @@ import pytest
 
 from agent.prompt import (
     build_system_prompt,
-    history_messages,
+    history_window,
     read_block,
     render_memory_block,
     unfenced,
@@ -196,8 +196,8 @@ def test_history_is_chronological_and_drops_the_current_message() -> None:
         ChatMessage(id="2", role="assistant", content="answer", timestamp=2),
         ChatMessage(id="3", role="user", content="now", timestamp=3),
     ]
-    out = history_messages(list(reversed(msgs)), budget_tokens=1000, exclude_text="now")
-    assert [m["content"] for m in out] == ["first", "answer"]
+    out = history_window(list(reversed(msgs)), exclude_text="now")
+    assert [m.content for m in out] == ["first", "answer"]
 
 
 def test_a_label_cannot_start_its_own_line_or_close_the_fence() -> None:
@@ -375,7 +375,6 @@ def test_the_agents_own_notices_never_return_to_the_model_as_its_words() -> None
     """A real 270M model copied "(gemma3:270m went on to repeat its instructions…)" from the
     replayed history into every later answer: the history carries what the model wrote."""
     from agent.answering import CUT_REPLY, ECHO_AFTER, ECHO_REPLY
-    from agent.prompt import history_messages
 
     echo = dict(model="gemma3:270m", what="the system prompt", advice="use a chat model")
     short_term = [
@@ -391,8 +390,8 @@ def test_the_agents_own_notices_never_return_to_the_model_as_its_words() -> None
         ChatMessage(id="5", role="user", content="Plan a week", timestamp=5),
         ChatMessage(id="6", role="assistant", content=CUT_REPLY.format(tokens=768), timestamp=6),
     ]
-    sent = history_messages(short_term, budget_tokens=10_000)
-    assert [(m["role"], m["content"]) for m in sent] == [
+    sent = history_window(short_term)
+    assert [(m.role, m.content) for m in sent] == [
         ("user", "What am I allergic to?"),
         ("user", "Do I have allergies?"),
         ("assistant", "Peanuts, you said."),

@@ -74,8 +74,13 @@ def running_context() -> MemoryContext:
     )
 
 
+def read(line: str) -> str:
+    """A line of markdown as a person reads it: escapes resolved, the invisible joiner gone."""
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", line).replace("\u2060", "")
+
+
 def bullets(reply: str) -> list[str]:
-    return [line[2:] for line in reply.splitlines() if line.startswith("- ")]
+    return [read(line[2:]) for line in reply.splitlines() if line.startswith("- ")]
 
 
 def test_it_lists_the_few_best_memories_grouped_in_words() -> None:
@@ -165,7 +170,9 @@ def test_an_earlier_answer_keeps_its_lines_inside_its_quote_as_plain_text() -> N
     ctx.episodic, ctx.semantic, ctx.procedural = [asked], [], None
     reply = memory_only_reply("offline", ctx, [])
     lines = reply.splitlines()
-    at = lines.index("- My ankle was a bit stiff. Should I worry? (10 Sep 2026); I answered then:")
+    at = lines.index(
+        "- My ankle was a bit stiff\\. Should I worry\\? (10 Sep 2026); I answered then:"
+    )
     assert lines[at + 1 : at + 4] == [
         "  > \\- Some stiffness is common",
         "  > \\- Keep up the balance exercises",
@@ -175,3 +182,19 @@ def test_an_earlier_answer_keeps_its_lines_inside_its_quote_as_plain_text() -> N
     assert "  > \\- Some stiffness is common  \n  > \\- Keep up" in shown(reply)
     forgotten = without_quote(reply, asked.text).splitlines()
     assert FORGOTTEN_LINE in forgotten and not [x for x in forgotten if x.startswith("  > ")]
+
+
+def test_a_memory_that_looks_like_markup_is_listed_as_plain_text() -> None:
+    """A memory "# x" showed as a heading and "[a](url)" as a link: each memory's line is
+    literal text (read back, the memory word for word), and forgetting it still takes its
+    line out of the stored reply."""
+    ctx = running_context()
+    heading = hit("# Knee brace at night", 0.8, "health_event")
+    link = hit("Coach's plan: [week 3](https://example.com/plan) **now**", 0.7, "goal")
+    ctx.episodic, ctx.semantic, ctx.procedural = [heading, link], [], None
+    reply = memory_only_reply("offline", ctx, [])
+    assert bullets(reply) == [f"{heading.text} (10 Sep 2026)", f"{link.text} (10 Sep 2026)"]
+    assert "- \\# Knee brace at night (10 Sep 2026)" in reply.splitlines()
+    assert "](" not in reply and "**now" not in reply and "https://" not in reply
+    forgotten = without_quote(reply, link.text).splitlines()
+    assert FORGOTTEN_LINE in forgotten and not [x for x in forgotten if "week 3" in x]

@@ -5,8 +5,9 @@ that the model reads in time, and never drops the profile's health lines or the 
 from __future__ import annotations
 
 from agent.budget import Fit, fit_request
-from agent.prompt import profile_tokens, render_memory_block, system_rules
+from agent.prompt import render_memory_block, system_rules
 from agent.speed import MIN_REPLY_TOKENS, Speed
+from memory.block import profile_tokens
 from memory.models import (
     ChatMessage,
     EventType,
