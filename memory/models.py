@@ -293,20 +293,34 @@ class SemanticFact(BaseModel):
         return self.shared or not self.added_by
 
 
-class SequenceStats(BaseModel):
-    """Statistics of one distinct tool sequence for a query pattern."""
+class RunStats(BaseModel):
+    """How the runs of one tool sequence, or of every sequence tried for a question, went."""
 
-    tools: list[str]
     executions: int = 0
     successes: int = 0
     failures: int = 0
-    score_sum: float = 0.0
     avg_time_ms: float = 0.0
     avg_score: float = 0.0
     last_used: int = 0
 
+    def add_run(self, score: float, ms: float, now: int) -> None:
+        """Count one run (a success when it scored 0.5 or more) into the counts and means."""
+        self.executions += 1
+        self.successes += int(score >= 0.5)
+        self.failures += int(score < 0.5)
+        self.avg_time_ms += (ms - self.avg_time_ms) / self.executions
+        self.avg_score += (score - self.avg_score) / self.executions
+        self.last_used = now
 
-class ProceduralPattern(BaseModel):
+
+class SequenceStats(RunStats):
+    """One distinct tool sequence tried for a query pattern."""
+
+    tools: list[str]
+    score_sum: float = 0.0
+
+
+class ProceduralPattern(RunStats):
     """A learned way of answering one kind of question for one user."""
 
     id: str = Field(description="Normalised-query hash")
@@ -314,13 +328,7 @@ class ProceduralPattern(BaseModel):
     query_pattern: str
     normalized_query: str
     tool_sequence: list[str] = Field(description="The best sequence so far")
-    executions: int = 0
-    successes: int = 0
-    failures: int = 0
-    avg_time_ms: float = 0.0
-    avg_score: float = 0.0
     created_at: int
-    last_used: int
     sequences: dict[str, SequenceStats] = Field(default_factory=dict)
     confidence: float = 0.0
     recommended: bool = False

@@ -13,7 +13,7 @@ from redisvl.query import CountQuery, VectorQuery
 from redisvl.query.filter import FilterExpression, Num, Tag
 from ulid import ULID
 
-from memory.errors import InvalidInputError, NotFoundError
+from memory.errors import InvalidInputError
 from memory.keys import Keys, owner_tag
 from memory.models import (
     ChatMessage,
@@ -28,7 +28,7 @@ from memory.models import (
 )
 from memory.queries import ListQuery
 from memory.replies import as_str
-from memory.stores.records import decode, encode, row_record, vector_bytes
+from memory.stores.records import decode, encode, row_record, stored_hash, vector_bytes
 from memory.stores.schema import LIVE_FIELD, VECTOR_FIELD, matching_keys, query_page
 from memory.stores.usage import queue_drop
 from memory.writing.secrets import (
@@ -249,15 +249,9 @@ class EpisodicStore:
 
     # --- reading -------------------------------------------------------------------------
     def get(self, user_id: str, memory_id: str) -> EpisodicMemory:
-        raw = self._r.hgetall(self._keys.episodic(user_id, _check_memory_id(memory_id)))
-        if not raw:
-            raise NotFoundError(f"No episodic memory {memory_id!r}.")
-        rec = decode(raw)
-        if rec.get("user_id") != user_id:
-            # Same answer as a missing id: never confirm another user's memory exists.
-            raise NotFoundError(f"No episodic memory {memory_id!r}.")
-        rec["id"] = memory_id
-        return EpisodicMemory.model_validate(rec)
+        key = self._keys.episodic(user_id, memory_id)
+        raw = stored_hash(self._r, key, memory_id, "episodic memory", user_id)
+        return EpisodicMemory.model_validate({**decode(raw), "id": memory_id})
 
     def get_many(self, user_id: str, memory_ids: list[str]) -> list[EpisodicMemory]:
         """These memories of the user (no vectors), in one round trip; gone ones skipped."""
@@ -427,9 +421,3 @@ if redis.call('EXISTS', KEYS[1]) == 1 then
 end
 return 0
 """
-
-
-def _check_memory_id(memory_id: str) -> str:
-    if not isinstance(memory_id, str) or not memory_id or len(memory_id) > 64 or ":" in memory_id:
-        raise NotFoundError(f"No memory with id {memory_id!r}.")
-    return memory_id

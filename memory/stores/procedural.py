@@ -14,7 +14,7 @@ from redisvl.index import SearchIndex
 from redisvl.query import VectorQuery
 from redisvl.query.filter import Tag
 
-from memory.errors import InvalidInputError, NotFoundError
+from memory.errors import InvalidInputError
 from memory.keys import Keys, owner_tag
 from memory.models import (
     ProceduralPattern,
@@ -26,7 +26,7 @@ from memory.models import (
 )
 from memory.queries import ListQuery
 from memory.replies import as_str
-from memory.stores.records import decode, encode, vector_bytes
+from memory.stores.records import decode, encode, stored_hash, vector_bytes
 from memory.stores.schema import VECTOR_FIELD, matching_keys, query_page
 from memory.writing.secrets import PiiPolicy, check_no_secret, mask_text
 
@@ -152,23 +152,11 @@ class ProceduralStore:
     def _apply(
         self, p: ProceduralPattern, tools: list[str], score: float, ms: float, now: int
     ) -> None:
-        skey = sequence_key(tools)
-        s = p.sequences.get(skey) or SequenceStats(tools=list(tools))
-        s.executions += 1
+        s = p.sequences.setdefault(sequence_key(tools), SequenceStats(tools=list(tools)))
+        s.add_run(score, ms, now)
         s.score_sum += score
-        ok = score >= 0.5
-        s.successes += int(ok)
-        s.failures += int(not ok)
-        s.avg_time_ms += (ms - s.avg_time_ms) / s.executions
-        s.avg_score = s.score_sum / s.executions
-        s.last_used = now
-        p.sequences[skey] = s
-        p.executions += 1
-        p.successes += int(ok)
-        p.failures += int(not ok)
-        p.avg_time_ms += (ms - p.avg_time_ms) / p.executions
-        p.avg_score += (score - p.avg_score) / p.executions
-        p.last_used = now
+        s.avg_score = s.score_sum / s.executions  # exact after a re-score (`adjust_last`)
+        p.add_run(score, ms, now)
         self._rank(p)
 
     def _rank(self, p: ProceduralPattern) -> None:
@@ -229,13 +217,10 @@ class ProceduralStore:
     def suggestion(
         self, pattern: ProceduralPattern, similarity: float, match: str
     ) -> ProceduralSuggestion:
+        shared = {"query_pattern", "tool_sequence", "confidence", "recommended", "executions"}
         return ProceduralSuggestion(
+            **pattern.model_dump(include=shared),
             pattern_id=pattern.id,
-            query_pattern=pattern.query_pattern,
-            tool_sequence=pattern.tool_sequence,
-            confidence=pattern.confidence,
-            recommended=pattern.recommended,
-            executions=pattern.executions,
             avg_score=round(pattern.avg_score, 4),
             similarity=round(similarity, 4),
             match=match,
@@ -273,13 +258,8 @@ class ProceduralStore:
         )
 
     def get(self, user_id: str, pattern_id: str) -> ProceduralPattern:
-        if not pattern_id or ":" in pattern_id or len(pattern_id) > 64:
-            raise NotFoundError(f"No procedural pattern {pattern_id!r}.")
         key = self._keys.procedure(user_id, pattern_id)
-        raw = self._r.hgetall(key)
-        if not raw or decode(raw).get("user_id") != user_id:
-            raise NotFoundError(f"No procedural pattern {pattern_id!r}.")
-        return self.parse(key, raw)
+        return self.parse(key, stored_hash(self._r, key, pattern_id, "procedural pattern", user_id))
 
     def list_page(self, user_id: str, q: ListQuery) -> tuple[list[dict[str, Any]], int]:
         """Another order than these fields' lists by last use."""

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from memory.errors import NotFoundError
 from memory.keys import Keys
 from memory.replies import as_str
 from memory.stores import schema
@@ -67,6 +68,18 @@ def encode(record: dict[str, Any]) -> dict[Any, Any]:
         else:
             out[k] = v
     return out
+
+
+def stored_hash(
+    client: Any, key: str, record_id: str, what: str, user_id: str | None = None
+) -> dict[Any, Any]:
+    """The hash of a record read by its id (`key`), or NotFoundError naming `what`: the same
+    answer for an id that cannot be one, a missing record and another user's."""
+    valid = isinstance(record_id, str) and 0 < len(record_id) <= 64 and ":" not in record_id
+    raw = client.hgetall(key) if valid else None
+    if not raw or (user_id is not None and decode(raw).get("user_id") != user_id):
+        raise NotFoundError(f"No {what} {record_id!r}.")
+    return raw
 
 
 def row_record(row: dict[str, Any], text_field: str) -> dict[str, Any]:
