@@ -44,25 +44,7 @@ TEXT_FIELDS = {"description": 1.0, "context": 0.5}
 #: The TAG field whose tags count as words of a memory in recall and search ("swimming" finds
 #: a memory tagged so), at the weight of a word of its text: the person chose them.
 TAG_WORDS = ("tags", 1.0)
-RETURN_FIELDS = [
-    "user_id",
-    "event_type",
-    "description",
-    "context",
-    "metadata",
-    "tags",
-    "session_id",
-    "timestamp",
-    "created_at",
-    "importance",
-    "access_count",
-    "last_accessed",
-    "expires_at",
-    "pinned",
-    "status",
-    "superseded_by",
-    "paused",
-]
+RETURN_FIELDS = [*(f for f in EpisodicMemory.model_fields if f != "id"), "status"]
 SORTABLE = {"timestamp", "created_at", "importance", "access_count", "last_accessed"}
 
 

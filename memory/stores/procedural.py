@@ -31,22 +31,8 @@ from memory.stores.schema import VECTOR_FIELD, matching_keys, query_page
 from memory.writing.secrets import PiiPolicy, check_no_secret, mask_text
 
 SIMILAR_MIN = 0.72  # cosine similarity for "a similar question" (MiniLM)
-RETURN_FIELDS = [
-    "user_id",
-    "query_pattern",
-    "normalized_query",
-    "tool_sequence",
-    "executions",
-    "successes",
-    "failures",
-    "avg_time_ms",
-    "avg_score",
-    "created_at",
-    "last_used",
-    "sequences",
-    "confidence",
-    "pinned",
-]
+#: what is stored of a pattern: `recommended` follows from the threshold at each read
+RETURN_FIELDS = [f for f in ProceduralPattern.model_fields if f not in ("id", "recommended")]
 
 _NON_WORD = re.compile(r"[^\w\s]", re.UNICODE)
 _SPACE = re.compile(r"\s+")

@@ -46,82 +46,72 @@ def _vector_field(dims: int, algorithm: str) -> dict[str, Any]:
     return {"name": VECTOR_FIELD, "type": "vector", "attrs": attrs}
 
 
+def _schema(name: str, prefix: str, fields: list[dict[str, Any]]) -> IndexSchema:
+    index = {"name": name, "prefix": prefix, "storage_type": "hash"}
+    return IndexSchema.from_dict({"index": index, "fields": fields})
+
+
 def episodic_schema(keys: Keys, dims: int, algorithm: str) -> IndexSchema:
-    return IndexSchema.from_dict(
-        {
-            "index": {
-                "name": keys.episodic_index,
-                "prefix": keys.episodic_prefix,
-                "storage_type": "hash",
-            },
-            "fields": [
-                # owner/session hold digests of the ids (see keys.owner_tag)
-                {"name": "owner", "type": "tag", "attrs": {"case_sensitive": True}},
-                {"name": "event_type", "type": "tag"},
-                {"name": "tags", "type": "tag", "attrs": {"separator": ","}},
-                {"name": "session", "type": "tag", "attrs": {"case_sensitive": True}},
-                {"name": "pinned", "type": "tag"},
-                {"name": "status", "type": "tag"},  # active | superseded
-                {"name": LIVE_FIELD, "type": "tag", "attrs": {"case_sensitive": True}},
-                {"name": "description", "type": "text", "attrs": {"weight": 1.0}},
-                {"name": "context", "type": "text", "attrs": {"weight": 0.5}},
-                {"name": "timestamp", "type": "numeric", "attrs": {"sortable": True}},
-                {"name": "created_at", "type": "numeric", "attrs": {"sortable": True}},
-                {"name": "importance", "type": "numeric", "attrs": {"sortable": True}},
-                {"name": "access_count", "type": "numeric", "attrs": {"sortable": True}},
-                {"name": "last_accessed", "type": "numeric", "attrs": {"sortable": True}},
-                {"name": "expires_at", "type": "numeric"},
-                _vector_field(dims, algorithm),
-            ],
-        }
+    return _schema(
+        keys.episodic_index,
+        keys.episodic_prefix,
+        [
+            # owner/session hold digests of the ids (see keys.owner_tag)
+            {"name": "owner", "type": "tag", "attrs": {"case_sensitive": True}},
+            {"name": "event_type", "type": "tag"},
+            {"name": "tags", "type": "tag", "attrs": {"separator": ","}},
+            {"name": "session", "type": "tag", "attrs": {"case_sensitive": True}},
+            {"name": "pinned", "type": "tag"},
+            {"name": "status", "type": "tag"},  # active | superseded
+            {"name": LIVE_FIELD, "type": "tag", "attrs": {"case_sensitive": True}},
+            {"name": "description", "type": "text", "attrs": {"weight": 1.0}},
+            {"name": "context", "type": "text", "attrs": {"weight": 0.5}},
+            {"name": "timestamp", "type": "numeric", "attrs": {"sortable": True}},
+            {"name": "created_at", "type": "numeric", "attrs": {"sortable": True}},
+            {"name": "importance", "type": "numeric", "attrs": {"sortable": True}},
+            {"name": "access_count", "type": "numeric", "attrs": {"sortable": True}},
+            {"name": "last_accessed", "type": "numeric", "attrs": {"sortable": True}},
+            {"name": "expires_at", "type": "numeric"},
+            _vector_field(dims, algorithm),
+        ],
     )
 
 
 def semantic_schema(keys: Keys, dims: int, algorithm: str) -> IndexSchema:
-    return IndexSchema.from_dict(
-        {
-            "index": {
-                "name": keys.semantic_index,
-                "prefix": keys.semantic_prefix,
-                "storage_type": "hash",
-            },
-            "fields": [
-                {"name": "category", "type": "tag"},
-                {"name": "fact_type", "type": "tag"},
-                {"name": "source", "type": "tag"},
-                {"name": "added_by_owner", "type": "tag", "attrs": {"case_sensitive": True}},
-                # who recalls the fact: "shared", or the digest of the user who added it
-                {"name": AUDIENCE_FIELD, "type": "tag", "attrs": {"case_sensitive": True}},
-                {"name": "pinned", "type": "tag"},
-                {"name": "fact", "type": "text", "attrs": {"weight": 1.0}},
-                {"name": "context", "type": "text", "attrs": {"weight": 0.5}},
-                {"name": "timestamp", "type": "numeric", "attrs": {"sortable": True}},
-                {"name": "importance", "type": "numeric", "attrs": {"sortable": True}},
-                _vector_field(dims, algorithm),
-            ],
-        }
+    return _schema(
+        keys.semantic_index,
+        keys.semantic_prefix,
+        [
+            {"name": "category", "type": "tag"},
+            {"name": "fact_type", "type": "tag"},
+            {"name": "source", "type": "tag"},
+            {"name": "added_by_owner", "type": "tag", "attrs": {"case_sensitive": True}},
+            # who recalls the fact: "shared", or the digest of the user who added it
+            {"name": AUDIENCE_FIELD, "type": "tag", "attrs": {"case_sensitive": True}},
+            {"name": "pinned", "type": "tag"},
+            {"name": "fact", "type": "text", "attrs": {"weight": 1.0}},
+            {"name": "context", "type": "text", "attrs": {"weight": 0.5}},
+            {"name": "timestamp", "type": "numeric", "attrs": {"sortable": True}},
+            {"name": "importance", "type": "numeric", "attrs": {"sortable": True}},
+            _vector_field(dims, algorithm),
+        ],
     )
 
 
 def procedural_schema(keys: Keys, dims: int, algorithm: str) -> IndexSchema:
-    return IndexSchema.from_dict(
-        {
-            "index": {
-                "name": keys.procedural_index,
-                "prefix": keys.procedural_prefix,
-                "storage_type": "hash",
-            },
-            "fields": [
-                {"name": "owner", "type": "tag", "attrs": {"case_sensitive": True}},
-                {"name": "pinned", "type": "tag"},
-                {"name": "query_pattern", "type": "text"},
-                {"name": "executions", "type": "numeric", "attrs": {"sortable": True}},
-                {"name": "confidence", "type": "numeric", "attrs": {"sortable": True}},
-                {"name": "last_used", "type": "numeric", "attrs": {"sortable": True}},
-                {"name": "created_at", "type": "numeric", "attrs": {"sortable": True}},
-                _vector_field(dims, algorithm),
-            ],
-        }
+    return _schema(
+        keys.procedural_index,
+        keys.procedural_prefix,
+        [
+            {"name": "owner", "type": "tag", "attrs": {"case_sensitive": True}},
+            {"name": "pinned", "type": "tag"},
+            {"name": "query_pattern", "type": "text"},
+            {"name": "executions", "type": "numeric", "attrs": {"sortable": True}},
+            {"name": "confidence", "type": "numeric", "attrs": {"sortable": True}},
+            {"name": "last_used", "type": "numeric", "attrs": {"sortable": True}},
+            {"name": "created_at", "type": "numeric", "attrs": {"sortable": True}},
+            _vector_field(dims, algorithm),
+        ],
     )
 
 

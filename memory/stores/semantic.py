@@ -32,19 +32,7 @@ from memory.stores.schema import AUDIENCE_FIELD, SHARED, VECTOR_FIELD, matching_
 from memory.writing.secrets import PiiPolicy, check_no_secret, lenient, mask_json, mask_text
 
 TEXT_FIELDS = {"fact": 1.0, "context": 0.5}
-RETURN_FIELDS = [
-    "fact",
-    "category",
-    "fact_type",
-    "context",
-    "source",
-    "added_by",
-    "metadata",
-    "timestamp",
-    "pinned",
-    "importance",
-    "shared",
-]
+RETURN_FIELDS = [f for f in SemanticFact.model_fields if f != "id"]
 _NAME_MAX = 48
 
 
