@@ -9,7 +9,7 @@ import tomllib
 from pathlib import Path
 from typing import Annotated, TypeVar
 
-from pydantic import BaseModel, BeforeValidator, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 
 from memory.errors import DataFileError
 
@@ -28,6 +28,12 @@ def _words(value: object) -> frozenset[str]:
 
 #: A list of words in a data file: one string, words separated by spaces, lower case.
 Words = Annotated[frozenset[str], BeforeValidator(_words)]
+
+
+class DataModel(BaseModel):
+    """A data file's model, or a part of one: no field it does not know, read-only."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 def load_data_file(name: str, model: type[M], folder: Path = DATA_DIR) -> M:

@@ -491,4 +491,3 @@ class MemoryContext(BaseModel):
     )
     hits: dict[str, int] = Field(default_factory=dict, description="hits per memory type")
     timings_ms: dict[str, float] = Field(default_factory=dict)
-    retrieved_at: int = Field(default_factory=now_ms)

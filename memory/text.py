@@ -9,9 +9,7 @@ import functools
 import re
 import unicodedata
 
-from pydantic import BaseModel, ConfigDict
-
-from memory.data_files import Words, load_data_file
+from memory.data_files import DataModel, Words, load_data_file
 
 _ASCII_WORD = re.compile(r"[A-Za-z0-9_]+")
 _UNICODE_WORD = re.compile(r"\w+")
@@ -22,10 +20,9 @@ _ASCII_COMPOUND = re.compile(r"_|[a-z][A-Z]|[A-Z]{2}[a-z]|[A-Za-z]\d|\d[A-Za-z]"
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 
 
-class _TextWords(BaseModel):
+class _TextWords(DataModel):
     """`memory/data/words.toml` (what each list is for: its comments)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
     stopwords: Words
     suffixes: tuple[str, ...]
     framing: Words

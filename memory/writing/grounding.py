@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 
-from pydantic import BaseModel, ConfigDict, StrictInt
+from pydantic import StrictInt
 
-from memory.data_files import Words, load_data_file
+from memory.data_files import DataModel, Words, load_data_file
 from memory.text import FRAMING, NEGATORS, STOPWORDS, root
 from memory.writing.secrets import mask_text
 
@@ -40,10 +40,9 @@ MIN_SIMILARITY = 0.8
 NEGATION_SCOPE = 4
 
 
-class _GroundingWords(BaseModel):
+class _GroundingWords(DataModel):
     """`memory/data/grounding_words.toml` (what each table is for: its comments)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
     clause_words: Words
     units: dict[str, StrictInt]
     tens: dict[str, StrictInt]
@@ -301,7 +300,6 @@ def check_grounded(
     *,
     similarity: Callable[[str, str], float] | None = None,
     min_word_share: float = MIN_WORD_SHARE,
-    min_similarity: float = MIN_SIMILARITY,
     statements_only: bool = False,
 ) -> Grounding:
     """Is `claim` (a memory a model wrote) supported by `sources` (what the user said)? See the
@@ -380,7 +378,7 @@ def check_grounded(
     reason = f"not in what the user said: {_listed(unsupported)}"
     if similarity is not None:
         best = max(similarity(claim, t) for t in texts)
-        if best >= min_similarity:
+        if best >= MIN_SIMILARITY:
             return Grounding(True, f"supported by similarity {best:.2f} ({counts})")
         reason += f" (best similarity {best:.2f})"
     return Grounding(False, reason, unsupported_words=unsupported)

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import re
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
-from memory.data_files import load_data_file
+from memory.data_files import DataModel, load_data_file
 from memory.models import EventType
 from memory.writing.classify import (
     TAG_RE,
@@ -20,8 +20,7 @@ from memory.writing.classify import (
 from memory.writing.policy import MemoryCandidate
 
 
-class _Soft(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class _Soft(DataModel):
     phrase: str = Field(min_length=1)
     keep: bool = False  # keep the phrase in the stored text
 
@@ -37,10 +36,9 @@ class _Strong(_Soft):
     event_type: EventType | None = None  # fixes the type whatever the keywords say
 
 
-class _Triggers(BaseModel):
+class _Triggers(DataModel):
     """`memory/data/trigger_phrases.toml`."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
     strong: tuple[_Strong, ...]
     soft: tuple[_Soft, ...]
 
