@@ -4,6 +4,7 @@ another user's memories. A memory is addressed by (user, id)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -16,7 +17,6 @@ from ulid import ULID
 from memory.errors import InvalidInputError
 from memory.keys import Keys, owner_tag
 from memory.models import (
-    ChatMessage,
     EpisodicMemory,
     EventType,
     check_id,
@@ -105,6 +105,21 @@ def interaction_context(reply: str) -> str:
     return REPLY_PREFIX + reply
 
 
+def interaction(
+    session_id: str, question: str, reply: str, reply_id: str, tools: Iterable[str]
+) -> dict[str, Any]:
+    """The fields (for `EpisodicStore.build`) of a logged exchange: the user's message, with
+    the reply (shortened) as context."""
+    return {
+        "text": question,
+        "event_type": EventType.INTERACTION,
+        "context": interaction_context(reply),
+        "session_id": session_id,
+        "importance": 0.3,
+        "metadata": {"assistant_message_id": reply_id, "tools": list(tools)},
+    }
+
+
 def exchange_reply(event_type: object, context: object) -> str:
     """The assistant's reply stored with a logged exchange ("" for any other memory: an
     extracted fact's context says where it came from, not what was answered)."""
@@ -189,27 +204,6 @@ class EpisodicStore:
         kept = {f: getattr(m, f) for f in ("access_count", "last_accessed", "superseded_by")}
         flags = {"pinned": bool(m.pinned), "paused": bool(m.paused), "expires_at": m.expires_at}
         return new.model_copy(update={**kept, **flags})
-
-    @staticmethod
-    def build_interaction(
-        user_id: str,
-        session_id: str,
-        question: ChatMessage,
-        answer: ChatMessage,
-        tools: list[str],
-        pii: PiiPolicy = "keep",
-    ) -> EpisodicMemory:
-        """A logged exchange: the user's message, with the reply (shortened) as context."""
-        return EpisodicStore.build(
-            user_id,
-            question.content,
-            event_type=EventType.INTERACTION,
-            context=interaction_context(answer.content),
-            session_id=session_id,
-            importance=0.3,
-            metadata={"assistant_message_id": answer.id, "tools": tools},
-            pii=pii,
-        )
 
     def write(self, pipe: redis.client.Pipeline, mem: EpisodicMemory, vec: np.ndarray) -> None:
         """Queue the writes of one memory on a pipeline (the caller executes it)."""
