@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from functools import lru_cache
 
 from pydantic import StrictInt
@@ -202,7 +202,7 @@ def _parse(text: str, *, source: bool) -> _Parsed:
         if kind == "num":
             digits = m.group("num")
             suffix = m.group("suffix").lower()
-            value = _decimal(digits.replace(",", ""))
+            value = Decimal(digits.replace(",", ""))  # the pattern passes digits and one dot
             number = _Number(digits + (suffix if suffix in _MULTIPLIERS else ""), {value})
             add_number(number)
             if suffix in _MULTIPLIERS:
@@ -245,13 +245,6 @@ def _parse(text: str, *, source: bool) -> _Parsed:
             continue
         add_word(_plain(low), name)
     return out
-
-
-def _decimal(digits: str) -> Decimal:
-    try:
-        return Decimal(digits)
-    except InvalidOperation:  # pragma: no cover - the regex only passes digits and one dot
-        return Decimal(0)
 
 
 def _only(number: _Number) -> int:
