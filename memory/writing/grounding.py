@@ -112,8 +112,6 @@ class Grounding:
 
     supported: bool
     reason: str
-    unsupported_words: tuple[str, ...] = ()
-    unsupported_numbers: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -330,11 +328,7 @@ def check_grounded(
 
     missing_numbers = tuple(n.text for n in numbers if not n.values & index.values)
     if missing_numbers:
-        return Grounding(
-            False,
-            f"numbers not in what the user said: {_listed(missing_numbers)}",
-            unsupported_numbers=missing_numbers,
-        )
+        return Grounding(False, f"numbers not in what the user said: {_listed(missing_numbers)}")
 
     found: list[_Word] = []
     missing: list[_Word] = []
@@ -351,15 +345,11 @@ def check_grounded(
     names = tuple(dict.fromkeys(w.text for w in missing if w.name))
     if names:
         return Grounding(
-            False,
-            f"not in what the user said: {_listed(unsupported)} (names: {_listed(names)})",
-            unsupported_words=unsupported,
+            False, f"not in what the user said: {_listed(unsupported)} (names: {_listed(names)})"
         )
     if flipped:
         texts_flipped = tuple(dict.fromkeys(w.text for w in flipped))
-        return Grounding(
-            False, f"negation differs: {_listed(texts_flipped)}", unsupported_words=texts_flipped
-        )
+        return Grounding(False, f"negation differs: {_listed(texts_flipped)}")
 
     counts = ", ".join(
         ([f"{len(found)} of {len(words)} words"] if words else [])
@@ -374,4 +364,4 @@ def check_grounded(
         if best >= MIN_SIMILARITY:
             return Grounding(True, f"supported by similarity {best:.2f} ({counts})")
         reason += f" (best similarity {best:.2f})"
-    return Grounding(False, reason, unsupported_words=unsupported)
+    return Grounding(False, reason)

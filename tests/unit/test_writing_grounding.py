@@ -87,7 +87,6 @@ def test_faithful_rewrites_are_supported(sources: list[str], claim: str) -> None
     g = check_grounded(claim, sources)
     assert g.supported, g
     assert g.reason.startswith("supported (")
-    assert g.unsupported_words == () and g.unsupported_numbers == ()
 
 
 @pytest.mark.parametrize(("sources", "claim", "why"), UNSUPPORTED)
@@ -101,13 +100,12 @@ def test_the_yacht_names_every_invented_word() -> None:
     g = check_grounded(
         "User owns a sailing yacht called Seabird", ["hello there, I'm just saying hi"]
     )
-    assert g.unsupported_words == ("owns", "sailing", "yacht", "seabird")
     assert g.reason == "not in what the user said: owns, sailing, yacht, seabird (names: seabird)"
 
 
 def test_a_changed_number_is_named() -> None:
     g = check_grounded("User runs 10k", ["I run 5k"])
-    assert g == Grounding(False, "numbers not in what the user said: 10k", (), ("10k",))
+    assert g == Grounding(False, "numbers not in what the user said: 10k")
 
 
 def test_the_reason_counts_words_and_numbers() -> None:
@@ -118,8 +116,7 @@ def test_the_reason_counts_words_and_numbers() -> None:
 def test_one_new_word_of_two_is_too_many() -> None:
     """0.6: miles were never mentioned, so without a similarity this is unsupported."""
     g = check_grounded("Prefers kilometers over miles", ["I prefer kilometers"])
-    assert not g.supported
-    assert g.unsupported_words == ("miles",)
+    assert g == Grounding(False, "not in what the user said: miles")
     assert check_grounded(
         "Prefers kilometers over miles", ["I prefer kilometers"], min_word_share=0.5
     )
