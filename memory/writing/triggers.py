@@ -14,10 +14,9 @@ from memory.models import EventType
 from memory.writing.classify import (
     TAG_RE,
     classify_event_type,
-    detect_slot,
     extract_tags,
 )
-from memory.writing.policy import MemoryCandidate
+from memory.writing.policy import MemoryCandidate, candidate_for
 
 
 class _Soft(DataModel):
@@ -122,17 +121,10 @@ def extract_triggers(message: str) -> list[MemoryCandidate]:
             et = TRIGGER_EVENT_TYPES.get(phrase) or classify_event_type(text, sent_tags)
             if phrase in ("goal:", "new goal:") and "goal" not in text.lower():
                 text = f"Goal: {text[:1].lower()}{text[1:]}"
+            strong = phrase.startswith(("important", "never forget", "critical"))
+            importance = 0.8 if strong else 0.7
             candidates.append(
-                MemoryCandidate(
-                    text=text,
-                    event_type=et,
-                    tags=sent_tags,
-                    slot=detect_slot(text, et),
-                    importance=0.8
-                    if phrase.startswith(("important", "never forget", "critical"))
-                    else 0.7,
-                    how="trigger",
-                )
+                candidate_for(text, et, sent_tags, how="trigger", importance=importance)
             )
         i += 1
     if not candidates and tags:
@@ -141,14 +133,7 @@ def extract_triggers(message: str) -> list[MemoryCandidate]:
             sent_tags = [t for t in tags if f"#{t}" in sentence.lower()]
             text = _clean(_strip_tags(sentence))
             if sent_tags and len(text) >= 3 and not _is_question(sentence):
-                et = classify_event_type(text, sent_tags)
                 candidates.append(
-                    MemoryCandidate(
-                        text=text,
-                        event_type=et,
-                        tags=sent_tags,
-                        slot=detect_slot(text, et),
-                        how="trigger",
-                    )
+                    candidate_for(text, None, sent_tags, how="trigger", importance=0.6)
                 )
     return candidates
