@@ -199,13 +199,9 @@ def check_metadata(metadata: Any) -> dict[str, Any]:
     the size of a text first, then its depth, before parsing or serialising (which recurse)."""
     if metadata is None:
         return {}
-    if isinstance(metadata, str) and len(metadata.encode("utf-8", "surrogatepass")) > (
-        MAX_METADATA_BYTES
-    ):
-        raise InvalidInputError(
-            f"Metadata is {len(metadata.encode('utf-8', 'surrogatepass'))} bytes; the limit is "
-            f"{MAX_METADATA_BYTES}."
-        )
+    size = len(metadata.encode("utf-8", "surrogatepass")) if isinstance(metadata, str) else 0
+    if size > MAX_METADATA_BYTES:
+        raise InvalidInputError(f"Metadata is {size} bytes; the limit is {MAX_METADATA_BYTES}.")
     check_depth(metadata, MAX_METADATA_DEPTH, "Metadata")
     if isinstance(metadata, str):
         try:

@@ -299,11 +299,7 @@ def load_demo(
             report.notes.append(f"not stored ({res.reason}): {m.text}")
 
     after = demo_contents(coord, user_id).demo
-    report.episodic, report.semantic, report.procedural = (
-        after["episodic"],
-        after["semantic"],
-        after["procedural"],
-    )
+    report.episodic, report.semantic, report.procedural = (after[k] for k in KINDS[:3])
     for note in report.notes:
         log.warning("demo persona: %s", note)
     return report

@@ -252,14 +252,9 @@ class ProceduralStore:
         sortable = ("last_used", "confidence", "executions", "created_at")
         f = Tag("owner") == owner_tag(check_id(user_id))
         sort_by = q.sort_by if q.sort_by in sortable else "last_used"
-        found, total = query_page(self.index, f, RETURN_FIELDS, q, sort_by)
-        rows = []
-        for row in found:
-            p = self.from_row(row)
-            d = p.model_dump()
-            d["text"] = p.query_pattern
-            rows.append(d)
-        return rows, total
+        rows, total = query_page(self.index, f, RETURN_FIELDS, q, sort_by)
+        patterns = map(self.from_row, rows)
+        return [{**p.model_dump(), "text": p.query_pattern} for p in patterns], total
 
     def keys_for_user(self, user_id: str) -> list[str]:
         return matching_keys(self.index, Tag("owner") == owner_tag(check_id(user_id)))
