@@ -350,12 +350,8 @@ RelevanceBand = Literal["high", "moderate", "low"]
 #: memory/recall/scoring.py, because every layer bands scores and the models sit below recall.
 BAND_HIGH = 0.3
 BAND_MODERATE = 0.1
-#: Search shown to people (the app's search boxes, `python -m memory search`, the answer
-#: without a model) stops below this score: the floor that maximises the evidence kept shown
-#: plus the unanswerable questions that show nothing, fitted on both development files and
-#: tests/data/unanswerable.json (0.1192 there, rounded; `python -m benchmarks floor`). It
-#: lies above BAND_MODERATE: a weak moderate hit is not shown either. Recall for the prompt
-#: is not floored.
+#: Search shown to people stops below this score; how it was fitted: docs/recall.md, "What
+#: search shows people". Recall for the prompt is not floored.
 SHOWN_FLOOR = 0.12
 
 

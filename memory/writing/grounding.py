@@ -17,23 +17,9 @@ from memory.data_files import DataModel, Words, load_data_file
 from memory.text import FRAMING, NEGATORS, STOPWORDS, root
 from memory.writing.secrets import mask_text
 
-#: Default share of the claim's content words that must be found. On the examples in
-#: tests/unit/test_writing_grounding.py: 0.5 would pass "User has a dog named Rex" from "I have a
-#: dog" were the name lower-case, and "Prefers kilometers over miles" (miles never said); at 0.6
-#: every faithful rewrite still passes ("User's goal is to run a half marathon in April" from "my
-#: goal is a half marathon in April" is 3 of 4). With 2 content words both must be found, with 3-4
-#: all but one, with 5 three.
-MIN_WORD_SHARE = 0.6
-
-#: Default cosine for the similarity second chance. Measured with the project's ONNX
-#: all-MiniLM-L6-v2 (claim vs the user's message), true paraphrases score low:
-#: "I don't eat meat" -> "User is vegetarian" 0.51, "I hate running on treadmills" ->
-#: "User dislikes treadmill running" 0.73; while changed facts score high: "I prefer morning
-#: workouts" -> "User prefers evening workouts" 0.74, "I run 5k on Saturdays" -> "User runs 10k
-#: on Saturdays" 0.67 (the numbers veto catches that one). 0.8 admits only near-restatements
-#: ("I prefer kilometers" -> "Prefers kilometers over miles" 0.84); a stronger embedder
-#: (nomic-embed-text) may warrant its own threshold.
-MIN_SIMILARITY = 0.8
+# The two thresholds, and the examples they were set on: tests/unit/test_writing_grounding.py.
+MIN_WORD_SHARE = 0.6  # of the claim's content words found, by default
+MIN_SIMILARITY = 0.8  # the cosine of the similarity second chance
 
 #: How many words after a negator it negates (within the clause): "don't really like black
 #: coffee" reaches "coffee".

@@ -2,6 +2,18 @@
 
 Where a cosine matters, the comment gives the all-MiniLM-L6-v2 value measured with the
 project's ONNX embedder (claim vs the user's message); the tests use stubs.
+
+They are what `MIN_WORD_SHARE` and `MIN_SIMILARITY` were set on. At 0.5 of the content words
+"User has a dog named Rex" would pass from "I have a dog" were the name lower-case, and
+"Prefers kilometers over miles" (miles never said); at 0.6 every faithful rewrite still passes
+("User's goal is to run a half marathon in April" from "my goal is a half marathon in April" is
+3 of 4): with 2 content words both must be found, with 3-4 all but one, with 5 three. True
+paraphrases score low ("I don't eat meat" -> "User is vegetarian" 0.51, "I hate running on
+treadmills" -> "User dislikes treadmill running" 0.73) while changed facts score high ("I prefer
+morning workouts" -> "User prefers evening workouts" 0.74; "I run 5k on Saturdays" -> "User runs
+10k on Saturdays" 0.67, which the numbers veto catches): 0.8 admits only near-restatements ("I
+prefer kilometers" -> "Prefers kilometers over miles" 0.84). A stronger embedder
+(nomic-embed-text) may warrant its own threshold.
 """
 
 from __future__ import annotations
