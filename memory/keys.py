@@ -5,6 +5,7 @@ what each key holds: docs/architecture.md, "Redis key layout"."""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 
 from memory.replies import as_str
 
@@ -26,6 +27,24 @@ def owner_tag(*ids: str) -> str:
 def user_tag(user_id: str) -> str:
     """The hash tag of every key of this user's data: one slot per user."""
     return "{u" + digest(user_id) + "}"
+
+
+def _of_user(kind: str) -> Callable[[Keys, str], str]:
+    """The method that names the `kind` key of a user's data."""
+
+    def key(self: Keys, user_id: str) -> str:
+        return f"{self.ns}:{kind}:{user_tag(user_id)}"
+
+    return key
+
+
+def _of_session(kind: str) -> Callable[[Keys, str, str], str]:
+    """The method that names the `kind` key of one session of a user."""
+
+    def key(self: Keys, user_id: str, session_id: str) -> str:
+        return f"{self.ns}:{kind}:{user_tag(user_id)}:{digest(user_id, session_id)}"
+
+    return key
 
 
 class Keys:
@@ -85,71 +104,29 @@ class Keys:
     def procedure(self, user_id: str, query_hash: str) -> str:
         return f"{self.procedural_prefix}:{user_tag(user_id)}:{query_hash}"
 
-    # --- one session of a user: the session digested with its user
-    def _of_session(self, kind: str, user_id: str, session_id: str) -> str:
-        return f"{self.ns}:{kind}:{user_tag(user_id)}:{digest(user_id, session_id)}"
-
-    def session(self, user_id: str, session_id: str) -> str:
-        return self._of_session("session", user_id, session_id)
-
-    def details(self, user_id: str, session_id: str) -> str:
-        return self._of_session("turn_details", user_id, session_id)
-
-    def summary_state(self, user_id: str, session_id: str) -> str:
-        return self._of_session("summary", user_id, session_id)
-
-    def summary_lock(self, user_id: str, session_id: str) -> str:
-        return self._of_session("summary_lock", user_id, session_id)
+    # --- a user's data, all in the user's slot (a session digested with its user)
+    session = _of_session("session")
+    details = _of_session("turn_details")
+    summary_state = _of_session("summary")
+    summary_lock = _of_session("summary_lock")
+    user_sessions = _of_user("user_sessions")
+    session_titles = _of_user("session_titles")
+    usage = _of_user("usage")
+    usage_answers = _of_user("usage_answers")
+    user_queries = _of_user("user_queries")
+    followups = _of_user("followups")
+    import_progress = _of_user("import")
+    maintenance_last = _of_user("maintenance:last")
+    user_merges = _of_user("user_merges")
+    writes = _of_user("writes")
+    activity = _of_user("activity")
+    rejected_merges = _of_user("rejected_merges")
+    judged_apart = _of_user("judged_apart")
+    decay_state = _of_user("decay")
 
     def timeline(self, user_id: str, session_tag: str) -> str:
         """`session_tag`: the memory's `session` TAG value (already a digest)."""
         return f"{self.ns}:timeline:{user_tag(user_id)}:{session_tag}"
 
-    # --- the rest of a user's data
-    def _of_user(self, kind: str, user_id: str) -> str:
-        return f"{self.ns}:{kind}:{user_tag(user_id)}"
-
-    def user_sessions(self, user_id: str) -> str:
-        return self._of_user("user_sessions", user_id)
-
-    def session_titles(self, user_id: str) -> str:
-        return self._of_user("session_titles", user_id)
-
-    def usage(self, user_id: str) -> str:
-        return self._of_user("usage", user_id)
-
-    def usage_answers(self, user_id: str) -> str:
-        return self._of_user("usage_answers", user_id)
-
-    def user_queries(self, user_id: str) -> str:
-        return self._of_user("user_queries", user_id)
-
-    def followups(self, user_id: str) -> str:
-        return self._of_user("followups", user_id)
-
-    def import_progress(self, user_id: str) -> str:
-        return self._of_user("import", user_id)
-
-    def maintenance_last(self, user_id: str) -> str:
-        return self._of_user("maintenance:last", user_id)
-
-    def user_merges(self, user_id: str) -> str:
-        return self._of_user("user_merges", user_id)
-
-    def writes(self, user_id: str) -> str:
-        return self._of_user("writes", user_id)
-
-    def activity(self, user_id: str) -> str:
-        return self._of_user("activity", user_id)
-
-    def rejected_merges(self, user_id: str) -> str:
-        return self._of_user("rejected_merges", user_id)
-
-    def judged_apart(self, user_id: str) -> str:
-        return self._of_user("judged_apart", user_id)
-
-    def decay_state(self, user_id: str) -> str:
-        return self._of_user("decay", user_id)
-
     def merge(self, user_id: str, merge_id: str) -> str:
-        return f"{self._of_user('merge', user_id)}:{merge_id}"
+        return f"{self.ns}:merge:{user_tag(user_id)}:{merge_id}"
