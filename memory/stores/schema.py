@@ -46,6 +46,10 @@ def _vector_field(dims: int, algorithm: str) -> dict[str, Any]:
     return {"name": VECTOR_FIELD, "type": "vector", "attrs": attrs}
 
 
+def _sortable(*names: str) -> list[dict[str, Any]]:
+    return [{"name": n, "type": "numeric", "attrs": {"sortable": True}} for n in names]
+
+
 def _schema(name: str, prefix: str, fields: list[dict[str, Any]]) -> IndexSchema:
     index = {"name": name, "prefix": prefix, "storage_type": "hash"}
     return IndexSchema.from_dict({"index": index, "fields": fields})
@@ -66,11 +70,7 @@ def episodic_schema(keys: Keys, dims: int, algorithm: str) -> IndexSchema:
             {"name": LIVE_FIELD, "type": "tag", "attrs": {"case_sensitive": True}},
             {"name": "description", "type": "text", "attrs": {"weight": 1.0}},
             {"name": "context", "type": "text", "attrs": {"weight": 0.5}},
-            {"name": "timestamp", "type": "numeric", "attrs": {"sortable": True}},
-            {"name": "created_at", "type": "numeric", "attrs": {"sortable": True}},
-            {"name": "importance", "type": "numeric", "attrs": {"sortable": True}},
-            {"name": "access_count", "type": "numeric", "attrs": {"sortable": True}},
-            {"name": "last_accessed", "type": "numeric", "attrs": {"sortable": True}},
+            *_sortable("timestamp", "created_at", "importance", "access_count", "last_accessed"),
             {"name": "expires_at", "type": "numeric"},
             _vector_field(dims, algorithm),
         ],
@@ -91,8 +91,7 @@ def semantic_schema(keys: Keys, dims: int, algorithm: str) -> IndexSchema:
             {"name": "pinned", "type": "tag"},
             {"name": "fact", "type": "text", "attrs": {"weight": 1.0}},
             {"name": "context", "type": "text", "attrs": {"weight": 0.5}},
-            {"name": "timestamp", "type": "numeric", "attrs": {"sortable": True}},
-            {"name": "importance", "type": "numeric", "attrs": {"sortable": True}},
+            *_sortable("timestamp", "importance"),
             _vector_field(dims, algorithm),
         ],
     )
@@ -106,10 +105,7 @@ def procedural_schema(keys: Keys, dims: int, algorithm: str) -> IndexSchema:
             {"name": "owner", "type": "tag", "attrs": {"case_sensitive": True}},
             {"name": "pinned", "type": "tag"},
             {"name": "query_pattern", "type": "text"},
-            {"name": "executions", "type": "numeric", "attrs": {"sortable": True}},
-            {"name": "confidence", "type": "numeric", "attrs": {"sortable": True}},
-            {"name": "last_used", "type": "numeric", "attrs": {"sortable": True}},
-            {"name": "created_at", "type": "numeric", "attrs": {"sortable": True}},
+            *_sortable("executions", "confidence", "last_used", "created_at"),
             _vector_field(dims, algorithm),
         ],
     )
