@@ -27,8 +27,7 @@ log = logging.getLogger(__name__)
 SAME_TURN_OVERLAP = 0.5
 #: Kinds that log what was said rather than state a fact.
 LOG_EVENT_TYPES = frozenset({"interaction", "summary"})
-#: Who wrote a memory: a trigger phrase or #tag, LLM extraction, the turn itself, a tool
-#: sequence, a model's remember_information call (chat or MCP), or a person in an editor.
+#: Who wrote a memory (`StoredMemory.how` says each in words).
 How = Literal["trigger", "llm", "interaction", "procedural", "tool", "user"]
 
 _NORM_RE = re.compile(r"[\s]+")
