@@ -45,7 +45,6 @@ TEXT_FIELDS = {"description": 1.0, "context": 0.5}
 #: a memory tagged so), at the weight of a word of its text: the person chose them.
 TAG_WORDS = ("tags", 1.0)
 RETURN_FIELDS = [*(f for f in EpisodicMemory.model_fields if f != "id"), "status"]
-SORTABLE = {"timestamp", "created_at", "importance", "access_count", "last_accessed"}
 
 
 #: Context characters embedded with a memory (MiniLM reads ~256 tokens; the description first).
@@ -286,8 +285,6 @@ class EpisodicStore:
         return f
 
     def list_page(self, user_id: str, q: ListQuery) -> tuple[list[dict[str, Any]], int]:
-        if q.sort_by not in SORTABLE:
-            raise InvalidInputError(f"Cannot sort by {q.sort_by!r}; use one of {sorted(SORTABLE)}.")
         f = self.filter_for(
             user_id,
             event_types=q.event_types,
@@ -299,7 +296,7 @@ class EpisodicStore:
             pinned=q.pinned,
             session_id=q.session_id,
         )
-        rows, total = query_page(self.index, f, RETURN_FIELDS, q, q.sort_by)
+        rows, total = query_page(self.index, f, RETURN_FIELDS, q)
         return [row_record(r, "description") for r in rows], total
 
     def ids_for_user(self, user_id: str) -> list[str]:

@@ -248,11 +248,9 @@ class ProceduralStore:
         return self.parse(key, stored_hash(self._r, key, pattern_id, "procedural pattern", user_id))
 
     def list_page(self, user_id: str, q: ListQuery) -> tuple[list[dict[str, Any]], int]:
-        """Another order than these fields' lists by last use."""
-        sortable = ("last_used", "confidence", "executions", "created_at")
+        """An order the index cannot sort by lists by last use."""
         f = Tag("owner") == owner_tag(check_id(user_id))
-        sort_by = q.sort_by if q.sort_by in sortable else "last_used"
-        rows, total = query_page(self.index, f, RETURN_FIELDS, q, sort_by)
+        rows, total = query_page(self.index, f, RETURN_FIELDS, q, default_sort="last_used")
         patterns = map(self.from_row, rows)
         return [{**p.model_dump(), "text": p.query_pattern} for p in patterns], total
 

@@ -168,10 +168,15 @@ def query_page(
     filter_expression: FilterExpression | None,
     return_fields: list[str],
     page: ListQuery,
-    sort_by: str,
+    default_sort: str | None = None,
 ) -> tuple[list[dict[str, Any]], int]:
-    """One page of an index's documents matching a filter, sorted by `sort_by` (the store's
-    reading of `page.sort_by`), and how many match."""
+    """One page of an index's documents matching a filter, sorted by `page.sort_by` when the
+    index can sort by it (else by `default_sort`; without one, refused), and how many match."""
+    fields = index.schema.fields.items()
+    sortable = sorted(name for name, f in fields if getattr(f.attrs, "sortable", False))
+    sort_by = page.sort_by if page.sort_by in sortable else default_sort
+    if sort_by is None:
+        raise InvalidInputError(f"Cannot sort by {page.sort_by!r}; use one of {sortable}.")
     size = page.page_size
     if page.page < 1 or not 1 <= size <= 1000:
         raise InvalidInputError("Page must be >= 1 and page size between 1 and 1000.")

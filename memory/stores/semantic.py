@@ -144,8 +144,7 @@ class SemanticStore:
         f = self.filter_for(
             category=q.category, added_by=q.added_by, pinned=q.pinned, visible_to=user_id
         )
-        sort_by = q.sort_by if q.sort_by in ("timestamp", "importance") else "timestamp"
-        rows, total = query_page(self.index, f, RETURN_FIELDS, q, sort_by)
+        rows, total = query_page(self.index, f, RETURN_FIELDS, q, default_sort="timestamp")
         return [row_record(r, "fact") for r in rows], total
 
     def ids_added_by(self, user_id: str, *, private_only: bool = False) -> list[str]:
