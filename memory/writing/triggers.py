@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import re
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
-from memory.data_files import DataModel, load_data_file
+from memory.data_files import DataModel, LowerCase, load_data_file
 from memory.models import EventType
 from memory.writing.classify import (
     TAG_RE,
@@ -20,15 +20,8 @@ from memory.writing.policy import MemoryCandidate, candidate_for
 
 
 class _Soft(DataModel):
-    phrase: str = Field(min_length=1)
+    phrase: LowerCase = Field(min_length=1)
     keep: bool = False  # keep the phrase in the stored text
-
-    @field_validator("phrase")
-    @classmethod
-    def _lower_case(cls, phrase: str) -> str:
-        if phrase != phrase.lower():
-            raise ValueError("a phrase is written in lower case (messages are matched so)")
-        return phrase
 
 
 class _Strong(_Soft):
