@@ -21,12 +21,8 @@ from memory.tokens import estimate_tokens
 from memory.writing import StoredMemory
 
 NO_MEMORY_NOTE = "(nothing relevant remembered yet)"
-#: How a logged exchange's line goes on to what the assistant answered then: "what did you
-#: recommend me last week?" is answered by the reply, which the user's message alone lacks.
-#: Only for a message that asked something (a question, a request for advice or a plan: the
-#: reply to a statement is mostly an acknowledgement) or, for any message, when the request now
-#: asks what was said then ("what did you tell me about the sprain?"); and only with room left
-#: once every memory that fits has its line: a reply never pushes a memory out of the block.
+#: How a logged exchange's line goes on to what the assistant answered then, and when it does:
+#: docs/agent.md, "The prompt: memories are data, not instructions".
 ANSWERED = ", you answered "
 #: Characters of that reply shown, about (cut at a word, " …" added; the store keeps 600).
 BLOCK_REPLY_CHARS = 300

@@ -45,7 +45,7 @@ from memory.recall.pipeline import RecallPipeline
 from memory.replies import as_str
 from memory.service import ImportOptions, MemoryStats, StoredInteraction
 from memory.stores import Stores, usage
-from memory.stores.episodic import EpisodicStore, embedding_text
+from memory.stores.episodic import EpisodicStore, embedding_text, interaction
 from memory.stores.procedural import check_run
 from memory.stores.semantic import SemanticStore
 from memory.stores.short_term import Details, ShortTermStore
@@ -352,9 +352,10 @@ class MemoryCoordinator:
             answer = msgs[1]
             if episode_answer is not None:
                 answer = answer.model_copy(update={"content": episode_answer})
-            mem = EpisodicStore.build_interaction(
-                user_id, session_id, msgs[0], answer, tools_used or [], self.stores.pii
+            exchange = interaction(
+                session_id, msgs[0].content, answer.content, answer.id, tools_used or []
             )
+            mem = EpisodicStore.build(user_id, pii=self.stores.pii, **exchange)
             self.episodic.write(pipe, mem, qvec)  # type: ignore[arg-type]
             result["episodic"] = mem.id
         if turn_id:

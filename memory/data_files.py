@@ -9,7 +9,7 @@ import tomllib
 from pathlib import Path
 from typing import Annotated, TypeVar
 
-from pydantic import BaseModel, BeforeValidator, ValidationError
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, ValidationError
 
 from memory.errors import DataFileError
 
@@ -18,16 +18,30 @@ DATA_DIR = Path(__file__).resolve().parent / "data"
 M = TypeVar("M", bound=BaseModel)
 
 
+def _lower_case(value: str) -> str:
+    if value != value.lower():
+        raise ValueError("words are written in lower case (texts are compared so)")
+    return value
+
+
+#: Words in a data file that texts are compared with, case-folded: written in lower case.
+LowerCase = Annotated[str, AfterValidator(_lower_case)]
+
+
 def _words(value: object) -> frozenset[str]:
     if not isinstance(value, str) or not value.split():
         raise ValueError("expected words separated by spaces")
-    if value != value.lower():
-        raise ValueError("words are written in lower case (texts are compared so)")
-    return frozenset(value.split())
+    return frozenset(_lower_case(value).split())
 
 
 #: A list of words in a data file: one string, words separated by spaces, lower case.
 Words = Annotated[frozenset[str], BeforeValidator(_words)]
+
+
+class DataModel(BaseModel):
+    """A data file's model, or a part of one: no field it does not know, read-only."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 def load_data_file(name: str, model: type[M], folder: Path = DATA_DIR) -> M:

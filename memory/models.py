@@ -199,13 +199,9 @@ def check_metadata(metadata: Any) -> dict[str, Any]:
     the size of a text first, then its depth, before parsing or serialising (which recurse)."""
     if metadata is None:
         return {}
-    if isinstance(metadata, str) and len(metadata.encode("utf-8", "surrogatepass")) > (
-        MAX_METADATA_BYTES
-    ):
-        raise InvalidInputError(
-            f"Metadata is {len(metadata.encode('utf-8', 'surrogatepass'))} bytes; the limit is "
-            f"{MAX_METADATA_BYTES}."
-        )
+    size = len(metadata.encode("utf-8", "surrogatepass")) if isinstance(metadata, str) else 0
+    if size > MAX_METADATA_BYTES:
+        raise InvalidInputError(f"Metadata is {size} bytes; the limit is {MAX_METADATA_BYTES}.")
     check_depth(metadata, MAX_METADATA_DEPTH, "Metadata")
     if isinstance(metadata, str):
         try:
@@ -293,20 +289,34 @@ class SemanticFact(BaseModel):
         return self.shared or not self.added_by
 
 
-class SequenceStats(BaseModel):
-    """Statistics of one distinct tool sequence for a query pattern."""
+class RunStats(BaseModel):
+    """How the runs of one tool sequence, or of every sequence tried for a question, went."""
 
-    tools: list[str]
     executions: int = 0
     successes: int = 0
     failures: int = 0
-    score_sum: float = 0.0
     avg_time_ms: float = 0.0
     avg_score: float = 0.0
     last_used: int = 0
 
+    def add_run(self, score: float, ms: float, now: int) -> None:
+        """Count one run (a success when it scored 0.5 or more) into the counts and means."""
+        self.executions += 1
+        self.successes += int(score >= 0.5)
+        self.failures += int(score < 0.5)
+        self.avg_time_ms += (ms - self.avg_time_ms) / self.executions
+        self.avg_score += (score - self.avg_score) / self.executions
+        self.last_used = now
 
-class ProceduralPattern(BaseModel):
+
+class SequenceStats(RunStats):
+    """One distinct tool sequence tried for a query pattern."""
+
+    tools: list[str]
+    score_sum: float = 0.0
+
+
+class ProceduralPattern(RunStats):
     """A learned way of answering one kind of question for one user."""
 
     id: str = Field(description="Normalised-query hash")
@@ -314,13 +324,7 @@ class ProceduralPattern(BaseModel):
     query_pattern: str
     normalized_query: str
     tool_sequence: list[str] = Field(description="The best sequence so far")
-    executions: int = 0
-    successes: int = 0
-    failures: int = 0
-    avg_time_ms: float = 0.0
-    avg_score: float = 0.0
     created_at: int
-    last_used: int
     sequences: dict[str, SequenceStats] = Field(default_factory=dict)
     confidence: float = 0.0
     recommended: bool = False
@@ -346,12 +350,8 @@ RelevanceBand = Literal["high", "moderate", "low"]
 #: memory/recall/scoring.py, because every layer bands scores and the models sit below recall.
 BAND_HIGH = 0.3
 BAND_MODERATE = 0.1
-#: Search shown to people (the app's search boxes, `python -m memory search`, the answer
-#: without a model) stops below this score: the floor that maximises the evidence kept shown
-#: plus the unanswerable questions that show nothing, fitted on both development files and
-#: tests/data/unanswerable.json (0.1192 there, rounded; `python -m benchmarks floor`). It
-#: lies above BAND_MODERATE: a weak moderate hit is not shown either. Recall for the prompt
-#: is not floored.
+#: Search shown to people stops below this score; how it was fitted: docs/recall.md, "What
+#: search shows people". Recall for the prompt is not floored.
 SHOWN_FLOOR = 0.12
 
 
@@ -483,4 +483,3 @@ class MemoryContext(BaseModel):
     )
     hits: dict[str, int] = Field(default_factory=dict, description="hits per memory type")
     timings_ms: dict[str, float] = Field(default_factory=dict)
-    retrieved_at: int = Field(default_factory=now_ms)

@@ -9,9 +9,7 @@ import functools
 import re
 import unicodedata
 
-from pydantic import BaseModel, ConfigDict
-
-from memory.data_files import Words, load_data_file
+from memory.data_files import DataModel, Words, load_data_file
 
 _ASCII_WORD = re.compile(r"[A-Za-z0-9_]+")
 _UNICODE_WORD = re.compile(r"\w+")
@@ -22,10 +20,9 @@ _ASCII_COMPOUND = re.compile(r"_|[a-z][A-Z]|[A-Z]{2}[a-z]|[A-Za-z]\d|\d[A-Za-z]"
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 
 
-class _TextWords(BaseModel):
+class _TextWords(DataModel):
     """`memory/data/words.toml` (what each list is for: its comments)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
     stopwords: Words
     suffixes: tuple[str, ...]
     framing: Words
@@ -239,15 +236,7 @@ ARABIC_PROCLITICS = ("وال", "فال", "بال", "كال", "لل", "ال", "و
 
 def names_word(word: str, root: str) -> bool:
     """Does one word of a text name the word `root` (both as `words` gives them)? Forget's
-    topic and recall's word score decide alike.
-
-    Latin script (and digits): the same root ("lawyers" meets "lawyer"; Turkish writes the
-    suffixes of a name after an apostrophe, İzmir'de, which the splitter cuts off). Scripts
-    without spaces (Thai, Chinese, Japanese...): the topic anywhere inside the text's run of
-    letters, since there is no word boundary to wait for without a dictionary (a topic can
-    then match inside a longer word: ใหม่ "new" inside เชียงใหม่). Other scripts glue
-    particles and endings after the word (Korean 서울에서 "in Seoul", Hindi किताबें "books"):
-    a text word that starts with the topic word, after Arabic's glued proclitics."""
+    topic and recall's word score decide alike, per script: docs/privacy.md, "What matches"."""
     if word == root:
         return True
     kind = script(root)
@@ -269,10 +258,6 @@ KNOWN_SHARE = 0.5
 
 
 def embedder_knows(text: str) -> bool:
-    """Can the embedder's cosine be trusted for `text`? The embedders offered (all-MiniLM-L6-v2,
-    and Ollama's nomic-embed-text or mxbai-embed-large) were trained on English: measured with
-    all-MiniLM-L6-v2, unrelated sentences score a cosine of 0.02-0.27 in English but 0.67-0.82 in
-    Hindi, 0.58-0.71 in Arabic, 0.49-0.78 in Korean and 1.00 in Thai (every token unknown), so
-    meaning cannot tell texts in those scripts apart. Decided by the share of Latin letters
-    (`latin_share`)."""
+    """Can the embedder's cosine be trusted for `text`? The embedders offered were trained on
+    English (docs/privacy.md, "What matches"): decided by the share of Latin letters."""
     return latin_share(text) >= KNOWN_SHARE

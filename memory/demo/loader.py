@@ -170,16 +170,11 @@ def _summary_item(conv: Conversation, session_id: str, ids: list[str], times: li
 
 def _log_items(conv: Conversation, session_id: str, ids: list[str], times: list[int]) -> list:
     """The logged exchanges, as `store_interaction` writes them (plus the demo tag)."""
-    from memory.stores.episodic import interaction_context
+    from memory.stores.episodic import interaction
 
     return [
         {
-            "text": ex.user,
-            "event_type": EventType.INTERACTION,
-            "context": interaction_context(ex.assistant),
-            "session_id": session_id,
-            "importance": 0.3,
-            "metadata": {"assistant_message_id": ids[2 * i + 1], "tools": list(ex.tools)},
+            **interaction(session_id, ex.user, ex.assistant, ids[2 * i + 1], ex.tools),
             "timestamp_ms": times[2 * i],
             "tags": [DEMO_TAG],
         }
@@ -304,11 +299,7 @@ def load_demo(
             report.notes.append(f"not stored ({res.reason}): {m.text}")
 
     after = demo_contents(coord, user_id).demo
-    report.episodic, report.semantic, report.procedural = (
-        after["episodic"],
-        after["semantic"],
-        after["procedural"],
-    )
+    report.episodic, report.semantic, report.procedural = (after[k] for k in KINDS[:3])
     for note in report.notes:
         log.warning("demo persona: %s", note)
     return report

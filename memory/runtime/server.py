@@ -179,13 +179,11 @@ class EmbeddedRedis:
         """running, pid, url, port, data_dir, modules (names of the loaded modules)."""
         pid = self._live_pid()
         modules: list[str] = []
-        running = False
-        if pid is not None:
+        running = pid is not None and self._server_pid() == pid
+        if running:
             try:
                 with self._client() as r:
-                    running = int(r.info("server")["process_id"]) == pid
-                    if running:
-                        modules = sorted(as_str(m[b"name"]) for m in r.module_list())
+                    modules = sorted(as_str(m[b"name"]) for m in r.module_list())
             except redis.RedisError:
                 running = False
         return {

@@ -4,6 +4,7 @@ another user's memories. A memory is addressed by (user, id)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -13,10 +14,9 @@ from redisvl.query import CountQuery, VectorQuery
 from redisvl.query.filter import FilterExpression, Num, Tag
 from ulid import ULID
 
-from memory.errors import InvalidInputError, NotFoundError
+from memory.errors import InvalidInputError
 from memory.keys import Keys, owner_tag
 from memory.models import (
-    ChatMessage,
     EpisodicMemory,
     EventType,
     check_id,
@@ -28,7 +28,7 @@ from memory.models import (
 )
 from memory.queries import ListQuery
 from memory.replies import as_str
-from memory.stores.records import decode, encode, row_record, vector_bytes
+from memory.stores.records import decode, encode, row_record, stored_hash, vector_bytes
 from memory.stores.schema import LIVE_FIELD, VECTOR_FIELD, matching_keys, query_page
 from memory.stores.usage import queue_drop
 from memory.writing.secrets import (
@@ -44,26 +44,7 @@ TEXT_FIELDS = {"description": 1.0, "context": 0.5}
 #: The TAG field whose tags count as words of a memory in recall and search ("swimming" finds
 #: a memory tagged so), at the weight of a word of its text: the person chose them.
 TAG_WORDS = ("tags", 1.0)
-RETURN_FIELDS = [
-    "user_id",
-    "event_type",
-    "description",
-    "context",
-    "metadata",
-    "tags",
-    "session_id",
-    "timestamp",
-    "created_at",
-    "importance",
-    "access_count",
-    "last_accessed",
-    "expires_at",
-    "pinned",
-    "status",
-    "superseded_by",
-    "paused",
-]
-SORTABLE = {"timestamp", "created_at", "importance", "access_count", "last_accessed"}
+RETURN_FIELDS = [*(f for f in EpisodicMemory.model_fields if f != "id"), "status"]
 
 
 #: Context characters embedded with a memory (MiniLM reads ~256 tokens; the description first).
@@ -121,6 +102,21 @@ def interaction_context(reply: str) -> str:
     if len(reply) > REPLY_CONTEXT_CHARS:
         reply = reply[:REPLY_CONTEXT_CHARS] + " …"
     return REPLY_PREFIX + reply
+
+
+def interaction(
+    session_id: str, question: str, reply: str, reply_id: str, tools: Iterable[str]
+) -> dict[str, Any]:
+    """The fields (for `EpisodicStore.build`) of a logged exchange: the user's message, with
+    the reply (shortened) as context."""
+    return {
+        "text": question,
+        "event_type": EventType.INTERACTION,
+        "context": interaction_context(reply),
+        "session_id": session_id,
+        "importance": 0.3,
+        "metadata": {"assistant_message_id": reply_id, "tools": list(tools)},
+    }
 
 
 def exchange_reply(event_type: object, context: object) -> str:
@@ -208,27 +204,6 @@ class EpisodicStore:
         flags = {"pinned": bool(m.pinned), "paused": bool(m.paused), "expires_at": m.expires_at}
         return new.model_copy(update={**kept, **flags})
 
-    @staticmethod
-    def build_interaction(
-        user_id: str,
-        session_id: str,
-        question: ChatMessage,
-        answer: ChatMessage,
-        tools: list[str],
-        pii: PiiPolicy = "keep",
-    ) -> EpisodicMemory:
-        """A logged exchange: the user's message, with the reply (shortened) as context."""
-        return EpisodicStore.build(
-            user_id,
-            question.content,
-            event_type=EventType.INTERACTION,
-            context=interaction_context(answer.content),
-            session_id=session_id,
-            importance=0.3,
-            metadata={"assistant_message_id": answer.id, "tools": tools},
-            pii=pii,
-        )
-
     def write(self, pipe: redis.client.Pipeline, mem: EpisodicMemory, vec: np.ndarray) -> None:
         """Queue the writes of one memory on a pipeline (the caller executes it)."""
         key = self._keys.episodic(mem.user_id, mem.id)
@@ -249,15 +224,9 @@ class EpisodicStore:
 
     # --- reading -------------------------------------------------------------------------
     def get(self, user_id: str, memory_id: str) -> EpisodicMemory:
-        raw = self._r.hgetall(self._keys.episodic(user_id, _check_memory_id(memory_id)))
-        if not raw:
-            raise NotFoundError(f"No episodic memory {memory_id!r}.")
-        rec = decode(raw)
-        if rec.get("user_id") != user_id:
-            # Same answer as a missing id: never confirm another user's memory exists.
-            raise NotFoundError(f"No episodic memory {memory_id!r}.")
-        rec["id"] = memory_id
-        return EpisodicMemory.model_validate(rec)
+        key = self._keys.episodic(user_id, memory_id)
+        raw = stored_hash(self._r, key, memory_id, "episodic memory", user_id)
+        return EpisodicMemory.model_validate({**decode(raw), "id": memory_id})
 
     def get_many(self, user_id: str, memory_ids: list[str]) -> list[EpisodicMemory]:
         """These memories of the user (no vectors), in one round trip; gone ones skipped."""
@@ -316,8 +285,6 @@ class EpisodicStore:
         return f
 
     def list_page(self, user_id: str, q: ListQuery) -> tuple[list[dict[str, Any]], int]:
-        if q.sort_by not in SORTABLE:
-            raise InvalidInputError(f"Cannot sort by {q.sort_by!r}; use one of {sorted(SORTABLE)}.")
         f = self.filter_for(
             user_id,
             event_types=q.event_types,
@@ -329,7 +296,7 @@ class EpisodicStore:
             pinned=q.pinned,
             session_id=q.session_id,
         )
-        rows, total = query_page(self.index, f, RETURN_FIELDS, q, q.sort_by)
+        rows, total = query_page(self.index, f, RETURN_FIELDS, q)
         return [row_record(r, "description") for r in rows], total
 
     def ids_for_user(self, user_id: str) -> list[str]:
@@ -427,9 +394,3 @@ if redis.call('EXISTS', KEYS[1]) == 1 then
 end
 return 0
 """
-
-
-def _check_memory_id(memory_id: str) -> str:
-    if not isinstance(memory_id, str) or not memory_id or len(memory_id) > 64 or ":" in memory_id:
-        raise NotFoundError(f"No memory with id {memory_id!r}.")
-    return memory_id

@@ -14,7 +14,7 @@ from redisvl.index import SearchIndex
 from redisvl.query import VectorQuery
 from redisvl.query.filter import Tag
 
-from memory.errors import InvalidInputError, NotFoundError
+from memory.errors import InvalidInputError
 from memory.keys import Keys, owner_tag
 from memory.models import (
     ProceduralPattern,
@@ -26,27 +26,13 @@ from memory.models import (
 )
 from memory.queries import ListQuery
 from memory.replies import as_str
-from memory.stores.records import decode, encode, vector_bytes
+from memory.stores.records import decode, encode, stored_hash, vector_bytes
 from memory.stores.schema import VECTOR_FIELD, matching_keys, query_page
 from memory.writing.secrets import PiiPolicy, check_no_secret, mask_text
 
 SIMILAR_MIN = 0.72  # cosine similarity for "a similar question" (MiniLM)
-RETURN_FIELDS = [
-    "user_id",
-    "query_pattern",
-    "normalized_query",
-    "tool_sequence",
-    "executions",
-    "successes",
-    "failures",
-    "avg_time_ms",
-    "avg_score",
-    "created_at",
-    "last_used",
-    "sequences",
-    "confidence",
-    "pinned",
-]
+#: what is stored of a pattern: `recommended` follows from the threshold at each read
+RETURN_FIELDS = [f for f in ProceduralPattern.model_fields if f not in ("id", "recommended")]
 
 _NON_WORD = re.compile(r"[^\w\s]", re.UNICODE)
 _SPACE = re.compile(r"\s+")
@@ -152,23 +138,11 @@ class ProceduralStore:
     def _apply(
         self, p: ProceduralPattern, tools: list[str], score: float, ms: float, now: int
     ) -> None:
-        skey = sequence_key(tools)
-        s = p.sequences.get(skey) or SequenceStats(tools=list(tools))
-        s.executions += 1
+        s = p.sequences.setdefault(sequence_key(tools), SequenceStats(tools=list(tools)))
+        s.add_run(score, ms, now)
         s.score_sum += score
-        ok = score >= 0.5
-        s.successes += int(ok)
-        s.failures += int(not ok)
-        s.avg_time_ms += (ms - s.avg_time_ms) / s.executions
-        s.avg_score = s.score_sum / s.executions
-        s.last_used = now
-        p.sequences[skey] = s
-        p.executions += 1
-        p.successes += int(ok)
-        p.failures += int(not ok)
-        p.avg_time_ms += (ms - p.avg_time_ms) / p.executions
-        p.avg_score += (score - p.avg_score) / p.executions
-        p.last_used = now
+        s.avg_score = s.score_sum / s.executions  # exact after a re-score (`adjust_last`)
+        p.add_run(score, ms, now)
         self._rank(p)
 
     def _rank(self, p: ProceduralPattern) -> None:
@@ -229,13 +203,10 @@ class ProceduralStore:
     def suggestion(
         self, pattern: ProceduralPattern, similarity: float, match: str
     ) -> ProceduralSuggestion:
+        shared = {"query_pattern", "tool_sequence", "confidence", "recommended", "executions"}
         return ProceduralSuggestion(
+            **pattern.model_dump(include=shared),
             pattern_id=pattern.id,
-            query_pattern=pattern.query_pattern,
-            tool_sequence=pattern.tool_sequence,
-            confidence=pattern.confidence,
-            recommended=pattern.recommended,
-            executions=pattern.executions,
             avg_score=round(pattern.avg_score, 4),
             similarity=round(similarity, 4),
             match=match,
@@ -273,27 +244,15 @@ class ProceduralStore:
         )
 
     def get(self, user_id: str, pattern_id: str) -> ProceduralPattern:
-        if not pattern_id or ":" in pattern_id or len(pattern_id) > 64:
-            raise NotFoundError(f"No procedural pattern {pattern_id!r}.")
         key = self._keys.procedure(user_id, pattern_id)
-        raw = self._r.hgetall(key)
-        if not raw or decode(raw).get("user_id") != user_id:
-            raise NotFoundError(f"No procedural pattern {pattern_id!r}.")
-        return self.parse(key, raw)
+        return self.parse(key, stored_hash(self._r, key, pattern_id, "procedural pattern", user_id))
 
     def list_page(self, user_id: str, q: ListQuery) -> tuple[list[dict[str, Any]], int]:
-        """Another order than these fields' lists by last use."""
-        sortable = ("last_used", "confidence", "executions", "created_at")
+        """An order the index cannot sort by lists by last use."""
         f = Tag("owner") == owner_tag(check_id(user_id))
-        sort_by = q.sort_by if q.sort_by in sortable else "last_used"
-        found, total = query_page(self.index, f, RETURN_FIELDS, q, sort_by)
-        rows = []
-        for row in found:
-            p = self.from_row(row)
-            d = p.model_dump()
-            d["text"] = p.query_pattern
-            rows.append(d)
-        return rows, total
+        rows, total = query_page(self.index, f, RETURN_FIELDS, q, default_sort="last_used")
+        patterns = map(self.from_row, rows)
+        return [{**p.model_dump(), "text": p.query_pattern} for p in patterns], total
 
     def keys_for_user(self, user_id: str) -> list[str]:
         return matching_keys(self.index, Tag("owner") == owner_tag(check_id(user_id)))

@@ -3,32 +3,16 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, get_origin
 
 import numpy as np
 
+from memory.errors import NotFoundError
 from memory.keys import Keys
+from memory.models import EpisodicMemory, ProceduralPattern, SemanticFact
 from memory.replies import as_str
 from memory.stores import schema
 from memory.stores.schema import VECTOR_FIELD
-
-# Fields stored as JSON text in the hash.
-JSON_FIELDS = {"metadata", "sequences", "tool_sequence"}
-# Fields stored as comma-separated TAG values.
-LIST_FIELDS = {"tags"}
-BOOL_FIELDS = {"pinned", "recommended", "shared", "paused"}
-INT_FIELDS = {
-    "timestamp",
-    "created_at",
-    "access_count",
-    "last_accessed",
-    "expires_at",
-    "executions",
-    "successes",
-    "failures",
-    "last_used",
-}
-FLOAT_FIELDS = {"importance", "avg_time_ms", "avg_score", "confidence"}
 
 
 # The dtype is read at each call (`schema.VECTOR_DTYPE`), never copied: one place decides it.
@@ -51,22 +35,35 @@ def encode(record: dict[str, Any]) -> dict[Any, Any]:
     """Pydantic dump -> hash mapping (strings, numbers, bytes)."""
     out: dict[Any, Any] = {}  # Any keys: what redis-py's hset(mapping=...) accepts
     for k, v in record.items():
+        kind = _KIND_OF.get(k)
         if k == VECTOR_FIELD:
             out[k] = v if isinstance(v, bytes) else vector_bytes(v)
-        elif k in JSON_FIELDS:
+        elif kind == "json":
             out[k] = json.dumps(v, ensure_ascii=False)
-        elif k in LIST_FIELDS:
+        elif kind == "list":
             out[k] = ",".join(v)
-        elif k in BOOL_FIELDS:
+        elif kind == "bool":
             out[k] = "1" if v else "0"
         elif v is None:
             # Numeric index fields must stay numeric ("" would make the hash unindexable).
-            out[k] = 0 if k in INT_FIELDS or k in FLOAT_FIELDS else ""
+            out[k] = 0 if kind in ("int", "float") else ""
         elif hasattr(v, "value"):  # enums
             out[k] = v.value
         else:
             out[k] = v
     return out
+
+
+def stored_hash(
+    client: Any, key: str, record_id: str, what: str, user_id: str | None = None
+) -> dict[Any, Any]:
+    """The hash of a record read by its id (`key`), or NotFoundError naming `what`: the same
+    answer for an id that cannot be one, a missing record and another user's."""
+    valid = isinstance(record_id, str) and 0 < len(record_id) <= 64 and ":" not in record_id
+    raw = client.hgetall(key) if valid else None
+    if not raw or (user_id is not None and decode(raw).get("user_id") != user_id):
+        raise NotFoundError(f"No {what} {record_id!r}.")
+    return raw
 
 
 def row_record(row: dict[str, Any], text_field: str) -> dict[str, Any]:
@@ -77,17 +74,26 @@ def row_record(row: dict[str, Any], text_field: str) -> dict[str, Any]:
     return rec
 
 
-#: how `decode` reads each field that is not plain text: one lookup per field (the sets above
-#: are disjoint, so the order of this merge decides nothing)
-_KIND_OF: dict[str, str] = {
+def _kind(annotation: Any) -> str | None:
+    """How a field of this type is stored, when it is not as text: "1"/"0", a number (0 for
+    none: a numeric index field must stay numeric), or JSON text."""
+    if annotation in (bool, int, float, int | None):
+        return "int" if annotation == int | None else annotation.__name__
+    return "json" if get_origin(annotation) in (dict, list) else None
+
+
+#: how each stored field that is not plain text is written and read, from the models' types;
+#: `tags` is the index's TAG field (comma-separated values), not JSON
+_KIND_OF: dict[str, str | None] = {
+    **{
+        name: _kind(field.annotation)
+        for model in (EpisodicMemory, SemanticFact, ProceduralPattern)
+        for name, field in model.model_fields.items()
+    },
     VECTOR_FIELD: "skip",  # binary: never part of a decoded record
     "vector_distance": "number",
     "score": "number",
-    **{k: "json" for k in JSON_FIELDS},
-    **{k: "list" for k in LIST_FIELDS},
-    **{k: "bool" for k in BOOL_FIELDS},
-    **{k: "int" for k in INT_FIELDS},
-    **{k: "float" for k in FLOAT_FIELDS},
+    "tags": "list",
 }
 
 

@@ -46,82 +46,68 @@ def _vector_field(dims: int, algorithm: str) -> dict[str, Any]:
     return {"name": VECTOR_FIELD, "type": "vector", "attrs": attrs}
 
 
+def _sortable(*names: str) -> list[dict[str, Any]]:
+    return [{"name": n, "type": "numeric", "attrs": {"sortable": True}} for n in names]
+
+
+def _schema(name: str, prefix: str, fields: list[dict[str, Any]]) -> IndexSchema:
+    index = {"name": name, "prefix": prefix, "storage_type": "hash"}
+    return IndexSchema.from_dict({"index": index, "fields": fields})
+
+
 def episodic_schema(keys: Keys, dims: int, algorithm: str) -> IndexSchema:
-    return IndexSchema.from_dict(
-        {
-            "index": {
-                "name": keys.episodic_index,
-                "prefix": keys.episodic_prefix,
-                "storage_type": "hash",
-            },
-            "fields": [
-                # owner/session hold digests of the ids (see keys.owner_tag)
-                {"name": "owner", "type": "tag", "attrs": {"case_sensitive": True}},
-                {"name": "event_type", "type": "tag"},
-                {"name": "tags", "type": "tag", "attrs": {"separator": ","}},
-                {"name": "session", "type": "tag", "attrs": {"case_sensitive": True}},
-                {"name": "pinned", "type": "tag"},
-                {"name": "status", "type": "tag"},  # active | superseded
-                {"name": LIVE_FIELD, "type": "tag", "attrs": {"case_sensitive": True}},
-                {"name": "description", "type": "text", "attrs": {"weight": 1.0}},
-                {"name": "context", "type": "text", "attrs": {"weight": 0.5}},
-                {"name": "timestamp", "type": "numeric", "attrs": {"sortable": True}},
-                {"name": "created_at", "type": "numeric", "attrs": {"sortable": True}},
-                {"name": "importance", "type": "numeric", "attrs": {"sortable": True}},
-                {"name": "access_count", "type": "numeric", "attrs": {"sortable": True}},
-                {"name": "last_accessed", "type": "numeric", "attrs": {"sortable": True}},
-                {"name": "expires_at", "type": "numeric"},
-                _vector_field(dims, algorithm),
-            ],
-        }
+    return _schema(
+        keys.episodic_index,
+        keys.episodic_prefix,
+        [
+            # owner/session hold digests of the ids (see keys.owner_tag)
+            {"name": "owner", "type": "tag", "attrs": {"case_sensitive": True}},
+            {"name": "event_type", "type": "tag"},
+            {"name": "tags", "type": "tag", "attrs": {"separator": ","}},
+            {"name": "session", "type": "tag", "attrs": {"case_sensitive": True}},
+            {"name": "pinned", "type": "tag"},
+            {"name": "status", "type": "tag"},  # active | superseded
+            {"name": LIVE_FIELD, "type": "tag", "attrs": {"case_sensitive": True}},
+            {"name": "description", "type": "text", "attrs": {"weight": 1.0}},
+            {"name": "context", "type": "text", "attrs": {"weight": 0.5}},
+            *_sortable("timestamp", "created_at", "importance", "access_count", "last_accessed"),
+            {"name": "expires_at", "type": "numeric"},
+            _vector_field(dims, algorithm),
+        ],
     )
 
 
 def semantic_schema(keys: Keys, dims: int, algorithm: str) -> IndexSchema:
-    return IndexSchema.from_dict(
-        {
-            "index": {
-                "name": keys.semantic_index,
-                "prefix": keys.semantic_prefix,
-                "storage_type": "hash",
-            },
-            "fields": [
-                {"name": "category", "type": "tag"},
-                {"name": "fact_type", "type": "tag"},
-                {"name": "source", "type": "tag"},
-                {"name": "added_by_owner", "type": "tag", "attrs": {"case_sensitive": True}},
-                # who recalls the fact: "shared", or the digest of the user who added it
-                {"name": AUDIENCE_FIELD, "type": "tag", "attrs": {"case_sensitive": True}},
-                {"name": "pinned", "type": "tag"},
-                {"name": "fact", "type": "text", "attrs": {"weight": 1.0}},
-                {"name": "context", "type": "text", "attrs": {"weight": 0.5}},
-                {"name": "timestamp", "type": "numeric", "attrs": {"sortable": True}},
-                {"name": "importance", "type": "numeric", "attrs": {"sortable": True}},
-                _vector_field(dims, algorithm),
-            ],
-        }
+    return _schema(
+        keys.semantic_index,
+        keys.semantic_prefix,
+        [
+            {"name": "category", "type": "tag"},
+            {"name": "fact_type", "type": "tag"},
+            {"name": "source", "type": "tag"},
+            {"name": "added_by_owner", "type": "tag", "attrs": {"case_sensitive": True}},
+            # who recalls the fact: "shared", or the digest of the user who added it
+            {"name": AUDIENCE_FIELD, "type": "tag", "attrs": {"case_sensitive": True}},
+            {"name": "pinned", "type": "tag"},
+            {"name": "fact", "type": "text", "attrs": {"weight": 1.0}},
+            {"name": "context", "type": "text", "attrs": {"weight": 0.5}},
+            *_sortable("timestamp", "importance"),
+            _vector_field(dims, algorithm),
+        ],
     )
 
 
 def procedural_schema(keys: Keys, dims: int, algorithm: str) -> IndexSchema:
-    return IndexSchema.from_dict(
-        {
-            "index": {
-                "name": keys.procedural_index,
-                "prefix": keys.procedural_prefix,
-                "storage_type": "hash",
-            },
-            "fields": [
-                {"name": "owner", "type": "tag", "attrs": {"case_sensitive": True}},
-                {"name": "pinned", "type": "tag"},
-                {"name": "query_pattern", "type": "text"},
-                {"name": "executions", "type": "numeric", "attrs": {"sortable": True}},
-                {"name": "confidence", "type": "numeric", "attrs": {"sortable": True}},
-                {"name": "last_used", "type": "numeric", "attrs": {"sortable": True}},
-                {"name": "created_at", "type": "numeric", "attrs": {"sortable": True}},
-                _vector_field(dims, algorithm),
-            ],
-        }
+    return _schema(
+        keys.procedural_index,
+        keys.procedural_prefix,
+        [
+            {"name": "owner", "type": "tag", "attrs": {"case_sensitive": True}},
+            {"name": "pinned", "type": "tag"},
+            {"name": "query_pattern", "type": "text"},
+            *_sortable("executions", "confidence", "last_used", "created_at"),
+            _vector_field(dims, algorithm),
+        ],
     )
 
 
@@ -182,10 +168,15 @@ def query_page(
     filter_expression: FilterExpression | None,
     return_fields: list[str],
     page: ListQuery,
-    sort_by: str,
+    default_sort: str | None = None,
 ) -> tuple[list[dict[str, Any]], int]:
-    """One page of an index's documents matching a filter, sorted by `sort_by` (the store's
-    reading of `page.sort_by`), and how many match."""
+    """One page of an index's documents matching a filter, sorted by `page.sort_by` when the
+    index can sort by it (else by `default_sort`; without one, refused), and how many match."""
+    fields = index.schema.fields.items()
+    sortable = sorted(name for name, f in fields if getattr(f.attrs, "sortable", False))
+    sort_by = page.sort_by if page.sort_by in sortable else default_sort
+    if sort_by is None:
+        raise InvalidInputError(f"Cannot sort by {page.sort_by!r}; use one of {sortable}.")
     size = page.page_size
     if page.page < 1 or not 1 <= size <= 1000:
         raise InvalidInputError("Page must be >= 1 and page size between 1 and 1000.")

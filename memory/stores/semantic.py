@@ -15,7 +15,7 @@ from redisvl.query import CountQuery
 from redisvl.query.filter import FilterExpression, Tag
 from ulid import ULID
 
-from memory.errors import InvalidInputError, NotFoundError
+from memory.errors import InvalidInputError
 from memory.keys import Keys, digest, owner_tag
 from memory.models import (
     SemanticFact,
@@ -27,24 +27,12 @@ from memory.models import (
     now_ms,
 )
 from memory.queries import ListQuery
-from memory.stores.records import decode, encode, row_record
+from memory.stores.records import decode, encode, row_record, stored_hash
 from memory.stores.schema import AUDIENCE_FIELD, SHARED, VECTOR_FIELD, matching_keys, query_page
 from memory.writing.secrets import PiiPolicy, check_no_secret, lenient, mask_json, mask_text
 
 TEXT_FIELDS = {"fact": 1.0, "context": 0.5}
-RETURN_FIELDS = [
-    "fact",
-    "category",
-    "fact_type",
-    "context",
-    "source",
-    "added_by",
-    "metadata",
-    "timestamp",
-    "pinned",
-    "importance",
-    "shared",
-]
+RETURN_FIELDS = [f for f in SemanticFact.model_fields if f != "id"]
 _NAME_MAX = 48
 
 
@@ -120,14 +108,8 @@ class SemanticStore:
         pipe.hset(key, mapping=encode(data))
 
     def get(self, fact_id: str) -> SemanticFact:
-        if not fact_id or ":" in fact_id or len(fact_id) > 64:
-            raise NotFoundError(f"No semantic fact {fact_id!r}.")
-        raw = self._r.hgetall(self._keys.semantic(fact_id))
-        if not raw:
-            raise NotFoundError(f"No semantic fact {fact_id!r}.")
-        rec = decode(raw)
-        rec["id"] = fact_id
-        return SemanticFact.model_validate(rec)
+        raw = stored_hash(self._r, self._keys.semantic(fact_id), fact_id, "semantic fact")
+        return SemanticFact.model_validate({**decode(raw), "id": fact_id})
 
     @staticmethod
     def filter_for(
@@ -162,8 +144,7 @@ class SemanticStore:
         f = self.filter_for(
             category=q.category, added_by=q.added_by, pinned=q.pinned, visible_to=user_id
         )
-        sort_by = q.sort_by if q.sort_by in ("timestamp", "importance") else "timestamp"
-        rows, total = query_page(self.index, f, RETURN_FIELDS, q, sort_by)
+        rows, total = query_page(self.index, f, RETURN_FIELDS, q, default_sort="timestamp")
         return [row_record(r, "fact") for r in rows], total
 
     def ids_added_by(self, user_id: str, *, private_only: bool = False) -> list[str]:

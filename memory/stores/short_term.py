@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any
+from typing import Any, get_args
 
 import redis
 from ulid import ULID
@@ -19,7 +19,7 @@ from memory.writing.secrets import PiiPolicy, check_no_secret, lenient, mask_jso
 
 log = logging.getLogger(__name__)
 
-ROLES = ("user", "assistant", "system", "tool")
+ROLES: tuple[str, ...] = get_args(ChatMessage.model_fields["role"].annotation)
 MAX_MESSAGE_CHARS = 32_000  # a long assistant answer is still one message
 #: An answer's execution details as kept: a JSON object, opaque to memory.
 Details = dict[str, Any]

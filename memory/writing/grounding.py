@@ -8,42 +8,27 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from functools import lru_cache
 
-from pydantic import BaseModel, ConfigDict, StrictInt
+from pydantic import StrictInt
 
-from memory.data_files import Words, load_data_file
+from memory.data_files import DataModel, Words, load_data_file
 from memory.text import FRAMING, NEGATORS, STOPWORDS, root
 from memory.writing.secrets import mask_text
 
-#: Default share of the claim's content words that must be found. On the examples in
-#: tests/unit/test_writing_grounding.py: 0.5 would pass "User has a dog named Rex" from "I have a
-#: dog" were the name lower-case, and "Prefers kilometers over miles" (miles never said); at 0.6
-#: every faithful rewrite still passes ("User's goal is to run a half marathon in April" from "my
-#: goal is a half marathon in April" is 3 of 4). With 2 content words both must be found, with 3-4
-#: all but one, with 5 three.
-MIN_WORD_SHARE = 0.6
-
-#: Default cosine for the similarity second chance. Measured with the project's ONNX
-#: all-MiniLM-L6-v2 (claim vs the user's message), true paraphrases score low:
-#: "I don't eat meat" -> "User is vegetarian" 0.51, "I hate running on treadmills" ->
-#: "User dislikes treadmill running" 0.73; while changed facts score high: "I prefer morning
-#: workouts" -> "User prefers evening workouts" 0.74, "I run 5k on Saturdays" -> "User runs 10k
-#: on Saturdays" 0.67 (the numbers veto catches that one). 0.8 admits only near-restatements
-#: ("I prefer kilometers" -> "Prefers kilometers over miles" 0.84); a stronger embedder
-#: (nomic-embed-text) may warrant its own threshold.
-MIN_SIMILARITY = 0.8
+# The two thresholds, and the examples they were set on: tests/unit/test_writing_grounding.py.
+MIN_WORD_SHARE = 0.6  # of the claim's content words found, by default
+MIN_SIMILARITY = 0.8  # the cosine of the similarity second chance
 
 #: How many words after a negator it negates (within the clause): "don't really like black
 #: coffee" reaches "coffee".
 NEGATION_SCOPE = 4
 
 
-class _GroundingWords(BaseModel):
+class _GroundingWords(DataModel):
     """`memory/data/grounding_words.toml` (what each table is for: its comments)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
     clause_words: Words
     units: dict[str, StrictInt]
     tens: dict[str, StrictInt]
@@ -113,8 +98,6 @@ class Grounding:
 
     supported: bool
     reason: str
-    unsupported_words: tuple[str, ...] = ()
-    unsupported_numbers: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,7 +186,7 @@ def _parse(text: str, *, source: bool) -> _Parsed:
         if kind == "num":
             digits = m.group("num")
             suffix = m.group("suffix").lower()
-            value = _decimal(digits.replace(",", ""))
+            value = Decimal(digits.replace(",", ""))  # the pattern passes digits and one dot
             number = _Number(digits + (suffix if suffix in _MULTIPLIERS else ""), {value})
             add_number(number)
             if suffix in _MULTIPLIERS:
@@ -246,13 +229,6 @@ def _parse(text: str, *, source: bool) -> _Parsed:
             continue
         add_word(_plain(low), name)
     return out
-
-
-def _decimal(digits: str) -> Decimal:
-    try:
-        return Decimal(digits)
-    except InvalidOperation:  # pragma: no cover - the regex only passes digits and one dot
-        return Decimal(0)
 
 
 def _only(number: _Number) -> int:
@@ -301,7 +277,6 @@ def check_grounded(
     *,
     similarity: Callable[[str, str], float] | None = None,
     min_word_share: float = MIN_WORD_SHARE,
-    min_similarity: float = MIN_SIMILARITY,
     statements_only: bool = False,
 ) -> Grounding:
     """Is `claim` (a memory a model wrote) supported by `sources` (what the user said)? See the
@@ -339,11 +314,7 @@ def check_grounded(
 
     missing_numbers = tuple(n.text for n in numbers if not n.values & index.values)
     if missing_numbers:
-        return Grounding(
-            False,
-            f"numbers not in what the user said: {_listed(missing_numbers)}",
-            unsupported_numbers=missing_numbers,
-        )
+        return Grounding(False, f"numbers not in what the user said: {_listed(missing_numbers)}")
 
     found: list[_Word] = []
     missing: list[_Word] = []
@@ -360,15 +331,11 @@ def check_grounded(
     names = tuple(dict.fromkeys(w.text for w in missing if w.name))
     if names:
         return Grounding(
-            False,
-            f"not in what the user said: {_listed(unsupported)} (names: {_listed(names)})",
-            unsupported_words=unsupported,
+            False, f"not in what the user said: {_listed(unsupported)} (names: {_listed(names)})"
         )
     if flipped:
         texts_flipped = tuple(dict.fromkeys(w.text for w in flipped))
-        return Grounding(
-            False, f"negation differs: {_listed(texts_flipped)}", unsupported_words=texts_flipped
-        )
+        return Grounding(False, f"negation differs: {_listed(texts_flipped)}")
 
     counts = ", ".join(
         ([f"{len(found)} of {len(words)} words"] if words else [])
@@ -380,7 +347,7 @@ def check_grounded(
     reason = f"not in what the user said: {_listed(unsupported)}"
     if similarity is not None:
         best = max(similarity(claim, t) for t in texts)
-        if best >= min_similarity:
+        if best >= MIN_SIMILARITY:
             return Grounding(True, f"supported by similarity {best:.2f} ({counts})")
         reason += f" (best similarity {best:.2f})"
-    return Grounding(False, reason, unsupported_words=unsupported)
+    return Grounding(False, reason)

@@ -4,7 +4,6 @@ secrets masked, validation, duplicates, supersession by slot, grounding of model
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import threading
@@ -28,8 +27,7 @@ log = logging.getLogger(__name__)
 SAME_TURN_OVERLAP = 0.5
 #: Kinds that log what was said rather than state a fact.
 LOG_EVENT_TYPES = frozenset({"interaction", "summary"})
-#: Who wrote a memory: a trigger phrase or #tag, LLM extraction, the turn itself, a tool
-#: sequence, a model's remember_information call (chat or MCP), or a person in an editor.
+#: Who wrote a memory (`StoredMemory.how` says each in words).
 How = Literal["trigger", "llm", "interaction", "procedural", "tool", "user"]
 
 _NORM_RE = re.compile(r"[\s]+")
@@ -126,16 +124,6 @@ class WriteResult(BaseModel):
         named as such, or the user would take it for a memory the agent recalls."""
         paused = f" (paused: {RESUME_IT})" if self.duplicate_paused else ""
         return f"Already remembered{paused}"
-
-
-def _metadata(record: dict[str, Any]) -> dict[str, Any]:
-    meta = record.get("metadata")
-    if isinstance(meta, str):
-        try:
-            meta = json.loads(meta) if meta else {}
-        except json.JSONDecodeError:
-            return {}
-    return meta if isinstance(meta, dict) else {}
 
 
 def _event_type(record: dict[str, Any]) -> str:
@@ -292,7 +280,8 @@ class WritePolicy:
             ),
         )
         for row in rows:
-            if _metadata(row).get("slot") == cand.slot and _is_active(row):
+            # a listed row's metadata is decoded already (`memory.stores.records`)
+            if (row.get("metadata") or {}).get("slot") == cand.slot and _is_active(row):
                 return str(row["id"])
         return None
 

@@ -7,11 +7,9 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable, Iterable
-from typing import Annotated, Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict
-
-from memory.data_files import Words, load_data_file
+from memory.data_files import DataModel, Words, load_data_file
 from memory.errors import InvalidInputError
 from memory.models import use_secret_detector
 from memory.text import plain
@@ -63,29 +61,15 @@ def iban_valid(iban: str) -> bool:
     return int("".join(str(int(c, 36)) for c in moved)) % 97 == 1
 
 
-def _pattern(value: object) -> str:
-    if not isinstance(value, str) or not value:
-        raise ValueError("expected a regular expression")
-    try:
-        re.compile(value)
-    except re.error as e:
-        raise ValueError(f"not a regular expression ({e})") from e
-    return value
-
-
-Pattern = Annotated[str, BeforeValidator(_pattern)]
-
-
-class SecretWords(BaseModel):
+class SecretWords(DataModel):
     """`memory/data/secret_words.toml` (what each list is for: its comments)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
     iban_countries: Words
     secret_words: Words
     copula: Words
     qualifiers: Words
-    id_names: list[Pattern]
-    token_patterns: dict[str, Pattern]
+    id_names: list[re.Pattern[str]]
+    token_patterns: dict[str, re.Pattern[str]]
 
 
 SECRET_WORDS = load_data_file("secret_words.toml", SecretWords)
@@ -149,11 +133,13 @@ _PEM = re.compile(
 # Tokens whose prefix says what they are (OpenAI/Anthropic, GitHub, Slack, AWS, Google, GitLab,
 # Stripe, Hugging Face).
 _PREFIXED_TOKEN = re.compile(
-    r"(?<![\w-])(?:" + "|".join(SECRET_WORDS.token_patterns.values()) + r")(?![\w-])"
+    r"(?<![\w-])(?:"
+    + "|".join(p.pattern for p in SECRET_WORDS.token_patterns.values())
+    + r")(?![\w-])"
 )
 # A government id stated as such: the words, then a value holding a digit.
 _STATED_ID = re.compile(
-    r"\b(?P<key>" + "|".join(SECRET_WORDS.id_names) + ")"
+    r"\b(?P<key>" + "|".join(p.pattern for p in SECRET_WORDS.id_names) + ")"
     r"(?:\s*(?:is|was|=|:|#)\s*|\s+)"
     # Groups holding a digit, separated by single spaces, and a final check letter
     # ("AB 12 34 56 C"); the next word ("123456789 is valid") is not part of it.
@@ -276,7 +262,6 @@ def _named_kind(m: re.Match[str]) -> str:
     return PASSWORD if m.group("npw") else PIN if m.group("npin") else API_KEY
 
 
-_A = {EMAIL: "an email address", PHONE: "a phone number"}
 _KINDS = frozenset({CARD, IBAN, GOV_ID, PASSWORD, PIN, API_KEY, PRIVATE_KEY, EMAIL, PHONE})
 
 
@@ -312,7 +297,7 @@ def mask_secrets(text: str, pii: PiiPolicy = "keep") -> Masked:
         pii_found = [k for k in m.found if k in (EMAIL, PHONE)]
         if pii == "refuse" and pii_found:
             raise InvalidInputError(
-                f"The text holds {' and '.join(_A[k] for k in pii_found)} and PII_POLICY is "
+                f"The text holds {' and '.join(_a(k) for k in pii_found)} and PII_POLICY is "
                 "refuse: nothing was stored. Remove it and try again (PII_POLICY=mask stores "
                 "it as a label instead)."
             )

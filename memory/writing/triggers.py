@@ -7,40 +7,30 @@ from __future__ import annotations
 
 import re
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field
 
-from memory.data_files import load_data_file
+from memory.data_files import DataModel, LowerCase, load_data_file
 from memory.models import EventType
 from memory.writing.classify import (
     TAG_RE,
     classify_event_type,
-    detect_slot,
     extract_tags,
 )
-from memory.writing.policy import MemoryCandidate
+from memory.writing.policy import MemoryCandidate, candidate_for
 
 
-class _Soft(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    phrase: str = Field(min_length=1)
+class _Soft(DataModel):
+    phrase: LowerCase = Field(min_length=1)
     keep: bool = False  # keep the phrase in the stored text
-
-    @field_validator("phrase")
-    @classmethod
-    def _lower_case(cls, phrase: str) -> str:
-        if phrase != phrase.lower():
-            raise ValueError("a phrase is written in lower case (messages are matched so)")
-        return phrase
 
 
 class _Strong(_Soft):
     event_type: EventType | None = None  # fixes the type whatever the keywords say
 
 
-class _Triggers(BaseModel):
+class _Triggers(DataModel):
     """`memory/data/trigger_phrases.toml`."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
     strong: tuple[_Strong, ...]
     soft: tuple[_Soft, ...]
 
@@ -124,17 +114,10 @@ def extract_triggers(message: str) -> list[MemoryCandidate]:
             et = TRIGGER_EVENT_TYPES.get(phrase) or classify_event_type(text, sent_tags)
             if phrase in ("goal:", "new goal:") and "goal" not in text.lower():
                 text = f"Goal: {text[:1].lower()}{text[1:]}"
+            strong = phrase.startswith(("important", "never forget", "critical"))
+            importance = 0.8 if strong else 0.7
             candidates.append(
-                MemoryCandidate(
-                    text=text,
-                    event_type=et,
-                    tags=sent_tags,
-                    slot=detect_slot(text, et),
-                    importance=0.8
-                    if phrase.startswith(("important", "never forget", "critical"))
-                    else 0.7,
-                    how="trigger",
-                )
+                candidate_for(text, et, sent_tags, how="trigger", importance=importance)
             )
         i += 1
     if not candidates and tags:
@@ -143,14 +126,7 @@ def extract_triggers(message: str) -> list[MemoryCandidate]:
             sent_tags = [t for t in tags if f"#{t}" in sentence.lower()]
             text = _clean(_strip_tags(sentence))
             if sent_tags and len(text) >= 3 and not _is_question(sentence):
-                et = classify_event_type(text, sent_tags)
                 candidates.append(
-                    MemoryCandidate(
-                        text=text,
-                        event_type=et,
-                        tags=sent_tags,
-                        slot=detect_slot(text, et),
-                        how="trigger",
-                    )
+                    candidate_for(text, None, sent_tags, how="trigger", importance=0.6)
                 )
     return candidates

@@ -2,6 +2,18 @@
 
 Where a cosine matters, the comment gives the all-MiniLM-L6-v2 value measured with the
 project's ONNX embedder (claim vs the user's message); the tests use stubs.
+
+They are what `MIN_WORD_SHARE` and `MIN_SIMILARITY` were set on. At 0.5 of the content words
+"User has a dog named Rex" would pass from "I have a dog" were the name lower-case, and
+"Prefers kilometers over miles" (miles never said); at 0.6 every faithful rewrite still passes
+("User's goal is to run a half marathon in April" from "my goal is a half marathon in April" is
+3 of 4): with 2 content words both must be found, with 3-4 all but one, with 5 three. True
+paraphrases score low ("I don't eat meat" -> "User is vegetarian" 0.51, "I hate running on
+treadmills" -> "User dislikes treadmill running" 0.73) while changed facts score high ("I prefer
+morning workouts" -> "User prefers evening workouts" 0.74; "I run 5k on Saturdays" -> "User runs
+10k on Saturdays" 0.67, which the numbers veto catches): 0.8 admits only near-restatements ("I
+prefer kilometers" -> "Prefers kilometers over miles" 0.84). A stronger embedder
+(nomic-embed-text) may warrant its own threshold.
 """
 
 from __future__ import annotations
@@ -87,7 +99,6 @@ def test_faithful_rewrites_are_supported(sources: list[str], claim: str) -> None
     g = check_grounded(claim, sources)
     assert g.supported, g
     assert g.reason.startswith("supported (")
-    assert g.unsupported_words == () and g.unsupported_numbers == ()
 
 
 @pytest.mark.parametrize(("sources", "claim", "why"), UNSUPPORTED)
@@ -101,13 +112,12 @@ def test_the_yacht_names_every_invented_word() -> None:
     g = check_grounded(
         "User owns a sailing yacht called Seabird", ["hello there, I'm just saying hi"]
     )
-    assert g.unsupported_words == ("owns", "sailing", "yacht", "seabird")
     assert g.reason == "not in what the user said: owns, sailing, yacht, seabird (names: seabird)"
 
 
 def test_a_changed_number_is_named() -> None:
     g = check_grounded("User runs 10k", ["I run 5k"])
-    assert g == Grounding(False, "numbers not in what the user said: 10k", (), ("10k",))
+    assert g == Grounding(False, "numbers not in what the user said: 10k")
 
 
 def test_the_reason_counts_words_and_numbers() -> None:
@@ -118,8 +128,7 @@ def test_the_reason_counts_words_and_numbers() -> None:
 def test_one_new_word_of_two_is_too_many() -> None:
     """0.6: miles were never mentioned, so without a similarity this is unsupported."""
     g = check_grounded("Prefers kilometers over miles", ["I prefer kilometers"])
-    assert not g.supported
-    assert g.unsupported_words == ("miles",)
+    assert g == Grounding(False, "not in what the user said: miles")
     assert check_grounded(
         "Prefers kilometers over miles", ["I prefer kilometers"], min_word_share=0.5
     )
