@@ -25,7 +25,7 @@ from redisvl.query import VectorQuery
 from redisvl.query.filter import FilterExpression
 
 from memory.recall.fusion import row_id, score_candidates
-from memory.recall.hybrid import SCORE_FIELDS, HybridRequest, _annotate_new
+from memory.recall.hybrid import SCORE_FIELDS, HybridRequest, _mark
 from memory.recall.search import queue_search, reply_rows
 from memory.stores.records import bytes_vector, vector_bytes, vector_nbytes
 from memory.stores.schema import VECTOR_FIELD
@@ -104,5 +104,5 @@ def add_feedback(
         req.index, q, [raw[r] for r in best], beta, fields, req.filter_expression, n
     )
     new_rows = [{**r, "score": 0.0} for r in rows if row_id(r) not in scored]
-    _annotate_new(req, new_rows, req.idf)
+    _mark(req, new_rows, req.idf)
     trows.extend(new_rows)
