@@ -249,15 +249,11 @@ def queue_neighbours(pipe: Any, req: HybridRequest) -> None:
 
 def likely_hits(req: HybridRequest) -> list[str]:
     """Ids that include the request's top k after the neighbour boost unless a neighbour is
-    among them: the neighbour boost only raises the memories it links, and a best z that rises
-    lowers every other candidate alike except the user's own facts (calibrated on their own),
-    so the best k by z of each of those two kinds."""
-    scored = req.scored or {}
-    out: list[str] = []
-    for own in (0.0, 1.0):
-        kind = [(rid, c["z"]) for rid, c in scored.items() if c["own"] == own]
-        out += [rid for rid, _ in sorted(kind, key=lambda x: x[1], reverse=True)[: req.k]]
-    return out
+    among them: the boost only raises the memories it links, and a best z that rises lowers
+    every other candidate alike, so the best k by z. (The user's own facts, calibrated on their
+    own, are no candidates here: `prepare` scores only requests that are not advice.)"""
+    scored = sorted((req.scored or {}).items(), key=lambda x: x[1]["z"], reverse=True)
+    return [rid for rid, _ in scored[: req.k]]
 
 
 def take_neighbours(
