@@ -149,36 +149,30 @@ def build_request(
 
 def queue_requests(pipe: Any, requests: Sequence[HybridRequest]) -> None:
     """Queue both queries of every request on the caller's pipeline (one round trip for all
-    stores, with whatever else the caller reads); `finish_requests` reads the replies."""
+    stores, with whatever else the caller reads); `prepare` reads the replies."""
     for req in requests:
         queue_search(pipe, req.index.name, req.vector_query)
         if req.text_query is not None:
             queue_search(pipe, req.index.name, req.text_query)
 
 
-def finish_requests(
-    requests: Sequence[HybridRequest], replies: list[Any], now_ms: int | None = None
-) -> list[tuple[list[dict], list[dict]]]:
-    """The candidates of each request from its replies (popped from the front of `replies`),
-    marked for `fuse` (this may read the session neighbours: one or two more round trips)."""
+def run_requests(requests: Sequence[HybridRequest]) -> list[tuple[list[dict], list[dict]]]:
+    """Execute all requests in one pipelined round trip (all on the first one's client); the
+    candidates of each, marked for `fuse` (reading session neighbours: one more round trip)."""
+    if not requests:
+        return []
+    pipe = requests[0].index.client.pipeline(transaction=False)
+    queue_requests(pipe, requests)
+    replies = pipe.execute()
     out: list[tuple[list[dict], list[dict]]] = []
     for req in requests:
-        vrows, trows = prepare(req, replies, _now_ms() if now_ms is None else now_ms)
+        vrows, trows = prepare(req, replies, _now_ms())
         if req.seeds:
             pipe = req.index.client.pipeline(transaction=False)
             queue_neighbours(pipe, req)
             take_neighbours(req, vrows, trows, pipe.execute())
         out.append((vrows, trows))
     return out
-
-
-def run_requests(requests: Sequence[HybridRequest]) -> list[tuple[list[dict], list[dict]]]:
-    """Execute all requests in one pipelined round trip (all on the first one's client)."""
-    if not requests:
-        return []
-    pipe = requests[0].index.client.pipeline(transaction=False)
-    queue_requests(pipe, requests)
-    return finish_requests(requests, pipe.execute())
 
 
 # --- what run_requests adds for fuse ---------------------------------------------------------
