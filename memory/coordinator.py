@@ -33,8 +33,6 @@ from memory.models import (
     ProfileLine,
     RecallHit,
     SemanticFact,
-    Usage,
-    UsedIn,
     check_id,
     check_text,
     now_ms,
@@ -430,9 +428,6 @@ class MemoryCoordinator:
             ShortTermStore.build("assistant", answer, {**answer_meta, **turn} or None, pii=pii),
         ]
 
-    def session_titles(self, user_id: str) -> dict[str, str]:
-        return self.short_term.titles(user_id)
-
     @_writes
     def set_session_title(
         self, user_id: str, session_id: str, title: str, *, only_if_missing: bool = False
@@ -450,12 +445,6 @@ class MemoryCoordinator:
 
     def turn_details(self, user_id: str, session_id: str) -> dict[str, dict[str, Details]]:
         return self.short_term.details(user_id, session_id)
-
-    def memory_usage(self, user_id: str) -> dict[str, Usage]:
-        return self.usage.of(user_id)
-
-    def answers_using(self, user_id: str, memory_id: str, limit: int = 5) -> list[UsedIn]:
-        return self.usage.answers(user_id, memory_id, limit)
 
     def gone_memories(self, user_id: str, memory_ids: list[str]) -> set[str]:
         kept = {m.id for m in self.episodic.get_many(check_id(user_id), memory_ids)}
@@ -509,9 +498,6 @@ class MemoryCoordinator:
 
     def list_users(self) -> list[str]:
         return sorted(as_str(u) for u in self.redis.smembers(self.keys.users))
-
-    def list_sessions(self, user_id: str) -> list[str]:
-        return self.short_term.sessions(user_id)
 
     # =====================================================================================
     # Housekeeping

@@ -190,9 +190,26 @@ class MemoryHistoryAPI(Protocol):
         ...
 
 
+class SessionReads(Protocol):
+    """A user's sessions and their titles (memory.stores.short_term.ShortTermStore)."""
+
+    def sessions(self, user_id: str) -> list[str]: ...
+
+    def titles(self, user_id: str) -> dict[str, str]: ...
+
+
+class UsageReads(Protocol):
+    """Which stored answers used which memory (memory.stores.usage.UsageRecords)."""
+
+    def of(self, user_id: str) -> dict[str, Usage]: ...
+
+    def answers(self, user_id: str, memory_id: str, limit: int = 5) -> list[UsedIn]: ...
+
+
 class MemoryService(AgentMemory, Protocol):
     """Everything the UI uses on top of the agent's part: the editor, users and sessions,
-    import/export, purges and the metrics of the Stats page."""
+    import/export, purges and the metrics of the Stats page. Reads the coordinator would only
+    pass on go to the part: `short_term`, `usage`, `history`, `metrics`."""
 
     def add_semantic(self, text: str, **fields: Any) -> SemanticFact: ...
 
@@ -201,12 +218,6 @@ class MemoryService(AgentMemory, Protocol):
     ) -> dict[str, Any]: ...
 
     def list_users(self) -> list[str]: ...
-
-    def list_sessions(self, user_id: str) -> list[str]: ...
-
-    def session_titles(self, user_id: str) -> dict[str, str]:
-        """session id -> title, for the user's sessions that have one."""
-        ...
 
     def set_session_title(
         self, user_id: str, session_id: str, title: str, *, only_if_missing: bool = False
@@ -224,15 +235,6 @@ class MemoryService(AgentMemory, Protocol):
     ) -> list[str]:
         """A message and the answer the user stopped, marked `stopped` (short-term only);
         `turn_id`: the key its details are kept under."""
-        ...
-
-    def memory_usage(self, user_id: str) -> dict[str, Usage]:
-        """memory id -> how many stored answers used it and when last (answers that stored
-        nothing, and memories no answer used, are not there)."""
-        ...
-
-    def answers_using(self, user_id: str, memory_id: str, limit: int = 5) -> list[UsedIn]:
-        """The newest stored answers that used this memory: turn, session, time."""
         ...
 
     def gone_memories(self, user_id: str, memory_ids: list[str]) -> set[str]:
@@ -259,5 +261,11 @@ class MemoryService(AgentMemory, Protocol):
 
     @property
     def history(self) -> MemoryHistoryAPI: ...
+
+    @property
+    def short_term(self) -> SessionReads: ...
+
+    @property
+    def usage(self) -> UsageReads: ...
 
     def close(self) -> None: ...

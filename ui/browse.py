@@ -572,7 +572,7 @@ def procedural_tab(ctx: PageContext) -> None:
 def short_term_tab(ctx: PageContext) -> None:
     sessions: list[str] = []
     with guard("Listing your chats"):
-        sessions = list(ctx.coordinator.list_sessions(ctx.user_id) or [])
+        sessions = list(ctx.coordinator.short_term.sessions(ctx.user_id) or [])
     current = ctx.session_id  # format_func must not read session state (AppTest calls it)
     options = list(dict.fromkeys([current, *sessions]))
     titles = sessions_ui.titles_of(ctx.coordinator, ctx.user_id)  # the sidebar's names

@@ -64,9 +64,9 @@ def page_setup(title: str, icon: str, *, layout: str = "wide", sidebar: bool = T
         log.exception("Could not open the memory coordinator")
         _fatal("The memory store could not be opened", message_for(e, "Opening memory"), "")
 
-    state.init_state(coordinator.list_sessions, signed_in_as=viewer.user_id)
+    state.init_state(coordinator.short_term.sessions, signed_in_as=viewer.user_id)
     if viewer.user_id is not None and not viewer.may_switch_users:
-        state.keep_user(viewer.user_id, coordinator.list_sessions)
+        state.keep_user(viewer.user_id, coordinator.short_term.sessions)
     state.sync_url()  # a reload, a bookmark or a second tab opens this user and chat
 
     ctx = PageContext(

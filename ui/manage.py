@@ -329,7 +329,7 @@ def cleanup_tab(ctx: PageContext) -> None:
         st.caption("Deletes the messages of one chat. Long-term memories stay.")
         sessions: list[str] = []
         with guard("Listing your chats"):
-            sessions = list(ctx.coordinator.list_sessions(ctx.user_id) or [])
+            sessions = list(ctx.coordinator.short_term.sessions(ctx.user_id) or [])
         options = list(dict.fromkeys([ctx.session_id, *sessions]))
         show_notice("clear")
         titles = sessions_ui.titles_of(ctx.coordinator, ctx.user_id)  # the sidebar's names

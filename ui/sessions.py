@@ -68,7 +68,7 @@ def distinct(names: dict[str, str]) -> dict[str, str]:
 def titles_of(coord: MemoryService, user_id: str) -> dict[str, str]:
     titles: dict[str, str] = {}
     with guard("Reading the chat titles"):
-        titles = dict(coord.session_titles(user_id) or {})
+        titles = dict(coord.short_term.titles(user_id) or {})
     return titles
 
 
@@ -79,7 +79,7 @@ def name_of(coord: MemoryService, user_id: str, session_id: str) -> str | None:
         return title
     listed: list[str] = []
     with guard("Listing your chats"):
-        listed = list(coord.list_sessions(user_id) or [])
+        listed = list(coord.short_term.sessions(user_id) or [])
     return fallback_label(session_id) if session_id in listed else None
 
 

@@ -98,7 +98,7 @@ def _who(ctx: PageContext) -> None:
     _identity(ctx)
     sessions: list[str] = []
     with guard("Listing your chats"):
-        sessions = list(coord.list_sessions(ss.user_id) or [])
+        sessions = list(coord.short_term.sessions(ss.user_id) or [])
     session_options = list(dict.fromkeys([ss.session_id, *sessions]))
     titles = sessions_ui.titles_of(coord, ss.user_id)
     named = dict(titles)
@@ -177,7 +177,7 @@ def _on_user(coord: MemoryService) -> None:
     except ValueError as e:
         state.flash(str(e), "error")
         return
-    state.switch_user(value, coord.list_sessions)
+    state.switch_user(value, coord.short_term.sessions)
 
 
 def _on_session() -> None:

@@ -41,7 +41,7 @@ def used_label(used: Usage | None) -> str:
 def usage_of(ctx: PageContext) -> dict[str, Usage]:
     usage: dict[str, Usage] = {}
     with guard("Reading which answers used the memories"):
-        usage = ctx.coordinator.memory_usage(ctx.user_id)
+        usage = ctx.coordinator.usage.of(ctx.user_id)
     return usage
 
 
@@ -93,7 +93,7 @@ def _used_in(ctx: PageContext, memory_id: str, usage: dict[str, Usage]) -> None:
     lines: list[str] = []
     with guard("Reading the answers that used this memory"):
         asked: dict[str, dict[str, str]] = {}  # session -> turn id -> question
-        for a in ctx.coordinator.answers_using(ctx.user_id, memory_id):
+        for a in ctx.coordinator.usage.answers(ctx.user_id, memory_id):
             if a.session_id not in asked:
                 asked[a.session_id] = {
                     str(m.metadata.get("turn_id")): m.content

@@ -130,7 +130,7 @@ def demo_contents(coord: MemoryService, user_id: str) -> UserContents:
     questions = _normalised_questions()
     facts = _all_rows(coord, user_id, "semantic", ListQuery(added_by=user_id))
     procedures = _all_rows(coord, user_id, "procedural")
-    sessions = coord.list_sessions(user_id)
+    sessions = coord.short_term.sessions(user_id)
     demo = {
         "episodic": episodic_demo,
         "semantic": sum(f.get("source") == DEMO_SOURCE for f in facts),
@@ -316,7 +316,7 @@ def reset_demo(coord: MemoryService, user_id: str = DEMO_USER) -> DemoReport:
     if not demo_contents(coord, user_id).has_demo:
         return DemoReport(user_id)
     messages = sum(
-        len(coord.recent_messages(user_id, s, _PAGE)) for s in coord.list_sessions(user_id)
+        len(coord.recent_messages(user_id, s, _PAGE)) for s in coord.short_term.sessions(user_id)
     )
     removed = coord.clear_user_memories(user_id)
     return DemoReport(

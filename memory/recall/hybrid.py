@@ -149,36 +149,30 @@ def build_request(
 
 def queue_requests(pipe: Any, requests: Sequence[HybridRequest]) -> None:
     """Queue both queries of every request on the caller's pipeline (one round trip for all
-    stores, with whatever else the caller reads); `finish_requests` reads the replies."""
+    stores, with whatever else the caller reads); `prepare` reads the replies."""
     for req in requests:
         queue_search(pipe, req.index.name, req.vector_query)
         if req.text_query is not None:
             queue_search(pipe, req.index.name, req.text_query)
 
 
-def finish_requests(
-    requests: Sequence[HybridRequest], replies: list[Any], now_ms: int | None = None
-) -> list[tuple[list[dict], list[dict]]]:
-    """The candidates of each request from its replies (popped from the front of `replies`),
-    marked for `fuse` (this may read the session neighbours: one or two more round trips)."""
+def run_requests(requests: Sequence[HybridRequest]) -> list[tuple[list[dict], list[dict]]]:
+    """Execute all requests in one pipelined round trip (all on the first one's client); the
+    candidates of each, marked for `fuse` (reading session neighbours: one more round trip)."""
+    if not requests:
+        return []
+    pipe = requests[0].index.client.pipeline(transaction=False)
+    queue_requests(pipe, requests)
+    replies = pipe.execute()
     out: list[tuple[list[dict], list[dict]]] = []
     for req in requests:
-        vrows, trows = prepare(req, replies, _now_ms() if now_ms is None else now_ms)
+        vrows, trows = prepare(req, replies, _now_ms())
         if req.seeds:
             pipe = req.index.client.pipeline(transaction=False)
             queue_neighbours(pipe, req)
             take_neighbours(req, vrows, trows, pipe.execute())
         out.append((vrows, trows))
     return out
-
-
-def run_requests(requests: Sequence[HybridRequest]) -> list[tuple[list[dict], list[dict]]]:
-    """Execute all requests in one pipelined round trip (all on the first one's client)."""
-    if not requests:
-        return []
-    pipe = requests[0].index.client.pipeline(transaction=False)
-    queue_requests(pipe, requests)
-    return finish_requests(requests, pipe.execute())
 
 
 # --- what run_requests adds for fuse ---------------------------------------------------------
@@ -249,15 +243,11 @@ def queue_neighbours(pipe: Any, req: HybridRequest) -> None:
 
 def likely_hits(req: HybridRequest) -> list[str]:
     """Ids that include the request's top k after the neighbour boost unless a neighbour is
-    among them: the neighbour boost only raises the memories it links, and a best z that rises
-    lowers every other candidate alike except the user's own facts (calibrated on their own),
-    so the best k by z of each of those two kinds."""
-    scored = req.scored or {}
-    out: list[str] = []
-    for own in (0.0, 1.0):
-        kind = [(rid, c["z"]) for rid, c in scored.items() if c["own"] == own]
-        out += [rid for rid, _ in sorted(kind, key=lambda x: x[1], reverse=True)[: req.k]]
-    return out
+    among them: the boost only raises the memories it links, and a best z that rises lowers
+    every other candidate alike, so the best k by z. (The user's own facts, calibrated on their
+    own, are no candidates here: `prepare` scores only requests that are not advice.)"""
+    scored = sorted((req.scored or {}).items(), key=lambda x: x[1]["z"], reverse=True)
+    return [rid for rid, _ in scored[: req.k]]
 
 
 def take_neighbours(

@@ -395,7 +395,7 @@ class RecallPipeline:
                 "patterns are listed, short-term messages are per session."
             )
         ((vrows, trows),) = run_requests([req])
-        hits = fuse(mtype, vrows, trows, qvec, k, weights, req.now_ms, scored=req.scored)
+        hits = fuse_request(req, (vrows, trows), qvec, req.now_ms)
         ep, sem = (hits, []) if mtype is MemoryType.EPISODIC else ([], hits)
         hydrate(self._stores.client, hydration_groups(self._stores.keys, user_id, ep, sem))
         self._metrics.record(mtype.value, "search", _ms(t), hit=bool(hits))

@@ -10,6 +10,7 @@ from typing import Any, get_args
 import redis
 from ulid import ULID
 
+from memory.boundary import translate
 from memory.errors import InvalidInputError
 from memory.keys import Keys, digest
 from memory.models import ChatMessage, check_id, check_text, check_unicode, now_ms
@@ -108,6 +109,7 @@ class ShortTermStore:
         """Newest messages whose estimated tokens fit the budget (oldest trimmed first)."""
         return newest_within_budget(messages, budget_tokens)
 
+    @translate  # the UI reads it directly: a down Redis is a message
     def sessions(self, user_id: str) -> list[str]:
         """The user's sessions, the most recently active first (a returning user continues
         the newest one); ties and sessions without messages by name."""
@@ -126,6 +128,7 @@ class ShortTermStore:
         return sorted(names, key=lambda s: -last[s])
 
     # --- titles -------------------------------------------------------------------------
+    @translate
     def titles(self, user_id: str) -> dict[str, str]:
         """session id -> title, for the sessions of `user_id` that have one."""
         raw = self._r.hgetall(self._keys.session_titles(check_id(user_id)))

@@ -10,6 +10,7 @@ from collections.abc import Collection, Iterable
 import redis
 from pydantic import BaseModel
 
+from memory.boundary import translate_store_errors
 from memory.keys import Keys
 from memory.models import Usage, UsedIn, in_time_range
 from memory.replies import as_str
@@ -146,6 +147,7 @@ def queue_import(
         pipe.eval(_IMPORT, 2, keys.usage(user_id), keys.usage_answers(user_id), *args)
 
 
+@translate_store_errors  # read by the UI directly: a down Redis is a message
 class UsageRecords:
     def __init__(self, client: redis.Redis, keys: Keys) -> None:
         self._r = client

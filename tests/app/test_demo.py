@@ -31,7 +31,10 @@ def test_first_screen_button_loads_the_persona_and_switches_to_it(
     no_errors(at)
     assert loaded(coordinator)
     assert at.session_state["user_id"] == DEMO_USER
-    assert at.session_state["session_id"] not in ("s-test", *coordinator.list_sessions(DEMO_USER))
+    assert at.session_state["session_id"] not in (
+        "s-test",
+        *coordinator.short_term.sessions(DEMO_USER),
+    )
     assert at.toast[0].value.startswith(f"You are Maya ({DEMO_USER}): ")
     # the first screen now offers the persona's questions, and the sidebar her memories
     assert at.button(key="demo_question_0").label == DEMO_QUESTIONS[0]

@@ -75,7 +75,7 @@ def findings(at: Any) -> list[str]:
 def maya(app_env, coordinator) -> str:  # type: ignore[no-untyped-def]
     load_demo(coordinator, DEMO_USER, replace=True)
     coordinator.bookkeeping.drain()
-    chats = coordinator.list_sessions(DEMO_USER)
+    chats = coordinator.short_term.sessions(DEMO_USER)
     return max(chats, key=lambda s: len(coordinator.recent_messages(DEMO_USER, s, n=200)))
 
 

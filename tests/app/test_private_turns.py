@@ -159,7 +159,7 @@ def test_an_incognito_chat_is_marked_recalls_nothing_and_stores_nothing(
     second = last_request(shared_fake_ollama, "And now?")
     assert question in [m["content"] for m in second.body["messages"]]
     # nothing of it reached the store: no session, no message, no memory of jazz
-    assert coordinator.list_sessions("ghost") == []
+    assert coordinator.short_term.sessions("ghost") == []
     assert not any("jazz" in h.text for h in coordinator.search("ghost", "jazz", k=10))
 
     # switched off, the chat is the normal one again (and empty: nothing was stored)

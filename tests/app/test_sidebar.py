@@ -175,7 +175,7 @@ def test_a_rename_names_only_its_own_chat(app_env, make_app, coordinator) -> Non
     no_errors(at)
     new = at.session_state["session_id"]
     assert at.sidebar.text_input(key=f"sb_title_{new}").value == ""  # a box of its own
-    titles = coordinator.session_titles("alice")
+    titles = coordinator.short_term.titles("alice")
     assert titles.get("s-old") == "Maya demo walk" and new not in titles
 
 

@@ -87,7 +87,7 @@ def test_answers_that_used_memory_counts_what_the_answers_used(
     assert shown.mode == nothing.mode == "memory-only"
     assert answer_hits(shown.recalled, shown.stored)  # its reply lists the memory
     assert nothing.recalled.short_term and not answer_hits(nothing.recalled, nothing.stored)
-    assert sum(u.answers for u in coordinator.memory_usage("alice").values()) == 1
+    assert sum(u.answers for u in coordinator.usage.of("alice").values()) == 1
 
     at = make_app("pages/stats.py")
     no_errors(at)

@@ -81,7 +81,7 @@ def test_stop_keeps_the_partial_answer_and_closes_the_stream(
     details = answer.get_by_test_id("stExpander").filter(has_text="Execution details")
     details.get_by_text("Execution details").click()
     expect(details).to_contain_text("You stopped this answer: nothing was learned from it.")
-    (session,) = seed.list_sessions(user)
+    (session,) = seed.short_term.sessions(user)
     kept = seed.recent_messages(user, session)
     assert [m.role for m in kept] == ["user", "assistant"]
     assert kept[0].content == question
@@ -133,9 +133,9 @@ def test_the_greeting_goes_with_the_first_message_and_the_chat_takes_its_name(
     # the chat is named after its first message, shortened, as plain text; the sidebar's
     # picker cuts it at a word and shows that whole (it showed "Plan my ru"), the page's
     # caption the full title
-    (session,) = seed.list_sessions(user)
+    (session,) = seed.short_term.sessions(user)
     title = "Plan a vegetarian dinner for my running club…"
-    assert seed.session_titles(user) == {session: title}
+    assert seed.short_term.titles(user) == {session: title}
     expect(session_box).to_have_value("Plan a vegetarian dinner for…")
     assert session_box.evaluate("e => e.scrollWidth <= e.clientWidth + 1"), "the title is cut"
     expect(page.get_by_text(f"in “{title}”")).to_be_visible()
@@ -149,7 +149,7 @@ def test_the_greeting_goes_with_the_first_message_and_the_chat_takes_its_name(
     # the sidebar shows the stored title once the rename's rerun is done (wait_idle alone can
     # return before that rerun starts: a CI run read Redis too early)
     expect(session_box).to_have_value("Club <b>dinner</b> **Friday**")
-    assert seed.session_titles(user) == {session: "Club <b>dinner</b> **Friday**"}
+    assert seed.short_term.titles(user) == {session: "Club <b>dinner</b> **Friday**"}
     expect(page.get_by_text("in “Club <b>dinner</b> **Friday**”")).to_be_visible()
     no_exceptions(page)
 

@@ -160,7 +160,7 @@ def test_usage_rises_after_an_answer_and_links_to_its_chat(look: Page, app_serve
     expect(answer.last).to_be_visible(timeout=TIMEOUT_MS)
     wait_idle(page)
     chat = parse_qs(urlparse(page.url).query)["chat"][0]
-    assert seed.memory_usage(user)[mem.id].answers == 1
+    assert seed.usage.of(user)[mem.id].answers == 1
 
     open_page(page, f"{app_server.url}/memories?user={user}", MEMORIES)
     close_sidebar(page)

@@ -107,7 +107,7 @@ def test_the_checker_finds_internal_names() -> None:
 def demo(seed) -> str:  # type: ignore[no-untyped-def]
     """The persona loaded once in the module's namespace; its chat with the most messages."""
     load_demo(seed, DEMO_USER, replace=True)
-    chats = seed.list_sessions(DEMO_USER)
+    chats = seed.short_term.sessions(DEMO_USER)
     return max(chats, key=lambda s: len(seed.recent_messages(DEMO_USER, s, n=200)))
 
 

@@ -47,7 +47,7 @@ def test_answer_again_without_a_memory_shows_both_answers(
     # the chat is named after the first message in a rerun: wait for it before picking
     expect(page.get_by_text("in “Can you plan my meals", exact=False)).to_be_visible()
     wait_idle(page)
-    stored_before = len(seed.recent_messages(user, seed.list_sessions(user)[0], 50))
+    stored_before = len(seed.recent_messages(user, seed.short_term.sessions(user)[0], 50))
 
     answer.get_by_text("🔁 Answer without a memory").click()
     tick = answer.get_by_test_id("stCheckbox").filter(has_text="I follow a vegetarian diet")
@@ -76,6 +76,6 @@ def test_answer_again_without_a_memory_shows_both_answers(
     assert "I follow a vegetarian diet" not in remembered_lines(again.system_prompt)
     assert "I am training for a half marathon in April" in remembered_lines(again.system_prompt)
     # nothing was stored by the re-answer
-    session = seed.list_sessions(user)[0]
+    session = seed.short_term.sessions(user)[0]
     assert len(seed.recent_messages(user, session, 50)) == stored_before
     no_exceptions(page)

@@ -129,7 +129,7 @@ def test_reset_removes_the_demo_and_all_a_presentation_made(
         DEMO_USER, chat, "What is my goal for the race?", answer, turn_id="T1", used=[used]
     )
     coordinator.set_session_title(DEMO_USER, chat, "Race day")
-    assert coordinator.memory_usage(DEMO_USER)[used].answers == 1
+    assert coordinator.usage.of(DEMO_USER)[used].answers == 1
 
     removed = json.loads(cli("reset", "--json").stdout)
     counts = expected_counts()
@@ -209,7 +209,7 @@ def test_the_changed_goal_keeps_its_history(coordinator: MemoryCoordinator):
 def test_dated_sessions_summaries_and_maintenance(coordinator: MemoryCoordinator):
     today = date.today()
     load_demo(coordinator, today=today)
-    sessions = coordinator.list_sessions(DEMO_USER)
+    sessions = coordinator.short_term.sessions(DEMO_USER)
     assert len(sessions) == 3 and all(s.endswith("-demo") for s in sessions)
     for s in sessions:
         msgs = coordinator.recent_messages(DEMO_USER, s)

@@ -49,12 +49,8 @@ CALLS: dict[str, Callable[[MemoryCoordinator], Any]] = {
     "update_memory": lambda c: c.update_memory(U, "episodic", MID, text="new text"),
     "delete_memory": lambda c: c.delete_memory(U, "episodic", MID),
     "user_profile": lambda c: c.user_profile(U),
-    "memory_usage": lambda c: c.memory_usage(U),
-    "answers_using": lambda c: c.answers_using(U, MID),
     "gone_memories": lambda c: c.gone_memories(U, [MID]),
     "list_users": lambda c: c.list_users(),
-    "list_sessions": lambda c: c.list_sessions(U),
-    "session_titles": lambda c: c.session_titles(U),
     "set_session_title": lambda c: c.set_session_title(U, S, "Running plans"),
     "store_stopped_exchange": lambda c: c.store_stopped_exchange(U, S, "hello", "hi [stopped]"),
     "get_memory_stats": lambda c: c.get_memory_stats(U, S),
@@ -119,12 +115,23 @@ def test_with_redis_down_every_method_raises_store_unavailable(
     assert "python -m memory redis start" in str(err.value) or "REDIS_URL" in str(err.value)
 
 
-@pytest.mark.parametrize("read", ["latency_samples", "counters"])
-def test_the_metrics_the_stats_page_reads_raise_store_unavailable(
+#: The parts the UI reads without the coordinator passing the call on (`memory.service`).
+PART_READS: dict[str, Callable[[MemoryCoordinator], Any]] = {
+    "metrics.latency_samples": lambda c: c.metrics.latency_samples(),
+    "metrics.counters": lambda c: c.metrics.counters(),
+    "short_term.sessions": lambda c: c.short_term.sessions(U),
+    "short_term.titles": lambda c: c.short_term.titles(U),
+    "usage.of": lambda c: c.usage.of(U),
+    "usage.answers": lambda c: c.usage.answers(U, MID),
+}
+
+
+@pytest.mark.parametrize("read", sorted(PART_READS))
+def test_the_parts_the_ui_reads_raise_store_unavailable(
     stopped: MemoryCoordinator, read: str
 ) -> None:
     with pytest.raises(StoreUnavailableError, match="python -m memory redis start"):
-        getattr(stopped.metrics, read)()
+        PART_READS[read](stopped)
 
 
 def test_health_reports_redis_down_instead_of_raising(stopped: MemoryCoordinator) -> None:

@@ -101,8 +101,8 @@ def test_lists_show_only_own_memories(
             rows, total = coordinator.list_memories(user, mtype, ListQuery(page_size=100))
             if [r["id"] for r in rows] != [expected] or total != 1:
                 leaks.append((user, mtype, total, [r["text"] for r in rows]))
-        if coordinator.list_sessions(user) != ["s"]:
-            leaks.append((user, "sessions", coordinator.list_sessions(user)))
+        if coordinator.short_term.sessions(user) != ["s"]:
+            leaks.append((user, "sessions", coordinator.short_term.sessions(user)))
     assert not leaks, report(leaks)
 
 

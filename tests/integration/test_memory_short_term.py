@@ -48,7 +48,7 @@ def test_messages_are_kept_in_order(coordinator: MemoryCoordinator) -> None:
     ]
     assert msgs[0].timestamp <= msgs[1].timestamp
     assert coordinator.recent_messages(U, "other-session") == []
-    assert coordinator.list_sessions(U) == ["s1"]
+    assert coordinator.short_term.sessions(U) == ["s1"]
 
 
 def test_the_session_is_bounded(small: MemoryCoordinator) -> None:
@@ -102,7 +102,7 @@ def test_delete_a_message_and_clear_a_session(coordinator: MemoryCoordinator) ->
     assert coordinator.clear_session_memories(U, "s1") == 1
     assert coordinator.recent_messages(U, "s1") == []
     assert [m.content for m in coordinator.recent_messages(U, "s2")] == ["another session"]
-    assert coordinator.list_sessions(U) == ["s2"]
+    assert coordinator.short_term.sessions(U) == ["s2"]
 
 
 def test_list_short_term_across_sessions(coordinator: MemoryCoordinator) -> None:

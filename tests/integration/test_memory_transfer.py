@@ -359,36 +359,36 @@ def test_usage_records_travel_with_the_memories_they_count(
     answer("t1", munich, isar, "01GONEMEMORY")  # a memory deleted since, or not the user's
     answer("t2", munich)
     data = coordinator.export_user(U)
-    usage, used_munich = coordinator.memory_usage(U), coordinator.answers_using(U, munich)
+    usage, used_munich = coordinator.usage.of(U), coordinator.usage.answers(U, munich)
     assert data["version"] == 2 and usage[munich].answers == 2
 
     coordinator.clear_user_memories(U)
-    assert coordinator.memory_usage(U) == {}
+    assert coordinator.usage.of(U) == {}
     coordinator.import_user(json.dumps(data))
     del usage["01GONEMEMORY"]  # not imported: its record goes
-    assert coordinator.memory_usage(U) == usage
-    assert coordinator.answers_using(U, munich) == used_munich
-    assert [a.turn_id for a in coordinator.answers_using(U, isar)] == ["t1"]
+    assert coordinator.usage.of(U) == usage
+    assert coordinator.usage.answers(U, munich) == used_munich
+    assert [a.turn_id for a in coordinator.usage.answers(U, isar)] == ["t1"]
 
     answer("t3", munich)  # used since the export: a merge keeps it, and counts nothing twice
     coordinator.import_user(data)
-    assert coordinator.memory_usage(U)[munich].answers == 3
-    assert [a.turn_id for a in coordinator.answers_using(U, munich)] == ["t3", "t2", "t1"]
+    assert coordinator.usage.of(U)[munich].answers == 3
+    assert [a.turn_id for a in coordinator.usage.answers(U, munich)] == ["t3", "t2", "t1"]
     coordinator.import_user(data, mode="replace")  # a replace: the file's records alone
-    assert coordinator.memory_usage(U) == usage
-    assert coordinator.answers_using(U, munich) == used_munich
+    assert coordinator.usage.of(U) == usage
+    assert coordinator.usage.answers(U, munich) == used_munich
 
     # Under another user the fact (U's own) gets a new id: its usage follows it.
     coordinator.import_user(data, user_id=V)
-    theirs = coordinator.memory_usage(V)
+    theirs = coordinator.usage.of(V)
     assert theirs[munich].answers == 2  # an episodic id is free under another user
     (fact,) = set(theirs) - {munich}
-    assert fact != isar and [a.turn_id for a in coordinator.answers_using(V, fact)] == ["t1"]
+    assert fact != isar and [a.turn_id for a in coordinator.usage.answers(V, fact)] == ["t1"]
 
     # A file written before usage was exported imports as it always did.
     old = {k: v for k, v in exported.items() if k not in ("usage", "used_in")} | {"version": 1}
     coordinator.clear_user_memories(U)
-    assert coordinator.import_user(old)["episodic"] == 3 and coordinator.memory_usage(U) == {}
+    assert coordinator.import_user(old)["episodic"] == 3 and coordinator.usage.of(U) == {}
 
 
 def test_an_export_tolerates_a_time_out_of_range_already_stored(
@@ -409,4 +409,4 @@ def test_an_export_tolerates_a_time_out_of_range_already_stored(
     assert data["usage"][munich]["last_ms"] <= 253_402_300_799_999
     assert [a["turn_id"] for a in data["used_in"]] == ["t1"]
     coordinator.import_user(json.dumps(data), user_id=V)
-    assert coordinator.memory_usage(V)[munich].answers == 1
+    assert coordinator.usage.of(V)[munich].answers == 1

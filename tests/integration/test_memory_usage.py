@@ -49,18 +49,18 @@ def test_a_stored_answer_records_the_memories_it_used(
     diet: str,
 ) -> None:
     agent = agent_factory(coordinator, fake_ollama.url, settings=settings)
-    assert coordinator.memory_usage(U) == {}  # never used yet
+    assert coordinator.usage.of(U) == {}  # never used yet
 
     first = agent.chat(U, "s1", "What should I eat for dinner given my diet?")
     assert diet in {h.id for h in first.recalled.episodic}
-    used = coordinator.memory_usage(U)[diet]
+    used = coordinator.usage.of(U)[diet]
     assert used.answers == 1 and used.last_ms > 0
     second = agent.chat(U, "s2", "Any vegetarian lunch idea for my diet?")
     assert diet in {h.id for h in second.recalled.episodic}
 
-    now = coordinator.memory_usage(U)[diet]
+    now = coordinator.usage.of(U)[diet]
     assert now.answers == 2 and now.last_ms >= used.last_ms
-    answers = coordinator.answers_using(U, diet)
+    answers = coordinator.usage.answers(U, diet)
     assert [(a.turn_id, a.session_id) for a in answers] == [
         (second.turn_id, "s2"),
         (first.turn_id, "s1"),
@@ -73,7 +73,7 @@ def test_a_stored_answer_records_the_memories_it_used(
     ]
     assert asked == ["Any vegetarian lunch idea for my diet?"]
     # the records are the user's own: another user sees none of them
-    assert coordinator.memory_usage("someone-else") == {}
+    assert coordinator.usage.of("someone-else") == {}
 
 
 def test_an_answer_records_only_the_memories_that_reached_the_model(
@@ -103,7 +103,7 @@ def test_an_answer_records_only_the_memories_that_reached_the_model(
     recalled = [*result.recalled.episodic, *result.recalled.semantic]
     sent = {h.id for h in in_prompt(result.memory_block, recalled)}
     assert sent and len(sent) < len(recalled)  # the block left some out
-    assert set(coordinator.memory_usage(U)) == sent
+    assert set(coordinator.usage.of(U)) == sent
 
 
 def test_incognito_and_reanswer_record_nothing_and_memory_only_counts(
@@ -117,22 +117,22 @@ def test_incognito_and_reanswer_record_nothing_and_memory_only_counts(
     agent = agent_factory(coordinator, fake_ollama.url, settings=settings)
     first = agent.chat(U, "s1", "What should I eat given my diet?")
     agent.wait_for_background(10)
-    before = (coordinator.memory_usage(U), coordinator.answers_using(U, diet))
+    before = (coordinator.usage.of(U), coordinator.usage.answers(U, diet))
     assert before[0][diet].answers == 1
 
     _drain(incognito_turn(agent, U, "s1", "What should I eat given my diet?"))
     _drain(reanswer(agent, U, "s1", first.turn_id, [diet]))
-    assert (coordinator.memory_usage(U), coordinator.answers_using(U, diet)) == before
+    assert (coordinator.usage.of(U), coordinator.usage.answers(U, diet)) == before
 
     # a reply without the model shows the memory: it used it, as Stats counts answers
     offline = agent_factory(coordinator, closed_ollama_url, settings=settings)
     reply = offline.chat(U, "s1", "What should I eat given my diet?")
     assert reply.mode == "memory-only" and diet in {h.id for h in reply.recalled.episodic}
-    assert coordinator.memory_usage(U)[diet].answers == 2
-    assert coordinator.answers_using(U, diet)[0].turn_id == reply.turn_id
+    assert coordinator.usage.of(U)[diet].answers == 2
+    assert coordinator.usage.answers(U, diet)[0].turn_id == reply.turn_id
     shown = {h.id for h in answer_hits(reply.recalled, [])}  # what that reply listed
     for h in (*reply.recalled.episodic, *reply.recalled.semantic):
-        used_by = {a.turn_id for a in coordinator.answers_using(U, h.id)}
+        used_by = {a.turn_id for a in coordinator.usage.answers(U, h.id)}
         assert (reply.turn_id in used_by) == (h.id in shown), h.text
 
 
@@ -151,10 +151,10 @@ def test_deleting_a_memory_takes_its_records_and_keeps_the_others(
 
     coordinator.delete_memory(U, "episodic", diet)
 
-    assert diet not in coordinator.memory_usage(U)
-    assert coordinator.answers_using(U, diet) == []
-    assert coordinator.memory_usage(U)[goal.id].answers == 1
-    assert [a.turn_id for a in coordinator.answers_using(U, goal.id)] == [turn.turn_id]
+    assert diet not in coordinator.usage.of(U)
+    assert coordinator.usage.answers(U, diet) == []
+    assert coordinator.usage.of(U)[goal.id].answers == 1
+    assert [a.turn_id for a in coordinator.usage.answers(U, goal.id)] == [turn.turn_id]
 
 
 def test_forget_and_purge_remove_the_records(
@@ -174,12 +174,12 @@ def test_forget_and_purge_remove_the_records(
     coordinator.bookkeeping.drain()
     about_lawyer = agent.chat(U, "s1", "Who is my lawyer Ms Okafor?")
     agent.wait_for_background(10)
-    assert [a.turn_id for a in coordinator.answers_using(U, lawyer.id)] == [about_lawyer.turn_id]
-    assert diet in coordinator.memory_usage(U)
+    assert [a.turn_id for a in coordinator.usage.answers(U, lawyer.id)] == [about_lawyer.turn_id]
+    assert diet in coordinator.usage.of(U)
 
     TopicForget.of(coordinator).forget(U, "Okafor")
 
-    assert lawyer.id not in coordinator.memory_usage(U)
+    assert lawyer.id not in coordinator.usage.of(U)
     kept = b" ".join(m for k in _usage_keys(redis_client, namespace) if b"answers" in k
                      for m in redis_client.zrange(k, 0, -1))  # fmt: skip
     assert about_lawyer.turn_id.encode() not in kept  # the forgotten turn goes, whatever it used
@@ -189,7 +189,7 @@ def test_forget_and_purge_remove_the_records(
     coordinator.clear_user_memories(U)
 
     assert _usage_keys(redis_client, namespace) == []
-    assert coordinator.memory_usage(U) == {}
+    assert coordinator.usage.of(U) == {}
 
 
 def test_the_answers_kept_per_user_are_capped(
@@ -199,8 +199,8 @@ def test_the_answers_kept_per_user_are_capped(
     for i in range(5):
         coordinator.store_interaction(U, "s1", f"q{i}", f"a{i}", turn_id=f"T{i}", used=[diet])
 
-    assert coordinator.memory_usage(U)[diet].answers == 5  # the count is of every answer
-    assert [a.turn_id for a in coordinator.answers_using(U, diet, limit=10)] == ["T4", "T3", "T2"]
+    assert coordinator.usage.of(U)[diet].answers == 5  # the count is of every answer
+    assert [a.turn_id for a in coordinator.usage.answers(U, diet, limit=10)] == ["T4", "T3", "T2"]
 
 
 def test_a_deleted_shared_fact_leaves_no_usage_record_in_any_users_data(
@@ -215,17 +215,17 @@ def test_a_deleted_shared_fact_leaves_no_usage_record_in_any_users_data(
             user, "s1", "Are oats good?", "Yes.", turn_id=turn, used=[shared.id, kept.id],
             store_episode=False,
         )  # fmt: skip
-    assert coordinator.memory_usage("usage-other")[shared.id].answers == 1
+    assert coordinator.usage.of("usage-other")[shared.id].answers == 1
 
     coordinator.delete_memory(U, "semantic", shared.id, as_admin=True)
 
     for user in (U, "usage-other"):
-        assert shared.id not in coordinator.memory_usage(user), user
-        assert coordinator.answers_using(user, shared.id) == [], user
+        assert shared.id not in coordinator.usage.of(user), user
+        assert coordinator.usage.answers(user, shared.id) == [], user
     stored = b"".join(
         b"".join(redis_client.hgetall(k)) if redis_client.type(k) == b"hash" else
         b"".join(redis_client.zrange(k, 0, -1))
         for k in _usage_keys(redis_client, namespace)
     )  # fmt: skip
     assert shared.id.encode() not in stored
-    assert coordinator.memory_usage(U)[kept.id].answers == 1  # the other memory's stay
+    assert coordinator.usage.of(U)[kept.id].answers == 1  # the other memory's stay

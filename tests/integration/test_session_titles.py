@@ -18,16 +18,16 @@ def test_titles_are_kept_per_user_and_go_with_their_session(
     # the first message names it once; a later one does not rename it
     assert not coordinator.set_session_title("ana", "s1", "Other", only_if_missing=True)
     assert coordinator.set_session_title("bo", "s1", "Bo's chat")
-    assert coordinator.session_titles("ana") == {"s1": "Plan my week"}
+    assert coordinator.short_term.titles("ana") == {"s1": "Plan my week"}
     assert coordinator.set_session_title("ana", "s1", "  Week\nplan ")
-    assert coordinator.session_titles("ana") == {"s1": "Week plan"}
+    assert coordinator.short_term.titles("ana") == {"s1": "Week plan"}
     with pytest.raises(InvalidInputError):
         coordinator.set_session_title("ana", "s1", "   ")
 
     coordinator.clear_session_memories("ana", "s1")
-    assert coordinator.session_titles("ana") == {}
+    assert coordinator.short_term.titles("ana") == {}
     coordinator.clear_user_memories("bo")
-    assert coordinator.session_titles("bo") == {}
+    assert coordinator.short_term.titles("bo") == {}
 
 
 def test_a_title_expires_with_its_session(coordinator: MemoryCoordinator) -> None:

@@ -1,7 +1,8 @@
 """One spelling of the memory API: the coordinator and the agent tests' fake take exactly the
-parameters `memory.service` declares, with the same kinds and defaults. mypy checks the types
-but not the defaults: `retrieve_all_context` once recalled 5 episodic memories through the
-protocol and the fake, 10 (RECALL_PROMPT_K) through the coordinator."""
+parameters `memory.service` declares, with the same kinds and defaults, and so do the parts the
+UI reads through it. mypy checks the types but not the defaults: `retrieve_all_context` once
+recalled 5 episodic memories through the protocol and the fake, 10 (RECALL_PROMPT_K) through
+the coordinator."""
 
 from __future__ import annotations
 
@@ -10,8 +11,11 @@ from typing import Any
 
 import pytest
 
+from memory.activity import MemoryHistory
 from memory.coordinator import MemoryCoordinator
-from memory.service import AgentMemory, MemoryService
+from memory.service import AgentMemory, MemoryHistoryAPI, MemoryService, SessionReads, UsageReads
+from memory.stores.short_term import ShortTermStore
+from memory.stores.usage import UsageRecords
 from tests.fakes.fake_coordinator import FakeCoordinator
 
 
@@ -33,6 +37,10 @@ def _parameters(function: Any) -> list[tuple[str, str, Any]]:
 IMPLEMENTATIONS = [
     *((MemoryCoordinator, MemoryService, name) for name in _methods(MemoryService)),
     *((FakeCoordinator, AgentMemory, name) for name in _methods(AgentMemory)),
+    # the parts the UI reads through the service (`short_term`, `usage`, `history`)
+    *((ShortTermStore, SessionReads, name) for name in _methods(SessionReads)),
+    *((UsageRecords, UsageReads, name) for name in _methods(UsageReads)),
+    *((MemoryHistory, MemoryHistoryAPI, name) for name in _methods(MemoryHistoryAPI)),
 ]
 
 
