@@ -31,6 +31,7 @@ from ui.format import (
     fmt_duration,
     md_text,
     no_images,
+    plain_text,
     type_label,
 )
 
@@ -369,7 +370,7 @@ def hits_frame(hits: list[dict[str, Any]]) -> pd.DataFrame:
         parts = h.get("parts") or {}
         rows.append(
             {
-                "Memory": h.get("text", ""),
+                "Memory": plain_text(h.get("text")),
                 "Score": float(h.get("score") or 0.0),
                 "Band": band_badge(h.get("band", "")),
                 "Vector": float(parts.get("vector") or 0.0),

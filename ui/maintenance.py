@@ -11,7 +11,7 @@ import streamlit as st
 
 from ui import resources, state
 from ui.errors import guard, run_action
-from ui.format import event_label, fmt_ms_time, md_text
+from ui.format import event_label, fmt_ms_time, md_text, plain_text
 from ui.sessions import label as chat_label
 
 if TYPE_CHECKING:
@@ -253,28 +253,37 @@ def _user_part(report: dict[str, Any], user_id: str) -> dict[str, Any] | None:
 
 
 def _proposal_frame(p: dict[str, Any]) -> pd.DataFrame:
-    rows = [{"Role": "kept", "Memory": p["canonical_text"]}]
-    rows += [{"Role": "merged into it", "Memory": text} for text in p["member_texts"]]
+    rows = [{"Role": "kept", "Memory": plain_text(p["canonical_text"])}]
+    rows += [{"Role": "merged into it", "Memory": plain_text(text)} for text in p["member_texts"]]
     return pd.DataFrame(rows)
 
 
 # The report's lists as tables (each drawn only when it has items, so its rows name the columns)
 def _merged_frame(proposals: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(
-        [{"Kept": p["canonical_text"], "Merged": " | ".join(p["member_texts"])} for p in proposals]
+        [
+            {
+                "Kept": plain_text(p["canonical_text"]),
+                "Merged": " | ".join(map(plain_text, p["member_texts"])),
+            }
+            for p in proposals
+        ]
     )
 
 
 def _expired_frame(items: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(
-        [{"Memory": e.get("text", ""), "Kind": event_label(e.get("kind", ""))} for e in items]
+        [
+            {"Memory": plain_text(e.get("text")), "Kind": event_label(e.get("kind", ""))}
+            for e in items
+        ]
     )
 
 
 def _summary_frame(items: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(
         {
-            "Summary": d.get("text") or "(not written yet)",
+            "Summary": plain_text(d.get("text")) or "(not written yet)",
             "Chat": chat_label(str(d.get("session_id", "")), {}),
             "Messages": d.get("messages"),
             "Why": d.get("reason", ""),
@@ -286,7 +295,7 @@ def _summary_frame(items: list[dict[str, Any]]) -> pd.DataFrame:
 def _decayed_frame(items: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(
         {
-            "Memory": d.get("text", ""),
+            "Memory": plain_text(d.get("text")),
             "Before": d.get("before"),
             "After": d.get("after"),
             "Recalled": d.get("recalled"),

@@ -578,3 +578,12 @@ def test_no_element_passes_the_width_argument_streamlit_deprecates(
     finally:
         logging.getLogger("streamlit.deprecation_util").removeHandler(caplog.handler)
     assert [r.getMessage() for r in caplog.records if "use_container_width" in r.getMessage()] == []
+
+
+def test_the_forget_preview_shows_a_memory_as_its_words(app_env, make_app, coordinator) -> None:
+    coordinator.add_episodic("alice", "> **Health**: my [ankle](http://h) is stiff")
+    at = make_app("pages/memories.py")
+    at.text_input(key="fg_query").input("ankle")
+    at.button(key="fg_preview").click().run()
+    no_errors(at)
+    assert list(table_with(at, "text")["text"]) == ["Health: my ankle is stiff"]
