@@ -112,6 +112,18 @@ def _added_by(row: dict[str, Any], viewer: str | None) -> str:
     return "you" if added_by == viewer else "shared"
 
 
+#: Where a fact came from, for the sources the app writes itself (memory.stores.semantic,
+#: the CLI, the demo); a source a knowledge file or a person gave ("WHO") is shown as given
+SOURCE_WORDS = {"knowledge_file": "built in", "cli": "the command line", "demo": "the demo"}
+
+
+def _source(row: dict[str, Any], viewer: str | None) -> str:
+    source = str(row.get("source") or "")
+    if source == "user":  # typed in the app: by the viewer, or by someone else
+        return "you" if viewer is not None and row.get("added_by") == viewer else "a person"
+    return SOURCE_WORDS.get(source, source)
+
+
 def semantic_frame(rows: list[dict[str, Any]], viewer: str | None = None) -> pd.DataFrame:
     return pd.DataFrame(
         [
@@ -120,7 +132,7 @@ def semantic_frame(rows: list[dict[str, Any]], viewer: str | None = None) -> pd.
                 "Fact": plain_text(r.get("text") or r.get("fact")),
                 "Category": r.get("category") or "",
                 "Type": words.fact_type_word(r["fact_type"]) if r.get("fact_type") else "",
-                "Source": r.get("source") or "",
+                "Source": _source(r, viewer),
                 "Added by": _added_by(r, viewer),
                 "When": to_datetime(r.get("timestamp")),
                 "id": r.get("id", ""),
