@@ -547,7 +547,7 @@ def extraction_figure(ef: pd.DataFrame) -> go.Figure:
     return fig.update_yaxes(categoryorder="total ascending")
 
 
-MAINTENANCE_COLORS = {"Consolidated": BLUE, "Expired": RED}
+MAINTENANCE_COLORS = {"Merged": BLUE, "Expired": RED}
 
 
 def maintenance_days(history: list[dict[str, Any]]) -> pd.DataFrame:
@@ -559,12 +559,12 @@ def maintenance_days(history: list[dict[str, Any]]) -> pd.DataFrame:
     df[totals] = df[totals].apply(pd.to_numeric, errors="coerce").fillna(0).astype(int)
     df["day"] = _utc(df["at_ms"]).dt.floor("D")
     days = df.groupby("day", as_index=False).agg(
-        Consolidated=("consolidated", "sum"),
+        Merged=("consolidated", "sum"),
         Expired=("expired", "sum"),
         active_before=("active_before", "first"),
         runs=("at_ms", "size"),
     )
-    days["saved"] = days["Consolidated"] + days["Expired"]
+    days["saved"] = days["Merged"] + days["Expired"]
     share = days["saved"] / days["active_before"].where(days["active_before"] > 0)
     return days.assign(share=share.round(3))
 

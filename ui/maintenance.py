@@ -11,7 +11,14 @@ import streamlit as st
 
 from ui import resources, state
 from ui.errors import guard, run_action
-from ui.format import event_label, fmt_ms_time, md_text, plain_text
+from ui.format import (
+    IMPORTANCE_HELP,
+    event_label,
+    fmt_ms_time,
+    importance_word,
+    md_text,
+    plain_text,
+)
 from ui.sessions import label as chat_label
 
 if TYPE_CHECKING:
@@ -20,7 +27,22 @@ if TYPE_CHECKING:
 
 DRY_KEY = "mt_dry_run"  # session: {"user_id", "at_ms", "proposals", "expired", "decayed"}
 MERGES_SHOWN = 20
-COUNTS = ("consolidated", "expired", "decayed", "summarised")
+#: The report's counts (memory.maintenance.runner.UserReport) as a tile and a sentence say them;
+#: "importance adjusted", not "decayed": a recalled memory's importance goes up
+COUNTS = {
+    "consolidated": ("Merged", "memory merged", "memories merged"),
+    "expired": ("Expired", "memory expired", "memories expired"),
+    "decayed": ("Importance adjusted", "importance adjusted", "importances adjusted"),
+    "summarised": ("Chats summarised", "chat summarised", "chats summarised"),
+}
+#: Why a chat is summarised (memory.maintenance.summaries) and how a merge kept its text
+WHY = {"idle": "the chat went quiet", "trimmed": "older messages left the prompt"}
+MERGED_HOW = {"best_worded": "kept the best-worded one", "llm": "reworded by the model"}
+
+
+def counted(n: int, one: str, many: str) -> str:
+    """`1 memory merged`, `38 importances adjusted`."""
+    return f"{n} {one if n == 1 else many}"
 
 
 def maintenance_tab(ctx: PageContext) -> None:
@@ -90,7 +112,7 @@ def _run_now(maint: Maintenance, user_id: str) -> None:
     totals = report.totals()
     state.flash(
         f"Maintenance ran for {md_text(user_id)}: "
-        + ", ".join(f"{totals[k]} {k}" for k in COUNTS)
+        + ", ".join(counted(totals[k], one, many) for k, (_, one, many) in COUNTS.items())
         + "."
     )
 
@@ -137,9 +159,10 @@ def _proposals(maint: Maintenance, user_id: str) -> None:
     st.markdown("##### 🔍 Preview: what a run would do")
     proposals, expired = dry["proposals"], dry["expired"]
     st.caption(
-        f"At {fmt_ms_time(dry['at_ms'])}: {len(proposals)} merge proposal(s), "
-        f"{len(expired)} expir{'y' if len(expired) == 1 else 'ies'}, {dry['decayed']} "
-        "importance change(s). Nothing has changed yet."
+        f"At {fmt_ms_time(dry['at_ms'])}: {counted(len(proposals), 'merge', 'merges')} to "
+        f"review, {counted(len(expired), 'memory', 'memories')} to expire, "
+        f"{counted(dry['decayed'], 'importance', 'importances')} to adjust. Nothing has "
+        "changed yet."
     )
     if not proposals:
         st.info("No near-duplicate memories to merge.", icon="✨")
@@ -174,9 +197,13 @@ def _proposals(maint: Maintenance, user_id: str) -> None:
     if expired:
         st.caption("Would expire:")
         st.dataframe(_expired_frame(expired), hide_index=True, key="mt_dry_expired")
-    if dry.get("summaries"):
-        st.caption("Would summarise:")
-        st.dataframe(_summary_frame(dry["summaries"]), hide_index=True, key="mt_dry_summaries")
+    if due := dry.get("summaries"):  # not written yet: said, not a table of empty texts
+        chats = "; ".join(
+            f"{chat_label(str(d['session_id']), {})} ({d['messages']} messages: "
+            f"{WHY.get(str(d['reason']), str(d['reason']))})"
+            for d in due
+        )
+        st.caption(f"Would summarise {counted(len(due), 'chat', 'chats')}: {md_text(chats)}")
 
 
 def _last_report(report: dict[str, Any] | None, user_id: str) -> None:
@@ -190,11 +217,11 @@ def _last_report(report: dict[str, Any] | None, user_id: str) -> None:
         st.info(f"The last run ({when}) did not cover {md_text(user_id)}.", icon="🧾")
         return
     st.caption(f"At {when}, for {md_text(user_id)}:")
-    for col, name in zip(st.columns(len(COUNTS)), COUNTS, strict=True):
+    for col, (name, (tile, _, _)) in zip(st.columns(len(COUNTS)), COUNTS.items(), strict=True):
         items = mine.get(name, [])
         # consolidated counts the memories that became history, as the report totals do
         n = sum(len(p["member_ids"]) for p in items) if name == "consolidated" else len(items)
-        col.metric(name.capitalize(), n, border=True)
+        col.metric(tile, n, border=True)
     if mine.get("consolidated"):
         st.dataframe(_merged_frame(mine["consolidated"]), hide_index=True, key="mt_last_merged")
     if mine.get("expired"):
@@ -203,7 +230,15 @@ def _last_report(report: dict[str, Any] | None, user_id: str) -> None:
         st.dataframe(_summary_frame(mine["summarised"]), hide_index=True, key="mt_last_summ")
     if mine.get("decayed"):
         with st.expander(f"Importance changes ({len(mine['decayed'])})"):
-            st.dataframe(_decayed_frame(mine["decayed"]), hide_index=True, key="mt_last_decay")
+            st.dataframe(
+                importance_changes_frame(mine["decayed"]),
+                hide_index=True,
+                key="mt_last_decay",
+                column_config={
+                    "Before": st.column_config.TextColumn(help=IMPORTANCE_HELP),
+                    "After": st.column_config.TextColumn(help=RECALL_RAISES),
+                },
+            )
 
 
 def _waiting(waiting: list[dict[str, Any]]) -> None:
@@ -230,7 +265,8 @@ def _past_merges(maint: Maintenance, user_id: str) -> None:
             for text in m["member_texts"]:
                 left.text(f"Merged: {text}")
             status = "undone" if m["undone"] else "active"
-            left.caption(f"{fmt_ms_time(m['at_ms'])} · {m['how']} · {status} · `{m['id']}`")
+            how = MERGED_HOW.get(m["how"], m["how"])
+            left.caption(md_text(f"{fmt_ms_time(m['at_ms'])} · {how} · {status}"))
             if not m["undone"]:
                 right.button(
                     "Undo",
@@ -286,19 +322,37 @@ def _summary_frame(items: list[dict[str, Any]]) -> pd.DataFrame:
             "Summary": plain_text(d.get("text")) or "(not written yet)",
             "Chat": chat_label(str(d.get("session_id", "")), {}),
             "Messages": d.get("messages"),
-            "Why": d.get("reason", ""),
+            "Why": WHY.get(str(d.get("reason")), str(d.get("reason") or "")),
         }
         for d in items
     )
 
 
-def _decayed_frame(items: list[dict[str, Any]]) -> pd.DataFrame:
+def importance_changes_frame(items: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(
         {
             "Memory": plain_text(d.get("text")),
-            "Before": d.get("before"),
-            "After": d.get("after"),
-            "Recalled": d.get("recalled"),
+            "Before": _importance(d.get("before")),
+            "After": _importance(d.get("after")),
+            "Recalled": _times(d.get("recalled")),
         }
         for d in items
     )
+
+
+#: The After column's help: why an importance moved
+RECALL_RAISES = "Recalled memories gain importance; memories never recalled lose some."
+
+
+def _importance(value: Any) -> str:
+    """`low (30%)`: the word a person picks, and the number."""
+    try:
+        return f"{importance_word(value)} ({float(value):.0%})"
+    except (TypeError, ValueError):
+        return ""
+
+
+def _times(value: Any) -> str:
+    """`never`, `1 time`, `3 times`."""
+    n = int(value or 0)
+    return counted(n, "time", "times") if n else "never"
