@@ -249,6 +249,16 @@ def latency_over_time(df: pd.DataFrame) -> go.Figure:
     return fig.update_layout(legend=legend, margin={"t": 48 + TOOLBAR_PX})
 
 
+def latency_caption(fig: go.Figure) -> str:
+    """What the time chart draws, said under it: its dotted lines only when it has one."""
+    if any(t.line.dash == "dot" for t in fig.data):
+        return f"Solid lines: the {TYPICAL} time; dotted, same colour: the {SLOWEST}."
+    return (
+        f"Each line: a step's {TYPICAL} time. The {SLOWEST} is drawn too, dotted, once a "
+        f"period holds {P95_MIN_SAMPLES} times of a step."
+    )
+
+
 #: The time table's columns, short for a phone (seconds; the count last: the times first)
 STEP, TYPICAL_COL, SLOWEST_COL, MAX_COL, TIMES = (
     "Step",
