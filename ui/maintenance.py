@@ -11,14 +11,7 @@ import streamlit as st
 
 from ui import resources, state
 from ui.errors import guard, run_action
-from ui.format import (
-    IMPORTANCE_HELP,
-    event_label,
-    fmt_ms_time,
-    importance_word,
-    md_text,
-    plain_text,
-)
+from ui.format import event_label, fmt_ms_time, importance_word, md_text, plain_text
 from ui.sessions import label as chat_label
 
 if TYPE_CHECKING:
@@ -230,15 +223,8 @@ def _last_report(report: dict[str, Any] | None, user_id: str) -> None:
         st.dataframe(_summary_frame(mine["summarised"]), hide_index=True, key="mt_last_summ")
     if mine.get("decayed"):
         with st.expander(f"Importance changes ({len(mine['decayed'])})"):
-            st.dataframe(
-                importance_changes_frame(mine["decayed"]),
-                hide_index=True,
-                key="mt_last_decay",
-                column_config={
-                    "Before": st.column_config.TextColumn(help=IMPORTANCE_HELP),
-                    "After": st.column_config.TextColumn(help=RECALL_RAISES),
-                },
-            )
+            changes = importance_changes_frame(mine["decayed"])
+            st.dataframe(changes, hide_index=True, key="mt_last_decay")
 
 
 def _waiting(waiting: list[dict[str, Any]]) -> None:
@@ -296,24 +282,14 @@ def _proposal_frame(p: dict[str, Any]) -> pd.DataFrame:
 
 # The report's lists as tables (each drawn only when it has items, so its rows name the columns)
 def _merged_frame(proposals: list[dict[str, Any]]) -> pd.DataFrame:
-    return pd.DataFrame(
-        [
-            {
-                "Kept": plain_text(p["canonical_text"]),
-                "Merged": " | ".join(map(plain_text, p["member_texts"])),
-            }
-            for p in proposals
-        ]
-    )
+    kept = [plain_text(p["canonical_text"]) for p in proposals]
+    merged = [" | ".join(map(plain_text, p["member_texts"])) for p in proposals]
+    return pd.DataFrame({"Kept": kept, "Merged": merged})
 
 
 def _expired_frame(items: list[dict[str, Any]]) -> pd.DataFrame:
-    return pd.DataFrame(
-        [
-            {"Memory": plain_text(e.get("text")), "Kind": event_label(e.get("kind", ""))}
-            for e in items
-        ]
-    )
+    texts, kinds = [plain_text(e.get("text")) for e in items], [e.get("kind", "") for e in items]
+    return pd.DataFrame({"Memory": texts, "Kind": list(map(event_label, kinds))})
 
 
 def _summary_frame(items: list[dict[str, Any]]) -> pd.DataFrame:
@@ -332,27 +308,13 @@ def importance_changes_frame(items: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(
         {
             "Memory": plain_text(d.get("text")),
-            "Before": _importance(d.get("before")),
-            "After": _importance(d.get("after")),
-            "Recalled": _times(d.get("recalled")),
+            **{k.capitalize(): _importance(float(d[k])) for k in ("before", "after")},
+            "Recalled": counted(n, "time", "times") if (n := int(d["recalled"] or 0)) else "never",
         }
         for d in items
     )
 
 
-#: The After column's help: why an importance moved
-RECALL_RAISES = "Recalled memories gain importance; memories never recalled lose some."
-
-
-def _importance(value: Any) -> str:
+def _importance(value: float) -> str:
     """`low (30%)`: the word a person picks, and the number."""
-    try:
-        return f"{importance_word(value)} ({float(value):.0%})"
-    except (TypeError, ValueError):
-        return ""
-
-
-def _times(value: Any) -> str:
-    """`never`, `1 time`, `3 times`."""
-    n = int(value or 0)
-    return counted(n, "time", "times") if n else "never"
+    return f"{importance_word(value)} ({value:.0%})"
