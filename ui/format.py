@@ -233,7 +233,9 @@ _UNESCAPE = {0xE000 + c: c for c in range(33, 127)}
 _LINE_MARKS = re.compile(
     r"^[ \t]*(?:>[ \t]?)*(?:#{1,6}[ \t]+|[-*+][ \t]+|\d{1,9}[.)][ \t]+)?", re.M
 )
-_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)|<((?:https?|mailto):[^>\s]*)>|:[a-z-]+\[([^\]]*)\]")
+_LINK = re.compile(  # a link or image (its address may hold parentheses), <url>, :color[text]
+    r"!?\[([^\]]*)\]\((?:[^()]|\([^()]*\))*\)|<((?:https?|mailto):[^>\s]*)>|:[a-z-]+\[([^\]]*)\]"
+)
 # emphasis runs that open before a word or close after one (snake_case and "2 * 3" stay)
 _EMPHASIS = re.compile(r"(?<![\w*_~])[*_~]+(?=[^\s*_~])|(?<=[^\s*_~])[*_~]+(?![\w*_~])|`+")
 
