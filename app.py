@@ -263,7 +263,7 @@ def _answer_tokens(ctx: PageContext, events: Any, box: Any, got: dict[str, Any])
         elif ev.kind == "tool_end":
             box.write(tool_line(ev.record))
         elif ev.kind == "stored":
-            box.write(f"💾 {no_images(ev.text)}")
+            box.write(f"💾 {md_text(ev.text)}")
         elif ev.kind == "done":
             got["result"] = ev.result
     yield safe.flush()

@@ -555,7 +555,7 @@ def procedural_tab(ctx: PageContext) -> None:
     by_id = {str(r.get("id")): r for r in rows}
     for sel in selected[:3]:
         pattern = by_id.get(str(sel["id"])) or {}
-        pattern_text = no_images(snippet(sel["Question pattern"], 80))
+        pattern_text = md_text(snippet(sel["Question pattern"], 80))
         st.markdown(f"##### Ways tried for “{pattern_text}”")
         seq = sequences_frame(pattern)
         if seq.empty:

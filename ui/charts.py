@@ -249,6 +249,16 @@ def latency_over_time(df: pd.DataFrame) -> go.Figure:
     return fig.update_layout(legend=legend, margin={"t": 48 + TOOLBAR_PX})
 
 
+def latency_caption(fig: go.Figure) -> str:
+    """What the time chart draws, said under it: its dotted lines only when it has one."""
+    if any(t.line.dash == "dot" for t in fig.data):
+        return f"Solid lines: the {TYPICAL} time; dotted, same colour: the {SLOWEST}."
+    return (
+        f"Each line: a step's {TYPICAL} time. The {SLOWEST} is drawn too, dotted, once a "
+        f"period holds {P95_MIN_SAMPLES} times of a step."
+    )
+
+
 #: The time table's columns, short for a phone (seconds; the count last: the times first)
 STEP, TYPICAL_COL, SLOWEST_COL, MAX_COL, TIMES = (
     "Step",
@@ -547,7 +557,7 @@ def extraction_figure(ef: pd.DataFrame) -> go.Figure:
     return fig.update_yaxes(categoryorder="total ascending")
 
 
-MAINTENANCE_COLORS = {"Consolidated": BLUE, "Expired": RED}
+MAINTENANCE_COLORS = {"Merged": BLUE, "Expired": RED}
 
 
 def maintenance_days(history: list[dict[str, Any]]) -> pd.DataFrame:
@@ -559,12 +569,12 @@ def maintenance_days(history: list[dict[str, Any]]) -> pd.DataFrame:
     df[totals] = df[totals].apply(pd.to_numeric, errors="coerce").fillna(0).astype(int)
     df["day"] = _utc(df["at_ms"]).dt.floor("D")
     days = df.groupby("day", as_index=False).agg(
-        Consolidated=("consolidated", "sum"),
+        Merged=("consolidated", "sum"),
         Expired=("expired", "sum"),
         active_before=("active_before", "first"),
         runs=("at_ms", "size"),
     )
-    days["saved"] = days["Consolidated"] + days["Expired"]
+    days["saved"] = days["Merged"] + days["Expired"]
     share = days["saved"] / days["active_before"].where(days["active_before"] > 0)
     return days.assign(share=share.round(3))
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from memory import DEMO_QUESTIONS, DEMO_TAG, DEMO_USER, ListQuery, demo_contents, load_demo
+from memory import DEMO_QUESTIONS, DEMO_TAG, DEMO_USER, ListQuery, demo_contents, load_demo, words
 from memory.service import MemoryService
 from memory.writing import WritePolicy
 from ui import state
@@ -63,7 +63,7 @@ def _on_load(coord: MemoryService, writer: WritePolicy, key: str) -> None:
     if contents.has_own and not replace:
         ss[f"{key}_ask"] = (
             f"**{md_text(DEMO_USER)}** already has memories of their own "
-            f"({contents.describe_own()}), e.g. from the chats of an earlier demo. Loading "
+            f"({_own_words(contents.own)}), e.g. from the chats of an earlier demo. Loading "
             "the persona replaces everything of that user: tick the box and click "
             f"*{LABEL}* again."
         )
@@ -83,6 +83,15 @@ def _on_load(coord: MemoryService, writer: WritePolicy, key: str) -> None:
         f"{loaded.procedures} ways of working.",
         "success",
     )
+
+
+#: A user's own records (UserContents.own's keys) as the words of what a forget deletes
+_OWN = {"episodic": "memories", "semantic": "facts", "procedural": "procedures"}
+
+
+def _own_words(own: dict[str, int]) -> str:
+    """`7 memories, 1 fact, 1 chat`."""
+    return ", ".join(words.forgotten_words(n, _OWN.get(k, k)) for k, n in own.items() if n)
 
 
 def _load(coord: MemoryService, writer: WritePolicy, *, replace: bool) -> Counts:

@@ -31,6 +31,7 @@ from ui.format import (
     fmt_duration,
     md_text,
     no_images,
+    plain_text,
     type_label,
 )
 
@@ -192,7 +193,7 @@ def render_status(r: TurnResult) -> None:
     for t in r.tools:
         box.write(tool_line(t))
     for m in r.stored:
-        box.write(f"💾 {no_images(m.text)}")
+        box.write(f"💾 {md_text(m.text)}")
     for line in limit_lines(r):
         box.write(line)
 
@@ -369,7 +370,7 @@ def hits_frame(hits: list[dict[str, Any]]) -> pd.DataFrame:
         parts = h.get("parts") or {}
         rows.append(
             {
-                "Memory": h.get("text", ""),
+                "Memory": plain_text(h.get("text")),
                 "Score": float(h.get("score") or 0.0),
                 "Band": band_badge(h.get("band", "")),
                 "Vector": float(parts.get("vector") or 0.0),
@@ -495,7 +496,7 @@ def _recalled(rec: MemoryContext, used: set[str], *, incognito: bool = False) ->
         verdict = "recommended" if proc.recommended else "not yet trusted"
         st.markdown(
             f"**{type_label('procedural')}** · for a question like "
-            f"“{no_images(proc.query_pattern)}” it {seq}  \n"
+            f"“{md_text(proc.query_pattern)}” it {seq}  \n"
             f"confidence **{conf:.0%}** ({verdict}) · {proc.executions} runs"
         )
         st.progress(min(max(conf, 0.0), 1.0))
@@ -563,10 +564,10 @@ def _stored(
         kind = event_label(m.event_type) if m.event_type else ""
         how = f"remembered {words.how_words(m.how)}" if m.how else ""
         meta = " · ".join(x for x in (type_label(m.memory_type), kind, how) if x)
-        line = f"💾 {no_images(m.text)}  \n:gray[{md_text(meta)}]"
+        line = f"💾 {md_text(m.text)}  \n:gray[{md_text(meta)}]"
         if m.superseded_id:
             old = known.get(m.superseded_id)
-            what = f"“{no_images(old)}”" if old else "an earlier memory"
+            what = f"“{md_text(old)}”" if old else "an earlier memory"
             line += f"  \n:orange[replaces {what} (kept as history)]"
         st.markdown(line)
     if extraction:

@@ -22,7 +22,7 @@ import streamlit as st
 from memory import words
 from ui import state
 from ui.errors import guard, run_action
-from ui.format import fmt_ms_time, md_text, snippet, type_label
+from ui.format import fmt_ms_time, md_text, plain_text, snippet, type_label
 from ui.manage import cleanup_tab
 from ui.tables import SPEAKERS
 
@@ -109,7 +109,7 @@ def _preview(user_id: str) -> None:
     frame = pd.DataFrame(
         {
             "forget": [not m["partial"] for m in matches],
-            "text": [m["text"] for m in matches],
+            "text": [plain_text(m["text"]) for m in matches],
             "kind": [
                 " · ".join(filter(None, [type_label(m["memory_type"]), _kind(m)])) for m in matches
             ],

@@ -1,6 +1,7 @@
 """Small display helpers shared by the pages: names, icons, colours, times, snippets, and making
 text safe for `st.markdown`: `no_images` (markdown kept, images become links), `md_text` (every
-markdown character escaped), `ImageFreeStream` (`no_images` for a streamed reply)."""
+markdown character escaped), `plain_text` (markdown as the words it shows, for table cells),
+`ImageFreeStream` (`no_images` for a streamed reply)."""
 
 from __future__ import annotations
 
@@ -224,6 +225,29 @@ def no_images(text: Any) -> str:
 def md_text(value: Any) -> str:
     """A user name (or any label) rendered literally inside markdown: no styling, no links."""
     return md_literal(str(value or ""))
+
+
+# Markdown's markup, for `plain_text`: an escaped character is set aside first (it is text)
+_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
+_UNESCAPE = {0xE000 + c: c for c in range(33, 127)}
+_LINE_MARKS = re.compile(
+    r"^[ \t]*(?:>[ \t]?)*(?:#{1,6}[ \t]+|[-*+][ \t]+|\d{1,9}[.)][ \t]+)?", re.M
+)
+_LINK = re.compile(  # a link or image (its address may hold parentheses), <url>, :color[text]
+    r"!?\[([^\]]*)\]\((?:[^()]|\([^()]*\))*\)|<((?:https?|mailto):[^>\s]*)>|:[a-z-]+\[([^\]]*)\]"
+)
+# emphasis runs that open before a word or close after one (snake_case and "2 * 3" stay)
+_EMPHASIS = re.compile(r"(?<![\w*_~])[*_~]+(?=[^\s*_~])|(?<=[^\s*_~])[*_~]+(?![\w*_~])|`+")
+
+
+def plain_text(value: Any) -> str:
+    """Markdown as the words it shows, for a table cell (a grid shows text, not markdown):
+    `> **Health** [plan](u)` → `Health plan`; one line per non-empty line."""
+    text = _ESCAPED.sub(lambda m: chr(0xE000 + ord(m[1])), str(value or ""))
+    text = _LINK.sub(lambda m: m[1] or m[2] or m[3] or "", _LINE_MARKS.sub("", text))
+    text = _EMPHASIS.sub("", text)
+    lines = (" ".join(line.split()) for line in text.splitlines())
+    return "\n".join(x for x in lines if x).translate(_UNESCAPE)
 
 
 class ImageFreeStream:

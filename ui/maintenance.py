@@ -11,7 +11,7 @@ import streamlit as st
 
 from ui import resources, state
 from ui.errors import guard, run_action
-from ui.format import event_label, fmt_ms_time, md_text
+from ui.format import event_label, fmt_ms_time, importance_word, md_text, plain_text
 from ui.sessions import label as chat_label
 
 if TYPE_CHECKING:
@@ -20,7 +20,22 @@ if TYPE_CHECKING:
 
 DRY_KEY = "mt_dry_run"  # session: {"user_id", "at_ms", "proposals", "expired", "decayed"}
 MERGES_SHOWN = 20
-COUNTS = ("consolidated", "expired", "decayed", "summarised")
+#: The report's counts (memory.maintenance.runner.UserReport) as a tile and a sentence say them;
+#: "importance adjusted", not "decayed": a recalled memory's importance goes up
+COUNTS = {
+    "consolidated": ("Merged", "memory merged", "memories merged"),
+    "expired": ("Expired", "memory expired", "memories expired"),
+    "decayed": ("Importance adjusted", "importance adjusted", "importances adjusted"),
+    "summarised": ("Chats summarised", "chat summarised", "chats summarised"),
+}
+#: Why a chat is summarised (memory.maintenance.summaries) and how a merge kept its text
+WHY = {"idle": "the chat went quiet", "trimmed": "older messages left the prompt"}
+MERGED_HOW = {"best_worded": "kept the best-worded one", "llm": "reworded by the model"}
+
+
+def counted(n: int, one: str, many: str) -> str:
+    """`1 memory merged`, `38 importances adjusted`."""
+    return f"{n} {one if n == 1 else many}"
 
 
 def maintenance_tab(ctx: PageContext) -> None:
@@ -90,7 +105,7 @@ def _run_now(maint: Maintenance, user_id: str) -> None:
     totals = report.totals()
     state.flash(
         f"Maintenance ran for {md_text(user_id)}: "
-        + ", ".join(f"{totals[k]} {k}" for k in COUNTS)
+        + ", ".join(counted(totals[k], one, many) for k, (_, one, many) in COUNTS.items())
         + "."
     )
 
@@ -137,9 +152,10 @@ def _proposals(maint: Maintenance, user_id: str) -> None:
     st.markdown("##### 🔍 Preview: what a run would do")
     proposals, expired = dry["proposals"], dry["expired"]
     st.caption(
-        f"At {fmt_ms_time(dry['at_ms'])}: {len(proposals)} merge proposal(s), "
-        f"{len(expired)} expir{'y' if len(expired) == 1 else 'ies'}, {dry['decayed']} "
-        "importance change(s). Nothing has changed yet."
+        f"At {fmt_ms_time(dry['at_ms'])}: {counted(len(proposals), 'merge', 'merges')} to "
+        f"review, {counted(len(expired), 'memory', 'memories')} to expire, "
+        f"{counted(dry['decayed'], 'importance', 'importances')} to adjust. Nothing has "
+        "changed yet."
     )
     if not proposals:
         st.info("No near-duplicate memories to merge.", icon="✨")
@@ -174,9 +190,13 @@ def _proposals(maint: Maintenance, user_id: str) -> None:
     if expired:
         st.caption("Would expire:")
         st.dataframe(_expired_frame(expired), hide_index=True, key="mt_dry_expired")
-    if dry.get("summaries"):
-        st.caption("Would summarise:")
-        st.dataframe(_summary_frame(dry["summaries"]), hide_index=True, key="mt_dry_summaries")
+    if due := dry.get("summaries"):  # not written yet: said, not a table of empty texts
+        chats = "; ".join(
+            f"{chat_label(str(d['session_id']), {})} ({d['messages']} messages: "
+            f"{WHY.get(str(d['reason']), str(d['reason']))})"
+            for d in due
+        )
+        st.caption(f"Would summarise {counted(len(due), 'chat', 'chats')}: {md_text(chats)}")
 
 
 def _last_report(report: dict[str, Any] | None, user_id: str) -> None:
@@ -190,11 +210,11 @@ def _last_report(report: dict[str, Any] | None, user_id: str) -> None:
         st.info(f"The last run ({when}) did not cover {md_text(user_id)}.", icon="🧾")
         return
     st.caption(f"At {when}, for {md_text(user_id)}:")
-    for col, name in zip(st.columns(len(COUNTS)), COUNTS, strict=True):
+    for col, (name, (tile, _, _)) in zip(st.columns(len(COUNTS)), COUNTS.items(), strict=True):
         items = mine.get(name, [])
         # consolidated counts the memories that became history, as the report totals do
         n = sum(len(p["member_ids"]) for p in items) if name == "consolidated" else len(items)
-        col.metric(name.capitalize(), n, border=True)
+        col.metric(tile, n, border=True)
     if mine.get("consolidated"):
         st.dataframe(_merged_frame(mine["consolidated"]), hide_index=True, key="mt_last_merged")
     if mine.get("expired"):
@@ -203,7 +223,8 @@ def _last_report(report: dict[str, Any] | None, user_id: str) -> None:
         st.dataframe(_summary_frame(mine["summarised"]), hide_index=True, key="mt_last_summ")
     if mine.get("decayed"):
         with st.expander(f"Importance changes ({len(mine['decayed'])})"):
-            st.dataframe(_decayed_frame(mine["decayed"]), hide_index=True, key="mt_last_decay")
+            changes = importance_changes_frame(mine["decayed"])
+            st.dataframe(changes, hide_index=True, key="mt_last_decay")
 
 
 def _waiting(waiting: list[dict[str, Any]]) -> None:
@@ -230,7 +251,8 @@ def _past_merges(maint: Maintenance, user_id: str) -> None:
             for text in m["member_texts"]:
                 left.text(f"Merged: {text}")
             status = "undone" if m["undone"] else "active"
-            left.caption(f"{fmt_ms_time(m['at_ms'])} · {m['how']} · {status} · `{m['id']}`")
+            how = MERGED_HOW.get(m["how"], m["how"])
+            left.caption(md_text(f"{fmt_ms_time(m['at_ms'])} · {how} · {status}"))
             if not m["undone"]:
                 right.button(
                     "Undo",
@@ -253,43 +275,46 @@ def _user_part(report: dict[str, Any], user_id: str) -> dict[str, Any] | None:
 
 
 def _proposal_frame(p: dict[str, Any]) -> pd.DataFrame:
-    rows = [{"Role": "kept", "Memory": p["canonical_text"]}]
-    rows += [{"Role": "merged into it", "Memory": text} for text in p["member_texts"]]
+    rows = [{"Role": "kept", "Memory": plain_text(p["canonical_text"])}]
+    rows += [{"Role": "merged into it", "Memory": plain_text(text)} for text in p["member_texts"]]
     return pd.DataFrame(rows)
 
 
 # The report's lists as tables (each drawn only when it has items, so its rows name the columns)
 def _merged_frame(proposals: list[dict[str, Any]]) -> pd.DataFrame:
-    return pd.DataFrame(
-        [{"Kept": p["canonical_text"], "Merged": " | ".join(p["member_texts"])} for p in proposals]
-    )
+    kept = [plain_text(p["canonical_text"]) for p in proposals]
+    merged = [" | ".join(map(plain_text, p["member_texts"])) for p in proposals]
+    return pd.DataFrame({"Kept": kept, "Merged": merged})
 
 
 def _expired_frame(items: list[dict[str, Any]]) -> pd.DataFrame:
-    return pd.DataFrame(
-        [{"Memory": e.get("text", ""), "Kind": event_label(e.get("kind", ""))} for e in items]
-    )
+    texts, kinds = [plain_text(e.get("text")) for e in items], [e.get("kind", "") for e in items]
+    return pd.DataFrame({"Memory": texts, "Kind": list(map(event_label, kinds))})
 
 
 def _summary_frame(items: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(
         {
-            "Summary": d.get("text") or "(not written yet)",
+            "Summary": plain_text(d.get("text")) or "(not written yet)",
             "Chat": chat_label(str(d.get("session_id", "")), {}),
             "Messages": d.get("messages"),
-            "Why": d.get("reason", ""),
+            "Why": WHY.get(str(d.get("reason")), str(d.get("reason") or "")),
         }
         for d in items
     )
 
 
-def _decayed_frame(items: list[dict[str, Any]]) -> pd.DataFrame:
+def importance_changes_frame(items: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(
         {
-            "Memory": d.get("text", ""),
-            "Before": d.get("before"),
-            "After": d.get("after"),
-            "Recalled": d.get("recalled"),
+            "Memory": plain_text(d.get("text")),
+            **{k.capitalize(): _importance(float(d[k])) for k in ("before", "after")},
+            "Recalled": counted(n, "time", "times") if (n := int(d["recalled"] or 0)) else "never",
         }
         for d in items
     )
+
+
+def _importance(value: float) -> str:
+    """`low (30%)`: the word a person picks, and the number."""
+    return f"{importance_word(value)} ({value:.0%})"

@@ -39,6 +39,10 @@ if TYPE_CHECKING:
 # --- search --------------------------------------------------------------------------------
 
 
+#: The search floor's option, as a person asks it (the number stays on the slider)
+CLOSENESS = "How close a match must be"
+
+
 def search_tab(ctx: PageContext) -> None:
     with st.form("search_form", border=False):
         c1, c2, c3 = st.columns([4, 3, 1], vertical_alignment="bottom")
@@ -56,13 +60,14 @@ def search_tab(ctx: PageContext) -> None:
             o1, o2 = st.columns(2)
             k = o1.slider("Results per type", 1, 30, 10, key="s_k")
             min_score = o2.slider(
-                "Minimum score",
+                CLOSENESS,
                 0.0,
                 1.0,
                 SHOWN_FLOOR,
                 0.01,
                 key="s_min",
-                help="Weaker matches are hidden; lower it to see them too.",
+                help="0 shows every match, 1 only the closest. Weaker matches are hidden: "
+                "lower it to see them too.",
             )
             kinds = st.pills(  # a multiselect's list stays open after every pick
                 f"Kinds ({type_label('episodic', with_icon=False).lower()})",
@@ -95,7 +100,11 @@ def search_tab(ctx: PageContext) -> None:
             )
     hits, weaker = shown_hits(hits, min_score)
     if not hits:
-        st.info("No relevant memories above the minimum score. Try other words.", icon="🔎")
+        st.info(
+            f"No relevant memories as close as asked. Try other words, or lower “{CLOSENESS}” "
+            "under Options.",
+            icon="🔎",
+        )
         return
     df = hits_frame([h.model_dump(mode="json") for h in hits])
     df.insert(0, "Type", [type_label(getattr(h.memory_type, "value", h.memory_type)) for h in hits])

@@ -415,7 +415,7 @@ def _search(ctx: PageContext) -> None:
         if h.id in undo.pending_ids():
             continue
         st.markdown(
-            f"{no_images(snippet(h.text, 90))}  \n:gray[{type_label(mtype)} · {band_badge(h.band)}]"
+            f"{md_text(snippet(h.text, 90))}  \n:gray[{type_label(mtype)} · {band_badge(h.band)}]"
         )
         row = {**h.record, "id": h.id, "text": h.text}
         if mtype == "episodic" or row.get("added_by") == ctx.user_id:  # theirs to change
@@ -462,5 +462,5 @@ def _recent(ctx: PageContext) -> None:
             about.append(md_text(tags))
         if r.get("paused"):
             about.append("⏸ paused")
-        st.markdown(f"{pin}{no_images(snippet(r.get('text'), 70))}  \n:gray[{' · '.join(about)}]")
+        st.markdown(f"{pin}{md_text(snippet(r.get('text'), 70))}  \n:gray[{' · '.join(about)}]")
         row_controls(ctx, r["_type"], r, f"sb_row_{r['id']}")

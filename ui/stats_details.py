@@ -60,10 +60,9 @@ def recall_details(df: pd.DataFrame, window: str) -> None:
     if shown.empty:
         st.caption("No measurements for this choice of types and operations.")
     else:
-        st.plotly_chart(charts.latency_over_time(shown), key="chart_latency_time")
-        st.caption(
-            f"Solid lines: the {charts.TYPICAL} time; dotted, same colour: the {charts.SLOWEST}."
-        )
+        over_time = charts.latency_over_time(shown)
+        st.plotly_chart(over_time, key="chart_latency_time")
+        st.caption(charts.latency_caption(over_time))
     table = charts.latency_table(shown if not shown.empty else df)
     a, b = st.columns(2)
     a.plotly_chart(charts.latency_bars(table), key="chart_latency_bars")

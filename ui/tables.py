@@ -17,6 +17,7 @@ from ui.format import (
     event_label,
     fmt_duration,
     importance_word,
+    plain_text,
     snippet,
     tag_list,
     to_datetime,
@@ -45,12 +46,12 @@ def episodic_frame(
     bookkeeping (at 1280 px the status and the expiry stay on screen); the id is kept for the
     selection, never drawn. `chat_titles`: the user's chat names, for the Chat column."""
     titles = chat_titles or {}
-    texts = {r.get("id"): r.get("text") or r.get("description") or "" for r in rows}
+    texts = {r.get("id"): plain_text(r.get("text") or r.get("description")) for r in rows}
     return pd.DataFrame(
         [
             {
                 "📌": _pin(r.get("pinned")),
-                "Memory": r.get("text") or r.get("description") or "",
+                "Memory": texts[r.get("id")],
                 "Kind": event_label(str(r.get("event_type") or "")),
                 "Tags": ", ".join(tag_list(r.get("tags"))),
                 "Status": "↪ replaced"
@@ -111,15 +112,27 @@ def _added_by(row: dict[str, Any], viewer: str | None) -> str:
     return "you" if added_by == viewer else "shared"
 
 
+#: Where a fact came from, for the sources the app writes itself (memory.stores.semantic,
+#: the CLI, the demo); a source a knowledge file or a person gave ("WHO") is shown as given
+SOURCE_WORDS = {"knowledge_file": "built in", "cli": "the command line", "demo": "the demo"}
+
+
+def _source(row: dict[str, Any], viewer: str | None) -> str:
+    source = str(row.get("source") or "")
+    if source == "user":  # typed in the app: by the viewer, or by someone else
+        return "you" if viewer is not None and row.get("added_by") == viewer else "a person"
+    return SOURCE_WORDS.get(source, source)
+
+
 def semantic_frame(rows: list[dict[str, Any]], viewer: str | None = None) -> pd.DataFrame:
     return pd.DataFrame(
         [
             {
                 "📌": _pin(r.get("pinned")),
-                "Fact": r.get("text") or r.get("fact") or "",
+                "Fact": plain_text(r.get("text") or r.get("fact")),
                 "Category": r.get("category") or "",
                 "Type": words.fact_type_word(r["fact_type"]) if r.get("fact_type") else "",
-                "Source": r.get("source") or "",
+                "Source": _source(r, viewer),
                 "Added by": _added_by(r, viewer),
                 "When": to_datetime(r.get("timestamp")),
                 "id": r.get("id", ""),
@@ -146,7 +159,7 @@ def procedural_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
         out.append(
             {
                 "📌": _pin(r.get("pinned")),
-                "Question pattern": r.get("query_pattern") or r.get("text") or "",
+                "Question pattern": plain_text(r.get("query_pattern") or r.get("text")),
                 "Best tools": words.tools_words(str(t).strip() for t in seq) or "no tools",
                 "Confidence": round(100 * float(r.get("confidence") or 0.0)),
                 "Recommended": "✅ yes" if _bool(r.get("recommended")) else "not yet",
@@ -228,7 +241,7 @@ def messages_frame(messages: list[Any]) -> pd.DataFrame:
             {
                 "When": to_datetime(getattr(m, "timestamp", None)),
                 "Who": SPEAKERS.get(role := getattr(m, "role", ""), role),
-                "Message": getattr(m, "content", ""),
+                "Message": plain_text(getattr(m, "content", "")),
             }
             for m in messages
         ]

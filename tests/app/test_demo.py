@@ -85,13 +85,14 @@ def test_sidebar_button_loads_the_persona_from_any_page(app_env, make_app, coord
 def test_replacing_her_own_memories_asks_first(app_env, make_app, coordinator) -> None:
     """demo-maya chatted in an earlier demo: the first click asks, the second replaces."""
     mine = coordinator.add_episodic(DEMO_USER, "I said this in a demo chat", event_type="fact")
+    coordinator.add_message(DEMO_USER, "s-earlier", "user", "Hello")
     at = make_app("app.py", user="alice")
     at.sidebar.button(key="sb_demo_load").click().run()
     no_errors(at)
     assert not loaded(coordinator)
     assert at.session_state["user_id"] == "alice"
     warning = "\n".join(w.value for w in at.sidebar.warning)
-    assert "already has memories of their own" in warning and "1 episodic memory" in warning
+    assert "already has memories of their own" in warning and "(1 memory, 1 chat)" in warning
     box = at.sidebar.checkbox(key="sb_demo_replace")
     assert box.value is False
     at.sidebar.button(key="sb_demo_load").click().run()  # still not ticked: still asks

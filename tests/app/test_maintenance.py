@@ -12,6 +12,7 @@ import pytest
 from memory import Maintenance
 from tests.app.conftest import no_errors, table_with, texts
 from tests.app.test_stats import charts
+from ui.format import md_text
 
 SAME = ("I prefer morning workouts", "Morning workouts are what I prefer")
 CHART = "Merged and expired per day"
@@ -52,7 +53,7 @@ def test_dry_run_lists_the_merge_and_changes_nothing(paraphrases, make_app) -> N
     proposal = table_with(at, "Role")
     assert set(proposal["Memory"]) == set(SAME)  # the two paraphrases, nothing else
     assert sorted(proposal["Role"]) == ["kept", "merged into it"]
-    assert "1 merge proposal(s)" in texts(at, "caption")
+    assert "1 merge to review, 0 memories to expire" in texts(at, "caption")
     assert "Nothing has changed yet." in texts(at, "caption")
     assert len([b for b in at.button if b.key and b.key.startswith("mt_accept_")]) == 1
     assert set(statuses(at).values()) == {"in use"}  # a dry run writes nothing
@@ -101,10 +102,11 @@ def test_run_now_shows_the_report_and_stats_charts_it(paraphrases, make_app) -> 
     at.button(key="mt_run").click().run()
     no_errors(at)
     assert at.toast[0].value == (
-        "Maintenance ran for alice: 1 consolidated, 0 expired, 0 decayed, 0 summarised."
+        "Maintenance ran for alice: 1 memory merged, 0 memories expired, 0 importances "
+        "adjusted, 0 chats summarised."
     )
     tiles = {m.label: m.value for m in at.metric}
-    assert (tiles["Consolidated"], tiles["Expired"]) == ("1", "0")
+    assert (tiles["Merged"], tiles["Expired"]) == ("1", "0")
     merged = table_with(at, "Kept")
     assert set(merged["Kept"]) | set(merged["Merged"]) == set(SAME)
     assert sorted(statuses(at).values()).count("↪ replaced") == 1
@@ -115,7 +117,7 @@ def test_run_now_shows_the_report_and_stats_charts_it(paraphrases, make_app) -> 
     no_errors(stats)
     fig = charts(stats)[CHART]
     counts = {trace["name"]: numbers(trace["y"]) for trace in fig["data"]}
-    assert counts == {"Consolidated": [1], "Expired": [0]}
+    assert counts == {"Merged": [1], "Expired": [0]}
 
 
 def test_a_run_for_another_user_keeps_this_users_report(paraphrases, make_app) -> None:
@@ -128,7 +130,7 @@ def test_a_run_for_another_user_keeps_this_users_report(paraphrases, make_app) -
     no_errors(at)
     assert not any("did not cover alice" in i.value for i in at.info)
     tiles = {m.label: m.value for m in at.metric}
-    assert tiles["Consolidated"] == "1"  # alice's own last run, still shown
+    assert tiles["Merged"] == "1"  # alice's own last run, still shown
     assert set(table_with(at, "Kept")["Kept"]) <= set(SAME)
 
 
@@ -165,12 +167,26 @@ def test_a_summary_waiting_for_the_model_is_shown_and_run_now_writes_it(
     at = make_app("pages/memories.py")
     no_errors(at)
     assert any("Summaries waiting: 1" in w.value for w in at.warning)
+    at.button(key="mt_dry").click().run()  # said in a sentence: its text is not written yet
+    due = md_text("s-long (16 messages: the chat went quiet)")
+    assert f"Would summarise 1 chat: {due}" in texts(at, "caption")
 
     shared_fake_ollama.queue_structured({"summary": "The user asked six training questions."})
     at.button(key="mt_run").click().run()
     no_errors(at)
-    assert at.toast[0].value.endswith("1 summarised.")
+    assert at.toast[0].value.endswith("1 chat summarised.")
     assert not any("Summaries waiting" in w.value for w in at.warning)
     done = table_with(at, "Summary")
     assert list(done["Summary"]) == ["The user asked six training questions."]
     assert list(done["Chat"]) == ["s-long"]  # no title, no date in its id: as it is
+
+
+def test_importance_changes_read_as_words_with_their_numbers() -> None:
+    from ui.maintenance import importance_changes_frame
+
+    changed = [{"text": "**Ran** 16 km", "before": 0.3, "after": 0.37, "recalled": 1}]
+    changed += [{"text": "Sleep", "before": 0.5, "after": 0.45, "recalled": 0}]
+    assert importance_changes_frame(changed).to_dict("records") == [
+        {"Memory": "Ran 16 km", "Before": "low (30%)", "After": "low (37%)", "Recalled": "1 time"},
+        {"Memory": "Sleep", "Before": "medium (50%)", "After": "medium (45%)", "Recalled": "never"},
+    ]

@@ -249,6 +249,17 @@ def test_hybrid_search_shows_score_parts(alice, make_app) -> None:
     assert "Bob hates running" not in set(df["Memory"])  # other users' memories never show
 
 
+def test_the_search_floor_is_asked_in_words_and_keeps_its_number(alice, make_app) -> None:
+    at = make_app("pages/memories.py")
+    floor = at.slider(key="s_min")
+    assert floor.label == "How close a match must be" and 0 < floor.value < 1
+    floor.set_value(1.0)
+    at.text_input(key="s_query").input("half marathon training")
+    at.button(key="s_go").click().run()
+    no_errors(at)
+    assert any("lower “How close a match must be” under Options" in i.value for i in at.info)
+
+
 def test_add_with_kind_tags_importance_and_expiry(app_env, make_app, coordinator) -> None:
     at = make_app("pages/memories.py")
     # "Never expires" (ticked by default) disables the date at once: it is outside the form
@@ -578,3 +589,12 @@ def test_no_element_passes_the_width_argument_streamlit_deprecates(
     finally:
         logging.getLogger("streamlit.deprecation_util").removeHandler(caplog.handler)
     assert [r.getMessage() for r in caplog.records if "use_container_width" in r.getMessage()] == []
+
+
+def test_the_forget_preview_shows_a_memory_as_its_words(app_env, make_app, coordinator) -> None:
+    coordinator.add_episodic("alice", "> **Health**: my [ankle](http://h) is stiff")
+    at = make_app("pages/memories.py")
+    at.text_input(key="fg_query").input("ankle")
+    at.button(key="fg_preview").click().run()
+    no_errors(at)
+    assert list(table_with(at, "text")["text"]) == ["Health: my ankle is stiff"]

@@ -80,6 +80,19 @@ def test_search_finds_memories_with_their_relevance(app_env, make_app, coordinat
     assert "I am vegetarian" in found and "📔 About you" in found
 
 
+def test_a_memory_in_markdown_is_listed_as_text(app_env, make_app, coordinator) -> None:
+    """Search hits and the recent list name a memory as the words typed: no heading, no link."""
+    text = "# Big heading [click](http://example.com) **bold** vegetarian"
+    coordinator.add_episodic("alice", text, event_type="preference")
+    at = make_app("app.py")
+    at.sidebar.text_input(key="sb_search").input("vegetarian").run()
+    no_errors(at)
+    rows = [str(m.value) for m in at.sidebar.markdown if "Big heading" in str(m.value)]
+    assert len(rows) == 3, rows  # in the profile, the search hits and the recent memories
+    shown = md_text("# Big heading [click](http://example.com) **bold**")
+    assert all(r.startswith(shown) for r in rows), rows
+
+
 def test_switching_users_shows_only_their_memories(app_env, make_app, coordinator) -> None:
     # (typing a brand-new user name is covered by the browser tests: AppTest cannot type
     # into a selectbox that accepts new options)

@@ -90,7 +90,7 @@ def test_the_memories_page_search_stops_at_what_is_relevant(
     by_key(page, "s_query").get_by_role("textbox").fill("swimming pool opening hours")
     by_key(page, "s_go").get_by_role("button").click()
     wait_idle(page)
-    expect(page.get_by_text("No relevant memories above the minimum score")).to_be_visible(
+    expect(page.get_by_text("No relevant memories as close as asked")).to_be_visible(
         timeout=TIMEOUT_MS
     )
     expect(page.get_by_text(re.compile(r"results? for “swimming"))).to_have_count(0)

@@ -23,6 +23,7 @@ from tests.e2e.st import (
 ROW_PX = 35  # the preview table's rows: st.data_editor's default height
 FORGET_BOX_PX = 44  # where the small first column draws its tick box (a click beside it selects)
 HOSTILE = "Ms **Okafor** <img src=x onerror=alert(1)> [call](javascript:alert(1))"
+SHOWN = "Ms Okafor <img src=x onerror=alert(1)> call"  # the words markdown shows, as text
 
 
 def preview(page: Page, topic: str) -> None:
@@ -56,12 +57,12 @@ def test_forget_a_topic_with_preview_undo_and_counts(
     preview(page, "Okafor divorce")
     table = by_key(page, "fg_table")
     expect(grid_cell(table, "My divorce lawyer is Ms Okafor")).to_have_count(1)
-    expect(grid_cell(table, HOSTILE)).to_have_count(1)  # the text as typed, not rendered
+    expect(grid_cell(table, SHOWN)).to_have_count(1)  # as text: no image, no link
     expect(grid_cell(table, "I run on Sundays")).to_have_count(0)
     # The hostile text holds "Okafor" but not "divorce": listed, left unticked until ticked
     three = page.get_by_role("button", name="Forget 3 items and what came from them")
     expect(three).to_be_visible()
-    tick_forget(page, table, HOSTILE)
+    tick_forget(page, table, SHOWN)
     go = page.get_by_role("button", name="Forget 4 items and what came from them")
     # 3 memories (one the logged exchange) and the question; its answer goes with it
     expect(go).to_be_visible()
@@ -77,7 +78,7 @@ def test_forget_a_topic_with_preview_undo_and_counts(
 
     # Again, and let the window pass.
     preview(page, "Okafor divorce")
-    tick_forget(page, by_key(page, "fg_table"), HOSTILE)
+    tick_forget(page, by_key(page, "fg_table"), SHOWN)
     page.get_by_role("button", name="Forget 4 items and what came from them").click()
     expect(page.get_by_text("Forgetting 4 items about")).to_be_visible()
     done = page.get_by_text("Forgot “Okafor divorce”")

@@ -75,7 +75,7 @@ def test_no_markdown_image_is_fetched_and_names_are_text(
     messages = page.get_by_test_id("stChatMessage")
     expect(messages.last).to_contain_text("enjoy", timeout=TIMEOUT_MS)
     wait_idle(page)
-    # The sidebar lists the memory and the fact (rendered as markdown there too).
+    # The sidebar lists the memory and the fact (their markdown shown as text).
     bar = sidebar(page)
     bar.get_by_role("tab", name="🕒 Recent").click()
     recent = bar.get_by_role("tabpanel", name="🕒 Recent")

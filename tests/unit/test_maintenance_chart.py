@@ -15,11 +15,11 @@ def test_runs_of_one_day_are_summed_and_days_stay_apart() -> None:
         {"at_ms": T0 + 2 * DAY_MS, "consolidated": 0, "expired": 4},
     ]
     days = charts.maintenance_days(history)
-    rows = {str(r.day.date()): (r.Consolidated, r.Expired, r.runs) for r in days.itertuples()}
+    rows = {str(r.day.date()): (r.Merged, r.Expired, r.runs) for r in days.itertuples()}
     assert rows == {"2023-11-14": (3, 1, 2), "2023-11-16": (0, 4, 1)}
     fig = charts.maintenance_figure(days)
     bars = {t.name: [int(v) for v in t.y] for t in fig.data}
-    assert bars == {"Consolidated": [3, 0], "Expired": [1, 4]}
+    assert bars == {"Merged": [3, 0], "Expired": [1, 4]}
 
 
 def test_no_history_is_an_empty_frame() -> None:

@@ -33,6 +33,15 @@ def test_the_slowest_1_in_20_is_drawn_and_listed_only_where_a_bucket_measures_it
     assert [t.name for t in charts.recall_time_figure(two).data] == [charts.TYPICAL, charts.SLOWEST]
 
 
+def test_the_time_chart_s_caption_names_a_dotted_line_only_when_one_is_drawn() -> None:
+    """The walk read "dotted, same colour: the slowest 1 in 20" under a chart with none."""
+    few = charts.latency_over_time(_recall([5.0, 9.0, 40.0], every_s=1))
+    assert "dotted, same colour" not in charts.latency_caption(few)
+    many = charts.latency_over_time(_recall([5.0] * 36 + [50.0] * 4, every_s=0))
+    assert [t.line.dash for t in many.data] == ["solid", "dot"]
+    assert "dotted, same colour: the slowest 1 in 20" in charts.latency_caption(many)
+
+
 def test_own_date_wins_over_the_write_time() -> None:
     assert charts.own_date_ms({"timestamp": 5, "created_at": 9}) == 5
     assert charts.own_date_ms({"created_at": 9}) == 9

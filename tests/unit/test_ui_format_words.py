@@ -36,3 +36,21 @@ def test_each_importance_word_sets_a_number_that_reads_back_as_that_word() -> No
     }
     assert importance_word(0.9) == "high" and importance_word(0.5) == "medium"
     assert importance_word(None) == ""
+
+
+@pytest.mark.parametrize(
+    ("source", "added_by", "said"),
+    [
+        ("user", "alice", "you"),
+        ("user", "bob", "a person"),
+        ("knowledge_file", "", "built in"),
+        ("cli", "", "the command line"),
+        ("demo", "alice", "the demo"),
+        ("WHO physical activity guidelines", "", "WHO physical activity guidelines"),
+    ],
+)
+def test_a_facts_source_reads_as_words(source: str, added_by: str, said: str) -> None:
+    from ui.tables import semantic_frame
+
+    fact = {"id": "f", "text": "x", "source": source, "added_by": added_by}
+    assert semantic_frame([fact], viewer="alice")["Source"][0] == said
