@@ -249,6 +249,17 @@ CAPABILITY_WORDS = {
     "insert": "fills in text",
     "embedding": "measures meaning",
 }
+#: What each probe of the model check tries (agent/check.py), in words
+CHECK_WORDS = {
+    "context_length": "How much it reads at once",
+    "chat_template": "Chat format",
+    "json_extraction": "Picks out what to remember",
+    "remember_tool_call": "Saves a memory when asked",
+    "no_tool_on_small_talk": "Answers small talk without tools",
+    "uses_recalled_memory": "Uses what it remembers",
+    "uses_earlier_answer": "Uses its earlier answers",
+    "thinking": "Thinks before answering",
+}
 
 
 def _profile(agent: Any, model: str) -> None:
@@ -271,7 +282,7 @@ def _profile(agent: Any, model: str) -> None:
         for p in report["probes"]:
             mark = "✅" if p["passed"] else "❌"
             st.markdown(
-                f"{mark} **{md_text(p['name'].replace('_', ' '))}** · "
+                f"{mark} **{md_text(CHECK_WORDS.get(p['name'], p['name']))}** · "
                 f"{fmt_duration(p['ms'])}  \n:gray[{no_images(p['detail'])}]"
             )
         for r in report.get("recommendations") or []:
