@@ -364,26 +364,22 @@ ENDED = {
 }
 
 
+#: A recall score's parts (`RecallHit.parts`) by the Advanced table's column
+SCORE_PARTS = {"Vector": "vector", "Keywords": "text", "Recency": "recency",
+               "Importance": "importance", "Date": "time", "Preference": "stated",
+               "Your fact": "own", "Neighbour": "neighbour"}  # fmt: skip
+
+
 def hits_frame(hits: list[dict[str, Any]]) -> pd.DataFrame:
-    rows = []
-    for h in hits:
-        parts = h.get("parts") or {}
-        rows.append(
-            {
-                "Memory": plain_text(h.get("text")),
-                "Score": float(h.get("score") or 0.0),
-                "Band": band_badge(h.get("band", "")),
-                "Vector": float(parts.get("vector") or 0.0),
-                "Keywords": float(parts.get("text") or 0.0),
-                "Recency": float(parts.get("recency") or 0.0),
-                "Importance": float(parts.get("importance") or 0.0),
-                "Date": float(parts.get("time") or 0.0),
-                "Preference": float(parts.get("stated") or 0.0),
-                "Your fact": float(parts.get("own") or 0.0),
-                "Neighbour": float(parts.get("neighbour") or 0.0),
-            }
-        )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(
+        {
+            "Memory": plain_text(h.get("text")),
+            "Score": float(h.get("score") or 0.0),
+            "Band": band_badge(h.get("band", "")),
+            **{col: float((h.get("parts") or {}).get(p) or 0.0) for col, p in SCORE_PARTS.items()},
+        }
+        for h in hits
+    )
 
 
 HIT_COLUMNS = {
