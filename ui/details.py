@@ -373,9 +373,10 @@ SCORE_PARTS = {"Vector": "vector", "Keywords": "text", "Recency": "recency",
 def hits_frame(hits: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(
         {
-            "Memory": plain_text(h.get("text")),
-            "Score": float(h.get("score") or 0.0),
+            # how relevant first: on a phone the wide text pushed them past the edge
             "Band": band_badge(h.get("band", "")),
+            "Score": float(h.get("score") or 0.0),
+            "Memory": plain_text(h.get("text")),
             **{col: float((h.get("parts") or {}).get(p) or 0.0) for col, p in SCORE_PARTS.items()},
         }
         for h in hits
@@ -695,23 +696,13 @@ def _advanced(r: TurnResult, key: str) -> None:
             continue
         shown = True
         st.caption(type_label(mtype))
-        frame = hits_frame(hits)
         st.dataframe(
-            frame,
-            hide_index=True,
-            column_config=HIT_COLUMNS,
-            # how relevant first: on a phone the wide text pushed them past the edge
-            column_order=["Band", "Score", *(c for c in frame.columns if c not in LEAD)],
-            key=f"det_{key}_{mtype}",
+            hits_frame(hits), hide_index=True, column_config=HIT_COLUMNS, key=f"det_{key}_{mtype}"
         )
     if not shown:
         st.caption("Nothing was recalled.")
     st.markdown("**Time per stage**")
     _timings(r, key)
-
-
-#: The Advanced tab's first columns: how relevant each memory was, then its text and parts.
-LEAD = ("Band", "Score")
 
 
 def stage_label(stage: str) -> str:
