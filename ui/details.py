@@ -244,16 +244,14 @@ def forgotten_hit(h: RecallHit) -> RecallHit:
     return h.model_copy(update={"text": words.FORGOTTEN_TEXT, "record": record})
 
 
-def render_details(
-    r: TurnResult, *, key: str, expanded: bool = False, forgotten: Collection[str] = ()
-) -> None:
+def render_details(r: TurnResult, *, key: str, forgotten: Collection[str] = ()) -> None:
     """`forgotten`: ids of memories the turn stored or recalled that were forgotten since
     (shown without their text, `without_forgotten`)."""
     n_forgotten = sum(m.id in forgotten for m in r.stored)
     n_unrecalled = sum(h.id in forgotten for h in r.recalled.episodic)
     r = without_forgotten(r, forgotten)
     tools, stored, thinking = r.tools, r.stored, r.thinking
-    with st.expander("🔍 Execution details", expanded=expanded):
+    with st.expander("🔍 Execution details"):
         st.markdown(lead_line(r))
         st.caption(summary_line(r))
         if r.error:
