@@ -1,11 +1,6 @@
-"""Who is using the app and what they may do: `AUTH_MODE=none` or `AUTH_MODE=oidc`.
-
-none   no sign-in: one person on their own machine. Every user is visible and editable, so
-       the app refuses a non-loopback `server.address` unless ALLOW_UNAUTHENTICATED_REMOTE.
-oidc   Streamlit's own `st.login` (OpenID Connect, `[auth]` in `.streamlit/secrets.toml`).
-       The user id is the identity's AUTH_USER_CLAIM; a user sees only their own memories;
-       AUTH_ADMINS may open any user and change the shared knowledge base.
-"""
+"""Who is using the app and what they may do: `AUTH_MODE=none` (no sign-in: every user
+visible, loopback only unless ALLOW_UNAUTHENTICATED_REMOTE) or `oidc` (Streamlit's `st.login`:
+a user sees their own memories, AUTH_ADMINS any user; docs/configuration.md)."""
 
 from __future__ import annotations
 

@@ -78,11 +78,7 @@ def _date_filter(key: str) -> tuple[int | None, int | None]:
 
 def _selection(event: Any, df: pd.DataFrame) -> list[dict[str, Any]]:
     """Selected rows of a table as dicts (indices past the end are ignored)."""
-    try:
-        rows = list(event.selection.rows)
-    except AttributeError:
-        rows = []
-    return [df.iloc[i].to_dict() for i in rows if 0 <= i < len(df)]
+    return [df.iloc[i].to_dict() for i in event.selection.rows if 0 <= i < len(df)]
 
 
 #: Rows tall enough for three lines: the grid wraps text (at word ends) only in rows taller
@@ -140,8 +136,7 @@ def _bulk_actions(ctx: PageContext, mtype: str, table_key: str, selected: list[d
     with st.container(key=f"selected_{mtype}"):
         st.markdown(f"**Selected:** {_named(selected)}")
     row = st.container(horizontal=True)
-    c1 = c2 = c3 = row
-    c1.button(
+    row.button(
         f"Delete {len(ids)} selected",
         key=f"delete_sel_{mtype}",
         icon="🗑️",
@@ -149,14 +144,14 @@ def _bulk_actions(ctx: PageContext, mtype: str, table_key: str, selected: list[d
         on_click=_on_delete_many,
         args=(ctx, mtype, selected, table_key),
     )
-    c2.button(
+    row.button(
         "Pin",
         key=f"pin_sel_{mtype}",
         icon="📌",
         on_click=_on_pin,
         args=(ctx.coordinator, ctx.user_id, mtype, ids, True, ctx.is_admin),
     )
-    c3.button(
+    row.button(
         "Unpin",
         key=f"unpin_sel_{mtype}",
         on_click=_on_pin,

@@ -1,8 +1,5 @@
-"""Settings of the app (sign-in): read from the environment and `.env` like the others.
-
-The CLIs are the operator's and have no sign-in, so these live with the app (memory/config.py
-holds the memory's settings, agent/config.py the agent's and its chat model's).
-"""
+"""Settings of the app (sign-in), read from the environment and `.env`: the CLIs have no
+sign-in, so these live with the app, not in memory/config.py or agent/config.py."""
 
 from __future__ import annotations
 

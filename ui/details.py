@@ -244,16 +244,14 @@ def forgotten_hit(h: RecallHit) -> RecallHit:
     return h.model_copy(update={"text": words.FORGOTTEN_TEXT, "record": record})
 
 
-def render_details(
-    r: TurnResult, *, key: str, expanded: bool = False, forgotten: Collection[str] = ()
-) -> None:
+def render_details(r: TurnResult, *, key: str, forgotten: Collection[str] = ()) -> None:
     """`forgotten`: ids of memories the turn stored or recalled that were forgotten since
     (shown without their text, `without_forgotten`)."""
     n_forgotten = sum(m.id in forgotten for m in r.stored)
     n_unrecalled = sum(h.id in forgotten for h in r.recalled.episodic)
     r = without_forgotten(r, forgotten)
     tools, stored, thinking = r.tools, r.stored, r.thinking
-    with st.expander("🔍 Execution details", expanded=expanded):
+    with st.expander("🔍 Execution details"):
         st.markdown(lead_line(r))
         st.caption(summary_line(r))
         if r.error:
@@ -364,26 +362,23 @@ ENDED = {
 }
 
 
+#: A recall score's parts (`RecallHit.parts`) by the Advanced table's column
+SCORE_PARTS = {"Vector": "vector", "Keywords": "text", "Recency": "recency",
+               "Importance": "importance", "Date": "time", "Preference": "stated",
+               "Your fact": "own", "Neighbour": "neighbour"}  # fmt: skip
+
+
 def hits_frame(hits: list[dict[str, Any]]) -> pd.DataFrame:
-    rows = []
-    for h in hits:
-        parts = h.get("parts") or {}
-        rows.append(
-            {
-                "Memory": plain_text(h.get("text")),
-                "Score": float(h.get("score") or 0.0),
-                "Band": band_badge(h.get("band", "")),
-                "Vector": float(parts.get("vector") or 0.0),
-                "Keywords": float(parts.get("text") or 0.0),
-                "Recency": float(parts.get("recency") or 0.0),
-                "Importance": float(parts.get("importance") or 0.0),
-                "Date": float(parts.get("time") or 0.0),
-                "Preference": float(parts.get("stated") or 0.0),
-                "Your fact": float(parts.get("own") or 0.0),
-                "Neighbour": float(parts.get("neighbour") or 0.0),
-            }
-        )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(
+        {
+            # how relevant first: on a phone the wide text pushed them past the edge
+            "Band": band_badge(h.get("band", "")),
+            "Score": float(h.get("score") or 0.0),
+            "Memory": plain_text(h.get("text")),
+            **{col: float((h.get("parts") or {}).get(p) or 0.0) for col, p in SCORE_PARTS.items()},
+        }
+        for h in hits
+    )
 
 
 HIT_COLUMNS = {
@@ -699,23 +694,13 @@ def _advanced(r: TurnResult, key: str) -> None:
             continue
         shown = True
         st.caption(type_label(mtype))
-        frame = hits_frame(hits)
         st.dataframe(
-            frame,
-            hide_index=True,
-            column_config=HIT_COLUMNS,
-            # how relevant first: on a phone the wide text pushed them past the edge
-            column_order=["Band", "Score", *(c for c in frame.columns if c not in LEAD)],
-            key=f"det_{key}_{mtype}",
+            hits_frame(hits), hide_index=True, column_config=HIT_COLUMNS, key=f"det_{key}_{mtype}"
         )
     if not shown:
         st.caption("Nothing was recalled.")
     st.markdown("**Time per stage**")
     _timings(r, key)
-
-
-#: The Advanced tab's first columns: how relevant each memory was, then its text and parts.
-LEAD = ("Band", "Score")
 
 
 def stage_label(stage: str) -> str:

@@ -1,14 +1,6 @@
-"""Memories page, *Forget* tab (below it, clearing a chat and purging the user: ui.manage).
-Forgetting a topic: a topic -> the preview (what mentions it; untick what
-should stay) -> "Forget N items and what came from them" -> an undo window of `UNDO_S`
-seconds -> done, with a count of what went in the same unit (`memory.TopicForget`,
-`ForgetReport.summary`: the CLI says the same).
-
-Texts are user data: shown in the table's plain-text cells, never as markdown. The pending
-forget lives in the session: a fragment redraws its countdown every second and carries it out
-when the window has passed; Undo drops it. If the browser tab closes inside the window, nothing
-is forgotten.
-"""
+"""Memories page, *Forget* tab: a topic -> a preview to untick what stays -> an undo window of
+`UNDO_S` seconds, counted down by a fragment of this browser session (a tab closed inside it
+forgets nothing) -> done (`memory.TopicForget`). Texts show in plain-text cells only."""
 
 from __future__ import annotations
 
