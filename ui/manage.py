@@ -206,10 +206,10 @@ def add_tab(ctx: PageContext) -> None:
             duplicate, replaced = fact is None, None
         if duplicate:
             said = res.already_remembered() if mtype == "episodic" else "Already remembered"
-            state.notice_then_rerun("add", f"{said}: {snippet(text, 80)}", "info")
+            state.notice_then_rerun("add", f"{said}: {md_text(snippet(text, 80))}", "info")
         state.notice_then_rerun(
             "add",
-            f"Added: {snippet(text, 80)}"
+            f"Added: {md_text(snippet(text, 80))}"
             + (" (it replaces an older memory, kept as history)" if replaced else ""),
         )
 

@@ -375,6 +375,7 @@ def _on_add(coord: MemoryService, writer: WritePolicy) -> None:
             category=(str(ss.get("sb_add_category") or "").strip() or "general"),
             added_by=ss.user_id,
             context="Added in the sidebar memory editor",
+            pii_policy=writer.pii_policy,  # the same PII_POLICY as every writer
         )
         duplicate = ok and added[0] is None
     else:

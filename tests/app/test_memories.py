@@ -8,6 +8,7 @@ from datetime import date, timedelta
 
 import pytest
 
+from memory.queries import ListQuery
 from tests.app.conftest import no_errors, table_with, texts
 
 DAY_MS = 86_400_000
@@ -273,7 +274,11 @@ def test_add_with_kind_tags_importance_and_expiry(app_env, make_app, coordinator
     at.button(key="a_go").click().run()
     no_errors(at)
     assert at.success[0].value.startswith("Added: Knee injury")
-    rec = coordinator.list_memories("alice", "episodic")[0][0]
+    at.text_area(key="a_text").input("# Rest **days** [plan](http://example.com)")
+    at.button(key="a_go").click().run()
+    no_errors(at)  # the notice quotes the memory as typed, never as a heading or a link
+    assert at.success[0].value.startswith(r"Added: \# Rest \*\*days\*\* \[plan\]")
+    rec = coordinator.list_memories("alice", "episodic", ListQuery(tags=["knee"]))[0][0]
     assert (rec["event_type"], rec["tags"], rec["importance"]) == (
         "health_event", ["knee", "injury"], 0.8,
     )  # fmt: skip

@@ -227,3 +227,22 @@ def test_a_chat_with_messages_is_called_by_its_name_not_new(app_env, make_app, c
     assert "new chat" not in caption
     at.sidebar.button(key="sb_new_session").click().run()
     assert "in a new chat" in texts(at, "caption")
+
+
+def test_a_fact_added_in_the_sidebar_follows_the_pii_policy(
+    app_env, make_app, coordinator, monkeypatch
+) -> None:
+    """The sidebar's fact went to the write without PII_POLICY: the store masked it, but the
+    check for a repeat compared the unmasked text, so the same fact said twice was kept twice."""
+    monkeypatch.setenv("PII_POLICY", "mask")
+    at = make_app("app.py", user="pii")
+    at.sidebar.radio(key="sb_add_type").set_value("semantic").run()
+    for _ in range(2):
+        at.sidebar.text_area(key="sb_add_text").input(
+            "The club's secretary is ana.lopez@example.com"
+        )
+        at.sidebar.button(key="sb_add_btn").click().run()
+        no_errors(at)
+    rows, _ = coordinator.list_memories("pii", "semantic", ListQuery())
+    (fact,) = [r["text"] for r in rows if r["added_by"] == "pii"]
+    assert "ana.lopez@example.com" not in fact and "secretary" in fact
