@@ -250,8 +250,9 @@ def latency_over_time(df: pd.DataFrame) -> go.Figure:
 
 
 def latency_caption(fig: go.Figure) -> str:
-    """What the time chart draws, said under it: its dotted lines only when it has one."""
-    if any(t.line.dash == "dot" for t in fig.data):
+    """What the time chart draws, said under it: its dotted lines only when it has one (a
+    dotted trace of one period is a lone marker, no line)."""
+    if any(t.line.dash == "dot" and len(t.x) > 1 for t in fig.data):
         return f"Solid lines: the {TYPICAL} time; dotted, same colour: the {SLOWEST}."
     return (
         f"Each line: a step's {TYPICAL} time. The {SLOWEST} is drawn too, dotted, once a "

@@ -116,14 +116,17 @@ def maintenance(history: list[dict[str, Any]]) -> None:
             "Maintenance tab of the Memories page."
         )
         return
+    if days["saved"].sum() == 0:  # runs that merged and expired nothing: no bars to draw
+        runs = int(days["runs"].sum())
+        st.caption(f"{runs} maintenance run{'s' * (runs != 1)}: nothing to merge or expire yet.")
+        return
     st.plotly_chart(charts.maintenance_figure(days), key="chart_maintenance")
     st.caption(
         "Every real maintenance run, all users; dry runs change nothing and are not counted."
     )
-    if days["saved"].sum() > 0:
-        st.plotly_chart(charts.savings_figure(days), key="chart_savings")
-        st.caption(
-            "Memories merged into another one (kept as history) or expired leave recall: "
-            "fewer, cleaner memories to search. The share is of the active memories before "
-            "that day's first run."
-        )
+    st.plotly_chart(charts.savings_figure(days), key="chart_savings")
+    st.caption(
+        "Memories merged into another one (kept as history) or expired leave recall: "
+        "fewer, cleaner memories to search. The share is of the active memories before "
+        "that day's first run."
+    )

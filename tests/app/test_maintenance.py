@@ -190,3 +190,15 @@ def test_importance_changes_read_as_words_with_their_numbers() -> None:
         {"Memory": "Ran 16 km", "Before": "low (30%)", "After": "low (37%)", "Recalled": "1 time"},
         {"Memory": "Sleep", "Before": "medium (50%)", "After": "medium (45%)", "Recalled": "never"},
     ]
+
+
+def test_runs_that_merged_nothing_are_a_sentence_not_empty_axes(app_env, make_app, coordinator):  # type: ignore[no-untyped-def]
+    """A second walk saw "Merged and expired per day" drawn with one day of zeros."""
+    coordinator.add_episodic("zed", "I am allergic to peanuts", event_type="health_event")
+    Maintenance.of(coordinator).run(user_id="zed")
+    at = make_app("pages/stats.py", user="zed")
+    at.session_state["stats_maintenance"] = True  # open its section
+    at.run()
+    no_errors(at)
+    assert CHART not in charts(at)
+    assert any("1 maintenance run: nothing to merge or expire yet." in c.value for c in at.caption)

@@ -37,8 +37,13 @@ def test_the_time_chart_s_caption_names_a_dotted_line_only_when_one_is_drawn() -
     """The walk read "dotted, same colour: the slowest 1 in 20" under a chart with none."""
     few = charts.latency_over_time(_recall([5.0, 9.0, 40.0], every_s=1))
     assert "dotted, same colour" not in charts.latency_caption(few)
-    many = charts.latency_over_time(_recall([5.0] * 36 + [50.0] * 4, every_s=0))
-    assert [t.line.dash for t in many.data] == ["solid", "dot"]
+    burst = [5.0] * 36 + [50.0] * 4
+    one = charts.latency_over_time(_recall(burst, every_s=0))  # one period: a lone marker
+    assert [t.line.dash for t in one.data] == ["solid", "dot"]
+    assert "dotted, same colour" not in charts.latency_caption(one)  # a second walk saw none
+    two = _recall(burst + burst, every_s=0)
+    two.loc[40:, "when"] += pd.Timedelta(hours=1)
+    many = charts.latency_over_time(two)
     assert "dotted, same colour: the slowest 1 in 20" in charts.latency_caption(many)
 
 
