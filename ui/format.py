@@ -15,8 +15,9 @@ from memory import DEMO_TAG, words
 from memory.models import EventType
 
 #: Tags the app puts on memories itself, which people did not add: the demo persona's mark
-#: (its reset finds the demo's memories by it), so screens leave them out
-HIDDEN_TAGS = frozenset({DEMO_TAG})
+#: (its reset finds the demo's memories by it) and a chat summary's (its kind says it), so
+#: screens leave them out
+HIDDEN_TAGS = frozenset({DEMO_TAG, "summary"})
 
 #: The memory types' names (memory/data/screen_words.toml, the one table of names in words).
 TYPE_LABELS = dict(words.table().memory_types)
@@ -156,7 +157,7 @@ def importance_picker(where: Any, key: str, value: Any = None) -> str:
 
 def tag_list(value: Any) -> list[str]:
     """A record's tags, stored as a list or as text ("a,b" or "a|b"), without the marks the
-    app adds itself (`HIDDEN_TAGS`: the demo persona's)."""
+    app adds itself (`HIDDEN_TAGS`)."""
     if isinstance(value, list | tuple):
         tags = [str(t) for t in value if str(t)]
     elif isinstance(value, str):

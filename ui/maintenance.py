@@ -13,6 +13,7 @@ from ui import resources, state
 from ui.errors import guard, run_action
 from ui.format import event_label, fmt_ms_time, importance_word, md_text, plain_text
 from ui.sessions import label as chat_label
+from ui.sessions import titles_of
 
 if TYPE_CHECKING:
     from memory import Maintenance
@@ -72,9 +73,10 @@ def maintenance_tab(ctx: PageContext) -> None:
     )
     with guard("Counting waiting summaries"):
         _waiting(maint.summaries_waiting(ctx.user_id))
-    _proposals(maint, ctx.user_id)
+    titles = titles_of(ctx.coordinator, ctx.user_id)  # chats by their names, as the sidebar
+    _proposals(maint, ctx.user_id, titles)
     with guard("Loading the last maintenance report"):
-        _last_report(maint.last_report(ctx.user_id), ctx.user_id)
+        _last_report(maint.last_report(ctx.user_id), ctx.user_id, titles)
     with guard("Loading past merges"):
         _past_merges(maint, ctx.user_id)
 
@@ -145,7 +147,7 @@ def _drop_proposal(proposal: dict[str, Any]) -> None:
 # --- sections ------------------------------------------------------------------------------
 
 
-def _proposals(maint: Maintenance, user_id: str) -> None:
+def _proposals(maint: Maintenance, user_id: str, titles: dict[str, str]) -> None:
     dry = st.session_state.get(DRY_KEY)
     if not dry or dry.get("user_id") != user_id:
         return  # no dry run yet, or one of another user (the sidebar can switch users)
@@ -192,14 +194,14 @@ def _proposals(maint: Maintenance, user_id: str) -> None:
         st.dataframe(_expired_frame(expired), hide_index=True, key="mt_dry_expired")
     if due := dry.get("summaries"):  # not written yet: said, not a table of empty texts
         chats = "; ".join(
-            f"{chat_label(str(d['session_id']), {})} ({d['messages']} messages: "
+            f"{chat_label(str(d['session_id']), titles)} ({d['messages']} messages: "
             f"{WHY.get(str(d['reason']), str(d['reason']))})"
             for d in due
         )
         st.caption(f"Would summarise {counted(len(due), 'chat', 'chats')}: {md_text(chats)}")
 
 
-def _last_report(report: dict[str, Any] | None, user_id: str) -> None:
+def _last_report(report: dict[str, Any] | None, user_id: str, titles: dict[str, str]) -> None:
     st.markdown("##### 🧾 Last run")
     if not report:
         st.info("Maintenance has not run yet. Press **Run now**, or wait for the background run.")
@@ -220,7 +222,9 @@ def _last_report(report: dict[str, Any] | None, user_id: str) -> None:
     if mine.get("expired"):
         st.dataframe(_expired_frame(mine["expired"]), hide_index=True, key="mt_last_expired")
     if mine.get("summarised"):
-        st.dataframe(_summary_frame(mine["summarised"]), hide_index=True, key="mt_last_summ")
+        st.dataframe(
+            _summary_frame(mine["summarised"], titles), hide_index=True, key="mt_last_summ"
+        )
     if mine.get("decayed"):
         with st.expander(f"Importance changes ({len(mine['decayed'])})"):
             changes = importance_changes_frame(mine["decayed"])
@@ -292,11 +296,11 @@ def _expired_frame(items: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame({"Memory": texts, "Kind": list(map(event_label, kinds))})
 
 
-def _summary_frame(items: list[dict[str, Any]]) -> pd.DataFrame:
+def _summary_frame(items: list[dict[str, Any]], titles: dict[str, str]) -> pd.DataFrame:
     return pd.DataFrame(
         {
             "Summary": plain_text(d.get("text")) or "(not written yet)",
-            "Chat": chat_label(str(d.get("session_id", "")), {}),
+            "Chat": chat_label(str(d.get("session_id", "")), titles),
             "Messages": d.get("messages"),
             "Why": WHY.get(str(d.get("reason")), str(d.get("reason") or "")),
         }

@@ -163,12 +163,13 @@ def test_a_summary_waiting_for_the_model_is_shown_and_run_now_writes_it(
         coordinator.store_interaction("alice", "s-long", f"Training question {i}", f"Answer {i}")
     # A run without a model (the CLI's) finds the chat idle and leaves its summary waiting.
     Maintenance.of(coordinator).run(user_id="alice", at_ms=now_ms() + 7 * 3600 * 1000)
+    coordinator.set_session_title("alice", "s-long", "Training plan")
 
     at = make_app("pages/memories.py")
     no_errors(at)
     assert any("Summaries waiting: 1" in w.value for w in at.warning)
     at.button(key="mt_dry").click().run()  # said in a sentence: its text is not written yet
-    due = md_text("s-long (16 messages: the chat went quiet)")
+    due = md_text("Training plan (16 messages: the chat went quiet)")  # its name, as elsewhere
     assert f"Would summarise 1 chat: {due}" in texts(at, "caption")
 
     shared_fake_ollama.queue_structured({"summary": "The user asked six training questions."})
@@ -178,7 +179,7 @@ def test_a_summary_waiting_for_the_model_is_shown_and_run_now_writes_it(
     assert not any("Summaries waiting" in w.value for w in at.warning)
     done = table_with(at, "Summary")
     assert list(done["Summary"]) == ["The user asked six training questions."]
-    assert list(done["Chat"]) == ["s-long"]  # no title, no date in its id: as it is
+    assert list(done["Chat"]) == ["Training plan"]  # by its name, as the sidebar calls it
 
 
 def test_importance_changes_read_as_words_with_their_numbers() -> None:

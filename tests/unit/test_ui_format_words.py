@@ -54,3 +54,13 @@ def test_a_facts_source_reads_as_words(source: str, added_by: str, said: str) ->
 
     fact = {"id": "f", "text": "x", "source": source, "added_by": added_by}
     assert semantic_frame([fact], viewer="alice")["Source"][0] == said
+
+
+def test_the_tags_the_app_adds_itself_are_not_shown_and_an_edit_keeps_them() -> None:
+    """A second walk read "tags: summary" on every chat summary (docs/app.md: shown nowhere)."""
+    from memory import DEMO_TAG
+    from ui.format import hidden_tags, tag_list
+
+    stored = ["summary", DEMO_TAG, "running"]
+    assert tag_list(stored) == ["running"] and tag_list("summary|running") == ["running"]
+    assert hidden_tags(stored) == ["summary", DEMO_TAG]
