@@ -123,14 +123,14 @@ def lead_line(r: TurnResult) -> str:
         line += " Answered again without the memories you picked; nothing was stored."
     if r.stopped:
         line += " You stopped this answer: nothing was learned from it."
+    held = f" ({len(r.held_back)} weak match(es) held back)" if r.held_back else ""
     if r.unknown_about_user and r.private == "incognito":
-        line += " The model was told it knows nothing about you here, so it will not guess."
+        if r.mode == "llm":  # without a model nobody was told anything
+            line += " The model was told it knows nothing about you here, so it will not guess."
     elif r.unknown_about_user:
-        line += (
-            " I don't know you on this: nothing I remember about you was more than a weak "
-            "match, so the model was told to say so instead of guessing"
-            + (f" ({len(r.held_back)} weak match(es) held back)." if r.held_back else ".")
-        )
+        line += " I don't know you on this: nothing I remember about you was more than a weak match"
+        told = ", so the model was told to say so instead of guessing" if r.mode == "llm" else ""
+        line += f"{told}{held}."
     return line
 
 

@@ -21,8 +21,8 @@ from ui.layout import PageContext
 
 BANNER = (
     "**Incognito chat.** Nothing is recalled from your memory and nothing of this chat is "
-    "stored: no history, no memories, no details. It lasts until you switch it off or close "
-    "the tab."
+    "stored: no history, no memories, no record of how answers were made (each answer's details "
+    "show here until you leave). It lasts until you switch it off or close the tab."
 )
 
 

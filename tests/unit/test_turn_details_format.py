@@ -154,7 +154,11 @@ def test_the_lead_line_of_an_incognito_answer_speaks_of_incognito_not_of_bands()
     assert "it will not guess" in line
     assert "match" not in line and "I don't know you on this" not in line
     r.private = None  # the same turn, not incognito: the band is why it does not know
-    assert "was more than a weak match" in lead_line(r)
+    assert "was more than a weak match, so the model was told" in lead_line(r)
+    r.mode = "memory-only"  # no model ran: nobody was told anything (a second walk)
+    assert "was more than a weak match." in lead_line(r) and "told" not in lead_line(r)
+    r.private = "incognito"
+    assert "told" not in lead_line(r) and "weak match" not in lead_line(r)
 
 
 def test_the_status_line_says_what_was_checked_and_what_the_answer_used() -> None:
