@@ -68,7 +68,7 @@ def reembed_all(settings: Settings, progress: Callable[[str], None] = lambda m: 
         counts[name] = len(keys_found)
     client.set(keys.vector_dtype, VECTOR_DTYPE)  # every vector was written in today's dtype
     # Cached query vectors belong to the old model (they are keyed by model too; drop anyway).
-    stale = list(client.scan_iter(match=f"{keys.embedding_cache_name}:*", count=1000))
+    stale = list(client.scan_iter(match=keys.embedding_cache_entries, count=1000))
     pipe = client.pipeline(transaction=False)
     for key in stale:  # one DEL per key: cache entries lie in many hash slots
         pipe.delete(key)
