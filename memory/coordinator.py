@@ -81,6 +81,8 @@ def _changes(
         result = checked(self, *args, **kwargs)
         user_id = signature.bind(self, *args, **kwargs).arguments.get("user_id")
         admin.note_write(self.redis, self.keys, user_id)
+        if user_id:  # the next recall reads the profile in its first round trip
+            self.recall.profile.drop(user_id)
         return result
 
     return noted

@@ -121,6 +121,17 @@ class ProfileCache:
         fresh = kept is not None and kept[0] == version and time.monotonic() - kept[1] < KEPT_S
         return version, list(kept[2]) if kept is not None and fresh else None
 
+    def knows(self, user_id: str) -> bool:
+        """Lines kept for the user within KEPT_S (their version still to be checked): without
+        them a recall reads the profile at once, in its first round trip beside the version."""
+        kept = self._kept.get(user_id)
+        return kept is not None and time.monotonic() - kept[1] < KEPT_S
+
+    def drop(self, user_id: str) -> None:
+        """A write of this process changed the user's memories: the next recall reads the
+        profile in its first round trip, not in a second one after finding the version moved."""
+        self._kept.pop(user_id, None)
+
     def keep(self, user_id: str, version: str, replies: Sequence[Any]) -> list[ProfileLine]:
         """The lines of `profile_commands`' replies, read after the counter said `version` (a
         write in between only has the next recall read them again)."""

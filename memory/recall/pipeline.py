@@ -109,8 +109,14 @@ class RecallPipeline:
             self._take_short_term(ctx, raw, timings)
         exact_raw = raw.pop(0) if o.include_procedural else None
         if plan.profile:
-            version, lines = self.profile.take(raw.pop(0), user_id)
-            ctx.profile, plan.stale_profile = lines or [], None if lines is not None else version
+            reply = raw.pop(0)
+            if plan.profile_now:
+                read = [raw.pop(0) for _ in range(plan.profile_now)]
+                ctx.profile = self.profile.keep(user_id, as_str(reply or b"0"), read)
+            else:
+                version, lines = self.profile.take(reply, user_id)
+                ctx.profile = lines or []
+                plan.stale_profile = None if lines is not None else version
         if need_vector and qvec is None:
             t = time.perf_counter()
             pipe = self._stores.client.pipeline(transaction=False)
@@ -172,6 +178,11 @@ class RecallPipeline:
             exact_key = stores.procedural.exact_request(pipe, user_id, ctx.query)
         if plan.profile:
             pipe.get(stores.keys.writes(user_id))  # its version
+            if not self.profile.knows(user_id):  # nothing kept: read it now, beside it
+                commands = profile_commands(stores.episodic, user_id)
+                for command in commands:
+                    pipe.execute_command(*command)
+                plan.profile_now = len(commands)
         if need_vector and qvec is None:
             self._embedder.queue_lookup(pipe, ctx.query)
         elif qvec is not None:
@@ -434,6 +445,8 @@ class _Plan:
     profile: bool = False
     #: the write version to read the profile at (in the read-ahead): the one kept is of another
     stale_profile: str | None = None
+    #: the profile's commands queued in the first round trip (nothing was kept for the user)
+    profile_now: int = 0
 
 
 def fuse_request(
