@@ -14,7 +14,7 @@ from agent.types import TurnResult
 from memory.errors import InvalidInputError
 from memory.models import MAX_TEXT_CHARS, check_unicode, is_blank
 from ui import demo, private, resources, sessions, state
-from ui.answers import answer_text, hard_breaks, shown
+from ui.answers import answer_text, hard_breaks, said_by_user, shown
 from ui.details import (
     limit_lines,
     render_details,
@@ -87,10 +87,11 @@ def history(ctx: PageContext) -> int:
                 gone = forgotten(ctx, d) if d is not None else set()
                 if d is not None:
                     render_status(without_forgotten(d, gone))
-            said = m.content
             if m.role == "assistant":
-                said = answer_text(ctx, said, memory_only=bool(m.metadata.get("memory_only")))
-            st.markdown(shown(said))
+                said = answer_text(ctx, m.content, memory_only=bool(m.metadata.get("memory_only")))
+                st.markdown(shown(said))
+            else:
+                st.markdown(said_by_user(m.content))
             if d is not None:
                 # keyed by the turn, as while it streamed: a rerun keeps the picks and the result
                 key = d.turn_id if d.turn_id and d.turn_id not in drawn else m.id
@@ -174,7 +175,7 @@ def run_turn(ctx: PageContext, prompt: str, *, sidebar_after: bool = False) -> b
     agent = ctx.agent
     assert agent is not None
     with st.chat_message("user"):
-        st.markdown(shown(prompt))
+        st.markdown(said_by_user(prompt))
     with st.chat_message("assistant"):
         # open while it works: the steps show as they happen, folded into one line at the end
         box = st.status("Recalling memories…", expanded=True)

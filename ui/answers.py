@@ -5,7 +5,7 @@ never shown as news: left out while the banner says so, said in the past once th
 from __future__ import annotations
 
 from agent.prompt import MEMORY_ONLY_MARK
-from agent.replies import without_offline_notice
+from agent.replies import md_literal, without_offline_notice
 from ui.context import PageContext
 from ui.format import no_images
 
@@ -22,6 +22,12 @@ def shown(text: str) -> str:
     """A chat message as markdown: line breaks kept, images only as links (the text comes
     from a person or a model, and an image would make every viewer's browser fetch it)."""
     return no_images(hard_breaks(text))
+
+
+def said_by_user(text: str) -> str:
+    """A person's own message as markdown that reads as typed: each line literal (no heading,
+    link or styling of theirs is rendered), its line breaks kept."""
+    return "  \n".join(md_literal(line) for line in text.split("\n"))
 
 
 def answer_text(ctx: PageContext, text: str, *, memory_only: bool = False) -> str:

@@ -13,7 +13,7 @@ from ulid import ULID
 from agent.private import incognito_turn, reanswer
 from agent.types import TurnEvent, TurnResult
 from memory.models import ChatMessage
-from ui.answers import answer_text, shown
+from ui.answers import answer_text, hard_breaks, said_by_user, shown
 from ui.details import render_details, short
 from ui.errors import guard
 from ui.format import ImageFreeStream, md_text, no_images
@@ -52,7 +52,8 @@ def incognito_history(ctx: PageContext) -> int:
     msgs = _messages(ctx)
     for m in msgs:
         with st.chat_message(m.role, avatar="🕶️" if m.role == "assistant" else None):
-            st.markdown(no_images(m.content.replace("\n", "  \n")))
+            user = m.role == "user"
+            st.markdown(said_by_user(m.content) if user else no_images(hard_breaks(m.content)))
     return len(msgs)
 
 
@@ -72,7 +73,7 @@ def run_incognito_turn(ctx: PageContext, prompt: str) -> None:
     assert ctx.agent is not None
     msgs = _messages(ctx)
     with st.chat_message("user"):
-        st.markdown(no_images(prompt))
+        st.markdown(said_by_user(prompt))
     with st.chat_message("assistant", avatar="🕶️"):
         box = st.status("Answering incognito…", expanded=True)
         got: dict[str, Any] = {}

@@ -203,7 +203,7 @@ def test_a_returning_user_lands_in_their_newest_session(app_env, coordinator) ->
     at.query_params["user"] = "carol"
     at.run()
     assert at.session_state["session_id"] == "z-new"
-    shown = [str(e.value) for m in at.chat_message for e in m.markdown]
+    shown = [str(e.value).replace("\\", "") for m in at.chat_message for e in m.markdown]
     assert "Yesterday's conversation" in shown and "An old conversation" not in shown
 
 
@@ -331,3 +331,19 @@ def test_a_memory_only_turn_draws_the_sidebar_once_with_what_it_stored(
     assert "I saved your message" in answer(at, 3)
     assert len(drawn) == 1
     assert "I live in Lyon" in texts(at.sidebar)  # the sidebar's recent memories
+
+
+def test_a_persons_own_message_reads_as_typed(app_env, make_app) -> None:
+    """A third walk sent "remember: # Big heading [click](http://…) **bold**": its own bubble
+    showed a heading-less bold text with a live link. It reads as typed, as it streams and after
+    a reload, its line breaks kept."""
+    typed = "remember: # Big heading [click](http://example.com) **bold**\nsecond line"
+    at = make_app("app.py", user="typed", session="s-typed")
+    at.chat_input(key="chat_input").set_value(typed).run()
+    no_errors(at)
+    again = make_app("app.py", user="typed", session="s-typed")  # a reload: from Redis
+    for page in (at, again):
+        (mine,) = [m for m in page.chat_message if m.name == "user"][:1]
+        shown = mine.markdown[0].value
+        assert r"\# Big heading \[click\]\(http" in shown and r"\*\*bold\*\*" in shown
+        assert shown.endswith("  \nsecond line")
