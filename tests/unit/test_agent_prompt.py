@@ -324,8 +324,10 @@ def test_replies_fit_the_budget_and_leave_every_line_where_it_was(budget: int) -
         for i in range(8)
     ]
     plain = [_hit(h.text, h.score, event_type="interaction") for h in asked]
-    with_replies = render_memory_block(_with(asked), budget_tokens=budget)
-    without = render_memory_block(_with(plain), budget_tokens=budget)
+    # one nonce for both: a random one's tokens differ, and at a budget on the edge of a line
+    # they decided whether it fitted (clean-clone CI, budget 137)
+    with_replies = render_memory_block(_with(asked), budget_tokens=budget, nonce="abc")
+    without = render_memory_block(_with(plain), budget_tokens=budget, nonce="abc")
     assert with_replies.tokens == estimate_tokens(with_replies.text) <= budget
     texts = [x.text for x in read_block(with_replies.text) if x.kind == "memory"]
     assert texts == [x.text for x in read_block(without.text) if x.kind == "memory"]
