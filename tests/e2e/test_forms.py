@@ -144,5 +144,7 @@ def test_a_failure_shown_on_a_page_is_caught(page: Page, failure_watch: FailureW
                    document.body.append(box); }"""
     )
     assert any("exception box: ValueError" in f for f in failure_watch.failures())
-    failure_watch.found.clear()  # both seen: the rest of this test must pass
-    page.goto("http://watched.test/")
+    page.goto("http://watched.test/")  # the box goes with the page
+    # both seen, and cleared after the page went: a report of the box could land after a clear
+    # made before it (clean-clone CI, a loaded runner), and the teardown failed on it
+    failure_watch.found.clear()
