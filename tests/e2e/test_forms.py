@@ -63,7 +63,8 @@ def remember(page: Page, text: str, tags: str, kind: str | None = None) -> None:
                     raise
                 wait_idle(page)
     bar.get_by_role("button", name="Remember").click()
-    expect(page.get_by_test_id("stToast").filter(has_text="Remembered")).to_be_visible()
+    # this memory's own toast: an earlier add's may still be showing
+    expect(page.get_by_test_id("stToast").filter(has_text=f"Remembered: {text}")).to_be_visible()
     wait_idle(page)
 
 
