@@ -13,7 +13,6 @@ from pydantic import BaseModel, Field
 
 from memory import activity
 from memory.admin import followups
-from memory.admin.followups import finish_followups
 from memory.admin.stats import note_write
 from memory.admin.topic_match import (
     ProcedureText,
@@ -317,9 +316,7 @@ class TopicForget:
             "maintenance_report": int(report),
             "cached_embeddings": len(cached),
         }
-        followups.run_after(
-            stores, self._embedder, note, "the user's records were deleted", finish_followups
-        )
+        followups.run_after(stores, self._embedder, note, "the user's records were deleted")
         return counts
 
     def _cached_texts(
