@@ -458,9 +458,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {for_terminal(str(e), multiline=True)}", file=sys.stderr)
         # bad input (text, ids, files) is the caller's to fix, like a usage error: exit 2
         return 2 if isinstance(e, InvalidInputError) else 1
-    except json.JSONDecodeError as e:
-        print(f"error: --metadata is not valid JSON: {e.msg}", file=sys.stderr)
-        return 2
     except BrokenPipeError:  # e.g. `| head`: the reader left; not an error of ours
         sys.stderr.close()
         return 0

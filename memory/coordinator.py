@@ -97,13 +97,12 @@ class MemoryCoordinator:
         client: redis.Redis,
         embedder: Embedder,
         settings: Settings,
-        metrics: MetricsRecorder | None = None,
         load_knowledge: bool = True,
     ) -> None:
         self.settings = settings
         self.keys = Keys(settings.memory_namespace)
         self.redis = client
-        self.metrics = metrics or MetricsRecorder(client, self.keys, settings.metrics_max_entries)
+        self.metrics = MetricsRecorder(client, self.keys, settings.metrics_max_entries)
         self.embedder = CachedEmbedder(
             embedder,
             client,
@@ -372,7 +371,6 @@ class MemoryCoordinator:
                 log.warning("Could not record the tool sequence of a turn: %s", e)
             else:
                 result["procedural"] = pattern.id
-                result["procedural_confidence"] = pattern.confidence
         # hit: this answer's usage record lists a memory (Stats' "Answers that used memory")
         used_any = bool(turn_id) and len(used) > 0
         self.metrics.record("all", "store_interaction", _ms(t0), hit=used_any)
