@@ -124,15 +124,7 @@ class MemoryCoordinator:
         )
         self.identity.claim()  # before the indexes: they belong to the server it names
         self.stores = Stores.open(
-            client,
-            self.keys,
-            model_id=embedder.model_id,
-            dims=embedder.dims,
-            vector_algorithm=settings.vector_algorithm,
-            recommend_threshold=settings.procedural_recommend_threshold,
-            short_term_max_messages=settings.short_term_max_messages,
-            short_term_ttl_s=settings.short_term_ttl_s,
-            pii=settings.pii_policy,
+            client, self.keys, settings, model_id=embedder.model_id, dims=embedder.dims
         )
         self.episodic = self.stores.episodic
         self.semantic = self.stores.semantic
