@@ -123,20 +123,11 @@ def cmd_recall(args: argparse.Namespace, coord: MemoryCoordinator) -> Answer:
     ctx = coord.retrieve_all_context(
         args.user, args.session, args.query, RecallOptions(k_episodic=args.k, k_semantic=args.k)
     )
-
-    def hits(items: list) -> list[dict[str, Any]]:
-        return [
-            h.model_dump(include={"id", "text", "score", "band", "parts", "record"}) for h in items
-        ]
-
-    payload = {
-        "episodic": hits(ctx.episodic),
-        "semantic": hits(ctx.semantic),
-        "procedural": ctx.procedural.model_dump() if ctx.procedural else None,
-        "short_term": [m.model_dump() for m in ctx.short_term],
-        "hits": ctx.hits,
-        "timings_ms": ctx.timings_ms,
-    }
+    hit: Any = {"__all__": {"memory_type"}}  # a hit's type is the list it is in
+    payload = ctx.model_dump(
+        include={"episodic", "semantic", "procedural", "short_term", "hits", "timings_ms"},
+        exclude={"episodic": hit, "semantic": hit},
+    )
     lines = [
         f"{h.score:.3f} {h.band:8} {kind:10} {h.id} {for_terminal(h.text)}"
         for kind, found in (("episodic", ctx.episodic), ("semantic", ctx.semantic))

@@ -98,8 +98,8 @@ class ForgetReport(BaseModel):
 @translate_store_errors
 @dataclass(eq=False)
 class TopicForget:
-    """Built from the coordinator's parts (`TopicForget.of`), so the coordinator does not grow;
-    every public method goes through the one error boundary."""
+    """A topic forget, an operation of its own like `Maintenance`: built from the parts of the
+    coordinator it uses (`TopicForget.of`); every public method passes the error boundary."""
 
     #: the words of a count, for the screens that show a preview and its result
     counted = staticmethod(forgotten_words)
