@@ -21,7 +21,7 @@ from memory.boundary import translate_store_errors
 from memory.config import Settings
 from memory.embeddings import CachedEmbedder, Embedder, build_embedder
 from memory.errors import MemorySystemError
-from memory.identity import StoreIdentity, address_of
+from memory.identity import StoreIdentity
 from memory.keys import Keys
 from memory.metrics import MetricsRecorder
 from memory.models import (
@@ -113,14 +113,12 @@ class MemoryCoordinator:
         )
         self.identity = StoreIdentity(
             client,
-            self.keys.store_id,
+            self.keys,
             self._reopen,
-            address_of(client),
             "REDIS_URL and the data folder its server was started with"
             if settings.redis_url
             else f"that the embedded Redis on port {settings.redis_port} runs on "
             f"REDIS_DATA_DIR={settings.redis_data_dir} (`python -m memory redis status`)",
-            self.keys.store_unconfirmed,
         )
         self.identity.claim()  # before the indexes: they belong to the server it names
         self.stores = Stores.open(
