@@ -150,39 +150,51 @@ SEMANTIC_COLUMNS = {
 }
 
 
+def _runs(s: dict[str, Any], *, rate: bool = False) -> dict[str, Any]:
+    """How the runs of a pattern, or of one tool sequence of it, went (`RunStats`), as both
+    tables list them (`rate`: with the share of successes)."""
+    runs, ok = int(s.get("executions") or 0), int(s.get("successes") or 0)
+    return {
+        "Runs": runs,
+        "Successes": ok,
+        "Failures": int(s.get("failures") or 0),
+        **({"Success rate": round(100 * ok / runs) if runs else 0} if rate else {}),
+        "How well it worked": round(100 * float(s.get("avg_score") or 0.0)),
+        "Typical time": fmt_duration(s.get("avg_time_ms")),
+        "Last used": to_datetime(s.get("last_used")),
+    }
+
+
 def procedural_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
-    out = []
-    for r in rows:
-        seq = r.get("tool_sequence") or []
-        if isinstance(seq, str):
-            seq = [t for t in seq.replace("→", ",").split(",") if t.strip()]
-        out.append(
+    return pd.DataFrame(
+        [
             {
                 "📌": _pin(r.get("pinned")),
                 "Question pattern": plain_text(r.get("query_pattern") or r.get("text")),
-                "Best tools": words.tools_words(str(t).strip() for t in seq) or "no tools",
+                "Best tools": words.tools_words(r.get("tool_sequence") or []) or "no tools",
                 "Confidence": round(100 * float(r.get("confidence") or 0.0)),
                 "Recommended": "✅ yes" if _bool(r.get("recommended")) else "not yet",
-                "Runs": int(r.get("executions") or 0),
-                "Successes": int(r.get("successes") or 0),
-                "Failures": int(r.get("failures") or 0),
-                "How well it worked": round(100 * float(r.get("avg_score") or 0.0)),
-                "Typical time": fmt_duration(r.get("avg_time_ms")),
-                "Last used": to_datetime(r.get("last_used")),
+                **_runs(r),
                 "id": r.get("id", ""),
             }
-        )
-    return pd.DataFrame(out)
+            for r in rows
+        ]
+    )
 
 
-#: A procedure's average run score (agent.learning.success_score), as a share
-HOW_WELL_COLUMN = st.column_config.ProgressColumn(
-    min_value=0,
-    max_value=100,
-    format="%d%%",
-    help="100% when every tool of a run answered; less for errors, empty results or a "
-    "correction from you (the average of its runs)",
-)
+#: The runs' columns (`_runs`) of both tables; how well: the average run score
+#: (agent.learning.success_score), as a share
+RUN_COLUMNS = {
+    "How well it worked": st.column_config.ProgressColumn(
+        min_value=0,
+        max_value=100,
+        format="%d%%",
+        help="100% when every tool of a run answered; less for errors, empty results or a "
+        "correction from you (the average of its runs)",
+    ),
+    "Typical time": st.column_config.TextColumn(help="Average time of a run"),
+    "Last used": st.column_config.DatetimeColumn(format=GRID_TIME),
+}
 
 
 PROCEDURAL_COLUMNS = {
@@ -195,39 +207,21 @@ PROCEDURAL_COLUMNS = {
         width=120,  # "Recommended" whole (at 1440 px it read "Recommende")
         help="Suggested to the agent once confidence passes the threshold",
     ),
-    "How well it worked": HOW_WELL_COLUMN,
-    "Typical time": st.column_config.TextColumn(help="Average time of a run"),
-    "Last used": st.column_config.DatetimeColumn(format=GRID_TIME),
+    **RUN_COLUMNS,
     **ID_HIDDEN,
 }
 
 
 def sequences_frame(pattern: dict[str, Any]) -> pd.DataFrame:
-    seqs = pattern.get("sequences") or {}
-    rows = []
-    for name, s in seqs.items() if isinstance(seqs, dict) else []:
-        tools = s.get("tools") or [name]
-        runs = int(s.get("executions") or 0)
-        rows.append(
-            {
-                "Tools": words.tools_words(tools),
-                "Runs": runs,
-                "Successes": int(s.get("successes") or 0),
-                "Failures": int(s.get("failures") or 0),
-                "Success rate": round(100 * int(s.get("successes") or 0) / runs) if runs else 0,
-                "How well it worked": round(100 * float(s.get("avg_score") or 0.0)),
-                "Typical time": fmt_duration(s.get("avg_time_ms")),
-                "Last used": to_datetime(s.get("last_used")),
-            }
-        )
-    return pd.DataFrame(rows)
+    seqs = (pattern.get("sequences") or {}).values()
+    return pd.DataFrame(
+        [{"Tools": words.tools_words(s.get("tools") or []), **_runs(s, rate=True)} for s in seqs]
+    )
 
 
 SEQUENCE_COLUMNS = {
     "Success rate": st.column_config.ProgressColumn(min_value=0, max_value=100, format="%d%%"),
-    "How well it worked": HOW_WELL_COLUMN,
-    "Typical time": st.column_config.TextColumn(help="Average time of a run"),
-    "Last used": st.column_config.DatetimeColumn(format=GRID_TIME),
+    **RUN_COLUMNS,
 }
 
 
