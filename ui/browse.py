@@ -12,7 +12,6 @@ import streamlit as st
 
 from memory import ListQuery, words
 from memory.models import EventType
-from memory.service import MemoryService
 from ui import phone, state, undo
 from ui import sessions as sessions_ui
 from ui import usage as usage_ui
@@ -76,11 +75,6 @@ def _date_filter(key: str) -> tuple[int | None, int | None]:
     return since, until
 
 
-def _selection(event: Any, df: pd.DataFrame) -> list[dict[str, Any]]:
-    """Selected rows of a table as dicts (indices past the end are ignored)."""
-    return [df.iloc[i].to_dict() for i in event.selection.rows if 0 <= i < len(df)]
-
-
 #: Rows tall enough for three lines: the grid wraps text (at word ends) only in rows taller
 #: than 4rem; a one-line row cut a memory mid-word.
 ROW_HEIGHT = 72
@@ -91,11 +85,12 @@ NO_SELECTION: dict[str, dict[str, list[Any]]] = {
 
 
 def _table(
-    df: pd.DataFrame, key: str, columns: dict[str, Any], *, empty: str = "–"
+    df: pd.DataFrame, mtype: str, columns: dict[str, Any], *, empty: str = "–"
 ) -> list[dict[str, Any]]:
-    """`empty`: what a missing value reads as (an episodic memory without expiry: "never").
-    Memories whose delete waits for its Undo are not shown; a ticked memory stays ticked
-    whatever the filters do to its row number."""
+    """The selected rows, as dicts. `empty`: what a missing value reads as (an episodic memory
+    without expiry: "never"). Memories whose delete waits for its Undo are not shown; a ticked
+    memory stays ticked whatever the filters do to its row number."""
+    key = f"tbl_{mtype}"
     df = df[~df["id"].astype(str).isin(undo.pending_ids())].reset_index(drop=True)
     keep_selection_on_ids(key, df["id"].astype(str).tolist())
     phone.readable_rows(df, key)
@@ -110,7 +105,7 @@ def _table(
         placeholder=empty,
         height=min(HEADER_HEIGHT + ROW_HEIGHT * max(len(df), 1), 560),
     )
-    return _selection(event, df)
+    return [df.iloc[i].to_dict() for i in event.selection.rows if 0 <= i < len(df)]
 
 
 def _not_waiting(total: int, rows: list[dict[str, Any]]) -> int:
@@ -120,13 +115,13 @@ def _not_waiting(total: int, rows: list[dict[str, Any]]) -> int:
     return total - sum(str(r.get("id")) in waiting for r in rows)
 
 
-def clear_selection(table_key: str) -> None:
-    """Untick every row of a table (from a callback, before the table is drawn): after a save
-    or a delete the ticked row numbers must not carry over into the next bulk action."""
-    st.session_state[table_key] = NO_SELECTION
+def clear_selection(mtype: str) -> None:
+    """Untick every row of a type's table (from a callback, before the table is drawn): after
+    a save or a delete the ticked row numbers must not carry over into the next bulk action."""
+    st.session_state[f"tbl_{mtype}"] = NO_SELECTION
 
 
-def _bulk_actions(ctx: PageContext, mtype: str, table_key: str, selected: list[dict]) -> None:
+def _bulk_actions(ctx: PageContext, mtype: str, selected: list[dict]) -> None:
     """Pin/unpin and delete for the selected rows; a delete offers Undo (ui/undo.py)."""
     ids = [str(r["id"]) for r in selected]
     undo.notice_slot(ctx.coordinator, mtype)
@@ -142,31 +137,29 @@ def _bulk_actions(ctx: PageContext, mtype: str, table_key: str, selected: list[d
         icon="🗑️",
         help=f"Undo is offered for {undo.UNDO_S:g} seconds",
         on_click=_on_delete_many,
-        args=(ctx, mtype, selected, table_key),
+        args=(ctx, mtype, selected),
     )
     row.button(
         "Pin",
         key=f"pin_sel_{mtype}",
         icon="📌",
         on_click=_on_pin,
-        args=(ctx.coordinator, ctx.user_id, mtype, ids, True, ctx.is_admin),
+        args=(ctx, mtype, ids, True),
     )
     row.button(
         "Unpin",
         key=f"unpin_sel_{mtype}",
         on_click=_on_pin,
-        args=(ctx.coordinator, ctx.user_id, mtype, ids, False, ctx.is_admin),
+        args=(ctx, mtype, ids, False),
     )
     if mtype == "episodic":
         pause_actions(row, ctx, ids)
 
 
-def _on_delete_many(
-    ctx: PageContext, mtype: str, selected: list[dict[str, Any]], table_key: str
-) -> None:
+def _on_delete_many(ctx: PageContext, mtype: str, selected: list[dict[str, Any]]) -> None:
     items = [(mtype, str(r["id"]), _row_text(r)) for r in selected]
     undo.request_delete(ctx.coordinator, ctx.user_id, items, mtype, ctx.is_admin)
-    clear_selection(table_key)  # the old row numbers point at other rows now
+    clear_selection(mtype)  # the old row numbers point at other rows now
 
 
 SELECTION_NAMED = 5  # memories named one by one before "and N more"
@@ -184,10 +177,8 @@ def _row_text(row: dict[str, Any]) -> str:
     return str(row.get("Memory") or row.get("Fact") or row.get("Question pattern") or "")
 
 
-def _on_pin(
-    coord: MemoryService, user_id: str, mtype: str, ids: list[str], pinned: bool, as_admin: bool
-) -> None:
-    pin = coord.update_memory
+def _on_pin(ctx: PageContext, mtype: str, ids: list[str], pinned: bool) -> None:
+    pin, user_id, as_admin = ctx.coordinator.update_memory, ctx.user_id, ctx.is_admin
     done = sum(
         int(run_action("Pinning", pin, user_id, mtype, i, as_admin, pinned=pinned)[0]) for i in ids
     )
@@ -289,15 +280,15 @@ def episodic_tab(ctx: PageContext) -> None:
     titles = sessions_ui.titles_of(ctx.coordinator, ctx.user_id)
     df = usage_ui.with_usage(episodic_frame(rows, titles), usage)
     columns = {**EPISODIC_COLUMNS, **usage_ui.COLUMN_CONFIG}
-    selected = _table(df, "tbl_episodic", columns, empty="never")
+    selected = _table(df, "episodic", columns, empty="never")
     _page_picker("f_ep_page", total)
-    _bulk_actions(ctx, "episodic", "tbl_episodic", selected)
+    _bulk_actions(ctx, "episodic", selected)
     if len(selected) == 1:
-        _edit_episodic(ctx, str(selected[0]["id"]), "tbl_episodic")
+        _edit_episodic(ctx, str(selected[0]["id"]))
         usage_ui.used_in(ctx, str(selected[0]["id"]), usage)
 
 
-def _edit_episodic(ctx: PageContext, memory_id: str, table_key: str) -> None:
+def _edit_episodic(ctx: PageContext, memory_id: str) -> None:
     rec = _get_record(ctx, "episodic", memory_id)
     if not rec:
         return
@@ -321,9 +312,12 @@ def _edit_episodic(ctx: PageContext, memory_id: str, table_key: str) -> None:
         importance_picker(c3, f"{p}_importance", rec.get("importance") or 0.5)
         with c4:
             expiry_inputs(p, rec.get("expires_at"))
-        if origin := _origin(rec):
+        # the app wrote its context (the demo's, a chat's, an editor's): said in words; a
+        # note a person wrote (or none yet) is theirs to change
+        said = words.DEMO_ORIGIN if hidden_tags(rec.get("tags")) else rec.get("context")
+        if origin := words.origin_words(said):
             st.caption(f"Where it came from: {origin}")
-        else:  # a note a person wrote (or none yet): theirs to change
+        else:
             st.text_input(
                 "Note",
                 value=rec.get("context") or "",
@@ -335,8 +329,8 @@ def _edit_episodic(ctx: PageContext, memory_id: str, table_key: str) -> None:
             "Save changes",
             type="primary",
             key=f"{p}_save",
-            on_click=_on_save_episodic,
-            args=(ctx.coordinator, ctx.user_id, ctx.is_admin, memory_id, rec, table_key),
+            on_click=_on_save,
+            args=(ctx, "episodic", memory_id, rec),
         )
     if rec.get("superseded_by"):
         try:  # named by its text (an id means nothing to a reader); it may be gone
@@ -348,22 +342,23 @@ def _edit_episodic(ctx: PageContext, memory_id: str, table_key: str) -> None:
         st.caption(f"Replaced by {what}: kept as history, not recalled.")
 
 
-def _origin(rec: dict[str, Any]) -> str | None:
-    """Where a memory came from, in words, when the app wrote its context (the demo's, a
-    chat's, an editor's); None when a person wrote it (or there is none)."""
-    if hidden_tags(rec.get("tags")):
-        return words.origin_words(words.DEMO_ORIGIN)
-    return words.origin_words(rec.get("context"))
+def _on_save(ctx: PageContext, mtype: str, memory_id: str, rec: dict[str, Any]) -> None:
+    """A saved row is unticked: left ticked, it would join the next bulk delete ("Delete 3
+    selected") without the user choosing it again."""
+    changes = (_episodic_changes if mtype == "episodic" else _fact_changes)(memory_id, rec)
+    if save_edit(
+        ctx.coordinator,
+        ctx.user_id,
+        mtype,
+        memory_id,
+        changes,
+        or_else="delete the memory",
+        as_admin=ctx.is_admin,
+    ):
+        clear_selection(mtype)
 
 
-def _on_save_episodic(
-    coord: MemoryService,
-    user_id: str,
-    as_admin: bool,
-    memory_id: str,
-    rec: dict[str, Any],
-    table_key: str,
-) -> None:
+def _episodic_changes(memory_id: str, rec: dict[str, Any]) -> dict[str, Any]:
     ss, p = st.session_state, f"ed_ep_{memory_id}"
     changes: dict[str, Any] = {}
     if ss[f"{p}_text"].strip() != (rec.get("text") or rec.get("description") or ""):
@@ -385,24 +380,7 @@ def _on_save_episodic(
         changes["context"] = note
     if ss[f"{p}_pinned"] != bool(rec.get("pinned")):
         changes["pinned"] = ss[f"{p}_pinned"]
-    _save(coord, user_id, as_admin, "episodic", memory_id, changes, table_key)
-
-
-def _save(
-    coord: MemoryService,
-    user_id: str,
-    as_admin: bool,
-    mtype: str,
-    memory_id: str,
-    changes: dict[str, Any],
-    table_key: str,
-) -> None:
-    """A saved row is unticked: left ticked, it would join the next bulk delete ("Delete 3
-    selected") without the user choosing it again."""
-    if save_edit(
-        coord, user_id, mtype, memory_id, changes, or_else="delete the memory", as_admin=as_admin
-    ):
-        clear_selection(table_key)
+    return changes
 
 
 # --- semantic ------------------------------------------------------------------------------
@@ -442,16 +420,16 @@ def semantic_tab(ctx: PageContext) -> None:
     total = _not_waiting(total, rows)
     st.caption(f"{total} fact{'s' if total != 1 else ''}")
     df = usage_ui.with_usage(semantic_frame(rows, None if ctx.is_admin else ctx.user_id), usage)
-    selected = _table(df, "tbl_semantic", {**SEMANTIC_COLUMNS, **usage_ui.COLUMN_CONFIG})
+    selected = _table(df, "semantic", {**SEMANTIC_COLUMNS, **usage_ui.COLUMN_CONFIG})
     if not mine:
         _page_picker("f_sem_page", total)
-    _bulk_actions(ctx, "semantic", "tbl_semantic", selected)
+    _bulk_actions(ctx, "semantic", selected)
     if len(selected) == 1:
-        _edit_semantic(ctx, str(selected[0]["id"]), "tbl_semantic")
+        _edit_semantic(ctx, str(selected[0]["id"]))
         usage_ui.used_in(ctx, str(selected[0]["id"]), usage)
 
 
-def _edit_semantic(ctx: PageContext, memory_id: str, table_key: str) -> None:
+def _edit_semantic(ctx: PageContext, memory_id: str) -> None:
     rec = _get_record(ctx, "semantic", memory_id)
     if not rec:
         return
@@ -481,8 +459,8 @@ def _edit_semantic(ctx: PageContext, memory_id: str, table_key: str) -> None:
             type="primary",
             key=f"{p}_save",
             disabled=locked,
-            on_click=_on_save_semantic,
-            args=(ctx.coordinator, ctx.user_id, ctx.is_admin, memory_id, rec, table_key),
+            on_click=_on_save,
+            args=(ctx, "semantic", memory_id, rec),
         )
 
 
@@ -505,20 +483,12 @@ def _fact_fields(rec: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _on_save_semantic(
-    coord: MemoryService,
-    user_id: str,
-    as_admin: bool,
-    memory_id: str,
-    rec: dict[str, Any],
-    table_key: str,
-) -> None:
+def _fact_changes(memory_id: str, rec: dict[str, Any]) -> dict[str, Any]:
     ss, p = st.session_state, f"ed_sem_{memory_id}"
     old = _fact_fields(rec)
     new = {k: ss.get(f"{p}_{k}", v) for k, v in old.items()}  # sharing: an admin's only
     new["text"] = new["text"].strip()
-    changes = {k: v for k, v in new.items() if v != old[k]}
-    _save(coord, user_id, as_admin, "semantic", memory_id, changes, table_key)
+    return {k: v for k, v in new.items() if v != old[k]}
 
 
 # --- procedural ----------------------------------------------------------------------------
@@ -545,8 +515,8 @@ def procedural_tab(ctx: PageContext) -> None:
         f"once its confidence passes {ctx.settings.procedural_recommend_threshold:.0%}."
     )
     df = procedural_frame(rows)
-    selected = _table(df, "tbl_procedural", PROCEDURAL_COLUMNS)
-    _bulk_actions(ctx, "procedural", "tbl_procedural", selected)
+    selected = _table(df, "procedural", PROCEDURAL_COLUMNS)
+    _bulk_actions(ctx, "procedural", selected)
     by_id = {str(r.get("id")): r for r in rows}
     for sel in selected[:3]:
         pattern = by_id.get(str(sel["id"])) or {}
