@@ -164,11 +164,6 @@ def summary_line(r: TurnResult) -> str:
     return " · ".join(parts)
 
 
-def masked_line(labels: list[str]) -> str:
-    """What this turn stored as a label instead of as typed (secrets, PII_POLICY)."""
-    return md_text(f"Stored without your {', '.join(labels)}: each was replaced by a label.")
-
-
 def status_label(r: TurnResult) -> str:
     """The label the answer's status box ends with (the same after a rerun or a reload)."""
     label = checked_and_used(r)
@@ -258,8 +253,9 @@ def render_details(r: TurnResult, *, key: str, forgotten: Collection[str] = ()) 
             st.warning(no_images(r.error), icon="⚠️")
         for note in r.window.notes:
             st.warning(no_images(note), icon="📏")
-        if r.masked:
-            st.info(masked_line(r.masked), icon="🔒")
+        if r.masked:  # stored as a label instead of as typed (secrets, PII_POLICY)
+            said = f"Stored without your {', '.join(r.masked)}: each was replaced by a label."
+            st.info(md_text(said), icon="🔒")
         names = ["Recalled", f"Tools ({len(tools)})", f"Stored ({len(stored)})", "Prompt"]
         names += ["⚙️ Advanced", *(["💭 Thoughts"] if thinking else [])]
         tabs = st.tabs(names)
@@ -486,15 +482,8 @@ def _recalled(rec: MemoryContext, used: set[str], *, incognito: bool = False) ->
     proc = rec.procedural
     if proc is not None:
         anything = True
-        seq = md_text(words.tools_words(proc.tool_sequence)) or "no tools"
-        conf = float(proc.confidence)
-        verdict = "recommended" if proc.recommended else "not yet trusted"
-        st.markdown(
-            f"**{type_label('procedural')}** · for a question like "
-            f"“{md_text(proc.query_pattern)}” it {seq}  \n"
-            f"confidence **{conf:.0%}** ({verdict}) · {proc.executions} runs"
-        )
-        st.progress(min(max(conf, 0.0), 1.0))
+        st.markdown(f"**{type_label('procedural')}** · {way_of_working(proc)}")
+        st.progress(min(max(float(proc.confidence), 0.0), 1.0))
     recent = rec.short_term
     if recent:
         anything = True
@@ -700,7 +689,21 @@ def _advanced(r: TurnResult, key: str) -> None:
     if not shown:
         st.caption("Nothing was recalled.")
     st.markdown("**Time per stage**")
-    _timings(r, key)
+    df = timings_frame(r)
+    if df.empty:
+        st.caption("No timings were recorded.")
+        return
+    st.dataframe(
+        df,
+        hide_index=True,
+        key=f"det_{key}_timings",
+        column_config={
+            "Seconds": st.column_config.NumberColumn("Seconds", format="%.3f"),
+            "Share": st.column_config.ProgressColumn(
+                "Share of the turn", min_value=0.0, max_value=1.0, format="percent"
+            ),
+        },
+    )
 
 
 def stage_label(stage: str) -> str:
@@ -725,21 +728,3 @@ def timings_frame(r: TurnResult) -> pd.DataFrame:
     if total:
         rows.append({"Stage": "Whole answer", "Seconds": total / 1000, "Share": 1.0})
     return pd.DataFrame(rows)
-
-
-def _timings(r: TurnResult, key: str) -> None:
-    df = timings_frame(r)
-    if df.empty:
-        st.caption("No timings were recorded.")
-        return
-    st.dataframe(
-        df,
-        hide_index=True,
-        key=f"det_{key}_timings",
-        column_config={
-            "Seconds": st.column_config.NumberColumn("Seconds", format="%.3f"),
-            "Share": st.column_config.ProgressColumn(
-                "Share of the turn", min_value=0.0, max_value=1.0, format="percent"
-            ),
-        },
-    )
