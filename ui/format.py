@@ -155,23 +155,21 @@ def importance_picker(where: Any, key: str, value: Any = None) -> str:
     )
 
 
+def _tags(value: Any) -> list[str]:
+    """A record's tags, stored as a list or as text ("a,b" or "a|b")."""
+    if not isinstance(value, list | tuple):
+        value = str(value or "").replace("|", ",").split(",")
+    return [str(t) for t in value if str(t)]
+
+
 def tag_list(value: Any) -> list[str]:
-    """A record's tags, stored as a list or as text ("a,b" or "a|b"), without the marks the
-    app adds itself (`HIDDEN_TAGS`)."""
-    if isinstance(value, list | tuple):
-        tags = [str(t) for t in value if str(t)]
-    elif isinstance(value, str):
-        tags = [t for t in value.replace("|", ",").split(",") if t]
-    else:
-        return []
-    return [t for t in tags if t not in HIDDEN_TAGS]
+    """A record's tags without the marks the app adds itself (`HIDDEN_TAGS`)."""
+    return [t for t in _tags(value) if t not in HIDDEN_TAGS]
 
 
 def hidden_tags(value: Any) -> list[str]:
     """The app's own marks among a record's tags: kept by an edit, never shown."""
-    if not isinstance(value, list | tuple):
-        value = str(value or "").replace("|", ",").split(",")
-    return [str(t) for t in value if str(t) in HIDDEN_TAGS]
+    return [t for t in _tags(value) if t in HIDDEN_TAGS]
 
 
 def tags_text(value: Any) -> str:

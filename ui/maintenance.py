@@ -72,7 +72,13 @@ def maintenance_tab(ctx: PageContext) -> None:
         width="stretch",
     )
     with guard("Counting waiting summaries"):
-        _waiting(maint.summaries_waiting(ctx.user_id))
+        # fell due while the model was unavailable: said until they run
+        if waiting := maint.summaries_waiting(ctx.user_id):
+            st.warning(
+                f"Summaries waiting: {len(waiting)} (the model was not available). They run "
+                "when it is back: at the next maintenance run or the next long turn of that chat.",
+                icon="⏳",
+            )
     titles = titles_of(ctx.coordinator, ctx.user_id)  # chats by their names, as the sidebar
     _proposals(maint, ctx.user_id, titles)
     with guard("Loading the last maintenance report"):
@@ -231,17 +237,6 @@ def _last_report(report: dict[str, Any] | None, user_id: str, titles: dict[str, 
             st.dataframe(changes, hide_index=True, key="mt_last_decay")
 
 
-def _waiting(waiting: list[dict[str, Any]]) -> None:
-    """Summaries that fell due while the model was unavailable: visible until they run."""
-    if not waiting:
-        return
-    st.warning(
-        f"Summaries waiting: {len(waiting)} (the model was not available). They run when it "
-        "is back: at the next maintenance run or the next long turn of that chat.",
-        icon="⏳",
-    )
-
-
 def _past_merges(maint: Maintenance, user_id: str) -> None:
     st.markdown("##### ↩️ Past merges")
     merges = maint.merges(user_id, limit=MERGES_SHOWN)
@@ -312,13 +307,11 @@ def importance_changes_frame(items: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(
         {
             "Memory": plain_text(d.get("text")),
-            **{k.capitalize(): _importance(float(d[k])) for k in ("before", "after")},
+            # the word a person picks, and the number: `low (30%)`
+            **{
+                k.capitalize(): f"{importance_word(d[k])} ({d[k]:.0%})" for k in ("before", "after")
+            },
             "Recalled": counted(n, "time", "times") if (n := int(d["recalled"] or 0)) else "never",
         }
         for d in items
     )
-
-
-def _importance(value: float) -> str:
-    """`low (30%)`: the word a person picks, and the number."""
-    return f"{importance_word(value)} ({value:.0%})"

@@ -81,13 +81,9 @@ def chat_link(user_id: str, session_id: str) -> str:
 def used_in(ctx: PageContext, memory_id: str, usage: dict[str, Usage]) -> None:
     """A memory's usage, and the questions of the recent answers that used it, each linked
     to its chat (the questions are read from the chats: a cleared chat has none to show)."""
-    with st.container(key=f"usage_{memory_id}"):
-        _used_in(ctx, memory_id, usage)
-
-
-def _used_in(ctx: PageContext, memory_id: str, usage: dict[str, Usage]) -> None:
     label = used_label(usage.get(memory_id))
-    st.markdown(f"**{label[:1].upper()}{label[1:]}**")
+    box = st.container(key=f"usage_{memory_id}")
+    box.markdown(f"**{label[:1].upper()}{label[1:]}**")
     if memory_id not in usage:
         return
     lines: list[str] = []
@@ -108,4 +104,4 @@ def _used_in(ctx: PageContext, memory_id: str, usage: dict[str, Usage]) -> None:
             link = chat_link(ctx.user_id, a.session_id)
             lines.append(f"- {when}: [{no_images(md_text(snippet(question, 90)))}]({link})")
     if lines:
-        st.markdown("Recent answers that used it:\n" + "\n".join(lines))
+        box.markdown("Recent answers that used it:\n" + "\n".join(lines))
