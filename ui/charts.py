@@ -55,9 +55,10 @@ def figure(
     **px_args: Any,
 ) -> go.Figure:
     """One Stats chart from a frame: bars (`bar`, horizontal `hbar`), lines or a donut (x names
-    the slices, y sizes them), with plotly express's own arguments. Shared: the title top-left
-    under the toolbar, the legend in one row under it, a value axis from zero, and an x column
-    of dates on the date axis (`daily`: one bar per day)."""
+    the slices, y sizes them), with plotly express's own arguments. Shared: a memory type's
+    colour, the title top-left under the toolbar, the legend in one row under it, a value axis
+    from zero, and an x column of dates on the date axis (`daily`: one bar per day)."""
+    px_args.setdefault("color_discrete_map", SERIES_COLORS)
     if kind == "donut":
         fig = px.pie(df, names=x, values=y, hole=0.55, **px_args)
     elif kind == "line":
@@ -346,7 +347,6 @@ def hit_rate_figure(hr: pd.DataFrame) -> go.Figure:
         x="Type",
         y="rate",
         color="Type",
-        color_discrete_map=SERIES_COLORS,
         text=hr["rate"].map(lambda r: f"{r:.0%}"),
         hover_data={"hits": True, "misses": True},
         labels={"rate": "found something", "hits": "found", "misses": "found nothing", "Type": ""},
@@ -400,7 +400,6 @@ def counts_figure(counts: dict[str, int]) -> go.Figure:
         x="Type",
         y="count",
         color="Type",
-        color_discrete_map=SERIES_COLORS,
         text="count",
         labels={"Type": "", "count": "memories"},
         title="Memories per type",
@@ -435,7 +434,6 @@ def growth_figure(gf: pd.DataFrame) -> go.Figure:
         x="when",
         y="count",
         color="Type",
-        color_discrete_map=SERIES_COLORS,
         labels={"when": "", "count": "memories", "Type": ""},
         title="Growth over time",
         line_shape="hv",
@@ -459,7 +457,6 @@ def growth_per_day_figure(gd: pd.DataFrame) -> go.Figure:
         x="day",
         y="new",
         color="Type",
-        color_discrete_map=SERIES_COLORS,
         labels={"day": "", "new": "new memories", "Type": ""},
         title="Growth per day",
         daily=True,
