@@ -76,16 +76,6 @@ def _memories(n: int) -> str:
     return f"{n} memor{'y' if n == 1 else 'ies'}"
 
 
-def checked_and_used(r: TurnResult) -> str:
-    """`Checked 14 memories, used 5`: what recall brought, and what the answer used of it."""
-    rec = r.recalled
-    checked = len(rec.episodic) + len(rec.semantic)
-    if not checked:
-        return "No memory checked"
-    n = len(used_ids(r))
-    return f"Checked {_memories(checked)}, used {n or 'none'}"
-
-
 def lead_line(r: TurnResult) -> str:
     """One plain sentence: which of the user's memories the answer used (markdown, escaped).
     The user's earlier questions it recalled are counted apart: they are no memory of them."""
@@ -165,8 +155,11 @@ def summary_line(r: TurnResult) -> str:
 
 
 def status_label(r: TurnResult) -> str:
-    """The label the answer's status box ends with (the same after a rerun or a reload)."""
-    label = checked_and_used(r)
+    """The label the answer's status box ends with (the same after a rerun or a reload):
+    `Checked 14 memories, used 5`: what recall brought, and what the answer used of it."""
+    checked = len(r.recalled.episodic) + len(r.recalled.semantic)
+    label = f"Checked {_memories(checked)}, used {len(used_ids(r)) or 'none'}"
+    label = label if checked else "No memory checked"
     if r.tools:
         label += f" · {len(r.tools)} tool call(s)"
     if r.tokens_per_s is not None:
@@ -263,7 +256,12 @@ def render_details(r: TurnResult, *, key: str, forgotten: Collection[str] = ()) 
             if n_unrecalled:
                 st.caption(f"Forgotten since: {_memories(n_unrecalled)} this answer recalled.")
             _recalled(r.recalled, used_ids(r), incognito=r.private == "incognito")
-            _held_back(r.held_back)
+            if held := r.held_back:  # kept out of the prompt for a question about the user
+                st.markdown(
+                    f"**Held back** · {len(held)} too weak to use (weaker than a possible match):"
+                )
+                for h in held:
+                    st.markdown(_hit_line(h))
         with tabs[1]:
             _tools(tools)
         with tabs[2]:
@@ -503,15 +501,6 @@ def _recalled(rec: MemoryContext, used: set[str], *, incognito: bool = False) ->
         )
 
 
-def _held_back(held: list[RecallHit]) -> None:
-    """Weak candidates kept out of the prompt for a question about the user (agent.knowing)."""
-    if not held:
-        return
-    st.markdown(f"**Held back** · {len(held)} too weak to use (weaker than a possible match):")
-    for h in held:
-        st.markdown(_hit_line(h))
-
-
 def _tools(tools: list[ToolCallRecord]) -> None:
     if not tools:
         st.caption("No tools were called for this answer.")
@@ -583,10 +572,13 @@ def prompt_markdown(
             answered = f"  \n  ↳ answered: {md_text(line.reply)}" if line.reply else ""
             out.append(f"- {said}{answered}" + (f"  \n  :gray[{meta}]" if meta else ""))
         else:
-            out.append(f"\n:gray[{md_text(note_line(line.text))}]\n")
+            said = OMITTED.sub(r"(\1 more memories left out: they did not fit)", line.text)
+            out.append(f"\n:gray[{md_text(said)}]\n")
     return "\n".join(out).strip()
 
 
+#: The block's note of the lines that did not fit, said in words by `prompt_markdown`
+OMITTED = re.compile(r"^\((\d+) more memories omitted to fit the token budget\)$")
 #: The block's section titles (written for a model, as read back), as a person reads them.
 TITLE_WORDS = {
     title.removesuffix(":"): words.table().block_sections[name]
@@ -601,13 +593,6 @@ def note_words(note: str, dated: bool = True) -> list[str]:
     if not dated:
         parts = [p for p in parts if p in words.table().bands]
     return [words.band_word(p) if p in words.table().bands else p for p in parts]
-
-
-def note_line(text: str) -> str:
-    """A note of the block (how many lines did not fit) in words."""
-    if m := re.fullmatch(r"\((\d+) more memories omitted to fit the token budget\)", text):
-        return f"({m[1]} more memories left out: they did not fit)"
-    return text
 
 
 def way_of_working(proc: ProceduralSuggestion | None) -> str:
