@@ -176,8 +176,6 @@ if store_wide:  # timings are kept for the whole app, not per person
         "tiles, the recall time and the three sections at the foot count everyone who uses "
         "this app."
     )
-
-if store_wide:
     if recall.empty:
         st.caption(
             "📈 Recall time: no answers in this window yet. Chat on the **Chat** page, then "

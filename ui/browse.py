@@ -67,14 +67,6 @@ def _page_picker(key: str, total: int) -> int:
     return int(st.number_input(f"Page (of {pages})", 1, pages, 1, key=key))
 
 
-def _date_filter(key: str) -> tuple[int | None, int | None]:
-    value = st.date_input("Date range", value=[], key=key, format="YYYY-MM-DD")
-    dates = list(value) if isinstance(value, list | tuple) else ([value] if value else [])
-    since = day_start_ms(dates[0]) if dates else None
-    until = day_end_ms(dates[-1]) if dates else None
-    return since, until
-
-
 #: Rows tall enough for three lines: the grid wraps text (at word ends) only in rows taller
 #: than 4rem; a one-line row cut a memory mid-word.
 ROW_HEIGHT = 72
@@ -215,8 +207,10 @@ def episodic_tab(ctx: PageContext) -> None:
         or []
     )
     f2, f3, f4 = st.columns(3)
-    with f2:
-        since, until = _date_filter("f_ep_dates")
+    value = f2.date_input("Date range", value=[], key="f_ep_dates", format="YYYY-MM-DD")
+    dates = list(value) if isinstance(value, list | tuple) else ([value] if value else [])
+    since = day_start_ms(dates[0]) if dates else None
+    until = day_end_ms(dates[-1]) if dates else None
     tags = parse_tags(f3.text_input("Tags", key="f_ep_tags", placeholder="diet, running"))
     pinned = PINNED_CHOICES[f4.selectbox("Pinned", list(PINNED_CHOICES), key="f_ep_pinned")]
     t1, t2, t3 = st.columns(3)

@@ -73,11 +73,6 @@ def with_usage(df: pd.DataFrame, usage: dict[str, Usage]) -> pd.DataFrame:
     return df
 
 
-def chat_link(user_id: str, session_id: str) -> str:
-    """The address that opens this chat (`?user=&chat=`, read when a page opens)."""
-    return "./?" + urlencode({state.URL_USER: user_id, state.URL_CHAT: session_id})
-
-
 def used_in(ctx: PageContext, memory_id: str, usage: dict[str, Usage]) -> None:
     """A memory's usage, and the questions of the recent answers that used it, each linked
     to its chat (the questions are read from the chats: a cleared chat has none to show)."""
@@ -101,7 +96,8 @@ def used_in(ctx: PageContext, memory_id: str, usage: dict[str, Usage]) -> None:
             if question is None:
                 lines.append(f"- {when}: an answer in a chat since cleared")
                 continue
-            link = chat_link(ctx.user_id, a.session_id)
+            # the address that opens this chat (read when a page opens)
+            link = "./?" + urlencode({state.URL_USER: ctx.user_id, state.URL_CHAT: a.session_id})
             lines.append(f"- {when}: [{no_images(md_text(snippet(question, 90)))}]({link})")
     if lines:
         box.markdown("Recent answers that used it:\n" + "\n".join(lines))
