@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from memory import Maintenance
     from ui.context import PageContext
 
-DRY_KEY = "mt_dry_run"  # session: {"user_id", "at_ms", "proposals", "expired", "decayed"}
+DRY_KEY = "mt_dry_run"  # session: the dry run's part for a user (UserReport) and its at_ms
 MERGES_SHOWN = 20
 #: The report's counts (memory.maintenance.runner.UserReport) as a tile and a sentence say them;
 #: "importance adjusted", not "decayed": a recalled memory's importance goes up
@@ -95,14 +95,7 @@ def _dry_run(maint: Maintenance, user_id: str) -> None:
     if not ok:
         return
     mine = _user_part(report.model_dump(mode="json"), user_id) or {}
-    st.session_state[DRY_KEY] = {
-        "user_id": user_id,
-        "at_ms": report.at_ms,
-        "proposals": mine.get("consolidated", []),
-        "expired": mine.get("expired", []),
-        "decayed": len(mine.get("decayed", [])),
-        "summaries": mine.get("summarised", []),
-    }
+    st.session_state[DRY_KEY] = {**mine, "user_id": user_id, "at_ms": report.at_ms}
 
 
 def _run_now(maint: Maintenance, user_id: str) -> None:
@@ -147,7 +140,7 @@ def _drop_proposal(proposal: dict[str, Any]) -> None:
     dry = st.session_state.get(DRY_KEY)
     if dry:
         cid = proposal["canonical_id"]
-        dry["proposals"] = [p for p in dry["proposals"] if p["canonical_id"] != cid]
+        dry["consolidated"] = [p for p in dry["consolidated"] if p["canonical_id"] != cid]
 
 
 # --- sections ------------------------------------------------------------------------------
@@ -158,12 +151,12 @@ def _proposals(maint: Maintenance, user_id: str, titles: dict[str, str]) -> None
     if not dry or dry.get("user_id") != user_id:
         return  # no dry run yet, or one of another user (the sidebar can switch users)
     st.markdown("##### 🔍 Preview: what a run would do")
-    proposals, expired = dry["proposals"], dry["expired"]
+    proposals, expired = dry.get("consolidated", []), dry.get("expired", [])
     st.caption(
         f"At {fmt_ms_time(dry['at_ms'])}: {counted(len(proposals), 'merge', 'merges')} to "
         f"review, {counted(len(expired), 'memory', 'memories')} to expire, "
-        f"{counted(dry['decayed'], 'importance', 'importances')} to adjust. Nothing has "
-        "changed yet."
+        f"{counted(len(dry.get('decayed', [])), 'importance', 'importances')} to adjust. "
+        "Nothing has changed yet."
     )
     if not proposals:
         st.info("No near-duplicate memories to merge.", icon="✨")
@@ -198,7 +191,7 @@ def _proposals(maint: Maintenance, user_id: str, titles: dict[str, str]) -> None
     if expired:
         st.caption("Would expire:")
         st.dataframe(_expired_frame(expired), hide_index=True, key="mt_dry_expired")
-    if due := dry.get("summaries"):  # not written yet: said, not a table of empty texts
+    if due := dry.get("summarised"):  # not written yet: said, not a table of empty texts
         chats = "; ".join(
             f"{chat_label(str(d['session_id']), titles)} ({d['messages']} messages: "
             f"{WHY.get(str(d['reason']), str(d['reason']))})"
