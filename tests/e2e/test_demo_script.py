@@ -288,7 +288,7 @@ def test_the_demo_script_survives_a_presenter(  # noqa: PLR0915 - one script, st
     main.get_by_role("tab", name="➕ Add").click()
     by_key(page, "a_text").locator("textarea").fill("Maya keeps a running diary in a notebook")
     by_key(page, "a_go").get_by_role("button").click()
-    expect(page.get_by_text("Added: Maya keeps a running diary")).to_be_visible(timeout=TIMEOUT_MS)
+    expect(page.get_by_text("Remembered: Maya keeps a running diary")).to_be_visible(timeout=TIMEOUT_MS)
     wait_idle(page)
     expect(tile.get_by_test_id("stMetricValue")).to_have_text(str(before + 1))
     no_exceptions(page)
