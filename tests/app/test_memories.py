@@ -124,7 +124,7 @@ def test_bulk_delete_offers_undo_then_deletes(alice, make_app) -> None:
     at = select_rows(at, "tbl_episodic", [1, 2])
     at.button(key="delete_sel_episodic").click().run()
     no_errors(at)
-    assert "🗑️ Deleted 2 memories" in texts(at, "caption")
+    assert "🗑️ Deleted 2 memories · " in texts(at, "caption")
     assert at.button(key="undo_delete_episodic").label == "Undo"
     assert episodic_texts(at) == ["I am vegetarian"]  # hidden at once...
     assert alice.list_memories("alice", "episodic")[1] == 3  # ...deleted only after the Undo

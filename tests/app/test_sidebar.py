@@ -43,7 +43,8 @@ def test_add_an_episodic_memory_then_delete_it(app_env, make_app, coordinator) -
     no_errors(at)
     # gone from the list at once, with Undo offered; not deleted while it is offered
     notice = [c.value for c in at.sidebar.caption if "Deleted" in c.value]
-    assert notice == ["🗑️ Deleted “Run a half marathon in April”"]
+    assert [n.split(" · ")[0] for n in notice] == ["🗑️ Deleted “Run a half marathon in April”"]
+    assert notice[0].endswith(" s to undo")  # the seconds left, counted down
     assert coordinator.list_memories("alice", "episodic")[1] == 1
     at.run()  # the next interaction carries it out
     no_errors(at)
