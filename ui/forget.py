@@ -18,7 +18,7 @@ from ui.manage import cleanup_tab
 from ui.tables import SPEAKERS
 
 if TYPE_CHECKING:
-    from memory import MemoryCoordinator, TopicForget
+    from memory import MemoryCoordinator
     from memory.service import MemoryService
     from ui.context import PageContext
 
@@ -34,10 +34,10 @@ def forget_and_clear_tab(ctx: PageContext) -> None:
 
 
 def forget_tab(ctx: PageContext) -> None:
-    forgetter = _forgetter(ctx)
-    if forgetter is None:
-        st.info("Forgetting a topic needs the Redis memory store.")
-        return
+    from memory import TopicForget
+
+    # on the store's parts, not through the MemoryService protocol: the app's coordinator
+    forgetter = TopicForget.of(ctx.coordinator)  # type: ignore[arg-type]
     st.caption(
         f"Deletes everything **{md_text(ctx.user_id)}**'s memory holds about a topic: the "
         "memories, facts, ways of working and chat messages that mention it, and what came "
@@ -65,15 +65,6 @@ def _items(n: int) -> str:
     from memory import TopicForget
 
     return TopicForget.counted(n, "items")
-
-
-def _forgetter(ctx: PageContext) -> TopicForget | None:
-    from memory import MemoryCoordinator, TopicForget
-
-    # It works on the store's parts, not through the MemoryService protocol (a test fake).
-    if isinstance(ctx.coordinator, MemoryCoordinator):
-        return TopicForget.of(ctx.coordinator)
-    return None
 
 
 def _preview(coord: MemoryService, user_id: str) -> None:

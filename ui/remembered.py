@@ -15,7 +15,7 @@ from memory.writing import StoredMemory
 from ui import state
 from ui.context import PageContext
 from ui.errors import guard, run_action
-from ui.format import md_text, snippet
+from ui.format import md_text, memory_text, snippet
 from ui.row_actions import edit_fields
 
 #: The answer's button that forgets what it remembered (not "Undo": that is a delete's).
@@ -59,7 +59,7 @@ def remembered_line(ctx: PageContext, r: TurnResult, key: str) -> None:
             except NotFoundError:
                 gone.append(m)
                 continue
-            live.append((m, str(rec.get("text") or rec.get("description") or m.text)))
+            live.append((m, memory_text(rec) or m.text))
     parts = []
     if live:
         parts.append("💾 Remembered: " + "; ".join(f"“{md_text(snippet(t, 90))}”" for _, t in live))
@@ -111,7 +111,7 @@ def _old_text(ctx: PageContext, m: StoredMemory) -> str:
         rec = ctx.coordinator.get_memory(ctx.user_id, "episodic", str(m.superseded_id))
     except Exception:  # noqa: BLE001 - a name for the replaced memory is a nicety
         return ""
-    return snippet(str(rec.get("text") or rec.get("description") or ""), 60)
+    return snippet(memory_text(rec), 60)
 
 
 def _on_undo(coord: MemoryService, user_id: str, ids: list[tuple[str, Any]]) -> None:
