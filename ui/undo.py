@@ -30,15 +30,13 @@ def pending() -> dict[str, Any] | None:
 def pending_ids() -> set[str]:
     """Ids of the memories whose delete waits: lists leave them out while Undo is offered."""
     p = pending()
-    return {str(i["memory_id"]) for i in p["items"]} if p else set()
+    return {memory_id for _, memory_id in p["items"]} if p else set()
 
 
 def pending_of(user_id: str) -> list[tuple[str, str]]:
     """`(type, id)` of the user's memories whose delete waits: counts leave them out too."""
     p = pending()
-    if p is None or p["user_id"] != user_id:
-        return []
-    return [(str(i["mtype"]), str(i["memory_id"])) for i in p["items"]]
+    return list(p["items"]) if p is not None and p["user_id"] == user_id else []
 
 
 def request_delete(
@@ -50,15 +48,9 @@ def request_delete(
 ) -> None:
     """Mark memories `(type, id, text)` for deletion; `origin`: where the Undo is offered."""
     what = f"“{md_text(snippet(items[0][2], 50))}”" if len(items) == 1 else f"{len(items)} memories"
-    offer(
-        coord,
-        origin,
-        f"🗑️ Deleted {what}",
-        f"Kept {what}.",
-        partial(_delete, user_id, [(t, i) for t, i, _ in items], as_admin),
-        user_id=user_id,
-        items=[(t, i) for t, i, _ in items],
-    )
+    ids = [(t, i) for t, i, _ in items]
+    run = partial(_delete, user_id, ids, as_admin)
+    offer(coord, origin, f"🗑️ Deleted {what}", f"Kept {what}.", run, user_id=user_id, items=ids)
 
 
 def offer(
@@ -77,7 +69,7 @@ def offer(
     _carry_out(coord)
     st.session_state[KEY] = {
         "user_id": user_id,
-        "items": [{"mtype": t, "memory_id": i} for t, i in items or []],
+        "items": list(items or []),
         "origin": origin,
         "said": said,
         "kept": kept,
