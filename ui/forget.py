@@ -1,32 +1,29 @@
-"""Memories page, *Forget* tab: a topic -> a preview to untick what stays -> an undo window of
-`UNDO_S` seconds, counted down by a fragment of this browser session (a tab closed inside it
-forgets nothing) -> done (`memory.TopicForget`). Texts show in plain-text cells only."""
+"""Memories page, *Forget* tab: a topic -> a preview to untick what stays -> the Undo window
+every delete has (ui/undo.py) -> done (`memory.TopicForget`). Texts show in plain-text cells
+only."""
 
 from __future__ import annotations
 
-import math
-import time
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import streamlit as st
 
 from memory import words
-from ui import state
+from ui import undo
 from ui.errors import guard, run_action
 from ui.format import fmt_ms_time, md_text, plain_text, snippet, type_label
 from ui.manage import cleanup_tab
 from ui.tables import SPEAKERS
 
 if TYPE_CHECKING:
-    from memory import TopicForget
+    from memory import MemoryCoordinator
+    from memory.service import MemoryService
     from ui.context import PageContext
 
 PREVIEW_KEY = "forget_preview"  # {"user_id", "query", "matches", "shared_facts"}
-PENDING_KEY = "forget_pending"  # {"user_id", "query", "keep", "n", "at"}
 DONE_KEY = "forget_done"  # {"user_id", "query", "summary"}
-#: Seconds the Undo stays offered before the forget is carried out.
-UNDO_S = 8.0
 
 
 def forget_and_clear_tab(ctx: PageContext) -> None:
@@ -37,10 +34,10 @@ def forget_and_clear_tab(ctx: PageContext) -> None:
 
 
 def forget_tab(ctx: PageContext) -> None:
-    forgetter = _forgetter(ctx)
-    if forgetter is None:
-        st.info("Forgetting a topic needs the Redis memory store.")
-        return
+    from memory import TopicForget
+
+    # on the store's parts, not through the MemoryService protocol: the app's coordinator
+    forgetter = TopicForget.of(ctx.coordinator)  # type: ignore[arg-type]
     st.caption(
         f"Deletes everything **{md_text(ctx.user_id)}**'s memory holds about a topic: the "
         "memories, facts, ways of working and chat messages that mention it, and what came "
@@ -49,8 +46,7 @@ def forget_tab(ctx: PageContext) -> None:
         "This cannot be undone once the countdown ends."
     )
     _done(ctx.user_id)
-    if st.session_state.get(PENDING_KEY):
-        _pending_notice(forgetter)
+    if undo.notice_slot(ctx.coordinator, "forget"):
         return
     with st.form("fg_form", border=False):
         c1, c2 = st.columns([5, 1], vertical_alignment="bottom")
@@ -61,7 +57,7 @@ def forget_tab(ctx: PageContext) -> None:
         with guard("Finding the topic"):
             preview = forgetter.preview(ctx.user_id, query)
             st.session_state[PREVIEW_KEY] = preview.model_dump(mode="json")
-    _preview(ctx.user_id)
+    _preview(ctx.coordinator, ctx.user_id)
 
 
 def _items(n: int) -> str:
@@ -71,16 +67,7 @@ def _items(n: int) -> str:
     return TopicForget.counted(n, "items")
 
 
-def _forgetter(ctx: PageContext) -> TopicForget | None:
-    from memory import MemoryCoordinator, TopicForget
-
-    # It works on the store's parts, not through the MemoryService protocol (a test fake).
-    if isinstance(ctx.coordinator, MemoryCoordinator):
-        return TopicForget.of(ctx.coordinator)
-    return None
-
-
-def _preview(user_id: str) -> None:
+def _preview(coord: MemoryService, user_id: str) -> None:
     p: dict[str, Any] | None = st.session_state.get(PREVIEW_KEY)
     if not p or p["user_id"] != user_id:
         return
@@ -134,7 +121,7 @@ def _preview(user_id: str) -> None:
         icon="🧹",
         disabled=n == 0,
         on_click=_request,
-        args=(user_id, p["query"], keep, n),
+        args=(coord, user_id, p["query"], keep, n),
     )
 
 
@@ -144,52 +131,25 @@ def _found_by(match: dict[str, Any]) -> str:
     return "its words" if match["score"] is None else "a search for it"
 
 
-def _request(user_id: str, query: str, keep: list[str], n: int) -> None:
-    st.session_state[PENDING_KEY] = {
-        "user_id": user_id,
-        "query": query,
-        "keep": keep,
-        "n": n,
-        "at": time.time(),
-    }
+def _request(coord: MemoryService, user_id: str, query: str, keep: list[str], n: int) -> None:
+    about = f"{_items(n)} about “{md_text(snippet(query, 60))}”"
+    run = partial(_forget, user_id, query, keep)
+    undo.offer(coord, "forget", f"⏳ Forgetting {about}", "Nothing was forgotten.", run)
     st.session_state.pop(PREVIEW_KEY, None)
 
 
-def _carry_out(forgetter: TopicForget) -> None:
-    p = st.session_state.get(PENDING_KEY)
-    st.session_state[PENDING_KEY] = None
-    if not p:
-        return
+def _forget(user_id: str, query: str, keep: list[str], coord: MemoryCoordinator) -> None:
+    from memory import TopicForget
+
     ok, report = run_action(
-        "Forgetting the topic", forgetter.forget, p["user_id"], p["query"], keep=p["keep"]
+        "Forgetting the topic", TopicForget.of(coord).forget, user_id, query, keep=keep
     )
     if ok:
         st.session_state[DONE_KEY] = {
-            "user_id": p["user_id"],
-            "query": p["query"],
+            "user_id": user_id,
+            "query": query,
             "summary": report.summary(),
         }
-
-
-@st.fragment(run_every=1.0)
-def _pending_notice(forgetter: TopicForget) -> None:
-    p = st.session_state.get(PENDING_KEY)
-    if not p:
-        return
-    left = UNDO_S - (time.time() - float(p["at"]))
-    if left <= 0:
-        _carry_out(forgetter)
-        st.rerun()  # the whole page: lists and counts elsewhere change
-    c1, c2 = st.columns([5, 1], vertical_alignment="center")
-    c1.warning(
-        f"Forgetting {_items(p['n'])} about "
-        f"“{md_text(snippet(p['query'], 60))}” in {math.ceil(left)} s…",
-        icon="⏳",
-    )
-    if c2.button("Undo", key="fg_undo", icon=":material/undo:", width="stretch"):
-        st.session_state[PENDING_KEY] = None
-        state.flash("Nothing was forgotten.", "info")
-        st.rerun()
 
 
 def _done(user_id: str) -> None:

@@ -12,22 +12,17 @@ import streamlit as st
 
 from memory import SearchFilter, safe_to_parse, words
 from memory.errors import ImportFileError, InvalidInputError
-from memory.models import SHOWN_FLOOR, EventType, is_blank, shown_hits
-from memory.writing import candidate_for, write_fact
+from memory.models import SHOWN_FLOOR, EventType, shown_hits
 from ui import sessions as sessions_ui
 from ui import state
+from ui.add import NOTICE, add_form
 from ui.details import HIT_COLUMNS, hits_frame, why_words
 from ui.errors import guard, message_for
-from ui.expiry import expiry_inputs, expiry_value
 from ui.format import (
-    IMPORTANCE_VALUES,
     NO_MORE_RELEVANT,
     event_label,
-    importance_picker,
     md_text,
     no_images,
-    parse_tags,
-    snippet,
     type_label,
 )
 from ui.layout import show_notice
@@ -141,77 +136,8 @@ def _columns_shown(df: Any) -> list[str]:
 
 
 def add_tab(ctx: PageContext) -> None:
-    mtype = st.radio(
-        "Type", ["episodic", "semantic"], format_func=type_label, horizontal=True, key="a_type"
-    )
-    if mtype == "episodic":
-        # outside the form, so "Never expires" disables the date at once (ui/expiry.py)
-        e1, _ = st.columns(2)
-        with e1:
-            expiry_inputs("a")
-    with st.form("add_form", clear_on_submit=True):
-        text = st.text_area(
-            "Memory" if mtype == "episodic" else "Fact",
-            key="a_text",
-            placeholder="I'm allergic to peanuts"
-            if mtype == "episodic"
-            else "Adults need 7–9 hours of sleep",
-        )
-        c1, c2, c3 = st.columns(3)
-        if mtype == "episodic":
-            kind = c1.selectbox(
-                "Kind",
-                [e.value for e in EventType],
-                format_func=event_label,
-                key="a_kind",
-            )
-            tags = c2.text_input("Tags", key="a_tags", placeholder="health, food")
-            importance = IMPORTANCE_VALUES[importance_picker(c3, "a_importance")]
-        else:
-            kind = c1.text_input("Category", key="a_category", placeholder="general")
-            fact_type = c2.text_input("Fact type", key="a_fact_type", placeholder="general")
-        context = st.text_input(
-            "Context (optional)", key="a_context", placeholder="Where or why this was learned"
-        )
-        submitted = st.form_submit_button("Add memory", type="primary", icon="💾", key="a_go")
-    show_notice("add")
-    if not submitted:
-        return
-    if is_blank(text):
-        st.warning("Write the memory first.", icon="✋")
-        return
-    with guard("Adding the memory"):
-        if mtype == "episodic":
-            res = ctx.writer.write(
-                ctx.user_id,
-                ctx.session_id,
-                candidate_for(text, kind, parse_tags(tags), how="user", importance=importance),
-                context=context or "Added on the Memories page",
-                expires_at_ms=expiry_value("a"),
-            )
-            duplicate, replaced = res.stored is None, res.stored and res.stored.superseded_id
-            if duplicate and not res.duplicate_of:  # e.g. it only named a masked secret
-                st.warning(f"Not stored: {res.reason}.", icon="🔒")
-                return
-        else:
-            fact, _ = write_fact(
-                ctx.coordinator,
-                text,
-                category=kind.strip() or "general",
-                fact_type=fact_type.strip() or "general",
-                context=context,
-                added_by=ctx.user_id,
-                pii_policy=ctx.writer.pii_policy,  # the same PII_POLICY as every writer
-            )
-            duplicate, replaced = fact is None, None
-        if duplicate:
-            said = res.already_remembered() if mtype == "episodic" else "Already remembered"
-            state.notice_then_rerun("add", f"{said}: {md_text(snippet(text, 80))}", "info")
-        state.notice_then_rerun(
-            "add",
-            f"Added: {md_text(snippet(text, 80))}"
-            + (" (it replaces an older memory, kept as history)" if replaced else ""),
-        )
+    add_form(ctx, "a", full=True)
+    show_notice(NOTICE)
 
 
 # --- export / import -----------------------------------------------------------------------

@@ -15,8 +15,8 @@ from memory.writing import StoredMemory
 from ui import state
 from ui.context import PageContext
 from ui.errors import guard, run_action
-from ui.format import md_text, snippet
-from ui.row_actions import save_edit
+from ui.format import md_text, memory_text, snippet
+from ui.row_actions import edit_fields
 
 #: The answer's button that forgets what it remembered (not "Undo": that is a delete's).
 FORGET = "Forget this"
@@ -59,7 +59,7 @@ def remembered_line(ctx: PageContext, r: TurnResult, key: str) -> None:
             except NotFoundError:
                 gone.append(m)
                 continue
-            live.append((m, str(rec.get("text") or rec.get("description") or m.text)))
+            live.append((m, memory_text(rec) or m.text))
     parts = []
     if live:
         parts.append("💾 Remembered: " + "; ".join(f"“{md_text(snippet(t, 90))}”" for _, t in live))
@@ -86,20 +86,14 @@ def remembered_line(ctx: PageContext, r: TurnResult, key: str) -> None:
             key=state.popover_key(f"rem_pop_{key}"),
         ):
             for m, text in live:
-                st.text_area("Remembered", value=text, key=f"rem_edit_{key}_{m.id}")
-                st.button(
-                    "Save",
-                    key=f"rem_save_{key}_{m.id}",
-                    type="primary",
-                    on_click=_on_save,
-                    args=(
-                        ctx.coordinator,
-                        ctx.user_id,
-                        m.id,
-                        f"rem_edit_{key}_{m.id}",
-                        text,
-                        f"rem_pop_{key}",
-                    ),
+                edit_fields(
+                    ctx,
+                    "episodic",
+                    {"id": m.id, "text": text},
+                    f"rem_{key}_{m.id}",
+                    f"rem_pop_{key}",
+                    label="Remembered",
+                    or_else=f"press {FORGET}",
                 )
         row.button(
             FORGET,
@@ -117,16 +111,7 @@ def _old_text(ctx: PageContext, m: StoredMemory) -> str:
         rec = ctx.coordinator.get_memory(ctx.user_id, "episodic", str(m.superseded_id))
     except Exception:  # noqa: BLE001 - a name for the replaced memory is a nicety
         return ""
-    return snippet(str(rec.get("text") or rec.get("description") or ""), 60)
-
-
-def _on_save(
-    coord: MemoryService, user_id: str, memory_id: str, key: str, old: str, popover: str
-) -> None:
-    text = str(st.session_state.get(key) or "").strip()
-    changes = {"text": text} if text != old else {}
-    if save_edit(coord, user_id, "episodic", memory_id, changes, or_else=f"press {FORGET}"):
-        state.close_popover(popover)
+    return snippet(memory_text(rec), 60)
 
 
 def _on_undo(coord: MemoryService, user_id: str, ids: list[tuple[str, Any]]) -> None:

@@ -1,6 +1,6 @@
 """The controls on one memory row of the sidebar's lists: edit, pin, pause, delete (with Undo),
-one small function each. Every change goes through the coordinator; every delete through
-ui/undo.py."""
+one small function each, and the memory editor that answers and the profile use too. Every
+change goes through the coordinator; every delete through ui/undo.py."""
 
 from __future__ import annotations
 
@@ -38,34 +38,57 @@ def _edit(ctx: PageContext, mtype: str, row: dict[str, Any], key: str) -> None:
     with st.popover(
         "", icon=":material/edit:", help="Edit this memory", key=state.popover_key(f"{key}_edit")
     ):
-        st.text_area("Memory", value=memory_text(row), key=f"{key}_text", height=90)
-        kind = str(row.get("event_type") or "")
-        if mtype == "episodic" and kind in REMEMBERED_KINDS:
-            st.selectbox(
-                "Kind",
-                REMEMBERED_KINDS,
-                index=REMEMBERED_KINDS.index(kind),
-                format_func=event_label,
-                key=f"{key}_kind",
-            )
-        st.button(
-            "Save",
-            key=f"{key}_save",
-            type="primary",
-            on_click=_on_save,
-            args=(ctx.coordinator, ctx.user_id, mtype, row, key),
+        edit_fields(ctx, mtype, row, key, f"{key}_edit")
+
+
+def edit_fields(
+    ctx: PageContext,
+    mtype: str,
+    row: dict[str, Any],
+    key: str,
+    popover: str,
+    *,
+    label: str = "Memory",
+    or_else: str = "delete it",
+) -> None:
+    """A memory's text (and kind, when it has one) and Save, inside a popover that saving
+    closes: a row's ✏️, an answer's remembered line, a line of what I know about you."""
+    st.text_area(label, value=memory_text(row), key=f"{key}_text", height=90)
+    kind = str(row.get("event_type") or "")
+    if mtype == "episodic" and kind in REMEMBERED_KINDS:
+        st.selectbox(
+            "Kind",
+            REMEMBERED_KINDS,
+            index=REMEMBERED_KINDS.index(kind),
+            format_func=event_label,
+            key=f"{key}_kind",
         )
+    st.button(
+        "Save",
+        key=f"{key}_save",
+        type="primary",
+        on_click=_on_save,
+        args=(ctx.coordinator, ctx.user_id, mtype, row, key, popover, or_else),
+    )
 
 
-def _on_save(coord: MemoryService, user_id: str, mtype: str, row: dict[str, Any], key: str) -> None:
+def _on_save(
+    coord: MemoryService,
+    user_id: str,
+    mtype: str,
+    row: dict[str, Any],
+    key: str,
+    popover: str,
+    or_else: str,
+) -> None:
     ss = st.session_state
     text = str(ss.get(f"{key}_text") or "").strip()
     changes: dict[str, Any] = {"text": text} if text != memory_text(row) else {}
     kind = ss.get(f"{key}_kind")
     if kind and kind != row.get("event_type"):
         changes["event_type"] = kind
-    if save_edit(coord, user_id, mtype, str(row["id"]), changes):
-        state.close_popover(f"{key}_edit")
+    if save_edit(coord, user_id, mtype, str(row["id"]), changes, or_else=or_else):
+        state.close_popover(popover)
 
 
 def save_edit(

@@ -11,9 +11,9 @@ from streamlit.errors import StreamlitAPIException
 from memory import ListQuery
 from memory.models import check_id, is_blank, shown_hits
 from memory.service import MemoryService
-from memory.writing import WritePolicy, candidate_for, classify_event_type, write_fact
 from ui import demo, phone, state, undo
 from ui import sessions as sessions_ui
+from ui.add import add_form
 from ui.context import PageContext
 from ui.errors import guard, run_action
 from ui.format import (
@@ -28,7 +28,6 @@ from ui.format import (
     md_text,
     no_images,
     own_date_ms,
-    parse_tags,
     snippet,
     tags_text,
     type_label,
@@ -42,9 +41,6 @@ PAGES = (
     ("pages/memories.py", "Memories", "🗂️"),
     ("pages/stats.py", "Stats", "📊"),
 )
-ADDABLE_TYPES = ("episodic", "semantic")
-GUESS = "guess"  # the Kind choice that leaves the kind to the guess
-GUESS_LABEL = "✨ Guess from the text"
 RECENT_N = 6
 
 
@@ -305,105 +301,11 @@ def _editor(ctx: PageContext) -> None:
     undo.notice_slot(ctx.coordinator, "sidebar")  # above the tabs: for a search hit's too
     add_tab, search_tab, recent_tab = st.tabs(["➕ Add", "🔎 Search", "🕒 Recent"])
     with add_tab:
-        _add_form(ctx)
+        add_form(ctx, "sb_add")
     with search_tab:
         _search(ctx)
     with recent_tab:
         _recent(ctx)
-
-
-def _add_form(ctx: PageContext) -> None:
-    ss = st.session_state
-    mtype = st.radio(
-        "Type",
-        ADDABLE_TYPES,
-        format_func=type_label,
-        key="sb_add_type",
-        horizontal=True,
-        help=f"{type_label('episodic', with_icon=False)}: about this user. "
-        f"{type_label('semantic', with_icon=False)}: a fact for everyone.",
-    )
-    text = st.text_area(
-        "What should be remembered?",
-        key="sb_add_text",
-        height=80,
-        placeholder="e.g. I prefer short answers with bullet points",
-    )
-    tags = st.text_input("Tags (optional)", key="sb_add_tags", placeholder="diet, running")
-    if mtype == "episodic":
-        # the guess of `python -m memory add` (memory.writing), shown before saving
-        # Every option keeps its label across reruns: the browser answers with the label, so
-        # a label that followed the live guess was no option any more by the next run.
-        kind = st.selectbox(
-            "Kind",
-            [GUESS, *REMEMBERED_KINDS],
-            format_func=lambda k: GUESS_LABEL if k == GUESS else event_label(k),
-            key="sb_add_event_type",
-            help="Guessed from the words and tags; pick a kind to choose it yourself.",
-        )
-        if kind == GUESS and text.strip():
-            guess = classify_event_type(text, parse_tags(tags))
-            st.caption(f"✨ Guessed kind: {event_label(guess.value)}")
-    else:
-        ss.setdefault("sb_add_category", "general")
-        st.text_input("Category", key="sb_add_category", placeholder="general")
-    st.button(
-        "Remember",
-        key="sb_add_btn",
-        type="primary",
-        icon="💾",
-        on_click=_on_add,
-        args=(ctx.coordinator, ctx.writer),
-        width="stretch",
-    )
-
-
-def _on_add(coord: MemoryService, writer: WritePolicy) -> None:
-    ss = st.session_state
-    text = str(ss.get("sb_add_text") or "").strip()
-    if is_blank(text):
-        state.flash("Write what should be remembered first.", "warning")
-        return
-    tags = parse_tags(str(ss.get("sb_add_tags") or ""))
-    said = "Already remembered"
-    if ss.get("sb_add_type", "episodic") == "semantic":
-        ok, added = run_action(
-            "Adding the fact",
-            write_fact,
-            coord,
-            text,
-            category=(str(ss.get("sb_add_category") or "").strip() or "general"),
-            added_by=ss.user_id,
-            context="Added in the sidebar memory editor",
-            pii_policy=writer.pii_policy,  # the same PII_POLICY as every writer
-        )
-        duplicate = ok and added[0] is None
-    else:
-        kind = ss.get("sb_add_event_type", GUESS)
-        ok, res = run_action(
-            "Adding the memory",
-            writer.write,
-            ss.user_id,
-            ss.session_id,
-            candidate_for(text, None if kind == GUESS else kind, tags, how="user", importance=0.6),
-            context="Added in the sidebar memory editor",
-        )
-        duplicate = ok and res.stored is None
-        if duplicate and not res.duplicate_of:  # e.g. it only named a masked secret
-            state.flash(f"Not stored: {res.reason}.", "warning")
-            return
-        if duplicate:
-            said = res.already_remembered()
-        if ok and res.stored is not None:
-            text = f"{text} ({event_label(res.stored.event_type)})"
-    if ok:
-        ss.sb_add_text = ""
-        ss.sb_add_tags = ""
-        ss.sb_add_event_type = GUESS
-        if duplicate:
-            state.flash(f"{said}: {md_text(snippet(text, 60))}", "info")
-        else:
-            state.flash(f"Remembered: {md_text(snippet(text, 80))}", "success")
 
 
 def _search(ctx: PageContext) -> None:

@@ -118,11 +118,15 @@ def flash(text: str, kind: str = "success") -> None:
     st.session_state.flash.append((kind, text))
 
 
-def notice_then_rerun(place: str, text: str, kind: str = "success") -> None:
-    """Keep an action's result for its place on the page and run the page again at once:
-    the action wrote before the page drew its counts and tables, so the message, the tiles
-    and the tables of the next run agree (no page lags one action behind)."""
+def notice(place: str, text: str, kind: str = "success") -> None:
+    """Keep an action's result for its place on the page (`ui.layout.show_notice`)."""
     st.session_state.setdefault("notices", {})[place] = (kind, text)
+
+
+def notice_then_rerun(place: str, text: str, kind: str = "success") -> None:
+    """`notice`, then run the page again at once: the action wrote before the page drew its
+    counts and tables, so the message, tiles and tables of the next run agree."""
+    notice(place, text, kind)
     st.rerun()
 
 

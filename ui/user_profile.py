@@ -9,12 +9,11 @@ import streamlit as st
 
 from agent.prompt import PROFILE_TOKENS, fit_profile
 from memory.models import ProfileLine
-from memory.service import MemoryService
-from ui import resources, undo
+from ui import resources, state, undo
 from ui.context import PageContext
 from ui.errors import guard
 from ui.format import about_words, event_label, md_text, no_images, snippet
-from ui.row_actions import save_edit
+from ui.row_actions import edit_fields
 
 TITLE = "What I know about you"
 #: The lines that always go, in a person's words: what `memory.health.about_health` decides by
@@ -59,13 +58,9 @@ def _lines(ctx: PageContext, where: str) -> None:
         f"Sent to the model with every question, in this order: {ALWAYS_SENT} first "
         "(paused memories are left out)."
     )
-    editing = f"{where}_profile_editing"
     sent = [p for p, _ in fit.sent]
     folded = where == "sb" and not st.session_state.get(f"{where}_profile_all", False)
     for p in sent[:FOLDED_LINES] if folded else sent:
-        if st.session_state.get(editing) == p.id:
-            _edit_form(ctx, where, p, editing)
-            continue
         # the line takes the whole width; its kind, ✏️ and ✖️ share the row under it (beside
         # the line, the buttons left the text two words a line in the sidebar)
         line = st.container(key=f"{where}_line_{p.id}", gap=None)
@@ -74,15 +69,23 @@ def _lines(ctx: PageContext, where: str) -> None:
         row = line.container(horizontal=True, wrap=False, vertical_alignment="center")
         row.container(width="stretch").caption(event_label(p.kind.value))
         buttons = row.container(horizontal=True, wrap=False, width="content", gap="small")
-        buttons.button(
+        edit = f"{where}_profile_edit_{p.id}"
+        with buttons.popover(
             "",
-            key=f"{where}_profile_edit_{p.id}",
             icon="✏️",
             type="tertiary",  # no frame: the line's text keeps the sidebar's width
             help="Edit this line (it edits the memory behind it)",
-            on_click=st.session_state.__setitem__,
-            args=(editing, p.id),
-        )
+            key=state.popover_key(edit),
+        ):
+            edit_fields(
+                ctx,
+                "episodic",
+                {"id": p.id, "text": p.text},
+                f"{where}_profile_{p.id}",
+                edit,
+                label="Edit the line",
+                or_else="remove it with ✖️",
+            )
         buttons.button(
             "",
             key=f"{where}_profile_remove_{p.id}",
@@ -125,28 +128,3 @@ def _left_out(where: str, left_out: list[ProfileLine]) -> None:
             + ", ".join(f"“{no_images(md_text(snippet(p.text, 50)))}”" for p in left_out)
             + ". They go with a question only when its search finds them."
         )
-
-
-def _edit_form(ctx: PageContext, where: str, p: ProfileLine, editing: str) -> None:
-    key = f"{where}_profile_text_{p.id}"
-    st.text_input("Edit the line", value=p.text, key=key)
-    row = st.container(horizontal=True)
-    row.button(
-        "Save",
-        key=f"{where}_profile_save_{p.id}",
-        type="primary",
-        on_click=_on_save,
-        args=(ctx.coordinator, ctx.user_id, p.id, key, editing),
-    )
-    row.button(
-        "Cancel",
-        key=f"{where}_profile_cancel_{p.id}",
-        on_click=st.session_state.pop,
-        args=(editing, None),
-    )
-
-
-def _on_save(coord: MemoryService, user_id: str, memory_id: str, key: str, editing: str) -> None:
-    text = str(st.session_state.get(key) or "").strip()
-    if save_edit(coord, user_id, "episodic", memory_id, {"text": text}, or_else="remove it with ✖️"):
-        st.session_state.pop(editing, None)

@@ -39,7 +39,7 @@ def test_sidebar_editor_refuses_blank_text_with_a_sentence(app_env, make_app, co
     at = make_app("pages/memories.py")
     for text in BLANKS:
         at.sidebar.text_area(key="sb_add_text").input(text)
-        at.sidebar.button(key="sb_add_btn").click().run()
+        at.sidebar.button(key="sb_add_go").click().run()
         no_errors(at)
         assert "Write what should be remembered first." in [w.value for w in at.warning]
     assert coordinator.list_memories("alice", "episodic")[1] == 0
@@ -52,7 +52,7 @@ def test_memories_add_refuses_blank_text_with_a_sentence(app_env, make_app, coor
         at.text_area(key="a_text").input("\u200b\n ")
         at.button(key="a_go").click().run()
         no_errors(at)
-        assert "Write the memory first." in [w.value for w in at.warning]
+        assert "Write what should be remembered first." in [w.value for w in at.warning]
     assert coordinator.list_memories("alice", "episodic")[1] == 0
 
 

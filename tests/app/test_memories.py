@@ -124,7 +124,7 @@ def test_bulk_delete_offers_undo_then_deletes(alice, make_app) -> None:
     at = select_rows(at, "tbl_episodic", [1, 2])
     at.button(key="delete_sel_episodic").click().run()
     no_errors(at)
-    assert "🗑️ Deleted 2 memories" in texts(at, "caption")
+    assert "🗑️ Deleted 2 memories · " in texts(at, "caption")
     assert at.button(key="undo_delete_episodic").label == "Undo"
     assert episodic_texts(at) == ["I am vegetarian"]  # hidden at once...
     assert alice.list_memories("alice", "episodic")[1] == 3  # ...deleted only after the Undo
@@ -273,11 +273,11 @@ def test_add_with_kind_tags_importance_and_expiry(app_env, make_app, coordinator
     at.select_slider(key="a_importance").set_value("high")
     at.button(key="a_go").click().run()
     no_errors(at)
-    assert at.success[0].value.startswith("Added: Knee injury")
+    assert at.success[0].value.startswith("Remembered: Knee injury")
     at.text_area(key="a_text").input("# Rest **days** [plan](http://example.com)")
     at.button(key="a_go").click().run()
     no_errors(at)  # the notice quotes the memory as typed, never as a heading or a link
-    assert at.success[0].value.startswith(r"Added: \# Rest \*\*days\*\* \[plan\]")
+    assert at.success[0].value.startswith(r"Remembered: \# Rest \*\*days\*\* \[plan\]")
     rec = coordinator.list_memories("alice", "episodic", ListQuery(tags=["knee"]))[0][0]
     assert (rec["event_type"], rec["tags"], rec["importance"]) == (
         "health_event", ["knee", "injury"], 0.8,
@@ -424,7 +424,7 @@ def test_tiles_tables_and_message_agree_right_after_each_action(alice, make_app)
     at.text_area(key="a_text").input("I swim on Fridays")
     at.button(key="a_go").click().run()
     no_errors(at)
-    assert at.success[0].value.startswith("Added: I swim on Fridays")
+    assert at.success[0].value.startswith("Remembered: I swim on Fridays")
     assert at.metric[0].value == "4"
     assert "I swim on Fridays" in episodic_texts(at)
 

@@ -26,7 +26,7 @@ def test_switching_page_keeps_the_user_and_the_sidebar(app_env, make_app, coordi
     no_errors(at)
     assert at.title[0].value == "🗂️ Memories"
     assert list(at.dataframe(key="tbl_episodic").value["Memory"]) == ["I am vegetarian"]
-    assert at.sidebar.button(key="sb_add_btn")
+    assert at.sidebar.button(key="sb_add_go")
     at.switch_page("pages/stats.py").run()
     no_errors(at)
     assert at.title[0].value == "📊 Stats"

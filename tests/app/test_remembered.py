@@ -44,8 +44,8 @@ def test_the_answer_ends_with_what_it_remembered_and_undo_takes_it_back(env, mak
     assert "💾 Remembered: “I am vegetarian”" in _captions(at)
     (fact,) = _facts(coordinator, "rita")
 
-    at.text_area(key=f"rem_edit_{_turn(at)}_{fact['id']}").input("I am vegan")
-    at.button(key=f"rem_save_{_turn(at)}_{fact['id']}").click().run()
+    at.text_area(key=f"rem_{_turn(at)}_{fact['id']}_text").input("I am vegan")
+    at.button(key=f"rem_{_turn(at)}_{fact['id']}_save").click().run()
     no_errors(at)
     assert coordinator.get_memory("rita", "episodic", fact["id"])["text"] == "I am vegan"
     assert "💾 Remembered: “I am vegan”" in _captions(at)  # the line shows the edit

@@ -13,7 +13,7 @@ from ui.format import md_text
 def test_every_page_has_the_sidebar_editor(app_env, make_app, page: str) -> None:
     at = make_app(page)
     no_errors(at)
-    assert at.sidebar.button(key="sb_add_btn").label == "Remember"
+    assert at.sidebar.button(key="sb_add_go").label == "Remember"
     assert at.sidebar.text_input(key="sb_search")
     assert at.sidebar.selectbox(key="sb_user").value == "alice"
 
@@ -21,10 +21,10 @@ def test_every_page_has_the_sidebar_editor(app_env, make_app, page: str) -> None
 def test_add_an_episodic_memory_then_delete_it(app_env, make_app, coordinator) -> None:
     at = make_app("pages/memories.py")
     assert "No memories yet for this user" in texts(at.sidebar, "caption")
-    at.sidebar.selectbox(key="sb_add_event_type").set_value("goal")
+    at.sidebar.selectbox(key="sb_add_kind").set_value("goal")
     at.sidebar.text_area(key="sb_add_text").input("Run a half marathon in April")
     at.sidebar.text_input(key="sb_add_tags").input("running, #Goals")
-    at.sidebar.button(key="sb_add_btn").click().run()
+    at.sidebar.button(key="sb_add_go").click().run()
     no_errors(at)
 
     rows, total = coordinator.list_memories("alice", "episodic")
@@ -43,7 +43,8 @@ def test_add_an_episodic_memory_then_delete_it(app_env, make_app, coordinator) -
     no_errors(at)
     # gone from the list at once, with Undo offered; not deleted while it is offered
     notice = [c.value for c in at.sidebar.caption if "Deleted" in c.value]
-    assert notice == ["🗑️ Deleted “Run a half marathon in April”"]
+    assert [n.split(" · ")[0] for n in notice] == ["🗑️ Deleted “Run a half marathon in April”"]
+    assert notice[0].endswith(" s to undo")  # the seconds left, counted down
     assert coordinator.list_memories("alice", "episodic")[1] == 1
     at.run()  # the next interaction carries it out
     no_errors(at)
@@ -56,7 +57,7 @@ def test_add_a_semantic_fact(app_env, make_app, coordinator) -> None:
     at.sidebar.radio(key="sb_add_type").set_value("semantic").run()
     at.sidebar.text_input(key="sb_add_category").input("nutrition")
     at.sidebar.text_area(key="sb_add_text").input("Lentils are rich in iron")
-    at.sidebar.button(key="sb_add_btn").click().run()
+    at.sidebar.button(key="sb_add_go").click().run()
     no_errors(at)
     rows, _ = coordinator.list_memories("alice", "semantic", ListQuery(category="nutrition"))
     mine = [r["text"] for r in rows if r["added_by"] == "alice"]
@@ -66,7 +67,7 @@ def test_add_a_semantic_fact(app_env, make_app, coordinator) -> None:
 
 def test_empty_text_is_refused_with_a_message(app_env, make_app, coordinator) -> None:
     at = make_app("app.py")
-    at.sidebar.button(key="sb_add_btn").click().run()
+    at.sidebar.button(key="sb_add_go").click().run()
     assert at.warning[0].value == "Write what should be remembered first."
     assert coordinator.list_memories("alice", "episodic")[1] == 0
 
@@ -122,14 +123,14 @@ def test_the_kind_is_guessed_from_the_text_and_can_be_chosen(app_env, make_app, 
     at = make_app("app.py")
     at.sidebar.text_area(key="sb_add_text").input("My daughter Lina starts school in September")
     at.run()
-    kind = at.sidebar.selectbox(key="sb_add_event_type")
+    kind = at.sidebar.selectbox(key="sb_add_kind")
     assert kind.value == "guess" and kind.format_func("guess") == "✨ Guess from the text"
     assert "✨ Guessed kind: Fact" in texts(at.sidebar, "caption")  # the guess, beside it
-    at.sidebar.button(key="sb_add_btn").click().run()
+    at.sidebar.button(key="sb_add_go").click().run()
     no_errors(at)
     at.sidebar.text_area(key="sb_add_text").input("I want to swim 2 km without stopping")
-    at.sidebar.selectbox(key="sb_add_event_type").set_value("milestone")
-    at.sidebar.button(key="sb_add_btn").click().run()
+    at.sidebar.selectbox(key="sb_add_kind").set_value("milestone")
+    at.sidebar.button(key="sb_add_go").click().run()
     no_errors(at)
 
     rows, _ = coordinator.list_memories("alice", "episodic")
@@ -138,7 +139,7 @@ def test_the_kind_is_guessed_from_the_text_and_can_be_chosen(app_env, make_app, 
         "My daughter Lina starts school in September": "fact",  # the guess of `memory add`
         "I want to swim 2 km without stopping": "milestone",  # the person's choice
     }
-    assert at.sidebar.selectbox(key="sb_add_event_type").value == "guess"  # reset for the next
+    assert at.sidebar.selectbox(key="sb_add_kind").value == "guess"  # reset for the next
 
 
 def test_edit_and_pin_a_memory_from_the_sidebar(app_env, make_app, coordinator) -> None:  # type: ignore[no-untyped-def]
@@ -241,7 +242,7 @@ def test_a_fact_added_in_the_sidebar_follows_the_pii_policy(
         at.sidebar.text_area(key="sb_add_text").input(
             "The club's secretary is ana.lopez@example.com"
         )
-        at.sidebar.button(key="sb_add_btn").click().run()
+        at.sidebar.button(key="sb_add_go").click().run()
         no_errors(at)
     rows, _ = coordinator.list_memories("pii", "semantic", ListQuery())
     (fact,) = [r["text"] for r in rows if r["added_by"] == "pii"]

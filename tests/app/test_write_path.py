@@ -26,9 +26,9 @@ def test_the_sidebar_editor(app_env, make_app, coordinator) -> None:
     at = make_app("app.py")
 
     def add(text: str) -> None:
-        at.sidebar.selectbox(key="sb_add_event_type").set_value("goal")
+        at.sidebar.selectbox(key="sb_add_kind").set_value("goal")
         at.sidebar.text_area(key="sb_add_text").input(text)
-        at.sidebar.button(key="sb_add_btn").click().run()
+        at.sidebar.button(key="sb_add_go").click().run()
         no_errors(at)
 
     add(GOAL)

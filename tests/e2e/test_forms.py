@@ -54,7 +54,7 @@ def remember(page: Page, text: str, tags: str, kind: str | None = None) -> None:
     page.keyboard.type(tags)
     if kind is not None:
         for attempt in range(3):  # leaving Tags reruns the page, which may close the list
-            by_key(bar, "sb_add_event_type").click()
+            by_key(bar, "sb_add_kind").click()
             try:
                 page.get_by_role("option", name=kind, exact=True).click(timeout=5_000)
                 break

@@ -34,10 +34,10 @@ def test_the_profile_is_shown_edited_and_removed(page: Page, app_server, seed) -
     expect(sidebar_profile(page).get_by_text("I'm vegetarian")).to_be_visible()
     expect(main.get_by_text("We chatted about the weather")).to_have_count(0)  # not standing
 
-    by_key(page, f"page_profile_edit_{veg}").get_by_role("button").click()
-    wait_idle(page)
-    by_key(page, f"page_profile_text_{veg}").get_by_role("textbox").fill("I'm vegan")
-    by_key(page, f"page_profile_save_{veg}").get_by_role("button").click()
+    by_key(page, f"page_profile_edit_{veg}_0").get_by_role("button").click()  # ✏️
+    popover = page.get_by_test_id("stPopoverBody")
+    popover.get_by_label("Edit the line").fill("I'm vegan")
+    popover.get_by_role("button", name="Save").click()
     wait_idle(page)
     expect(main.get_by_text("I'm vegan")).to_be_visible(timeout=TIMEOUT_MS)
     expect(sidebar_profile(page).get_by_text("I'm vegan")).to_be_visible()
