@@ -190,7 +190,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
             )
         if args.wait and result.extraction == "pending":
             agent.wait_for_background(args.wait)
-            outcome = agent.extraction_status(result.turn_id)
+            outcome = agent.background.get(result.turn_id)
             if outcome is not None and result.apply_extraction(outcome) and not args.json:
                 out.write(f"· extraction {result.extraction}\n")
                 for m in outcome.stored:
