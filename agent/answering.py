@@ -250,19 +250,14 @@ class Answerer:
         through."""
         profile = self.llm.profile(model)
         ctx = MemoryContext(user_id="_", session_id="_", query=message)
-        tools = self.can_use_tools(model, profile)
-        try:
-            self._fit(model, profile, message, [], [], ctx, (), tools, tools, "0" * 8, SLACK, TURN)
-        except MessageTooLongError as e:
-            if not tools:
-                return str(e)
+        refusal, nonce = None, "0" * 8  # the fence's nonce: only its length counts here
+        for use in [True, False] if self.can_use_tools(model, profile) else [False]:
             try:
-                self._fit(
-                    model, profile, message, [], [], ctx, (), False, False, "0" * 8, SLACK, TURN
-                )
-            except MessageTooLongError as e2:
-                return str(e2)
-        return None
+                self._fit(model, profile, message, [], [], ctx, (), use, use, nonce, SLACK, TURN)
+                return None
+            except MessageTooLongError as e:
+                refusal = str(e)
+        return refusal
 
     def _fit(
         self,

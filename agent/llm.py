@@ -267,25 +267,17 @@ class OllamaLLM:
         """Is the server up and the model pulled? Never raises."""
         now = time.time()
         try:
-            models = self._list(self._probe)
+            models, message = self._list(self._probe), pull_hint(model)
         except LLMError as e:
-            return LLMStatus(
-                reachable=False,
-                host=self._host,
-                model=model,
-                model_available=False,
-                models=[],
-                message=str(e),
-                checked_at=now,
-            )
-        available = any(_same_model(model, m) for m in models)
+            models, message = None, str(e)
+        available = models is not None and any(_same_model(model, m) for m in models)
         return LLMStatus(
-            reachable=True,
+            reachable=models is not None,
             host=self._host,
             model=model,
             model_available=available,
-            models=models,
-            message="" if available else pull_hint(model),
+            models=models or [],
+            message="" if available else message,
             checked_at=now,
         )
 
