@@ -396,17 +396,7 @@ class ChatAgent:
             )
             answerer = self.answerer if t.private is None else self.private_answerer
             try:
-                t.reply, t.hit_cap = yield from answerer.answer(
-                    t.model,
-                    t.message,
-                    t.history,
-                    t.ctx,
-                    t.stored,
-                    t.records,
-                    t.answer,
-                    tctx,
-                    t.block.nonce,
-                )
+                t.reply, t.hit_cap = yield from answerer.answer(t, tctx)
             except LLMError as e:
                 t.llm_error = e
                 t.errors.append(str(e))
