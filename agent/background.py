@@ -82,8 +82,8 @@ class SerialWorker:
         _, not_done = wait(pending, timeout=timeout)
         return not not_done
 
-    def shutdown(self, wait_for_jobs: bool = True) -> None:
-        self._pool.shutdown(wait=wait_for_jobs, cancel_futures=not wait_for_jobs)
+    def shutdown(self) -> None:
+        self._pool.shutdown(wait=True)
 
 
 class BackgroundExtractor(SerialWorker):
