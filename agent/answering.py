@@ -23,7 +23,7 @@ from agent.config import AgentSettings
 from agent.echo import ITS_OWN_WORDS, USE_A_CHAT_MODEL, EchoGuard
 from agent.errors import ToolsNotSupportedError
 from agent.knowing import UNKNOWN_RULE
-from agent.llm import LLM, LLMChunk, ToolCall
+from agent.llm import LLM, LLMChunk, ToolCall, close_stream
 from agent.profile import ModelProfile
 from agent.prompt import render_memory_block, system_rules
 from agent.speed import Speed, speed_text
@@ -526,9 +526,7 @@ class Answerer:
         finally:
             # Closing this turn (a stopped answer) closes the model's stream at once: the
             # request to Ollama ends instead of generating on for nobody.
-            close = getattr(chunks, "close", None)
-            if callable(close):
-                close()
+            close_stream(chunks)
         if echo.echoed is None:
             yield from self._show(echo.finish(), held, answer)
         if echo.echoed is not None:

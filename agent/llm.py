@@ -149,7 +149,7 @@ class LLM(Protocol):
     ) -> str: ...
 
 
-def _close(stream: object) -> None:
+def close_stream(stream: object) -> None:
     close = getattr(stream, "close", None)
     if callable(close):
         close()
@@ -389,7 +389,7 @@ class OllamaLLM:
                 # A stopped answer (the caller closed this generator): close the client's
                 # stream now, which closes the HTTP response, so Ollama stops generating
                 # instead of the connection lingering until garbage collection.
-                _close(stream)
+                close_stream(stream)
             tagged, content = tags.finish()
             if tagged or content:
                 yield LLMChunk(content=content, thinking=tagged)
