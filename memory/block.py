@@ -128,28 +128,19 @@ def without_replaced(
     return [h for h in hits if h.id not in replaced]
 
 
-# A line is `- [kind] "text" (relevance, date)`; its section title says which memory type it is
-# and, once, what the parts are: the words "episodic/", "relevance:" and an ISO date on every
-# line were a third of a LoCoMo line's tokens.
-EPISODIC_TITLE = (
-    'About this user (episodic, most relevant first), [kind] "memory" (relevance, date):'
-)
-SEMANTIC_TITLE = 'General knowledge (semantic), [semantic/topic] "fact" (relevance):'
-STORED_TITLE = "Stored from the current message:"
-PROCEDURAL_TITLE = "Learned tool pattern (procedural, a suggestion):"
-SUMMARY_TITLE = (
-    "Earlier in this conversation (summary of turns no longer shown), (relevance, date):"
-)
-
-
-#: Each section's title by its name (the words table's `block_sections` says them to people).
+#: Each section's title by its name, in the block's reading order (the words table's
+#: `block_sections` says them to people). A line is `- [kind] "text" (relevance, date)`; its
+#: section title says which memory type it is and, once, what the parts are: the words
+#: "episodic/", "relevance:" and an ISO date on every line were a third of a LoCoMo line's tokens.
 SECTION_TITLES = {
     "profile": PROFILE_TITLE,
-    "stored": STORED_TITLE,
-    "summary": SUMMARY_TITLE,
-    "episodic": EPISODIC_TITLE,
-    "semantic": SEMANTIC_TITLE,
-    "procedural": PROCEDURAL_TITLE,
+    "stored": "Stored from the current message:",
+    "summary": "Earlier in this conversation (summary of turns no longer shown), "
+    "(relevance, date):",
+    "episodic": 'About this user (episodic, most relevant first), [kind] "memory" '
+    "(relevance, date):",
+    "semantic": 'General knowledge (semantic), [semantic/topic] "fact" (relevance):',
+    "procedural": "Learned tool pattern (procedural, a suggestion):",
 }
 
 
@@ -242,7 +233,10 @@ def profile_lines(profile: Sequence[ProfileLine]) -> list[tuple[str, str]]:
 
 def profile_tokens(profile: Sequence[ProfileLine]) -> int:
     """What the profile's section costs in a block (0 with no line)."""
-    lines = [line for _, line in profile_lines(profile)]
+    return _profile_cost([line for _, line in profile_lines(profile)])
+
+
+def _profile_cost(lines: Sequence[str]) -> int:
     return estimate_tokens("\n".join([PROFILE_TITLE, *lines]) + "\n") if lines else 0
 
 
@@ -338,17 +332,17 @@ def _candidates(
     titles: list[str] = []
     out: list[_Candidate] = []
 
-    def section(title: str, lines: list[tuple[float, tuple[str, ...]]]) -> None:
+    def section(name: str, lines: list[tuple[float, tuple[str, ...]]]) -> None:
         if lines:
             out.extend(_Candidate(len(titles), value, texts) for value, texts in lines)
-            titles.append(title)
+            titles.append(SECTION_TITLES[name])
 
     replaced = {m.superseded_id for m in stored_now if m.superseded_id}  # as without_replaced
     profile = profile_lines([p for p in context.profile if p.id not in replaced])
-    section(PROFILE_TITLE, [(math.inf, (line,)) for _, line in profile])
+    section("profile", [(math.inf, (line,)) for _, line in profile])
     in_profile = {mid for mid, _ in profile}
     section(
-        STORED_TITLE,
+        "stored",
         [
             (math.inf, (f"- [stored/{label(m.event_type or m.memory_type)}] {neutralise(m.text)}",))
             for m in stored_now
@@ -356,21 +350,15 @@ def _candidates(
     )
     summary = context.session_summary
     if summary is not None:
-        section(
-            SUMMARY_TITLE,
-            [(SUMMARY_VALUE, (_hit_line(summary, "summary of this conversation"),))],
-        )
+        section("summary", [(SUMMARY_VALUE, (_hit_line(summary, "summary of this conversation"),))])
     carried = in_history(context)
     episodic = [
         h
         for h in without_replaced(context.episodic, stored_now)
         if (summary is None or h.id != summary.id) and h.id not in in_profile and not carried(h)
     ]
-    section(EPISODIC_TITLE, [(h.score, episodic_lines(h, context.query)) for h in episodic])
-    section(
-        SEMANTIC_TITLE,
-        [(h.score, (_hit_line(h, _semantic_label(h)),)) for h in context.semantic],
-    )
+    section("episodic", [(h.score, episodic_lines(h, context.query)) for h in episodic])
+    section("semantic", [(h.score, (_hit_line(h, _semantic_label(h)),)) for h in context.semantic])
     proc = context.procedural
     if proc is not None and proc.tool_sequence:
         seq = " -> ".join(proc.tool_sequence)
@@ -381,7 +369,7 @@ def _candidates(
             + ")"
         )
         section(
-            PROCEDURAL_TITLE,
+            "procedural",
             [(proc.similarity * proc.confidence, (f"- [procedural] {neutralise(desc)}",))],
         )
     return titles, out
@@ -432,9 +420,7 @@ def _assemble(
         lines=len(kept),
         omitted=omitted,
         tokens=estimate_tokens(text),
-        profile_tokens=estimate_tokens("\n".join([PROFILE_TITLE, *profile]) + "\n")
-        if profile
-        else 0,
+        profile_tokens=_profile_cost(profile),
     )
 
 

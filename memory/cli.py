@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memory.config import PROJECT_ROOT, Settings
 from memory.errors import InvalidInputError, MemorySystemError, NotFoundError
@@ -22,9 +22,16 @@ from memory.terminal import (
 )
 from memory.writing import WritePolicy, candidate_for, write_fact
 
+if TYPE_CHECKING:
+    from memory.coordinator import MemoryCoordinator
+
+#: What a command answers: (the `--json` payload, the text), printed by `main` (exit 0), or an
+#: exit code when it printed its answer itself.
+Answer = tuple[Any, str] | int
+
 
 # --- commands -------------------------------------------------------------------------
-def cmd_redis(args: argparse.Namespace, settings: Settings) -> int:
+def cmd_redis(args: argparse.Namespace, settings: Settings) -> Answer:
     from memory.runtime.server import EmbeddedRedis
 
     if args.action == "confirm":
@@ -36,14 +43,11 @@ def cmd_redis(args: argparse.Namespace, settings: Settings) -> int:
             done = bool(client.delete(Keys(settings.memory_namespace).store_unconfirmed))
         finally:
             client.close()
-        print_result(
-            args,
-            {"confirmed": done},
+        return {"confirmed": done}, (
             "confirmed: memories are stored on this Redis again"
             if done
-            else "nothing to confirm: writes were not held back",
+            else "nothing to confirm: writes were not held back"
         )
-        return 0
 
     if settings.redis_url and args.action != "status":
         print(
@@ -53,102 +57,77 @@ def cmd_redis(args: argparse.Namespace, settings: Settings) -> int:
     server = EmbeddedRedis(settings.redis_data_dir, settings.redis_port, PROJECT_ROOT)
     if args.action == "start":
         url = server.start()
-        print_result(args, {"url": url, **server.status()}, url)
-    elif args.action == "stop":
+        return {"url": url, **server.status()}, url
+    if args.action == "stop":
         stopped = server.stop()
-        print_result(args, {"stopped": stopped}, "stopped" if stopped else "not running")
-    else:
-        st = server.status()
-        print_result(args, st, "\n".join(f"{k}: {v}" for k, v in st.items()))
-    return 0
+        return {"stopped": stopped}, "stopped" if stopped else "not running"
+    st = server.status()
+    return st, "\n".join(f"{k}: {v}" for k, v in st.items())
 
 
-def cmd_add(args: argparse.Namespace, settings: Settings) -> int:
-    mtype = MemoryType.parse(args.type)
-    with open_coordinator(settings) as coord:
-        if mtype is MemoryType.EPISODIC:
-            if not args.user:
-                raise SystemExit("--user is required for episodic memories")
-            # measured for depth before it is parsed (json.loads recurses)
-            meta = check_metadata(args.metadata) if args.metadata else None
-            policy = WritePolicy(
-                coord, dedup_threshold=settings.dedup_threshold, pii_policy=settings.pii_policy
-            )
-            cand = candidate_for(
-                args.text, args.kind, args.tag, how="user", importance=args.importance
-            )
-            res = policy.write(
-                args.user,
-                check_id(args.session, "session id") if args.session else "cli",
-                cand,
-                context=args.context or "",
-                metadata=meta,
-            )
-            if res.stored is None:
-                print_result(
-                    args,
-                    {"id": None, "type": "episodic", "duplicate_of": res.duplicate_of,
-                     "reason": res.reason},
-                    f"already remembered ({res.reason}): {res.duplicate_of}"
-                    if res.duplicate_of
-                    else f"not stored: {res.reason}",
-                )  # fmt: skip
-            else:
-                out: dict[str, Any] = {
-                    "id": res.stored.id,
-                    "type": "episodic",
-                    "kind": res.stored.event_type,
-                }
-                if res.stored.superseded_id:
-                    out["replaced"] = res.stored.superseded_id
-                line = res.stored.id
-                if res.stored.masked:  # stored with these replaced by labels
-                    out["masked"] = res.stored.masked
-                    line += f" (masked: {', '.join(res.stored.masked)})"
-                print_result(args, out, line)
-        elif mtype is MemoryType.SEMANTIC:
-            fact, dup = write_fact(
-                coord,
-                args.text,
-                category=args.category or "general",
-                fact_type=args.kind or "general",
-                added_by=args.user or "",
-                context=args.context or "",
-                source="cli",
-                pii_policy=settings.pii_policy,
-            )
-            if fact is None:
-                print_result(args, {"id": None, "type": "semantic", "duplicate_of": dup},
-                       f"already known: {dup}")  # fmt: skip
-            else:
-                print_result(args, {"id": fact.id, "type": "semantic"}, fact.id)
-        else:
-            raise SystemExit(
-                "Only episodic memories and semantic facts are added by hand: messages come "
-                "from the chat, procedures are learned from tool use."
-            )
-    return 0
-
-
-def cmd_recall(args: argparse.Namespace, settings: Settings) -> int:
-    with open_coordinator(settings) as coord:
-        ctx = coord.retrieve_all_context(
-            args.user, args.session, args.query, RecallOptions(k_episodic=args.k, k_semantic=args.k)
+def cmd_add(args: argparse.Namespace, coord: MemoryCoordinator) -> Answer:
+    mtype, settings = MemoryType.parse(args.type), coord.settings
+    if mtype is MemoryType.SEMANTIC:
+        fact, dup = write_fact(
+            coord,
+            args.text,
+            category=args.category or "general",
+            fact_type=args.kind or "general",
+            added_by=args.user or "",
+            context=args.context or "",
+            source="cli",
+            pii_policy=settings.pii_policy,
         )
+        if fact is None:
+            return {"id": None, "type": "semantic", "duplicate_of": dup}, f"already known: {dup}"
+        return {"id": fact.id, "type": "semantic"}, fact.id
+    if mtype is not MemoryType.EPISODIC:
+        raise SystemExit(
+            "Only episodic memories and semantic facts are added by hand: messages come "
+            "from the chat, procedures are learned from tool use."
+        )
+    if not args.user:
+        raise SystemExit("--user is required for episodic memories")
+    # measured for depth before it is parsed (json.loads recurses)
+    meta = check_metadata(args.metadata) if args.metadata else None
+    policy = WritePolicy(
+        coord, dedup_threshold=settings.dedup_threshold, pii_policy=settings.pii_policy
+    )
+    cand = candidate_for(args.text, args.kind, args.tag, how="user", importance=args.importance)
+    res = policy.write(
+        args.user,
+        check_id(args.session, "session id") if args.session else "cli",
+        cand,
+        context=args.context or "",
+        metadata=meta,
+    )
+    if res.stored is None:
+        return (
+            {"id": None, "type": "episodic", "duplicate_of": res.duplicate_of,
+             "reason": res.reason},
+            f"already remembered ({res.reason}): {res.duplicate_of}"
+            if res.duplicate_of
+            else f"not stored: {res.reason}",
+        )  # fmt: skip
+    out: dict[str, Any] = {"id": res.stored.id, "type": "episodic", "kind": res.stored.event_type}
+    if res.stored.superseded_id:
+        out["replaced"] = res.stored.superseded_id
+    line = res.stored.id
+    if res.stored.masked:  # stored with these replaced by labels
+        out["masked"] = res.stored.masked
+        line += f" (masked: {', '.join(res.stored.masked)})"
+    return out, line
 
-    def hits(items: list) -> list[dict[str, Any]]:
-        return [
-            h.model_dump(include={"id", "text", "score", "band", "parts", "record"}) for h in items
-        ]
 
-    payload = {
-        "episodic": hits(ctx.episodic),
-        "semantic": hits(ctx.semantic),
-        "procedural": ctx.procedural.model_dump() if ctx.procedural else None,
-        "short_term": [m.model_dump() for m in ctx.short_term],
-        "hits": ctx.hits,
-        "timings_ms": ctx.timings_ms,
-    }
+def cmd_recall(args: argparse.Namespace, coord: MemoryCoordinator) -> Answer:
+    ctx = coord.retrieve_all_context(
+        args.user, args.session, args.query, RecallOptions(k_episodic=args.k, k_semantic=args.k)
+    )
+    hit: Any = {"__all__": {"memory_type"}}  # a hit's type is the list it is in
+    payload = ctx.model_dump(
+        include={"episodic", "semantic", "procedural", "short_term", "hits", "timings_ms"},
+        exclude={"episodic": hit, "semantic": hit},
+    )
     lines = [
         f"{h.score:.3f} {h.band:8} {kind:10} {h.id} {for_terminal(h.text)}"
         for kind, found in (("episodic", ctx.episodic), ("semantic", ctx.semantic))
@@ -158,64 +137,49 @@ def cmd_recall(args: argparse.Namespace, settings: Settings) -> int:
         p = ctx.procedural
         lines.append(f"procedural: {' -> '.join(p.tool_sequence)} (confidence {p.confidence:.2f})")
     lines.append(f"\nhits: {ctx.hits}  total {ctx.timings_ms.get('total')} ms")
-    print_result(args, payload, "\n".join(lines))
-    return 0
+    return payload, "\n".join(lines)
 
 
-def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
-    with open_coordinator(settings) as coord:
-        hits, weaker = shown_hits(coord.search(args.user, args.query, args.type, k=args.k))
+def cmd_search(args: argparse.Namespace, coord: MemoryCoordinator) -> Answer:
+    hits, weaker = shown_hits(coord.search(args.user, args.query, args.type, k=args.k))
     lines = [f"{h.score:.3f} {h.band:8} {h.id} {for_terminal(h.text)}" for h in hits]
     if weaker:
         some = "no more" if hits else "no"  # a question about nothing stored says so
         lines.append(f"{some} relevant memories ({weaker} below {SHOWN_FLOOR} not shown)")
-    print_result(args, [h.model_dump(mode="json") for h in hits], "\n".join(lines) or "no hits")
-    return 0
+    return [h.model_dump(mode="json") for h in hits], "\n".join(lines) or "no hits"
 
 
-def cmd_list(args: argparse.Namespace, settings: Settings) -> int:
-    with open_coordinator(settings) as coord:
-        rows, total = coord.list_memories(
-            args.user, args.type, ListQuery(page=args.page, page_size=args.page_size)
-        )
-    print_result(
-        args,
-        {"total": total, "items": rows},
-        "\n".join(
-            f"{r['id']}  {'(paused) ' * bool(r.get('paused'))}{for_terminal(str(r['text']))}"
-            for r in rows
-        )
-        + f"\n({total} in all)",
+def cmd_list(args: argparse.Namespace, coord: MemoryCoordinator) -> Answer:
+    rows, total = coord.list_memories(
+        args.user, args.type, ListQuery(page=args.page, page_size=args.page_size)
     )
-    return 0
+    lines = [
+        f"{r['id']}  {'(paused) ' * bool(r.get('paused'))}{for_terminal(str(r['text']))}"
+        for r in rows
+    ]
+    return {"total": total, "items": rows}, "\n".join([*lines, f"({total} in all)"])
 
 
-def cmd_delete(args: argparse.Namespace, settings: Settings) -> int:
-    with open_coordinator(settings) as coord:
-        types = [args.type] if args.type else [t.value for t in MemoryType]
-        for t in types:
-            try:
-                # the CLI is the operator's: shared facts may change too
-                coord.delete_memory(args.user, t, args.id, as_admin=True)
-                print_result(args, {"deleted": args.id, "type": t}, f"deleted {t} {args.id}")
-                return 0
-            except NotFoundError:
-                continue
-        raise NotFoundError(f"No memory {args.id!r} for user {args.user!r}.")
+def cmd_delete(args: argparse.Namespace, coord: MemoryCoordinator) -> Answer:
+    for t in [args.type] if args.type else [t.value for t in MemoryType]:
+        try:
+            # the CLI is the operator's: shared facts may change too
+            coord.delete_memory(args.user, t, args.id, as_admin=True)
+            return {"deleted": args.id, "type": t}, f"deleted {t} {args.id}"
+        except NotFoundError:
+            continue
+    raise NotFoundError(f"No memory {args.id!r} for user {args.user!r}.")
 
 
-def cmd_pause(args: argparse.Namespace, settings: Settings) -> int:
+def cmd_pause(args: argparse.Namespace, coord: MemoryCoordinator) -> Answer:
     """Pause an episodic memory (kept and listed, never recalled) or, as `resume`, resume it."""
     paused = args.command == "pause"
-    with open_coordinator(settings) as coord:
-        coord.update_memory(args.user, MemoryType.EPISODIC, args.id, paused=paused)
+    coord.update_memory(args.user, MemoryType.EPISODIC, args.id, paused=paused)
     done = "paused" if paused else "resumed"
-    text = f"{done} episodic {for_terminal(args.id)}"
-    print_result(args, {"id": args.id, "paused": paused}, text)
-    return 0
+    return {"id": args.id, "paused": paused}, f"{done} episodic {for_terminal(args.id)}"
 
 
-def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
+def cmd_forget(args: argparse.Namespace, settings: Settings) -> Answer:
     """Preview what mentions a topic, confirm, then delete it and what came from it."""
     from datetime import datetime
 
@@ -257,18 +221,15 @@ def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
                 print("nothing was forgotten", file=sys.stderr)
                 return 1
         report = forget.forget(args.user, args.query)
-    print_result(
-        args,
+    return (
         {"user": report.user_id, "query": report.query, "items": report.items,
          "counts": report.counts, "total": report.total},
         f"forgot {report.summary()}" if report.total else "nothing to forget",
     )  # fmt: skip
-    return 0
 
 
-def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
-    with open_coordinator(settings) as coord:
-        data = coord.export_user(args.user)
+def cmd_export(args: argparse.Namespace, coord: MemoryCoordinator) -> Answer:
+    data = coord.export_user(args.user)
     text = json.dumps(data, ensure_ascii=False, indent=2)
     if args.output == "-":
         print(text)
@@ -282,10 +243,10 @@ def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
+def cmd_import(args: argparse.Namespace, settings: Settings) -> Answer:
     from memory.admin.transfer import read_import_file
 
-    raw = read_import_file(Path(args.file))  # sized before it is read
+    raw = read_import_file(Path(args.file))  # sized before it is read, before the store opens
     with open_coordinator(settings) as coord:
         counts = coord.import_user(
             raw,
@@ -293,32 +254,26 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
             user_id=args.user,
             progress=ProgressLines("import"),  # counts on stderr: stdout stays the answer
         )
-    print_result(args, {"imported": counts}, f"imported {counts}")
-    return 0
+    return {"imported": counts}, f"imported {counts}"
 
 
-def cmd_sweep_secrets(args: argparse.Namespace, settings: Settings) -> int:
-    with open_coordinator(settings) as coord:
-        counts = coord.sweep_secrets(args.user, apply=not args.dry_run)
+def cmd_sweep_secrets(args: argparse.Namespace, coord: MemoryCoordinator) -> Answer:
+    counts = coord.sweep_secrets(args.user, apply=not args.dry_run)
     held = ", ".join(f"{n} {kind}" for kind, n in counts.items())
     said = "would be masked" if args.dry_run else "masked"
-    print_result(args, {"masked": counts, "dry_run": args.dry_run}, f"records {said}: {held}")
-    return 0
+    return {"masked": counts, "dry_run": args.dry_run}, f"records {said}: {held}"
 
 
-def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
-    with open_coordinator(settings) as coord:
-        stats: dict[str, Any] = {
-            **coord.get_memory_stats(args.user, args.session),
-            "counters": coord.metrics.counters(),
-        }
-    print_result(args, stats, json.dumps(stats, indent=2, default=str))
-    return 0
+def cmd_stats(args: argparse.Namespace, coord: MemoryCoordinator) -> Answer:
+    stats: dict[str, Any] = {
+        **coord.get_memory_stats(args.user, args.session),
+        "counters": coord.metrics.counters(),
+    }
+    return stats, json.dumps(stats, indent=2, default=str)
 
 
-def cmd_health(args: argparse.Namespace, settings: Settings) -> int:
-    with open_coordinator(settings) as coord:
-        report = coord.health()
+def cmd_health(args: argparse.Namespace, coord: MemoryCoordinator) -> Answer:
+    report = coord.health()
     lines = [
         f"{'ok ' if c.get('ok') else 'FAIL'} {name}: "
         + ", ".join(f"{k}={v}" for k, v in c.items() if k != "ok")
@@ -328,12 +283,11 @@ def cmd_health(args: argparse.Namespace, settings: Settings) -> int:
     return 0 if report["ok"] else 1
 
 
-def cmd_reembed(args: argparse.Namespace, settings: Settings) -> int:
+def cmd_reembed(args: argparse.Namespace, settings: Settings) -> Answer:
     from memory.admin.reembed import reembed_all
 
     counts = reembed_all(settings, progress=lambda msg: print(msg, file=sys.stderr))
-    print_result(args, counts, f"re-embedded {counts}")
-    return 0
+    return counts, f"re-embedded {counts}"
 
 
 # --- parser ---------------------------------------------------------------------------
@@ -347,32 +301,33 @@ def _k_value(text: str) -> int:
     return k
 
 
-def cmd_maintain(args: argparse.Namespace, settings: Settings) -> int:
+def cmd_maintain(args: argparse.Namespace, coord: MemoryCoordinator) -> Answer:
     from memory.maintenance import Maintenance
 
-    with open_coordinator(settings) as coord:
-        report = Maintenance.of(coord).run(
-            user_id=args.user, dry_run=args.dry_run, progress=ProgressLines("maintain")
-        )
+    report = Maintenance.of(coord).run(
+        user_id=args.user, dry_run=args.dry_run, progress=ProgressLines("maintain")
+    )
     # This CLI has no chat model: summaries that fall due wait for the app's runs (or
     # `python -m agent maintain`, which prints the same report).
-    print_result(args, report.as_json(), report.as_text())
-    return 0
+    return report.as_json(), report.as_text()
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m memory", description="CoALA memory on Redis.")
     sub = p.add_subparsers(dest="command", required=True)
 
-    def cmd(name: str, fn: Any, help_: str, *, user: bool = False) -> argparse.ArgumentParser:
+    def cmd(
+        name: str, fn: Any, help_: str, *, user: bool = False, store: bool = True
+    ) -> argparse.ArgumentParser:
+        """`store`: `fn` gets the opened coordinator (else the settings: it opens its own)."""
         sp = sub.add_parser(name, help=help_)
         sp.add_argument("--json", action="store_true", help="machine-readable output")
         if user:
             sp.add_argument("--user", required=True)
-        sp.set_defaults(fn=fn)
+        sp.set_defaults(fn=fn, store=store)
         return sp
 
-    sp = cmd("redis", cmd_redis, "start/stop/status of the embedded Redis Stack")
+    sp = cmd("redis", cmd_redis, "start/stop/status of the embedded Redis Stack", store=False)
     sp.add_argument(
         "action",
         choices=["start", "stop", "status", "confirm"],
@@ -419,7 +374,11 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--id", required=True)
 
     sp = cmd(
-        "forget", cmd_forget, "delete everything that mentions a topic (with a preview)", user=True
+        "forget",
+        cmd_forget,
+        "delete everything that mentions a topic (with a preview)",
+        user=True,
+        store=False,
     )
     sp.add_argument("--query", required=True, help="the topic: a name, a subject")
     sp.add_argument("--yes", action="store_true", help="no preview, no confirmation")
@@ -433,6 +392,7 @@ def build_parser() -> argparse.ArgumentParser:
         "import an export file: checked whole first (a bad file changes nothing), then "
         "written in chunks; one cut off is reported by the next command and finished by "
         "running the same import again",
+        store=False,
     )
     sp.add_argument("file")
     sp.add_argument("--user", help="import under this user instead of the file's")
@@ -451,7 +411,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--session")
 
     cmd("health", cmd_health, "Redis, modules, indexes, embedder")
-    cmd("reembed", cmd_reembed, "recompute every vector with the configured embedder")
+    cmd("reembed", cmd_reembed, "recompute every vector with the configured embedder", store=False)
 
     sp = cmd("maintain", cmd_maintain, "summarise, consolidate, expire and decay memories")
     sp.add_argument("--user", help="only this user (default: every user)")
@@ -474,16 +434,21 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     settings = Settings()
     try:
-        return int(args.fn(args, settings) or 0)
+        if getattr(args, "store", False):
+            with open_coordinator(settings) as coord:
+                answer = args.fn(args, coord)
+        else:
+            answer = args.fn(args, settings)
+        if isinstance(answer, tuple):
+            print_result(args, *answer)
+            return 0
+        return int(answer or 0)
     except MemorySystemError as e:
         if getattr(args, "json", False):
             print(json.dumps({"error": str(e), "type": type(e).__name__}))
         print(f"error: {for_terminal(str(e), multiline=True)}", file=sys.stderr)
         # bad input (text, ids, files) is the caller's to fix, like a usage error: exit 2
         return 2 if isinstance(e, InvalidInputError) else 1
-    except json.JSONDecodeError as e:
-        print(f"error: --metadata is not valid JSON: {e.msg}", file=sys.stderr)
-        return 2
     except BrokenPipeError:  # e.g. `| head`: the reader left; not an error of ours
         sys.stderr.close()
         return 0

@@ -5,7 +5,7 @@ environment and `.env` at the edge and passed down through constructors; the age
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -13,6 +13,10 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from memory import defaults
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+#: A share, weight or probability (0 to 1), and a count or length that must be positive.
+Share = Annotated[float, Field(ge=0, le=1)]
+Positive = Annotated[int, Field(gt=0)]
 
 
 class Settings(BaseSettings):
@@ -71,15 +75,13 @@ class Settings(BaseSettings):
         description="Ollama's address: the Ollama embedder's (EMBEDDING_PROVIDER=ollama) and, "
         "composed at the edges, the chat model's (agent/config.py holds the model).",
     )
-    short_term_recall_tokens: int = Field(
+    short_term_recall_tokens: Positive = Field(
         default=6_000,
-        gt=0,
         description="Most recent conversation recall returns, in estimated tokens; the agent "
         "then fits it, with everything else, into the model's window (AGENT_NUM_CTX).",
     )
-    memory_prompt_tokens: int = Field(
+    memory_prompt_tokens: Positive = Field(
         default=1_500,
-        gt=0,
         description="Token budget of the recalled-memory block in prompts (less on a small "
         "window: at most half of what the conversation has).",
     )
@@ -111,47 +113,37 @@ class Settings(BaseSettings):
         description="Vector index algorithm of the long-term memory indexes: flat (exact) or "
         "hnsw (approximate).",
     )
-    short_term_max_messages: int = Field(
-        default=200, gt=0, description="Messages kept per session in short-term memory."
+    short_term_max_messages: Positive = Field(
+        default=200, description="Messages kept per session in short-term memory."
     )
-    short_term_ttl_s: int = Field(
+    short_term_ttl_s: Positive = Field(
         default=30 * 24 * 3600,
-        gt=0,
         description="Seconds an idle session's short-term memory (and its answers' details) lives.",
     )
-    procedural_recommend_threshold: float = Field(
+    procedural_recommend_threshold: Share = Field(
         default=0.7,
-        ge=0,
-        le=1,
         description='Confidence at or above which a learned tool sequence is "recommended" to '
         "the agent.",
     )
-    recall_min_score: float = Field(
+    recall_min_score: Share = Field(
         default=defaults.MIN_SCORE,
-        ge=0,
-        le=1,
         description="Hits whose final score (probability of relevance) is below this are "
         "dropped (the default comes from the fit's reliability table).",
     )
-    recall_recency_weight: float = Field(
+    recall_recency_weight: Share = Field(
         default=defaults.W_RECENCY,
-        ge=0,
-        le=1,
         description="Log-odds recall adds for a fresh memory (a nudge, not fitted).",
     )
-    recall_importance_weight: float = Field(
+    recall_importance_weight: Share = Field(
         default=defaults.W_IMPORTANCE,
-        ge=0,
-        le=1,
         description="Log-odds recall adds per unit of importance above 0.5 (pinned counts as "
         "1; a nudge, not fitted).",
     )
     recency_half_life_days: float = Field(
         default=30.0, gt=0, description="Days after which a memory's recency part halves."
     )
-    metrics_max_entries: int = Field(
+    metrics_max_entries: Positive = Field(
         default=50_000,
-        gt=0,
         description="Latency samples kept in Redis for the Stats page (older ones are trimmed).",
     )
     # --- Maintenance (docs/maintenance.md) ------------------------------------------------
@@ -178,21 +170,19 @@ class Settings(BaseSettings):
         description='Days after which memories of a kind expire, e.g. {"interaction": 210}; '
         "kinds not listed never expire.",
     )
-    retention_keep_importance: float = Field(
-        default=0.7, ge=0, le=1, description="Memories at least this important never expire."
+    retention_keep_importance: Share = Field(
+        default=0.7, description="Memories at least this important never expire."
     )
     decay_half_life_days: float = Field(
         default=90.0, gt=0, description="Importance of never-recalled memories halves this often."
     )
-    decay_floor: float = Field(
+    decay_floor: Share = Field(
         default=0.1,
-        ge=0,
-        le=1,
         description="Decay stops here (an important memory stops at 0.7, so decay never makes "
         "it expire).",
     )
-    recall_boost: float = Field(
-        default=0.1, ge=0, le=1, description="Each recall closes this share of the gap to 1."
+    recall_boost: Share = Field(
+        default=0.1, description="Each recall closes this share of the gap to 1."
     )
     summary_idle_s: int = Field(
         default=6 * 3600,

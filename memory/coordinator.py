@@ -21,7 +21,7 @@ from memory.boundary import translate_store_errors
 from memory.config import Settings
 from memory.embeddings import CachedEmbedder, Embedder, build_embedder
 from memory.errors import MemorySystemError
-from memory.identity import StoreIdentity, address_of
+from memory.identity import StoreIdentity
 from memory.keys import Keys
 from memory.metrics import MetricsRecorder
 from memory.models import (
@@ -97,13 +97,12 @@ class MemoryCoordinator:
         client: redis.Redis,
         embedder: Embedder,
         settings: Settings,
-        metrics: MetricsRecorder | None = None,
         load_knowledge: bool = True,
     ) -> None:
         self.settings = settings
         self.keys = Keys(settings.memory_namespace)
         self.redis = client
-        self.metrics = metrics or MetricsRecorder(client, self.keys, settings.metrics_max_entries)
+        self.metrics = MetricsRecorder(client, self.keys, settings.metrics_max_entries)
         self.embedder = CachedEmbedder(
             embedder,
             client,
@@ -114,26 +113,16 @@ class MemoryCoordinator:
         )
         self.identity = StoreIdentity(
             client,
-            self.keys.store_id,
+            self.keys,
             self._reopen,
-            address_of(client),
             "REDIS_URL and the data folder its server was started with"
             if settings.redis_url
             else f"that the embedded Redis on port {settings.redis_port} runs on "
             f"REDIS_DATA_DIR={settings.redis_data_dir} (`python -m memory redis status`)",
-            self.keys.store_unconfirmed,
         )
         self.identity.claim()  # before the indexes: they belong to the server it names
         self.stores = Stores.open(
-            client,
-            self.keys,
-            model_id=embedder.model_id,
-            dims=embedder.dims,
-            vector_algorithm=settings.vector_algorithm,
-            recommend_threshold=settings.procedural_recommend_threshold,
-            short_term_max_messages=settings.short_term_max_messages,
-            short_term_ttl_s=settings.short_term_ttl_s,
-            pii=settings.pii_policy,
+            client, self.keys, settings, model_id=embedder.model_id, dims=embedder.dims
         )
         self.episodic = self.stores.episodic
         self.semantic = self.stores.semantic
@@ -372,7 +361,6 @@ class MemoryCoordinator:
                 log.warning("Could not record the tool sequence of a turn: %s", e)
             else:
                 result["procedural"] = pattern.id
-                result["procedural_confidence"] = pattern.confidence
         # hit: this answer's usage record lists a memory (Stats' "Answers that used memory")
         used_any = bool(turn_id) and len(used) > 0
         self.metrics.record("all", "store_interaction", _ms(t0), hit=used_any)

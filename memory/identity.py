@@ -17,6 +17,7 @@ from redisvl.exceptions import RedisVLError
 
 from memory.boundary import store_error
 from memory.errors import MemorySystemError, StoreReplacedError
+from memory.keys import Keys
 
 log = logging.getLogger(__name__)
 
@@ -29,19 +30,13 @@ def address_of(client: redis.Redis) -> str:
 
 class StoreIdentity:
     def __init__(
-        self,
-        client: redis.Redis,
-        key: str,
-        reopen: Callable[[], list[str]],
-        where: str,
-        data_hint: str,
-        unconfirmed_key: str | None = None,
+        self, client: redis.Redis, keys: Keys, reopen: Callable[[], list[str]], data_hint: str
     ) -> None:
+        """`data_hint`: where the memories' data lies, for the message that names a swap."""
         self._r = client
-        self.key = key
-        self.unconfirmed_key = unconfirmed_key or f"{key}:unconfirmed"
+        self.key, self.unconfirmed_key = keys.store_id, keys.store_unconfirmed
         self._reopen = reopen  # recreates what is missing; says what it recreated
-        self._where = where
+        self._where = address_of(client)
         self._hint = data_hint
         self.token: str | None = None
         #: markers of the stores known to hold the memories (returning to one is no swap)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from memory.errors import InvalidInputError
 from memory.shape import MAX_METADATA_DEPTH, check_depth
@@ -229,8 +229,6 @@ def check_metadata(metadata: Any) -> dict[str, Any]:
 
 class EpisodicMemory(BaseModel):
     """Something that happened with one user."""
-
-    model_config = ConfigDict(use_enum_values=False)
 
     id: str = Field(description="ULID, sortable by creation time")
     user_id: str

@@ -77,7 +77,6 @@ class StoredInteraction(TypedDict, total=False):
     short_term: list[str]
     episodic: str | None
     procedural: str | None
-    procedural_confidence: float
 
 
 class AgentMemory(Protocol):

@@ -5,7 +5,6 @@ run by whoever finds the note: the writer right after, or the next open (docs/ma
 from __future__ import annotations
 
 import base64
-import json
 import logging
 from typing import Annotated, Any, Literal
 
@@ -35,10 +34,6 @@ Vector = Annotated[
     BeforeValidator(_vector),
     PlainSerializer(lambda v: base64.b64encode(_vector(v).tobytes()).decode("ascii")),
 ]
-#: A note written before notes were pydantic holds each fact as a JSON string.
-Fact = Annotated[
-    SemanticFact, BeforeValidator(lambda v: json.loads(v) if isinstance(v, str) else v)
-]
 
 
 class FollowUp(BaseModel):
@@ -49,7 +44,7 @@ class FollowUp(BaseModel):
     what: str
     user_id: str
     delete_facts: list[str] = Field(default_factory=list)
-    write_facts: list[tuple[Fact, Vector]] = Field(default_factory=list)
+    write_facts: list[tuple[SemanticFact, Vector]] = Field(default_factory=list)
     #: sessions cleared in the transaction: their entries in the summaries-waiting list go
     cleared_sessions: list[str] = Field(default_factory=list)
     user_list: Literal["add", "remove", ""] = ""
@@ -132,12 +127,11 @@ def unfinished(done: str, note: FollowUp, error: BaseException) -> StoreUnavaila
     )
 
 
-def run_after(
-    stores: Stores, embedder: CachedEmbedder, note: FollowUp, done: str, finish: Any
-) -> None:
-    """Call `finish(stores, embedder, note)`; a driver error becomes `unfinished`."""
+def run_after(stores: Stores, embedder: CachedEmbedder, note: FollowUp, done: str) -> None:
+    """`finish_followups` right after the note's transaction; a driver error becomes
+    `unfinished` (`done`: what the transaction did)."""
     try:
-        finish(stores, embedder, note)
+        finish_followups(stores, embedder, note)
     except (redis.RedisError, RedisVLError, ConnectionError) as e:
         raise unfinished(done, note, e) from e
 

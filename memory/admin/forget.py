@@ -13,7 +13,6 @@ from pydantic import BaseModel, Field
 
 from memory import activity
 from memory.admin import followups
-from memory.admin.followups import finish_followups
 from memory.admin.stats import note_write
 from memory.admin.topic_match import (
     ProcedureText,
@@ -99,8 +98,8 @@ class ForgetReport(BaseModel):
 @translate_store_errors
 @dataclass(eq=False)
 class TopicForget:
-    """Built from the coordinator's parts (`TopicForget.of`), so the coordinator does not grow;
-    every public method goes through the one error boundary."""
+    """A topic forget, an operation of its own like `Maintenance`: built from the parts of the
+    coordinator it uses (`TopicForget.of`); every public method passes the error boundary."""
 
     #: the words of a count, for the screens that show a preview and its result
     counted = staticmethod(forgotten_words)
@@ -317,9 +316,7 @@ class TopicForget:
             "maintenance_report": int(report),
             "cached_embeddings": len(cached),
         }
-        followups.run_after(
-            stores, self._embedder, note, "the user's records were deleted", finish_followups
-        )
+        followups.run_after(stores, self._embedder, note, "the user's records were deleted")
         return counts
 
     def _cached_texts(

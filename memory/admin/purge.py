@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import redis
 
 from memory.admin import followups
-from memory.admin.followups import FollowUp, finish_followups
+from memory.admin.followups import FollowUp
 from memory.embeddings import CachedEmbedder
 from memory.models import check_id
 from memory.replies import as_str
@@ -130,7 +130,7 @@ def purge_user(stores: Stores, embedder: CachedEmbedder, user_id: str) -> dict[s
     finally:
         bulk.close()
     n = len(plan.episodic_ids)
-    followups.run_after(stores, embedder, note, f"its {n} memories were deleted", finish_followups)
+    followups.run_after(stores, embedder, note, f"its {n} memories were deleted")
     return plan.counts()
 
 

@@ -129,65 +129,43 @@ def names_any(raw: str, ids: set[str], roots: frozenset[str]) -> bool:
 def find_matches(
     data: UserData, roots: frozenset[str], scores: dict[str, float]
 ) -> list[TopicMatch]:
+    """What mentions the topic, or scored it in search, best score first, then newest."""
     out: list[TopicMatch] = []
-    for m in data.memories.values():
-        ref = f"episodic:{m.id}"
-        if ref in scores or mentions(memory_text(m), roots):
-            kind = m.event_type.value + (" (earlier version)" if m.superseded_by else "")
+
+    def check(
+        ref: str, mtype: MatchType, kind: str, text: str, at: int, said: str, s: str = ""
+    ) -> None:
+        """`said`: all of the record a mention may be in; `s`: its session."""
+        if ref in scores or mentions(said, roots):
+            partial = holds_part_only(said, roots)
             out.append(
                 TopicMatch(
                     ref=ref,
-                    memory_type="episodic",
+                    memory_type=mtype,
                     kind=kind,
-                    text=m.description,
-                    timestamp=m.timestamp,
+                    text=text,
+                    timestamp=at,
                     score=scores.get(ref),
-                    session_id=m.session_id,
-                    partial=holds_part_only(memory_text(m), roots),
+                    session_id=s,
+                    partial=partial,
                 )
             )
+
+    for m in data.memories.values():
+        kind = m.event_type.value + (" (earlier version)" if m.superseded_by else "")
+        said, at = memory_text(m), m.timestamp
+        check(f"episodic:{m.id}", "episodic", kind, m.description, at, said, m.session_id)
     for f in data.facts.values():
-        ref = f"semantic:{f.id}"
-        if ref in scores or mentions(fact_text(f), roots):
-            out.append(
-                TopicMatch(
-                    ref=ref,
-                    memory_type="semantic",
-                    kind=f.category,
-                    text=f.fact,
-                    timestamp=f.timestamp,
-                    score=scores.get(ref),
-                    partial=holds_part_only(fact_text(f), roots),
-                )
-            )
+        check(f"semantic:{f.id}", "semantic", f.category, f.fact, f.timestamp, fact_text(f))
     for pid, p in data.procedures.items():
         said = " ".join((p.question, pid, *p.tools))
-        if mentions(said, roots):
-            out.append(
-                TopicMatch(
-                    ref=f"procedural:{pid}",
-                    memory_type="procedural",
-                    kind="procedure",
-                    text=p.question,
-                    timestamp=p.used,
-                    partial=holds_part_only(said, roots),
-                )
-            )
+        check(f"procedural:{pid}", "procedural", "procedure", p.question, p.used, said)
     for s, msgs in data.messages.items():
         for _, msg in msgs:
-            said = message_text(s, msg)
-            if mentions(said, roots):
-                out.append(
-                    TopicMatch(
-                        ref=f"short_term:{s}:{msg.id}",
-                        memory_type="short_term",
-                        kind=f"{msg.role} message",
-                        text=msg.content,
-                        timestamp=msg.timestamp,
-                        session_id=s,
-                        partial=holds_part_only(said, roots),
-                    )
-                )
+            said, kind = message_text(s, msg), f"{msg.role} message"
+            check(
+                f"short_term:{s}:{msg.id}", "short_term", kind, msg.content, msg.timestamp, said, s
+            )
     out.sort(key=lambda m: (-(m.score or 0.0), -m.timestamp))
     return out
 

@@ -20,7 +20,7 @@ from redisvl.exceptions import RedisVLError
 from ulid import ULID
 
 from memory.admin import followups
-from memory.admin.followups import FollowUp, finish_followups
+from memory.admin.followups import FollowUp
 from memory.admin.purge import plan_user_purge
 from memory.boundary import store_error
 from memory.embeddings import CachedEmbedder
@@ -58,8 +58,6 @@ log = logging.getLogger(__name__)
 
 FORMAT = "coala-memory-export"
 VERSION = 2
-#: Records per transaction: each commits in well under a second.
-CHUNK_RECORDS = 1000
 EMBED_BATCH = 1000
 
 
@@ -122,10 +120,11 @@ def import_user(
     mode: Literal["merge", "replace"] = "merge",
     user_id: str | None = None,
     progress: Progress | None = None,
-    chunk_records: int = CHUNK_RECORDS,
+    chunk_records: int,
 ) -> dict[str, int]:
     """Import an export file; `user_id` imports it under another user. `progress` hears how
-    far the embedding and the writing got."""
+    far the embedding and the writing got; `chunk_records`: records per transaction
+    (IMPORT_CHUNK_RECORDS)."""
     if mode not in ("merge", "replace"):
         raise InvalidInputError("Import mode must be 'merge' or 'replace'.")
     doc = _parse(data)
@@ -231,9 +230,7 @@ def import_user(
         written += sum(n for n, _ in chunk)
         say("writing", written, total)
     stores.client.srem(stores.keys.imports_running, target)
-    followups.run_after(
-        stores, embedder, note, f"all {total:,} records were written", finish_followups
-    )
+    followups.run_after(stores, embedder, note, f"all {total:,} records were written")
     return {
         "episodic": len(episodic),
         "semantic": len(semantic),

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import redis
 
+from memory.config import Settings
 from memory.keys import Keys
 from memory.models import check_id
 from memory.stores.episodic import EpisodicStore
@@ -36,21 +37,11 @@ class Stores:
 
     @classmethod
     def open(
-        cls,
-        client: redis.Redis,
-        keys: Keys,
-        *,
-        model_id: str,
-        dims: int,
-        vector_algorithm: str,
-        recommend_threshold: float,
-        short_term_max_messages: int,
-        short_term_ttl_s: int,
-        pii: PiiPolicy = "keep",
+        cls, client: redis.Redis, keys: Keys, settings: Settings, *, model_id: str, dims: int
     ) -> Stores:
         """Open (creating when missing) the three indexes, refusing a store of another format
         (`store_format`) and another embedding model."""
-        algo = vector_algorithm
+        algo, pii = settings.vector_algorithm, settings.pii_policy
         schemas = [
             semantic_schema(keys, dims, algo),
             episodic_schema(keys, dims, algo),
@@ -65,8 +56,12 @@ class Stores:
             keys=keys,
             episodic=EpisodicStore(client, keys, episodic),
             semantic=SemanticStore(client, keys, semantic),
-            procedural=ProceduralStore(client, keys, procedural, recommend_threshold),
-            short_term=ShortTermStore(client, keys, short_term_max_messages, short_term_ttl_s, pii),
+            procedural=ProceduralStore(
+                client, keys, procedural, settings.procedural_recommend_threshold
+            ),
+            short_term=ShortTermStore(
+                client, keys, settings.short_term_max_messages, settings.short_term_ttl_s, pii
+            ),
             pii=pii,
         )
 

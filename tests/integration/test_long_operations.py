@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import redis
 
+from memory.admin import followups
 from memory.config import Settings
 from memory.coordinator import MemoryCoordinator
 from memory.errors import StoreUnavailableError
@@ -25,7 +26,7 @@ from tests.in_process import run_main
 from tests.integration.conftest import Run, cli_env
 
 U = "imp-user"
-#: The large import: ten transactions of the default 1,000 records (CHUNK_RECORDS), so it is
+#: The large import: ten transactions of the default 1,000 records (IMPORT_CHUNK_RECORDS), so it is
 #: chunked and heard between chunks as at any size (issue 36 found the one transaction of a
 #: 100,000-record file outliving the socket timeout; that size cost ~2.5 min of a shared
 #: machine per run, and everything it checks happens at this one).
@@ -191,9 +192,7 @@ def test_follow_ups_after_the_import_transaction_finish_on_the_next_open(
     settings: Settings,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import memory.admin.transfer as transfer
-
-    monkeypatch.setattr(transfer, "finish_followups", connection_lost)
+    monkeypatch.setattr(followups, "finish_followups", connection_lost)
     doc = export_doc(U, 20, facts=3)
     with pytest.raises(StoreUnavailableError) as err:
         coordinator.import_user(doc)
@@ -226,13 +225,11 @@ def test_follow_ups_of_a_purge_finish_on_the_next_open(
     settings: Settings,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import memory.admin.purge as purge
-
     coordinator.add_episodic(U, "I swim on Sundays")
     coordinator.add_semantic("The Spree runs through Berlin.", added_by=U)
     assert U in coordinator.list_users()
 
-    monkeypatch.setattr(purge, "finish_followups", connection_lost)
+    monkeypatch.setattr(followups, "finish_followups", connection_lost)
     with pytest.raises(StoreUnavailableError, match="next"):
         coordinator.clear_user_memories(U)
     monkeypatch.undo()
@@ -258,7 +255,7 @@ def test_follow_ups_of_a_forget_finish_on_the_next_open(
     coordinator.add_episodic(U, "My divorce lawyer is called Ms Brandt")
     fact = coordinator.add_semantic("My divorce lawyer works in Leipzig.", added_by=U)
 
-    monkeypatch.setattr(forget, "finish_followups", connection_lost)
+    monkeypatch.setattr(followups, "finish_followups", connection_lost)
     with pytest.raises(StoreUnavailableError, match="the next command"):
         forget.TopicForget.of(coordinator).forget(U, "divorce lawyer")
     monkeypatch.undo()
