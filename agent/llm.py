@@ -287,21 +287,18 @@ class OllamaLLM:
         return sorted(m.model for m in resp.models if m.model)
 
     # ---- what the model can do -----------------------------------------------------------
-    def show(self, model: str) -> ModelProfile:
-        """The model's profile from `/api/show`. Raises LLMError (ModelNotFoundError...)."""
-        with self._translate(model):
-            resp = self._probe.show(model)
-        return ModelProfile.from_show(model, resp.model_dump(by_alias=True))
-
     def profile(self, model: str, refresh: bool = False) -> ModelProfile | None:
-        """`show(model)`, cached per model for the process (a model's facts do not change
-        under its name often; `refresh` re-reads them). None when the server cannot say."""
+        """The model's profile from `/api/show`, cached per model for the process (a model's
+        facts do not change under its name often; `refresh` re-reads them). None when the
+        server cannot say."""
         with self._profiles_lock:
             cached = self._profiles.get(model)
         if cached is not None and not refresh:
             return cached
         try:
-            prof = self.show(model)
+            with self._translate(model):
+                resp = self._probe.show(model)
+            prof = ModelProfile.from_show(model, resp.model_dump(by_alias=True))
         except LLMError as e:
             log.info("no profile for %s: %s", model, e)
             return None
