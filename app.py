@@ -126,7 +126,7 @@ def _refresh_extraction(ctx: PageContext, d: TurnResult) -> None:
     """Background extraction finishes after the answer: show its outcome once known."""
     if ctx.agent is None or not d.extraction.startswith("pending"):
         return
-    outcome = ctx.agent.extraction_status(d.turn_id)
+    outcome = ctx.agent.background.get(d.turn_id)
     if outcome is not None:
         d.apply_extraction(outcome)
 

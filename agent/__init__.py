@@ -3,24 +3,7 @@
 
 from __future__ import annotations
 
-from agent.config import AgentSettings
 from agent.loop import ChatAgent
-from agent.types import (
-    ExtractionOutcome,
-    LLMStatus,
-    StoredMemory,
-    ToolCallRecord,
-    TurnEvent,
-    TurnResult,
-)
+from agent.types import LLMStatus, TurnEvent, TurnResult
 
-__all__ = [
-    "AgentSettings",
-    "ChatAgent",
-    "ExtractionOutcome",
-    "LLMStatus",
-    "StoredMemory",
-    "ToolCallRecord",
-    "TurnEvent",
-    "TurnResult",
-]
+__all__ = ["ChatAgent", "LLMStatus", "TurnEvent", "TurnResult"]

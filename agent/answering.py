@@ -6,8 +6,7 @@ The prompt is planned again before every request (`agent.budget`), from the mode
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Generator, Iterator, Sequence
 from functools import partial
 from typing import Any
 
@@ -24,19 +23,19 @@ from agent.config import AgentSettings
 from agent.echo import ITS_OWN_WORDS, USE_A_CHAT_MODEL, EchoGuard
 from agent.errors import ToolsNotSupportedError
 from agent.knowing import UNKNOWN_RULE
-from agent.llm import LLM, LLMChunk, ToolCall
+from agent.llm import LLM, LLMChunk, ToolCall, close_stream
 from agent.profile import ModelProfile
 from agent.prompt import render_memory_block, system_rules
 from agent.speed import Speed, speed_text
 from agent.tools.memory_tools import MemoryToolkit
 from agent.tools.registry import ToolContext, ToolRegistry, result_for_model
 from agent.tools.text_calls import TextCallFilter, parse_text_tool_calls
+from agent.turn_state import AnswerState, TurnState
 from agent.types import (
     BudgetSplit,
     PromptEvent,
     StatusEvent,
     StoredEvent,
-    StoredMemory,
     ThinkingEvent,
     TokenEvent,
     ToolCallRecord,
@@ -46,7 +45,7 @@ from agent.types import (
     WindowReport,
 )
 from memory.block import profile_tokens
-from memory.models import ChatMessage, MemoryContext
+from memory.models import MemoryContext
 from memory.tokens import truncate_to_tokens
 
 log = logging.getLogger(__name__)
@@ -88,27 +87,6 @@ NO_TOOLS_NOTE = (
     "Answer from the remembered data; for numbers about workouts, heart rate, sleep or weight, "
     "say that they need a tool-capable model (for example qwen2.5:7b)."
 )
-
-
-@dataclass
-class AnswerState:
-    """What one turn's model rounds produced, besides the reply's return value."""
-
-    parts: list[str] = field(default_factory=list)  # the reply as shown, piece by piece
-    thinking: list[str] = field(default_factory=list)  # thoughts: shown folded, never stored
-    fit: Fit | None = None  # the last request's plan (its block and history window)
-    #: the first request's plan: its window is what the conversation shows this turn (later
-    #: rounds may trim more for tool results, and the next turn shows those messages again)
-    first_fit: Fit | None = None
-    report: WindowReport = field(default_factory=WindowReport)
-    #: rules for this turn only, after the standing ones (agent.knowing's UNKNOWN_RULE)
-    rules: list[str] = field(default_factory=list)
-    #: what a token cap cut this turn, and what to do (the status box shows them)
-    limits: list[str] = field(default_factory=list)
-    #: the slow model's note when its replies were capped this turn (Answerer.speed_note)
-    slow: str | None = None
-    #: what of the instructions the reply repeated (agent.echo); the reply was stopped
-    echoed: str | None = None
 
 
 def _shrink_exchange(exchange: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -249,59 +227,51 @@ class Answerer:
         for the notes a turn's memory block may carry, so a turn never refuses what this let
         through."""
         profile = self.llm.profile(model)
-        ctx = MemoryContext(user_id="_", session_id="_", query=message)
-        tools = self.can_use_tools(model, profile)
-        try:
-            self._fit(model, profile, message, [], [], ctx, (), tools, tools, "0" * 8, SLACK, TURN)
-        except MessageTooLongError as e:
-            if not tools:
-                return str(e)
+        t = TurnState("_", "_", message, model)
+        t.ctx = MemoryContext(user_id="_", session_id="_", query=message)
+        t.block.nonce, t.answer.rules = "0" * 8, list(TURN)  # a fixed nonce: the same plan
+        refusal = None
+        for use in [True, False] if self.can_use_tools(model, profile) else [False]:
             try:
-                self._fit(
-                    model, profile, message, [], [], ctx, (), False, False, "0" * 8, SLACK, TURN
-                )
-            except MessageTooLongError as e2:
-                return str(e2)
-        return None
+                self._fit(t, profile, use, use, [], SLACK)
+                return None
+            except MessageTooLongError as e:
+                refusal = str(e)
+        return refusal
 
     def _fit(
         self,
-        model: str,
+        t: TurnState,
         profile: ModelProfile | None,
-        message: str,
-        history: list[ChatMessage],
-        exchange: list[dict[str, Any]],
-        ctx: MemoryContext,
-        stored: Iterable[StoredMemory],
         tools: bool,
         send_schemas: bool,
-        nonce: str,
+        exchange: list[dict[str, Any]],
         slack: int = 0,
-        rules: Sequence[str] = (),
     ) -> Fit:
-        """Plan one request. `tools`: the system text says which tools the model has (those
-        offered for the window); `send_schemas`: this request carries their schemas (not on the
-        capped last round)."""
-        stored_now = list(stored)
+        """Plan one request of `t`. `tools`: the system text says which tools the model has
+        (those offered for the window); `send_schemas`: this request carries their schemas (not
+        on the capped last round)."""
+        model, ctx = t.model, t.ctx
         num_ctx = self.llm.window(model)
         every = self.registry.schemas()
         offered = (
-            offered_tools(num_ctx, every, self.may_need(message, ctx), self.scale(model))
+            offered_tools(num_ctx, every, self.may_need(t.message, ctx), self.scale(model))
             if tools
             else []
         )
+        names = [tool_name(s) for s in offered]
         return fit_request(
             num_ctx=num_ctx,
             reply_reserve=self.reply_reserve(model, profile),
             memory_cap=self.memory_prompt_tokens,
-            system_messages=self._system_texts(tools, [tool_name(t) for t in offered], rules),
+            system_messages=self._system_texts(tools, names, t.answer.rules),
             tool_schemas=offered if send_schemas else [],
             tools_left_out=len(every) - len(offered) if tools else 0,
-            message=message,
+            message=t.message,
             exchange=exchange,
-            history=history,
+            history=t.history,
             render_block=lambda budget: render_memory_block(
-                ctx, stored_now=stored_now, budget_tokens=budget, nonce=nonce
+                ctx, stored_now=t.stored, budget_tokens=budget, nonce=t.block.nonce
             ),
             profile_tokens=profile_tokens(ctx.profile),
             scale=self.scale(model),
@@ -339,38 +309,15 @@ class Answerer:
         return texts
 
     def answer(
-        self,
-        model: str,
-        message: str,
-        history: list[ChatMessage],
-        ctx: MemoryContext,
-        stored: list[StoredMemory],
-        records: list[ToolCallRecord],
-        answer: AnswerState,
-        tctx: ToolContext,
-        nonce: str,
+        self, t: TurnState, tctx: ToolContext
     ) -> Generator[TurnEvent, None, tuple[str, bool]]:
-        """Stream the model's answer, running tools. Before every request the prompt is
-        refitted to the window (the tool results of this turn take room). Returns
-        (reply, hit_cap) via StopIteration; thoughts, the fit and the report land in `answer`."""
+        """Stream the model's answer to `t`'s message, running tools. Before every request the
+        prompt is refitted to the window (the tool results of this turn take room). Returns
+        (reply, hit_cap) via StopIteration; thoughts, the fit and the report land in `t.answer`."""
+        model, answer, records = t.model, t.answer, t.records
         profile = self.llm.profile(model)
         report = answer.report
-
-        def fit(tools: bool, send: bool, exch: list[dict[str, Any]]) -> Fit:
-            return self._fit(
-                model,
-                profile,
-                message,
-                history,
-                exch,
-                ctx,
-                stored,
-                tools,
-                send,
-                nonce,
-                rules=answer.rules,
-            )
-
+        fit = partial(self._fit, t, profile)
         use_tools = yield from self._tools_for_turn(model, profile, fit, report)
         think = self.thinks(profile)
         exchange: list[dict[str, Any]] = []  # this turn's tool calls, results and notes
@@ -390,7 +337,7 @@ class Answerer:
             yield PromptEvent(memory_block=plan.block.text, memory_block_tokens=plan.block.tokens)
             report.split = plan.split
             report.rounds = round_no + 1
-            messages = self._request_messages(plan, message, exchange)
+            messages = self._request_messages(plan, t.message, exchange)
             options = {
                 "temperature": self.config.temperature,
                 "num_ctx": plan.split.num_ctx,
@@ -579,9 +526,7 @@ class Answerer:
         finally:
             # Closing this turn (a stopped answer) closes the model's stream at once: the
             # request to Ollama ends instead of generating on for nobody.
-            close = getattr(chunks, "close", None)
-            if callable(close):
-                close()
+            close_stream(chunks)
         if echo.echoed is None:
             yield from self._show(echo.finish(), held, answer)
         if echo.echoed is not None:

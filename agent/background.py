@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from typing import Any
@@ -82,8 +82,8 @@ class SerialWorker:
         _, not_done = wait(pending, timeout=timeout)
         return not not_done
 
-    def shutdown(self, wait_for_jobs: bool = True) -> None:
-        self._pool.shutdown(wait=wait_for_jobs, cancel_futures=not wait_for_jobs)
+    def shutdown(self) -> None:
+        self._pool.shutdown(wait=True)
 
 
 class BackgroundExtractor(SerialWorker):
@@ -92,16 +92,17 @@ class BackgroundExtractor(SerialWorker):
         extractor: LLMExtractor,
         writer: WritePolicy,
         *,
-        log_size: int = 200,
-        on_outcome: Callable[[str], None] | None = None,
-        grounding: Callable[[str, list[str]], Grounding] | None = None,
-        on_finished: Callable[[ExtractionOutcome], None] | None = None,
-        gate: ReplyGate | None = None,
-        slow: Callable[[str], bool] | None = None,
+        log_size: int,
+        on_outcome: Callable[[str], None],
+        grounding: Callable[[str, list[str]], Grounding],
+        on_finished: Callable[[ExtractionOutcome], None],
+        gate: ReplyGate,
+        slow: Callable[[str], bool],
     ) -> None:
         """`on_outcome(status)`: each finished outcome and each memory dropped as "ungrounded",
-        for metrics; `grounding(claim, sources)`: None keeps all; `on_finished(outcome)`: each job's
-        final outcome; `gate` and `slow(model)`: a slow model's job waits until no reply streams."""
+        for metrics; `grounding(claim, sources)`: does the message support a memory;
+        `on_finished(outcome)`: each job's final outcome; `gate` and `slow(model)`: a slow
+        model's job waits until no reply streams."""
         self._gate = gate
         self._slow = slow
         self._on_outcome = on_outcome
@@ -120,8 +121,8 @@ class BackgroundExtractor(SerialWorker):
         session_id: str,
         model: str,
         message: str,
-        already_stored: list[StoredMemory] | None = None,
-    ) -> ExtractionOutcome:
+        already_stored: Sequence[StoredMemory] = (),
+    ) -> None:
         outcome = ExtractionOutcome(
             turn_id=turn_id,
             user_id=user_id,
@@ -131,8 +132,7 @@ class BackgroundExtractor(SerialWorker):
         )
         with self._lock:
             self._log.append(outcome)
-        self._queue(self._run, outcome, model, message, list(already_stored or []))
-        return outcome.model_copy()
+        self._queue(self._run, outcome, model, message, list(already_stored))
 
     def record(self, outcome: ExtractionOutcome) -> None:
         """Log an outcome decided without a job (e.g. skipped while offline)."""
@@ -141,11 +141,10 @@ class BackgroundExtractor(SerialWorker):
         self._count(outcome.status)
 
     def _count(self, status: str) -> None:
-        if self._on_outcome is not None:
-            try:
-                self._on_outcome(status)
-            except Exception:  # metrics never break extraction
-                log.warning("could not count an extraction outcome", exc_info=True)
+        try:
+            self._on_outcome(status)
+        except Exception:  # metrics never break extraction
+            log.warning("could not count an extraction outcome", exc_info=True)
 
     def _run(
         self,
@@ -157,7 +156,7 @@ class BackgroundExtractor(SerialWorker):
         status, detail, limit = "failed", "", ""
         stored, dups = [], 0
         ungrounded: list[str] = []
-        if self._gate is not None and self._slow is not None and self._slow(model):
+        if self._slow(model):
             self._gate.wait_idle(DEFER_LIMIT_S)
         try:
             candidates, _ = self._extractor.extract(
@@ -167,8 +166,8 @@ class BackgroundExtractor(SerialWorker):
             for cand in candidates:
                 # A weak model invents facts ("User owns a yacht" from "hello there"): only
                 # what the message supports is kept; the rest is counted and listed.
-                verdict = self._grounding(cand.text, [message]) if self._grounding else None
-                if verdict is not None and not verdict.supported:
+                verdict = self._grounding(cand.text, [message])
+                if not verdict.supported:
                     ungrounded.append(f"{cand.text} ({verdict.reason})")
                     self._count("ungrounded")
                     continue
@@ -214,23 +213,19 @@ class BackgroundExtractor(SerialWorker):
             outcome.ungrounded = ungrounded
             final = outcome.model_copy(deep=True)
         self._count(status)
-        if self._on_finished is not None:
-            try:
-                self._on_finished(final)
-            except Exception:  # keeping it is a nicety: the worker carries on
-                log.warning("could not keep an extraction outcome", exc_info=True)
+        try:
+            self._on_finished(final)
+        except Exception:  # keeping it is a nicety: the worker carries on
+            log.warning("could not keep an extraction outcome", exc_info=True)
 
-    def outcomes(
-        self, user_id: str | None = None, limit: int | None = None
-    ) -> list[ExtractionOutcome]:
-        """Most recent first."""
+    def outcomes(self, user_id: str | None = None) -> list[ExtractionOutcome]:
+        """Most recent first (at most AGENT_EXTRACTION_LOG_SIZE)."""
         with self._lock:
-            items = [
+            return [
                 o.model_copy(deep=True)
                 for o in reversed(self._log)
                 if user_id is None or o.user_id == user_id
             ]
-        return items[:limit] if limit else items
 
     def get(self, turn_id: str) -> ExtractionOutcome | None:
         with self._lock:

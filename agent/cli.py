@@ -190,7 +190,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
             )
         if args.wait and result.extraction == "pending":
             agent.wait_for_background(args.wait)
-            outcome = agent.extraction_status(result.turn_id)
+            outcome = agent.background.get(result.turn_id)
             if outcome is not None and result.apply_extraction(outcome) and not args.json:
                 out.write(f"· extraction {result.extraction}\n")
                 for m in outcome.stored:
@@ -226,17 +226,23 @@ def _model_client(args: argparse.Namespace) -> tuple[Any, Any, str]:
     return llm, config, model
 
 
-def cmd_status(args: argparse.Namespace) -> int:
-    llm, _, model = _model_client(args)
+def cmd_check(args: argparse.Namespace) -> int:
+    """`status`: is the model there, and what can it do? `check`: that, then the probes."""
+    from agent.check import ModelCheck
+    from agent.tools.memory_tools import MemoryToolkit
+    from agent.tools.registry import ToolRegistry
+    from agent.tools.wellness import WellnessToolkit
+
+    llm, config, model = _model_client(args)
     st = llm.status(model)
     profile = llm.profile(model) if st.ok else None
     window = llm.window(model) if st.ok else None
-    if args.json:
+    if args.status and args.json:
         out = st.model_dump(mode="json")
         out["profile"] = profile.model_dump(mode="json") if profile else None
         out["num_ctx"] = window
         print(json.dumps(out, indent=2))
-    else:
+    elif not args.json:
         print(f"Ollama at {st.host}: {'reachable' if st.reachable else 'NOT reachable'}")
         print(f"Model {st.model}: {'available' if st.model_available else 'NOT available'}")
         if profile is not None:
@@ -247,31 +253,18 @@ def cmd_status(args: argparse.Namespace) -> int:
             print("Pulled models: " + ", ".join(st.models))
         if st.message:
             print(st.message)
-    return 0 if st.ok else 1
-
-
-def cmd_check(args: argparse.Namespace) -> int:
-    from agent.check import ModelCheck
-    from agent.tools.memory_tools import MemoryToolkit
-    from agent.tools.registry import ToolRegistry
-    from agent.tools.wellness import WellnessToolkit
-
-    llm, config, model = _model_client(args)
-    st = llm.status(model)
-    if not st.ok:
+    if not st.ok and not args.status:
         print(f"error: cannot check {model}: {st.message}", file=sys.stderr)
-        return 1
+    if args.status or not st.ok:
+        return 0 if st.ok else 1
     # The agent's real tool schemas; the probes never call a tool, so no store is needed.
     registry = ToolRegistry([MemoryToolkit(None, None), WellnessToolkit()])  # type: ignore[arg-type]
     if not args.json:
-        print(f"Checking {model} at {st.host} (a few short requests)…", file=sys.stderr)
+        print(f"Checking {model} (a few short requests)…", file=sys.stderr)
     report = ModelCheck(llm, registry, config).run(model)
     if args.json:
         print(json.dumps(report.model_dump(mode="json"), ensure_ascii=False, indent=2))
         return 0
-    ctx = f"{report.context_length:,}" if report.context_length else "unknown"
-    print(f"Model {report.model}: context {ctx} tokens, num_ctx sent {report.num_ctx:,}")
-    print("Capabilities: " + (for_terminal(", ".join(report.capabilities)) or "(not reported)"))
     for p in report.probes:
         mark = "PASS" if p.passed else "FAIL"
         print(f"  {mark}  {p.name:<22} {p.ms:>8.0f} ms  {for_terminal(p.detail)}")
@@ -378,7 +371,7 @@ def main(argv: list[str] | None = None) -> int:
     status = sub.add_parser(
         "status", help="is Ollama reachable and the model pulled?", parents=[common]
     )
-    status.set_defaults(func=cmd_status)
+    status.set_defaults(func=cmd_check, status=True)
 
     check = sub.add_parser(
         "check",
@@ -388,7 +381,7 @@ def main(argv: list[str] | None = None) -> int:
         "be reached.",
         parents=[common],
     )
-    check.set_defaults(func=cmd_check)
+    check.set_defaults(func=cmd_check, status=False)
 
     mcp = sub.add_parser(
         "mcp",

@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import dataclass
+from itertools import groupby
 
 from agent.extraction import is_correction
 from agent.types import ToolCallRecord
@@ -21,11 +22,7 @@ CORRECTION_SCORE = 0.1
 
 def tool_sequence(records: list[ToolCallRecord]) -> list[str]:
     """Tool names in call order, consecutive repeats collapsed (a retry is one step)."""
-    seq: list[str] = []
-    for r in records:
-        if not seq or seq[-1] != r.name:
-            seq.append(r.name)
-    return seq
+    return [name for name, _ in groupby(r.name for r in records)]
 
 
 def success_score(records: list[ToolCallRecord], *, hit_cap: bool = False) -> float | None:

@@ -149,7 +149,7 @@ class LLM(Protocol):
     ) -> str: ...
 
 
-def _close(stream: object) -> None:
+def close_stream(stream: object) -> None:
     close = getattr(stream, "close", None)
     if callable(close):
         close()
@@ -267,25 +267,17 @@ class OllamaLLM:
         """Is the server up and the model pulled? Never raises."""
         now = time.time()
         try:
-            models = self._list(self._probe)
+            models, message = self._list(self._probe), pull_hint(model)
         except LLMError as e:
-            return LLMStatus(
-                reachable=False,
-                host=self._host,
-                model=model,
-                model_available=False,
-                models=[],
-                message=str(e),
-                checked_at=now,
-            )
-        available = any(_same_model(model, m) for m in models)
+            models, message = None, str(e)
+        available = models is not None and any(_same_model(model, m) for m in models)
         return LLMStatus(
-            reachable=True,
+            reachable=models is not None,
             host=self._host,
             model=model,
             model_available=available,
-            models=models,
-            message="" if available else pull_hint(model),
+            models=models or [],
+            message="" if available else message,
             checked_at=now,
         )
 
@@ -295,21 +287,18 @@ class OllamaLLM:
         return sorted(m.model for m in resp.models if m.model)
 
     # ---- what the model can do -----------------------------------------------------------
-    def show(self, model: str) -> ModelProfile:
-        """The model's profile from `/api/show`. Raises LLMError (ModelNotFoundError...)."""
-        with self._translate(model):
-            resp = self._probe.show(model)
-        return ModelProfile.from_show(model, resp.model_dump(by_alias=True))
-
     def profile(self, model: str, refresh: bool = False) -> ModelProfile | None:
-        """`show(model)`, cached per model for the process (a model's facts do not change
-        under its name often; `refresh` re-reads them). None when the server cannot say."""
+        """The model's profile from `/api/show`, cached per model for the process (a model's
+        facts do not change under its name often; `refresh` re-reads them). None when the
+        server cannot say."""
         with self._profiles_lock:
             cached = self._profiles.get(model)
         if cached is not None and not refresh:
             return cached
         try:
-            prof = self.show(model)
+            with self._translate(model):
+                resp = self._probe.show(model)
+            prof = ModelProfile.from_show(model, resp.model_dump(by_alias=True))
         except LLMError as e:
             log.info("no profile for %s: %s", model, e)
             return None
@@ -397,7 +386,7 @@ class OllamaLLM:
                 # A stopped answer (the caller closed this generator): close the client's
                 # stream now, which closes the HTTP response, so Ollama stops generating
                 # instead of the connection lingering until garbage collection.
-                _close(stream)
+                close_stream(stream)
             tagged, content = tags.finish()
             if tagged or content:
                 yield LLMChunk(content=content, thinking=tagged)

@@ -21,7 +21,6 @@ from agent.extraction import LLMExtractor, talks_about_user
 from agent.knowing import judge
 from agent.learning import LearningTracker, success_score, tool_sequence
 from agent.llm import LLM, OllamaLLM
-from agent.profile import ModelProfile
 from agent.prompt import (
     history_window,
     render_memory_block,
@@ -157,22 +156,11 @@ class ChatAgent:
             self._status[model] = st
         return st
 
-    def list_models(self) -> list[str]:
-        """Models pulled on the Ollama server; [] when it is unreachable. Comes from the
-        (cached, short-timeout) status check, so calling it on every UI rerun is cheap."""
-        return list(self.status().models)
-
     # ---- background --------------------------------------------------------------------
     def wait_for_background(self, timeout: float | None = None) -> bool:
         """Wait for queued memory extraction and summaries; True when nothing is left."""
         done = self.background.wait(timeout)
         return (self.summaries.wait(timeout) if self.summaries is not None else True) and done
-
-    def extraction_log(
-        self, user_id: str | None = None, limit: int | None = 50
-    ) -> list[ExtractionOutcome]:
-        """Recent extraction outcomes, newest first."""
-        return self.background.outcomes(user_id, limit)
 
     def grounded(self, claim: str, sources: list[str]) -> Grounding:
         """Does what the user said support a memory a model wrote? (memory/writing/grounding.py; the
@@ -194,9 +182,6 @@ class ChatAgent:
     def _count_extraction(self, status: str) -> None:
         """Extraction outcomes as counters in Redis (`extraction_done`, `_failed`, ...)."""
         self.coordinator.count_event(f"extraction_{status}")
-
-    def extraction_status(self, turn_id: str) -> ExtractionOutcome | None:
-        return self.background.get(turn_id)
 
     def close(self) -> None:
         self.background.shutdown()
@@ -247,19 +232,6 @@ class ChatAgent:
         return self._turn(user_id, session_id, message, model, types, private)
 
     # ---- the model ---------------------------------------------------------------------
-    def profile(self, model: str | None = None, refresh: bool = False) -> ModelProfile | None:
-        """What the model can do (context length, tools, thinking...); None when unknown."""
-        return self.llm.profile(model or self.default_model, refresh=refresh)
-
-    def window(self, model: str | None = None) -> int:
-        """The num_ctx the agent sends and plans for (AGENT_NUM_CTX, capped by the model)."""
-        return self.llm.window(model or self.default_model)
-
-    def tokens_per_s(self, model: str) -> float | None:
-        """How fast `model` writes, as measured (agent.speed); None before it is."""
-        speed = self.llm.speed(model)
-        return None if speed is None else speed.tokens_per_s
-
     def _slow(self, model: str) -> bool:
         """A full reply of `model` would take longer than AGENT_REPLY_SECONDS: its background
         work waits for the replies streaming now."""
@@ -424,17 +396,7 @@ class ChatAgent:
             )
             answerer = self.answerer if t.private is None else self.private_answerer
             try:
-                t.reply, t.hit_cap = yield from answerer.answer(
-                    t.model,
-                    t.message,
-                    t.history,
-                    t.ctx,
-                    t.stored,
-                    t.records,
-                    t.answer,
-                    tctx,
-                    t.block.nonce,
-                )
+                t.reply, t.hit_cap = yield from answerer.answer(t, tctx)
             except LLMError as e:
                 t.llm_error = e
                 t.errors.append(str(e))
@@ -519,6 +481,7 @@ class ChatAgent:
         self.learning.remember_turn(t.user_id, t.session_id, t.message, tools_used)
 
     def _result(self, t: TurnState, extraction: str, summary: str) -> TurnResult:
+        speed = self.llm.speed(t.model) if t.mode == "llm" else None
         return TurnResult(
             turn_id=t.turn_id,
             reply=t.reply,
@@ -542,7 +505,7 @@ class ChatAgent:
             held_back=t.knowing.held_back if t.knowing is not None else [],
             masked=masked_labels(t, self.settings.pii_policy),
             limits=list(t.answer.limits),
-            tokens_per_s=self.tokens_per_s(t.model) if t.mode == "llm" else None,
+            tokens_per_s=speed.tokens_per_s if speed is not None else None,
         )
 
     # ---- steps -------------------------------------------------------------------------

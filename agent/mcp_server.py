@@ -18,10 +18,11 @@ from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.types import ToolAnnotations
+from pydantic_core import to_jsonable_python
 
 from agent.errors import ServerConfigError
 from agent.mcp_auth import StaticTokenVerifier, load_tokens, token_user
-from agent.tools.memory_tools import MemoryToolkit, plain
+from agent.tools.memory_tools import MemoryToolkit
 from agent.tools.registry import ToolContext, ToolRegistry
 from memory.coordinator import MemoryCoordinator
 from memory.errors import InvalidInputError, MemorySystemError, NotFoundError
@@ -62,7 +63,7 @@ def listing(coordinator: AgentMemory, user_id: str, memory_type: MemoryType) -> 
     keep: tuple[str, ...] = ("id", "text", "event_type", "category", "tags", "timestamp")
     if memory_type is MemoryType.PROCEDURAL:
         keep = ("id", "text", "tool_sequence", "confidence", "executions", "last_used")
-    items = [{k: plain(r[k]) for k in keep if k in r} for r in rows]
+    items = [{k: to_jsonable_python(r[k]) for k in keep if k in r} for r in rows]
     return {"memory_type": memory_type.value, "total": total, "items": items}
 
 

@@ -14,6 +14,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from pydantic import TypeAdapter, ValidationError
+
 log = logging.getLogger(__name__)
 
 #: A reply shorter than this says little about writing speed (the first token carries set-up).
@@ -132,6 +134,9 @@ class Speed:
         return cls(s.write_s, s.read_s or 0.0, s.overhead_s or 0.0, s.prompt_tokens or 0)
 
 
+_SPEED = TypeAdapter(Speed)
+
+
 class SpeedMeter:
     """The speed of each model of one server, learned from its replies and kept in `path`
     (None: in this process only). Thread-safe; a file that cannot be read or written is
@@ -176,17 +181,9 @@ class SpeedMeter:
         return {k: v for k, v in data.items() if isinstance(v, dict)}
 
     def _load(self, model: str) -> Speed | None:
-        entry = self._read().get(self._key(model))
-        if entry is None:
-            return None
         try:
-            speed = Speed(
-                write_s=float(entry["write_s"]),
-                read_s=float(entry.get("read_s", 0.0)),
-                overhead_s=float(entry.get("overhead_s", 0.0)),
-                prompt_tokens=int(entry.get("prompt_tokens", 0)),
-            )
-        except (KeyError, TypeError, ValueError):
+            speed = _SPEED.validate_python(self._read().get(self._key(model)))
+        except ValidationError:  # none kept, or an entry that is not one
             return None
         return speed if speed.write_s > 0 else None
 

@@ -1,5 +1,5 @@
-"""What the steps of one chat turn share (`agent.loop.ChatAgent._turn`), and small helpers
-over it."""
+"""What the steps of one chat turn share (`agent.loop.ChatAgent._turn`) and its model rounds
+(`agent.answering.Answerer.answer`), and small helpers over it."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from typing import Literal
 
 from ulid import ULID
 
-from agent.answering import AnswerState
+from agent.budget import Fit
 from agent.errors import LLMError
 from agent.knowing import Knowing
-from agent.types import LLMStatus, StoredMemory, ToolCallRecord
+from agent.types import LLMStatus, StoredMemory, ToolCallRecord, WindowReport
 from memory.block import MemoryBlock
 from memory.models import ChatMessage, MemoryContext
 from memory.writing import PiiPolicy, found_in
@@ -41,6 +41,27 @@ def masked_labels(t: TurnState, pii: PiiPolicy) -> list[str]:
 
 def ms_since(t0: float) -> float:
     return round((time.perf_counter() - t0) * 1000, 3)
+
+
+@dataclass
+class AnswerState:
+    """What one turn's model rounds produced, besides the reply's return value."""
+
+    parts: list[str] = field(default_factory=list)  # the reply as shown, piece by piece
+    thinking: list[str] = field(default_factory=list)  # thoughts: shown folded, never stored
+    fit: Fit | None = None  # the last request's plan (its block and history window)
+    #: the first request's plan: its window is what the conversation shows this turn (later
+    #: rounds may trim more for tool results, and the next turn shows those messages again)
+    first_fit: Fit | None = None
+    report: WindowReport = field(default_factory=WindowReport)
+    #: rules for this turn only, after the standing ones (agent.knowing's UNKNOWN_RULE)
+    rules: list[str] = field(default_factory=list)
+    #: what a token cap cut this turn, and what to do (the status box shows them)
+    limits: list[str] = field(default_factory=list)
+    #: the slow model's note when its replies were capped this turn (Answerer.speed_note)
+    slow: str | None = None
+    #: what of the instructions the reply repeated (agent.echo); the reply was stopped
+    echoed: str | None = None
 
 
 @dataclass

@@ -191,15 +191,13 @@ class TurnResult(BaseModel):
         return data
 
     @classmethod
-    def from_storage(
-        cls, parts: dict[str, dict[str, Any]], *, thinking: str = ""
-    ) -> TurnResult | None:
+    def from_storage(cls, parts: dict[str, dict[str, Any]]) -> TurnResult | None:
         """Back from what `for_storage` and a later "extraction" part kept (None when the
-        details are missing or no longer valid)."""
+        details are missing or no longer valid); the thoughts were never kept."""
         data = parts.get("")
         if data is None:
             return None
-        result = cls.model_validate({**data, "thinking": thinking})
+        result = cls.model_validate(data)
         later = parts.get("extraction")
         if later is not None:
             result.apply_extraction(ExtractionOutcome.model_validate(later))

@@ -60,11 +60,12 @@ from collections.abc import Generator
 from dataclasses import dataclass
 from typing import Any
 
-from agent.answering import Answerer, AnswerState
+from agent.answering import Answerer
 from agent.config import AgentSettings
 from agent.errors import LLMError
 from agent.llm import LLM, OllamaLLM
 from agent.tools.registry import ToolContext, ToolRegistry
+from agent.turn_state import AnswerState, TurnState
 from agent.types import TurnEvent
 from benchmarks import results
 from benchmarks.common import (
@@ -264,17 +265,11 @@ def answer_one(
     answerer: Answerer, model: str, user: str, question: str, ctx: MemoryContext
 ) -> tuple[str, AnswerState, bool]:
     """(reply, state, failed): the agent's answer to `question` given `ctx`, no history."""
-    state = AnswerState()
+    turn = TurnState(user, SESSION, question, model)
+    turn.ctx, turn.block.nonce = ctx, secrets.token_hex(4)  # one nonce for every round
+    state = turn.answer
     gen: Generator[TurnEvent, None, tuple[str, bool]] = answerer.answer(
-        model,
-        question,
-        [],
-        ctx,
-        [],
-        [],
-        state,
-        ToolContext(user_id=user, session_id=SESSION),
-        secrets.token_hex(4),
+        turn, ToolContext(user_id=user, session_id=SESSION)
     )
     try:
         while True:

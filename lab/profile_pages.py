@@ -49,7 +49,6 @@ PARTS = (
     ("tool specs (JSON schema)", "agent/tools/registry.py", "build_spec"),
     ("HTTP clients' TLS set-up", "httpx/_config.py", "create_ssl_context"),
     ("model status checks", "agent/", "status"),
-    ("model list", "agent/", "list_models"),
     ("sidebar", "ui/sidebar.py", "render_sidebar"),
     ("chat history", "app.py", "history"),
     ("the turn (agent)", "agent/loop.py", "run_turn"),

@@ -199,7 +199,7 @@ def run_chat(
             extraction = result.extraction
             if extraction == "pending":
                 agent.wait_for_background(BACKGROUND_WAIT_S)
-                outcome = agent.extraction_status(result.turn_id)
+                outcome = agent.background.get(result.turn_id)
                 if outcome is not None:
                     extraction = outcome.status + (f": {outcome.detail}" if outcome.detail else "")
                     stored += [m.text for m in outcome.stored]

@@ -85,7 +85,7 @@ def page_setup(title: str, icon: str, *, layout: str = "wide", sidebar: bool = T
     if ctx.agent is not None:
         agent = ctx.agent
         ctx.llm_status = _safe(lambda: agent.status(model=st.session_state.model))
-        ctx.models = list(_safe(ctx.agent.list_models) or [])
+        ctx.models = list(_safe(lambda: agent.status().models) or [])
 
     stopping.wait_for_stopped_turn()  # a turn this click stopped stores its partial answer
     undo.settle(coordinator)  # a delete whose Undo was offered is carried out now

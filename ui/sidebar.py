@@ -260,14 +260,14 @@ CHECK_WORDS = {
 
 def _profile(agent: Any, model: str) -> None:
     """What the model can do, the window the agent plans for, and the model check."""
-    profile = agent.profile(model)
+    profile = agent.llm.profile(model)
     if profile is not None:
         bits = [b for b in (profile.family, profile.parameter_size, profile.quantization) if b]
         can = [CAPABILITY_WORDS.get(c, c) for c in profile.capabilities if c != "completion"]
         st.caption(md_text(" · ".join([*bits, *(can or ["uses no tools"])])))
     could = profile.context_length if profile is not None else 0
     st.caption(
-        f"The agent sends this model up to about {about_words(agent.window(model)):,} words "
+        f"The agent sends this model up to about {about_words(agent.llm.window(model)):,} words "
         "at a time" + (f" (it could take about {about_words(could):,})." if could else ".")
     )
     if st.button("🩺 Check this model", key="sb_check_model", width="stretch"):

@@ -94,7 +94,7 @@ def cache_and_extraction(counters: dict[str, int], agent: ChatAgent | None) -> N
     outcomes: list[Any] = []
     if agent is not None:
         with guard("Reading the extraction log"):
-            outcomes = agent.extraction_log(limit=None)
+            outcomes = agent.background.outcomes()
     ef = charts.extraction_frame(counters, outcomes)
     if ef.empty:
         b.caption(

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
+from pydantic_core import to_jsonable_python
 
 from agent.errors import ToolError
 from agent.tools.registry import ToolContext
@@ -134,19 +135,6 @@ def _out(model: BaseModel) -> dict[str, Any]:
     return model.model_dump(mode="json", exclude_none=True)
 
 
-def plain(value: Any) -> Any:
-    """JSON-ready copy: enums to their values, models dumped."""
-    if hasattr(value, "model_dump"):
-        return value.model_dump(mode="json")
-    if isinstance(value, dict):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [plain(v) for v in value]
-    if hasattr(value, "value") and not isinstance(value, int | float | str | bool):
-        return value.value
-    return value
-
-
 class MemoryToolkit:
     """The four tools, for the chat's registry and the MCP server (which registers the same
     functions from that registry): the user and session from the `ToolContext`."""
@@ -245,7 +233,9 @@ class MemoryToolkit:
 
     def get_memory_stats(self, ctx: ToolContext) -> dict[str, Any]:
         """Counts of what is remembered about the user, per memory type."""
-        stats: dict[str, Any] = plain(dict(self.coordinator.get_memory_stats(user_id=ctx.user_id)))
+        stats: dict[str, Any] = to_jsonable_python(
+            self.coordinator.get_memory_stats(user_id=ctx.user_id)
+        )
         stats.pop("users", None)  # how many other people use this store is not theirs to know
         stats.pop("session_id", None)
         return stats

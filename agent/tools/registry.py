@@ -159,12 +159,9 @@ class ToolRegistry:
 
     def __init__(self, toolkits: Iterable[Toolkit] = ()) -> None:
         self._specs: dict[str, ToolSpec] = {}
-        for tk in toolkits:
-            self.add_toolkit(tk)
-
-    def add_toolkit(self, toolkit: Toolkit) -> None:
-        for func in toolkit.tools():
-            self.register(func, toolkit=toolkit.name)
+        for toolkit in toolkits:
+            for func in toolkit.tools():
+                self.register(func, toolkit=toolkit.name)
 
     def register(self, func: Callable[..., Any], *, toolkit: str = "") -> ToolSpec:
         spec = build_spec(func, toolkit=toolkit)
@@ -205,6 +202,7 @@ class ToolRegistry:
         """Run one call. Never raises: failures come back in `record.error`."""
         t0 = time.perf_counter()
         shown_args = arguments if isinstance(arguments, dict) else {"_raw": arguments}
+        result, error = None, None
         try:
             shown_args = self.validate(name, arguments)
             spec = self._specs[name]
@@ -212,14 +210,6 @@ class ToolRegistry:
             if spec.context_param:
                 call_args[spec.context_param] = ctx
             result = spec.func(**call_args)
-            return ToolCallRecord(
-                name=name,
-                arguments=shown_args,
-                result=result,
-                error=None,
-                ms=(time.perf_counter() - t0) * 1000,
-                empty=is_empty_result(result),
-            )
         except (ToolError, ValueError, LookupError) as e:
             # ToolError and the memory package's InvalidInputError/NotFoundError: the message
             # is written for a reader, so the model gets it as is.
@@ -231,9 +221,10 @@ class ToolRegistry:
         return ToolCallRecord(
             name=name,
             arguments=shown_args,
-            result=None,
+            result=result,
             error=error,
             ms=(time.perf_counter() - t0) * 1000,
+            empty=error is None and is_empty_result(result),
         )
 
     @staticmethod

@@ -226,15 +226,13 @@ class WellnessToolkit:
 
     name = "wellness"
 
-    def __init__(
-        self, *, seed: int = 42, days: int = 180, today: date | Callable[[], date] | None = None
-    ) -> None:
+    def __init__(self, *, seed: int = 42, days: int = 180, today: date | None = None) -> None:
         self._seed = seed
         self._days = days
         self._today = today
 
     def dataset(self, user_id: str) -> WellnessDataset:
-        end = self._today() if callable(self._today) else (self._today or date.today())
+        end = self._today or date.today()
         return _dataset(self._seed, self._days, user_id, end)
 
     def tools(self) -> list[Callable[..., Any]]:

@@ -241,7 +241,7 @@ def test_llm_extraction_in_the_background_is_recalled_next_turn(
     )
     assert result.extraction == "pending"
     assert agent.wait_for_background(timeout=60)
-    assert agent.extraction_status(result.turn_id).status == "done"  # type: ignore[union-attr]
+    assert agent.background.get(result.turn_id).status == "done"  # type: ignore[union-attr]
     agent.chat("alice", "s2", "How should I train for my half marathon in Lisbon?")
     assert "I am training for the Lisbon half marathon in March" in remembered_lines(
         fake_ollama.chat_requests()[-1].system_prompt

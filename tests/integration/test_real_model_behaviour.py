@@ -103,7 +103,7 @@ def test_a_40_turn_session_on_a_4096_model_loses_no_planned_message_and_summaris
     fake.chat_default = long_reply
     fake.structured_default = summary_of_turns
     agent = make_agent(fake.url, "small4k:3b", llm_extraction="off")
-    assert agent.window() == 4096  # AGENT_NUM_CTX 8,192 capped by the model
+    assert agent.llm.window(agent.default_model) == 4096  # AGENT_NUM_CTX 8,192 capped by the model
 
     agent.chat("ana", "s1", "Remember: I am training for a half marathon in April")
     results = [
@@ -242,7 +242,7 @@ def test_hello_there_stores_nothing_the_weak_model_invented(
     result = agent.chat("ana", "s1", "hello there, I'm just saying hi")
     assert result.extraction == "pending"
     assert agent.wait_for_background(timeout=60)
-    outcome = agent.extraction_status(result.turn_id)
+    outcome = agent.background.get(result.turn_id)
     assert outcome is not None and outcome.status == "done", outcome
     assert outcome.stored == []
     assert any("sailing yacht" in u for u in outcome.ungrounded)
@@ -259,7 +259,7 @@ def test_the_same_weak_model_keeps_what_the_user_did_say(
     agent = make_agent(fake.url, "llama3.2:1b")
     result = agent.chat("ana", "s1", "I sprained my left ankle on a trail run")
     assert agent.wait_for_background(timeout=60)
-    outcome = agent.extraction_status(result.turn_id)
+    outcome = agent.background.get(result.turn_id)
     assert outcome is not None
     kept = [m.text for m in outcome.stored]
     assert any("ankle" in t for t in kept) and not any("yacht" in t for t in kept)

@@ -70,7 +70,7 @@ def test_runaway_extraction_json_is_cut_at_its_cap_and_the_turn_says_what_to_do(
     assert agent.wait_for_background(timeout=30)
     (req,) = fake.chat_requests(structured=True)  # cut JSON is not retried: it runs away again
     assert req.done_reason == "length" and req.eval_count == EXTRACTION_REPLY_TOKENS
-    outcome = agent.extraction_log("alice")[0]
+    outcome = agent.background.outcomes("alice")[0]
     assert outcome.status == "failed"
     assert f"{EXTRACTION_REPLY_TOKENS}-token cap" in outcome.detail
     assert "AGENT_LLM_EXTRACTION=off" in outcome.limit and "token cap" in outcome.limit
@@ -115,7 +115,7 @@ def test_a_fact_drawn_from_a_question_is_not_stored(
     agent = agent_factory(fake_coordinator, fake.url, ollama_model=GEMMA, llm_extraction="always")
     agent.chat("alice", "s1", "Do I have any food allergies?")
     assert agent.wait_for_background(timeout=30)
-    outcome = agent.extraction_log("alice")[0]
+    outcome = agent.background.outcomes("alice")[0]
     assert [u.split(" (")[0] for u in outcome.ungrounded] == ["Yes, I have any food allergies"]
     assert "asked" in outcome.ungrounded[0]
     assert fake_coordinator.active_texts("alice") == []
@@ -136,7 +136,7 @@ def test_a_request_to_remember_phrased_as_a_question_is_stored(
     agent = agent_factory(fake_coordinator, fake.url, ollama_model=GEMMA)
     agent.chat("alice", "s1", "Can you note that I'm vegan?")
     assert agent.wait_for_background(timeout=30)
-    outcome = agent.extraction_log("alice")[0]
+    outcome = agent.background.outcomes("alice")[0]
     assert [m.text for m in outcome.stored] == ["I'm vegan"]
     assert fake_coordinator.active_texts("alice") == ["I'm vegan"]
 
@@ -173,7 +173,7 @@ def test_what_the_assistant_said_is_not_stored_as_the_users_fact(
     )
     agent.chat("alice", "s1", "Great, I feel fit")
     assert agent.wait_for_background(timeout=30)
-    outcome = agent.extraction_log("alice")[0]
+    outcome = agent.background.outcomes("alice")[0]
     assert outcome.stored == [] and len(outcome.ungrounded) == 1
     assert fake_coordinator.active_texts("alice") == []
 

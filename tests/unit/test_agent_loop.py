@@ -168,8 +168,8 @@ def test_ollama_down_gives_a_memory_only_reply_that_still_remembers(
     assert (reply.content, reply.metadata["memory_only"]) == (seen, True)
     # marked, not worded, as memory-only: the history a model reads still leaves it out
     assert [m.role for m in history_window([reply])] == []
-    assert agent.list_models() == []
-    log = agent.extraction_log("alice")
+    assert agent.status().models == []
+    log = agent.background.outcomes("alice")
     assert log[0].status == "skipped" and "offline" in log[0].detail
 
 
@@ -343,7 +343,7 @@ def test_llm_extraction_runs_in_the_background_and_is_recalled_next_turn(
     result = agent.chat("alice", "s1", "I'm training for the Lisbon half marathon in March")
     assert result.extraction == "pending"
     assert agent.wait_for_background(timeout=30)
-    outcome = agent.extraction_status(result.turn_id)
+    outcome = agent.background.get(result.turn_id)
     assert outcome is not None and outcome.status == "done"
     assert [(m.text, m.how) for m in outcome.stored] == [
         ("I am training for the Lisbon half marathon", "llm")
@@ -364,7 +364,7 @@ def test_malformed_extraction_json_fails_visibly_and_stores_nothing(
     result = agent.chat("alice", "s1", "I have been sleeping badly lately")
     assert result.reply.startswith("You said:")  # the answer is unaffected
     assert agent.wait_for_background(timeout=30)
-    outcome = agent.extraction_log("alice")[0]
+    outcome = agent.background.outcomes("alice")[0]
     assert outcome.status == "failed"
     assert "invalid JSON from the model twice" in outcome.detail  # both attempts failed
     assert fake_coordinator.active_texts("alice") == []
@@ -439,7 +439,7 @@ def test_llm_extraction_does_not_repeat_what_a_trigger_stored_from_the_same_mess
     result = agent.chat("alice", "s1", message)
     assert [m.how for m in result.stored] == ["trigger", "trigger"]
     assert agent.wait_for_background(timeout=30)
-    outcome = agent.extraction_status(result.turn_id)
+    outcome = agent.background.get(result.turn_id)
     assert outcome is not None and outcome.status == "done" and outcome.duplicates == 2
     assert [m.text for m in outcome.stored] == ["I prefer evening workouts on Sundays"]
     # The model was told what was already saved.
