@@ -116,14 +116,20 @@ def test_the_contexts_the_app_writes_have_their_words() -> None:
     from memory.stores.episodic import interaction_context
 
     root = Path(__file__).parents[2]
-    literal = re.compile(r'context(?:=| or )"([^"{]+)"')
+    # context="…", context or "…", and the add form's "Added on/in …" (chosen by where it is drawn)
+    literal = re.compile(r'context(?:=| or )"([^"{]+)"|"(Added (?:on|in) [^"{]+)"')
     written = {
-        m.group(1)
+        m.group(1) or m.group(2)
         for folder in ("agent", "memory", "ui")
         for path in (root / folder).rglob("*.py")
         for m in literal.finditer(path.read_text(encoding="utf-8"))
     }
-    assert {"LLM extraction", "trigger phrase", "Added on the Memories page"} <= written
+    assert {
+        "LLM extraction",
+        "trigger phrase",
+        "Added on the Memories page",
+        "Added in the sidebar memory editor",
+    } <= written
     missing = [c for c in [*written, interaction_context("Fine.")] if not words.origin_words(c)]
     assert missing == []
 
