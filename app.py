@@ -364,4 +364,4 @@ elif prompt:
         st.rerun()  # the sidebar and the caption show the new title
 if sidebar_after:
     render_sidebar(ctx)
-resources.warm_charts()  # after the page has drawn: the Stats page's chart library
+resources.warm_up(ctx.coordinator)  # after the page has drawn: the embedding model, the charts

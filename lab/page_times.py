@@ -18,7 +18,9 @@ by `make setup-test`) opens it:
 
     cold open   a server nobody has opened yet, the chat page of the user: from the request
                 to the page being usable (its title drawn and the script run over), which
-                includes building the shared resources (embedding model, agent, Redis)
+                includes building the shared resources (agent, Redis; the embedding model
+                opens after the page is drawn);
+                also the CPU seconds the server used meanwhile (and to the cold answer)
     warm open   the chat page again in a new browser tab of the same server
     stats       the Stats page of the user in a new tab: until its run is over and the
                 growth chart is drawn
@@ -176,13 +178,28 @@ def time_open(browser: Any, url: str, heading: str, chart: str | None = None) ->
     return time_open_and_ask(browser, url, heading, chart)[0]
 
 
+def cpu_seconds(pid: int) -> float:
+    """CPU seconds the process has used (user + system, from /proc): the work a page costs the
+    server, which the machine's load moves far less than the wall time."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def time_open_and_ask(
-    browser: Any, url: str, heading: str, chart: str | None = None, question: str | None = None
+    browser: Any,
+    url: str,
+    heading: str,
+    chart: str | None = None,
+    question: str | None = None,
+    server_cpu: list[float] | None = None,
+    pid: int = 0,
 ) -> tuple[float, float | None]:
     """Seconds from the request to a usable page, in a new tab; with `question`, sent as soon
     as the page is usable, also the seconds from the request to the page idle with its answer
-    (the page's own clock, which starts at the request)."""
+    (the page's own clock, which starts at the request). `server_cpu`: gets the CPU seconds
+    process `pid` used from the request to the usable page, and to the answer."""
     page = browser.new_page(viewport={"width": 1440, "height": 1000})
+    cpu0 = cpu_seconds(pid) if server_cpu is not None else 0.0
     try:
         t0 = time.perf_counter()
         page.goto(url)
@@ -191,6 +208,8 @@ def time_open_and_ask(
         if chart:
             page.locator(".js-plotly-plot .gtitle", has_text=chart).wait_for(timeout=60_000)
         usable = time.perf_counter() - t0
+        if server_cpu is not None:
+            server_cpu.append(cpu_seconds(pid) - cpu0)
         if question is None:
             return usable, None
         before = page.get_by_test_id("stChatMessage").count()
@@ -199,6 +218,8 @@ def time_open_and_ask(
         box.fill(question)
         box.press("Enter")
         page.wait_for_function(SETTLED, arg=[before, SETTLE_MS], timeout=60_000, polling=50)
+        if server_cpu is not None:
+            server_cpu.append(cpu_seconds(pid) - cpu0)
         return usable, page.evaluate("window.__runStates.at(-1)[0]") / 1000
     finally:
         page.close()
@@ -283,6 +304,8 @@ def browser_main(args: argparse.Namespace) -> int:
     stats: list[float] = []
     answers: list[float] = []
     cold_answers: list[float] = []
+    cold_cpu: list[float] = []  # the server's CPU seconds: the load moves them less
+    cold_answer_cpu: list[float] = []
     commit = git_commit(args.app_dir)  # the app measured, not this checkout
     with bench_redis(args.redis_url) as (client, ns):
         say(f"Loading the {args.store} store…", force=True)
@@ -303,11 +326,20 @@ def browser_main(args: argparse.Namespace) -> int:
                     )
                     try:
                         say(f"Run {i + 1}/{args.runs}: cold open…", force=True)
+                        cpu: list[float] = []
                         usable, answered = time_open_and_ask(
-                            browser, f"{app.url}/{chat}", "💬 Chat with memory", None, args.question
+                            browser,
+                            f"{app.url}/{chat}",
+                            "💬 Chat with memory",
+                            None,
+                            args.question,
+                            server_cpu=cpu,
+                            pid=app.process.pid,
                         )
                         cold.append(usable)
                         cold_answers.append(answered or 0.0)
+                        cold_cpu.append(cpu[0])
+                        cold_answer_cpu.append(cpu[-1])
                         warm.append(time_open(browser, f"{app.url}/{chat}", "💬 Chat with memory"))
                         stats.append(
                             time_open(
@@ -334,6 +366,8 @@ def browser_main(args: argparse.Namespace) -> int:
         "stats": summary(stats),
         "answer": summary(answers),
         "cold_answer": summary(cold_answers),
+        "cold_open_server_cpu": summary(cold_cpu),
+        "cold_answer_server_cpu": summary(cold_answer_cpu),
     }
     if args.record:
         results.record_run(
@@ -356,6 +390,8 @@ def browser_main(args: argparse.Namespace) -> int:
             ("Stats", "stats"),
             ("a memory-only turn, Enter to answer", "answer"),
             ("cold first open + its first answer (sent at once)", "cold_answer"),
+            ("the server's CPU s: cold first open", "cold_open_server_cpu"),
+            ("the server's CPU s: cold first open + its first answer", "cold_answer_server_cpu"),
         )  # fmt: skip
     ]
     print(table(["page", "median s", "slowest s"], rows))

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 import streamlit as st
 
 from agent.prompt import SECTION_TITLES, BlockLine, neutralise, read_block, unfenced
@@ -35,6 +34,8 @@ from ui.format import (
     type_label,
 )
 
+if TYPE_CHECKING:  # pandas is imported where a table is built: not for the first page
+    import pandas as pd
 #: How many memories the lead line names (the rest are counted).
 LEAD_NAMED = 4
 #: Words of a memory the lead line quotes (cut at a word, with "…").
@@ -297,6 +298,8 @@ BUDGET_PARTS = (
 def budget_frame(split: BudgetSplit) -> pd.DataFrame:
     """The window of the last request, part by part (estimated tokens, shown as about as many
     words: `about_words`)."""
+    import pandas as pd
+
     num_ctx = split.num_ctx
     parts = [(label, int(getattr(split, k))) for k, label in BUDGET_PARTS]
     parts = [(label, n) for label, n in parts if n]
@@ -363,6 +366,8 @@ SCORE_PARTS = {"Vector": "vector", "Keywords": "text", "Recency": "recency",
 
 
 def hits_frame(hits: list[dict[str, Any]]) -> pd.DataFrame:
+    import pandas as pd
+
     return pd.DataFrame(
         {
             # how relevant first: on a phone the wide text pushed them past the edge
@@ -701,6 +706,8 @@ def stage_label(stage: str) -> str:
 
 def timings_frame(r: TurnResult) -> pd.DataFrame:
     """The time per stage: recall's steps, then the turn's, then the whole answer."""
+    import pandas as pd
+
     timings = {f"recall: {k}": v for k, v in r.recalled.timings_ms.items()}
     timings.update((k, v) for k, v in r.timings_ms.items() if k != "total")
     total = r.timings_ms.get("total") or sum(

@@ -4,12 +4,14 @@ also collapses the sidebar, and the Memories tables also read as rows of text be
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 import streamlit as st
 
 from ui.format import fmt_ms_time, md_text
+
+if TYPE_CHECKING:  # the tables bring pandas: the chat's first page does without it
+    import pandas as pd
 
 #: Streamlit lays the sidebar over the page (instead of beside it) below this width
 NARROW_PX = 768
@@ -58,6 +60,8 @@ _IN_WORDS = {c: lambda v: f"{int(v)}%" for c in ("Confidence", "How well it work
 
 def _value(v: Any) -> str:
     """A cell as text ("" for an empty one)."""
+    import pandas as pd  # imported already: its table is a DataFrame
+
     if isinstance(v, pd.Timestamp):
         return "" if pd.isna(v) else fmt_ms_time(v)
     if isinstance(v, list | tuple):

@@ -108,7 +108,7 @@ def _settings(env: tuple[tuple[str, str], ...]) -> Settings:  # env: the cache k
 
 
 @st.cache_resource(
-    show_spinner="Opening the memory store and loading what reads meaning…",
+    show_spinner="Opening the memory store…",
     max_entries=4,
     on_release=lambda coordinator: coordinator.close(),
 )
@@ -187,17 +187,23 @@ def _versioned(name: str, version: str, _load: Callable[[], Any]) -> Any:
 
 
 @st.cache_resource(show_spinner=False)
-def warm_charts() -> threading.Thread:
-    """Import the chart library and build one figure in the background, once per process:
-    called after a page has drawn, it takes the first Stats page's import (about a second on
-    a busy machine) off the critical path."""
+def warm_up(_coordinator: MemoryService) -> threading.Thread:
+    """After a page has drawn, in the background, once per process: open the embedding model
+    (the first recall needs it), then import the chart library and build one figure (the
+    first Stats page's): the first page does not wait for them (docs/performance.md)."""
+    from memory import MemoryCoordinator
 
     def work() -> None:
+        if isinstance(_coordinator, MemoryCoordinator):
+            try:
+                _coordinator.embedder.load()
+            except Exception:  # noqa: BLE001 - the first embedding tries again, and says why
+                log.exception("Could not open the embedding model")
         import pandas as pd
         import plotly.express as px
 
         px.bar(pd.DataFrame({"day": [0], "n": [0]}), x="day", y="n")
 
-    thread = threading.Thread(target=work, name="warm-charts", daemon=True)
+    thread = threading.Thread(target=work, name="warm-up", daemon=True)
     thread.start()
     return thread

