@@ -284,6 +284,7 @@ def cmd_maintain(args: argparse.Namespace) -> int:
     from agent.summarising import LLMSummariser
     from memory.config import Settings
     from memory.maintenance import Maintenance, MaintenanceBusyError
+    from memory.writing import check_grounded
 
     llm, _, model = _model_client(args)
     st = llm.status(model)
@@ -296,7 +297,14 @@ def cmd_maintain(args: argparse.Namespace) -> int:
                 Maintenance.of(
                     coordinator,
                     merger=LLMMerger(llm, model),
-                    summariser=LLMSummariser(llm, model),
+                    # a summary the chat does not support is not kept, as at a chat's end
+                    summariser=LLMSummariser(
+                        llm,
+                        model,
+                        grounding=lambda claim, turns: check_grounded(
+                            claim, turns, similarity=coordinator.text_similarity
+                        ),
+                    ),
                     judge=LLMJudge(llm, model),
                 )
                 if st.ok

@@ -163,7 +163,8 @@ def _maintenance(key: str, _coordinator: MemoryService, _agent: ChatAgent | None
     return Maintenance.of(
         _coordinator,
         merger=LLMMerger(_agent.llm, _agent.default_model),
-        summariser=LLMSummariser(_agent.llm, _agent.default_model),
+        # a summary the chat does not support is not kept, as at a chat's end
+        summariser=LLMSummariser(_agent.llm, _agent.default_model, grounding=_agent.grounded),
         judge=LLMJudge(_agent.llm, _agent.default_model),
     )
 

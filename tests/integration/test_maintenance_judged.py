@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import uuid
 
 import numpy as np
 import pytest
@@ -18,7 +19,7 @@ from memory.config import PROJECT_ROOT, Settings
 from memory.coordinator import MemoryCoordinator
 from memory.embeddings.model_ids import TOKEN_INT8_MODEL_ID
 from memory.maintenance import Maintenance, StaleMergeError
-from memory.models import MemoryType
+from memory.models import ChatMessage, MemoryType, now_ms
 from memory.queries import ListQuery
 from tests.fakes.fake_ollama import DEFAULT_MODEL, FakeOllama, RecordedRequest, Scripted
 from tests.in_process import run_main
@@ -332,3 +333,52 @@ def test_agent_maintain_without_ollama_says_so_and_keeps_today_s_rule(
     assert out["model"] is None
     assert [p["judged"] for p in out["users"][0]["consolidated"]] == [False]
     assert active_texts(coordinator, "ana") == {THREE[0], THREE[1]}
+
+
+def idle_chat_and_an_invented_summary(coord: MemoryCoordinator, fake: FakeOllama) -> None:
+    """An idle chat (past SUMMARY_IDLE_S), whose summary the model invents: no number (the run
+    refuses those itself), words the chat never said."""
+    idle = now_ms() - 7 * 3600 * 1000
+    said = [("user", "I moved to Lyon last month"), ("assistant", "Welcome to Lyon!")]
+    messages = [
+        ChatMessage(id=f"m{i}", role=r, content=c, timestamp=idle) for i, (r, c) in enumerate(said)
+    ]
+    coord.short_term.append("ana", "idle", messages)
+    fake.queue_structured({"summary": "The user moved to Paris to work as a baker."})
+
+
+def assert_no_summary_kept(coord: MemoryCoordinator, fake: FakeOllama) -> None:
+    assert len(fake.chat_requests(structured=True)) == 1  # the model was asked
+    rows, _ = coord.list_memories("ana", MemoryType.EPISODIC, ListQuery(event_types=["summary"]))
+    assert rows == []
+
+
+def test_agent_maintain_keeps_no_summary_the_chat_does_not_support(
+    coordinator: MemoryCoordinator, settings: Settings, fake_ollama: FakeOllama
+) -> None:
+    idle_chat_and_an_invented_summary(coordinator, fake_ollama)
+
+    proc = agent_maintain(settings, fake_ollama.url, "--user", "ana", "--json")
+
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["totals"]["summarised"] == 0
+    assert_no_summary_kept(coordinator, fake_ollama)
+
+
+def test_the_apps_background_run_keeps_no_summary_the_chat_does_not_support(
+    coordinator: MemoryCoordinator, settings: Settings, fake_ollama: FakeOllama
+) -> None:
+    from agent.loop import ChatAgent
+    from ui.resources import _maintenance
+
+    idle_chat_and_an_invented_summary(coordinator, fake_ollama)
+    agent = ChatAgent(
+        settings.model_copy(update={"ollama_host": fake_ollama.url}), coordinator, toolkits=[]
+    )
+    try:
+        report = _maintenance(uuid.uuid4().hex, coordinator, agent).run(user_id="ana")
+    finally:
+        agent.close()
+
+    assert report.totals()["summarised"] == 0
+    assert_no_summary_kept(coordinator, fake_ollama)
