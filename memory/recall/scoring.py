@@ -104,16 +104,19 @@ class TermForms:
         #: forms of other scripts also name a word they start or sit inside (`names_word`:
         #: 서울 in 서울에서, a Thai word inside a run written without spaces)
         self._glued = tuple(f for f in self.all_forms if not f.isascii())
-        # A word that is a form is also a substring of the folded text: one regex search
-        # skips the texts that hold none (most vector candidates) before splitting them.
-        alternatives = "|".join(re.escape(f) for f in sorted(self.all_forms))
+        # A form is its term plus an ending (`_forms_of_key`), so a text holding one holds
+        # the term as a substring: one regex search for the few terms (not their ~10 forms
+        # each: `re` tries every alternative at every position) skips the texts that hold
+        # none (most vector candidates) before splitting them.
+        with_forms = {t for t, forms in zip(terms, self.forms, strict=True) if forms}
+        alternatives = "|".join(re.escape(t) for t in sorted(with_forms))
         self._any_form = re.compile(alternatives or "(?!)")  # no forms: matches nothing
 
     def matches(self, texts: Sequence[str], field_weights: Sequence[float]) -> list[float | None]:
         """`term_matches(forms, [word_set(t) for t in texts], field_weights)`."""
         out: list[float | None] = [None] * len(self.forms)
         for text, fw in zip(texts, field_weights, strict=True):
-            if self._any_form.search(fold(text)) is None:
+            if not text or self._any_form.search(fold(text)) is None:
                 continue
             held = words(text, parts=True)
             found = set(self.all_forms.intersection(held))
