@@ -2,7 +2,10 @@
 
 Builds the latency bench's store as `python -m benchmarks latency` leaves it at its 100k
 step (fills 1k and 10k and measures them first, unless `fresh`), times 200 warm recalls the
-bench's way, then profiles 100 more with cProfile and Redis' SLOWLOG (server time per command):
+bench's way, sums the CPU time of recall's parts (`cpu_by_part`), then profiles 100 more with
+cProfile and Redis' SLOWLOG (server time per command). Both count the CPU time of the recall's
+thread (`time.thread_time`): on a shared machine the wall clock mostly measured waiting for a
+core; the waits are the stages' `fetch` and SLOWLOG:
 
     python -m lab.profile_recall              # the bench's state at 100k
     python -m lab.profile_recall fresh        # a store filled straight to 100k
@@ -34,6 +37,24 @@ from benchmarks import latency as L
 from benchmarks.common import Progress, bench_redis, make_coordinator
 from memory.embeddings import OnnxMiniLMEmbedder
 from memory.queries import RecallOptions
+from memory.recall import hybrid, pipeline
+
+#: Parts of a recall whose CPU time `cpu_by_part` sums: (owner, attribute, label). Nested parts
+#: overlap (`prepare` holds `_mark`); the pipelines' `execute` is redis-py's packing, sending
+#: and parsing (both round trips).
+PARTS = [
+    (pipeline.RecallPipeline, "_first_round_trip", "first round trip (queries built, sent)"),
+    (pipeline, "episodic_request", "  episodic queries built"),
+    (pipeline, "semantic_request", "  semantic queries built"),
+    (pipeline.RecallPipeline, "_read_ahead", "read-ahead round trip"),
+    (Pipeline, "execute", "redis-py pipelines (both trips)"),
+    (pipeline, "prepare", "replies read, marked (and episodic scored)"),
+    (hybrid, "reply_rows", "  replies parsed"),
+    (hybrid, "_mark", "  marked (coverage...)"),
+    (hybrid, "score_candidates", "  episodic scored"),
+    (pipeline, "fuse_request", "fusion (semantic scored)"),
+    (pipeline, "hydrate", "hydration"),
+]
 
 
 class CountingPipeline(Pipeline):
@@ -140,6 +161,39 @@ def profile_cost(coord: Any, base: list[str], n: int = 200) -> None:
         print(f"recall {label:17s} p50 {p50:6.2f} ms  p95 {p95:6.2f} ms  ({n} alternating runs)")
 
 
+def cpu_by_part(coord: Any, base: list[str], n: int = 300) -> None:
+    """CPU time of the recall's thread per recall (`time.thread_time`: the machine's load
+    hardly moves it) in total and in each of `PARTS`, over `n` recalls with the profile."""
+    spent: dict[str, float] = collections.defaultdict(float)
+    originals = [(owner, name, getattr(owner, name)) for owner, name, _ in PARTS]
+
+    def timed(fn: Any, label: str) -> Any:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            t = time.thread_time()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent[label] += time.thread_time() - t
+
+        return run
+
+    for (owner, name, fn), (_, _, label) in zip(originals, PARTS, strict=True):
+        setattr(owner, name, timed(fn, label))
+    try:
+        for i in range(n):
+            coord.bookkeeping.drain()
+            t = time.thread_time()
+            options = RecallOptions(include_profile=True)
+            coord.retrieve_all_context(L.MEASURED_USER, L.SESSION, base[i % 20], options)
+            spent["recall"] += time.thread_time() - t
+    finally:
+        for owner, name, fn in originals:
+            setattr(owner, name, fn)
+    print(f"CPU of the recall's thread, ms per recall ({n} recalls):")
+    for label in ["recall", *(label for _, _, label in PARTS)]:
+        print(f"  {label:45s} {spent[label] / n * 1000:6.3f}")
+
+
 def main() -> None:
     fresh = len(sys.argv) > 1 and sys.argv[1] == "fresh"
     size = int(sys.argv[2]) if len(sys.argv) > 2 else 100000
@@ -148,10 +202,11 @@ def main() -> None:
         res = L._retrieve(coord, emb, [base[i % 20] for i in range(200)], rng)
         print("warm ms", {k: res[k] for k in ("p50", "p95")}, "stages", res["stages"])
         profile_cost(coord, base)
+        cpu_by_part(coord, base)
         client.config_set("slowlog-log-slower-than", 0)
         client.config_set("slowlog-max-len", 100000)
         client.slowlog_reset()
-        profile = cProfile.Profile()
+        profile = cProfile.Profile(timer=time.thread_time)
         for i in range(100):
             profile.enable()
             coord.retrieve_all_context(L.MEASURED_USER, L.SESSION, base[i % 20])

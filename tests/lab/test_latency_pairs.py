@@ -31,3 +31,19 @@ def test_each_figure_lists_every_run_and_the_median(lp: ModuleType) -> None:
     )
     assert table["ingest, memories/s"].endswith("| 400 / 410 / 390 | 400 | 700 / 690 / 710 | 700 |")
     assert len(table) == len(lp.FIGURES)
+
+
+def test_a_run_of_one_size_shows_its_figures_and_stages(lp: ModuleType) -> None:
+    """`--sizes 1000`: the figures of the sizes left out are skipped, not a crash; the warm
+    recall's stages are each arm's median."""
+
+    def one_size(fetch: float) -> dict:
+        stages = {"fetch": {"p50": fetch, "p95": 2 * fetch}}
+        size = {"size": 1000, "user_memories": 100, "bytes_per_memory": 3117}
+        warm = {"p50": 1.0, "p95": 2.0, "stages": stages}
+        return {"sizes": [{**size, "retrieve_warm_ms": warm}], "ingest": {"per_second": 500}}
+
+    runs = {"before": [one_size(3.0), one_size(5.0)], "after": [one_size(1.0), one_size(2.0)]}
+    names = [line.split(" | ")[0].lstrip("| ") for line in lp.rows(runs)]
+    assert names == ["warm p95 at 1k (100 per user)", "warm p50 at 1k", "ingest, memories/s"]
+    assert lp.stage_rows(runs) == ["| 1,000 | fetch | 4 | 8 | 1.5 | 3 |"]

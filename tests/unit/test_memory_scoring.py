@@ -298,6 +298,9 @@ def test_every_word_of_the_demo_persona_matches_itself() -> None:
     assert len(vocabulary) > 300  # the file was read
     missed = [w for w in vocabulary if w not in scoring.forms_of([scoring.word_key(w)])[0]]
     assert missed == []
+    # `TermForms` skips a text that does not hold a term: each form starts with its term
+    keys = {scoring.word_key(w) for w in vocabulary}
+    assert [k for k in keys if any(not f.startswith(k) for f in scoring.forms_of([k])[0])] == []
 
 
 def test_candidates_read_from_hashes_score_as_search_rows_do() -> None:
