@@ -28,8 +28,6 @@ if TYPE_CHECKING:
 
 GUESS = "guess"  # the Kind choice that leaves the kind to the guess
 GUESS_LABEL = "✨ Guess from the text"
-#: Where the page's form says its result (`show_notice`; the sidebar's goes to a toast)
-NOTICE = "add"
 
 
 def add_form(ctx: PageContext, p: str, *, full: bool = False) -> None:
@@ -89,14 +87,16 @@ def add_form(ctx: PageContext, p: str, *, full: bool = False) -> None:
         args=(ctx, p, full),
         width="stretch" if not full else "content",
     )
+    # under the button, where the eyes are (the sidebar's success is a toast)
+    state.show_notice(f"add_{p}")
 
 
 def _on_add(ctx: PageContext, p: str, full: bool) -> None:
     ss = st.session_state
 
     def say(text: str, kind: str = "success") -> None:
-        if full:
-            state.notice(NOTICE, text, kind)
+        if full or kind != "success":
+            state.notice(f"add_{p}", text, kind)
         else:
             state.flash(text, kind)
 

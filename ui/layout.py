@@ -3,7 +3,7 @@ needs nothing from `app.py` (docs/app.md, "How the pages are built")."""
 
 from __future__ import annotations
 
-__all__ = ["PageContext", "page_header", "page_setup", "show_flashes", "show_notice"]
+__all__ = ["PageContext", "page_header", "page_setup", "show_flashes"]
 
 import logging
 from collections.abc import Callable
@@ -95,18 +95,13 @@ def page_setup(title: str, icon: str, *, layout: str = "wide", sidebar: bool = T
     return ctx
 
 
-#: How a message shows, by its kind: a flash (left by a callback) as a toast unless it is a
-#: problem; a notice (`state.notice_then_rerun`) in its place on the page.
+#: How a flash (a message a callback left) shows, by its kind: a toast unless it is a problem
+#: (a notice shows in its place on the page: `state.show_notice`).
 FLASH_AS: dict[str, tuple[Callable[..., Any], str]] = {
     "error": (st.error, "⚠️"),
     "warning": (st.warning, "✋"),
     "info": (st.toast, "ℹ️"),
     "success": (st.toast, "✅"),
-}
-NOTICE_AS: dict[str, tuple[Callable[..., Any], str]] = {
-    "info": (st.info, "♻️"),
-    "warning": (st.warning, "✋"),
-    "success": (st.success, "✅"),
 }
 
 
@@ -114,13 +109,6 @@ def show_flashes() -> None:
     for kind, raw in state.pop_flashes():
         show, icon = FLASH_AS.get(kind, FLASH_AS["success"])
         show(no_images(raw), icon=icon)  # flashes quote memory texts and user names
-
-
-def show_notice(place: str) -> None:
-    """The message an action left for this place (`state.notice_then_rerun`)."""
-    if got := state.pop_notice(place):
-        show, icon = NOTICE_AS.get(got[0], NOTICE_AS["success"])
-        show(no_images(got[1]), icon=icon)  # notices quote memory texts
 
 
 def page_header(title: str, icon: str, caption: str) -> None:

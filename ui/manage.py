@@ -15,7 +15,7 @@ from memory.errors import ImportFileError, InvalidInputError
 from memory.models import SHOWN_FLOOR, EventType, shown_hits
 from ui import sessions as sessions_ui
 from ui import state
-from ui.add import NOTICE, add_form
+from ui.add import add_form
 from ui.details import HIT_COLUMNS, hits_frame, why_words
 from ui.errors import guard, message_for
 from ui.format import (
@@ -25,7 +25,6 @@ from ui.format import (
     no_images,
     type_label,
 )
-from ui.layout import show_notice
 
 if TYPE_CHECKING:
     from ui.context import PageContext
@@ -137,7 +136,6 @@ def _columns_shown(df: Any) -> list[str]:
 
 def add_tab(ctx: PageContext) -> None:
     add_form(ctx, "a", full=True)
-    show_notice(NOTICE)
 
 
 # --- export / import -----------------------------------------------------------------------
@@ -168,7 +166,7 @@ def transfer_tab(ctx: PageContext) -> None:
             "A file exported by this app. The whole file is checked first: if anything is "
             "invalid, nothing is imported."
         )
-        show_notice("import")
+        state.show_notice("import")
         upload = st.file_uploader("Export file", type=["json"], key="x_upload")
         mode = st.radio(
             "Mode",
@@ -266,7 +264,7 @@ def cleanup_tab(ctx: PageContext) -> None:
         with guard("Listing your chats"):
             sessions = list(ctx.coordinator.short_term.sessions(ctx.user_id) or [])
         options = list(dict.fromkeys([ctx.session_id, *sessions]))
-        show_notice("clear")
+        state.show_notice("clear")
         titles = sessions_ui.titles_of(ctx.coordinator, ctx.user_id)  # the sidebar's names
         names = sessions_ui.distinct({s: sessions_ui.label(s, titles) for s in options})
         session = st.selectbox("Chat", options, key="c_session", format_func=names.__getitem__)

@@ -14,6 +14,7 @@ import streamlit as st
 from memory import words
 from memory.errors import InvalidInputError
 from memory.models import check_id
+from ui.format import no_images
 
 #: Who a visit without sign-in or `?user=` starts as: not "demo", which a presenter took for
 #: the demo persona's user (`demo-maya`, loaded by its own button).
@@ -119,7 +120,7 @@ def flash(text: str, kind: str = "success") -> None:
 
 
 def notice(place: str, text: str, kind: str = "success") -> None:
-    """Keep an action's result for its place on the page (`ui.layout.show_notice`)."""
+    """Keep an action's result for its place on the page (`show_notice`)."""
     st.session_state.setdefault("notices", {})[place] = (kind, text)
 
 
@@ -130,9 +131,20 @@ def notice_then_rerun(place: str, text: str, kind: str = "success") -> None:
     st.rerun()
 
 
-def pop_notice(place: str) -> tuple[str, str] | None:
+#: How a notice shows, by its kind, in its place on the page.
+NOTICE_AS = {
+    "info": (st.info, "♻️"),
+    "warning": (st.warning, "✋"),
+    "success": (st.success, "✅"),
+}
+
+
+def show_notice(place: str) -> None:
+    """The message an action left for this place (`notice`)."""
     notices: dict[str, tuple[str, str]] = st.session_state.get("notices", {})
-    return notices.pop(place, None)
+    if got := notices.pop(place, None):
+        show, icon = NOTICE_AS.get(got[0], NOTICE_AS["success"])
+        show(no_images(got[1]), icon=icon)  # notices quote memory texts
 
 
 def pop_flashes() -> list[tuple[str, str]]:

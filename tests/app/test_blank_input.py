@@ -41,7 +41,9 @@ def test_sidebar_editor_refuses_blank_text_with_a_sentence(app_env, make_app, co
         at.sidebar.text_area(key="sb_add_text").input(text)
         at.sidebar.button(key="sb_add_go").click().run()
         no_errors(at)
-        assert "Write what should be remembered first." in [w.value for w in at.warning]
+        assert "Write what should be remembered first." in [
+            w.value for w in at.sidebar.warning
+        ]  # under the form, not off-screen on the page
     assert coordinator.list_memories("alice", "episodic")[1] == 0
 
 
