@@ -34,7 +34,6 @@ st.title("📊 Stats")
 # store: an admin's view (everyone is one without sign-in). A signed-in user sees their own.
 store_wide = ctx.is_admin
 window = "Last 24 hours"
-st.session_state.setdefault("stats_reads", 0)  # bumped by Refresh: read the samples afresh
 if store_wide:
     c1, c2, c3 = st.columns([4, 2, 1], vertical_alignment="bottom")
     c1.caption(
@@ -42,13 +41,7 @@ if store_wide:
         "recalling took. Details per stage and memory type are in the sections below."
     )
     window = c2.selectbox("Window", list(WINDOWS), index=2, key="stats_window")
-    c3.button(
-        "Refresh",
-        key="stats_refresh",
-        icon="🔄",
-        width="stretch",
-        on_click=lambda: st.session_state.update(stats_reads=st.session_state.stats_reads + 1),
-    )
+    c3.button("Refresh", key="stats_refresh", icon="🔄", width="stretch")  # a rerun reads anew
 else:
     st.info(
         "How fast recall is and how often answers use memory are measured over every user of "
@@ -119,13 +112,7 @@ paused, built_in = mine.counts.paused, mine.built_in  # paused: kept, never used
 df = charts.samples_frame([])
 if store_wide:
     with guard("Loading metrics"):
-        df = window_samples(
-            ctx.coordinator,
-            store,
-            WINDOWS[window],
-            st.session_state.stats_reads,
-            ctx.coordinator.metrics.last_sample_id(),  # a new sample reads afresh
-        )
+        df = window_samples(ctx.coordinator, WINDOWS[window])
 recall = charts.recall_samples(df)
 
 tiles = st.columns(3 if store_wide else 1)
