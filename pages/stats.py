@@ -65,7 +65,6 @@ class Remembered:
 
     rows: dict[str, list[dict[str, Any]]]  # per type: the growth charts' rows
     counts: Counts
-    built_in: int
     activity: list[dict[str, Any]]
 
 
@@ -86,17 +85,14 @@ def read_remembered(coordinator: MemoryService, user_id: str) -> Remembered:
                 event_types=REMEMBERED_KINDS if mtype == "episodic" else None,
             ),
         )
-    shown = counts_of(coordinator, user_id)  # the Memories tile's and the load's
-    recalled_facts = coordinator.list_memories(user_id, "semantic", ListQuery(page_size=1))[1]
     return Remembered(
         rows=rows,
-        counts=shown,
-        built_in=max(0, recalled_facts - shown.facts),
+        counts=counts_of(coordinator, user_id),  # the Memories tile's and the load's
         activity=coordinator.history.per_day(user_id),
     )
 
 
-mine = Remembered({}, Counts(0, 0, 0, 0), 0, [])
+mine = Remembered({}, Counts(0, 0, 0, 0, 0), [])
 store = f"{ctx.settings.redis_url} {ctx.settings.memory_namespace}"
 with guard("Counting memories"):
     # read once per write: the user's write counter is the cache's version
@@ -107,7 +103,7 @@ with guard("Counting memories"):
     )
 counts = {"episodic": mine.counts.memories, "semantic": mine.counts.facts}
 counts["procedural"] = mine.counts.procedures
-paused, built_in = mine.counts.paused, mine.built_in  # paused: kept, never used
+paused, built_in = mine.counts.paused, mine.counts.shared  # paused: kept, never used
 
 df = charts.samples_frame([])
 if store_wide:
