@@ -108,7 +108,7 @@ paused, built_in = mine.counts.paused, mine.counts.shared  # paused: kept, never
 df = charts.samples_frame([])
 if store_wide:
     with guard("Loading metrics"):
-        df = window_samples(ctx.coordinator, WINDOWS[window])
+        df = window_samples(ctx.coordinator, store, WINDOWS[window])
 recall = charts.recall_samples(df)
 
 tiles = st.columns(3 if store_wide else 1)

@@ -326,7 +326,8 @@ def filter_samples(df: pd.DataFrame, types: list[str] | None, group: str) -> pd.
     """Samples of the chosen memory types (labels) and operation group."""
     if df.empty:
         return df
-    keep = df["op"].map(OP_GROUPS.get(group, OP_GROUPS["All"]))
+    in_group = OP_GROUPS.get(group, OP_GROUPS["All"])
+    keep = df["op"].map({op: in_group(op) for op in df["op"].unique()})
     if types:
         keep &= type_words(df["type"]).isin(types)
     return df[keep]

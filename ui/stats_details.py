@@ -20,11 +20,21 @@ if TYPE_CHECKING:
 STEP_PX, ROW_HEIGHT = 130, 72
 
 
-def window_samples(coordinator: MemoryService, since_s: int | None) -> pd.DataFrame:
-    """The window's latency samples as a frame (the recorder keeps those it read: a run
-    fetches only the samples added since the last one)."""
-    since_ms = int((time.time() - since_s) * 1000) if since_s else 0
-    return charts.samples_frame(coordinator.metrics.latency_samples(since_ms=since_ms))
+#: store -> (its samples' version, their frame): one frame per store, shared by sessions
+_FRAMES: dict[str, tuple[str, pd.DataFrame]] = {}
+
+
+def window_samples(coordinator: MemoryService, store: str, since_s: int | None) -> pd.DataFrame:
+    """The window's latency samples as a frame. The recorder keeps those it read (a run
+    fetches only the samples added since) and their frame is built once while they are the
+    same: a click builds none. Shared: never change it."""
+    samples = coordinator.metrics.latency_samples()
+    version = f"{len(samples)} {samples[0]['ts']} {samples[-1]['ts']}" if samples else ""
+    kept = _FRAMES.get(store)
+    if kept is None or kept[0] != version:
+        kept = _FRAMES[store] = (version, charts.samples_frame(samples))
+    df = kept[1]
+    return df[df["ts"] >= (time.time() - since_s) * 1000] if since_s else df
 
 
 def recall_details(df: pd.DataFrame, window: str) -> None:
