@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import bisect
 import logging
+import sys
 import threading
 import time
 from typing import Any, cast
@@ -41,7 +42,6 @@ class MetricsRecorder:
         self._read_lock = threading.Lock()  # the samples read so far, shared by the pages:
         self._read: list[dict[str, Any]] = []
         self._read_ids: list[tuple[int, int]] = []  # their stream ids, (ms, sequence)
-        self._words: dict[bytes, str] = {}
         if background:
             self._thread = threading.Thread(target=self._loop, name="metrics-flush", daemon=True)
             self._thread.start()
@@ -118,23 +118,18 @@ class MetricsRecorder:
                 return
             self._read, self._read_ids = [], []
 
-    def _decode(self, f: dict[bytes, bytes]) -> dict[str, Any]:
+    @staticmethod
+    def _decode(f: dict[bytes, bytes]) -> dict[str, Any]:
         # each field read by its key (the client replies in bytes); the few types and steps
-        # decoded once, not per sample
+        # interned: one string each, however many samples name them
         hit = f.get(b"hit", b"")
         return {
             "ts": int(f[b"ts"]),
-            "type": self._word(f[b"type"]),
-            "op": self._word(f[b"op"]),
+            "type": sys.intern(f[b"type"].decode()),
+            "op": sys.intern(f[b"op"].decode()),
             "ms": float(f[b"ms"]),
             "hit": None if hit == b"" else hit == b"1",
         }
-
-    def _word(self, raw: bytes) -> str:
-        word = self._words.get(raw)
-        if word is None:
-            word = self._words[raw] = as_str(raw)
-        return word
 
     def counters(self) -> dict[str, int]:
         self.flush()
