@@ -270,6 +270,8 @@ def time_answer(browser: Any, url: str, question: str) -> float:
 
 
 def summary(samples: list[float]) -> dict[str, Any]:
+    if not samples:  # not measured (`--question ""`)
+        return {"median_s": float("nan"), "max_s": float("nan"), "runs_s": []}
     return {
         "median_s": round(statistics.median(samples), 3),
         "max_s": round(max(samples), 3),
@@ -312,6 +314,7 @@ def browser_main(args: argparse.Namespace) -> int:
         user, embedder = load_store(client, ns, args)
         results.note_start()  # the record's load at the start: of the measurement, not the set-up
         chat, stats_page = f"?user={user}", f"stats?user={user}"
+        ask = args.question or None  # `--question ""`: the pages only, no turn
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             try:
@@ -332,14 +335,14 @@ def browser_main(args: argparse.Namespace) -> int:
                             f"{app.url}/{chat}",
                             "💬 Chat with memory",
                             None,
-                            args.question,
+                            ask,
                             server_cpu=cpu,
                             pid=app.process.pid,
                         )
                         cold.append(usable)
-                        cold_answers.append(answered or 0.0)
                         cold_cpu.append(cpu[0])
-                        cold_answer_cpu.append(cpu[-1])
+                        cold_answers += [answered or 0.0] if ask else []
+                        cold_answer_cpu += [cpu[-1]] if ask else []
                         warm.append(time_open(browser, f"{app.url}/{chat}", "💬 Chat with memory"))
                         stats.append(
                             time_open(
@@ -347,7 +350,7 @@ def browser_main(args: argparse.Namespace) -> int:
                             )
                         )
                         # last: its write would have Stats read the user's memories again
-                        answers.append(time_answer(browser, f"{app.url}/{chat}", args.question))
+                        answers += [time_answer(browser, f"{app.url}/{chat}", ask)] if ask else []
                     finally:
                         app.stop()
             finally:
@@ -505,7 +508,8 @@ def main(argv: list[str] | None = None) -> int:
     browser.add_argument(
         "--question",
         default="What do you remember about me?",
-        help="what the timed turn asks (answered from memory: nothing listens at Ollama)",
+        help="what the timed turn asks (answered from memory: nothing listens at Ollama); "
+        '"" times the pages only',
     )
     browser.add_argument(
         "--app-dir",

@@ -11,6 +11,7 @@ under Streamlit's AppTest, each step under cProfile:
     open again    app.py in a new session of the same process (what a second tab costs)
     turn          a memory-only turn (nothing listens at Ollama), Enter to the answer
     stats         pages/stats.py in a new session: its first visit
+    stats: KEY    then each of its sections opened alone in that session (a click's rerun)
 
 For each it prints the wall and the CPU time (the CPU time moves less with the machine's
 load), the shares of named parts (cumulative time of the functions that build them, so nested
@@ -77,6 +78,10 @@ def part_times(stats: pstats.Stats) -> list[tuple[str, float]]:
     return out
 
 
+#: The Stats page's lazy sections (their expanders' keys): each is built only when opened.
+STATS_SECTIONS = ("stats_more_memories", "stats_recall", "stats_cache", "stats_maintenance")
+
+
 # --- the child: a fresh process that runs the pages ----------------------------------------
 
 
@@ -123,7 +128,11 @@ def child(out_dir: Path, user: str, top: int, root: Path, plain: bool) -> None:
         "turn",
         lambda: chat.chat_input(key="chat_input").set_value("What do I eat before a run?").run(),
     )
-    step("stats", lambda: new("pages/stats.py").run())
+    stats = step("stats", lambda: new("pages/stats.py").run())
+    for key in STATS_SECTIONS:  # each opened alone (an expander's state: what a click sets)
+        for other in STATS_SECTIONS:
+            stats.session_state[other] = other == key
+        step(f"stats: {key} opened", stats.run)
     script_runner.exec_func_with_error_handling = original
 
     print(f"streamlit + AppTest import before the first run: {t_streamlit:.2f} s")

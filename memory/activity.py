@@ -45,15 +45,6 @@ def record(
         client.hincrby(keys.activity(check_id(user_id)), f"{day_of(at_ms or now_ms())}:{event}", n)
 
 
-def gone_per_day(client: redis.Redis, keys: Keys, user_id: str) -> Counter[tuple[str, str]]:
-    """(day, event) -> count of forgotten and expired memories."""
-    out: Counter[tuple[str, str]] = Counter()
-    for field, value in client.hgetall(keys.activity(check_id(user_id))).items():
-        day, _, event = as_str(field).partition(":")
-        out[(day, event)] += int(value)
-    return out
-
-
 def per_day(
     episodic: list[dict[str, Any]],
     merges: list[dict[str, Any]],
@@ -81,22 +72,6 @@ def per_day(
     return [{"day": day, "event": event, "count": counts[(day, event)]} for day, event in keys]
 
 
-def timeline(stores: Stores, user_id: str) -> list[dict[str, Any]]:
-    """The user's activity per day (see `per_day`), read from the store."""
-    check_id(user_id)
-    episodic = [
-        m.model_dump(
-            mode="json", include={"id", "timestamp", "created_at", "superseded_by", "event_type"}
-        )  # fmt: skip
-        for m in stores.episodic.get_many(user_id, stores.episodic.ids_for_user(user_id))
-    ]
-    r, keys = stores.client, stores.keys
-    merge_ids = [as_str(m) for m in r.zrange(keys.user_merges(user_id), 0, -1)]
-    raws = r.mget([keys.merge(user_id, m) for m in merge_ids]) if merge_ids else []
-    merges = [json.loads(as_str(raw)) for raw in raws if raw]
-    return per_day(episodic, merges, gone_per_day(r, keys, user_id))
-
-
 class MemoryHistory:
     """A user's memories over time: what happened per day, and undoing a write."""
 
@@ -105,8 +80,23 @@ class MemoryHistory:
         self._embedder = embedder
 
     def per_day(self, user_id: str) -> list[dict[str, Any]]:
-        """Rows {day, event, count} (see `per_day` above; counts only)."""
-        return timeline(self._stores, user_id)
+        """The user's activity per day, read from the store: rows {day, event, count} (see
+        `per_day` above; counts only)."""
+        stores, user_id = self._stores, check_id(user_id)
+        fields = {"id", "timestamp", "created_at", "superseded_by", "event_type"}
+        episodic = [
+            m.model_dump(mode="json", include=fields)
+            for m in stores.episodic.get_many(user_id, stores.episodic.ids_for_user(user_id))
+        ]
+        r, keys = stores.client, stores.keys
+        merge_ids = [as_str(m) for m in r.zrange(keys.user_merges(user_id), 0, -1)]
+        raws = r.mget([keys.merge(user_id, m) for m in merge_ids]) if merge_ids else []
+        merges = [json.loads(as_str(raw)) for raw in raws if raw]
+        gone: Counter[tuple[str, str]] = Counter()  # forgotten and expired, per (day, event)
+        for field, value in r.hgetall(keys.activity(user_id)).items():
+            day, _, event = as_str(field).partition(":")
+            gone[(day, event)] += int(value)
+        return per_day(episodic, merges, gone)
 
     def undo_write(self, user_id: str, memory_id: str, replaced_id: str | None = None) -> None:
         """Take back an episodic memory a turn just stored: it is deleted and the memory it

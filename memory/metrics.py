@@ -4,7 +4,9 @@ MAXLEN; counters live in one hash."""
 
 from __future__ import annotations
 
+import bisect
 import logging
+import sys
 import threading
 import time
 from typing import Any, cast
@@ -37,6 +39,9 @@ class MetricsRecorder:
         self._stop = threading.Event()
         self._interval = flush_interval_s
         self._thread: threading.Thread | None = None
+        self._read_lock = threading.Lock()  # the samples read so far, shared by the pages:
+        self._read: list[dict[str, Any]] = []
+        self._read_ids: list[tuple[int, int]] = []  # their stream ids, (ms, sequence)
         if background:
             self._thread = threading.Thread(target=self._loop, name="metrics-flush", daemon=True)
             self._thread.start()
@@ -84,41 +89,54 @@ class MetricsRecorder:
         self.flush()
 
     # --- reading -----------------------------------------------------------------------
-    def latency_samples(self, since_ms: int = 0, limit: int | None = None) -> list[dict[str, Any]]:
-        """Samples newer than `since_ms`, oldest first: ts, type, op, ms, hit (None/True/False)."""
+    def latency_samples(self, since_ms: int = 0) -> list[dict[str, Any]]:
+        """Samples newer than `since_ms`, oldest first: ts, type, op, ms, hit (None/True/False).
+        The samples read are kept in this process, and a read fetches only those added since:
+        decoding the whole stream (50k samples) was most of a Stats visit. Shared: never change
+        them."""
         self.flush()
-        raw = cast(
-            "list[tuple[Any, dict[Any, Any]]]",
-            self._r.xrange(self._keys.metrics_latency, min=f"{since_ms}-0", count=limit) or [],
-        )
-        # Tens of thousands of samples for the Stats page: each field is read by its key,
-        # not every key and value run through `as_str` (that was half the page's run).
-        names: tuple[Any, ...] = ("ts", "type", "op", "ms", "hit")
-        if raw and isinstance(next(iter(raw[0][1]), b""), bytes):
-            names = tuple(n.encode() for n in names)
-        ts, mtype, op, ms, hit = names
-        out = []
-        for _id, f in raw:
-            h = as_str(f.get(hit, ""))
-            out.append(
-                {
-                    "ts": int(f[ts]),
-                    "type": as_str(f[mtype]),
-                    "op": as_str(f[op]),
-                    "ms": float(f[ms]),
-                    "hit": None if h == "" else h == "1",
-                }
-            )
-        return out
+        with self._read_lock:
+            self._catch_up()
+            return self._read[bisect.bisect_left(self._read_ids, (since_ms, 0)) :]
 
-    def last_sample_id(self) -> str:
-        """The id of the newest latency sample ("" when none): changes with every sample, so
-        a reader that kept the samples knows cheaply whether they are still current."""
-        self.flush()
-        last = self._r.xrevrange(self._keys.metrics_latency, count=1)
-        return as_str(last[0][0]) if last else ""
+    def _catch_up(self) -> None:
+        """Drop the kept samples the stream trimmed and add the new ones; read it all again
+        when the two disagree on how many there are (a stream deleted or rewritten)."""
+        key = self._keys.metrics_latency
+        for _ in range(2):
+            after = "({}-{}".format(*self._read_ids[-1]) if self._read_ids else "-"
+            pipe = self._r.pipeline(transaction=True)  # the three readings of one moment
+            pipe.xlen(key)
+            pipe.xrange(key, count=1)
+            pipe.xrange(key, min=after)
+            n, first, new = cast("tuple[int, list[Any], list[Any]]", pipe.execute())
+            cut = bisect.bisect_left(self._read_ids, _id(first[0][0])) if first else len(self._read)
+            del self._read[:cut], self._read_ids[:cut]
+            self._read_ids += (_id(i) for i, _ in new)
+            self._read += (self._decode(f) for _, f in new)
+            if len(self._read) == n:
+                return
+            self._read, self._read_ids = [], []
+
+    @staticmethod
+    def _decode(f: dict[bytes, bytes]) -> dict[str, Any]:
+        # each field read by its key (the client replies in bytes); the few types and steps
+        # interned: one string each, however many samples name them
+        hit = f.get(b"hit", b"")
+        return {
+            "ts": int(f[b"ts"]),
+            "type": sys.intern(f[b"type"].decode()),
+            "op": sys.intern(f[b"op"].decode()),
+            "ms": float(f[b"ms"]),
+            "hit": None if hit == b"" else hit == b"1",
+        }
 
     def counters(self) -> dict[str, int]:
         self.flush()
         raw = self._r.hgetall(self._keys.metrics_counters)
         return {as_str(k): int(v) for k, v in raw.items()}
+
+
+def _id(raw: Any) -> tuple[int, int]:
+    ms, _, seq = as_str(raw).partition("-")
+    return int(ms), int(seq)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import streamlit as st
 
-from memory import ListQuery
 from ui import undo
 from ui.browse import episodic_tab, procedural_tab, semantic_tab, short_term_tab
 from ui.counts import counts_of
@@ -35,10 +34,9 @@ with guard("Counting memories"):
     # the memories whose delete waits for its Undo
     leaving_out = undo.pending_of(ctx.user_id)
     shown = counts_of(ctx.coordinator, ctx.user_id, leaving_out)
-    all_facts = ctx.coordinator.list_memories(ctx.user_id, "semantic", ListQuery(page_size=1))[1]
     counts = {
         "episodic": shown.memories,
-        "semantic": all_facts - sum(t == "semantic" for t, _ in leaving_out),
+        "semantic": shown.facts + shown.shared,
         "procedural": shown.procedures,
         "short_term": len(ctx.coordinator.recent_messages(ctx.user_id, ctx.session_id, n=200)),
     }
@@ -52,12 +50,11 @@ with guard("Counting memories"):
     cols = st.columns(4)
     for col, (mtype, n) in zip(cols, counts.items(), strict=True):
         col.metric(type_label(mtype), n, help=tile_help[mtype], border=True)
-    built_in = counts["semantic"] - shown.facts
-    if built_in > 0:  # the load's message and Stats count only the facts the user added
+    if shown.shared > 0:  # the load's message and Stats count only the facts the user added
         st.caption(
             f"{type_label('semantic')}: {shown.facts} fact{'s' * (shown.facts != 1)} "
-            f"{md_text(ctx.user_id)} added and {built_in} built-in fact"
-            f"{'s' * (built_in != 1)} every user shares."
+            f"{md_text(ctx.user_id)} added and {shown.shared} built-in fact"
+            f"{'s' * (shown.shared != 1)} every user shares."
         )
 
 #: The tabs, each with what draws it

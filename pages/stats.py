@@ -34,7 +34,6 @@ st.title("📊 Stats")
 # store: an admin's view (everyone is one without sign-in). A signed-in user sees their own.
 store_wide = ctx.is_admin
 window = "Last 24 hours"
-st.session_state.setdefault("stats_reads", 0)  # bumped by Refresh: read the samples afresh
 if store_wide:
     c1, c2, c3 = st.columns([4, 2, 1], vertical_alignment="bottom")
     c1.caption(
@@ -42,13 +41,7 @@ if store_wide:
         "recalling took. Details per stage and memory type are in the sections below."
     )
     window = c2.selectbox("Window", list(WINDOWS), index=2, key="stats_window")
-    c3.button(
-        "Refresh",
-        key="stats_refresh",
-        icon="🔄",
-        width="stretch",
-        on_click=lambda: st.session_state.update(stats_reads=st.session_state.stats_reads + 1),
-    )
+    c3.button("Refresh", key="stats_refresh", icon="🔄", width="stretch")  # a rerun reads anew
 else:
     st.info(
         "How fast recall is and how often answers use memory are measured over every user of "
@@ -72,7 +65,6 @@ class Remembered:
 
     rows: dict[str, list[dict[str, Any]]]  # per type: the growth charts' rows
     counts: Counts
-    built_in: int
     activity: list[dict[str, Any]]
 
 
@@ -93,17 +85,14 @@ def read_remembered(coordinator: MemoryService, user_id: str) -> Remembered:
                 event_types=REMEMBERED_KINDS if mtype == "episodic" else None,
             ),
         )
-    shown = counts_of(coordinator, user_id)  # the Memories tile's and the load's
-    recalled_facts = coordinator.list_memories(user_id, "semantic", ListQuery(page_size=1))[1]
     return Remembered(
         rows=rows,
-        counts=shown,
-        built_in=max(0, recalled_facts - shown.facts),
+        counts=counts_of(coordinator, user_id),  # the Memories tile's and the load's
         activity=coordinator.history.per_day(user_id),
     )
 
 
-mine = Remembered({}, Counts(0, 0, 0, 0), 0, [])
+mine = Remembered({}, Counts(0, 0, 0, 0, 0), [])
 store = f"{ctx.settings.redis_url} {ctx.settings.memory_namespace}"
 with guard("Counting memories"):
     # read once per write: the user's write counter is the cache's version
@@ -114,18 +103,12 @@ with guard("Counting memories"):
     )
 counts = {"episodic": mine.counts.memories, "semantic": mine.counts.facts}
 counts["procedural"] = mine.counts.procedures
-paused, built_in = mine.counts.paused, mine.built_in  # paused: kept, never used
+paused, built_in = mine.counts.paused, mine.counts.shared  # paused: kept, never used
 
 df = charts.samples_frame([])
 if store_wide:
     with guard("Loading metrics"):
-        df = window_samples(
-            ctx.coordinator,
-            store,
-            WINDOWS[window],
-            st.session_state.stats_reads,
-            ctx.coordinator.metrics.last_sample_id(),  # a new sample reads afresh
-        )
+        df = window_samples(ctx.coordinator, store, WINDOWS[window])
 recall = charts.recall_samples(df)
 
 tiles = st.columns(3 if store_wide else 1)

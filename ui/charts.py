@@ -166,7 +166,8 @@ def samples_frame(samples: list[dict[str, Any]]) -> pd.DataFrame:
     df = df[df["ms"] > 0].copy()  # deletes are counted with 0 ms: not a time taken
     df["when"] = _utc(df["ts"])
     # Vectorised: a Python call per sample cost a tenth of a second per 50k samples.
-    df["series"] = type_words(df["type"]) + " · " + df["op"].map(step_word)
+    steps = {op: step_word(op) for op in df["op"].unique()}
+    df["series"] = type_words(df["type"]) + " · " + df["op"].map(steps)
     return df
 
 
@@ -325,7 +326,8 @@ def filter_samples(df: pd.DataFrame, types: list[str] | None, group: str) -> pd.
     """Samples of the chosen memory types (labels) and operation group."""
     if df.empty:
         return df
-    keep = df["op"].map(OP_GROUPS.get(group, OP_GROUPS["All"]))
+    in_group = OP_GROUPS.get(group, OP_GROUPS["All"])
+    keep = df["op"].map({op: in_group(op) for op in df["op"].unique()})
     if types:
         keep &= type_words(df["type"]).isin(types)
     return df[keep]

@@ -16,8 +16,9 @@ from ui.format import REMEMBERED_KINDS
 class Counts:
     memories: int
     paused: int
-    facts: int
+    facts: int  # the facts the user added
     procedures: int
+    shared: int  # built-in facts every user recalls, with those an admin shared
 
 
 def _total(coord: MemoryService, user_id: str, mtype: str, query: ListQuery) -> int:
@@ -32,11 +33,13 @@ def counts_of(
     kept = ListQuery(page_size=1, event_types=REMEMBERED_KINDS, include_superseded=False)
     with_paused = _total(coord, user_id, "episodic", kept)
     memories = _total(coord, user_id, "episodic", replace(kept, include_paused=False))
+    facts = _total(coord, user_id, "semantic", ListQuery(page_size=1, added_by=user_id))
     counts = Counts(
         memories=memories,
         paused=with_paused - memories,
-        facts=_total(coord, user_id, "semantic", ListQuery(page_size=1, added_by=user_id)),
+        facts=facts,
         procedures=_total(coord, user_id, "procedural", ListQuery(page_size=1)),
+        shared=max(0, _total(coord, user_id, "semantic", ListQuery(page_size=1)) - facts),
     )
     for mtype, memory_id in leaving_out:
         counts = _less(counts, coord, user_id, mtype, memory_id)
@@ -55,8 +58,10 @@ def _less(c: Counts, coord: MemoryService, user_id: str, mtype: str, memory_id: 
         if rec.get("paused"):
             return replace(c, paused=c.paused - 1)
         return replace(c, memories=c.memories - 1)
-    if mtype == "semantic" and rec.get("added_by") == user_id:
-        return replace(c, facts=c.facts - 1)
+    if mtype == "semantic":
+        if rec.get("added_by") == user_id:
+            return replace(c, facts=c.facts - 1)
+        return replace(c, shared=c.shared - 1)
     if mtype == "procedural":
         return replace(c, procedures=c.procedures - 1)
     return c

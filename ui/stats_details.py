@@ -16,21 +16,25 @@ if TYPE_CHECKING:
     from agent import ChatAgent
     from memory.service import MemoryService
 
-SAMPLES_TTL_S = 30
 #: The time table's step column and rows: three lines of words beside three times at 390 px
 STEP_PX, ROW_HEIGHT = 130, 72
 
 
-@st.cache_data(ttl=SAMPLES_TTL_S, max_entries=8, show_spinner=False)
-def window_samples(
-    _coordinator: MemoryService, store: str, since_s: int | None, refresh: int, latest: str
-) -> pd.DataFrame:
-    """The window's latency samples as a frame. Every click on the page (opening a section,
-    a filter) reruns it: reading and decoding up to 50k samples again each time was most of a
-    run, so they are kept for half a minute per store (`store`) and window, and only while
-    the newest sample (`latest`) is the same; the Refresh button bumps `refresh`."""
-    since_ms = int((time.time() - since_s) * 1000) if since_s else 0
-    return charts.samples_frame(_coordinator.metrics.latency_samples(since_ms=since_ms))
+#: store -> (its samples' version, their frame): one frame per store, shared by sessions
+_FRAMES: dict[str, tuple[str, pd.DataFrame]] = {}
+
+
+def window_samples(coordinator: MemoryService, store: str, since_s: int | None) -> pd.DataFrame:
+    """The window's latency samples as a frame. The recorder keeps those it read (a run
+    fetches only the samples added since) and their frame is built once while they are the
+    same: a click builds none. Shared: never change it."""
+    samples = coordinator.metrics.latency_samples()
+    version = f"{len(samples)} {samples[0]['ts']} {samples[-1]['ts']}" if samples else ""
+    kept = _FRAMES.get(store)
+    if kept is None or kept[0] != version:
+        kept = _FRAMES[store] = (version, charts.samples_frame(samples))
+    df = kept[1]
+    return df[df["ts"] >= (time.time() - since_s) * 1000] if since_s else df
 
 
 def recall_details(df: pd.DataFrame, window: str) -> None:

@@ -248,3 +248,21 @@ def test_a_stats_run_reads_the_write_version_once(app_env, make_app, coordinator
     assert _reads_of(coordinator, coordinator.keys.writes("alice"), at.run) == 1
     no_errors(at)
     assert "I am vegetarian" in " ".join(m.value for m in at.sidebar.markdown)
+
+
+def test_a_sample_recorded_after_a_visit_shows_at_the_next_run(
+    app_env, make_app, coordinator
+) -> None:
+    """The samples and their frame are kept between runs (memory.metrics, ui.stats_details):
+    a new sample still shows at the next run."""
+    coordinator.add_episodic("alice", "I am vegetarian", event_type="preference")
+    coordinator.search("alice", "vegetarian", "episodic")
+    coordinator.metrics.flush()
+    at = open_section(make_app("pages/stats.py"), "stats_recall")
+    names = {tr["name"] for tr in latency_figure(at)["data"]}
+    assert "About you · search" in names and "General knowledge · search" not in names
+    coordinator.search("alice", "vegetarian", "semantic")
+    coordinator.metrics.flush()
+    at.run()
+    no_errors(at)
+    assert "General knowledge · search" in {tr["name"] for tr in latency_figure(at)["data"]}

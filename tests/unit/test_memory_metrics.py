@@ -11,23 +11,35 @@ from memory.metrics import MetricsRecorder
 
 
 class FakeRedis:
-    """The few commands the recorder uses: XADD/XRANGE on a stream, HINCRBY/HGETALL, DEL."""
+    """The few commands the recorder uses: XADD/XLEN/XRANGE on a stream, HINCRBY/HGETALL, DEL;
+    a stream id is the sample's `ts` and its place in the stream (ids only ever grow)."""
 
     def __init__(self, fail: bool = False) -> None:
         self.streams: dict[str, list[tuple[bytes, dict[bytes, bytes]]]] = {}
         self.hashes: dict[str, dict[bytes, int]] = {}
         self.maxlen: dict[str, int] = {}
         self.round_trips = 0
+        self.entries_sent = 0  # stream entries replied
+        self.added = 0  # every sample's sequence number: ids grow as in Redis
         self.fail = fail
 
     def pipeline(self, transaction: bool = True) -> FakePipeline:
         return FakePipeline(self)
 
     def xrange(self, name: str, min: str = "-", max: str = "+", count: int | None = None) -> list:
-        entries = self.streams.get(name, [])
-        lo = int(min.split("-")[0]) if min not in ("-", "") else 0
-        out = [e for e in entries if int(e[1][b"ts"]) >= lo]
-        return out[:count] if count else out
+        after = min.startswith("(")
+        lo = id_of(min.lstrip("(")) if min.lstrip("(") not in ("-", "") else (-1, -1)
+        out = [
+            e
+            for e in self.streams.get(name, [])
+            if (id_of(e[0]) > lo if after else id_of(e[0]) >= lo)
+        ]
+        out = out[:count] if count else out
+        self.entries_sent += len(out)
+        return out
+
+    def xlen(self, name: str) -> int:
+        return len(self.streams.get(name, []))
 
     def hgetall(self, name: str) -> dict[bytes, bytes]:
         return {k: str(v).encode() for k, v in self.hashes.get(name, {}).items()}
@@ -53,28 +65,46 @@ class FakePipeline:
     def hincrby(self, name: str, key: str, amount: int = 1) -> None:
         self.ops.append(("hincrby", (name, key, amount)))
 
+    def xlen(self, name: str) -> None:
+        self.ops.append(("read", (self.r.xlen, (name,), {})))
+
+    def xrange(self, name: str, **kw: Any) -> None:
+        self.ops.append(("read", (self.r.xrange, (name,), kw)))
+
     def execute(self) -> list:
         self.r.round_trips += 1
         if self.r.fail:
             raise redis.ConnectionError("Connection refused")
+        replies: list[Any] = []
         for op, args in self.ops:
-            if op == "xadd":
+            if op == "read":
+                read, a, kw = args
+                replies.append(read(*a, **kw))
+            elif op == "xadd":
                 name, fields, maxlen = args
                 stream = self.r.streams.setdefault(name, [])
                 stream.append(
                     (
-                        f"{len(stream)}-0".encode(),
+                        f"{fields['ts']}-{self.r.added}".encode(),
                         {k.encode(): v.encode() for k, v in fields.items()},
                     )
                 )
+                self.r.added += 1
                 if maxlen:
                     self.r.maxlen[name] = maxlen
                     del stream[:-maxlen]
+                replies.append(True)
             else:
                 name, key, amount = args
                 h = self.r.hashes.setdefault(name, {})
                 h[key.encode()] = h.get(key.encode(), 0) + amount
-        return [True] * len(self.ops)
+                replies.append(True)
+        return replies
+
+
+def id_of(raw: str | bytes) -> tuple[int, int]:
+    ms, _, seq = (raw.decode() if isinstance(raw, bytes) else raw).partition("-")
+    return int(ms), int(seq or 0)
 
 
 def recorder(fake: FakeRedis, max_entries: int = 1000) -> MetricsRecorder:
@@ -147,3 +177,22 @@ def test_an_unreachable_redis_never_breaks_the_caller() -> None:
     m.flush()  # logged, not raised
     m.close()
     assert fake.streams == {}
+
+
+def test_a_read_fetches_only_new_samples_and_follows_trims_and_rewrites() -> None:
+    fake = FakeRedis()
+    m = recorder(fake, max_entries=4)
+    key = "t:metrics:{metrics}:latency"
+    for i in range(3):
+        m.record("episodic", "recall", float(i))
+    assert [s["ms"] for s in m.latency_samples()] == [0.0, 1.0, 2.0]
+    sent = fake.entries_sent
+    for i in range(3, 6):
+        m.record("episodic", "recall", float(i))
+    assert [s["ms"] for s in m.latency_samples()] == [2.0, 3.0, 4.0, 5.0]  # trimmed to 4
+    assert fake.entries_sent - sent == 3 + 1  # the new ones, and the stream's first entry
+    # deleted and written again with older ids (as a benchmark seeds a history): read afresh
+    fake.streams[key] = [(b"5-0", {b"ts": b"5", b"type": b"semantic", b"op": b"add", b"ms": b"7"})]
+    assert [(s["type"], s["ms"], s["hit"]) for s in m.latency_samples()] == [
+        ("semantic", 7.0, None)
+    ]
