@@ -180,7 +180,7 @@ def plan_my_running(page: Page, *, offline: bool) -> Locator:
         assert tab.inner_text().count("✅ used in this answer") == 5
     expect(tab.get_by_text(re.compile(r"match · why: ")).first).to_be_visible()
     expect(tab.get_by_text(re.compile(r"looked up your workouts, then compared"))).to_be_visible()
-    expect(tab.get_by_text(re.compile(r"confidence \*?\*?80%"))).to_have_count(1)
+    expect(tab.get_by_text(re.compile(r"80% sure after 4 runs, recommended"))).to_have_count(1)
     return answer
 
 
