@@ -114,7 +114,8 @@ def lead_line(r: TurnResult) -> str:
         line += " Answered again without the memories you picked; nothing was stored."
     if r.stopped:
         line += " You stopped this answer: nothing was learned from it."
-    held = f" ({len(r.held_back)} weak match(es) held back)" if r.held_back else ""
+    n = len(r.held_back)
+    held = f" ({n} weak match{'es' * (n != 1)} held back)" if n else ""
     if r.unknown_about_user and r.private == "incognito":
         if r.mode == "llm":  # without a model nobody was told anything
             line += " The model was told it knows nothing about you here, so it will not guess."

@@ -26,7 +26,11 @@ MERGES_SHOWN = 20
 COUNTS = {
     "consolidated": ("Merged", "memory merged", "memories merged"),
     "expired": ("Expired", "memory expired", "memories expired"),
-    "decayed": ("Importance adjusted", "importance adjusted", "importances adjusted"),
+    "decayed": (
+        "Importance adjusted",
+        "memory's importance adjusted",
+        "memories' importance adjusted",
+    ),
     "summarised": ("Chats summarised", "chat summarised", "chats summarised"),
 }
 #: Why a chat is summarised (memory.maintenance.summaries) and how a merge kept its text
@@ -35,7 +39,7 @@ MERGED_HOW = {"best_worded": "kept the best-worded one", "llm": "reworded by the
 
 
 def counted(n: int, one: str, many: str) -> str:
-    """`1 memory merged`, `38 importances adjusted`."""
+    """`1 memory merged`, `38 memories' importance adjusted`."""
     return f"{n} {one if n == 1 else many}"
 
 
@@ -155,7 +159,8 @@ def _proposals(maint: Maintenance, user_id: str, titles: dict[str, str]) -> None
     st.caption(
         f"At {fmt_ms_time(dry['at_ms'])}: {counted(len(proposals), 'merge', 'merges')} to "
         f"review, {counted(len(expired), 'memory', 'memories')} to expire, "
-        f"{counted(len(dry.get('decayed', [])), 'importance', 'importances')} to adjust. "
+        f"the importance of {counted(len(dry.get('decayed', [])), 'memory', 'memories')} "
+        "to adjust. "
         "Nothing has changed yet."
     )
     if not proposals:
