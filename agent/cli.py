@@ -15,7 +15,13 @@ from typing import Any
 
 from agent.types import TurnEvent, TurnResult
 from memory.errors import EmbedderError, InvalidInputError, MemorySystemError
-from memory.terminal import for_terminal, invalid_utf8_argument, open_coordinator, print_result
+from memory.terminal import (
+    ProgressLines,
+    for_terminal,
+    invalid_utf8_argument,
+    open_coordinator,
+    print_result,
+)
 
 
 def _build(args: argparse.Namespace) -> Any:
@@ -310,7 +316,9 @@ def cmd_maintain(args: argparse.Namespace) -> int:
                 if st.ok
                 else Maintenance.of(coordinator)
             )
-            report = maint.run(user_id=args.user, dry_run=args.dry_run)
+            report = maint.run(
+                user_id=args.user, dry_run=args.dry_run, progress=ProgressLines("maintain")
+            )
     except MaintenanceBusyError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

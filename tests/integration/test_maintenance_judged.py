@@ -318,6 +318,7 @@ def test_agent_maintain_merges_and_prints_the_memory_cli_report(
     assert lines[2].endswith(f"{THREE[0]!r} (judged one fact by the model)")
     assert "consolidated=2" in proc.stdout and "summaries waiting: 0" in proc.stdout
     assert active_texts(coordinator, "ana") == {THREE[0]}
+    assert "maintain: users 1/1" in proc.stderr  # progress, as `python -m memory maintain`
 
 
 def test_agent_maintain_without_ollama_says_so_and_keeps_today_s_rule(
