@@ -22,6 +22,7 @@ from ui.format import (
     snippet,
     type_label,
 )
+from ui.remembered import old_text
 
 if TYPE_CHECKING:
     from ui.context import PageContext
@@ -119,7 +120,7 @@ def _on_add(ctx: PageContext, p: str, full: bool) -> None:
             added_by=ctx.user_id,
             pii_policy=ctx.writer.pii_policy,  # the same PII_POLICY as every writer
         )
-        said, replaced = ("Already remembered" if ok and added[0] is None else ""), False
+        said, replaced = ("Already remembered" if ok and added[0] is None else ""), ""
     else:
         kind = ss.get(f"{p}_kind", GUESS)
         tags = parse_tags(str(ss.get(f"{p}_tags") or ""))
@@ -139,7 +140,9 @@ def _on_add(ctx: PageContext, p: str, full: bool) -> None:
             say(f"Not stored: {res.reason}.", "warning")
             return
         said = res.already_remembered() if ok and res.stored is None else ""
-        replaced = ok and res.stored is not None and bool(res.stored.superseded_id)
+        replaced = (
+            old_text(ctx, res.stored) if ok and res.stored and res.stored.superseded_id else ""
+        )
         if ok and res.stored is not None:
             text = f"{text} ({event_label(res.stored.event_type)})"
     if not ok:
@@ -151,5 +154,5 @@ def _on_add(ctx: PageContext, p: str, full: bool) -> None:
     else:
         say(
             f"Remembered: {md_text(snippet(text, 80))}"
-            + (" (it replaces an older memory, kept as history)" if replaced else "")
+            + (f" (it replaces “{md_text(replaced)}”, kept as history)" if replaced else "")
         )

@@ -63,7 +63,7 @@ def remembered_line(ctx: PageContext, r: TurnResult, key: str) -> None:
     parts = []
     if live:
         parts.append("💾 Remembered: " + "; ".join(f"“{md_text(snippet(t, 90))}”" for _, t in live))
-        replaced = [_old_text(ctx, m) for m, _ in live if m.superseded_id]
+        replaced = [old_text(ctx, m) for m, _ in live if m.superseded_id]
         if any(replaced):
             parts.append("replaces " + "; ".join(f"“{md_text(t)}”" for t in replaced if t))
     if gone and not live:
@@ -106,7 +106,8 @@ def remembered_line(ctx: PageContext, r: TurnResult, key: str) -> None:
         )
 
 
-def _old_text(ctx: PageContext, m: StoredMemory) -> str:
+def old_text(ctx: PageContext, m: StoredMemory) -> str:
+    """The words of the memory `m` replaced ("" when it cannot be read)."""
     try:
         rec = ctx.coordinator.get_memory(ctx.user_id, "episodic", str(m.superseded_id))
     except Exception:  # noqa: BLE001 - a name for the replaced memory is a nicety

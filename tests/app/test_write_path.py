@@ -54,4 +54,4 @@ def test_the_memories_page(app_env, make_app, coordinator) -> None:
     assert goals(coordinator) == ([GOAL], [])
     add(NEW_GOAL)
     assert goals(coordinator) == ([NEW_GOAL], [GOAL])
-    assert "replaces an older memory" in at.success[0].value
+    assert f"it replaces “{GOAL}”" in at.success[0].value  # named, not "an older memory"
