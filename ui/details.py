@@ -531,6 +531,16 @@ def _tools(tools: list[ToolCallRecord]) -> None:
                     st.code(str(result), language=None, wrap_lines=True)
 
 
+#: What learning from a message came to (`TurnResult.extraction`), in words.
+LEARNING_WORDS = {
+    "pending": "under way",
+    "skipped (offline)": "not without a model (what you ask me to remember, and #tags, are kept)",
+    "skipped (disabled)": "turned off",
+    "skipped (nothing is stored)": "none, nothing is stored for this answer",
+    "skipped (nothing personal)": "nothing about you in it",
+}
+
+
 def _stored(
     stored: list[StoredMemory], extraction: str, recalled: MemoryContext, *, forgotten: int = 0
 ) -> None:
@@ -550,7 +560,8 @@ def _stored(
             line += f"  \n:orange[replaces {what} (kept as history)]"
         st.markdown(line)
     if extraction:
-        st.caption(f"Learning from this message: {no_images(extraction)}")
+        said = LEARNING_WORDS.get(extraction, extraction)
+        st.caption(f"Learning from this message: {no_images(said)}")
 
 
 def prompt_markdown(

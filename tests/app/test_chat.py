@@ -100,6 +100,11 @@ def test_offline_model_shows_memory_only_banner_and_still_answers(offline_env, m
     assert "memory-only reply" not in reply and "ollama serve" not in reply
     assert len([w for w in at.warning if "Memory-only mode" in w.value]) == 1
     assert "📴 memory-only" in texts(at, "caption")
+    learning = [c for c in texts(at, "caption").splitlines() if "Learning from" in c]
+    assert learning == [  # in words, not the status `skipped (offline)`
+        "Learning from this message: not without a model (what you ask me to remember, and "
+        "#tags, are kept)"
+    ]
     # the chat's history holds the reply as it was shown: a reload draws the same words
     again = make_app("app.py", user="alice")
     assert chat_texts(again)[1] == ("assistant", reply)

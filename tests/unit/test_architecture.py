@@ -28,7 +28,7 @@ LAYER = {"memory": 0, "agent": 1, "ui": 2, "pages": 3, "app": 3}
 #: among them. The project aims at 26,000; until then growth is a decision made in review: a
 #: change that adds code raises this number in the same commit and says why, one that removes
 #: lowers it.
-PRODUCT_LINES = 28_525
+PRODUCT_LINES = 28_536
 ENTRY_POINTS = ("app", "memory.__main__", "agent.__main__")
 
 
