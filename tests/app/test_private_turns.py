@@ -122,7 +122,7 @@ def test_a_question_nothing_is_known_for_says_so_and_lists_what_was_held_back(
     assert "garden fence" not in request.system_prompt
     shown = page_text(at)
     assert "I don't know your favourite colour yet" in shown
-    assert "I don't know you on this" in shown and "(1 weak match(es) held back)" in shown
+    assert "I don't know you on this" in shown and "(1 weak match held back)" in shown
     held = shown.split("**Held back**", 1)[1]
     assert "I repaired the garden fence on Sunday" in held
 
